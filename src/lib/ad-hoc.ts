@@ -1,0 +1,25 @@
+/**
+ * Ad-hoc Runs (`actors run -- COMMAND ARG...`): the argv is taken exactly as
+ * given (never through a shell) and launched with the same defaults a Recipe
+ * gets.
+ */
+import {usageError} from './errors.js'
+import type {ResolvedRecipe} from './recipes/types.js'
+
+export const DEFAULT_KILL_GRACE_MS = 5000
+
+export function resolveAdHoc(argv: string[]): ResolvedRecipe {
+  if (argv.length === 0 || argv[0] === '') {
+    throw usageError('no command given after --', 'e.g. actors run -- make test')
+  }
+  return {
+    values: {},
+    plan: {mode: 'single', steps: [argv]},
+    env: {},
+    retry: 1,
+    killGraceMs: DEFAULT_KILL_GRACE_MS,
+    control: [],
+    singleton: false,
+    notification: 'normal',
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * `actors emit`: a Run appending to its own Trace. The Run is found through
+ * the environment its supervisor gave it (ACTORS_STATE_DIR and
+ * ACTORS_RUN_INSTANCE), and the instance must match run.json so a leftover
+ * process of an earlier generation cannot write into a newer one.
+ */
+import {dirname} from 'node:path'
+import {notActiveError, usageError} from './errors.js'
+import {resolveRunRef, runDir} from './home.js'
+import {notifyStateChange} from './notify.js'
+import {requireRun} from './run-store.js'
+import {ATTENTION_LEVELS, appendTraceEvent, type Attention, type TraceEvent} from './trace.js'
+import {addUsage, type UsageTotals} from './usage.js'
+
+export interface EmitTarget {
+  dir: string
+  home: string
+  run: string
+  runInstanceId: string
+}
+
+/** The Run an `emit` writes to: `--run` when given, else the one in the environment. */
+export function resolveEmitTarget(home: string, runRef: string | undefined, env: NodeJS.ProcessEnv = process.env): EmitTarget {
+  if (runRef) {
+    const state = requireRun(home, resolveRunRef(home, runRef))
+    return {dir: state.dir, home, run: state.meta.run, runInstanceId: state.meta.run_instance_id}
+  }
+  const stateDir = env.ACTORS_STATE_DIR
+  const instance = env.ACTORS_RUN_INSTANCE
+  if (!stateDir || !instance || !env.ACTORS_RUN) {
+    throw usageError('emit must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)', 'run it from a command started by `actors run`, or pass --run RUN')
+  }
+  const runHome = env.ACTORS_HOME ?? dirname(dirname(stateDir))
+  const state = requireRun(runHome, resolveRunRef(runHome, runDir(runHome, env.ACTORS_RUN)))
+  if (state.meta.run_instance_id !== instance) {
+    throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`, 'this process belongs to an earlier launch of the Run; its events are refused')
+  }
+  return {dir: state.dir, home: runHome, run: state.meta.run, runInstanceId: instance}
+}
+
+export interface EmitInput {
+  kind: string
+  summary?: string
+  data?: string
+  attention?: string
+  level?: string
+}
+
+const MAX_SUMMARY = 2000
+
+/** Append one Trace event; attention other than `notify` rings the doorbell so the owner's `wait` wakes. */
+export function emitEvent(target: EmitTarget, input: EmitInput): TraceEvent {
+  let data: unknown
+  if (input.data !== undefined) {
+    try {
+      data = JSON.parse(input.data)
+    } catch {
+      throw usageError('--data is not valid JSON', `e.g. --data '{"files": 3}'`)
+    }
+  }
+  if (input.summary !== undefined && input.summary.length > MAX_SUMMARY) {
+    throw usageError(`--summary is ${input.summary.length} characters, over the ${MAX_SUMMARY} limit`, 'shorten it; put details in --data or a file')
+  }
+  if (input.attention !== undefined && !(ATTENTION_LEVELS as readonly string[]).includes(input.attention)) {
+    throw usageError(`--attention: "${input.attention}" is not one of ${ATTENTION_LEVELS.join(', ')}`)
+  }
+  const event = appendTraceEvent(target.dir, {
+    kind: input.kind,
+    ...(input.summary !== undefined ? {summary: input.summary} : {}),
+    ...(data !== undefined ? {data} : {}),
+    ...(input.level ? {level: input.level} : {}),
+    ...(input.attention ? {attention: input.attention as Attention} : {}),
+    run_instance_id: target.runInstanceId,
+  })
+  if (input.attention) notifyStateChange(target.home)
+  return event
+}
+
+/** Report token usage: one `usage` Trace event plus the Run's running totals. */
+export function emitUsage(target: EmitTarget, tokens: {tokens?: number; prompt?: number; completion?: number}): {event: TraceEvent; totals: UsageTotals} {
+  const prompt = tokens.prompt ?? 0
+  const completion = tokens.completion ?? 0
+  const total = tokens.tokens ?? prompt + completion
+  if (tokens.tokens === undefined && tokens.prompt === undefined && tokens.completion === undefined) {
+    throw usageError('emit usage needs --tokens N or --prompt-tokens/--completion-tokens')
+  }
+  for (const [name, value] of [['tokens', total], ['prompt-tokens', prompt], ['completion-tokens', completion]] as const) {
+    if (!Number.isSafeInteger(value) || value < 0) throw usageError(`--${name}: ${value} is not a non-negative integer`)
+  }
+  const report = {tokens: total, prompt_tokens: prompt, completion_tokens: completion}
+  const event = appendTraceEvent(target.dir, {kind: 'usage', summary: `${total} tokens`, data: report, run_instance_id: target.runInstanceId})
+  const totals = addUsage(target.dir, report)
+  notifyStateChange(target.home)
+  return {event, totals}
+}

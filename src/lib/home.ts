@@ -1,0 +1,64 @@
+/**
+ * The state root and the mapping from a user's Run reference (an id or a
+ * state dir path) to a directory that is guaranteed to sit inside it.
+ */
+import {homedir} from 'node:os'
+import {basename, dirname, join, resolve} from 'node:path'
+import {existsSync, mkdirSync, realpathSync} from 'node:fs'
+import {usageError} from './errors.js'
+
+export const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]+$/
+
+/** Resolve the state root: `--home`, then `$ACTORS_HOME`, then XDG state dir. */
+export function resolveHome(flag?: string): string {
+  const chosen = flag || process.env.ACTORS_HOME
+  if (chosen) return resolve(chosen)
+  const xdg = process.env.XDG_STATE_HOME
+  return xdg ? join(resolve(xdg), 'actors') : join(homedir(), '.local', 'state', 'actors')
+}
+
+export function runsDir(home: string): string {
+  return join(home, 'runs')
+}
+
+/** Create the state root's directories on first use. */
+export function ensureHome(home: string): void {
+  mkdirSync(runsDir(home), {recursive: true})
+}
+
+/** Refuse ids that are not plain names (`..`, `/`, empty, overlong): they could escape the root. */
+export function validateRunId(id: string, what = 'Run id'): string {
+  if (!RUN_ID_PATTERN.test(id) || id === '.' || id === '..' || id.length > 128) {
+    throw usageError(
+      `${what} ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '…' : id)} is not valid`,
+      'use letters, digits, "_", "." and "-" only (at most 128 characters), e.g. build-1',
+    )
+  }
+  return id
+}
+
+/** The state dir of a Run id (the id is validated first). */
+export function runDir(home: string, id: string): string {
+  return join(runsDir(home), validateRunId(id))
+}
+
+/**
+ * Accept a Run id or a path to its state dir. A path must resolve to a
+ * direct child of `$ACTORS_HOME/runs`; anything else is refused (exit 2).
+ * Returns the Run id.
+ */
+export function resolveRunRef(home: string, ref: string): string {
+  if (RUN_ID_PATTERN.test(ref) && ref !== '.' && ref !== '..') return validateRunId(ref)
+  if (!ref.includes('/')) return validateRunId(ref)
+  const wanted = resolve(ref)
+  const root = runsDir(home)
+  const realRoot = existsSync(root) ? realpathSync(root) : root
+  const realWanted = existsSync(wanted) ? realpathSync(wanted) : wanted
+  if (dirname(realWanted) !== realRoot && dirname(wanted) !== root) {
+    throw usageError(
+      `${ref} is not a Run state dir under ${root}`,
+      'pass a Run id, or a directory of $ACTORS_HOME/runs (set --home if the Run lives elsewhere)',
+    )
+  }
+  return validateRunId(basename(wanted))
+}

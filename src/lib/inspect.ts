@@ -1,0 +1,68 @@
+/**
+ * Reading Runs for `actors inspect`: the table of all Runs and the detail of
+ * one (meta, result, declared controls, artifacts, trace tail).
+ */
+import {usageError} from './errors.js'
+import {resolveRunRef} from './home.js'
+import {listRuns, requireRun} from './run-store.js'
+import {summarizeRun, type RunSummary} from './run-summary.js'
+import {readTraceTail, type TraceEvent} from './trace.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './run-types.js'
+
+const ALL_STATUSES: readonly string[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
+
+/** Parse `--status running,failed`; unknown names are a usage error listing the valid ones. */
+export function parseStatusFilter(value: string | undefined): Set<string> | undefined {
+  if (!value) return undefined
+  const wanted = value.split(',').map((s) => s.trim()).filter(Boolean)
+  for (const status of wanted) {
+    if (!ALL_STATUSES.includes(status)) {
+      throw usageError(`--status: unknown status "${status}"`, `use one or more of ${ALL_STATUSES.join(', ')}`)
+    }
+  }
+  return new Set(wanted)
+}
+
+export interface RunListing {
+  runs: RunSummary[]
+  /** Run dirs whose files could not be read, with the reason (fail closed, but keep listing). */
+  damaged: Array<{state_dir: string; error: string}>
+}
+
+/** Every Run under the state root, oldest first, optionally filtered by status. */
+export function listRunSummaries(home: string, statuses?: Set<string>): RunListing {
+  const runs: RunSummary[] = []
+  const damaged: RunListing['damaged'] = []
+  const now = Date.now()
+  for (const state of listRuns(home, {withResult: false})) {
+    if (state.error) {
+      damaged.push({state_dir: state.dir, error: state.error})
+      continue
+    }
+    if (statuses && !statuses.has(state.meta.status)) continue
+    runs.push(summarizeRun(state, now))
+  }
+  runs.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.run.localeCompare(b.run))
+  return {runs, damaged}
+}
+
+export interface RunDetail extends RunSummary {
+  meta: RunMeta
+  result: RunResult | null
+  controls: string[]
+  artifacts: RunResult['artifacts']
+  trace: TraceEvent[]
+}
+
+/** Everything about one Run (id or state dir). */
+export function inspectRun(home: string, ref: string, traceTail = 20): RunDetail {
+  const state = requireRun(home, resolveRunRef(home, ref))
+  return {
+    ...summarizeRun(state),
+    meta: state.meta,
+    result: state.result ?? null,
+    controls: state.meta.control ?? [],
+    artifacts: state.result?.artifacts ?? [],
+    trace: readTraceTail(state.dir, traceTail),
+  }
+}

@@ -1,0 +1,161 @@
+/**
+ * Creating a Run: claim its state dir, write a durable run.json, start the
+ * detached supervisor and record its identity. Returns as soon as the
+ * supervisor process exists; the supervisor fills in the command's pids.
+ */
+import {randomBytes, randomUUID} from 'node:crypto'
+import {spawn} from 'node:child_process'
+import {mkdirSync, rmSync} from 'node:fs'
+import {join} from 'node:path'
+import {refusedError} from './errors.js'
+import {ensureHome, runDir, validateRunId} from './home.js'
+import {withLockSync} from './lock.js'
+import {notifyStateChange} from './notify.js'
+import {binDir, supervisorScript} from './package-root.js'
+import {readProcessIdentity} from './process-identity.js'
+import {readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
+import {writeJsonAtomic} from './state-files.js'
+import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta, type RunPlan} from './run-types.js'
+
+/** Everything needed to launch a Run; produced from a Recipe or an ad-hoc command. */
+export interface LaunchSpec {
+  home: string
+  /** The Run id; templates were rendered with it. */
+  id: string
+  /** True when the user chose the id (`--name`): an existing terminal Run of that id is relaunched. */
+  explicitId: boolean
+  recipe: string | null
+  recipeFile: string | null
+  values: Record<string, unknown>
+  plan: RunPlan
+  cwd: string
+  env: Record<string, string>
+  timeoutMs?: number
+  retry: number
+  killGraceMs: number
+  control: string[]
+  artifacts?: Record<string, string>
+  notification: 'normal' | 'silent'
+  singleton?: boolean
+  maxParallel?: number
+  budgetTokens?: number
+  /** Lineage, resolved by the caller from the environment. */
+  owner: string
+  parent?: ParentRef
+  root?: string
+  depth: number
+  /** Create the Run as `queued` and do not start it (a parent's parallel cap is full). */
+  queued?: boolean
+}
+
+export interface LaunchResult {
+  run: string
+  run_instance_id: string
+  state_dir: string
+  status: string
+  pid: number | null
+}
+
+/** A readable, unique Run id: the hint's last path segment plus a short random suffix. */
+export function makeRunId(hint: string): string {
+  const base = hint.split('/').pop()!.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[.-]+/, '').slice(0, 40) || 'run'
+  return `${base}-${randomBytes(3).toString('hex')}`
+}
+
+/** Lineage variables that describe the *caller's* Run: never inherited by a new supervisor. */
+const LINEAGE_VARS = ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER']
+
+/** Thrown when a generated id is already taken; the caller picks another and re-renders. */
+export class RunIdTaken extends Error {}
+
+/**
+ * Claim the state dir for `id`. A fresh id gets a new directory (mkdir is the
+ * atomic claim); an existing id may be relaunched only when the user chose it
+ * and its Run is terminal, and then its previous generation's files are cleared.
+ */
+function claimRunDir(home: string, id: string, explicit: boolean): string {
+  const dir = runDir(home, id)
+  try {
+    mkdirSync(dir)
+    return dir
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+  }
+  if (!explicit) throw new RunIdTaken(id)
+  withLockSync(runFile(dir, 'lock'), () => {
+    const state = readRunState(dir)
+    if (state && !isTerminal(state.meta.status)) {
+      throw refusedError(`Run ${id} is still ${state.meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)
+    }
+    for (const name of Object.values(RUN_FILES)) {
+      if (name === RUN_FILES.lock) continue
+      rmSync(join(dir, name), {force: true})
+    }
+  })
+  return dir
+}
+
+/** Build run.json for a new generation. */
+function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
+  return {
+    schema: RUN_SCHEMA,
+    run: id,
+    run_instance_id: randomUUID(),
+    recipe: spec.recipe,
+    recipe_file: spec.recipeFile,
+    values: spec.values,
+    argv: spec.plan.steps[0] ?? [],
+    plan: spec.plan,
+    cwd: spec.cwd,
+    env: spec.env,
+    created_at: new Date().toISOString(),
+    status: spec.queued ? 'queued' : 'running',
+    owner: spec.owner,
+    ...(spec.parent ? {parent: spec.parent} : {}),
+    root: spec.root ?? id,
+    depth: spec.depth,
+    control: spec.control,
+    notification: spec.notification,
+    ...(spec.timeoutMs !== undefined ? {timeout_ms: spec.timeoutMs} : {}),
+    retry: spec.retry,
+    kill_grace_ms: spec.killGraceMs,
+    ...(spec.artifacts ? {artifacts: spec.artifacts} : {}),
+    ...(spec.singleton ? {singleton: true} : {}),
+    ...(spec.maxParallel !== undefined ? {max_parallel: spec.maxParallel} : {}),
+    ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
+    state_dir: dir,
+  }
+}
+
+/** Create the Run's files and, unless it is queued, start its supervisor. */
+export function launchRun(spec: LaunchSpec): LaunchResult {
+  ensureHome(spec.home)
+  const id = validateRunId(spec.id)
+  const dir = claimRunDir(spec.home, id, spec.explicitId)
+  const meta = newRunMeta(spec, id, dir)
+  writeJsonAtomic(runFile(dir, 'meta'), meta)
+  const pid = spec.queued ? null : startSupervisor(spec.home, dir)
+  notifyStateChange(spec.home)
+  return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid}
+}
+
+/**
+ * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
+ * allowed to run) and record its pid and process identity in run.json.
+ */
+export function startSupervisor(home: string, dir: string): number {
+  const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, ACTORS_BIN_DIR: binDir(), ACTORS_SUPERVISOR: '1'}
+  for (const name of LINEAGE_VARS) delete env[name]
+  const child = spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
+  child.unref()
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
+  const identity = readProcessIdentity(pid)
+  updateRunMeta(dir, (meta) => ({
+    ...meta,
+    status: meta.status === 'queued' ? 'running' : meta.status,
+    pid: meta.pid ?? pid,
+    process_identity: meta.process_identity ?? identity,
+  }))
+  return pid
+}

@@ -1,0 +1,36 @@
+/**
+ * Who is launching: the owner and, inside a Run, the parent Run, read from the
+ * variables the supervisor gives every command (SPEC: Trees, owners and limits).
+ */
+import {usageError} from './errors.js'
+import type {ParentRef} from './run-types.js'
+
+export interface Lineage {
+  owner: string
+  parent?: ParentRef
+  root?: string
+  depth: number
+}
+
+/** The lineage of a new Run launched from an environment `env`. */
+export function lineageFromEnv(env: NodeJS.ProcessEnv = process.env): Lineage {
+  const owner = env.ACTORS_OWNER || 'default'
+  const run = env.ACTORS_RUN
+  const instance = env.ACTORS_RUN_INSTANCE
+  const stateDir = env.ACTORS_STATE_DIR
+  const present = [run, instance, stateDir].filter((v) => v !== undefined && v !== '').length
+  if (present === 0) return {owner, depth: 0}
+  if (present < 3) {
+    throw usageError(
+      'lineage is incomplete: ACTORS_RUN, ACTORS_RUN_INSTANCE and ACTORS_STATE_DIR must all be set inside a Run',
+      'unset all three to launch a top-level Run, or launch from inside a Run started by actors',
+    )
+  }
+  const parentDepth = Number(env.ACTORS_DEPTH ?? '0')
+  return {
+    owner,
+    parent: {run: run!, run_instance_id: instance!, state_dir: stateDir!},
+    root: env.ACTORS_ROOT || run,
+    depth: (Number.isInteger(parentDepth) && parentDepth >= 0 ? parentDepth : 0) + 1,
+  }
+}

@@ -1,0 +1,130 @@
+/**
+ * Cross-process mutual exclusion through an exclusively created lock file
+ * holding the owner's process identity. A lock whose owner is dead (or whose
+ * pid was recycled) is stale and is broken; a live owner is waited for.
+ */
+import {closeSync, openSync, readFileSync, unlinkSync, writeSync, renameSync} from 'node:fs'
+import {ActorsError, EXIT} from './errors.js'
+import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
+
+const sleeper = new Int32Array(new SharedArrayBuffer(4))
+
+/** Block the thread for `ms` without spinning (only used while waiting for a lock). */
+export function sleepSync(ms: number): void {
+  Atomics.wait(sleeper, 0, 0, ms)
+}
+
+let selfIdentity: ProcessIdentity | undefined
+
+function tryAcquire(lockFile: string): boolean {
+  let fd: number
+  try {
+    fd = openSync(lockFile, 'wx', 0o644)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  }
+  selfIdentity ??= readProcessIdentity(process.pid) ?? {pid: process.pid, start: 'unknown'}
+  try {
+    writeSync(fd, JSON.stringify(selfIdentity))
+  } finally {
+    closeSync(fd)
+  }
+  return true
+}
+
+/** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
+function breakIfStale(lockFile: string): void {
+  let holder: ProcessIdentity | undefined
+  try {
+    holder = JSON.parse(readFileSync(lockFile, 'utf8'))
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
+    // An empty or torn lock file: its writer died between create and write,
+    // or is writing right now. Give it a moment by treating it as held.
+    holder = undefined
+  }
+  if (holder === undefined) return
+  if (holder.pid === process.pid) return
+  if (isSameProcess(holder)) return
+  const aside = `${lockFile}.stale.${process.pid}`
+  try {
+    renameSync(lockFile, aside)
+  } catch {
+    return
+  }
+  // Another breaker may have replaced the stale lock with a live one between
+  // our read and rename; if what we moved is live, put it back.
+  try {
+    const moved = JSON.parse(readFileSync(aside, 'utf8')) as ProcessIdentity
+    if (isSameProcess(moved) && moved.pid !== process.pid) {
+      renameSync(aside, lockFile)
+      return
+    }
+  } catch {}
+  try {
+    unlinkSync(aside)
+  } catch {}
+}
+
+export interface LockOptions {
+  /** Give up after this long (ms). */
+  timeoutMs?: number
+}
+
+/** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
+export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
+  let delay = 1
+  let tornSince = 0
+  while (!tryAcquire(lockFile)) {
+    breakIfStale(lockFile)
+    if (Date.now() > deadline) {
+      throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
+    }
+    // A lock file that stays unreadable for a second is an abandoned torn write.
+    try {
+      JSON.parse(readFileSync(lockFile, 'utf8'))
+      tornSince = 0
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        tornSince ||= Date.now()
+        if (Date.now() - tornSince > 1000) {
+          try {
+            unlinkSync(lockFile)
+          } catch {}
+        }
+      }
+    }
+    sleepSync(delay)
+    delay = Math.min(delay * 2, 20)
+  }
+  try {
+    return fn()
+  } finally {
+    try {
+      unlinkSync(lockFile)
+    } catch {}
+  }
+}
+
+/** Async variant: waits without blocking the event loop; `fn` may be async. */
+export async function withLock<T>(lockFile: string, fn: () => Promise<T> | T, options: LockOptions = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
+  let delay = 1
+  while (!tryAcquire(lockFile)) {
+    breakIfStale(lockFile)
+    if (Date.now() > deadline) {
+      throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay))
+    delay = Math.min(delay * 2, 20)
+  }
+  try {
+    return await fn()
+  } finally {
+    try {
+      unlinkSync(lockFile)
+    } catch {}
+  }
+}

@@ -1,0 +1,122 @@
+/**
+ * A Run's output: the tail of its log files, and following them as they grow.
+ * Following is driven by file-system notifications on the state dir (the
+ * supervisor appends to the logs and rewrites run.json when it ends), with a
+ * slow safety poll for file systems that do not notify.
+ */
+import {closeSync, openSync, readSync, statSync, watch, type FSWatcher} from 'node:fs'
+import {readRunState, runFile} from './run-store.js'
+import {isTerminal} from './run-types.js'
+
+export type StreamName = 'stdout' | 'stderr'
+
+/** The last `lines` lines of a file (reads at most `maxBytes` from its end). */
+export function tailFile(file: string, lines: number, maxBytes = 4 * 1024 * 1024): string {
+  let size: number
+  try {
+    size = statSync(file).size
+  } catch {
+    return ''
+  }
+  const start = Math.max(0, size - maxBytes)
+  const text = readRange(file, start, size)
+  if (lines <= 0) return ''
+  const parts = text.split('\n')
+  const trailing = parts[parts.length - 1] === '' ? parts.pop() : undefined
+  const kept = parts.slice(-lines).join('\n')
+  return trailing === undefined ? kept : kept + '\n'
+}
+
+/** The last `chars` characters of a Run's stdout (used for completion batch rows). */
+export function outputTail(dir: string, chars: number): string {
+  let size: number
+  const file = runFile(dir, 'stdout')
+  try {
+    size = statSync(file).size
+  } catch {
+    return ''
+  }
+  // Read a little more than needed so a multi-byte character cut at the start can be dropped.
+  const text = readRange(file, Math.max(0, size - chars * 4), size)
+  return text.length > chars ? text.slice(-chars) : text
+}
+
+function readRange(file: string, start: number, end: number): string {
+  if (end <= start) return ''
+  const fd = openSync(file, 'r')
+  try {
+    const buffer = Buffer.alloc(end - start)
+    const read = readSync(fd, buffer, 0, buffer.length, start)
+    return buffer.subarray(0, read).toString('utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
+
+export interface OutputChunk {
+  stream: StreamName
+  text: string
+}
+
+/**
+ * Yield output of the Run in `dir` as it is written, from `fromStart` (or the
+ * current end), until the Run is terminal and everything written was yielded.
+ */
+export async function* followRunOutput(dir: string, streams: StreamName[], fromStart = true, signal?: AbortSignal): AsyncGenerator<OutputChunk> {
+  const offsets = new Map<StreamName, number>()
+  for (const stream of streams) {
+    let size = 0
+    try {
+      size = statSync(runFile(dir, stream)).size
+    } catch {}
+    offsets.set(stream, fromStart ? 0 : size)
+  }
+  let wake: (() => void) | undefined
+  let watcher: FSWatcher | undefined
+  try {
+    watcher = watch(dir, () => wake?.())
+  } catch {}
+  try {
+    while (!signal?.aborted) {
+      let ended = false
+      try {
+        const state = readRunState(dir, {withResult: false})
+        ended = !state || isTerminal(state.meta.status)
+      } catch {
+        ended = true
+      }
+      let any = false
+      for (const stream of streams) {
+        const file = runFile(dir, stream)
+        let size = 0
+        try {
+          size = statSync(file).size
+        } catch {}
+        const from = offsets.get(stream)!
+        if (size > from) {
+          // Cut at the last newline so lines are never split across chunks (unless the Run ended).
+          let text = readRange(file, from, size)
+          const lastNewline = text.lastIndexOf('\n')
+          if (!ended && lastNewline >= 0 && lastNewline < text.length - 1) text = text.slice(0, lastNewline + 1)
+          offsets.set(stream, from + Buffer.byteLength(text))
+          any = true
+          yield {stream, text}
+        }
+      }
+      if (ended && !any) return
+      if (!any) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, 1000)
+          wake = () => {
+            clearTimeout(timer)
+            resolve()
+          }
+          signal?.addEventListener('abort', wake, {once: true})
+        })
+        wake = undefined
+      }
+    }
+  } finally {
+    watcher?.close()
+  }
+}

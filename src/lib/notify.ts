@@ -1,0 +1,20 @@
+/**
+ * The state root's doorbell. Every change that a waiter may care about (a Run
+ * started, ended, asked for attention) replaces `$ACTORS_HOME/.bell` by
+ * rename; watchers of the state root directory get one inotify event for it
+ * without a recursive watch over thousands of Run dirs.
+ */
+import {randomBytes} from 'node:crypto'
+import {renameSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+
+export const BELL_FILE = '.bell'
+
+/** Ring the doorbell of the state root `home`. Never throws: a missed ring only delays a waiter's fallback poll. */
+export function notifyStateChange(home: string): void {
+  try {
+    const temp = join(home, `.bell.${process.pid}.${randomBytes(3).toString('hex')}`)
+    writeFileSync(temp, String(Date.now()))
+    renameSync(temp, join(home, BELL_FILE))
+  } catch {}
+}

@@ -1,0 +1,102 @@
+/**
+ * Telling a live process from a recycled pid. On Linux the kernel's start time
+ * of a process (field 22 of /proc/<pid>/stat, in clock ticks since boot) plus
+ * the boot id is unique for the life of the machine; elsewhere we fall back to
+ * `ps -o lstart=`, which is coarser but still changes when a pid is reused.
+ */
+import {execFileSync} from 'node:child_process'
+import {readFileSync} from 'node:fs'
+
+export interface ProcessIdentity {
+  pid: number
+  /** Linux: start time in clock ticks since boot; elsewhere: `ps` lstart text. */
+  start: string
+  /** Linux boot id, so identities never match across reboots. */
+  boot?: string
+}
+
+let cachedBootId: string | undefined | null = null
+
+function bootId(): string | undefined {
+  if (cachedBootId === null) {
+    try {
+      cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    } catch {
+      cachedBootId = undefined
+    }
+  }
+  return cachedBootId
+}
+
+export interface ProcStat {
+  pid: number
+  state: string
+  ppid: number
+  pgid: number
+  sid: number
+  start: string
+}
+
+/** Parse /proc/<pid>/stat; undefined when the process is gone. The comm field may hold spaces and parens. */
+export function readProcStat(pid: number): ProcStat | undefined {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+  const close = text.lastIndexOf(')')
+  if (close < 0) return undefined
+  const fields = text.slice(close + 2).split(' ')
+  // fields[0] is field 3 (state); start time is field 22 → fields[19].
+  return {
+    pid,
+    state: fields[0],
+    ppid: Number(fields[1]),
+    pgid: Number(fields[2]),
+    sid: Number(fields[3]),
+    start: fields[19],
+  }
+}
+
+const hasProc = (() => {
+  try {
+    readFileSync('/proc/self/stat')
+    return true
+  } catch {
+    return false
+  }
+})()
+
+/** The identity of a running process, or undefined when it does not exist. */
+export function readProcessIdentity(pid: number): ProcessIdentity | undefined {
+  if (!Number.isInteger(pid) || pid <= 0) return undefined
+  if (hasProc) {
+    const stat = readProcStat(pid)
+    if (!stat || stat.state === 'Z') return undefined
+    return {pid, start: stat.start, boot: bootId()}
+  }
+  try {
+    const start = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']}).trim()
+    return start ? {pid, start} : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/** True when `identity` still names the same live process (pid not recycled, not a zombie). */
+export function isSameProcess(identity: ProcessIdentity | undefined): boolean {
+  if (!identity || typeof identity.pid !== 'number') return false
+  const now = readProcessIdentity(identity.pid)
+  return now !== undefined && now.start === identity.start && (now.boot ?? '') === (identity.boot ?? '')
+}
+
+/** True when a process with this pid exists (it may be a different process than you think). */
+export function pidExists(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}

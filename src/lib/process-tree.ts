@@ -1,0 +1,105 @@
+/**
+ * Finding every process that belongs to a Run, including ones that left its
+ * process group or session (setsid) or were re-parented to init after a
+ * double fork. Three nets, on Linux from /proc:
+ *  - descendants by parent pid of the Run's command processes,
+ *  - members of the command's process groups,
+ *  - any process whose environment carries the Run's ACTORS_RUN_INSTANCE
+ *    marker (inherited by everything the command starts, even daemons).
+ * Elsewhere, `ps -A -o pid=,ppid=,pgid=` provides the first two.
+ */
+import {execFileSync} from 'node:child_process'
+import {readdirSync, readFileSync} from 'node:fs'
+import {readProcStat, type ProcStat} from './process-identity.js'
+
+function listProcStats(): ProcStat[] {
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return listWithPs()
+  }
+  const stats: ProcStat[] = []
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    const stat = readProcStat(Number(entry))
+    if (stat) stats.push(stat)
+  }
+  return stats
+}
+
+function listWithPs(): ProcStat[] {
+  try {
+    const out = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {encoding: 'utf8'})
+    return out
+      .split('\n')
+      .filter(Boolean)
+      .map((line) => {
+        const [pid, ppid, pgid, state] = line.trim().split(/\s+/)
+        return {pid: Number(pid), ppid: Number(ppid), pgid: Number(pgid), sid: 0, state: state ?? '?', start: ''}
+      })
+  } catch {
+    return []
+  }
+}
+
+function environHasMarker(pid: number, marker: Buffer): boolean {
+  try {
+    const environ = readFileSync(`/proc/${pid}/environ`)
+    return environ.indexOf(marker) >= 0
+  } catch {
+    return false
+  }
+}
+
+export interface RunProcessQuery {
+  /** The command processes the supervisor started. */
+  rootPids: number[]
+  /** Their process groups. */
+  pgids: number[]
+  /** The Run's instance id; processes whose environment carries it belong to the Run. */
+  runInstanceId?: string
+  /** Never include these (the supervisor itself, the caller). */
+  exclude?: number[]
+}
+
+/** Every live (non-zombie) process of a Run, deepest descendants first. */
+export function findRunProcesses(query: RunProcessQuery): number[] {
+  const stats = listProcStats().filter((s) => s.state !== 'Z')
+  const exclude = new Set([process.pid, ...(query.exclude ?? [])])
+  const byParent = new Map<number, ProcStat[]>()
+  for (const stat of stats) {
+    const list = byParent.get(stat.ppid)
+    if (list) list.push(stat)
+    else byParent.set(stat.ppid, [stat])
+  }
+  const found = new Map<number, number>() // pid -> depth
+  const visit = (pid: number, depth: number) => {
+    if (found.has(pid) || exclude.has(pid)) return
+    found.set(pid, depth)
+    for (const child of byParent.get(pid) ?? []) visit(child.pid, depth + 1)
+  }
+  const alive = new Set(stats.map((s) => s.pid))
+  for (const pid of query.rootPids) if (alive.has(pid)) visit(pid, 0)
+  const groups = new Set(query.pgids.filter((g) => g > 1))
+  for (const stat of stats) if (groups.has(stat.pgid)) visit(stat.pid, 1)
+  if (query.runInstanceId) {
+    const marker = Buffer.from(`ACTORS_RUN_INSTANCE=${query.runInstanceId}\0`)
+    for (const stat of stats) {
+      if (!found.has(stat.pid) && !exclude.has(stat.pid) && environHasMarker(stat.pid, marker)) visit(stat.pid, 1)
+    }
+  }
+  return [...found.entries()].sort((a, b) => b[1] - a[1]).map(([pid]) => pid)
+}
+
+/** Send `signal` to each pid, ignoring ones that already exited. Returns how many were signalled. */
+export function signalPids(pids: number[], signal: NodeJS.Signals): number {
+  let sent = 0
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal)
+      sent++
+    } catch {}
+  }
+  return sent
+}

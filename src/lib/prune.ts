@@ -1,0 +1,76 @@
+/**
+ * Deleting finished Runs. Only terminal Runs are ever removed, each under its
+ * lock after a re-check, so a Run that is live (or being relaunched) is never
+ * touched. Artifacts that live inside a state dir go with it unless kept.
+ */
+import {cpSync, mkdirSync, renameSync, rmSync} from 'node:fs'
+import {basename, join, relative} from 'node:path'
+import {resolveRunRef, runDir} from './home.js'
+import {withLockSync} from './lock.js'
+import {notifyStateChange} from './notify.js'
+import {listRunIds, readRunState, runFile} from './run-store.js'
+import {isTerminal} from './run-types.js'
+
+export interface PruneOptions {
+  refs: string[]
+  olderThanMs?: number
+  keepArtifacts: boolean
+}
+
+export interface PruneReport {
+  pruned: string[]
+  kept_artifacts: Array<{run: string; name: string; path: string}>
+  skipped: Array<{run: string; reason: string}>
+}
+
+/** Prune the named Runs, or every terminal Run when none are named. */
+export function pruneRuns(home: string, options: PruneOptions): PruneReport {
+  const report: PruneReport = {pruned: [], kept_artifacts: [], skipped: []}
+  const ids = options.refs.length ? options.refs.map((ref) => resolveRunRef(home, ref)) : listRunIds(home)
+  const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
+  for (const id of ids) {
+    const dir = runDir(home, id)
+    let state
+    try {
+      state = readRunState(dir)
+    } catch (error) {
+      report.skipped.push({run: id, reason: (error as Error).message})
+      continue
+    }
+    if (!state) {
+      if (options.refs.length) report.skipped.push({run: id, reason: 'not found'})
+      continue
+    }
+    if (!isTerminal(state.meta.status)) {
+      if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}`})
+      continue
+    }
+    const endedAt = Date.parse(state.result?.completed_at ?? (state.meta.ended_at as string) ?? state.meta.created_at)
+    if (cutoff !== undefined && endedAt > cutoff) continue
+    withLockSync(runFile(dir, 'lock'), () => {
+      const again = readRunState(dir)
+      if (!again || !isTerminal(again.meta.status)) return
+      if (options.keepArtifacts) {
+        for (const artifact of again.result?.artifacts ?? []) {
+          const inside = !relative(dir, artifact.path).startsWith('..')
+          if (!inside || artifact.missing) continue
+          const keptDir = join(home, 'artifacts', id)
+          mkdirSync(keptDir, {recursive: true})
+          const target = join(keptDir, basename(artifact.path))
+          cpSync(artifact.path, target)
+          report.kept_artifacts.push({run: id, name: artifact.name, path: target})
+        }
+      }
+      // Rename first so a half-deleted dir never looks like a Run.
+      const doomed = join(home, 'runs', `.pruning-${id}-${process.pid}`)
+      rmSync(doomed, {recursive: true, force: true})
+      renameSync(dir, doomed)
+      rmSync(doomed, {recursive: true, force: true})
+      report.pruned.push(id)
+    })
+  }
+  if (report.pruned.length) notifyStateChange(home)
+  return report
+}
+
+

@@ -1,0 +1,12 @@
+/**
+ * Recipes: finding, loading, validating and rendering them (SPEC: Recipes).
+ * Each concern lives in its own module; this is the public surface.
+ */
+export type {Recipe, ArgSpec, ArgType, ResolvedRecipe, RuntimeValues} from './types.js'
+export {recipeRoots, findRecipe, listRecipes, type RecipeRoot, type RecipeListing} from './roots.js'
+export {loadRecipeFile, recipeNameOf, displayPath, RECIPE_FIELDS, RECIPE_EXTENSIONS, MAX_RECIPE_BYTES, BUILTIN_ACTIONS} from './load.js'
+export {resolveRecipe, DEFAULT_KILL_GRACE_MS} from './resolve.js'
+export {validateRecipeFiles, type ValidationResult} from './validate.js'
+export {describeRecipe, formatDescription, type RecipeDescription} from './describe.js'
+export {formatArgSpec, formatArgType, parseArgSpec, convertArgValue} from './args.js'
+export {shellSplit} from './shell-split.js'

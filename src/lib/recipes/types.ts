@@ -1,0 +1,56 @@
+/** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
+import type {RunPlan} from '../run-types.js'
+
+export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
+
+export interface ArgSpec {
+  name: string
+  type: ArgType
+  /** Present when the arg is optional; already converted to its type. */
+  default?: unknown
+}
+
+/** A Recipe file, parsed and validated. */
+export interface Recipe {
+  /** Identity: path below its root without extension, e.g. `music/playback`. */
+  name: string
+  file: string
+  root: string
+  description: string
+  args: ArgSpec[]
+  template?: string[] | string
+  sequence?: Array<string[] | string>
+  parallel?: Array<string[] | string>
+  timeout?: string | number
+  retry?: number
+  kill_grace?: string | number
+  cwd?: string
+  env?: Record<string, string>
+  control: string[]
+  artifacts?: Record<string, string>
+  singleton: boolean
+  notification: 'normal' | 'silent'
+}
+
+/** Runtime values available to templates besides the args. */
+export interface RuntimeValues {
+  run_id: string
+  state_dir: string
+  /** The caller's working directory: where relative `path` values and a relative `cwd` resolve. Default: process.cwd(). */
+  cwd?: string
+}
+
+/** A Recipe with values bound and every template rendered: ready for launchRun(). */
+export interface ResolvedRecipe {
+  values: Record<string, unknown>
+  plan: RunPlan
+  cwd?: string
+  env: Record<string, string>
+  timeoutMs?: number
+  retry: number
+  killGraceMs: number
+  control: string[]
+  artifacts?: Record<string, string>
+  singleton: boolean
+  notification: 'normal' | 'silent'
+}

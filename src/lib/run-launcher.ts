@@ -1,0 +1,75 @@
+/**
+ * From "what the user asked for" to a launched Run: bind the Recipe's values
+ * (or the ad-hoc argv) with the runtime values, apply command-line overrides
+ * and lineage, then hand a LaunchSpec to launchRun(). This is the one place
+ * where launch-time policy (limits, singletons, queueing) plugs in.
+ */
+import {resolve} from 'node:path'
+import {validateRunId, runDir} from './home.js'
+import {launchRun, makeRunId, RunIdTaken, type LaunchResult} from './launch.js'
+import {lineageFromEnv} from './lineage.js'
+import type {ResolvedRecipe, RuntimeValues} from './recipes/types.js'
+
+export interface PreparedLaunch {
+  idHint: string
+  recipe: string | null
+  recipeFile: string | null
+  /** Bind values and render templates once the Run id (and so its state dir) is known. */
+  resolve: (runtime: RuntimeValues) => ResolvedRecipe
+}
+
+export interface LaunchOverrides {
+  name?: string
+  cwd?: string
+  timeoutMs?: number
+  retry?: number
+  silent?: boolean
+  maxParallel?: number
+  budgetTokens?: number
+  wait?: boolean
+  follow?: boolean
+  json?: boolean
+}
+
+/** Validate everything, then launch. Nothing is created on disk until validation passed. */
+export function launchPrepared(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides): LaunchResult {
+  const explicitId = overrides.name !== undefined
+  for (let tries = 0; ; tries++) {
+    const runId = explicitId ? validateRunId(overrides.name!, '--name') : makeRunId(prepared.idHint)
+    try {
+      return launchOnce(home, prepared, overrides, runId, explicitId)
+    } catch (error) {
+      // A generated id collided with an existing Run: pick another (templates use the id).
+      if (!(error instanceof RunIdTaken) || tries > 5) throw error
+    }
+  }
+}
+
+function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides, runId: string, explicitId: boolean): LaunchResult {
+  const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
+  const lineage = lineageFromEnv()
+  return launchRun({
+    home,
+    id: runId,
+    explicitId,
+    recipe: prepared.recipe,
+    recipeFile: prepared.recipeFile,
+    values: resolved.values,
+    plan: resolved.plan,
+    cwd: resolve(overrides.cwd ?? resolved.cwd ?? process.cwd()),
+    env: resolved.env,
+    timeoutMs: overrides.timeoutMs ?? resolved.timeoutMs,
+    retry: overrides.retry ?? resolved.retry,
+    killGraceMs: resolved.killGraceMs,
+    control: resolved.control,
+    artifacts: resolved.artifacts,
+    notification: overrides.silent ? 'silent' : resolved.notification,
+    singleton: resolved.singleton,
+    maxParallel: overrides.maxParallel,
+    budgetTokens: overrides.budgetTokens,
+    owner: lineage.owner,
+    parent: lineage.parent,
+    root: lineage.root,
+    depth: lineage.depth,
+  })
+}

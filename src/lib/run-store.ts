@@ -1,0 +1,196 @@
+/**
+ * Reading and writing one Run's files, with reconciliation on every read: a
+ * Run whose supervisor vanished without writing a result is settled as
+ * `exited` (and gets its result.json) the moment anyone looks at it.
+ */
+import {existsSync, readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {corruptStateError, notFoundError} from './errors.js'
+import {runDir, runsDir} from './home.js'
+import {withLockSync} from './lock.js'
+import {isSameProcess} from './process-identity.js'
+import {readJsonFile, writeJsonAtomic} from './state-files.js'
+import {notifyStateChange} from './notify.js'
+import {RUN_SCHEMA, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './run-types.js'
+
+export const RUN_FILES = {
+  meta: 'run.json',
+  result: 'result.json',
+  trace: 'trace.jsonl',
+  controls: 'controls.jsonl',
+  stdout: 'stdout.log',
+  stderr: 'stderr.log',
+  endpoint: 'control-endpoint.json',
+  lock: '.lock',
+  children: 'children.jsonl',
+} as const
+
+export function runFile(dir: string, name: keyof typeof RUN_FILES): string {
+  return join(dir, RUN_FILES[name])
+}
+
+/** Read run.json as it is on disk (no reconciliation); undefined when absent. */
+export function readRunMetaRaw(dir: string): RunMeta | undefined {
+  const meta = readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
+  if (meta && (typeof meta.run !== 'string' || typeof meta.status !== 'string' || typeof meta.run_instance_id !== 'string')) {
+    throw corruptStateError(runFile(dir, 'meta'), 'is missing run, run_instance_id or status')
+  }
+  return meta
+}
+
+/** Read result.json of the Run's current generation, if written. */
+export function readRunResult(dir: string, meta?: RunMeta): RunResult | undefined {
+  const result = readJsonFile<RunResult>(runFile(dir, 'result'))
+  if (!result) return undefined
+  if (typeof result.status !== 'string' || !isTerminal(result.status)) {
+    throw corruptStateError(runFile(dir, 'result'), `has unknown status ${JSON.stringify(result.status)}`)
+  }
+  // A result left over from an earlier launch of the same id is not this Run's.
+  if (meta && result.run_instance_id && result.run_instance_id !== meta.run_instance_id) return undefined
+  return result
+}
+
+export interface RunState {
+  dir: string
+  meta: RunMeta
+  result?: RunResult
+}
+
+/**
+ * Update run.json under the Run's lock; `change` gets the current document and
+ * returns the next one, or undefined to leave the file untouched.
+ */
+export function updateRunMeta(dir: string, change: (meta: RunMeta) => RunMeta | undefined): RunMeta | undefined {
+  return withLockSync(runFile(dir, 'lock'), () => {
+    const meta = readRunMetaRaw(dir)
+    if (!meta) return undefined
+    const next = change(meta)
+    if (next) writeJsonAtomic(runFile(dir, 'meta'), next)
+    return next ?? meta
+  })
+}
+
+/**
+ * Write result.json exactly once per generation and mirror the terminal status
+ * into run.json. Returns false when a result already existed (someone else won).
+ * Caller must hold the Run's lock.
+ */
+export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult): boolean {
+  const existing = readRunResult(dir, meta)
+  if (existing) return false
+  writeJsonAtomic(runFile(dir, 'result'), result)
+  // Mirror the essentials into run.json so listings read one file per Run.
+  writeJsonAtomic(runFile(dir, 'meta'), {
+    ...meta,
+    status: result.status,
+    ended_at: result.completed_at,
+    exit_code: result.exit_code,
+    duration_ms: result.duration_ms,
+  })
+  notifyStateChange(join(dir, '..', '..'))
+  return true
+}
+
+/** Build a result for a Run that ended without its supervisor saying how. */
+export function settledResult(meta: RunMeta, status: TerminalStatus, reason: string): RunResult {
+  const completed = new Date()
+  const started = meta.started_at ?? null
+  return {
+    status,
+    exit_code: null,
+    signal: null,
+    reason,
+    attempts: Number(meta.attempts ?? 0),
+    started_at: started,
+    completed_at: completed.toISOString(),
+    duration_ms: started ? Math.max(0, completed.getTime() - Date.parse(started)) : null,
+    artifacts: [],
+    run_instance_id: meta.run_instance_id,
+  }
+}
+
+/** How long a Run may sit with no supervisor identity recorded before we call it lost. */
+const LAUNCH_GRACE_MS = 30_000
+
+/** True when the Run claims to be live but nothing supervises it any more. */
+function supervisorIsGone(meta: RunMeta): boolean {
+  if (meta.status === 'queued') return false
+  if (meta.process_identity) return !isSameProcess(meta.process_identity)
+  // Launched but the supervisor's identity was never recorded: lost only after a grace period.
+  return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS
+}
+
+/**
+ * Read a Run's meta and result, settling it as `exited` when its supervisor is
+ * gone without a result. The settle happens under the Run's lock and re-checks,
+ * so a supervisor finishing at the same moment always wins.
+ */
+export function readRunState(dir: string, options: {withResult?: boolean} = {}): RunState | undefined {
+  const meta = readRunMetaRaw(dir)
+  if (!meta) return undefined
+  if (isTerminal(meta.status)) {
+    return {dir, meta, result: options.withResult === false ? undefined : readRunResult(dir, meta)}
+  }
+  const result = readRunResult(dir, meta)
+  if (result) return {dir, meta: {...meta, status: result.status}, result}
+  if (!supervisorIsGone(meta)) return {dir, meta}
+  return reconcileLostRun(dir)
+}
+
+function reconcileLostRun(dir: string): RunState | undefined {
+  return withLockSync(runFile(dir, 'lock'), () => {
+    const meta = readRunMetaRaw(dir)
+    if (!meta) return undefined
+    const existing = readRunResult(dir, meta)
+    if (existing) return {dir, meta: {...meta, status: existing.status}, result: existing}
+    if (isTerminal(meta.status) || !supervisorIsGone(meta)) return {dir, meta}
+    const result = settledResult(meta, 'exited', 'supervisor_lost')
+    writeResultLocked(dir, meta, result)
+    return {dir, meta: {...meta, status: 'exited'}, result}
+  })
+}
+
+/** Read a Run by id, or throw "not found" (exit 4). */
+export function requireRun(home: string, id: string): RunState {
+  const dir = runDir(home, id)
+  const state = readRunState(dir)
+  if (!state) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
+  return state
+}
+
+/** Ids of every Run directory under the state root (unsorted). */
+export function listRunIds(home: string): string[] {
+  try {
+    return readdirSync(runsDir(home)).filter((name) => !name.startsWith('.'))
+  } catch {
+    return []
+  }
+}
+
+export interface ListedRun extends RunState {
+  /** Set instead of meta when the Run's files could not be read. */
+  error?: string
+}
+
+/**
+ * Read every Run (reconciling), skipping half-created dirs; damaged ones are
+ * reported, not fatal. `withResult: false` skips result.json of terminal Runs
+ * (run.json mirrors status, exit code and duration) to keep listings fast.
+ */
+export function listRuns(home: string, options: {withResult?: boolean} = {}): ListedRun[] {
+  const runs: ListedRun[] = []
+  for (const id of listRunIds(home)) {
+    const dir = join(runsDir(home), id)
+    try {
+      const state = readRunState(dir, options)
+      if (state) runs.push(state)
+    } catch (error) {
+      runs.push({dir, meta: undefined as unknown as RunMeta, error: (error as Error).message})
+    }
+  }
+  return runs
+}
+
+export function runExists(home: string, id: string): boolean {
+  return existsSync(runFile(runDir(home, id), 'meta'))
+}

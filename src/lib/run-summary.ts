@@ -1,0 +1,50 @@
+/**
+ * The one flat description of a Run used by listings, JSON output, trees and
+ * live views alike, so every view reports the same fields the same way.
+ */
+import type {RunState} from './run-store.js'
+import {isTerminal} from './run-types.js'
+
+export interface RunSummary {
+  run: string
+  run_instance_id: string
+  recipe: string | null
+  status: string
+  owner: string
+  parent: string | null
+  root: string
+  depth: number
+  created_at: string
+  started_at: string | null
+  ended_at: string | null
+  duration_ms: number | null
+  exit_code: number | null
+  pid: number | null
+  state_dir: string
+}
+
+/** Summarise a Run; durations of live Runs are measured up to `now`. */
+export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
+  const {meta, result} = state
+  const started = meta.started_at ?? null
+  const ended = result?.completed_at ?? (meta.ended_at as string | undefined) ?? null
+  let duration: number | null = result?.duration_ms ?? (meta.duration_ms as number | undefined) ?? null
+  if (duration === null && started && !isTerminal(meta.status)) duration = Math.max(0, now - Date.parse(started))
+  return {
+    run: meta.run,
+    run_instance_id: meta.run_instance_id,
+    recipe: meta.recipe,
+    status: meta.status,
+    owner: meta.owner,
+    parent: meta.parent?.run ?? null,
+    root: meta.root,
+    depth: meta.depth,
+    created_at: meta.created_at,
+    started_at: started,
+    ended_at: ended,
+    duration_ms: duration,
+    exit_code: result?.exit_code ?? (meta.exit_code as number | undefined) ?? null,
+    pid: meta.pid ?? null,
+    state_dir: state.dir,
+  }
+}

@@ -1,0 +1,98 @@
+/**
+ * The shapes of a Run's files (SPEC: Run state dir). Field names are the
+ * public contract; extra fields are allowed and kept.
+ */
+import type {ProcessIdentity} from './process-identity.js'
+
+export const RUN_SCHEMA = 'actors-run-v1'
+
+export const LIVE_STATUSES = ['queued', 'running', 'paused'] as const
+export const TERMINAL_STATUSES = ['done', 'failed', 'cancelled', 'killed', 'exited'] as const
+export type LiveStatus = (typeof LIVE_STATUSES)[number]
+export type TerminalStatus = (typeof TERMINAL_STATUSES)[number]
+export type RunStatus = LiveStatus | TerminalStatus
+
+export function isTerminal(status: string): status is TerminalStatus {
+  return (TERMINAL_STATUSES as readonly string[]).includes(status)
+}
+
+export interface ParentRef {
+  run: string
+  run_instance_id: string
+  state_dir: string
+}
+
+/** What the supervisor executes: one argv, or several in sequence or in parallel. */
+export interface RunPlan {
+  mode: 'single' | 'sequence' | 'parallel'
+  steps: string[][]
+}
+
+/** One process the supervisor started, with the identity that guards every signal. */
+export interface ChildProcessRecord {
+  pid: number
+  pgid: number
+  identity?: ProcessIdentity
+  step: number
+}
+
+export interface RunMeta {
+  schema: typeof RUN_SCHEMA
+  run: string
+  run_instance_id: string
+  recipe: string | null
+  recipe_file: string | null
+  values: Record<string, unknown>
+  argv: string[]
+  plan: RunPlan
+  cwd: string
+  env: Record<string, string>
+  created_at: string
+  started_at?: string
+  status: LiveStatus | TerminalStatus
+  /** The supervisor's pid and identity. */
+  pid?: number
+  process_identity?: ProcessIdentity
+  /** The current (first live) command process and its group. */
+  child_pid?: number
+  pgid?: number
+  children_processes?: ChildProcessRecord[]
+  owner: string
+  parent?: ParentRef
+  root: string
+  depth: number
+  control: string[]
+  notification: 'normal' | 'silent'
+  timeout_ms?: number
+  retry: number
+  kill_grace_ms: number
+  artifacts?: Record<string, string>
+  singleton?: boolean
+  max_parallel?: number
+  budget_tokens?: number
+  /** Set by control: why the Run is ending (so the supervisor records cancelled/killed). */
+  ending?: {status: 'cancelled' | 'killed'; at: string; by: string}
+  [extra: string]: unknown
+}
+
+export interface ArtifactRecord {
+  name: string
+  path: string
+  bytes: number | null
+  sha256: string | null
+  missing?: boolean
+}
+
+export interface RunResult {
+  status: TerminalStatus
+  exit_code: number | null
+  signal: string | null
+  reason: string | null
+  attempts: number
+  started_at: string | null
+  completed_at: string
+  duration_ms: number | null
+  artifacts: ArtifactRecord[]
+  run_instance_id: string
+  [extra: string]: unknown
+}

@@ -1,0 +1,124 @@
+/**
+ * Atomic, bounded reads and writes of the JSON and JSONL files that hold all
+ * state. Writers go through temp + rename so a reader never sees half a file;
+ * readers refuse anything corrupt, oversized or of a foreign schema instead of
+ * guessing.
+ */
+import {randomBytes} from 'node:crypto'
+import {closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, appendFileSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
+import {corruptStateError} from './errors.js'
+
+/** Largest JSON document we will parse (run.json, result.json, endpoints...). */
+export const MAX_JSON_BYTES = 1024 * 1024
+
+/** Write `data` as JSON to `file` atomically: temp file in the same dir, fsync, rename. */
+export function writeJsonAtomic(file: string, data: unknown): void {
+  writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n')
+}
+
+/** Write a whole text file atomically (same-directory temp file, then rename). */
+export function writeFileAtomic(file: string, text: string): void {
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  const fd = openSync(temp, 'wx', 0o644)
+  try {
+    writeSync(fd, text)
+    fsyncSync(fd)
+  } finally {
+    closeSync(fd)
+  }
+  try {
+    renameSync(temp, file)
+  } catch (error) {
+    try {
+      unlinkSync(temp)
+    } catch {}
+    throw error
+  }
+}
+
+export interface ReadJsonOptions {
+  /** Expected value of the document's `schema` field, when it has one. */
+  schema?: string
+  maxBytes?: number
+}
+
+/**
+ * Read a JSON document, or `undefined` when the file does not exist.
+ * Corrupt, oversized, non-object or foreign-schema files throw an error naming the file.
+ */
+export function readJsonFile<T = Record<string, unknown>>(file: string, options: ReadJsonOptions = {}): T | undefined {
+  const maxBytes = options.maxBytes ?? MAX_JSON_BYTES
+  let text: string
+  try {
+    const size = statSync(file).size
+    if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    throw error
+  }
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw corruptStateError(file, 'is not valid JSON')
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw corruptStateError(file, 'is not a JSON object')
+  }
+  if (options.schema !== undefined && (data as {schema?: unknown}).schema !== options.schema) {
+    throw corruptStateError(file, `has schema ${JSON.stringify((data as {schema?: unknown}).schema)}, expected "${options.schema}"`)
+  }
+  return data as T
+}
+
+/**
+ * Append one JSON line. A single write() of one short line to an O_APPEND
+ * file is atomic on local file systems, so concurrent appenders never
+ * interleave; callers that also rewrite the file (compaction) hold a lock.
+ */
+export function appendJsonLine(file: string, record: unknown): void {
+  appendFileSync(file, JSON.stringify(record) + '\n')
+}
+
+export interface JsonLines<T> {
+  records: T[]
+  /** Lines that did not parse (a torn write after a crash, or tampering). */
+  damaged: number
+}
+
+/** Read a JSONL journal; missing file → empty. Lines that fail to parse are counted, not fatal. */
+export function readJsonLines<T>(file: string, maxBytes = 16 * 1024 * 1024): JsonLines<T> {
+  let text: string
+  try {
+    const size = statSync(file).size
+    if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
+    text = readFileSync(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {records: [], damaged: 0}
+    throw error
+  }
+  const records: T[] = []
+  let damaged = 0
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue
+    try {
+      const value = JSON.parse(line)
+      if (value && typeof value === 'object') records.push(value as T)
+      else damaged++
+    } catch {
+      damaged++
+    }
+  }
+  return {records, damaged}
+}
+
+/** Size of a file in bytes, 0 when it does not exist. */
+export function fileSize(file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
+}

@@ -1,0 +1,273 @@
+/**
+ * The detached supervisor: owns one Run's command from start to result.
+ * It runs in its own small Node process (see src/supervisor.ts), so this
+ * module and everything it imports must stay free of heavy dependencies.
+ *
+ * Life of a Run here: start each step in its own process group with stdout
+ * and stderr appended to the log files; enforce the timeout by terminating the
+ * whole process tree (SIGTERM, then SIGKILL after kill_grace); retry failed
+ * attempts; honour a stop/kill requested through run.json's `ending`; collect
+ * artifacts; write result.json exactly once.
+ */
+import {spawn, type ChildProcess} from 'node:child_process'
+import {closeSync, openSync, writeSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {afterRunEnded} from './after-run.js'
+import {collectArtifacts} from './artifacts.js'
+import {withLockSync} from './lock.js'
+import {readProcessIdentity} from './process-identity.js'
+import {findRunProcesses, signalPids} from './process-tree.js'
+import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from './run-store.js'
+import {appendTraceEvent} from './trace.js'
+import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
+
+interface StepOutcome {
+  exitCode: number | null
+  signal: string | null
+  spawnError?: string
+}
+
+interface AttemptOutcome extends StepOutcome {
+  timedOut: boolean
+}
+
+/** The environment a Run's command sees: the caller's, the Recipe's, and the lineage variables. */
+export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
+  const binDir = process.env.ACTORS_BIN_DIR
+  const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
+  return {
+    ...process.env,
+    ...meta.env,
+    PATH: meta.env.PATH ?? path,
+    ACTORS_HOME: home,
+    ACTORS_RUN: meta.run,
+    ACTORS_RUN_INSTANCE: meta.run_instance_id,
+    ACTORS_STATE_DIR: dir,
+    ACTORS_OWNER: meta.owner,
+    ACTORS_ROOT: meta.root,
+    ACTORS_DEPTH: String(meta.depth),
+    ACTORS_BIN_DIR: undefined,
+    ACTORS_SUPERVISOR: undefined,
+  }
+}
+
+class Supervisor {
+  private readonly live = new Map<number, ChildProcess>()
+  private records: ChildProcessRecord[] = []
+  private timedOut = false
+  private ending = false
+
+  constructor(
+    private readonly dir: string,
+    private readonly home: string,
+    private meta: RunMeta,
+  ) {}
+
+  async run(): Promise<void> {
+    const startedAt = new Date()
+    process.on('SIGTERM', () => this.terminateFromOutside('SIGTERM'))
+    process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
+    process.on('SIGHUP', () => {})
+
+    const maxAttempts = Math.max(1, this.meta.retry || 1)
+    let attempt = 0
+    let outcome: AttemptOutcome = {exitCode: null, signal: null, timedOut: false}
+    while (attempt < maxAttempts) {
+      attempt++
+      this.timedOut = false
+      updateRunMeta(this.dir, (meta) => ({...meta, attempts: attempt}))
+      if (attempt > 1) this.trace('runtime.retry', `attempt ${attempt} of ${maxAttempts}`, {attempt})
+      outcome = await this.runAttempt()
+      const requested = this.requestedEnding()
+      if (requested || this.ending) break
+      if (outcome.exitCode === 0 && !outcome.timedOut) break
+    }
+    this.finish(outcome, attempt, startedAt)
+  }
+
+  /** Run every step of the plan once (honouring sequence/parallel) under the timeout. */
+  private async runAttempt(): Promise<AttemptOutcome> {
+    const timeoutMs = this.meta.timeout_ms
+    const timer = timeoutMs
+      ? setTimeout(() => {
+          this.timedOut = true
+          this.trace('runtime.timeout', `timed out after ${timeoutMs}ms`, {timeout_ms: timeoutMs})
+          void this.terminateTree()
+        }, timeoutMs)
+      : undefined
+    try {
+      const {mode, steps} = this.meta.plan
+      if (mode === 'parallel') {
+        const outcomes = await Promise.all(steps.map((argv, index) => this.runStep(argv, index)))
+        const failed = outcomes.find((o) => o.exitCode !== 0)
+        return {...(failed ?? outcomes[0]), timedOut: this.timedOut}
+      }
+      let last: StepOutcome = {exitCode: 0, signal: null}
+      for (const [index, argv] of steps.entries()) {
+        last = await this.runStep(argv, index)
+        if (last.exitCode !== 0 || this.timedOut || this.ending || this.requestedEnding()) break
+      }
+      return {...last, timedOut: this.timedOut}
+    } finally {
+      if (timer) clearTimeout(timer)
+    }
+  }
+
+  private runStep(argv: string[], step: number): Promise<StepOutcome> {
+    return new Promise((resolve) => {
+      const out = openSync(runFile(this.dir, 'stdout'), 'a')
+      const err = openSync(runFile(this.dir, 'stderr'), 'a')
+      let child: ChildProcess
+      try {
+        child = spawn(argv[0], argv.slice(1), {
+          cwd: this.meta.cwd,
+          env: commandEnvironment(this.meta, this.home, this.dir),
+          detached: true,
+          stdio: ['ignore', out, err],
+        })
+      } catch (error) {
+        closeSync(out)
+        closeSync(err)
+        resolve({exitCode: 127, signal: null, spawnError: (error as Error).message})
+        return
+      }
+      closeSync(out)
+      closeSync(err)
+      let settled = false
+      child.once('error', (error) => {
+        if (settled) return
+        settled = true
+        this.appendStderr(`actors: could not start ${JSON.stringify(argv[0])}: ${error.message}\n`)
+        resolve({exitCode: 127, signal: null, spawnError: error.message})
+      })
+      if (child.pid !== undefined) this.recordChild(child, step)
+      child.once('exit', (code, signal) => {
+        if (child.pid !== undefined) this.live.delete(child.pid)
+        if (settled) return
+        settled = true
+        resolve({exitCode: code, signal})
+      })
+    })
+  }
+
+  private appendStderr(text: string): void {
+    try {
+      const fd = openSync(runFile(this.dir, 'stderr'), 'a')
+      try {
+        writeSync(fd, text)
+      } finally {
+        closeSync(fd)
+      }
+    } catch {}
+  }
+
+  private recordChild(child: ChildProcess, step: number): void {
+    const pid = child.pid as number
+    this.live.set(pid, child)
+    const record: ChildProcessRecord = {pid, pgid: pid, identity: readProcessIdentity(pid), step}
+    this.records = [...this.records.filter((r) => this.live.has(r.pid)), record]
+    const records = this.records
+    updateRunMeta(this.dir, (meta) => ({
+      ...meta,
+      child_pid: records[0].pid,
+      pgid: records[0].pgid,
+      children_processes: records,
+    }))
+  }
+
+  /** Whether a control asked this Run to end (stop → cancelled, kill → killed). */
+  private requestedEnding(): RunMeta['ending'] {
+    try {
+      return readRunMetaRaw(this.dir)?.ending
+    } catch {
+      return undefined
+    }
+  }
+
+  /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace. */
+  private async terminateTree(): Promise<void> {
+    const query = () => ({
+      rootPids: [...this.live.keys()],
+      pgids: this.records.map((r) => r.pgid),
+      runInstanceId: this.meta.run_instance_id,
+    })
+    signalPids(findRunProcesses(query()), 'SIGCONT')
+    signalPids(findRunProcesses(query()), 'SIGTERM')
+    const deadline = Date.now() + this.meta.kill_grace_ms
+    while (Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 50))
+      if (findRunProcesses(query()).length === 0) return
+    }
+    signalPids(findRunProcesses(query()), 'SIGKILL')
+  }
+
+  /** The supervisor itself was told to stop: end the Run as cancelled rather than orphaning it. */
+  private terminateFromOutside(signal: string): void {
+    if (this.ending) return
+    this.ending = true
+    this.trace('runtime.supervisor_signal', `supervisor received ${signal}`, {signal})
+    updateRunMeta(this.dir, (meta) => (meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}}))
+    void this.terminateTree()
+  }
+
+  private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+    withLockSync(runFile(this.dir, 'lock'), () => {
+      const meta = readRunMetaRaw(this.dir)
+      if (!meta || readRunResult(this.dir, meta)) return
+      const ending = meta.ending
+      let status: TerminalStatus
+      let reason: string | null = null
+      if (ending) {
+        status = ending.status
+        reason = ending.status === 'killed' ? 'kill' : 'stop'
+      } else if (outcome.timedOut) {
+        status = 'failed'
+        reason = 'timeout'
+      } else if (outcome.exitCode === 0) {
+        status = 'done'
+      } else {
+        status = 'failed'
+        reason = outcome.spawnError ? 'spawn_failed' : outcome.signal ? 'signal' : 'exit_code'
+      }
+      const completed = new Date()
+      const result: RunResult = {
+        status,
+        exit_code: outcome.exitCode,
+        signal: outcome.signal,
+        reason,
+        attempts,
+        started_at: startedAt.toISOString(),
+        completed_at: completed.toISOString(),
+        duration_ms: completed.getTime() - startedAt.getTime(),
+        artifacts: collectArtifacts(meta.artifacts, meta.cwd),
+        run_instance_id: meta.run_instance_id,
+      }
+      if (outcome.spawnError) result.error = outcome.spawnError
+      writeResultLocked(this.dir, meta, result)
+      this.meta = {...meta, status}
+    })
+    this.trace('runtime.ended', `${this.meta.status}`, {status: this.meta.status, exit_code: outcome.exitCode})
+    afterRunEnded(this.home, this.meta)
+  }
+
+  private trace(kind: string, summary: string, data?: unknown): void {
+    try {
+      appendTraceEvent(this.dir, {kind, summary, data, run_instance_id: this.meta.run_instance_id})
+    } catch {}
+  }
+}
+
+/** Entry point used by src/supervisor.ts: supervise the Run in `dir` until it is terminal. */
+export async function superviseRun(dir: string): Promise<void> {
+  const meta = readRunMetaRaw(dir)
+  if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
+  const home = dirname(dirname(dir))
+  const started = updateRunMeta(dir, (current) => ({
+    ...current,
+    status: current.status === 'queued' ? 'running' : current.status,
+    started_at: current.started_at ?? new Date().toISOString(),
+    pid: process.pid,
+    process_identity: readProcessIdentity(process.pid),
+  }))
+  await new Supervisor(dir, home, started ?? meta).run()
+}

@@ -1,0 +1,98 @@
+/**
+ * A Run's Trace: an append-only JSONL journal of events, bounded at
+ * MAX_TRACE_EVENTS events and MAX_TRACE_BYTES bytes. When either bound is
+ * crossed the oldest half is dropped under the Run's lock and replaced by one
+ * `runtime.trace_compacted` marker saying how many events went.
+ */
+import {randomUUID} from 'node:crypto'
+import {join} from 'node:path'
+import {usageError} from './errors.js'
+import {withLockSync} from './lock.js'
+import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from './state-files.js'
+
+export const MAX_TRACE_EVENTS = 2048
+export const MAX_TRACE_BYTES = 4 * 1024 * 1024
+/** Largest single event we accept (summary + data), so one event can never blow the bound. */
+export const MAX_EVENT_BYTES = 64 * 1024
+export const TRACE_KIND_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/
+export const ATTENTION_LEVELS = ['notify', 'followup', 'steer'] as const
+export type Attention = (typeof ATTENTION_LEVELS)[number]
+
+export interface TraceEvent {
+  id: string
+  ts: string
+  kind: string
+  summary?: string
+  data?: unknown
+  level?: string
+  attention?: Attention
+  run_instance_id?: string
+}
+
+export function traceFile(dir: string): string {
+  return join(dir, 'trace.jsonl')
+}
+
+export type NewTraceEvent = Omit<TraceEvent, 'id' | 'ts'>
+
+/** Validate, append one event and compact when the journal outgrew its bounds. Returns the stored event. */
+export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent {
+  if (!TRACE_KIND_PATTERN.test(input.kind) || input.kind.length > 128) {
+    throw usageError(`event kind ${JSON.stringify(input.kind)} is not valid`, 'use lowercase dotted words, e.g. build.step or review.done')
+  }
+  const event: TraceEvent = {id: randomUUID(), ts: new Date().toISOString(), ...input}
+  const line = JSON.stringify(event)
+  if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
+    throw usageError(`event is ${Buffer.byteLength(line)} bytes, over the ${MAX_EVENT_BYTES}-byte limit`, 'put large payloads in a file and emit its path')
+  }
+  const file = traceFile(dir)
+  // Appends and compaction share one lock so a compaction never loses an event appended meanwhile.
+  withLockSync(traceLock(dir), () => {
+    appendJsonLine(file, event)
+    if (fileSize(file) > MAX_TRACE_BYTES || countLinesCheap(file) > MAX_TRACE_EVENTS) compactTraceLocked(dir)
+  })
+  return event
+}
+
+// Counting lines on every append would be O(n); instead estimate from size and
+// only count exactly when the file is large enough to possibly hold too many.
+const MIN_EVENT_BYTES = 60
+function countLinesCheap(file: string): number {
+  const size = fileSize(file)
+  if (size < MAX_TRACE_EVENTS * MIN_EVENT_BYTES) return 0
+  return readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
+}
+
+function traceLock(dir: string): string {
+  return join(dir, '.trace.lock')
+}
+
+/** Drop the oldest events until the journal is at half its bounds, leaving a marker. Caller holds the trace lock. */
+function compactTraceLocked(dir: string): void {
+  const file = traceFile(dir)
+  {
+    const {records} = readJsonLines<TraceEvent>(file, MAX_TRACE_BYTES * 4)
+    if (records.length <= MAX_TRACE_EVENTS && fileSize(file) <= MAX_TRACE_BYTES) return
+    let keep = records.slice(-Math.floor(MAX_TRACE_EVENTS / 2))
+    let bytes = keep.reduce((sum, e) => sum + JSON.stringify(e).length + 1, 0)
+    while (bytes > MAX_TRACE_BYTES / 2 && keep.length > 1) {
+      bytes -= JSON.stringify(keep[0]).length + 1
+      keep = keep.slice(1)
+    }
+    const dropped = records.length - keep.length
+    const marker: TraceEvent = {
+      id: randomUUID(),
+      ts: new Date().toISOString(),
+      kind: 'runtime.trace_compacted',
+      summary: `${dropped} older events dropped`,
+      data: {dropped},
+    }
+    writeFileAtomic(file, [marker, ...keep].map((e) => JSON.stringify(e)).join('\n') + '\n')
+  }
+}
+
+/** The last `count` events of a Run's Trace. */
+export function readTraceTail(dir: string, count: number): TraceEvent[] {
+  const {records} = readJsonLines<TraceEvent>(traceFile(dir), MAX_TRACE_BYTES * 4)
+  return records.slice(-count)
+}

@@ -1,0 +1,113 @@
+/**
+ * Shared test plumbing: a fresh state root per test, the real CLI run as a
+ * child process (`bin/actors`, built by `npm test` first), and polling for
+ * conditions on real files and processes.
+ */
+import {spawn, spawnSync} from 'node:child_process'
+import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+
+export const ROOT = resolve(import.meta.dirname, '..')
+export const BIN = join(ROOT, 'bin', 'actors')
+
+/** A new empty temp directory, removed by the returned cleanup. */
+export function tempDir(prefix = 'actors-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+export function removeDir(dir: string): void {
+  rmSync(dir, {recursive: true, force: true})
+}
+
+export interface CliResult {
+  code: number | null
+  stdout: string
+  stderr: string
+  /** stdout parsed as JSON (when it parses). */
+  json: any
+}
+
+/** Environment for the CLI: isolated home, no inherited lineage, CI on (no Ink). */
+export function cliEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, CI: 'true', NO_COLOR: '1'}
+  for (const name of ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER', 'ACTORS_RECIPES']) delete env[name]
+  return {...env, ...extra}
+}
+
+function parseJson(text: string): any {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return undefined
+  }
+}
+
+/** Run `actors ARGS` synchronously. */
+export function actors(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeout?: number} = {}): CliResult {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    env: cliEnv(home, options.env),
+    cwd: options.cwd ?? ROOT,
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: options.timeout ?? 30_000,
+  })
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr, json: parseJson(r.stdout)}
+}
+
+/** Run `actors ARGS` asynchronously (for concurrency tests). */
+export function actorsAsync(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string} = {}): Promise<CliResult> {
+  return new Promise((resolvePromise) => {
+    const child = spawn(process.execPath, [BIN, ...args], {env: cliEnv(home, options.env), cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe']})
+    let stdout = ''
+    let stderr = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    child.stderr.on('data', (d) => (stderr += d))
+    child.on('close', (code) => resolvePromise({code, stdout, stderr, json: parseJson(stdout)}))
+  })
+}
+
+/** Poll `check` until it returns a truthy value (or throw after `timeoutMs`). */
+export async function waitFor<T>(check: () => T | undefined | false | null, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    let value: T | undefined | false | null
+    try {
+      value = check()
+    } catch {
+      value = undefined
+    }
+    if (value) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs}ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 25))
+  }
+}
+
+export function readJson(file: string): any {
+  return JSON.parse(readFileSync(file, 'utf8'))
+}
+
+/** Whether a pid is alive and not a zombie. */
+export function processAlive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z'
+  } catch {
+    return false
+  }
+}
+
+/** The state letter of a process (R, S, T, Z...), or undefined when gone. */
+export function processState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  } catch {
+    return undefined
+  }
+}
+
+/** Wait until the Run is terminal and return its result.json. */
+export async function waitForResult(stateDir: string, timeoutMs = 15_000): Promise<any> {
+  return waitFor(() => readJson(join(stateDir, 'result.json')), timeoutMs, `result.json in ${stateDir}`)
+}
