@@ -1,0 +1,29 @@
+import {Args, Flags} from '@oclif/core'
+import {ActorsCommand} from '../../base-command.js'
+import {formatTable} from '../../lib/output.js'
+import {describeRecipe, findRecipe, formatDescription, listRecipes, recipeRoots} from '../../lib/recipes/index.js'
+
+export default class Recipes extends ActorsCommand {
+  static summary = 'List the available Recipes, or show one'
+  static description = 'Roots, first match wins: --recipes DIR, $ACTORS_RECIPES, ./recipes, $ACTORS_HOME/recipes, the shipped library.'
+  static examples = ['<%= config.bin %> recipes', '<%= config.bin %> recipes hello', '<%= config.bin %> recipes --json | jq -r ".recipes[].name"']
+  static args = {name: Args.string({description: 'a Recipe name (e.g. music/playback) or a path to a Recipe file'})}
+  static flags = {recipes: Flags.string({description: 'search this recipe directory first'})}
+
+  async run(): Promise<unknown> {
+    const {args, flags} = await this.parse(Recipes)
+    const roots = recipeRoots({recipesFlag: flags.recipes, home: this.home(flags)})
+    if (args.name !== undefined) {
+      const description = describeRecipe(findRecipe(args.name, roots))
+      if (!this.jsonEnabled()) process.stdout.write(`${formatDescription(description)}\n`)
+      return description
+    }
+    const recipes = listRecipes(roots)
+    if (!this.jsonEnabled()) {
+      const rows = recipes.map((r) => [r.name, r.args.join(' ') || '-', r.error ? `BROKEN: ${r.error}` : r.description || '-'])
+      if (rows.length) process.stdout.write(`${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows)}\n`)
+      else process.stderr.write('actors: no Recipes found (add YAML files to ./recipes or pass --recipes DIR)\n')
+    }
+    return {recipes, roots}
+  }
+}

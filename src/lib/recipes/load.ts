@@ -1,0 +1,267 @@
+/**
+ * Loading one Recipe file: parse YAML or JSON, then validate every field so
+ * bad input is refused before anything starts, always naming the file, the
+ * field and a fix (exit 2).
+ */
+import {readFileSync, statSync} from 'node:fs'
+import {basename, extname, isAbsolute, relative, sep} from 'node:path'
+import {parseDocument} from 'yaml'
+import {usageError, type ActorsError} from '../errors.js'
+import {parseDuration} from '../duration.js'
+import {ArgProblem, parseArgSpec, RUNTIME_NAMES} from './args.js'
+import {didYouMean} from './did-you-mean.js'
+import {shellSplit} from './shell-split.js'
+import {placeholdersOf} from './template.js'
+import type {ArgSpec, Recipe} from './types.js'
+
+export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
+export const MAX_RECIPE_BYTES = 256 * 1024
+export const RECIPE_FIELDS = [
+  'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
+  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification',
+] as const
+/** Actions `actors control` handles itself; a Recipe may not redeclare them. */
+export const BUILTIN_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
+const ACTION_NAME = /^[a-z][a-z0-9_-]*$/
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+const ARTIFACT_NAME = /^[A-Za-z0-9_.-]+$/
+
+/** How a file is named in messages: relative to the cwd when below it, else absolute. */
+export function displayPath(file: string): string {
+  const rel = relative(process.cwd(), file)
+  return rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : file
+}
+
+/** The error every validation failure becomes: file, field, problem, fix. */
+export function recipeError(file: string, field: string | null, problem: string, fix: string): ActorsError {
+  const where = field ? `field "${field}" ` : ''
+  return usageError(`${displayPath(file)}: ${where}${problem}`, fix, {file, ...(field ? {field} : {})})
+}
+
+/** Read and parse the file into a plain object, refusing oversized or malformed files. */
+function parseRecipeText(file: string): Record<string, unknown> {
+  let size: number
+  try {
+    const stat = statSync(file)
+    if (!stat.isFile()) throw recipeError(file, null, 'is not a file', 'pass a .yaml, .yml or .json Recipe file')
+    size = stat.size
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw recipeError(file, null, 'does not exist', 'check the path, or list Recipes with `actors recipes`')
+    throw error
+  }
+  if (size > MAX_RECIPE_BYTES) {
+    throw recipeError(file, null, `is ${size} bytes, over the ${MAX_RECIPE_BYTES}-byte limit for a Recipe`, 'keep Recipes small; move data into files the Recipe reads')
+  }
+  const text = readFileSync(file, 'utf8')
+  let data: unknown
+  if (extname(file) === '.json') {
+    try {
+      data = JSON.parse(text)
+    } catch (error) {
+      throw recipeError(file, null, `is not valid JSON: ${(error as Error).message}`, 'fix the JSON syntax (a linter such as `jq . FILE` shows where)')
+    }
+  } else {
+    const doc = parseDocument(text, {uniqueKeys: true, prettyErrors: true})
+    if (doc.errors.length > 0) {
+      const first = doc.errors[0].message.split('\n')[0].replace(/:$/, '')
+      throw recipeError(file, null, `is not valid YAML: ${first}`, 'fix the YAML syntax; quote strings that contain ": ", "{" or "#"')
+    }
+    data = doc.toJS({maxAliasCount: 100})
+  }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    throw recipeError(file, null, 'is not a mapping of Recipe fields', `write fields such as template: and description: at the top level (allowed: ${RECIPE_FIELDS.join(', ')})`)
+  }
+  return data as Record<string, unknown>
+}
+
+/** A Recipe's identity: its path below the root without extension, always with `/`. */
+export function recipeNameOf(file: string, root: string): string {
+  const rel = relative(root, file)
+  const name = rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : basename(file)
+  return name.slice(0, name.length - extname(name).length).split(sep).join('/')
+}
+
+/**
+ * Load and fully validate a Recipe file found below `root`. Everything a
+ * launch needs to trust is checked here, including that every placeholder
+ * names a declared arg or a runtime value.
+ */
+export function loadRecipeFile(file: string, root: string): Recipe {
+  const data = parseRecipeText(file)
+  const fail = (field: string, problem: string, fix: string) => recipeError(file, field, problem, fix)
+
+  for (const key of Object.keys(data)) {
+    if (!(RECIPE_FIELDS as readonly string[]).includes(key)) {
+      throw fail(key, 'is not a Recipe field', `${didYouMean(key, RECIPE_FIELDS)}allowed: ${RECIPE_FIELDS.join(', ')}`)
+    }
+  }
+
+  const recipe: Recipe = {
+    name: recipeNameOf(file, root),
+    file,
+    root,
+    description: '',
+    args: [],
+    control: [],
+    singleton: false,
+    notification: 'normal',
+  }
+
+  if (data.description !== undefined) {
+    if (typeof data.description !== 'string') throw fail('description', 'is not a string', 'write one line of text')
+    recipe.description = data.description.trim()
+  }
+
+  recipe.args = readArgs(data.args, fail)
+
+  const kinds = (['template', 'sequence', 'parallel'] as const).filter((k) => data[k] !== undefined)
+  if (kinds.length === 0) throw recipeError(file, 'template', 'is missing', 'give exactly one of template, sequence or parallel, e.g. template: echo hello')
+  if (kinds.length > 1) throw fail(kinds[1], `cannot be combined with "${kinds[0]}"`, 'give exactly one of template, sequence or parallel')
+  const kind = kinds[0]
+  if (kind === 'template') {
+    recipe.template = readTemplate(data.template, 'template', fail)
+  } else {
+    const list = data[kind]
+    if (!Array.isArray(list) || list.length === 0) throw fail(kind, 'is not a non-empty list of templates', `write ${kind}: followed by "- command ..." lines`)
+    recipe[kind] = list.map((t, i) => readTemplate(t, `${kind}[${i}]`, fail))
+  }
+
+  for (const field of ['timeout', 'kill_grace'] as const) {
+    const value = data[field]
+    if (value === undefined) continue
+    if (typeof value !== 'string' && typeof value !== 'number') throw fail(field, 'is not a duration', 'use 500ms, 30s, 5m, 1h or a number of seconds')
+    try {
+      parseDuration(value, field)
+    } catch (error) {
+      throw fail(field, `${JSON.stringify(value)} is not a valid duration`, (error as ActorsError).fix ?? 'use 500ms, 30s, 5m, 1h')
+    }
+    recipe[field] = value
+  }
+
+  if (data.retry !== undefined) {
+    if (typeof data.retry !== 'number' || !Number.isInteger(data.retry) || data.retry < 1 || data.retry > 1000) {
+      throw fail('retry', `${JSON.stringify(data.retry)} is not a positive integer`, 'give the total number of attempts, e.g. retry: 3 (1 means no retry)')
+    }
+    recipe.retry = data.retry
+  }
+
+  if (data.cwd !== undefined) {
+    if (typeof data.cwd !== 'string' || data.cwd === '') throw fail('cwd', 'is not a non-empty string', 'give a directory, e.g. cwd: "{recipe_dir}"')
+    recipe.cwd = data.cwd
+  }
+
+  if (data.env !== undefined) recipe.env = readStringMap(data.env, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")', fail)
+  if (data.artifacts !== undefined) recipe.artifacts = readStringMap(data.artifacts, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")', fail)
+
+  if (data.control !== undefined) {
+    if (!Array.isArray(data.control)) throw fail('control', 'is not a list of action names', 'write control: [next, prev]')
+    for (const action of data.control) {
+      if (typeof action !== 'string' || !ACTION_NAME.test(action) || action.length > 64) {
+        throw fail('control', `action ${JSON.stringify(action)} is not a valid name`, 'use lowercase letters, digits, "_" and "-", starting with a letter (at most 64 characters)')
+      }
+      if ((BUILTIN_ACTIONS as readonly string[]).includes(action)) {
+        throw fail('control', `action "${action}" is built in`, `drop it; every Run already accepts ${BUILTIN_ACTIONS.join(', ')}`)
+      }
+    }
+    if (new Set(data.control).size !== data.control.length) throw fail('control', 'lists an action twice', 'list each action once')
+    recipe.control = data.control as string[]
+  }
+
+  if (data.singleton !== undefined) {
+    if (typeof data.singleton !== 'boolean') throw fail('singleton', `${JSON.stringify(data.singleton)} is not true or false`, 'write singleton: true or singleton: false')
+    recipe.singleton = data.singleton
+  }
+
+  if (data.notification !== undefined) {
+    if (data.notification !== 'normal' && data.notification !== 'silent') {
+      throw fail('notification', `${JSON.stringify(data.notification)} is not normal or silent`, 'write notification: normal or notification: silent')
+    }
+    recipe.notification = data.notification
+  }
+
+  checkPlaceholders(recipe, fail)
+  return recipe
+}
+
+type Fail = (field: string, problem: string, fix: string) => ActorsError
+
+function readArgs(value: unknown, fail: Fail): ArgSpec[] {
+  if (value === undefined || value === null) return []
+  if (!Array.isArray(value)) throw fail('args', 'is not a list', 'write args: ["name", "count:int=1"]')
+  const specs: ArgSpec[] = []
+  for (const entry of value) {
+    try {
+      specs.push(parseArgSpec(entry))
+    } catch (error) {
+      if (error instanceof ArgProblem) throw fail('args', error.message, error.fix)
+      throw error
+    }
+    const name = specs.at(-1)!.name
+    if (specs.filter((s) => s.name === name).length > 1) throw fail('args', `declares "${name}" twice`, 'declare each arg once')
+  }
+  return specs
+}
+
+/** A template is a non-empty argv list or a string split like a shell; scalars in a list become strings. */
+function readTemplate(value: unknown, field: string, fail: Fail): string[] | string {
+  if (typeof value === 'string') {
+    let words: string[]
+    try {
+      words = shellSplit(value)
+    } catch (error) {
+      throw fail(field, `cannot be split into words: ${(error as Error).message}`, 'close every quote; or write the template as a list of argv words')
+    }
+    if (words.length === 0) throw fail(field, 'is empty', 'give the command to run, e.g. echo hello')
+    return value
+  }
+  if (Array.isArray(value)) {
+    if (value.length === 0) throw fail(field, 'is an empty list', 'give the command and its arguments, e.g. [echo, hello]')
+    return value.map((word) => {
+      if (typeof word === 'string') return word
+      if (typeof word === 'number' || typeof word === 'boolean') return String(word)
+      throw fail(field, `word ${JSON.stringify(word)} is not a string`, 'write every argv word as a string')
+    })
+  }
+  throw fail(field, 'is not a string or a list of strings', 'write template: echo hello, or template: [echo, hello]')
+}
+
+function readStringMap(value: unknown, field: string, keyPattern: RegExp, keyWhat: string, fail: Fail): Record<string, string> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail(field, 'is not a mapping of names to strings', `write ${field}: {NAME: value}`)
+  const out: Record<string, string> = {}
+  for (const [key, v] of Object.entries(value)) {
+    if (!keyPattern.test(key)) throw fail(field, `key "${key}" is not ${keyWhat}`, `rename "${key}"`)
+    if (typeof v === 'string') out[key] = v
+    else if (typeof v === 'number' || typeof v === 'boolean') out[key] = String(v)
+    else throw fail(field, `value of "${key}" is not a string`, `quote it: ${key}: "..."`)
+  }
+  return out
+}
+
+/** The argv words of a template as written (strings are split, lists kept). */
+export function templateWords(template: string[] | string): string[] {
+  return typeof template === 'string' ? shellSplit(template) : template
+}
+
+function checkPlaceholders(recipe: Recipe, fail: Fail): void {
+  const known = [...recipe.args.map((a) => a.name), ...RUNTIME_NAMES]
+  const check = (field: string, text: string) => {
+    let names: string[]
+    try {
+      names = placeholdersOf(text)
+    } catch (error) {
+      throw fail(field, (error as Error).message, 'write {{ and }} for literal braces; placeholders look like {name}')
+    }
+    for (const name of names) {
+      if (!known.includes(name)) {
+        throw fail(field, `uses unknown placeholder {${name}}`, `${didYouMean(name, known)}declare it under args, or use one of: ${known.join(', ')}`)
+      }
+    }
+  }
+  const templates: Array<[string, string[] | string]> = recipe.template !== undefined
+    ? [['template', recipe.template]]
+    : (recipe.sequence ?? recipe.parallel ?? []).map((t, i) => [`${recipe.sequence ? 'sequence' : 'parallel'}[${i}]`, t])
+  for (const [field, template] of templates) for (const word of templateWords(template)) check(field, word)
+  if (recipe.cwd !== undefined) check('cwd', recipe.cwd)
+  for (const [key, v] of Object.entries(recipe.env ?? {})) check(`env.${key}`, v)
+  for (const [key, v] of Object.entries(recipe.artifacts ?? {})) check(`artifacts.${key}`, v)
+}
