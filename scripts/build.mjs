@@ -19,5 +19,7 @@ await build({
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies (oclif) still call require() for Node built-ins.
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
+  // Views are .tsx (tsconfig: react-jsx); the automatic runtime imports react/jsx-runtime, kept external above.
+  jsx: 'automatic',
   logLevel: 'warning',
 })

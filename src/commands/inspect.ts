@@ -2,7 +2,10 @@ import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {formatDuration} from '../lib/duration.js'
 import {inspectRun, listRunSummaries, parseStatusFilter, type RunDetail} from '../lib/inspect.js'
-import {formatTable} from '../lib/output.js'
+import {decideOutput} from '../lib/output.js'
+import {tableRows} from '../lib/views/run-rows.js'
+import {formatRunTable, watchRunsPlain} from '../lib/views/runs-plain.js'
+import {createRunsStore} from '../lib/views/runs-store.js'
 
 export default class Inspect extends ActorsCommand {
   static summary = 'Show Runs: a table, one Run in detail, or the Run tree'
@@ -17,6 +20,7 @@ export default class Inspect extends ActorsCommand {
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Inspect)
     const home = this.home(flags)
+    if (flags.watch) return this.watch(home, parseStatusFilter(flags.status))
     if (args.run) {
       const detail = inspectRun(home, args.run)
       if (!this.jsonEnabled()) process.stdout.write(formatDetail(detail))
@@ -24,12 +28,35 @@ export default class Inspect extends ActorsCommand {
     }
     const listing = listRunSummaries(home, parseStatusFilter(flags.status))
     if (!this.jsonEnabled()) {
-      const rows = listing.runs.map((r) => [r.run, r.recipe ?? '-', r.status, r.started_at?.replace('T', ' ').slice(0, 19) ?? '-', formatDuration(r.duration_ms ?? undefined), r.parent ?? '-'])
-      process.stdout.write(rows.length ? formatTable(['RUN', 'RECIPE', 'STATUS', 'STARTED', 'DURATION', 'PARENT'], rows) + '\n' : '')
-      if (!rows.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
+      process.stdout.write(formatRunTable(tableRows(listing.runs), Date.now()))
+      if (!listing.runs.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
       for (const d of listing.damaged) process.stderr.write(`actors: skipped ${d.state_dir}: ${d.error}\n`)
     }
     return listing
+  }
+
+  /**
+   * `--watch`: the Ink view on a TTY; otherwise the table again after every
+   * change (NDJSON snapshots under --json) until SIGINT or SIGTERM.
+   */
+  private async watch(home: string, statuses: Set<string> | undefined): Promise<undefined> {
+    const mode = decideOutput(this.jsonEnabled())
+    const store = createRunsStore(home, {statuses, tickMs: mode === 'ink' ? 1000 : 0})
+    try {
+      if (mode === 'ink') {
+        const {showRunsLive} = await import('../views/runs-live.js')
+        await showRunsLive(store, {title: `actors · ${home}`, mode: 'table', toRows: (l) => tableRows(l.runs)})
+      } else {
+        const stop = new AbortController()
+        const end = () => stop.abort()
+        process.once('SIGINT', end)
+        process.once('SIGTERM', end)
+        await watchRunsPlain(store, {json: mode === 'json', toRows: (l) => tableRows(l.runs), write: (text) => process.stdout.write(text), signal: stop.signal})
+      }
+    } finally {
+      store.close()
+    }
+    return undefined
   }
 }
 

@@ -1,0 +1,13 @@
+/** Calls `onQuit` on q or Escape (Ctrl-C is Ink's own exit). Inactive when stdin cannot do raw mode. */
+import {useInput, useStdin} from 'ink'
+
+export function QuitKeys({onQuit}: {onQuit: () => void}) {
+  const {isRawModeSupported} = useStdin()
+  useInput(
+    (input, key) => {
+      if (input === 'q' || key.escape) onQuit()
+    },
+    {isActive: isRawModeSupported},
+  )
+  return null
+}
