@@ -4,6 +4,7 @@
  * light: heavy views are imported dynamically on the TTY path only.
  */
 import {execute} from '@oclif/core'
+import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inspect from './commands/inspect.js'
 import Logs from './commands/logs.js'
@@ -13,6 +14,7 @@ import RecipesValidate from './commands/recipes/validate.js'
 import Run from './commands/run.js'
 
 export const COMMANDS = {
+  control: Control,
   emit: Emit,
   inspect: Inspect,
   logs: Logs,

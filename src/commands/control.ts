@@ -1,0 +1,60 @@
+import {Args} from '@oclif/core'
+import {ActorsCommand} from '../base-command.js'
+import {controlRun, type ControlOutcome, type StatusResult} from '../lib/control/control.js'
+
+export default class Control extends ActorsCommand {
+  static summary = 'Control a Run: pause, resume, stop, kill, status, or one of its declared actions'
+  static description = [
+    'pause/resume send SIGSTOP/SIGCONT to the Run\'s processes; stop sends SIGTERM to the whole tree and SIGKILL after kill_grace (result cancelled);',
+    'kill sends SIGKILL at once (result killed); status prints the kernel\'s view merged with the service\'s reply.',
+    'Other actions must be declared by the Recipe (`control:`) and are delivered to the Run\'s service.',
+  ].join(' ')
+  static examples = [
+    '<%= config.bin %> control build-1 pause',
+    '<%= config.bin %> control build-1 stop',
+    '<%= config.bin %> control player-1 volume 40',
+    '<%= config.bin %> control build-1 status --json',
+  ]
+  static args = {
+    run: Args.string({description: 'Run id or state dir', required: true}),
+    action: Args.string({description: 'pause, resume, stop, kill, status, or a declared action', required: true}),
+    value: Args.string({description: 'value for a declared action (at most 4 KiB)'}),
+  }
+
+  async run(): Promise<unknown> {
+    const {args, flags} = await this.parse(Control)
+    const outcome = await controlRun(this.home(flags), args.run, args.action, args.value)
+    if (!this.jsonEnabled()) process.stdout.write(formatOutcome(outcome))
+    return outcome
+  }
+}
+
+function formatOutcome(outcome: ControlOutcome): string {
+  if ('standalone' in outcome) return JSON.stringify(outcome) + '\n'
+  if ('generation' in outcome) return formatStatus(outcome)
+  if (outcome.handled_by === 'service') return JSON.stringify(outcome.reply) + '\n'
+  const note = outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''
+  if (outcome.action === 'pause' || outcome.action === 'resume') {
+    process.stderr.write(`actors: ${outcome.action === 'pause' ? 'stopped' : 'continued'} ${outcome.signalled.length} process(es) of ${outcome.run}${note}\n`)
+  } else {
+    process.stderr.write(`actors: ${outcome.action} sent to ${outcome.signalled.length} process(es) of ${outcome.run}${note}${outcome.settled ? '' : '; result not recorded yet'}\n`)
+  }
+  return `${outcome.run} ${outcome.status}\n`
+}
+
+function formatStatus(s: StatusResult): string {
+  const lines = [
+    `run:         ${s.run}`,
+    `status:      ${s.status}${s.ending ? ` (ending: ${s.ending.status})` : ''}`,
+    `generation:  ${s.generation}`,
+    `supervisor:  ${s.pid ?? '-'}${s.supervisor_alive ? '' : ' (not running)'}`,
+    `processes:   ${s.pids.length ? s.pids.join(' ') : '-'}`,
+    `actions:     ${s.actions.join(', ')}`,
+  ]
+  if (s.identity_mismatch.length) lines.push(`mismatch:    ${s.identity_mismatch.join(' ')} (pid reused; never signalled)`)
+  if (s.endpoint) lines.push(`endpoint:    ${s.endpoint.path}${s.endpoint.current ? '' : ' (other generation)'}`)
+  if (s.controls.pending) lines.push(`pending:     ${s.controls.pending} control(s)`)
+  if (s.result) lines.push(`result:      exit ${s.result.exit_code ?? '-'}${s.result.signal ? ` signal ${s.result.signal}` : ''}${s.result.reason ? ` (${s.result.reason})` : ''}`)
+  if (s.service !== null) lines.push(`service:     ${JSON.stringify(s.service)}`)
+  return lines.join('\n') + '\n'
+}

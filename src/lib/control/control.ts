@@ -1,0 +1,270 @@
+/**
+ * `actors control RUN ACTION [VALUE]`: the single entry that routes an action
+ * (SPEC: Control). `kill` is always the kernel's. The other runtime actions
+ * (pause, resume, stop, status) are the kernel's unless the Recipe declares
+ * the same name: then the Run's service gets it and the kernel acts only when
+ * the service cannot be reached. Declared actions become journal records and
+ * are sent over the Run's endpoint when it has one of its own generation, or
+ * left queued for a polling service.
+ */
+import {existsSync, realpathSync, statSync} from 'node:fs'
+import {dirname, join, resolve} from 'node:path'
+import {ActorsError, EXIT, notActiveError, usageError} from '../errors.js'
+import {resolveRunRef, runsDir} from '../home.js'
+import {requireRun, type RunState} from '../run-store.js'
+import {isTerminal} from '../run-types.js'
+import {EndpointError, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
+import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
+import {endRun, pauseOrResumeRun, type RuntimeActionResult} from './runtime-actions.js'
+import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
+import {randomUUID} from 'node:crypto'
+
+/** How long `control` waits for a polling service to finish a queued record. */
+export const CLAIM_WAIT_MS = 5000
+
+export interface ServiceActionResult {
+  action: string
+  run: string
+  run_instance_id: string
+  handled_by: 'service'
+  reply: ControlReply
+  record: ControlRecord | null
+}
+
+export type KernelActionResult = RuntimeActionResult & {
+  handled_by: 'kernel'
+  /** Set when a declared action of a runtime name fell back to the kernel. */
+  fallback?: string
+}
+
+export type StatusResult = RunControlStatus & {action: 'status'}
+
+export type ControlOutcome = KernelActionResult | ServiceActionResult | StatusResult | {standalone: true; [key: string]: unknown}
+
+/** Reason a service could not be reached: the kernel may act instead. */
+class Unreachable {
+  constructor(readonly reason: string) {}
+}
+
+/**
+ * Apply `action` (with optional `value`) to the Run `ref` (id or state dir)
+ * and return what happened. Failures are ActorsErrors with SPEC exit codes:
+ * 2 bad action/value, 3 finished Run / stale generation / endpoint not
+ * ready, 4 unknown Run, 5 backpressure.
+ */
+export async function controlRun(home: string, ref: string, action: string, value?: string): Promise<ControlOutcome> {
+  const standalone = standalonePlaybackDir(home, ref)
+  if (standalone) return controlStandalone(standalone, action, value)
+
+  validateControlInput(action, value)
+  const state = requireRun(home, resolveRunRef(home, ref))
+  const declared = Array.isArray(state.meta.control) ? state.meta.control : []
+
+  if (action === 'status') {
+    if (value !== undefined && !declared.includes('status')) throw noValueError(action, value)
+    return statusAction(state, declared.includes('status'), value)
+  }
+  if (isRuntimeAction(action)) {
+    const runtime = action as 'pause' | 'resume' | 'stop' | 'kill'
+    const serviceFirst = action !== 'kill' && declared.includes(action)
+    if (!serviceFirst && value !== undefined) throw noValueError(action, value)
+    if (serviceFirst && !isTerminal(state.meta.status)) {
+      const outcome = await serviceAction(state, action, value, true)
+      if (!(outcome instanceof Unreachable)) return outcome
+      return kernelAction(home, state, runtime, outcome.reason)
+    }
+    return kernelAction(home, state, runtime)
+  }
+  if (!declared.includes(action)) {
+    const accepted = [...RUNTIME_ACTIONS, ...declared]
+    throw usageError(
+      `Run ${state.meta.run} does not accept "${action}"`,
+      declared.length ? `declared actions: ${declared.join(', ')}; every Run also accepts ${RUNTIME_ACTIONS.join(', ')}` : `this Run declares no actions of its own; it accepts ${RUNTIME_ACTIONS.join(', ')}`,
+      {declared, actions: accepted},
+    )
+  }
+  if (isTerminal(state.meta.status)) throw finishedError(state, action)
+  const outcome = await serviceAction(state, action, value, false)
+  if (outcome instanceof Unreachable) throw notActiveError(outcome.reason) // not reached: only fallbacks return Unreachable
+  return outcome
+}
+
+function noValueError(action: string, value: string): ActorsError {
+  return usageError(`"${action}" takes no value (got ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)})`, `actors control RUN ${action}`)
+}
+
+function finishedError(state: RunState, action: string): ActorsError {
+  return notActiveError(`Run ${state.meta.run} is ${state.meta.status}; cannot ${action} it`, `inspect it with \`actors inspect ${state.meta.run}\``)
+}
+
+async function kernelAction(home: string, state: RunState, action: 'pause' | 'resume' | 'stop' | 'kill', fallback?: string): Promise<KernelActionResult> {
+  if (isTerminal(state.meta.status)) throw finishedError(state, action)
+  const result = action === 'pause' || action === 'resume' ? pauseOrResumeRun(home, state.dir, action) : await endRun(home, state.dir, action)
+  return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {})}
+}
+
+/** The endpoint to use, `undefined` for none, or Unreachable/throw for one of another generation. */
+function currentEndpoint(state: RunState, fallbackAllowed: boolean): ControlEndpoint | undefined | Unreachable {
+  let endpoint: ControlEndpoint | undefined
+  try {
+    endpoint = readControlEndpoint(state.dir)
+  } catch (error) {
+    if (fallbackAllowed) return new Unreachable(`control-endpoint.json is unreadable: ${(error as Error).message}`)
+    throw notActiveError(`${(error as Error).message}`, 'the service must rewrite its endpoint; nothing was sent')
+  }
+  if (endpoint && endpoint.run_instance_id !== state.meta.run_instance_id) {
+    if (fallbackAllowed) return new Unreachable(`the endpoint belongs to generation ${endpoint.run_instance_id}`)
+    throw notActiveError(
+      `Run ${state.meta.run}: control-endpoint.json is for generation ${endpoint.run_instance_id}, not the current ${state.meta.run_instance_id}; nothing was sent`,
+      'the service of the current generation has not published its endpoint yet; retry once it has',
+      {endpoint_generation: endpoint.run_instance_id, generation: state.meta.run_instance_id},
+    )
+  }
+  return endpoint
+}
+
+/**
+ * Deliver a declared action: journal it, then send it over the endpoint (or
+ * wait for a polling service to finish it). With `fallbackAllowed` (a runtime
+ * name the Recipe declared) an unreachable service yields Unreachable so the
+ * kernel can act instead.
+ */
+async function serviceAction(state: RunState, action: string, value: string | undefined, fallbackAllowed: boolean): Promise<ServiceActionResult | Unreachable> {
+  const {meta, dir} = state
+  const endpoint = currentEndpoint(state, fallbackAllowed)
+  if (endpoint instanceof Unreachable) return endpoint
+  if (!endpoint && fallbackAllowed) return new Unreachable('the Run has no control endpoint')
+  const record = appendControlRecord(dir, {action, input: value, runInstanceId: meta.run_instance_id, via: endpoint ? 'socket' : 'journal'})
+  const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'service' as const}
+
+  if (!endpoint) {
+    const final = await waitForControlFinished(dir, record.id, CLAIM_WAIT_MS)
+    if (!final || final.status === 'queued' || final.status === 'claimed') {
+      throw notActiveError(
+        `Run ${meta.run}: control ${record.id} (${action}) is still ${final?.status ?? 'queued'} after ${CLAIM_WAIT_MS / 1000}s; the Run has no endpoint and no service finished it`,
+        'it stays in controls.jsonl for the service to claim; check later with `actors control RUN status`',
+        {record: final ?? record},
+      )
+    }
+    const reply = (final.reply as ControlReply | undefined) ?? (final.status === 'handled' ? {ok: true} : {ok: false, error: final.error ?? 'failed'})
+    return settleReply({...base, reply, record: final})
+  }
+
+  let reply: ControlReply
+  try {
+    reply = await sendControlRequest(endpoint, {id: record.id, run_instance_id: meta.run_instance_id, action, ...(value !== undefined ? {input: value} : {})})
+  } catch (error) {
+    if (!(error instanceof EndpointError)) throw error
+    if (error.kind === 'unreachable') {
+      if (fallbackAllowed) {
+        completeControl(dir, record.id, 'failed', {error: `service unreachable (${error.message}); the kernel applied ${action}`})
+        return new Unreachable(`the service did not accept the connection (${error.message})`)
+      }
+      throw notActiveError(
+        `Run ${meta.run}: endpoint not ready (${error.message}); control ${record.id} stays queued`,
+        'the service may be starting or gone; retry, or let it claim the record when it is back',
+        {record: readControlRecord(dir, record.id) ?? record},
+      )
+    }
+    if (error.kind === 'timeout') {
+      throw notActiveError(
+        `Run ${meta.run}: no reply to ${action} within ${'5'}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
+        fallbackAllowed ? `the service is busy or hung; \`actors control ${meta.run} kill\` always works` : 'the service is busy or hung; retry later',
+        {record: readControlRecord(dir, record.id) ?? record},
+      )
+    }
+    completeControl(dir, record.id, 'failed', {error: error.message})
+    throw new ActorsError(`Run ${meta.run}: ${error.message}`, EXIT.failed, 'the service broke the control protocol (one JSON line, at most 4 KiB)', {record: readControlRecord(dir, record.id) ?? record})
+  }
+  // The service helper records the outcome itself; this covers services that do not.
+  if (reply.ok) completeControl(dir, record.id, 'handled', {reply})
+  else completeControl(dir, record.id, 'failed', {reply, error: reply.error})
+  return settleReply({...base, reply, record: readControlRecord(dir, record.id) ?? null})
+}
+
+/** A refusal from the service is a failed command (exit 1, or the code the service names: 2, 3 or 5). */
+function settleReply(outcome: ServiceActionResult): ServiceActionResult {
+  if (outcome.reply.ok) return outcome
+  const wanted = Number((outcome.reply as {exit_code?: unknown}).exit_code)
+  const code = [EXIT.usage, EXIT.notActive, EXIT.refused].includes(wanted as 2 | 3 | 5) ? wanted : EXIT.failed
+  throw new ActorsError(`Run ${outcome.run}: ${outcome.action} failed: ${outcome.reply.error}`, code, undefined, {reply: outcome.reply, record: outcome.record})
+}
+
+/** The kernel's view, merged with the service's reply when the Run has an endpoint of its generation. */
+async function statusAction(state: RunState, declared: boolean, value: string | undefined): Promise<StatusResult> {
+  const view: StatusResult = {action: 'status', ...kernelStatus(state)}
+  if (isTerminal(state.meta.status)) return view
+  let endpoint: ControlEndpoint | undefined
+  try {
+    endpoint = readControlEndpoint(state.dir)
+  } catch (error) {
+    view.service = {ok: false, error: (error as Error).message}
+    return view
+  }
+  if (!endpoint) return view
+  if (endpoint.run_instance_id !== state.meta.run_instance_id) {
+    view.service = {ok: false, error: `endpoint of another generation (${endpoint.run_instance_id}); not asked`}
+    return view
+  }
+  // Status is a read: it is journaled only when the Recipe declares it, and never refused for backpressure.
+  let record: ControlRecord | undefined
+  if (declared) {
+    try {
+      record = appendControlRecord(state.dir, {action: 'status', input: value, runInstanceId: state.meta.run_instance_id, via: 'socket'})
+    } catch {}
+  }
+  try {
+    view.service = await sendControlRequest(endpoint, {
+      id: record?.id ?? randomUUID(),
+      run_instance_id: state.meta.run_instance_id,
+      action: 'status',
+      ...(value !== undefined ? {input: value} : {}),
+    })
+    if (record) completeControl(state.dir, record.id, (view.service as ControlReply).ok ? 'handled' : 'failed', {reply: view.service})
+  } catch (error) {
+    view.service = {ok: false, error: (error as Error).message, unreachable: error instanceof EndpointError && error.kind === 'unreachable'}
+    if (record) completeControl(state.dir, record.id, 'failed', {error: (error as Error).message})
+  }
+  return view
+}
+
+/**
+ * HOOK (music): a directory outside $ACTORS_HOME/runs holding
+ * `playback-endpoint.json` is a standalone playback service, not a Run.
+ * Returns its path, or undefined when `ref` is anything else.
+ */
+function standalonePlaybackDir(home: string, ref: string): string | undefined {
+  if (!ref.includes('/') && ref !== '.' && ref !== '..') return undefined
+  const dir = resolve(ref)
+  try {
+    if (!statSync(dir).isDirectory() || !existsSync(join(dir, 'playback-endpoint.json'))) return undefined
+  } catch {
+    return undefined
+  }
+  const runs = runsDir(home)
+  const realRuns = existsSync(runs) ? realpathSync(runs) : runs
+  if (dirname(realpathSync(dir)) === realRuns) return undefined
+  return dir
+}
+
+/** HOOK (music): hand a standalone playback directory to the music engineer's control module. */
+async function controlStandalone(dir: string, action: string, value: string | undefined): Promise<ControlOutcome> {
+  // The music module lives in src/lib/music/standalone-control.ts and exports
+  // controlStandalonePlayback(dir, action, value). It is loaded only on this path.
+  const music = await loadStandalonePlayback()
+  const reply = await music.controlStandalonePlayback(dir, action, value)
+  return {standalone: true, ...(reply as Record<string, unknown>)}
+}
+
+type StandaloneModule = {controlStandalonePlayback: (dir: string, action: string, value?: string) => Promise<unknown>}
+
+async function loadStandalonePlayback(): Promise<StandaloneModule> {
+  try {
+    // A glob import: esbuild bundles src/lib/music/standalone-control.ts when it exists, and the
+    // build still passes (with an empty-glob warning) while it does not.
+    const file = 'control.ts'
+    return (await import(`../music/standalone-${file}`)) as StandaloneModule
+  } catch (error) {
+    throw new ActorsError(`standalone playback control is not available in this build (${(error as Error).message})`, EXIT.failed)
+  }
+}
