@@ -1,3 +1,4 @@
+import {importView} from '../lib/esm-import.js'
 import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {formatDuration} from '../lib/duration.js'
@@ -44,7 +45,7 @@ export default class Inspect extends ActorsCommand {
     const store = createRunsStore(home, {statuses, tickMs: mode === 'ink' ? 1000 : 0})
     try {
       if (mode === 'ink') {
-        const {showRunsLive} = await import('../views/runs-live.js')
+        const {showRunsLive} = await importView<typeof import('../views/runs-live.js')>('runs-live')
         await showRunsLive(store, {title: `actors · ${home}`, mode: 'table', toRows: (l) => tableRows(l.runs)})
       } else {
         const stop = new AbortController()

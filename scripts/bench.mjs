@@ -1,0 +1,150 @@
+// `npm run bench`: start-up, launch, listing, wait and supervision costs of
+// actors, each as a ratio against a baseline measured in the same run
+// (mostly `node -e 0`), so figures compare across machines.
+// Not part of the test suite. Usage: node scripts/bench.mjs [--quick]
+import {spawn, spawnSync} from 'node:child_process'
+import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join, resolve} from 'node:path'
+import {randomUUID} from 'node:crypto'
+
+const ROOT = resolve(import.meta.dirname, '..')
+const BIN = join(ROOT, 'bin', 'actors')
+const quick = process.argv.includes('--quick')
+const REPEAT = quick ? 7 : 21
+const results = []
+
+function env(home, extra = {}) {
+  const e = {...process.env, ACTORS_HOME: home, CI: 'true', NO_COLOR: '1', ...extra}
+  for (const k of ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER']) delete e[k]
+  return e
+}
+
+function timeOnce(cmd, args, options = {}) {
+  const start = process.hrtime.bigint()
+  const r = spawnSync(cmd, args, {stdio: ['ignore', 'pipe', 'pipe'], ...options})
+  const ms = Number(process.hrtime.bigint() - start) / 1e6
+  if (r.status !== 0 && !options.allowFail) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`)
+  return ms
+}
+
+function median(values) {
+  const s = [...values].sort((a, b) => a - b)
+  return s[Math.floor(s.length / 2)]
+}
+
+/** Median wall time of `repeat` runs, interleaved with the baseline to share machine noise. */
+function compare(name, target, baseline, target_ms_limit) {
+  const a = []
+  const b = []
+  for (let i = 0; i < REPEAT; i++) {
+    b.push(baseline())
+    a.push(target())
+  }
+  const row = {name, median_ms: +median(a).toFixed(1), baseline_ms: +median(b).toFixed(1), ratio: +(median(a) / median(b)).toFixed(2), target: target_ms_limit}
+  results.push(row)
+  console.error(`${name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${target_ms_limit})`)
+  return row
+}
+
+const nodeBare = () => timeOnce(process.execPath, ['-e', '0'])
+const tmp = mkdtempSync(join(tmpdir(), 'actors-bench-'))
+
+try {
+  // 1. Launch: `actors run -- true` vs bare node.
+  const empty = join(tmp, 'empty')
+  compare('run -- true (launch)', () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(empty)}), nodeBare, '<= 1.3x')
+
+  // 2. Launch with 2,000 finished Runs in history vs an empty state root.
+  const full = join(tmp, 'full')
+  const seed = spawnSync(process.execPath, [BIN, 'run', '--json', '--wait', '--', 'echo', 'seed'], {env: env(full), encoding: 'utf8'})
+  const seedRun = JSON.parse(seed.stdout).run
+  const seedDir = join(full, 'runs', seedRun)
+  const meta = JSON.parse(readFileSync(join(seedDir, 'run.json'), 'utf8'))
+  const result = JSON.parse(readFileSync(join(seedDir, 'result.json'), 'utf8'))
+  for (let i = 0; i < 2000; i++) {
+    const id = `hist-${String(i).padStart(4, '0')}`
+    const dir = join(full, 'runs', id)
+    cpSync(seedDir, dir, {recursive: true})
+    const instance = randomUUID()
+    writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
+    writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance}))
+  }
+  const freshHome = () => join(tmp, `fresh-${randomUUID()}`)
+  compare('run -- true with 2,000 Runs vs empty root', () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(full)}), () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(freshHome())}), '<= 1.1x')
+
+  // 3. inspect --json over 2,000 Runs vs bare node.
+  compare('inspect --json over 2,000 Runs', () => timeOnce(process.execPath, [BIN, 'inspect', '--json'], {env: env(full)}), nodeBare, '<= 2x')
+
+  // 4. control status vs bare node (when the control command exists).
+  const help = spawnSync(process.execPath, [BIN, 'control', '--help'], {env: env(empty)})
+  if (help.status === 0) {
+    const live = JSON.parse(spawnSync(process.execPath, [BIN, 'run', '--json', '--', 'sleep', '120'], {env: env(empty), encoding: 'utf8'}).stdout).run
+    compare('control RUN status', () => timeOnce(process.execPath, [BIN, 'control', live, 'status', '--json'], {env: env(empty)}), nodeBare, '<= 1.3x')
+    spawnSync(process.execPath, [BIN, 'control', live, 'kill'], {env: env(empty)})
+  }
+
+  // 5. wait: latency from a Run's end to `wait` returning, and wait over 300 finished Runs.
+  const waitHelp = spawnSync(process.execPath, [BIN, 'wait', '--help'], {env: env(empty)})
+  if (waitHelp.status === 0) {
+    const latencies = []
+    const wHome = join(tmp, 'wait')
+    for (let i = 0; i < (quick ? 7 : 20); i++) {
+      const marker = join(tmp, `end-${i}`)
+      // The Run ends by writing a marker then exiting; wait's return is compared with the marker time.
+      const launched = JSON.parse(spawnSync(process.execPath, [BIN, 'run', '--json', '--', 'sh', '-c', `sleep 0.6; node -e "require('fs').writeFileSync('${marker}', String(Date.now()))"`], {env: env(wHome), encoding: 'utf8'}).stdout)
+      const returned = await new Promise((resolvePromise) => {
+        const child = spawn(process.execPath, [BIN, 'wait', launched.run, '--json'], {env: env(wHome), stdio: 'ignore'})
+        child.on('exit', () => resolvePromise(Date.now()))
+      })
+      latencies.push(returned - Number(readFileSync(marker, 'utf8')))
+    }
+    const lat = {name: 'wait latency (command end → wait returns), median', median_ms: median(latencies), target: '<= 50 ms (includes the command\'s own exit and node start of the marker writer)'}
+    results.push(lat)
+    console.error(`${lat.name.padEnd(52)} ${String(lat.median_ms).padStart(7)} ms  (samples ${latencies.join(',')})`)
+
+    const w300 = join(tmp, 'w300')
+    for (let i = 0; i < 300; i++) {
+      const id = `w-${String(i).padStart(3, '0')}`
+      const dir = join(w300, 'runs', id)
+      cpSync(seedDir, dir, {recursive: true})
+      const instance = randomUUID()
+      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
+      writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, completed_at: new Date(Date.now() - 1000 + i).toISOString()}))
+    }
+    // Each sample waits on a fresh copy so every wait delivers a full batch.
+    let n = 0
+    compare('wait over 300 finished Runs (first batch)', () => {
+      const home = join(tmp, `w300-${n++}`)
+      cpSync(w300, home, {recursive: true})
+      return timeOnce(process.execPath, [BIN, 'wait', '--json'], {env: env(home), allowFail: true})
+    }, nodeBare, 'report')
+  }
+
+  // 6. Supervision memory: PSS per live Run with 50 live Runs.
+  const mem = join(tmp, 'mem')
+  const pids = []
+  for (let i = 0; i < 50; i++) {
+    const r = JSON.parse(spawnSync(process.execPath, [BIN, 'run', '--json', '--', 'sleep', '300'], {env: env(mem), encoding: 'utf8'}).stdout)
+    pids.push(r.pid)
+  }
+  await new Promise((r) => setTimeout(r, 1500))
+  const pss = pids.map((pid) => {
+    const text = readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8')
+    return Number(/^Pss:\s+(\d+)/m.exec(text)[1])
+  })
+  const avgMiB = pss.reduce((a, b) => a + b, 0) / pss.length / 1024
+  results.push({name: 'supervisor PSS per live Run (50 live)', mib: +avgMiB.toFixed(2), target: '<= 10 MiB'})
+  console.error(`${'supervisor PSS per live Run (50 live)'.padEnd(52)} ${avgMiB.toFixed(2)} MiB (target <= 10 MiB)`)
+  for (const dir of readdirSync(join(mem, 'runs'))) {
+    const m = JSON.parse(readFileSync(join(mem, 'runs', dir, 'run.json'), 'utf8'))
+    try {
+      process.kill(m.child_pid, 'SIGKILL')
+    } catch {}
+  }
+} finally {
+  await new Promise((r) => setTimeout(r, 500))
+  rmSync(tmp, {recursive: true, force: true})
+}
+
+console.log(JSON.stringify({node: process.version, repeat: REPEAT, results}, null, 2))

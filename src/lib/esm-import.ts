@@ -1,0 +1,31 @@
+/**
+ * Dynamic import() of ES modules from the CommonJS CLI bundle.
+ *
+ * bin/actors compiles dist/cli.cjs through vm.Script with V8's code cache for
+ * fast start-up, and on Node 20 an import() inside such a script has no
+ * loader ("A dynamic import callback was not specified"). bin/actors therefore
+ * lends the bundle its own import() as `globalThis.__actorsImport`; outside the
+ * bundle (tests running the sources) the plain import() is used.
+ */
+import {pathToFileURL} from 'node:url'
+import {dirname, join} from 'node:path'
+import {fileURLToPath} from 'node:url'
+
+type Importer = (specifier: string) => Promise<unknown>
+
+/** Import an ES module by absolute file URL or package name. */
+export function importEsm<T>(specifier: string): Promise<T> {
+  const lent = (globalThis as {__actorsImport?: Importer}).__actorsImport
+  return (lent ? lent(specifier) : import(specifier)) as Promise<T>
+}
+
+/**
+ * Import one Ink view (src/views/NAME.tsx, built to dist/views/NAME.js).
+ * Only ever called on the TTY path: views load ink and react.
+ */
+export function importView<T>(name: string): Promise<T> {
+  const here = fileURLToPath(import.meta.url)
+  // In the bundle this module lives in dist/cli.cjs; in the sources in src/lib/.
+  const file = here.endsWith('.cjs') ? join(dirname(here), 'views', `${name}.js`) : join(dirname(here), '..', 'views', `${name}.tsx`)
+  return importEsm<T>(pathToFileURL(file).href)
+}
