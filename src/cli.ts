@@ -12,6 +12,7 @@ import Prune from './commands/prune.js'
 import Recipes from './commands/recipes/index.js'
 import RecipesValidate from './commands/recipes/validate.js'
 import Run from './commands/run.js'
+import Wait from './commands/wait.js'
 
 export const COMMANDS = {
   control: Control,
@@ -22,6 +23,7 @@ export const COMMANDS = {
   recipes: Recipes,
   'recipes:validate': RecipesValidate,
   run: Run,
+  wait: Wait,
 }
 
 /** Run the CLI with `argv` (without node and script). */

@@ -7,6 +7,8 @@ import {decideOutput} from '../lib/output.js'
 import {tableRows} from '../lib/views/run-rows.js'
 import {formatRunTable, watchRunsPlain} from '../lib/views/runs-plain.js'
 import {createRunsStore} from '../lib/views/runs-store.js'
+import {buildForest} from '../lib/tree/forest.js'
+import {renderForest} from '../lib/tree/render.js'
 
 export default class Inspect extends ActorsCommand {
   static summary = 'Show Runs: a table, one Run in detail, or the Run tree'
@@ -22,6 +24,15 @@ export default class Inspect extends ActorsCommand {
     const {args, flags} = await this.parse(Inspect)
     const home = this.home(flags)
     if (flags.watch) return this.watch(home, parseStatusFilter(flags.status))
+    if (flags.tree) {
+      const forest = buildForest(home, args.run)
+      if (!this.jsonEnabled()) {
+        process.stdout.write(renderForest(forest.forest))
+        if (!forest.forest.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
+        for (const d of forest.damaged) process.stderr.write(`actors: skipped ${d.state_dir}: ${d.error}\n`)
+      }
+      return forest
+    }
     if (args.run) {
       const detail = inspectRun(home, args.run)
       if (!this.jsonEnabled()) process.stdout.write(formatDetail(detail))

@@ -3,11 +3,13 @@ import {ActorsCommand} from '../base-command.js'
 import {resolveAdHoc} from '../lib/ad-hoc.js'
 import {parseDuration} from '../lib/duration.js'
 import {usageError} from '../lib/errors.js'
-import {awaitRunEnd} from '../lib/await-run.js'
 import {printFollowEnd} from '../lib/follow-output.js'
 import type {LaunchResult} from '../lib/launch.js'
 import {followRunOutput} from '../lib/logs.js'
 import {launchPrepared, type PreparedLaunch} from '../lib/run-launcher.js'
+import {lineageFromEnv} from '../lib/lineage.js'
+import {waitForBatch} from '../lib/wait/deliver.js'
+import {batchPrinter} from '../lib/wait/print.js'
 import {findRecipe, recipeRoots, resolveRecipe} from '../lib/recipes/index.js'
 
 export default class Run extends ActorsCommand {
@@ -75,12 +77,11 @@ export default class Run extends ActorsCommand {
       return undefined
     }
     if (flags.wait) {
-      const state = await awaitRunEnd(home, launched.state_dir)
-      const status = state?.meta.status ?? 'unknown'
-      process.exitCode = status === 'done' ? 0 : 1
-      const summary = {...launched, status, result: state?.result ?? null}
-      if (!json) process.stdout.write(`${launched.run} ${status}${state?.result?.exit_code != null ? ` (exit ${state.result.exit_code})` : ''}\n`)
-      return summary
+      // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
+      if (!json) process.stderr.write(`actors: ${launched.status} ${launched.run}; waiting for it to end\n`)
+      const outcome = await waitForBatch({home, owner: lineageFromEnv().owner, ids: [launched.run], any: false}, batchPrinter(json, {launched}))
+      process.exitCode = outcome.exitCode
+      return undefined
     }
     if (!json) {
       process.stdout.write(`${launched.run}\n`)

@@ -5,7 +5,9 @@
  */
 import {notifyStateChange} from './notify.js'
 import type {RunMeta} from './run-types.js'
+import {treeAfterRunEnded} from './tree/after-end.js'
 
-export function afterRunEnded(home: string, _meta: RunMeta): void {
+export function afterRunEnded(home: string, meta: RunMeta): void {
   notifyStateChange(home)
+  treeAfterRunEnded(home, meta)
 }

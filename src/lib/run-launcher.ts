@@ -6,8 +6,9 @@
  */
 import {resolve} from 'node:path'
 import {validateRunId, runDir} from './home.js'
-import {launchRun, makeRunId, RunIdTaken, type LaunchResult} from './launch.js'
+import {makeRunId, RunIdTaken, type LaunchResult} from './launch.js'
 import {lineageFromEnv} from './lineage.js'
+import {launchInTree} from './tree/admission.js'
 import type {ResolvedRecipe, RuntimeValues} from './recipes/types.js'
 
 export interface PreparedLaunch {
@@ -48,7 +49,8 @@ export function launchPrepared(home: string, prepared: PreparedLaunch, overrides
 function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides, runId: string, explicitId: boolean): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
   const lineage = lineageFromEnv()
-  return launchRun({
+  // Depth and budget refusals, the parent's max-parallel queue and its children journal.
+  return launchInTree({
     home,
     id: runId,
     explicitId,

@@ -19,6 +19,7 @@ import {readProcessIdentity} from './process-identity.js'
 import {findRunProcesses, signalPids} from './process-tree.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from './run-store.js'
 import {appendTraceEvent} from './trace.js'
+import {budgetMark} from './tree/limits.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
 interface StepOutcome {
@@ -243,6 +244,7 @@ class Supervisor {
         run_instance_id: meta.run_instance_id,
       }
       if (outcome.spawnError) result.error = outcome.spawnError
+      Object.assign(result, budgetMark(this.home, meta))
       writeResultLocked(this.dir, meta, result)
       this.meta = {...meta, status}
     })

@@ -1,0 +1,41 @@
+/**
+ * Launch-time tree policy, applied by run-launcher.ts to every Run: the depth
+ * cap, the parent's identity (a child of a vanished or relaunched parent is
+ * refused rather than attached to the wrong tree), the root's token budget,
+ * and the parent's max-parallel queue.
+ */
+import {resolve} from 'node:path'
+import {notActiveError, usageError} from '../errors.js'
+import {runDir} from '../home.js'
+import {launchRun, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {readRunMetaRaw} from '../run-store.js'
+import {checkBudget, checkDepth} from './limits.js'
+import {launchChild} from './queue.js'
+
+/** Create the Run `spec` describes, within the limits of the tree it joins. */
+export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): LaunchResult {
+  checkDepth(spec.depth, env)
+  if (!spec.parent) return launchRun(spec)
+  if (spec.budgetTokens !== undefined) {
+    throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
+  }
+  const parentDir = runDir(spec.home, spec.parent.run)
+  if (resolve(spec.parent.state_dir) !== parentDir) {
+    throw usageError(
+      `lineage is incomplete: the parent's state dir ${spec.parent.state_dir} (ACTORS_STATE_DIR) is not ${parentDir} in this state root`,
+      'launch with the same ACTORS_HOME / --home as the parent Run',
+    )
+  }
+  const parent = readRunMetaRaw(parentDir)
+  if (!parent) {
+    throw usageError(`lineage is incomplete: parent Run ${spec.parent.run} not found at ${parentDir}`, 'launch from inside a live Run, or unset ACTORS_RUN, ACTORS_RUN_INSTANCE and ACTORS_STATE_DIR')
+  }
+  if (parent.run_instance_id !== spec.parent.run_instance_id) {
+    throw notActiveError(
+      `parent Run ${parent.run} is now instance ${parent.run_instance_id}, not ${spec.parent.run_instance_id}`,
+      'this process belongs to an earlier launch of the parent; its launches are refused',
+    )
+  }
+  checkBudget(spec.home, spec.root ?? parent.root)
+  return launchChild(parentDir, {...spec, root: spec.root ?? parent.root})
+}

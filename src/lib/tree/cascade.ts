@@ -1,0 +1,71 @@
+/**
+ * Stop or kill a Run's whole subtree (SPEC: descendant Runs follow a stopped
+ * or killed parent). Descendants are found through the children journals and
+ * ended deepest first, so no child outlives the parent that would have
+ * reaped it; queued children never started and are settled `cancelled`.
+ */
+import {resolveRunRef, runDir} from '../home.js'
+import {readRunMetaRaw, readRunState} from '../run-store.js'
+import {isTerminal} from '../run-types.js'
+import {collectDescendants} from './children.js'
+import {cancelQueuedRun} from './queue.js'
+
+/** How one live Run is ended: the control service's endRun (injected, so trees do not depend on control). */
+export type EndRun = (home: string, dir: string, mode: 'stop' | 'kill') => unknown
+
+export interface CascadeOutcome {
+  ended: string[]
+  cancelled_queued: string[]
+  errors: Array<{run: string; error: string}>
+}
+
+/**
+ * End every live descendant of the Run in `dir`, deepest first, with `endRun`.
+ * Repeats (at most 3 rounds) while Runs launched during the cascade appear.
+ * Does not end the Run in `dir` itself: the caller does that after.
+ */
+export async function cascadeEnd(home: string, dir: string, mode: 'stop' | 'kill', endRun: EndRun): Promise<CascadeOutcome> {
+  const outcome: CascadeOutcome = {ended: [], cancelled_queued: [], errors: []}
+  const meta = readRunMetaRaw(dir)
+  if (!meta) return outcome
+  const done = new Set<string>()
+  for (let round = 0; round < 3; round++) {
+    const live = collectDescendants(home, dir, meta).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
+    if (live.length === 0) break
+    live.sort((a, b) => b.level - a.level)
+    for (const descendant of live) {
+      done.add(descendant.dir)
+      try {
+        if (descendant.meta.status === 'queued' && cancelQueuedRun(home, descendant, mode === 'kill' ? 'parent_killed' : 'parent_stopped')) {
+          outcome.cancelled_queued.push(descendant.meta.run)
+          continue
+        }
+        await endRun(home, descendant.dir, mode)
+        outcome.ended.push(descendant.meta.run)
+      } catch (error) {
+        // A descendant that ended by itself meanwhile is not an error worth failing the cascade for.
+        outcome.errors.push({run: descendant.meta.run, error: (error as Error).message})
+      }
+    }
+  }
+  return outcome
+}
+
+/**
+ * The cascade for `actors control RUN stop|kill`: resolve RUN and, when it is
+ * a live Run, end its descendants first. Anything else (an unknown ref, a
+ * finished Run, a standalone service dir) is left to the control itself to
+ * report, so this never throws for it.
+ */
+export async function cascadeFromRef(home: string, ref: string, mode: 'stop' | 'kill', endRun: EndRun): Promise<CascadeOutcome | undefined> {
+  let dir: string
+  try {
+    dir = runDir(home, resolveRunRef(home, ref))
+    const state = readRunState(dir, {withResult: false})
+    if (!state || isTerminal(state.meta.status)) return undefined
+  } catch {
+    return undefined
+  }
+  const outcome = await cascadeEnd(home, dir, mode, endRun)
+  return outcome.ended.length + outcome.cancelled_queued.length + outcome.errors.length > 0 ? outcome : undefined
+}

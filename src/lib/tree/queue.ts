@@ -1,0 +1,86 @@
+/**
+ * The max-parallel queue of one parent Run. Admission (count the parent's
+ * running children, create the new one running or `queued`, record it) and
+ * release (start queued children FIFO when a slot frees) both happen under the
+ * parent's children lock, so two launches or two endings at the same moment
+ * never overfill the cap and never skip a queued child.
+ */
+import {withLockSync} from '../lock.js'
+import {launchRun, startSupervisor, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {notifyStateChange} from '../notify.js'
+import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../run-store.js'
+import type {RunMeta} from '../run-types.js'
+import {childrenLock, readChildren, recordChild} from './children.js'
+
+const LIVE_RUNNING = new Set(['running', 'paused'])
+
+function capOf(parent: RunMeta): number {
+  return typeof parent.max_parallel === 'number' && parent.max_parallel >= 1 ? parent.max_parallel : Infinity
+}
+
+function parentIsEnding(parent: RunMeta): boolean {
+  return Boolean(parent.ending) || parent.status === 'cancelled' || parent.status === 'killed'
+}
+
+/**
+ * Create a child Run of the parent in `parentDir`: running when the parent has
+ * a free slot and nobody queued ahead of it, else `queued`. Records it in the
+ * parent's children journal.
+ */
+export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
+  return withLockSync(childrenLock(parentDir), () => {
+    const parent = readRunMetaRaw(parentDir)
+    const children = parent ? readChildren(spec.home, parentDir, parent) : []
+    const running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
+    const waiting = children.some((c) => c.meta.status === 'queued')
+    const queued = parent !== undefined && (waiting || running >= capOf(parent))
+    const launched = launchRun({...spec, queued})
+    recordChild(parentDir, {
+      run: launched.run,
+      run_instance_id: launched.run_instance_id,
+      state_dir: launched.state_dir,
+      created_at: new Date().toISOString(),
+      queued,
+    })
+    return launched
+  })
+}
+
+/**
+ * Fill the parent's free slots with its queued children, oldest first; when
+ * the parent was stopped or killed, cancel them instead. Safe to call any
+ * time (after any child ends, after the parent ends); never throws.
+ */
+export function releaseQueuedChildren(home: string, parentDir: string): void {
+  try {
+    withLockSync(childrenLock(parentDir), () => {
+      const parent = readRunMetaRaw(parentDir)
+      if (!parent) return
+      const children = readChildren(home, parentDir, parent)
+      const queued = children.filter((c) => c.meta.status === 'queued')
+      if (queued.length === 0) return
+      if (parentIsEnding(parent)) {
+        for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
+        return
+      }
+      let running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
+      const cap = capOf(parent)
+      for (const child of queued) {
+        if (running >= cap) break
+        startSupervisor(home, child.dir)
+        running++
+      }
+    })
+  } catch {}
+}
+
+/** Settle a never-started (queued) Run as `cancelled`; there is no process to signal. Returns whether it did. */
+export function cancelQueuedRun(home: string, child: RunState, reason: string): boolean {
+  const settled = withLockSync(runFile(child.dir, 'lock'), () => {
+    const meta = readRunMetaRaw(child.dir)
+    if (!meta || meta.status !== 'queued' || readRunResult(child.dir, meta)) return false
+    return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
+  })
+  if (settled) notifyStateChange(home)
+  return settled
+}

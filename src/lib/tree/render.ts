@@ -1,0 +1,27 @@
+/**
+ * Plain rendering of the Run forest (no colour, no escape codes): one line
+ * per Run with box-drawing branches, status, duration and usage, and each
+ * tree's usage total under its top line.
+ */
+import {formatDuration} from '../duration.js'
+import type {TreeNode} from './forest.js'
+import {formatTreeUsage} from './usage-rollup.js'
+
+/** Render trees as text lines (ends with a newline when not empty). */
+export function renderForest(forest: TreeNode[]): string {
+  const lines: string[] = []
+  for (const top of forest) {
+    walk(top, '', '', lines)
+    if (top.tree_usage && (top.children.length > 0 || top.tree_usage.tokens === null)) lines.push(`  tree usage: ${formatTreeUsage(top.tree_usage)}`)
+  }
+  return lines.length ? lines.join('\n') + '\n' : ''
+}
+
+function walk(node: TreeNode, lead: string, childLead: string, lines: string[]): void {
+  const usage = node.usage === null ? '' : `  ${node.usage} tokens`
+  lines.push(`${lead}${node.run}  ${node.status}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`)
+  node.children.forEach((child, index) => {
+    const last = index === node.children.length - 1
+    walk(child, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, lines)
+  })
+}

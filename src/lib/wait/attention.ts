@@ -1,0 +1,65 @@
+/**
+ * Attention events: a Run asking for its coordinator before it ends
+ * (`actors emit KIND --attention followup|steer`). The waiter scans the
+ * Traces of its candidate Runs for such events it has not reported yet; a
+ * per-process cache keyed by Trace size keeps repeated wake-ups cheap.
+ */
+import {statSync} from 'node:fs'
+import {readJsonLines} from '../state-files.js'
+import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../trace.js'
+import type {AttentionItem} from './batch.js'
+import type {DeliveryJournal} from './journal.js'
+import type {RunEntry} from './select.js'
+
+/** Attention levels that wake a wait (`notify` only shows in live views). */
+export const WAKING_ATTENTION = new Set(['followup', 'steer'])
+/** At most this many attention events in one batch; the rest come next time. */
+export const MAX_ATTENTION = 64
+
+const cache = new Map<string, {size: number; events: TraceEvent[]}>()
+
+function wakingEvents(dir: string): TraceEvent[] {
+  const file = traceFile(dir)
+  let size: number
+  try {
+    size = statSync(file).size
+  } catch {
+    return []
+  }
+  const hit = cache.get(dir)
+  if (hit && hit.size === size) return hit.events
+  let events: TraceEvent[] = []
+  try {
+    events = readJsonLines<TraceEvent>(file, MAX_TRACE_BYTES * 4).records.filter(
+      (e) => typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string',
+    )
+  } catch {}
+  cache.set(dir, {size, events})
+  return events
+}
+
+/** Unreported waking attention events of `candidates`, oldest first, excluding ones claimed by another wait. */
+export function findAttention(candidates: RunEntry[], journal: DeliveryJournal, claimedEvents: Set<string>): AttentionItem[] {
+  const found: AttentionItem[] = []
+  for (const entry of candidates) {
+    const events = wakingEvents(entry.dir)
+    if (events.length === 0) continue
+    const seen = journal.attention_reported[entry.meta.run]
+    const reported = seen && seen.run_instance_id === entry.meta.run_instance_id ? new Set(seen.event_ids) : undefined
+    for (const event of events) {
+      if (event.run_instance_id && event.run_instance_id !== entry.meta.run_instance_id) continue
+      if (reported?.has(event.id) || claimedEvents.has(event.id)) continue
+      found.push({
+        run: entry.meta.run,
+        run_instance_id: entry.meta.run_instance_id,
+        event_id: event.id,
+        kind: event.kind,
+        summary: event.summary ?? null,
+        attention: event.attention!,
+        ts: event.ts,
+      })
+    }
+  }
+  found.sort((a, b) => a.ts.localeCompare(b.ts) || a.event_id.localeCompare(b.event_id))
+  return found.slice(0, MAX_ATTENTION)
+}

@@ -1,0 +1,192 @@
+/**
+ * The completion batch document (SPEC: Completion batches). Facts about each
+ * row are read from disk once (`readRowFacts`); `buildBatchDocument` and
+ * `batchExitCode` are pure, so the plain card, the JSON output and the Ink
+ * card all show the same document.
+ */
+import {randomUUID} from 'node:crypto'
+import {outputTail} from '../logs.js'
+import {readRunResult} from '../run-store.js'
+import {readTraceTail} from '../trace.js'
+import type {ArtifactRecord} from '../run-types.js'
+import type {RunEntry, Selection} from './select.js'
+
+export const BATCH_SCHEMA = 'actors-batch-v1'
+export const MAX_ROWS = 64
+export const MAX_OUTPUT_CHARS = 4000
+export const MAX_ROW_ARTIFACTS = 4
+export const MAX_PENDING_LISTED = 64
+
+export interface BatchRow {
+  run: string
+  run_instance_id: string
+  status: string
+  depth: number
+  parent: string | null
+  summary: string
+  output: string
+  artifacts: ArtifactRecord[]
+  artifacts_total: number
+  exit_code: number | null
+  duration_ms: number | null
+  ended_at: string | null
+  state_dir: string
+}
+
+export interface AttentionItem {
+  run: string
+  run_instance_id: string
+  event_id: string
+  kind: string
+  summary: string | null
+  attention: string
+  ts: string
+}
+
+export interface BatchDocument {
+  schema: typeof BATCH_SCHEMA
+  batch_id: string
+  owner: string
+  created_at: string
+  /** Terminal times of the members: the first and the last. */
+  window: {from: string | null; to: string | null}
+  /** Members of the batch (rows + overflow). */
+  members: number
+  counts: Record<string, number>
+  rows: BatchRow[]
+  /** Members not printed as rows (counted; their ids are listed in overflow_runs). */
+  overflow: number
+  overflow_runs: string[]
+  /** Terminal Runs left for the next batch (a batch holds at most 256 members). */
+  deferred: number
+  pending: Array<{run: string; run_instance_id: string; status: string}>
+  pending_count: number
+  unknown: string[]
+  already_reported: string[]
+  attention: AttentionItem[]
+  timed_out: boolean
+  redelivered: boolean
+  hint: string
+}
+
+/** What a row needs from disk beyond run.json. */
+export interface RowFacts {
+  summary: string
+  output: string
+  artifacts: ArtifactRecord[]
+  exit_code: number | null
+  duration_ms: number | null
+}
+
+/** Read the row facts of one terminal Run: result, last summary, output tail. Damaged files degrade to empty facts. */
+export function readRowFacts(entry: RunEntry): RowFacts {
+  let result
+  try {
+    result = readRunResult(entry.dir, entry.meta)
+  } catch {
+    result = undefined
+  }
+  let summary = ''
+  try {
+    const events = readTraceTail(entry.dir, 64)
+    for (let i = events.length - 1; i >= 0; i--) {
+      const event = events[i]
+      if (event.summary && !event.kind.startsWith('runtime.') && event.kind !== 'usage') {
+        summary = event.summary
+        break
+      }
+    }
+  } catch {}
+  const exitCode = result?.exit_code ?? (entry.meta.exit_code as number | undefined) ?? null
+  if (!summary) {
+    const reason = result?.reason
+    summary = [entry.meta.status, exitCode !== null ? `exit ${exitCode}` : '', reason && reason !== 'exit_code' ? reason : ''].filter(Boolean).join(', ')
+  }
+  let output = ''
+  try {
+    output = outputTail(entry.dir, MAX_OUTPUT_CHARS)
+  } catch {}
+  return {
+    summary: summary.length > 500 ? summary.slice(0, 499) + '…' : summary,
+    output,
+    artifacts: result?.artifacts ?? [],
+    exit_code: exitCode,
+    duration_ms: result?.duration_ms ?? (entry.meta.duration_ms as number | undefined) ?? null,
+  }
+}
+
+export interface BatchInput {
+  owner: string
+  selection: Pick<Selection, 'members' | 'deferred' | 'pending' | 'unknown' | 'already_reported'>
+  /** Facts for the first MAX_ROWS members, by run id. */
+  facts: Map<string, RowFacts>
+  attention: AttentionItem[]
+  timedOut: boolean
+  now?: Date
+  batchId?: string
+}
+
+/** Build the batch document from a selection and its row facts (pure). */
+export function buildBatchDocument(input: BatchInput): BatchDocument {
+  const {selection} = input
+  const counts: Record<string, number> = {}
+  for (const member of selection.members) counts[member.meta.status] = (counts[member.meta.status] ?? 0) + 1
+  const ends = selection.members.map((m) => m.meta.ended_at).filter((t): t is string => typeof t === 'string').sort()
+  const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
+    const facts = input.facts.get(entry.meta.run) ?? {summary: entry.meta.status, output: '', artifacts: [], exit_code: null, duration_ms: null}
+    return {
+      run: entry.meta.run,
+      run_instance_id: entry.meta.run_instance_id,
+      status: entry.meta.status,
+      depth: entry.meta.depth,
+      parent: entry.meta.parent?.run ?? null,
+      summary: facts.summary,
+      output: facts.output.length > MAX_OUTPUT_CHARS ? facts.output.slice(-MAX_OUTPUT_CHARS) : facts.output,
+      artifacts: facts.artifacts.slice(0, MAX_ROW_ARTIFACTS),
+      artifacts_total: facts.artifacts.length,
+      exit_code: facts.exit_code,
+      duration_ms: facts.duration_ms,
+      ended_at: typeof entry.meta.ended_at === 'string' ? entry.meta.ended_at : null,
+      state_dir: entry.dir,
+    }
+  })
+  const overflowRuns = selection.members.slice(MAX_ROWS).map((m) => m.meta.run)
+  const first = rows[0]?.run
+  return {
+    schema: BATCH_SCHEMA,
+    batch_id: input.batchId ?? randomUUID(),
+    owner: input.owner,
+    created_at: (input.now ?? new Date()).toISOString(),
+    window: {from: ends[0] ?? null, to: ends[ends.length - 1] ?? null},
+    members: selection.members.length,
+    counts,
+    rows,
+    overflow: overflowRuns.length,
+    overflow_runs: overflowRuns,
+    deferred: selection.deferred,
+    pending: selection.pending.slice(0, MAX_PENDING_LISTED).map((e) => ({run: e.meta.run, run_instance_id: e.meta.run_instance_id, status: e.meta.status})),
+    pending_count: selection.pending.length,
+    unknown: selection.unknown,
+    already_reported: selection.already_reported,
+    attention: input.attention,
+    timed_out: input.timedOut,
+    redelivered: false,
+    hint: first ? `actors inspect ${first} (one Run in detail), actors inspect --tree (the forest)` : 'actors inspect --tree (the forest)',
+  }
+}
+
+const FAILING = new Set(['failed', 'killed', 'exited'])
+
+/**
+ * The exit code of `wait` for a delivered document: 1 when any member (or
+ * explicitly waited silent Run) failed, was killed or exited; 124 when the
+ * wait timed out with nothing ready; 4 when every requested id was unknown.
+ */
+export function batchExitCode(doc: BatchDocument, context: {requested: number; silentStatuses?: string[]}): number {
+  const delivered = doc.members > 0 || doc.attention.length > 0
+  if (!delivered && context.requested > 0 && doc.unknown.length === context.requested) return 4
+  if (Object.keys(doc.counts).some((status) => FAILING.has(status))) return 1
+  if ((context.silentStatuses ?? []).some((status) => FAILING.has(status))) return 1
+  if (!delivered && doc.timed_out) return 124
+  return 0
+}

@@ -1,0 +1,155 @@
+/**
+ * `actors wait` as a service: sleep on the doorbell until the requested Runs
+ * are ready, claim a batch in the owner's delivery journal (phase `pending`,
+ * with this process as claimer), print it, and only then mark its members
+ * reported. A wait that dies between claiming and printing leaves its batch
+ * pending under a dead claimer; the next wait of the owner delivers that same
+ * batch (same batch_id) before choosing anything new.
+ */
+import {ensureHome} from '../home.js'
+import {sleepSync} from '../lock.js'
+import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../process-identity.js'
+import {listRuns} from '../run-store.js'
+import {findAttention} from './attention.js'
+import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
+import {Doorbell} from './doorbell.js'
+import {forgetVanished, markDelivered, withJournal, type PendingBatch} from './journal.js'
+import {memberKey, selectBatch, type RunEntry} from './select.js'
+
+export interface WaitRequest {
+  home: string
+  owner: string
+  /** Explicit Run ids (already resolved); none = every unreported Run of the owner in scope. */
+  ids?: string[]
+  /** Return once at least one is ready, not all. */
+  any: boolean
+  timeoutMs?: number
+  /** The Run this wait runs inside: only its descendants are waited for by default. */
+  scope?: {run: string; run_instance_id: string}
+}
+
+export interface WaitOutcome {
+  document: BatchDocument
+  exitCode: number
+}
+
+/** Prints a batch (stdout); resolves once written. Members are marked reported only after it resolves. */
+export type BatchPrinter = (document: BatchDocument) => Promise<void>
+
+type Attempt = {ready: false} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]}
+
+let self: ProcessIdentity | undefined
+function selfIdentity(): ProcessIdentity {
+  self ??= readProcessIdentity(process.pid) ?? {pid: process.pid, start: 'unknown'}
+  return self
+}
+
+function snapshot(home: string): Map<string, RunEntry> {
+  const runs = new Map<string, RunEntry>()
+  for (const state of listRuns(home, {withResult: false})) {
+    if (!state.error && state.meta) runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
+  }
+  return runs
+}
+
+/** One look at the state, under the owner's journal lock: claim a ready batch, or say "not yet". */
+function attempt(request: WaitRequest, timedOut: boolean): Attempt {
+  return withJournal<Attempt>(request.home, request.owner, (journal) => {
+    const runs = snapshot(request.home)
+    const orphan = findOrphan(request, journal.pending, runs, journal.reported)
+    if (orphan) {
+      orphan.claimer = selfIdentity()
+      orphan.claimed_at = new Date().toISOString()
+      return {value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []}, write: true}
+    }
+    const claimed = new Set<string>()
+    const claimedEvents = new Set<string>()
+    for (const batch of journal.pending) {
+      for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
+      for (const a of batch.attention) claimedEvents.add(a.event_id)
+    }
+    const selection = selectBatch({runs, owner: request.owner, reported: journal.reported, claimed, scope: request.scope, ids: request.ids})
+    const pruned = forgetVanished(journal, new Set(runs.keys()))
+    const attention = findAttention(selection.candidates, journal, claimedEvents)
+    const onlyUnknown = request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
+    const ready =
+      onlyUnknown ||
+      attention.length > 0 ||
+      selection.waited === 0 ||
+      (request.any ? selection.members.length > 0 : selection.all_terminal)
+    if (!ready && !timedOut) return {value: {ready: false}, write: pruned}
+    const facts = new Map<string, RowFacts>()
+    for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(member.meta.run, readRowFacts(member))
+    const document = buildBatchDocument({owner: request.owner, selection, facts, attention, timedOut: timedOut && !ready})
+    const silentStatuses = selection.silent.map((s) => s.meta.status)
+    if (document.members === 0 && attention.length === 0) return {value: {ready: true, document, silentStatuses}, write: pruned}
+    const pending: PendingBatch = {
+      batch_id: document.batch_id,
+      phase: 'pending',
+      claimed_at: new Date().toISOString(),
+      claimer: selfIdentity(),
+      members: selection.members.map((m) => ({run: m.meta.run, run_instance_id: m.meta.run_instance_id})),
+      attention: attention.map((a) => ({run: a.run, run_instance_id: a.run_instance_id, event_id: a.event_id})),
+      document,
+    }
+    journal.pending.push(pending)
+    return {value: {ready: true, document, pending, silentStatuses}, write: true}
+  })
+}
+
+/**
+ * A pending batch whose claimer died before printing it, and that concerns
+ * this wait (any, for a plain `wait`; one touching its ids or scope otherwise).
+ */
+function findOrphan(request: WaitRequest, pending: PendingBatch[], runs: Map<string, RunEntry>, reported: Record<string, string>): PendingBatch | undefined {
+  const orphans = pending.filter((p) => !isSameProcess(p.claimer))
+  if (orphans.length === 0) return undefined
+  if (!request.ids && !request.scope) return orphans[0]
+  const inScope = selectBatch({runs, owner: request.owner, reported, claimed: new Set(), scope: request.scope, ids: request.ids}).candidates
+  const keys = new Set(inScope.map((c) => memberKey(c.meta.run, c.meta.run_instance_id)))
+  return orphans.find((p) => [...p.members, ...p.attention].some((m) => keys.has(memberKey(m.run, m.run_instance_id))))
+}
+
+/** Test-only: ACTORS_TEST_WAIT_PAUSE_MS holds a claimed batch unprinted so a test can kill the wait there. */
+function testPause(): void {
+  const ms = Number(process.env.ACTORS_TEST_WAIT_PAUSE_MS ?? 0)
+  if (Number.isFinite(ms) && ms > 0) sleepSync(Math.min(ms, 60_000))
+}
+
+/**
+ * Block until a batch is ready (or the timeout), print it with `print`, mark
+ * it delivered. Returns the document and the exit code (0, 1, 4 or 124).
+ */
+export async function waitForBatch(request: WaitRequest, print: BatchPrinter): Promise<WaitOutcome> {
+  ensureHome(request.home)
+  const deadline = request.timeoutMs === undefined ? Infinity : Date.now() + request.timeoutMs
+  const bell = new Doorbell(request.home)
+  let claimed: Extract<Attempt, {ready: true}>
+  try {
+    for (;;) {
+      bell.clear()
+      const result = attempt(request, Date.now() >= deadline)
+      if (result.ready) {
+        claimed = result
+        break
+      }
+      await bell.next(deadline)
+    }
+  } finally {
+    bell.close()
+  }
+  if (claimed.pending) testPause()
+  await print(claimed.document)
+  const pending = claimed.pending
+  if (pending) {
+    withJournal(request.home, request.owner, (journal) => {
+      const current = journal.pending.find((p) => p.batch_id === pending.batch_id)
+      if (current) markDelivered(journal, current)
+      return {value: undefined, write: current !== undefined}
+    })
+  }
+  return {
+    document: claimed.document,
+    exitCode: batchExitCode(claimed.document, {requested: request.ids?.length ?? 0, silentStatuses: claimed.silentStatuses}),
+  }
+}

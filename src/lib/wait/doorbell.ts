@@ -1,0 +1,72 @@
+/**
+ * Sleeping until the state root changes. The kernel rings `$ACTORS_HOME/.bell`
+ * (notify.ts) whenever a Run starts, ends or asks for attention; one
+ * non-recursive fs.watch on the state root sees that rename. A slow safety
+ * poll catches what rings nobody (a supervisor killed with SIGKILL is only
+ * settled when someone reads it); a fast poll stands in where the platform
+ * gives no notifications.
+ */
+import {watch, type FSWatcher} from 'node:fs'
+
+/** Re-check this often even when notifications work. */
+export const SAFETY_POLL_MS = 2000
+/** Re-check this often when fs.watch is unavailable. */
+export const FALLBACK_POLL_MS = 250
+
+export class Doorbell {
+  private watcher: FSWatcher | undefined
+  private rung = true
+  private wake: (() => void) | undefined
+
+  constructor(home: string) {
+    try {
+      this.watcher = watch(home, {persistent: true}, () => this.ring())
+      this.watcher.on('error', () => {
+        this.watcher?.close()
+        this.watcher = undefined
+        this.ring()
+      })
+    } catch {
+      this.watcher = undefined
+    }
+  }
+
+  /** Whether file-system notifications are live (false means polling). */
+  get watching(): boolean {
+    return this.watcher !== undefined
+  }
+
+  private ring(): void {
+    this.rung = true
+    const wake = this.wake
+    this.wake = undefined
+    wake?.()
+  }
+
+  /** Forget rings so far: call right before re-reading state, so a ring during the read is not lost. */
+  clear(): void {
+    this.rung = false
+  }
+
+  /** Resolve at the next ring (immediately if one came since clear()), a poll tick, or `deadline`. */
+  async next(deadline = Infinity): Promise<void> {
+    if (this.rung) return
+    const poll = this.watching ? SAFETY_POLL_MS : FALLBACK_POLL_MS
+    const delay = Math.max(0, Math.min(poll, deadline - Date.now()))
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.wake = undefined
+        resolve()
+      }, delay)
+      this.wake = () => {
+        clearTimeout(timer)
+        resolve()
+      }
+    })
+  }
+
+  close(): void {
+    this.watcher?.close()
+    this.watcher = undefined
+  }
+}

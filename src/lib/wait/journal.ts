@@ -1,0 +1,143 @@
+/**
+ * The delivery journal of one owner (`$ACTORS_HOME/delivery/<owner>.json`, a
+ * lowdb document): which Run instances and attention events were already
+ * reported to that owner, and the batches being delivered right now
+ * (`pending`, with the wait process that claimed them). Every read-modify-write
+ * happens under a cross-process lock, which is what lets two `wait`s of one
+ * owner split the work without reporting a Run twice or losing one.
+ */
+import {mkdirSync, statSync} from 'node:fs'
+import {join} from 'node:path'
+import {LowSync} from 'lowdb'
+import {DataFileSync} from 'lowdb/node'
+import {corruptStateError, usageError} from '../errors.js'
+import {RUN_ID_PATTERN} from '../home.js'
+import {withLockSync} from '../lock.js'
+import type {ProcessIdentity} from '../process-identity.js'
+import type {BatchDocument} from './batch.js'
+
+export const DELIVERY_SCHEMA = 'actors-delivery-v1'
+const MAX_JOURNAL_BYTES = 32 * 1024 * 1024
+/** Delivered batch ids kept for reference (the journal must not grow without bound). */
+const DELIVERED_HISTORY = 32
+
+export interface MemberRef {
+  run: string
+  run_instance_id: string
+}
+
+export interface PendingBatch {
+  batch_id: string
+  phase: 'pending'
+  claimed_at: string
+  claimer: ProcessIdentity
+  members: MemberRef[]
+  attention: Array<MemberRef & {event_id: string}>
+  document: BatchDocument
+}
+
+export interface DeliveryJournal {
+  schema: typeof DELIVERY_SCHEMA
+  owner: string
+  /** Run id -> the instance of it that was reported (one instance lives in a state dir at a time). */
+  reported: Record<string, string>
+  /** Run id -> attention events of its current instance already reported. */
+  attention_reported: Record<string, {run_instance_id: string; event_ids: string[]}>
+  pending: PendingBatch[]
+  delivered: Array<{batch_id: string; delivered_at: string; members: number; attention: number}>
+}
+
+/** Refuse owner names that could escape the delivery directory. */
+export function validateOwner(owner: string): string {
+  if (!RUN_ID_PATTERN.test(owner) || owner === '.' || owner === '..' || owner.length > 128) {
+    throw usageError(`ACTORS_OWNER ${JSON.stringify(owner.slice(0, 80))} is not a valid owner name`, 'use letters, digits, "_", "." and "-" only, e.g. ACTORS_OWNER=review-bot')
+  }
+  return owner
+}
+
+export function journalFile(home: string, owner: string): string {
+  return join(home, 'delivery', `${validateOwner(owner)}.json`)
+}
+
+function emptyJournal(owner: string): DeliveryJournal {
+  return {schema: DELIVERY_SCHEMA, owner, reported: {}, attention_reported: {}, pending: [], delivered: []}
+}
+
+function parseJournal(file: string, owner: string, text: string): DeliveryJournal {
+  let data: unknown
+  try {
+    data = JSON.parse(text)
+  } catch {
+    throw corruptStateError(file, 'is not valid JSON')
+  }
+  const doc = data as Partial<DeliveryJournal> | null
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw corruptStateError(file, 'is not a JSON object')
+  if (doc.schema !== DELIVERY_SCHEMA) throw corruptStateError(file, `has schema ${JSON.stringify(doc.schema)}, expected "${DELIVERY_SCHEMA}"`)
+  if (doc.owner !== owner) throw corruptStateError(file, `belongs to owner ${JSON.stringify(doc.owner)}, not "${owner}"`)
+  const isRecord = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
+  if (!isRecord(doc.reported) || !isRecord(doc.attention_reported) || !Array.isArray(doc.pending) || !Array.isArray(doc.delivered)) {
+    throw corruptStateError(file, 'is missing reported, attention_reported, pending or delivered')
+  }
+  return doc as DeliveryJournal
+}
+
+/**
+ * Read-modify-write the owner's journal under its lock. `change` mutates the
+ * document in place and returns a value; the document is written back only
+ * when `change` returns with `write: true`.
+ */
+export function withJournal<T>(home: string, owner: string, change: (journal: DeliveryJournal) => {value: T; write: boolean}): T {
+  const file = journalFile(home, owner)
+  mkdirSync(join(home, 'delivery'), {recursive: true})
+  return withLockSync(`${file}.lock`, () => {
+    try {
+      if (statSync(file).size > MAX_JOURNAL_BYTES) throw corruptStateError(file, `is over the ${MAX_JOURNAL_BYTES}-byte limit`)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    }
+    const db = new LowSync<DeliveryJournal>(
+      new DataFileSync<DeliveryJournal>(file, {parse: (text) => parseJournal(file, owner, text), stringify: (data) => JSON.stringify(data)}),
+      emptyJournal(owner),
+    )
+    db.read()
+    const {value, write} = change(db.data)
+    if (write) db.write()
+    return value
+  }, {timeoutMs: 30_000})
+}
+
+/** Record a printed batch as delivered: its members and attention events are reported for good. */
+export function markDelivered(journal: DeliveryJournal, batch: PendingBatch): void {
+  journal.pending = journal.pending.filter((p) => p.batch_id !== batch.batch_id)
+  for (const member of batch.members) journal.reported[member.run] = member.run_instance_id
+  for (const event of batch.attention) {
+    const entry = journal.attention_reported[event.run]
+    if (entry && entry.run_instance_id === event.run_instance_id) {
+      if (!entry.event_ids.includes(event.event_id)) entry.event_ids.push(event.event_id)
+    } else {
+      journal.attention_reported[event.run] = {run_instance_id: event.run_instance_id, event_ids: [event.event_id]}
+    }
+  }
+  journal.delivered = [
+    ...journal.delivered,
+    {batch_id: batch.batch_id, delivered_at: new Date().toISOString(), members: batch.members.length, attention: batch.attention.length},
+  ].slice(-DELIVERED_HISTORY)
+}
+
+/** Forget reported entries of Runs whose state dirs are gone (pruned), so the journal stays bounded. */
+export function forgetVanished(journal: DeliveryJournal, existing: Set<string>): boolean {
+  let changed = false
+  for (const run of Object.keys(journal.reported)) {
+    if (!existing.has(run)) {
+      delete journal.reported[run]
+      changed = true
+    }
+  }
+  for (const run of Object.keys(journal.attention_reported)) {
+    if (!existing.has(run)) {
+      delete journal.attention_reported[run]
+      changed = true
+    }
+  }
+  return changed
+}

@@ -1,0 +1,52 @@
+/**
+ * The plain completion card (no colour, no escape codes; pipes and CI): the
+ * counts by status, one line per row indented under its parent, the overflow,
+ * what is still pending, attention requests and the `actors inspect` hint.
+ * Pure: it draws a BatchDocument and nothing else.
+ */
+import {formatDuration} from '../duration.js'
+import type {BatchDocument} from './batch.js'
+
+const ONE_LINE = 100
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > ONE_LINE ? flat.slice(0, ONE_LINE - 1) + '…' : flat
+}
+
+/** Tree level of each row inside the batch: 0 for a top, parent's + 1 when the parent is a row too. */
+export function rowLevels(doc: BatchDocument): number[] {
+  const level = new Map<string, number>()
+  return doc.rows.map((row) => {
+    const value = row.parent !== null && level.has(row.parent) ? level.get(row.parent)! + 1 : 0
+    level.set(row.run, value)
+    return value
+  })
+}
+
+/** Render the batch as plain text lines ending with a newline. */
+export function renderBatchPlain(doc: BatchDocument): string {
+  const lines: string[] = []
+  const counts = Object.entries(doc.counts)
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([status, n]) => `${n} ${status}`)
+  const head = doc.members === 0 ? 'no finished Runs' : `${doc.members} Run${doc.members === 1 ? '' : 's'}: ${counts.join(', ')}`
+  lines.push(`${head}${doc.timed_out ? ' (timed out)' : ''}${doc.redelivered ? ' (redelivered)' : ''}  batch ${doc.batch_id.slice(0, 8)}`)
+  const levels = rowLevels(doc)
+  const width = Math.min(40, Math.max(0, ...doc.rows.map((r, i) => r.run.length + levels[i] * 2)))
+  doc.rows.forEach((row, i) => {
+    const name = `${'  '.repeat(levels[i])}${row.run}`.padEnd(width)
+    lines.push(`  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(row.summary)}`.trimEnd())
+  })
+  if (doc.overflow > 0) lines.push(`  … ${doc.overflow} more not shown`)
+  if (doc.deferred > 0) lines.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
+  if (doc.pending_count > 0) {
+    const names = doc.pending.slice(0, 5).map((p) => p.run).join(', ')
+    lines.push(`pending: ${doc.pending_count} still live (${names}${doc.pending_count > 5 ? ', …' : ''})`)
+  }
+  if (doc.unknown.length > 0) lines.push(`unknown: ${doc.unknown.join(', ')}`)
+  if (doc.already_reported.length > 0) lines.push(`already reported: ${doc.already_reported.join(', ')}`)
+  for (const a of doc.attention) lines.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
+  lines.push(`more: ${doc.hint}`)
+  return lines.join('\n') + '\n'
+}

@@ -1,0 +1,177 @@
+/**
+ * Choosing a completion batch from a snapshot of the state root (pure: no
+ * I/O, so concurrency and ordering rules can be reasoned about and tested in
+ * one place). A Run is a candidate for an owner when it is that owner's, not
+ * silent, not yet reported, not claimed by another live `wait`, and inside the
+ * wait's scope. Candidates form trees (a Run under its nearest candidate
+ * ancestor); a Run is eligible once it and every candidate ancestor are
+ * terminal, which is how "a descendant appears only once its root is
+ * terminal" holds. Trees are ordered by their top's terminal time, run id,
+ * instance id; inside a tree, preorder.
+ */
+import {isTerminal, type RunMeta} from '../run-types.js'
+
+export const MAX_MEMBERS = 256
+
+export interface RunEntry {
+  dir: string
+  meta: RunMeta
+}
+
+export interface SelectionInput {
+  /** Every readable Run of the state root, by id. */
+  runs: Map<string, RunEntry>
+  owner: string
+  /** Run id -> reported instance (from the journal). */
+  reported: Record<string, string>
+  /** `run\0instance` keys claimed by another live wait's pending batch. */
+  claimed: Set<string>
+  /** The Run the wait itself runs in: only its descendants are in scope. */
+  scope?: {run: string; run_instance_id: string}
+  /** Explicit Run ids: they and their descendants are the scope, they are what is waited for. */
+  ids?: string[]
+}
+
+export interface Selection {
+  /** Eligible Runs in batch order, at most MAX_MEMBERS. */
+  members: RunEntry[]
+  /** Eligible Runs left for a later batch. */
+  deferred: number
+  /** Waited-for Runs still live. */
+  pending: RunEntry[]
+  /** Explicit ids with no Run of this owner. */
+  unknown: string[]
+  /** Explicit ids this owner was already given. */
+  already_reported: string[]
+  /** Explicit silent ids: waited for, never members. */
+  silent: RunEntry[]
+  /** How many Runs the wait waits for. */
+  waited: number
+  /** Every waited-for Run is terminal. */
+  all_terminal: boolean
+  /** In-scope candidates (any status): where attention events may come from. */
+  candidates: RunEntry[]
+}
+
+export function memberKey(run: string, instance: string): string {
+  return `${run}\u0000${instance}`
+}
+
+/** Select the next batch; see the module comment for the rules. */
+export function selectBatch(input: SelectionInput): Selection {
+  const {runs, owner, reported, claimed, scope} = input
+  const ids = input.ids ? new Set(input.ids) : undefined
+  const parentOf = (entry: RunEntry): RunEntry | undefined => {
+    const ref = entry.meta.parent
+    if (!ref) return undefined
+    const parent = runs.get(ref.run)
+    return parent && parent.meta.run_instance_id === ref.run_instance_id && parent !== entry ? parent : undefined
+  }
+  const inScope = (entry: RunEntry): boolean => {
+    if (!ids && !scope) return true
+    if (ids?.has(entry.meta.run)) return true
+    const seen = new Set<RunEntry>([entry])
+    for (let up = parentOf(entry); up && !seen.has(up); up = parentOf(up)) {
+      seen.add(up)
+      if (ids?.has(up.meta.run)) return true
+      if (!ids && scope && up.meta.run === scope.run && up.meta.run_instance_id === scope.run_instance_id) return true
+    }
+    return false
+  }
+  const candidateMemo = new Map<RunEntry, boolean>()
+  const isCandidate = (entry: RunEntry): boolean => {
+    let value = candidateMemo.get(entry)
+    if (value === undefined) {
+      const m = entry.meta
+      value =
+        m.owner === owner &&
+        m.notification !== 'silent' &&
+        reported[m.run] !== m.run_instance_id &&
+        !claimed.has(memberKey(m.run, m.run_instance_id)) &&
+        inScope(entry)
+      candidateMemo.set(entry, value)
+    }
+    return value
+  }
+  const candidateParent = (entry: RunEntry): RunEntry | undefined => {
+    const parent = parentOf(entry)
+    return parent && isCandidate(parent) ? parent : undefined
+  }
+  const eligibleMemo = new Map<RunEntry, boolean>()
+  const isEligible = (entry: RunEntry, depth = 0): boolean => {
+    let value = eligibleMemo.get(entry)
+    if (value === undefined) {
+      const parent = candidateParent(entry)
+      value = isTerminal(entry.meta.status) && (!parent || depth > 64 || isEligible(parent, depth + 1))
+      eligibleMemo.set(entry, value)
+    }
+    return value
+  }
+
+  const candidates = [...runs.values()].filter(isCandidate)
+  const unknown: string[] = []
+  const alreadyReported: string[] = []
+  const silent: RunEntry[] = []
+  let waitedSet: RunEntry[]
+  if (ids) {
+    waitedSet = []
+    for (const id of ids) {
+      const entry = runs.get(id)
+      if (!entry || entry.meta.owner !== owner) unknown.push(id)
+      else if (entry.meta.notification === 'silent') silent.push(entry)
+      else if (reported[id] === entry.meta.run_instance_id) alreadyReported.push(id)
+      else if (isCandidate(entry)) waitedSet.push(entry)
+    }
+  } else {
+    waitedSet = candidates
+  }
+
+  // Forest order over eligible candidates.
+  const eligible = candidates.filter((c) => isEligible(c))
+  const children = new Map<RunEntry, RunEntry[]>()
+  const tops: RunEntry[] = []
+  for (const entry of eligible) {
+    const parent = candidateParent(entry)
+    if (parent) {
+      const list = children.get(parent) ?? []
+      list.push(entry)
+      children.set(parent, list)
+    } else {
+      tops.push(entry)
+    }
+  }
+  const order = (a: RunEntry, b: RunEntry) =>
+    terminalTime(a).localeCompare(terminalTime(b)) ||
+    cmp(a.meta.run, b.meta.run) ||
+    cmp(a.meta.run_instance_id, b.meta.run_instance_id)
+  tops.sort(order)
+  const ordered: RunEntry[] = []
+  const visit = (entry: RunEntry) => {
+    ordered.push(entry)
+    for (const child of (children.get(entry) ?? []).sort(order)) visit(child)
+  }
+  for (const top of tops) visit(top)
+
+  const waitedAll = [...waitedSet, ...silent]
+  return {
+    members: ordered.slice(0, MAX_MEMBERS),
+    deferred: Math.max(0, ordered.length - MAX_MEMBERS),
+    pending: waitedAll.filter((e) => !isTerminal(e.meta.status)),
+    unknown,
+    already_reported: alreadyReported,
+    silent,
+    waited: waitedAll.length,
+    all_terminal: waitedAll.every((e) => isTerminal(e.meta.status)),
+    candidates,
+  }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+/** When the Run ended (run.json mirrors the result); Runs without one sort last. */
+function terminalTime(entry: RunEntry): string {
+  const ended = entry.meta.ended_at
+  return typeof ended === 'string' ? ended : '9999'
+}
