@@ -6,6 +6,8 @@ import {usageError} from '../lib/errors.js'
 import {printFollowEnd} from '../lib/follow-output.js'
 import type {LaunchResult} from '../lib/launch.js'
 import {followRunOutput} from '../lib/logs.js'
+import {decideOutput} from '../lib/output.js'
+import {createFollowStore} from '../lib/views/follow-store.js'
 import {launchPrepared, type PreparedLaunch} from '../lib/run-launcher.js'
 import {lineageFromEnv} from '../lib/lineage.js'
 import {waitForBatch} from '../lib/wait/deliver.js'
@@ -69,9 +71,15 @@ export default class Run extends ActorsCommand {
     if (flags.follow) {
       if (json) process.stdout.write(JSON.stringify({type: 'launched', ...launched}) + '\n')
       else process.stderr.write(`actors: started ${launched.run} (${launched.state_dir})\n`)
-      for await (const chunk of followRunOutput(launched.state_dir, ['stdout', 'stderr'])) {
-        if (json) process.stdout.write(JSON.stringify({type: 'output', ...chunk}) + '\n')
-        else (chunk.stream === 'stderr' ? process.stderr : process.stdout).write(chunk.text)
+      if (decideOutput(json) === 'ink') {
+        // On a TTY: the live follow view (stderr marked); interrupted, the Run keeps going.
+        const {showFollow} = await import('../views/follow-live.js')
+        if (await showFollow(createFollowStore(launched.state_dir, {streams: ['stdout', 'stderr'], tickMs: 1000}))) return void (process.exitCode = 130)
+      } else {
+        for await (const chunk of followRunOutput(launched.state_dir, ['stdout', 'stderr'])) {
+          if (json) process.stdout.write(JSON.stringify({type: 'output', ...chunk}) + '\n')
+          else (chunk.stream === 'stderr' ? process.stderr : process.stdout).write(chunk.text)
+        }
       }
       printFollowEnd(launched.state_dir, json)
       return undefined

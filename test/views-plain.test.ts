@@ -1,0 +1,118 @@
+/**
+ * Terminal views, layer 2: without a TTY every command prints plain text
+ * (no escape codes) and never loads ink or react, proved by an ESM resolve
+ * hook that records every specifier the CLI imports.
+ */
+import {spawn} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {BIN, ROOT, actors, cliEnv, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+
+const ESC = /\u001B/
+
+let home: string
+beforeEach(() => {
+  home = tempDir()
+})
+afterEach(() => removeDir(home))
+
+/**
+ * A preload that records every module the CLI loads to $TRACE_FILE: CommonJS
+ * requests (the CLI bundle is CommonJS) through Module._load, and ES module
+ * imports (ink and the views are ESM) through a module.register resolve hook.
+ */
+export function writeLoadTracer(dir: string): string {
+  writeFileSync(
+    join(dir, 'hooks.mjs'),
+    "import {appendFileSync} from 'node:fs'\nexport async function resolve(specifier, context, next) {\n  const resolved = await next(specifier, context)\n  appendFileSync(process.env.TRACE_FILE, 'import ' + specifier + ' ' + resolved.url + '\\n')\n  return resolved\n}\n",
+  )
+  writeFileSync(
+    join(dir, 'preload.cjs'),
+    [
+      "const Module = require('node:module')",
+      "const {appendFileSync} = require('node:fs')",
+      "const {pathToFileURL} = require('node:url')",
+      'const load = Module._load',
+      "Module._load = function (request, ...rest) { appendFileSync(process.env.TRACE_FILE, 'require ' + request + '\\n'); return load.call(this, request, ...rest) }",
+      "Module.register('./hooks.mjs', pathToFileURL(__filename))",
+    ].join('\n') + '\n',
+  )
+  return join(dir, 'preload.cjs')
+}
+
+/** Trace lines that show ink or react being loaded. */
+export function loadedHeavyModules(specifiers: string[]): string[] {
+  return specifiers.filter((s) => /^(import|require) (ink|react)(\/|\s|$)/.test(s) || /node_modules\/(ink|react)\//.test(s))
+}
+
+describe('plain output without a TTY', () => {
+  it('inspect, logs and run --follow print no escape codes (even with colour-friendly TERM) and never load ink or react', () => {
+    const trace = join(home, 'trace.txt')
+    writeFileSync(trace, '')
+    const env = {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`, TERM: 'xterm-256color', NO_COLOR: ''}
+    const follow = actors(home, ['run', '--name', 'f1', '--follow', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; exit 3'], {env})
+    expect(follow.code).toBe(1)
+    expect(follow.stdout).toBe('out-line\n')
+    expect(follow.stderr).toContain('err-line\n')
+    expect(follow.stderr).toContain('f1 failed (exit 3)')
+    const logs = actors(home, ['logs', 'f1', '--follow'], {env})
+    expect(logs.stdout).toBe('out-line\n')
+    const table = actors(home, ['inspect'], {env})
+    expect(table.code).toBe(0)
+    expect(table.stdout).toMatch(/^RUN\s+RECIPE\s+STATUS\s+STARTED\s+DURATION\s+PARENT\nf1\s+-\s+failed\s/)
+    for (const out of [follow.stdout, follow.stderr, logs.stdout, logs.stderr, table.stdout, table.stderr]) expect(out).not.toMatch(ESC)
+    const specifiers = readFileSync(trace, 'utf8').split('\n').filter(Boolean)
+    // The tracer saw the CLI load modules (so an empty list is not a false pass; the
+    // tmux test shows the same tracer catching ink on a TTY)...
+    expect(specifiers.some((s) => s.startsWith('require node:fs'))).toBe(true)
+    // ...and nothing of ink or react.
+    expect(loadedHeavyModules(specifiers)).toEqual([])
+  })
+
+  it('inspect --watch without a TTY prints the table once per change and ends cleanly on SIGINT', async () => {
+    const trace = join(home, 'trace.txt')
+    writeFileSync(trace, '')
+    actors(home, ['run', '--name', 'first', '--', 'true'])
+    await waitForResult(join(home, 'runs', 'first'))
+    const child = spawn(process.execPath, [BIN, 'inspect', '--watch'], {
+      cwd: ROOT,
+      env: cliEnv(home, {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`, CI: '', TERM: 'xterm-256color', NO_COLOR: ''}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
+    let stdout = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await waitFor(() => stdout.includes('first'), 10_000, 'the first table')
+    actors(home, ['run', '--name', 'second', '--', 'sleep', '0.3'])
+    await waitFor(() => /second\s+-\s+done/.test(stdout), 10_000, 'second to show as done')
+    child.kill('SIGINT')
+    expect(await exited).toBe(0)
+    expect(stdout).not.toMatch(ESC)
+    const tables = stdout.split('\n\n')
+    expect(tables[0]).toMatch(/^RUN\s+RECIPE/)
+    expect(tables[0]).toContain('first')
+    expect(tables[0]).not.toContain('second')
+    // Each table is one complete listing; the last shows both Runs finished.
+    expect(tables.at(-1)).toMatch(/first\s+-\s+done[\s\S]*second\s+-\s+done/)
+    // One table per change (launch, running, done), not one per second.
+    expect(tables.length).toBeGreaterThanOrEqual(2)
+    expect(tables.length).toBeLessThanOrEqual(5)
+    expect(loadedHeavyModules(readFileSync(trace, 'utf8').split('\n'))).toEqual([])
+  })
+
+  it('inspect --watch --json prints one NDJSON snapshot per change', async () => {
+    const child = spawn(process.execPath, [BIN, 'inspect', '--watch', '--json'], {cwd: ROOT, env: cliEnv(home), stdio: ['ignore', 'pipe', 'pipe']})
+    let stdout = ''
+    child.stdout.on('data', (d) => (stdout += d))
+    const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
+    await waitFor(() => stdout.includes('\n'), 10_000, 'the first snapshot')
+    actors(home, ['run', '--name', 'j1', '--', 'true'])
+    await waitFor(() => stdout.includes('"status":"done"'), 10_000, 'j1 done')
+    child.kill('SIGTERM')
+    expect(await exited).toBe(0)
+    const docs = stdout.trim().split('\n').map((line) => JSON.parse(line))
+    expect(docs[0]).toMatchObject({type: 'snapshot', runs: [], damaged: []})
+    expect(docs.at(-1).runs[0]).toMatchObject({run: 'j1', status: 'done'})
+  })
+})
