@@ -260,10 +260,10 @@ type StandaloneModule = {controlStandalonePlayback: (dir: string, action: string
 
 async function loadStandalonePlayback(): Promise<StandaloneModule> {
   try {
-    // A glob import: esbuild bundles src/lib/music/standalone-control.ts when it exists, and the
-    // build still passes (with an empty-glob warning) while it does not.
-    const file = 'control.ts'
-    return (await import(`../music/standalone-${file}`)) as StandaloneModule
+    // A glob import over src/lib/*/: esbuild bundles src/lib/music/standalone-control.ts when it
+    // exists, and the build still passes (with an empty-glob warning) while it does not.
+    const dir = 'music'
+    return (await import(`../${dir}/standalone-control.ts`)) as StandaloneModule
   } catch (error) {
     throw new ActorsError(`standalone playback control is not available in this build (${(error as Error).message})`, EXIT.failed)
   }

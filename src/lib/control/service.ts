@@ -8,6 +8,8 @@
  *
  * Built separately as dist/service.js so a service can import it without
  * loading the CLI:  import {serveControlEndpoint} from 'actors/dist/service.js'
+ * (which also exports the polling API: listQueuedControls, claimControl,
+ * completeControl).
  */
 import {createHash} from 'node:crypto'
 import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
@@ -18,6 +20,10 @@ import {runFile} from '../run-store.js'
 import {writeJsonAtomic} from '../state-files.js'
 import type {ControlReply, ControlRequest} from './endpoint.js'
 import {boundedReply, claimControl, completeControl, readControlRecord, type ControlRecord} from './journal.js'
+
+// Services that poll instead of serving a socket use the journal API directly.
+export {claimControl, completeControl, listQueuedControls, readControlRecords} from './journal.js'
+export type {ControlRecord, ControlStatus} from './journal.js'
 
 /** Largest request line accepted: a 4 KiB input may grow when JSON-escaped. */
 const MAX_REQUEST_BYTES = 64 * 1024

@@ -1,0 +1,156 @@
+/**
+ * `actors control` runtime actions against real processes: pause/resume seen
+ * in /proc, stop and kill leaving no descendant (forked, setsid'd), the
+ * identity guard refusing a tampered record, and the refusal exit codes.
+ */
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor} from './helpers.js'
+
+let home: string
+let recipes: string
+
+beforeAll(() => {
+  home = tempDir()
+  recipes = join(home, 'recipes')
+  mkdirSync(recipes)
+  // Ignores SIGTERM everywhere (the ignore disposition survives exec), so only SIGKILL after kill_grace ends it.
+  writeFileSync(join(recipes, 'stubborn.yaml'), ['description: ignores TERM', "template: [sh, -c, 'trap \"\" TERM; sleep 300 & sleep 301 & wait']", 'kill_grace: 1s', 'control: [next]', ''].join('\n'))
+})
+afterAll(() => removeDir(home))
+
+function launch(args: string[]): {run: string; state_dir: string} {
+  const r = actors(home, ['run', '--json', ...args])
+  expect(r.code, r.stderr).toBe(0)
+  return r.json
+}
+
+/** The Run's processes once the command has forked `count` of them (from `control status`). */
+async function runPids(run: string, count: number): Promise<number[]> {
+  return waitFor(() => {
+    const s = actors(home, ['control', run, 'status', '--json'])
+    return s.code === 0 && s.json.pids.length >= count ? (s.json.pids as number[]) : undefined
+  }, 10_000, `${count} processes of ${run}`)
+}
+
+describe('pause and resume', () => {
+  it('stops every process of the Run (T in /proc) and continues them', async () => {
+    const {run, state_dir} = launch(['--name', 'pr', '--', 'sh', '-c', 'sleep 300 & setsid sleep 301 & wait'])
+    const pids = await runPids(run, 3)
+
+    const paused = actors(home, ['control', run, 'pause', '--json'])
+    expect(paused.code, paused.stderr).toBe(0)
+    expect(paused.json).toMatchObject({action: 'pause', status: 'paused', handled_by: 'kernel', changed: true})
+    for (const pid of pids) expect(processState(pid), `pid ${pid}`).toBe('T')
+    expect(actors(home, ['inspect', run, '--json']).json.status).toBe('paused')
+
+    const resumed = actors(home, ['control', run, 'resume', '--json'])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.json.status).toBe('running')
+    for (const pid of pids) expect(processState(pid), `pid ${pid}`).not.toBe('T')
+    expect(readJson(join(state_dir, 'run.json')).status).toBe('running')
+
+    // A paused Run can be killed (SIGKILL needs no SIGCONT).
+    expect(actors(home, ['control', run, 'pause']).code).toBe(0)
+    const killed = actors(home, ['control', run, 'kill', '--json'])
+    expect(killed.code, killed.stderr).toBe(0)
+    expect(killed.json).toMatchObject({status: 'killed', settled: true})
+    for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
+    expect(readJson(join(state_dir, 'result.json'))).toMatchObject({status: 'killed', reason: 'kill'})
+  })
+})
+
+describe('stop and kill', () => {
+  it('stop ends forked, nested and setsid descendants; result cancelled; inspect agrees at once', async () => {
+    const {run} = launch(['--name', 'st', '--', 'sh', '-c', 'sleep 300 & setsid sh -c "sleep 302 & wait" & sh -c "sleep 303 & wait" & wait'])
+    const pids = await runPids(run, 6)
+    const r = actors(home, ['control', run, 'stop', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json).toMatchObject({action: 'stop', status: 'cancelled', settled: true})
+    for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
+    const inspected = actors(home, ['inspect', run, '--json']).json
+    expect(inspected.status).toBe('cancelled')
+    expect(inspected.result).toMatchObject({status: 'cancelled', reason: 'stop'})
+  })
+
+  it('stop escalates to SIGKILL after kill_grace when TERM is ignored', async () => {
+    const {run} = launch(['stubborn', '--name', 'stub', '--recipes', recipes])
+    const pids = await runPids(run, 3)
+    const started = Date.now()
+    const r = actors(home, ['control', run, 'stop', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(900)
+    expect(r.json.status).toBe('cancelled')
+    for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
+  })
+
+  it('kill ends a setsid daemon that left the group at once; result killed', async () => {
+    const {run, state_dir} = launch(['--name', 'kl', '--', 'sh', '-c', 'setsid sh -c "sleep 305 & wait" & sleep 306'])
+    const pids = await runPids(run, 4)
+    const r = actors(home, ['control', run, 'kill', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json.status).toBe('killed')
+    for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
+    expect(readJson(join(state_dir, 'result.json')).status).toBe('killed')
+  })
+})
+
+describe('identity guard', () => {
+  it('never signals a recorded pid whose identity does not match, and refuses with exit 3', async () => {
+    const {run, state_dir} = launch(['--name', 'idg', '--', 'sleep', '300'])
+    const [pid] = await runPids(run, 1)
+    const file = join(state_dir, 'run.json')
+    const original = readFileSync(file, 'utf8')
+    const meta = JSON.parse(original)
+    expect(meta.children_processes[0].pid).toBe(pid)
+    meta.children_processes[0].identity.start = String(Number(meta.children_processes[0].identity.start) + 1)
+    writeFileSync(file, JSON.stringify(meta))
+
+    for (const action of ['pause', 'stop', 'kill']) {
+      const r = actors(home, ['control', run, action, '--json'])
+      expect(r.code, `${action}: ${r.stderr}`).toBe(3)
+      expect(r.stderr).toMatch(/identity mismatch/)
+      expect(r.json.error.pid).toBe(pid)
+    }
+    expect(processState(pid)).toBe('S')
+    expect(readJson(file).ending).toBeUndefined()
+    const status = actors(home, ['control', run, 'status', '--json']).json
+    expect(status.identity_mismatch).toEqual([pid])
+
+    writeFileSync(file, original)
+    expect(actors(home, ['control', run, 'kill']).code).toBe(0)
+    expect(processAlive(pid)).toBe(false)
+  })
+})
+
+describe('refusals', () => {
+  it('exit 4 unknown Run, 3 finished Run, 2 bad action or value', async () => {
+    expect(actors(home, ['control', 'no-such-run', 'status']).code).toBe(4)
+    expect(actors(home, ['control', '../../etc', 'stop']).code).toBe(2)
+
+    const {run} = launch(['--name', 'fin', '--', 'true'])
+    await waitFor(() => actors(home, ['inspect', run, '--json']).json?.status === 'done', 10_000, 'fin done')
+    for (const action of ['pause', 'resume', 'stop', 'kill']) {
+      const r = actors(home, ['control', run, action])
+      expect(r.code, `${action}: ${r.stderr}`).toBe(3)
+      expect(r.stderr).toContain('is done')
+    }
+    const status = actors(home, ['control', run, 'status', '--json'])
+    expect(status.code).toBe(0)
+    expect(status.json).toMatchObject({status: 'done', pids: [], result: {exit_code: 0}})
+
+    const live = launch(['stubborn', '--name', 'decl', '--recipes', recipes])
+    const undeclared = actors(home, ['control', live.run, 'shuffle', '--json'])
+    expect(undeclared.code).toBe(2)
+    expect(undeclared.stderr).toContain('declared actions: next')
+    expect(undeclared.json.error.declared).toEqual(['next'])
+    expect(actors(home, ['control', live.run, 'pause', 'now']).code).toBe(2)
+    expect(actors(home, ['control', live.run, 'Bad Action']).code).toBe(2)
+    expect(actors(home, ['control', live.run, 'a'.repeat(65)]).code).toBe(2)
+    const huge = actors(home, ['control', live.run, 'next', 'x'.repeat(4097)])
+    expect(huge.code).toBe(2)
+    expect(huge.stderr).toContain('4096-byte limit')
+    expect(actors(home, ['control', live.run, 'kill']).code).toBe(0)
+  })
+})
