@@ -8,7 +8,7 @@
 // ink and react stay external: they load (from node_modules) only on the TTY
 // path, through dynamic import().
 import {build} from 'esbuild'
-import {readdirSync, rmSync} from 'node:fs'
+import {existsSync, readdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, dirname, resolve} from 'node:path'
 
 const esmEntries = {supervisor: 'src/supervisor.ts', service: 'src/lib/control/service.ts'}
@@ -45,11 +45,14 @@ const shared = {
   logLevel: 'warning',
 }
 
-rmSync('dist', {recursive: true, force: true})
+// Build into a fresh directory and swap it in, so a process (or test) running
+// bin/actors meanwhile never sees a half-written or missing dist/.
+const out = `dist.build-${process.pid}`
+rmSync(out, {recursive: true, force: true})
 await build({
   ...shared,
   entryPoints: {cli: 'src/cli.ts'},
-  outdir: 'dist',
+  outdir: out,
   plugins: [viewsStayOut],
   outExtension: {'.js': '.cjs'},
   format: 'cjs',
@@ -60,10 +63,15 @@ await build({
 await build({
   ...shared,
   entryPoints: esmEntries,
-  outdir: 'dist',
+  outdir: out,
   splitting: true,
   format: 'esm',
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies still call require() for Node built-ins.
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
 })
+
+const old = `dist.old-${process.pid}`
+if (existsSync('dist')) renameSync('dist', old)
+renameSync(out, 'dist')
+rmSync(old, {recursive: true, force: true})

@@ -1,3 +1,4 @@
+import {importView} from '../lib/esm-import.js'
 import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {resolveAdHoc} from '../lib/ad-hoc.js'
@@ -73,7 +74,7 @@ export default class Run extends ActorsCommand {
       else process.stderr.write(`actors: started ${launched.run} (${launched.state_dir})\n`)
       if (decideOutput(json) === 'ink') {
         // On a TTY: the live follow view (stderr marked); interrupted, the Run keeps going.
-        const {showFollow} = await import('../views/follow-live.js')
+        const {showFollow} = await importView<typeof import('../views/follow-live.js')>('follow-live')
         if (await showFollow(createFollowStore(launched.state_dir, {streams: ['stdout', 'stderr'], tickMs: 1000}))) return void (process.exitCode = 130)
       } else {
         for await (const chunk of followRunOutput(launched.state_dir, ['stdout', 'stderr'])) {

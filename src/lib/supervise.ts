@@ -245,10 +245,11 @@ class Supervisor {
       }
       if (outcome.spawnError) result.error = outcome.spawnError
       Object.assign(result, budgetMark(this.home, meta))
+      // Trace first: once result.json exists the Run is finished and nothing more is written to it.
+      this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
       writeResultLocked(this.dir, meta, result)
       this.meta = {...meta, status}
     })
-    this.trace('runtime.ended', `${this.meta.status}`, {status: this.meta.status, exit_code: outcome.exitCode})
     afterRunEnded(this.home, this.meta)
   }
 

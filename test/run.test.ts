@@ -1,0 +1,255 @@
+/**
+ * `actors run`, `inspect`, `logs`, `emit` and `prune` end to end through the
+ * real CLI: exit codes and JSON fields, real supervisors and signals.
+ */
+import {execFileSync} from 'node:child_process'
+import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {actors, actorsAsync, processAlive, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+
+let home: string
+let work: string
+beforeEach(() => {
+  home = tempDir('actors-home-')
+  work = tempDir('actors-work-')
+})
+afterEach(() => {
+  removeDir(home)
+  removeDir(work)
+})
+
+describe('run', () => {
+  it('launches an ad-hoc command and records a durable Run', async () => {
+    const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
+    expect(r.code).toBe(0)
+    expect(r.json).toMatchObject({status: 'running', run: expect.stringMatching(/^sh-[0-9a-f]{6}$/)})
+    expect(r.json.run_instance_id).toMatch(/^[0-9a-f-]{36}$/)
+    expect(r.json.state_dir).toBe(join(home, 'runs', r.json.run))
+    expect(typeof r.json.pid).toBe('number')
+    const result = await waitForResult(r.json.state_dir)
+    expect(result).toMatchObject({status: 'failed', exit_code: 3, reason: 'exit_code', attempts: 1, run_instance_id: r.json.run_instance_id})
+    const meta = readJson(join(r.json.state_dir, 'run.json'))
+    expect(meta).toMatchObject({schema: 'actors-run-v1', run: r.json.run, argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], owner: 'default', depth: 0, root: r.json.run, status: 'failed'})
+    expect(meta.process_identity.pid).toBe(r.json.pid)
+    expect(readFileSync(join(r.json.state_dir, 'stdout.log'), 'utf8')).toBe('out\n')
+    expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toBe('err\n')
+    const shown = actors(home, ['inspect', r.json.run, '--json'])
+    expect(shown.code).toBe(0)
+    expect(shown.json).toMatchObject({run: r.json.run, status: 'failed', exit_code: 3})
+  })
+
+  it('prints the Run id alone on stdout without --json', () => {
+    const r = actors(home, ['run', '--name', 'plain-1', '--', 'true'])
+    expect(r.code).toBe(0)
+    expect(r.stdout).toBe('plain-1\n')
+    expect(r.stderr).toContain('plain-1')
+    expect(r.stdout + r.stderr).not.toMatch(/\u001B\[/)
+  })
+
+  it('passes values with shell metacharacters as single argv words, never through a shell', async () => {
+    const canary = join(work, 'pwned')
+    const evil = `$(touch ${canary}); touch ${canary} && echo "'quoted'" | cat > ${canary}`
+    const r = actors(home, ['run', '--json', 'shell-free-echo', `text=${evil}`])
+    expect(r.code, r.stderr).toBe(0)
+    await waitForResult(r.json.state_dir)
+    expect(readFileSync(join(r.json.state_dir, 'stdout.log'), 'utf8')).toContain(evil)
+    expect(existsSync(canary)).toBe(false)
+  })
+
+  it('refuses bad ids, unknown Recipes, undeclared args and bad values with exit 2, creating nothing', () => {
+    for (const args of [
+      ['run', '--name', '../escape', '--', 'true'],
+      ['run', '--name', 'a/b', '--', 'true'],
+      ['run', '--name', 'x'.repeat(200), '--', 'true'],
+      ['run', 'no-such-recipe'],
+      ['run', 'hello', 'nosucharg=1'],
+      ['run', 'sleep', 'seconds=abc'],
+      ['run', '--timeout', 'soon', '--', 'true'],
+      ['run', '--'],
+    ]) {
+      const r = actors(home, ['run', '--json', ...args.slice(1)])
+      expect(r.code, args.join(' ')).toBe(2)
+      expect(r.stderr, args.join(' ')).toMatch(/^actors: /)
+      expect(r.stderr).not.toMatch(/\n\s+at .*\(/)
+      expect(r.json?.error?.exit_code).toBe(2)
+    }
+    expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
+  })
+
+  it('refuses a broken Recipe file naming the file, and a huge one', () => {
+    const dir = join(work, 'recipes')
+    execFileSync('mkdir', ['-p', dir])
+    writeFileSync(join(dir, 'broken.yaml'), 'template: [echo, "unterminated\n  args: {')
+    writeFileSync(join(dir, 'huge.yaml'), `description: "${'x'.repeat(400_000)}"\ntemplate: [true]\n`)
+    const broken = actors(home, ['run', '--recipes', dir, 'broken'])
+    expect(broken.code).toBe(2)
+    expect(broken.stderr).toContain('broken.yaml')
+    const huge = actors(home, ['run', '--recipes', dir, 'huge'])
+    expect(huge.code).toBe(2)
+    expect(huge.stderr).toContain('huge.yaml')
+  })
+
+  it('relaunching an explicit id makes a new generation; a live id is refused with exit 5', async () => {
+    const first = actors(home, ['run', '--name', 'again', '--json', '--', 'sleep', '30'])
+    expect(first.code).toBe(0)
+    const busy = actors(home, ['run', '--name', 'again', '--json', '--', 'true'])
+    expect(busy.code).toBe(5)
+    process.kill(readJson(join(first.json.state_dir, 'run.json')).pid, 'SIGTERM')
+    await waitForResult(first.json.state_dir)
+    const second = actors(home, ['run', '--name', 'again', '--json', '--', 'true'])
+    expect(second.code).toBe(0)
+    expect(second.json.run_instance_id).not.toBe(first.json.run_instance_id)
+    const result = await waitForResult(second.json.state_dir)
+    expect(result.run_instance_id).toBe(second.json.run_instance_id)
+  })
+
+  it('times out by terminating the whole process tree, grandchildren included', async () => {
+    const pidFile = join(work, 'pids')
+    // A child that forks a grandchild and a setsid'd process, then all sleep.
+    const script = `sleep 300 & echo $! >> ${pidFile}; setsid sleep 301 & echo $! >> ${pidFile}; (trap '' TERM; sleep 302) & echo $! >> ${pidFile}; wait`
+    const r = actors(home, ['run', '--json', '--timeout', '700ms', '--', 'sh', '-c', script])
+    expect(r.code).toBe(0)
+    const pids = await waitFor(() => {
+      const text = existsSync(pidFile) ? readFileSync(pidFile, 'utf8').trim().split('\n') : []
+      return text.length === 3 ? text.map(Number) : undefined
+    })
+    const meta = readJson(join(r.json.state_dir, 'run.json'))
+    expect(meta.kill_grace_ms).toBe(5000)
+    const result = await waitForResult(r.json.state_dir, 20_000)
+    expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+    // The TERM-ignoring one needs SIGKILL after kill_grace; give it that long.
+    await waitFor(() => pids.every((pid) => !processAlive(pid)), 10_000, 'every descendant gone')
+  })
+
+  it('retries failed attempts up to the total and records them', async () => {
+    const counter = join(work, 'count')
+    const r = actors(home, ['run', '--json', '--retry', '3', '--', 'sh', '-c', `echo x >> ${counter}; test $(wc -l < ${counter}) -ge 2`])
+    const result = await waitForResult(r.json.state_dir)
+    expect(result).toMatchObject({status: 'done', attempts: 2, exit_code: 0})
+    const failing = actors(home, ['run', '--json', '--retry', '2', '--', 'false'])
+    expect(await waitForResult(failing.json.state_dir)).toMatchObject({status: 'failed', attempts: 2})
+  })
+
+  it('runs a sequence Recipe and records its artifact with bytes and sha256', async () => {
+    const r = actors(home, ['run', '--json', 'demo', 'seconds=0', 'message=hi there'])
+    expect(r.code, r.stderr).toBe(0)
+    const result = await waitForResult(r.json.state_dir)
+    expect(result.status).toBe('done')
+    const artifact = result.artifacts.find((a: any) => a.name === 'report')
+    const content = readFileSync(artifact.path)
+    expect(artifact.bytes).toBe(content.length)
+    expect(artifact.sha256).toBe(execFileSync('sha256sum', [artifact.path], {encoding: 'utf8'}).split(' ')[0])
+  })
+
+  it('records spawn failure of a missing command as failed', async () => {
+    const r = actors(home, ['run', '--json', '--', 'no-such-command-xyz'])
+    expect(await waitForResult(r.json.state_dir)).toMatchObject({status: 'failed', reason: 'spawn_failed', exit_code: 127})
+  })
+
+  it('--wait blocks until the end and exits 1 when the Run failed', () => {
+    const ok = actors(home, ['run', '--wait', '--json', '--', 'true'])
+    expect(ok.code).toBe(0)
+    const bad = actors(home, ['run', '--wait', '--json', '--', 'false'])
+    expect(bad.code).toBe(1)
+  })
+
+  it('dozens of simultaneous launches get distinct ids and every file parses', async () => {
+    const launches = await Promise.all(Array.from({length: 24}, () => actorsAsync(home, ['run', '--json', '--', 'true'])))
+    expect(launches.every((l) => l.code === 0)).toBe(true)
+    const ids = launches.map((l) => l.json.run)
+    expect(new Set(ids).size).toBe(24)
+    for (const l of launches) await waitForResult(l.json.state_dir)
+    for (const id of ids) {
+      expect(readJson(join(home, 'runs', id, 'run.json')).status).toBe('done')
+      expect(readJson(join(home, 'runs', id, 'result.json')).status).toBe('done')
+    }
+    const listing = actors(home, ['inspect', '--json'])
+    expect(listing.json.runs).toHaveLength(24)
+    expect(listing.json.damaged).toEqual([])
+  })
+})
+
+describe('reconciliation', () => {
+  it('a Run whose supervisor was SIGKILLed becomes exited on the next read, with a result', async () => {
+    const r = actors(home, ['run', '--json', '--', 'sleep', '30'])
+    const dir = r.json.state_dir
+    await waitFor(() => readJson(join(dir, 'run.json')).child_pid)
+    const meta = readJson(join(dir, 'run.json'))
+    process.kill(meta.pid, 'SIGKILL')
+    process.kill(meta.child_pid, 'SIGKILL')
+    await waitFor(() => !processAlive(meta.pid))
+    const shown = actors(home, ['inspect', r.json.run, '--json'])
+    expect(shown.json.status).toBe('exited')
+    expect(readJson(join(dir, 'result.json'))).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
+  })
+
+  it('corrupt run.json fails closed naming the file; the listing goes on', () => {
+    const good = actors(home, ['run', '--json', '--name', 'good', '--', 'true'])
+    expect(good.code).toBe(0)
+    execFileSync('mkdir', ['-p', join(home, 'runs', 'bad')])
+    writeFileSync(join(home, 'runs', 'bad', 'run.json'), '{"schema": "actors-run-v1", "run": ')
+    const one = actors(home, ['inspect', 'bad'])
+    expect(one.code).toBe(1)
+    expect(one.stderr).toContain(join(home, 'runs', 'bad', 'run.json'))
+    const all = actors(home, ['inspect', '--json'])
+    expect(all.code).toBe(0)
+    expect(all.json.runs.map((x: any) => x.run)).toEqual(['good'])
+    expect(all.json.damaged[0].state_dir).toBe(join(home, 'runs', 'bad'))
+  })
+})
+
+describe('inspect, logs, emit, prune', () => {
+  it('filters by status and refuses unknown statuses', async () => {
+    const a = actors(home, ['run', '--json', '--', 'true'])
+    const b = actors(home, ['run', '--json', '--', 'sleep', '30'])
+    await waitForResult(a.json.state_dir)
+    const running = actors(home, ['inspect', '--status', 'running', '--json'])
+    expect(running.json.runs.map((x: any) => x.run)).toEqual([b.json.run])
+    expect(actors(home, ['inspect', '--status', 'sleepy']).code).toBe(2)
+    process.kill(readJson(join(b.json.state_dir, 'run.json')).pid, 'SIGTERM')
+    await waitForResult(b.json.state_dir)
+  })
+
+  it('logs prints stdout, stderr and tails; follow streams until the end', async () => {
+    const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'for i in 1 2 3 4 5; do echo line$i; done; echo oops >&2'])
+    await waitForResult(r.json.state_dir)
+    expect(actors(home, ['logs', r.json.run]).stdout).toBe('line1\nline2\nline3\nline4\nline5\n')
+    expect(actors(home, ['logs', r.json.run, '--tail', '2']).stdout).toBe('line4\nline5\n')
+    expect(actors(home, ['logs', r.json.state_dir, '--stderr']).stdout).toBe('oops\n')
+    const slow = actors(home, ['run', '--json', '--', 'sh', '-c', 'echo a; sleep 0.4; echo b; exit 4'])
+    const followed = actors(home, ['logs', slow.json.run, '--follow', '--json'])
+    const events = followed.stdout.trim().split('\n').map((l) => JSON.parse(l))
+    expect(events.filter((e) => e.type === 'output').map((e) => e.text).join('')).toBe('a\nb\n')
+    expect(events.at(-1)).toMatchObject({type: 'result', status: 'failed', exit_code: 4})
+    expect(followed.code).toBe(1)
+  })
+
+  it('emit appends Trace events and usage from inside a Run, and refuses outside one', async () => {
+    const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'actors emit build.step --summary "compiled" --data \'{"files":3}\' && actors emit usage --tokens 120 && actors emit usage --prompt-tokens 10 --completion-tokens 5'])
+    const result = await waitForResult(r.json.state_dir)
+    expect(result.status).toBe('done')
+    const shown = actors(home, ['inspect', r.json.run, '--json'])
+    const kinds = shown.json.trace.map((e: any) => e.kind)
+    expect(kinds).toEqual(expect.arrayContaining(['build.step', 'usage']))
+    expect(shown.json.trace.find((e: any) => e.kind === 'build.step')).toMatchObject({summary: 'compiled', data: {files: 3}})
+    expect(readJson(join(r.json.state_dir, 'usage.json'))).toMatchObject({tokens: 135, prompt_tokens: 10, completion_tokens: 5, reports: 2})
+    expect(actors(home, ['emit', 'x.y']).code).toBe(2)
+    expect(actors(home, ['emit', 'Bad Kind', '--run', r.json.run]).code).toBe(2)
+    expect(actors(home, ['emit', 'x', '--run', r.json.run, '--data', '{nope']).code).toBe(2)
+  })
+
+  it('prune deletes terminal Runs only', async () => {
+    const done = actors(home, ['run', '--json', '--', 'true'])
+    const live = actors(home, ['run', '--json', '--', 'sleep', '30'])
+    await waitForResult(done.json.state_dir)
+    const named = actors(home, ['prune', live.json.run, '--json'])
+    expect(named.json.skipped[0]).toMatchObject({run: live.json.run})
+    const all = actors(home, ['prune', '--json'])
+    expect(all.json.pruned).toEqual([done.json.run])
+    expect(existsSync(done.json.state_dir)).toBe(false)
+    expect(existsSync(live.json.state_dir)).toBe(true)
+    process.kill(readJson(join(live.json.state_dir, 'run.json')).pid, 'SIGTERM')
+    await waitForResult(live.json.state_dir)
+  })
+})
