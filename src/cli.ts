@@ -8,6 +8,8 @@ import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inspect from './commands/inspect.js'
 import Logs from './commands/logs.js'
+import MusicPlay from './commands/music/play.js'
+import MusicServe from './commands/music/serve.js'
 import Prune from './commands/prune.js'
 import Recipes from './commands/recipes/index.js'
 import RecipesValidate from './commands/recipes/validate.js'
@@ -19,6 +21,8 @@ export const COMMANDS = {
   emit: Emit,
   inspect: Inspect,
   logs: Logs,
+  'music:play': MusicPlay,
+  'music:serve': MusicServe,
   prune: Prune,
   recipes: Recipes,
   'recipes:validate': RecipesValidate,

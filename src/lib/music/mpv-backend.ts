@@ -1,0 +1,176 @@
+/**
+ * The mpv backend: one long-lived mpv holding the whole queue as its own
+ * playlist (so mpv's `playlist-pos` is our index), driven over its JSON IPC
+ * socket. Pause, seek and volume change the running track; position and
+ * duration come from mpv itself.
+ */
+import {createHash} from 'node:crypto'
+import {unlinkSync} from 'node:fs'
+import {tmpdir} from 'node:os'
+import {join} from 'node:path'
+import {writeFileAtomic} from '../state-files.js'
+import {killPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
+import {MpvIpcClient, type MpvEvent} from './mpv-ipc.js'
+
+/** Unix socket paths are limited to ~104-108 bytes; longer ones move to the temp dir. */
+const MAX_SOCKET_PATH = 100
+
+/** A socket path inside `dir`, or a short stable one in the temp dir when `dir` is too deep. */
+export function socketPathFor(dir: string, name: string): string {
+  const inside = join(dir, name)
+  if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside
+  const hash = createHash('sha256').update(inside).digest('hex').slice(0, 16)
+  return join(tmpdir(), `actors-${hash}-${name}`)
+}
+
+/** The mpv command line for a queue (exported for tests and docs). */
+export function buildMpvArgs(options: {socket: string; playlistFile: string; at: StartAt; loop: boolean; output: 'default' | 'null'}): string[] {
+  const {at} = options
+  return [
+    '--idle=yes',
+    '--no-terminal',
+    '--really-quiet',
+    '--no-video',
+    '--keep-open=no',
+    '--loop-file=no',
+    '--shuffle=no',
+    '--save-position-on-quit=no',
+    '--resume-playback=no',
+    `--input-ipc-server=${options.socket}`,
+    `--volume=${at.volume}`,
+    '--volume-max=100',
+    `--loop-playlist=${options.loop ? 'inf' : 'no'}`,
+    `--playlist-start=${at.index}`,
+    // Start paused when resuming mid-track, so the seek lands before any sound.
+    ...(at.paused || at.positionSeconds > 0 ? ['--pause=yes'] : []),
+    ...(options.output === 'null' ? ['--ao=null'] : []),
+    `--playlist=${options.playlistFile}`,
+  ]
+}
+
+const OBSERVE = {playlistPos: 1, idle: 2} as const
+
+export class MpvBackend implements PlayerBackend {
+  readonly name = 'mpv' as const
+  private player?: SpawnedPlayer
+  private ipc?: MpvIpcClient
+  private readonly socket: string
+  private readonly playlistFile: string
+  private stopping = false
+  private sawTrack = false
+  private lastIndex = -1
+
+  constructor(private readonly options: BackendOptions) {
+    this.socket = socketPathFor(options.workDir, 'mpv.sock')
+    this.playlistFile = join(options.workDir, 'mpv-queue.m3u')
+  }
+
+  /** The IPC socket path (tests read mpv's own state through it). */
+  get socketPath(): string {
+    return this.socket
+  }
+
+  async start(at: StartAt): Promise<void> {
+    // Absolute paths never start with "#"; URLs neither. mpv reads this as a plain m3u.
+    writeFileAtomic(this.playlistFile, this.options.tracks.join('\n') + '\n')
+    try {
+      unlinkSync(this.socket)
+    } catch {}
+    const args = buildMpvArgs({socket: this.socket, playlistFile: this.playlistFile, at, loop: this.options.loop, output: this.options.output})
+    const player = spawnPlayer(this.options.executable, args)
+    this.player = player
+    let gone = false
+    void player.exited.then(({code, signal}) => {
+      gone = true
+      if (!this.stopping) this.options.events.onFailed(`mpv exited unexpectedly (${signal ?? `code ${code}`})`)
+    })
+    const ipc = await MpvIpcClient.connect(this.socket, 10_000, () => !gone)
+    this.ipc = ipc
+    const firstLoad = new Promise<void>((resolve) => {
+      const off = ipc.onEvent((e) => {
+        if (e.event === 'file-loaded' || e.event === 'ipc-closed') {
+          off()
+          resolve()
+        }
+      })
+    })
+    ipc.onEvent((e) => this.onEvent(e))
+    await ipc.observe(OBSERVE.playlistPos, 'playlist-pos')
+    await ipc.observe(OBSERVE.idle, 'idle-active')
+    if (at.positionSeconds > 0) {
+      // Wait for the first file so the seek applies to it; mpv may already have loaded it.
+      const path = await ipc.get('path')
+      if (path === undefined) await Promise.race([firstLoad, new Promise((r) => setTimeout(r, 5000))])
+      await ipc.command(['seek', at.positionSeconds, 'absolute']).catch(() => {})
+      if (!at.paused) await ipc.command(['set_property', 'pause', false])
+    }
+  }
+
+  private onEvent(e: MpvEvent): void {
+    if (e.event === 'property-change' && e.id === OBSERVE.playlistPos && typeof e.data === 'number' && e.data >= 0) {
+      this.sawTrack = true
+      if (e.data !== this.lastIndex) {
+        this.lastIndex = e.data
+        this.options.events.onTrack(e.data)
+      }
+    } else if (e.event === 'property-change' && e.id === OBSERVE.idle && e.data === true && this.sawTrack && !this.stopping) {
+      this.options.events.onEnded()
+    } else if (e.event === 'end-file' && e.reason === 'error') {
+      this.options.events.onWarning(`mpv could not play entry ${this.lastIndex + 1} (${String(e.file_error ?? 'error')}), skipped`)
+    }
+  }
+
+  private requireIpc(): MpvIpcClient {
+    if (!this.ipc || this.ipc.isClosed) throw new Error('mpv is not running')
+    return this.ipc
+  }
+
+  async jump(index: number): Promise<void> {
+    await this.requireIpc().command(['set_property', 'playlist-pos', index])
+  }
+
+  async setPaused(paused: boolean): Promise<void> {
+    await this.requireIpc().command(['set_property', 'pause', paused])
+  }
+
+  async seekPercent(percent: number): Promise<void> {
+    await this.requireIpc().command(['seek', percent, 'absolute-percent'])
+  }
+
+  async setVolume(volume: number): Promise<void> {
+    await this.requireIpc().command(['set_property', 'volume', volume])
+  }
+
+  async probe(): Promise<BackendProbe> {
+    const ipc = this.requireIpc()
+    const [pos, duration, pause, index] = await Promise.all([ipc.get('time-pos'), ipc.get('duration'), ipc.get('pause'), ipc.get('playlist-pos')])
+    return {
+      positionSeconds: typeof pos === 'number' ? pos : undefined,
+      durationSeconds: typeof duration === 'number' ? duration : undefined,
+      paused: typeof pause === 'boolean' ? pause : undefined,
+      index: typeof index === 'number' && index >= 0 ? index : undefined,
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true
+    const player = this.player
+    if (!player) return
+    if (this.ipc && !this.ipc.isClosed) {
+      // Ask politely first; the group kill below is the guarantee.
+      await Promise.race([this.ipc.command(['quit'], 1000).catch(() => {}), new Promise((r) => setTimeout(r, 1000))])
+      await Promise.race([player.exited, new Promise((r) => setTimeout(r, 500))])
+    }
+    await killPlayer(player)
+    this.ipc?.close()
+    for (const file of [this.socket, this.playlistFile]) {
+      try {
+        unlinkSync(file)
+      } catch {}
+    }
+  }
+
+  playerProcess() {
+    return this.player?.identity
+  }
+}

@@ -1,0 +1,58 @@
+/**
+ * Playback requests as they arrive from any endpoint: one action name and an
+ * optional text value. Checked the same way on the client (so bad input is a
+ * usage error, exit 2, before anything is sent) and in the service.
+ */
+import {usageError} from '../errors.js'
+import {PLAYBACK_ACTIONS, type PlaybackAction} from './types.js'
+
+export type PlaybackRequest =
+  | {action: 'play' | 'pause' | 'toggle' | 'next' | 'previous' | 'stop' | 'status'}
+  | {action: 'seek'; percent: number}
+  | {action: 'volume'; volume: number; relative: boolean}
+
+/** A problem with a request, with the fix to show. */
+export class RequestProblem extends Error {
+  constructor(
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message)
+  }
+}
+
+/** Parse an action and its value; throws RequestProblem naming the bad part. */
+export function parsePlaybackRequest(action: string, value?: string | number | null): PlaybackRequest {
+  const raw = value === undefined || value === null ? '' : String(value).trim()
+  if (!(PLAYBACK_ACTIONS as readonly string[]).includes(action)) {
+    throw new RequestProblem(`unknown playback action ${JSON.stringify(action)}`, `use one of: ${PLAYBACK_ACTIONS.join(', ')}`)
+  }
+  const a = action as PlaybackAction
+  if (a === 'seek') {
+    const n = Number(raw.replace(/%$/, ''))
+    if (raw === '' || !Number.isFinite(n) || n < 0 || n > 100) {
+      throw new RequestProblem(`seek needs a percent from 0 to 100, got ${JSON.stringify(raw)}`, 'e.g. `seek 50` jumps to the middle of the track')
+    }
+    return {action: 'seek', percent: n}
+  }
+  if (a === 'volume') {
+    const m = /^([+-]?)(\d{1,3})%?$/.exec(raw)
+    const n = m ? Number(m[2]) : NaN
+    if (!m || (m[1] === '' && n > 100)) {
+      throw new RequestProblem(`volume needs a percent from 0 to 100 (or +N/-N), got ${JSON.stringify(raw)}`, 'e.g. `volume 30`, `volume +5`')
+    }
+    return {action: 'volume', volume: m[1] === '-' ? -n : n, relative: m[1] !== ''}
+  }
+  if (raw !== '') throw new RequestProblem(`${a} takes no value, got ${JSON.stringify(raw)}`, `run it as just \`${a}\``)
+  return {action: a}
+}
+
+/** The same check for command-line callers: a usage error (exit 2). */
+export function parsePlaybackRequestOrUsage(action: string, value?: string | number | null): PlaybackRequest {
+  try {
+    return parsePlaybackRequest(action, value)
+  } catch (error) {
+    if (error instanceof RequestProblem) throw usageError(error.message, error.fix)
+    throw error
+  }
+}
