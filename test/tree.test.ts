@@ -1,0 +1,200 @@
+/**
+ * Run trees end to end: real `actors run` calls made inside Runs (the
+ * supervisor puts bin/ on PATH), the limits (depth, budget, max-parallel
+ * queue) and the cascade of stop to grandchildren.
+ */
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+import {actors, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+
+let homes: string[] = []
+function home(): string {
+  const dir = tempDir('actors-tree-')
+  homes.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of homes) {
+    // Best effort: kill anything still running in this home before removing it.
+    for (const id of existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')) : []) {
+      try {
+        const meta = readJson(join(dir, 'runs', id, 'run.json'))
+        if (['running', 'paused', 'queued'].includes(meta.status)) actors(dir, ['control', id, 'kill'])
+      } catch {}
+    }
+    removeDir(dir)
+  }
+  homes = []
+})
+
+const runJson = (h: string, id: string) => readJson(join(h, 'runs', id, 'run.json'))
+const stdoutOf = (h: string, id: string) => readFileSync(join(h, 'runs', id, 'stdout.log'), 'utf8')
+
+describe('nested trees', () => {
+  it('records lineage three levels deep and shows the forest with usage', async () => {
+    const h = home()
+    const leaf = 'actors emit usage --tokens 5 >/dev/null; echo leaf-out'
+    const mid = `actors run --name leaf -- sh -c '${leaf}' >/dev/null; sleep 0.3`
+    const root = `actors emit usage --tokens 10 >/dev/null; actors run --name mid -- sh -c "${mid}" >/dev/null; sleep 0.8`
+    const r = actors(h, ['run', '--name', 'root', '--json', '--', 'sh', '-c', root])
+    expect(r.code, r.stderr).toBe(0)
+    await waitForResult(join(h, 'runs', 'root'))
+    await waitForResult(join(h, 'runs', 'leaf'))
+
+    const rootMeta = runJson(h, 'root')
+    const midMeta = runJson(h, 'mid')
+    const leafMeta = runJson(h, 'leaf')
+    expect(rootMeta.depth).toBe(0)
+    expect(rootMeta.parent).toBeUndefined()
+    expect(midMeta.parent).toEqual({run: 'root', run_instance_id: rootMeta.run_instance_id, state_dir: join(h, 'runs', 'root')})
+    expect(leafMeta.parent).toEqual({run: 'mid', run_instance_id: midMeta.run_instance_id, state_dir: join(h, 'runs', 'mid')})
+    expect([midMeta.depth, leafMeta.depth]).toEqual([1, 2])
+    expect([midMeta.root, leafMeta.root]).toEqual(['root', 'root'])
+    expect(leafMeta.owner).toBe('default')
+    // Children are journalled in the parent's dir, so counting never scans the state root.
+    expect(readFileSync(join(h, 'runs', 'root', 'children.jsonl'), 'utf8')).toContain('"run":"mid"')
+
+    const tree = actors(h, ['inspect', '--tree', '--json'])
+    expect(tree.code).toBe(0)
+    const [top] = tree.json.forest
+    expect(top.run).toBe('root')
+    expect(top.usage).toBe(10)
+    expect(top.children[0].run).toBe('mid')
+    expect(top.children[0].usage).toBeNull()
+    expect(top.children[0].children[0]).toMatchObject({run: 'leaf', status: 'done', usage: 5})
+    expect(typeof top.children[0].children[0].duration_ms).toBe('number')
+    // mid never reported usage: the total is unknown, never a smaller complete number.
+    expect(top.tree_usage).toMatchObject({tokens: null, reported_tokens: 15, unreported_runs: 1})
+    const sub = actors(h, ['inspect', '--tree', 'mid', '--json'])
+    expect(sub.json.forest.map((n: any) => n.run)).toEqual(['mid'])
+    expect(sub.json.forest[0].tree_usage).toMatchObject({tokens: null, reported_tokens: 5})
+    const plain = actors(h, ['inspect', '--tree'])
+    expect(plain.stdout).toMatch(/root\s+done/)
+    expect(plain.stdout).toMatch(/└─ leaf\s+done/)
+    expect(plain.stdout).toContain('unknown (15 reported')
+    expect(actors(h, ['inspect']).stdout).toMatch(/leaf.*mid/)
+
+    // The completion batch is one forest, in preorder, with depth and parent.
+    const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
+    expect(batch.code).toBe(0)
+    expect(batch.json.rows.map((row: any) => [row.run, row.depth, row.parent])).toEqual([
+      ['root', 0, null],
+      ['mid', 1, 'root'],
+      ['leaf', 2, 'mid'],
+    ])
+    expect(batch.json.rows[2].output).toBe('leaf-out\n')
+  })
+
+  it('refuses a Run deeper than ACTORS_MAX_DEPTH with exit 5', async () => {
+    const h = home()
+    const inner = `actors run -- true >/dev/null 2>err.txt; echo "grandchild=$?"; cat err.txt`
+    const r = actors(h, ['run', '--name', 'top', '--', 'sh', '-c', `cd "$ACTORS_STATE_DIR"; actors run --name kid -- sh -c '${inner}' >/dev/null; echo "child=$?"`], {
+      env: {ACTORS_MAX_DEPTH: '1'},
+    })
+    expect(r.code, r.stderr).toBe(0)
+    await waitForResult(join(h, 'runs', 'top'))
+    await waitForResult(join(h, 'runs', 'kid'))
+    expect(stdoutOf(h, 'top')).toContain('child=0')
+    const kidOut = stdoutOf(h, 'kid')
+    expect(kidOut).toContain('grandchild=5')
+    expect(kidOut).toContain('depth 2 is over the limit of 1')
+    const bad = actors(h, ['run', '--', 'true'], {env: {ACTORS_MAX_DEPTH: 'lots'}})
+    expect(bad.code).toBe(2)
+    expect(bad.stderr).toContain('ACTORS_MAX_DEPTH')
+  })
+
+  it('refuses launches once the tree spent its budget and marks the Run that crossed it', async () => {
+    const h = home()
+    const script = [
+      'actors emit usage --tokens 60 >/dev/null',
+      'actors run --name under -- true >/dev/null; echo "first=$?"',
+      'actors emit usage --tokens 50 >/dev/null',
+      'actors run --name over -- true >/dev/null 2>refusal.txt; echo "second=$?"',
+      'cat refusal.txt',
+    ].join('; ')
+    expect(actors(h, ['run', '--name', 'budgeted', '--budget-tokens', '100', '--cwd', h, '--', 'sh', '-c', script]).code).toBe(0)
+    const result = await waitForResult(join(h, 'runs', 'budgeted'))
+    const out = stdoutOf(h, 'budgeted')
+    expect(out).toContain('first=0')
+    expect(out).toContain('second=5')
+    expect(out).toContain('spent 110 of 100 tokens')
+    expect(existsSync(join(h, 'runs', 'over'))).toBe(false)
+    expect(result.budget_exceeded).toBe(true)
+    expect(result.budget).toMatchObject({spent_tokens: 110, budget_tokens: 100})
+    const under = await waitForResult(join(h, 'runs', 'under'))
+    expect(under.budget_exceeded).toBeUndefined()
+    // A budget belongs on a root only.
+    const nested = actors(h, ['run', '--budget-tokens', '5', '--', 'true'], {
+      env: {ACTORS_RUN: 'budgeted', ACTORS_RUN_INSTANCE: runJson(h, 'budgeted').run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', 'budgeted')},
+    })
+    expect(nested.code).toBe(2)
+  })
+
+  it('refuses partial lineage with "lineage is incomplete"', () => {
+    const h = home()
+    const r = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'ghost'}})
+    expect(r.code).toBe(2)
+    expect(r.stderr).toContain('lineage is incomplete')
+    const missing = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'ghost', ACTORS_RUN_INSTANCE: 'x', ACTORS_STATE_DIR: join(h, 'runs', 'ghost')}})
+    expect(missing.code).toBe(2)
+    expect(missing.stderr).toContain('lineage is incomplete')
+  })
+})
+
+describe('max-parallel', () => {
+  it('never runs more than N children; the rest queue FIFO and start after the parent exited', async () => {
+    const h = home()
+    const launches = [1, 2, 3, 4, 5].map((i) => `actors run --name c${i} -- sleep 1 >/dev/null`).join('; ')
+    expect(actors(h, ['run', '--name', 'fan', '--max-parallel', '2', '--', 'sh', '-c', launches]).code).toBe(0)
+    const ids = ['c1', 'c2', 'c3', 'c4', 'c5']
+    let maxRunning = 0
+    let sawQueued = false
+    const startOrder: string[] = []
+    await waitFor(() => {
+      const statuses = ids.map((id) => {
+        try {
+          return runJson(h, id).status as string
+        } catch {
+          return 'absent'
+        }
+      })
+      const running = statuses.filter((s) => s === 'running').length
+      maxRunning = Math.max(maxRunning, running)
+      if (statuses.includes('queued')) sawQueued = true
+      ids.forEach((id, i) => {
+        if (statuses[i] !== 'queued' && statuses[i] !== 'absent' && !startOrder.includes(id)) startOrder.push(id)
+      })
+      return statuses.every((s) => s === 'done')
+    }, 30_000, 'all children done')
+    // The parent's command exited long before its last children started.
+    expect(Date.parse(runJson(h, 'fan').ended_at)).toBeLessThan(Date.parse(runJson(h, 'c5').started_at))
+    expect(maxRunning).toBeLessThanOrEqual(2)
+    expect(maxRunning).toBe(2)
+    expect(sawQueued).toBe(true)
+    // Started in launch order (FIFO), each after its predecessors.
+    const started = ids.map((id) => Date.parse(runJson(h, id).started_at))
+    expect([...started].sort((a, b) => a - b)).toEqual(started)
+    expect(readFileSync(join(h, 'runs', 'fan', 'children.jsonl'), 'utf8').match(/"queued":true/g)?.length).toBe(3)
+  })
+})
+
+describe('cascade', () => {
+  it('stop of a Run cancels its descendants deepest first, queued ones included', async () => {
+    const h = home()
+    const mid = 'actors run --name g1 -- sleep 30 >/dev/null; actors run --name g2 -- sleep 30 >/dev/null; sleep 30'
+    expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', `actors run --name mid --max-parallel 1 -- sh -c '${mid}' >/dev/null; sleep 30`]).code).toBe(0)
+    await waitFor(() => runJson(h, 'g2').status === 'queued' && runJson(h, 'g1').status === 'running', 15_000, 'g1 running, g2 queued')
+    const stop = actors(h, ['control', 'boss', 'stop', '--json'])
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(stop.json.descendants.ended).toEqual(['g1', 'mid'])
+    expect(stop.json.descendants.cancelled_queued).toEqual(['g2'])
+    for (const id of ['boss', 'mid', 'g1', 'g2']) {
+      const result = await waitForResult(join(h, 'runs', id))
+      expect([id, result.status]).toEqual([id, 'cancelled'])
+    }
+    // g2 never started: no supervisor ever ran for it.
+    expect(runJson(h, 'g2').started_at).toBeUndefined()
+    expect(Date.parse(runJson(h, 'g1').ended_at)).toBeLessThanOrEqual(Date.parse(runJson(h, 'mid').ended_at))
+  })
+})

@@ -1,0 +1,224 @@
+/**
+ * `actors wait` end to end: all / --any / --timeout / unknown ids, attention
+ * waking a wait once, reported-once across successive and concurrent waits,
+ * a wait killed between claiming and printing, batch bounds, run --wait.
+ */
+import {spawn} from 'node:child_process'
+import {randomUUID} from 'node:crypto'
+import {existsSync, mkdirSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, describe, expect, it} from 'vitest'
+import {RUN_SCHEMA} from '../src/lib/run-types.js'
+import {writeJsonAtomic} from '../src/lib/state-files.js'
+import {BIN, actors, actorsAsync, cliEnv, readJson, removeDir, tempDir, waitFor, waitForResult, type CliResult} from './helpers.js'
+
+let homes: string[] = []
+function home(): string {
+  const dir = tempDir('actors-wait-')
+  homes.push(dir)
+  return dir
+}
+afterEach(() => {
+  for (const dir of homes) {
+    for (const id of existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')) : []) {
+      try {
+        if (['running', 'paused', 'queued'].includes(readJson(join(dir, 'runs', id, 'run.json')).status)) actors(dir, ['control', id, 'kill'])
+      } catch {}
+    }
+    removeDir(dir)
+  }
+  homes = []
+})
+
+const launch = (h: string, name: string, ...command: string[]) => {
+  const r = actors(h, ['run', '--name', name, '--', ...command])
+  expect(r.code, r.stderr).toBe(0)
+  return join(h, 'runs', name)
+}
+const runsOf = (r: CliResult) => (r.json?.rows ?? []).map((row: any) => row.run)
+
+describe('wait', () => {
+  it('waits for all unreported Runs, reports each once, and exits 1 when one failed', async () => {
+    const h = home()
+    launch(h, 'quick', 'sh', '-c', 'echo quick-out')
+    launch(h, 'slow', 'sleep', '0.6')
+    launch(h, 'bad', 'sh', '-c', 'echo oops >&2; exit 3')
+    const r = actors(h, ['wait', '--json'])
+    expect(r.code).toBe(1)
+    expect(r.json.schema).toBe('actors-batch-v1')
+    expect(runsOf(r).sort()).toEqual(['bad', 'quick', 'slow'])
+    expect(r.json.counts).toEqual({done: 2, failed: 1})
+    expect(r.json.members).toBe(3)
+    expect(r.json.pending).toEqual([])
+    expect(r.json.rows.find((row: any) => row.run === 'quick').output).toBe('quick-out\n')
+    expect(r.json.rows.find((row: any) => row.run === 'bad')).toMatchObject({status: 'failed', exit_code: 3, depth: 0, parent: null})
+    // Ordered by terminal time.
+    const ends = r.json.rows.map((row: any) => row.ended_at)
+    expect([...ends].sort()).toEqual(ends)
+    expect(r.json.window.from).toBe(ends[0])
+    expect(r.json.hint).toContain('actors inspect')
+    // Reported: the next wait has nothing and returns at once.
+    const again = actors(h, ['wait', '--json'])
+    expect(again.code).toBe(0)
+    expect(again.json.rows).toEqual([])
+    const plain = actors(h, ['run', '--wait', '--', 'sh', '-c', 'echo card'])
+    expect(plain.code).toBe(0)
+    expect(plain.stdout).toMatch(/^1 Run: 1 done/)
+    expect(plain.stdout).toContain('more: actors inspect')
+  })
+
+  it('--any returns with the first terminal Run and lists the rest as pending; --timeout exits 124', async () => {
+    const h = home()
+    launch(h, 'long', 'sleep', '30')
+    launch(h, 'short', 'sleep', '0.3')
+    const any = actors(h, ['wait', '--any', '--json'])
+    expect(any.code).toBe(0)
+    expect(runsOf(any)).toEqual(['short'])
+    expect(any.json.pending.map((p: any) => p.run)).toEqual(['long'])
+    const started = Date.now()
+    const timeout = actors(h, ['wait', '--timeout', '400ms', '--json'])
+    expect(timeout.code).toBe(124)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(400)
+    expect(timeout.json).toMatchObject({rows: [], timed_out: true, pending_count: 1})
+    expect(timeout.stderr).toContain('timed out')
+  })
+
+  it('exits 4 when every id is unknown, and excludes silent and other owners\' Runs', async () => {
+    const h = home()
+    const unknown = actors(h, ['wait', 'nope', '--json'])
+    expect(unknown.code).toBe(4)
+    expect(unknown.json.unknown).toEqual(['nope'])
+    expect(actors(h, ['wait', '../../etc']).code).toBe(2)
+    launch(h, 'mine', 'true')
+    expect(actors(h, ['run', '--name', 'hush', '--silent', '--', 'true']).code).toBe(0)
+    expect(actors(h, ['run', '--name', 'theirs', '--', 'true'], {env: {ACTORS_OWNER: 'other'}}).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'hush'))
+    await waitForResult(join(h, 'runs', 'theirs'))
+    const mixed = actors(h, ['wait', 'mine', 'nope', '--json'])
+    expect(mixed.code).toBe(0)
+    expect(runsOf(mixed)).toEqual(['mine'])
+    expect(mixed.json.unknown).toEqual(['nope'])
+    expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
+    const theirs = actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'other'}})
+    expect(runsOf(theirs)).toEqual(['theirs'])
+    expect(existsSync(join(h, 'delivery', 'other.json'))).toBe(true)
+    expect(actors(h, ['wait'], {env: {ACTORS_OWNER: '../x'}}).code).toBe(2)
+  })
+
+  it('wakes on a followup attention event, reports it once, and ignores notify', async () => {
+    const h = home()
+    const script = 'actors emit progress --summary fyi --attention notify; sleep 0.3; actors emit question --summary "which branch?" --attention followup >/dev/null; sleep 30'
+    launch(h, 'asker', 'sh', '-c', script)
+    const woke = actors(h, ['wait', '--json'])
+    expect(woke.code).toBe(0)
+    expect(woke.json.rows).toEqual([])
+    expect(woke.json.attention).toHaveLength(1)
+    expect(woke.json.attention[0]).toMatchObject({run: 'asker', kind: 'question', summary: 'which branch?', attention: 'followup'})
+    expect(woke.json.pending.map((p: any) => p.run)).toEqual(['asker'])
+    const trace = readFileSync(join(h, 'runs', 'asker', 'trace.jsonl'), 'utf8')
+    expect(trace).toContain('"attention":"followup"')
+    const again = actors(h, ['wait', '--json', '--timeout', '300ms'])
+    expect(again.code).toBe(124)
+    expect(again.json.attention).toEqual([])
+  })
+
+  it('two concurrent waits of one owner split the work: none twice, none lost', async () => {
+    const h = home()
+    const names = ['r0', 'r1', 'r2', 'r3', 'r4', 'r5']
+    names.forEach((name, i) => launch(h, name, 'sleep', String(0.2 + i * 0.15)))
+    const seen: string[] = []
+    const loop = async () => {
+      for (let i = 0; i < 20 && seen.length < names.length; i++) {
+        const r = await actorsAsync(h, ['wait', '--any', '--json', '--timeout', '3s'])
+        expect([0, 124]).toContain(r.code)
+        seen.push(...runsOf(r))
+      }
+    }
+    await Promise.all([loop(), loop()])
+    expect([...seen].sort()).toEqual(names)
+    expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
+  })
+
+  it('a wait killed between claiming and printing delivers the same batch next time', async () => {
+    const h = home()
+    await waitForResult(launch(h, 'precious', 'true'))
+    // ACTORS_TEST_WAIT_PAUSE_MS (test-only) holds the claimed batch unprinted.
+    const child = spawn(process.execPath, [BIN, 'wait', '--json'], {env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}), stdio: ['ignore', 'pipe', 'pipe']})
+    let printed = ''
+    child.stdout.on('data', (d) => (printed += d))
+    const journal = join(h, 'delivery', 'default.json')
+    const claimed = await waitFor(() => readJson(journal).pending[0], 10_000, 'a pending batch')
+    child.kill('SIGKILL')
+    await new Promise((r) => child.once('close', r))
+    expect(printed).toBe('')
+    const next = actors(h, ['wait', '--json'])
+    expect(next.code).toBe(0)
+    expect(next.json.batch_id).toBe(claimed.batch_id)
+    expect(next.json.redelivered).toBe(true)
+    expect(runsOf(next)).toEqual(['precious'])
+    expect(readJson(journal).pending).toEqual([])
+    expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
+  })
+
+  it('bounds batches: 300 finished Runs come as 256 members (64 rows + overflow) then 44', () => {
+    const h = home()
+    // The 300 finished Runs are written directly as valid run.json/result.json (kernel
+    // writer, kernel schema) instead of launching 300 processes on a 2-core machine.
+    const base = Date.parse('2026-01-01T00:00:00Z')
+    for (let i = 0; i < 300; i++) {
+      const id = `bulk-${String(i).padStart(3, '0')}`
+      const dir = join(h, 'runs', id)
+      mkdirSync(dir, {recursive: true})
+      const instance = randomUUID()
+      const ended = new Date(base + (299 - i) * 1000).toISOString()
+      const status = i % 50 === 0 ? 'failed' : 'done'
+      writeJsonAtomic(join(dir, 'run.json'), {
+        schema: RUN_SCHEMA, run: id, run_instance_id: instance, recipe: null, recipe_file: null, values: {}, argv: ['true'],
+        plan: {mode: 'single', steps: [['true']]}, cwd: h, env: {}, created_at: ended, started_at: ended, ended_at: ended, status,
+        owner: 'default', root: id, depth: 0, control: [], notification: 'normal', retry: 1, kill_grace_ms: 5000, exit_code: status === 'done' ? 0 : 1, duration_ms: 5,
+      })
+      writeJsonAtomic(join(dir, 'result.json'), {
+        status, exit_code: status === 'done' ? 0 : 1, signal: null, reason: null, attempts: 1, started_at: ended, completed_at: ended, duration_ms: 5, artifacts: [], run_instance_id: instance,
+      })
+    }
+    const first = actors(h, ['wait', '--json'])
+    expect(first.code).toBe(1)
+    expect(first.json).toMatchObject({members: 256, overflow: 192, deferred: 44})
+    expect(first.json.rows).toHaveLength(64)
+    expect(first.json.overflow_runs).toHaveLength(192)
+    // Oldest terminal first: bulk-299 ended first.
+    expect(first.json.rows[0].run).toBe('bulk-299')
+    expect(first.json.counts.done + first.json.counts.failed).toBe(256)
+    const second = actors(h, ['wait', '--json'])
+    expect(second.json).toMatchObject({members: 44, overflow: 0, deferred: 0})
+    expect(second.json.rows).toHaveLength(44)
+    const all = new Set([...runsOf(first), ...first.json.overflow_runs, ...runsOf(second)])
+    expect(all.size).toBe(300)
+    expect(actors(h, ['wait', '--json']).json.members).toBe(0)
+    const card = actors(h, ['wait'])
+    expect(card.stdout).toMatch(/^no finished Runs/)
+  })
+
+  it('inside a Run, wait collects that Run\'s descendants (a coordinator fanning out)', async () => {
+    const h = home()
+    const script = 'actors run --name kid-a -- sleep 0.2 >/dev/null; actors run --name kid-b -- false >/dev/null; actors wait --json > "$ACTORS_STATE_DIR/batch.json"; echo "wait=$?"'
+    const dir = launch(h, 'coord', 'sh', '-c', script)
+    await waitForResult(dir)
+    expect(readFileSync(join(dir, 'stdout.log'), 'utf8')).toContain('wait=1')
+    const batch = readJson(join(dir, 'batch.json'))
+    expect(runsOf({json: batch} as CliResult).sort()).toEqual(['kid-a', 'kid-b'])
+    expect(batch.rows.every((row: any) => row.parent === 'coord' && row.depth === 1)).toBe(true)
+    // The owner's own wait gets the coordinator; its children were already reported.
+    expect(runsOf(actors(h, ['wait', '--json']))).toEqual(['coord'])
+  })
+
+  it('run --wait prints the batch of the Run it started and marks it reported', () => {
+    const h = home()
+    const r = actors(h, ['run', '--name', 'w', '--wait', '--json', '--', 'sh', '-c', 'echo done-out; exit 2'])
+    expect(r.code).toBe(1)
+    expect(r.json.launched).toMatchObject({run: 'w'})
+    expect(runsOf(r)).toEqual(['w'])
+    expect(r.json.rows[0]).toMatchObject({status: 'failed', exit_code: 2, output: 'done-out\n'})
+    expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
+  })
+})
