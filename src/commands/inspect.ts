@@ -3,10 +3,10 @@ import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {formatDuration} from '../lib/duration.js'
 import {inspectRun, listRunSummaries, parseStatusFilter, type RunDetail} from '../lib/inspect.js'
-import {decideOutput} from '../lib/output.js'
-import {tableRows} from '../lib/views/run-rows.js'
-import {formatRunTable, watchRunsPlain} from '../lib/views/runs-plain.js'
-import {createRunsStore} from '../lib/views/runs-store.js'
+import {decideOutput, type OutputMode} from '../lib/output.js'
+import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../lib/views/run-rows.js'
+import {formatRunTable, watchRunsPlain, type WatchedListing} from '../lib/views/runs-plain.js'
+import {createStateStore, type StateStore} from '../lib/views/runs-store.js'
 import {buildForest} from '../lib/tree/forest.js'
 import {renderForest} from '../lib/tree/render.js'
 
@@ -23,7 +23,7 @@ export default class Inspect extends ActorsCommand {
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Inspect)
     const home = this.home(flags)
-    if (flags.watch) return this.watch(home, parseStatusFilter(flags.status))
+    if (flags.watch) return this.watch(home, flags, args.run)
     if (flags.tree) {
       const forest = buildForest(home, args.run)
       if (!this.jsonEnabled()) {
@@ -40,7 +40,7 @@ export default class Inspect extends ActorsCommand {
     }
     const listing = listRunSummaries(home, parseStatusFilter(flags.status))
     if (!this.jsonEnabled()) {
-      process.stdout.write(formatRunTable(tableRows(listing.runs), Date.now()))
+      process.stdout.write(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
       if (!listing.runs.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
       for (const d of listing.damaged) process.stderr.write(`actors: skipped ${d.state_dir}: ${d.error}\n`)
     }
@@ -48,27 +48,51 @@ export default class Inspect extends ActorsCommand {
   }
 
   /**
-   * `--watch`: the Ink view on a TTY; otherwise the table again after every
-   * change (NDJSON snapshots under --json) until SIGINT or SIGTERM.
+   * `--watch` (`--tree --watch`, or `RUN --watch` for its subtree): the Ink
+   * view on a TTY; otherwise the same text as without --watch, printed again
+   * after every change (NDJSON snapshots under --json), until SIGINT or SIGTERM.
    */
-  private async watch(home: string, statuses: Set<string> | undefined): Promise<undefined> {
+  private async watch(home: string, flags: {tree: boolean; status?: string}, ref: string | undefined): Promise<undefined> {
     const mode = decideOutput(this.jsonEnabled())
-    const store = createRunsStore(home, {statuses, tickMs: mode === 'ink' ? 1000 : 0})
+    if (flags.tree || ref !== undefined) {
+      buildForest(home, ref) // fail fast (exit 4) on an unknown RUN
+      await this.watchStore(mode, createStateStore(home, () => buildForest(home, ref), {tickMs: mode === 'ink' ? 1000 : 0}), {
+        title: `actors · Run tree${ref ? ` of ${ref}` : ''} · ${home}`,
+        layout: 'tree',
+        toRows: treeRows,
+        format: (forest) => renderForest(forest.forest),
+      })
+      return undefined
+    }
+    const statuses = parseStatusFilter(flags.status)
+    await this.watchStore(mode, createStateStore(home, () => listRunSummaries(home, statuses), {tickMs: mode === 'ink' ? 1000 : 0}), {
+      title: `actors · Runs · ${home}`,
+      layout: 'table',
+      toRows: tableRows,
+      format: (listing, clock) => formatRunTable(tableRows(listing), 'table', clock),
+    })
+    return undefined
+  }
+
+  private async watchStore<T extends WatchedListing>(
+    mode: OutputMode,
+    store: StateStore<T>,
+    view: {title: string; layout: Layout; toRows: (data: T) => RunRow[]; format: (data: T, clock: Clock) => string},
+  ): Promise<void> {
     try {
       if (mode === 'ink') {
         const {showRunsLive} = await importView<typeof import('../views/runs-live.js')>('runs-live')
-        await showRunsLive(store, {title: `actors · ${home}`, mode: 'table', toRows: (l) => tableRows(l.runs)})
-      } else {
-        const stop = new AbortController()
-        const end = () => stop.abort()
-        process.once('SIGINT', end)
-        process.once('SIGTERM', end)
-        await watchRunsPlain(store, {json: mode === 'json', toRows: (l) => tableRows(l.runs), write: (text) => process.stdout.write(text), signal: stop.signal})
+        await showRunsLive(store, view)
+        return
       }
+      const stop = new AbortController()
+      const end = () => stop.abort()
+      process.once('SIGINT', end)
+      process.once('SIGTERM', end)
+      await watchRunsPlain(store, {json: mode === 'json', toRows: view.toRows, format: view.format, write: (text) => process.stdout.write(text), signal: stop.signal})
     } finally {
       store.close()
     }
-    return undefined
   }
 }
 

@@ -4,7 +4,7 @@
  * with the Run's status and running time, gone when the Run ends.
  */
 import {Box, Static, Text} from 'ink'
-import {displayDuration, statusStyle} from '../lib/views/run-rows.js'
+import {elapsed, statusStyle} from '../lib/views/run-rows.js'
 import type {FollowLine, FollowSnapshot} from '../lib/views/follow-store.js'
 
 export function OutputLine({line}: {line: FollowLine}) {
@@ -29,7 +29,7 @@ export function FollowView({snapshot}: {snapshot: FollowSnapshot}) {
           <Text color={style.color}>{style.glyph} </Text>
           <Text bold>{snapshot.run}</Text>
           <Text color={style.color}> {snapshot.status}</Text>
-          <Text> {displayDuration({status: snapshot.status, started_at: snapshot.started_at, duration_ms: null}, snapshot.now)}</Text>
+          <Text> {elapsed(snapshot.started_at, snapshot.now)}</Text>
           <Text dimColor>{'   Ctrl-C stops following (the Run keeps going)'}</Text>
         </Box>
       )}

@@ -1,33 +1,39 @@
 /** The Run table (or tree) drawn by `inspect --watch`: rows in, nothing decided here. */
 import {Box, Text} from 'ink'
-import type {RunRow} from '../lib/views/run-rows.js'
-import {statusStyle} from '../lib/views/run-rows.js'
-import {TABLE_HEADERS, columnWidths, runCells} from '../lib/views/runs-plain.js'
+import {LAYOUT_HEADERS, rowCells, statusStyle, type Clock, type Layout, type RunRow} from '../lib/views/run-rows.js'
+import {columnWidths} from '../lib/views/runs-plain.js'
 
 export interface RunTableProps {
   rows: RunRow[]
-  now: number
+  layout: Layout
+  clock: Clock
 }
 
-export function RunTable({rows, now}: RunTableProps) {
-  const cells = rows.map((row) => runCells(row, now))
-  const widths = columnWidths(TABLE_HEADERS, cells)
+export function RunTable({rows, layout, clock}: RunTableProps) {
+  const headers = LAYOUT_HEADERS[layout]
+  const cells = rows.map((row) => rowCells(row, layout, clock))
+  const widths = columnWidths(headers, cells)
   const pad = (text: string, i: number) => (i === widths.length - 1 ? text : text.padEnd(widths[i]! + 2))
+  const statusColumn = headers.indexOf('STATUS')
   return (
     <Box flexDirection="column">
-      <Text bold>{'  ' + TABLE_HEADERS.map(pad).join('')}</Text>
+      <Text bold>{'  ' + headers.map(pad).join('')}</Text>
       {rows.map((row, index) => {
-        const style = statusStyle(row.run.status)
-        const [id, recipe, status, started, duration, parent] = cells[index]!.map(pad)
+        const style = statusStyle(row.status)
         return (
-          <Text key={row.run.state_dir} wrap="truncate">
+          <Text key={row.key} wrap="truncate">
             <Text color={style.color}>{style.glyph} </Text>
-            {id}
-            <Text dimColor>{recipe}</Text>
-            <Text color={style.color}>{status}</Text>
-            <Text dimColor>{started}</Text>
-            {duration}
-            <Text dimColor>{parent}</Text>
+            {cells[index]!.map((cell, i) =>
+              i === statusColumn ? (
+                <Text key={i} color={style.color}>
+                  {pad(cell, i)}
+                </Text>
+              ) : (
+                <Text key={i} dimColor={i > 0 && headers[i] !== 'DURATION'}>
+                  {pad(cell, i)}
+                </Text>
+              ),
+            )}
           </Text>
         )
       })}

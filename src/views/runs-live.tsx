@@ -1,31 +1,40 @@
 /**
  * The Ink path of `inspect --watch` (loaded by dynamic import() on a TTY
- * only). It mounts the dumb screen and re-renders it from the Runs store;
- * q, Escape, Ctrl-C, SIGINT or SIGTERM unmount it and leave the terminal clean.
+ * only). It mounts the dumb screen and re-renders it from the store; q,
+ * Escape, Ctrl-C, SIGINT or SIGTERM unmount it and leave the terminal clean.
  */
 import {render} from 'ink'
-import type {RunListing} from '../lib/inspect.js'
-import {countByStatus, fitRows, type RunRow} from '../lib/views/run-rows.js'
-import type {RunsStore} from '../lib/views/runs-store.js'
+import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/views/run-rows.js'
+import type {StateStore} from '../lib/views/runs-store.js'
+import type {WatchedListing} from '../lib/views/runs-plain.js'
 import {QuitKeys} from './quit-keys.js'
 import {RunsScreen} from './runs-screen.js'
 
-export interface RunsLiveOptions {
+export interface RunsLiveOptions<T> {
   title: string
-  mode: 'table' | 'tree'
-  toRows: (listing: RunListing) => RunRow[]
+  layout: Layout
+  toRows: (data: T) => RunRow[]
 }
 
 /** Show the store live until the user quits. */
-export async function showRunsLive(store: RunsStore, options: RunsLiveOptions): Promise<void> {
+export async function showRunsLive<T extends WatchedListing>(store: StateStore<T>, options: RunsLiveOptions<T>): Promise<void> {
   let quit = () => {}
   const frame = () => {
     const snapshot = store.snapshot()
-    // Title, header, off-screen line, summary line and one spare line for Ink's cursor.
-    const fitted = fitRows(options.toRows(snapshot), (process.stdout.rows || 24) - 5, options.mode)
+    const all = options.toRows(snapshot.data)
+    // Title, header, off-screen line, summary line and one spare line for the cursor.
+    const fitted = fitRows(all, (process.stdout.rows || 24) - 5, options.layout)
     return (
       <>
-        <RunsScreen title={options.title} rows={fitted.rows} hidden={fitted.hidden} counts={countByStatus(snapshot.runs)} now={snapshot.now} damaged={snapshot.damaged.length} />
+        <RunsScreen
+          title={options.title}
+          rows={fitted.rows}
+          hidden={fitted.hidden}
+          layout={options.layout}
+          counts={countByStatus(all)}
+          clock={snapshot}
+          damaged={snapshot.data.damaged.length}
+        />
         <QuitKeys onQuit={() => quit()} />
       </>
     )

@@ -1,6 +1,6 @@
 /** The whole `inspect --watch` screen: title, the fitted rows, what is off-screen, the keys. */
 import {Box, Text} from 'ink'
-import type {RunRow} from '../lib/views/run-rows.js'
+import type {Clock, Layout, RunRow} from '../lib/views/run-rows.js'
 import {RunTable} from './run-table.js'
 import {StatusCounts} from './status-counts.js'
 
@@ -8,16 +8,17 @@ export interface RunsScreenProps {
   title: string
   rows: RunRow[]
   hidden: number
+  layout: Layout
   counts: Array<[string, number]>
-  now: number
+  clock: Clock
   damaged: number
 }
 
-export function RunsScreen({title, rows, hidden, counts, now, damaged}: RunsScreenProps) {
+export function RunsScreen({title, rows, hidden, layout, counts, clock, damaged}: RunsScreenProps) {
   return (
     <Box flexDirection="column">
       <Text bold>{title}</Text>
-      {rows.length ? <RunTable rows={rows} now={now} /> : null}
+      {rows.length ? <RunTable rows={rows} layout={layout} clock={clock} /> : null}
       {hidden ? <Text dimColor>… {hidden} more {hidden === 1 ? 'Run' : 'Runs'} off-screen</Text> : null}
       {damaged ? <Text color="red">{damaged} unreadable Run {damaged === 1 ? 'dir' : 'dirs'} skipped (see `actors inspect`)</Text> : null}
       <Box>

@@ -1,11 +1,14 @@
 /**
  * What a Run looks like on screen, decided once for every view: the glyph and
- * colour of each status, the duration shown (ticking for live Runs), and the
- * rows of a table or tree with how many did not fit.
+ * colour of each status, the duration shown (ticking for live Runs), the rows
+ * of a table (from the `inspect` listing) or of a tree (from the `inspect
+ * --tree` forest), and which rows fit on the screen.
  */
 import {formatDuration} from '../duration.js'
 import type {ColorName} from '../output.js'
-import type {RunSummary} from '../run-summary.js'
+import type {RunListing} from '../inspect.js'
+import type {Forest, TreeNode} from '../tree/forest.js'
+import {formatTreeUsage} from '../tree/usage-rollup.js'
 import {isTerminal} from '../run-types.js'
 
 export interface StatusStyle {
@@ -29,10 +32,21 @@ export function statusStyle(status: string): StatusStyle {
   return STYLES[status] ?? {glyph: '·', color: 'gray'}
 }
 
-/** The duration to show at `now`: live Runs tick from their start, finished ones keep their recorded length. */
-export function displayDuration(run: Pick<RunSummary, 'status' | 'started_at' | 'duration_ms'>, now: number): string {
-  if (!isTerminal(run.status) && run.started_at) return formatDuration(Math.max(0, now - Date.parse(run.started_at)))
-  return formatDuration(run.duration_ms ?? undefined)
+/** A clock for durations: `readAt` is when the durations were measured, `now` is the time to show. */
+export interface Clock {
+  now: number
+  readAt: number
+}
+
+/**
+ * The duration to show: a live Run's measured duration grows with the clock
+ * (so a view can tick without re-reading); a finished Run keeps its own.
+ */
+export function displayDuration(run: {status: string; duration_ms: number | null}, clock: Clock): string {
+  if (run.duration_ms === null) return '-'
+  // Paused time counts too, as in summarizeRun: the next re-read agrees with the tick.
+  const live = !isTerminal(run.status)
+  return formatDuration(run.duration_ms + (live ? Math.max(0, clock.now - clock.readAt) : 0))
 }
 
 /** `2025-01-02T03:04:05.678Z` → `2025-01-02 03:04:05` (UTC, as stored). */
@@ -40,15 +54,63 @@ export function displayTime(iso: string | null): string {
   return iso ? iso.replace('T', ' ').slice(0, 19) : '-'
 }
 
-/** One line of a Run table or tree: the Run, and the tree prefix drawn before its id ('' in a table). */
+/** One line of a Run table or tree, whichever listing it came from. */
 export interface RunRow {
-  run: RunSummary
+  key: string
+  /** Tree branches drawn before the id ('' in a table). */
   prefix: string
+  run: string
+  recipe: string | null
+  status: string
+  started_at: string | null
+  duration_ms: number | null
+  parent: string | null
+  /** Tokens reported ('' when none); on a tree's top line, the tree's total. */
+  usage: string
 }
 
-/** Rows of a flat table, in listing order. */
-export function tableRows(runs: RunSummary[]): RunRow[] {
-  return runs.map((run) => ({run, prefix: ''}))
+export type Layout = 'table' | 'tree'
+
+export const LAYOUT_HEADERS: Record<Layout, string[]> = {
+  table: ['RUN', 'RECIPE', 'STATUS', 'STARTED', 'DURATION', 'PARENT'],
+  tree: ['RUN', 'STATUS', 'DURATION', 'USAGE', 'RECIPE'],
+}
+
+/** The cells of a row under the layout's headers (the plain table and the Ink table alike). */
+export function rowCells(row: RunRow, layout: Layout, clock: Clock): string[] {
+  const duration = displayDuration(row, clock)
+  if (layout === 'tree') return [row.prefix + row.run, row.status, duration, row.usage || '-', row.recipe ?? '-']
+  return [row.run, row.recipe ?? '-', row.status, displayTime(row.started_at), duration, row.parent ?? '-']
+}
+
+/** Rows of the `inspect` table, in listing order. */
+export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
+  return listing.runs.map((r) => ({
+    key: r.state_dir,
+    prefix: '',
+    run: r.run,
+    recipe: r.recipe,
+    status: r.status,
+    started_at: r.started_at,
+    duration_ms: r.duration_ms,
+    parent: r.parent,
+    usage: '',
+  }))
+}
+
+/** Rows of the `inspect --tree` forest, in preorder, with box-drawing branches. */
+export function treeRows(forest: Pick<Forest, 'forest'>): RunRow[] {
+  const rows: RunRow[] = []
+  const walk = (node: TreeNode, parent: string | null, lead: string, childLead: string, top: boolean) => {
+    const usage = top && node.tree_usage && node.children.length > 0 ? `tree ${formatTreeUsage(node.tree_usage)}` : node.usage === null ? '' : `${node.usage} tokens`
+    rows.push({key: node.state_dir, prefix: lead, run: node.run, recipe: node.recipe, status: node.status, started_at: null, duration_ms: node.duration_ms, parent, usage})
+    node.children.forEach((child, index) => {
+      const last = index === node.children.length - 1
+      walk(child, node.run, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, false)
+    })
+  }
+  for (const top of forest.forest) walk(top, null, '', '', true)
+  return rows
 }
 
 export interface FittedRows {
@@ -61,15 +123,15 @@ export interface FittedRows {
  * Keep at most `limit` rows. In a table, finished Runs leave first (oldest
  * first) so live ones stay in view; a tree keeps its order and loses its tail.
  */
-export function fitRows(rows: RunRow[], limit: number, mode: 'table' | 'tree'): FittedRows {
+export function fitRows(rows: RunRow[], limit: number, layout: Layout): FittedRows {
   const max = Math.max(1, limit)
   if (rows.length <= max) return {rows, hidden: 0}
-  if (mode === 'tree') return {rows: rows.slice(0, max), hidden: rows.length - max}
+  if (layout === 'tree') return {rows: rows.slice(0, max), hidden: rows.length - max}
   let excess = rows.length - max
   const drop = new Set<RunRow>()
   for (const row of rows) {
     if (excess === 0) break
-    if (isTerminal(row.run.status)) {
+    if (isTerminal(row.status)) {
       drop.add(row)
       excess--
     }
@@ -86,4 +148,9 @@ export function countByStatus(runs: Array<{status: string}>): Array<[string, num
   for (const run of runs) counts.set(run.status, (counts.get(run.status) ?? 0) + 1)
   const order = Object.keys(STYLES)
   return [...counts].sort((a, b) => (order.indexOf(a[0]) + 1 || 99) - (order.indexOf(b[0]) + 1 || 99))
+}
+
+/** Time since `startedAt` at `now`, formatted ('-' before the start). */
+export function elapsed(startedAt: string | null, now: number): string {
+  return startedAt ? formatDuration(Math.max(0, now - Date.parse(startedAt))) : '-'
 }

@@ -1,51 +1,55 @@
 /**
- * The plain-text face of the Runs store: the table `actors inspect` prints,
- * and `inspect --watch` without a TTY, which prints that table again each
- * time the set of Runs or a status changes (separated by an empty line), or
- * one NDJSON snapshot per change under `--json`.
+ * The plain-text face of the Run views: the table `actors inspect` prints,
+ * and `inspect --watch` without a TTY, which prints the table (or tree) again
+ * each time a Run appears, disappears or changes status (separated by an
+ * empty line), or one NDJSON snapshot per change under `--json`.
  */
 import {formatTable} from '../output.js'
-import type {RunListing} from '../inspect.js'
-import {displayDuration, displayTime, type RunRow} from './run-rows.js'
-import {snapshotKey, type RunsStore} from './runs-store.js'
-
-export const TABLE_HEADERS = ['RUN', 'RECIPE', 'STATUS', 'STARTED', 'DURATION', 'PARENT']
-
-/** The cells of one Run row, shared by the plain table and the Ink table. */
-export function runCells(row: RunRow, now: number): string[] {
-  const r = row.run
-  return [row.prefix + r.run, r.recipe ?? '-', r.status, displayTime(r.started_at), displayDuration(r, now), r.parent ?? '-']
-}
+import {LAYOUT_HEADERS, rowCells, type Clock, type Layout, type RunRow} from './run-rows.js'
+import {rowsKey, type StateStore} from './runs-store.js'
 
 /** The plain table of `rows` ('' when there are none). */
-export function formatRunTable(rows: RunRow[], now: number): string {
-  return rows.length ? formatTable(TABLE_HEADERS, rows.map((row) => runCells(row, now))) + '\n' : ''
+export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock): string {
+  return rows.length ? formatTable(LAYOUT_HEADERS[layout], rows.map((row) => rowCells(row, layout, clock))) + '\n' : ''
 }
 
-export interface PlainWatchOptions {
+/** Width of each column so `rows` of cells line up under `headers`. */
+export function columnWidths(headers: string[], rows: string[][]): number[] {
+  return headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+}
+
+/** What a watched read looks like to the renderers: its rows and its damaged dirs. */
+export interface WatchedListing {
+  damaged: unknown[]
+}
+
+export interface PlainWatchOptions<T extends WatchedListing> {
   json: boolean
-  /** Turn a listing into rows (table or tree). */
-  toRows: (listing: RunListing) => RunRow[]
+  /** Rows of a read: what is compared to decide that something changed. */
+  toRows: (data: T) => RunRow[]
+  /** The plain text of a read (the same as the command prints without --watch). */
+  format: (data: T, clock: Clock) => string
   write: (text: string) => void
   /** Ends the watch (SIGINT, SIGTERM, or a test). */
   signal: AbortSignal
 }
 
 /** Print the store's Runs now and after every change until `signal` aborts. */
-export function watchRunsPlain(store: RunsStore, options: PlainWatchOptions): Promise<void> {
+export function watchRunsPlain<T extends WatchedListing>(store: StateStore<T>, options: PlainWatchOptions<T>): Promise<void> {
   let lastKey: string | undefined
   const print = () => {
     const snapshot = store.snapshot()
-    const key = snapshotKey(snapshot)
+    const rows = options.toRows(snapshot.data)
+    const key = rowsKey(rows, snapshot.data.damaged.length)
     if (key === lastKey) return
     const first = lastKey === undefined
     lastKey = key
     if (options.json) {
-      options.write(JSON.stringify({type: 'snapshot', at: new Date(snapshot.now).toISOString(), runs: snapshot.runs, damaged: snapshot.damaged}) + '\n')
+      options.write(JSON.stringify({type: 'snapshot', at: new Date(snapshot.readAt).toISOString(), ...snapshot.data}) + '\n')
       return
     }
-    const table = formatRunTable(options.toRows(snapshot), snapshot.now)
-    options.write((first ? '' : '\n') + (table || '(no Runs)\n'))
+    const text = options.format(snapshot.data, snapshot)
+    options.write((first ? '' : '\n') + (text || '(no Runs)\n'))
   }
   return new Promise((resolve) => {
     const unsubscribe = store.subscribe(print)
@@ -57,9 +61,4 @@ export function watchRunsPlain(store: RunsStore, options: PlainWatchOptions): Pr
     if (options.signal.aborted) stop()
     else options.signal.addEventListener('abort', stop, {once: true})
   })
-}
-
-/** Width of each column so `rows` of cells line up under `headers`. */
-export function columnWidths(headers: string[], rows: string[][]): number[] {
-  return headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
 }

@@ -1,25 +1,29 @@
 /**
- * The live source of every Run view: a snapshot of the same listing
- * `inspect --json` prints, re-read when the state root changes. Changes are
- * noticed through file-system notifications (the `.bell` doorbell renamed in
- * `$ACTORS_HOME` on every Run state change, and entries appearing in `runs/`),
- * not a polling loop; a slow safety re-read covers file systems that do not
- * notify, and an optional tick only advances the clock so live durations move.
+ * The live source of the Run views: a snapshot of the same kernel read
+ * `inspect --json` prints (the listing, or the forest with `--tree`),
+ * re-read when the state root changes. Changes are noticed through
+ * file-system notifications (the `.bell` doorbell renamed in `$ACTORS_HOME`
+ * on every Run state change, and entries appearing in `runs/`), not a polling
+ * loop; a slow safety re-read covers file systems that do not notify and
+ * changes nobody rang for, and an optional tick only advances the clock so
+ * live durations move.
  */
 import {watch, type FSWatcher} from 'node:fs'
 import {runsDir} from '../home.js'
-import {listRunSummaries, type RunListing} from '../inspect.js'
 
-export interface RunsSnapshot extends RunListing {
-  /** The clock the view should measure live durations against. */
+export interface StateSnapshot<T> {
+  data: T
+  /** When `data` was read (durations in it were measured then). */
+  readAt: number
+  /** The clock the view shows (advanced by ticks). */
   now: number
   /** Increases on every re-read (not on clock ticks). */
   version: number
 }
 
-export interface RunsStore {
+export interface StateStore<T> {
   /** The current snapshot (a new object after every change or tick). */
-  snapshot(): RunsSnapshot
+  snapshot(): StateSnapshot<T>
   /** Call `listener` after every change or tick; returns the unsubscribe function. */
   subscribe(listener: () => void): () => void
   /** Re-read now (also what notifications trigger). */
@@ -28,8 +32,7 @@ export interface RunsStore {
   close(): void
 }
 
-export interface RunsStoreOptions {
-  statuses?: Set<string>
+export interface StateStoreOptions {
   /** Advance `now` this often for ticking durations (0: never). */
   tickMs?: number
   /** Re-read this often even without notifications (0: never). */
@@ -38,18 +41,19 @@ export interface RunsStoreOptions {
   debounceMs?: number
 }
 
-/** Open a store over the Runs of `home`; it watches until closed. */
-export function createRunsStore(home: string, options: RunsStoreOptions = {}): RunsStore {
-  const {statuses, tickMs = 0, safetyMs = 5000, debounceMs = 25} = options
+/** Open a store over `read()` of the state root `home`; it watches until closed. */
+export function createStateStore<T>(home: string, read: () => T, options: StateStoreOptions = {}): StateStore<T> {
+  const {tickMs = 0, safetyMs = 5000, debounceMs = 25} = options
   const listeners = new Set<() => void>()
   let version = 0
-  let current: RunsSnapshot = read()
+  let current = load()
   let pending: NodeJS.Timeout | undefined
   let watchers: FSWatcher[] = []
   const timers: NodeJS.Timeout[] = []
 
-  function read(): RunsSnapshot {
-    return {...listRunSummaries(home, statuses), now: Date.now(), version: ++version}
+  function load(): StateSnapshot<T> {
+    const now = Date.now()
+    return {data: read(), readAt: now, now, version: ++version}
   }
   function emit(): void {
     for (const listener of listeners) listener()
@@ -57,7 +61,12 @@ export function createRunsStore(home: string, options: RunsStoreOptions = {}): R
   function refresh(): void {
     if (pending) clearTimeout(pending)
     pending = undefined
-    current = read()
+    try {
+      current = load()
+    } catch {
+      // A read that fails (a file mid-replacement on a foreign file system) keeps the last snapshot.
+      return
+    }
     // The home or runs dir may have appeared since: make sure both are watched.
     if (watchers.length < 2) startWatching()
     emit()
@@ -109,8 +118,8 @@ export function createRunsStore(home: string, options: RunsStoreOptions = {}): R
 
 /**
  * What a plain or JSON watcher compares to decide whether anything changed:
- * the Runs, their instances and statuses (not their ticking durations).
+ * the rows' Runs, statuses and parents (not their ticking durations).
  */
-export function snapshotKey(snapshot: RunListing): string {
-  return JSON.stringify([snapshot.runs.map((r) => [r.run, r.run_instance_id, r.status, r.parent]), snapshot.damaged.map((d) => d.state_dir)])
+export function rowsKey(rows: Array<{key: string; status: string; parent: string | null; usage?: string}>, damaged: number): string {
+  return JSON.stringify([rows.map((r) => [r.key, r.status, r.parent, r.usage ?? '']), damaged])
 }
