@@ -3,10 +3,10 @@
  * supervisor puts bin/ on PATH), the limits (depth, budget, max-parallel
  * queue) and the cascade of stop to grandchildren.
  */
-import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {actors, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, readJson, tempDir, waitFor, waitForResult} from './helpers.js'
 
 let homes: string[] = []
 function home(): string {
@@ -23,7 +23,8 @@ afterEach(() => {
         if (['running', 'paused', 'queued'].includes(meta.status)) actors(dir, ['control', id, 'kill'])
       } catch {}
     }
-    removeDir(dir)
+    // Supervisors may still be writing their last lines right after a kill: retry the removal.
+    rmSync(dir, {recursive: true, force: true, maxRetries: 10, retryDelay: 100})
   }
   homes = []
 })
@@ -145,12 +146,16 @@ describe('nested trees', () => {
 describe('max-parallel', () => {
   it('never runs more than N children; the rest queue FIFO and start after the parent exited', async () => {
     const h = home()
-    const launches = [1, 2, 3, 4, 5].map((i) => `actors run --name c${i} -- sleep 1 >/dev/null`).join('; ')
+    // Children block until the test creates `go`, so the queue is observed deterministically.
+    const go = join(h, 'go')
+    const child = `while [ ! -e ${go} ]; do sleep 0.05; done`
+    const launches = [1, 2, 3, 4, 5].map((i) => `actors run --name c${i} -- sh -c '${child}' >/dev/null`).join('; ')
     expect(actors(h, ['run', '--name', 'fan', '--max-parallel', '2', '--', 'sh', '-c', launches]).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'fan'), 30_000)
+    expect(['c1', 'c2', 'c3', 'c4', 'c5'].map((id) => runJson(h, id).status)).toEqual(['running', 'running', 'queued', 'queued', 'queued'])
+    writeFileSync(go, '')
     const ids = ['c1', 'c2', 'c3', 'c4', 'c5']
     let maxRunning = 0
-    let sawQueued = false
-    const startOrder: string[] = []
     await waitFor(() => {
       const statuses = ids.map((id) => {
         try {
@@ -161,20 +166,15 @@ describe('max-parallel', () => {
       })
       const running = statuses.filter((s) => s === 'running').length
       maxRunning = Math.max(maxRunning, running)
-      if (statuses.includes('queued')) sawQueued = true
-      ids.forEach((id, i) => {
-        if (statuses[i] !== 'queued' && statuses[i] !== 'absent' && !startOrder.includes(id)) startOrder.push(id)
-      })
       return statuses.every((s) => s === 'done')
     }, 30_000, 'all children done')
     // The parent's command exited long before its last children started.
     expect(Date.parse(runJson(h, 'fan').ended_at)).toBeLessThan(Date.parse(runJson(h, 'c5').started_at))
     expect(maxRunning).toBeLessThanOrEqual(2)
-    expect(maxRunning).toBe(2)
-    expect(sawQueued).toBe(true)
-    // Started in launch order (FIFO), each after its predecessors.
-    const started = ids.map((id) => Date.parse(runJson(h, id).started_at))
-    expect([...started].sort((a, b) => a - b)).toEqual(started)
+    // FIFO: c3 and c4 took the slots c1 and c2 freed; c5, queued last, only got a slot once c3 or c4 ended.
+    const at = (id: string, field: string) => Date.parse(runJson(h, id)[field])
+    expect(Math.min(at('c3', 'started_at'), at('c4', 'started_at'))).toBeGreaterThanOrEqual(Math.min(at('c1', 'ended_at'), at('c2', 'ended_at')))
+    expect(at('c5', 'started_at')).toBeGreaterThanOrEqual(Math.min(at('c3', 'ended_at'), at('c4', 'ended_at')))
     expect(readFileSync(join(h, 'runs', 'fan', 'children.jsonl'), 'utf8').match(/"queued":true/g)?.length).toBe(3)
   })
 })

@@ -5,12 +5,12 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, mkdirSync, readdirSync, readFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {RUN_SCHEMA} from '../src/lib/run-types.js'
 import {writeJsonAtomic} from '../src/lib/state-files.js'
-import {BIN, actors, actorsAsync, cliEnv, readJson, removeDir, tempDir, waitFor, waitForResult, type CliResult} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, readJson, tempDir, waitFor, waitForResult, type CliResult} from './helpers.js'
 
 let homes: string[] = []
 function home(): string {
@@ -25,7 +25,8 @@ afterEach(() => {
         if (['running', 'paused', 'queued'].includes(readJson(join(dir, 'runs', id, 'run.json')).status)) actors(dir, ['control', id, 'kill'])
       } catch {}
     }
-    removeDir(dir)
+    // Supervisors may still be writing their last lines right after a kill: retry the removal.
+    rmSync(dir, {recursive: true, force: true, maxRetries: 10, retryDelay: 100})
   }
   homes = []
 })

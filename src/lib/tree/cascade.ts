@@ -32,14 +32,18 @@ export async function cascadeEnd(home: string, dir: string, mode: 'stop' | 'kill
   for (let round = 0; round < 3; round++) {
     const live = collectDescendants(home, dir, meta).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
     if (live.length === 0) break
+    // Queued ones first: ending a running sibling frees a slot, which would start them.
+    for (const descendant of live.filter((d) => d.meta.status === 'queued')) {
+      if (cancelQueuedRun(home, descendant, mode === 'kill' ? 'parent_killed' : 'parent_stopped')) {
+        done.add(descendant.dir)
+        outcome.cancelled_queued.push(descendant.meta.run)
+      }
+    }
     live.sort((a, b) => b.level - a.level)
     for (const descendant of live) {
+      if (done.has(descendant.dir)) continue
       done.add(descendant.dir)
       try {
-        if (descendant.meta.status === 'queued' && cancelQueuedRun(home, descendant, mode === 'kill' ? 'parent_killed' : 'parent_stopped')) {
-          outcome.cancelled_queued.push(descendant.meta.run)
-          continue
-        }
         await endRun(home, descendant.dir, mode)
         outcome.ended.push(descendant.meta.run)
       } catch (error) {
