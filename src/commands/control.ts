@@ -1,8 +1,6 @@
 import {Args} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {controlRun, type ControlOutcome, type StatusResult} from '../lib/control/control.js'
-import {endRun} from '../lib/control/runtime-actions.js'
-import {cascadeFromRef} from '../lib/tree/cascade.js'
 
 export default class Control extends ActorsCommand {
   static summary = 'Control a Run: pause, resume, stop, kill, status, or one of its declared actions'
@@ -25,11 +23,10 @@ export default class Control extends ActorsCommand {
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Control)
-    // Descendant Runs follow a stopped or killed parent, deepest first (src/lib/tree/cascade.ts).
-    const descendants = args.action === 'stop' || args.action === 'kill' ? await cascadeFromRef(this.home(flags), args.run, args.action, endRun) : undefined
+    // stop/kill end descendant Runs first (controlRun → tree/cascade.ts), reported as `descendants`.
     const outcome = await controlRun(this.home(flags), args.run, args.action, args.value)
     if (!this.jsonEnabled()) process.stdout.write(formatOutcome(outcome))
-    return descendants ? {...outcome, descendants} : outcome
+    return outcome
   }
 }
 

@@ -6,7 +6,8 @@
  */
 import {resolve} from 'node:path'
 import {validateRunId, runDir} from './home.js'
-import {makeRunId, RunIdTaken, type LaunchResult} from './launch.js'
+import {makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
+import {launchSingleton} from './control/singleton.js'
 import {lineageFromEnv} from './lineage.js'
 import {launchInTree} from './tree/admission.js'
 import type {ResolvedRecipe, RuntimeValues} from './recipes/types.js'
@@ -49,8 +50,7 @@ export function launchPrepared(home: string, prepared: PreparedLaunch, overrides
 function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides, runId: string, explicitId: boolean): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
   const lineage = lineageFromEnv()
-  // Depth and budget refusals, the parent's max-parallel queue and its children journal.
-  return launchInTree({
+  const spec: LaunchSpec = {
     home,
     id: runId,
     explicitId,
@@ -73,5 +73,10 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     parent: lineage.parent,
     root: lineage.root,
     depth: lineage.depth,
-  })
+  }
+  // Depth and budget refusals, the parent's max-parallel queue and its children journal.
+  const launch = () => launchInTree(spec)
+  // A live Run of a singleton Recipe is reused (equal values) or refused (exit 5).
+  if (spec.singleton && spec.recipe) return launchSingleton(home, spec.recipe, spec.values, launch)
+  return launch()
 }

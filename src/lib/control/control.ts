@@ -7,17 +7,18 @@
  * are sent over the Run's endpoint when it has one of its own generation, or
  * left queued for a polling service.
  */
+import {randomUUID} from 'node:crypto'
 import {existsSync, realpathSync, statSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {ActorsError, EXIT, notActiveError, usageError} from '../errors.js'
 import {resolveRunRef, runsDir} from '../home.js'
 import {requireRun, type RunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
+import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
-import {endRun, pauseOrResumeRun, type RuntimeActionResult} from './runtime-actions.js'
+import {endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
 import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
-import {randomUUID} from 'node:crypto'
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
@@ -33,6 +34,8 @@ export interface ServiceActionResult {
 
 export type KernelActionResult = RuntimeActionResult & {
   handled_by: 'kernel'
+  /** stop/kill: the descendant Runs that were ended with it. */
+  descendants?: CascadeOutcome
   /** Set when a declared action of a runtime name fell back to the kernel. */
   fallback?: string
 }
@@ -99,8 +102,16 @@ function finishedError(state: RunState, action: string): ActorsError {
 
 async function kernelAction(home: string, state: RunState, action: 'pause' | 'resume' | 'stop' | 'kill', fallback?: string): Promise<KernelActionResult> {
   if (isTerminal(state.meta.status)) throw finishedError(state, action)
-  const result = action === 'pause' || action === 'resume' ? pauseOrResumeRun(home, state.dir, action) : await endRun(home, state.dir, action)
-  return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {})}
+  if (action === 'pause' || action === 'resume') {
+    return {...pauseOrResumeRun(home, state.dir, action), handled_by: 'kernel', ...(fallback ? {fallback} : {})}
+  }
+  // Descendant Runs follow a stopped or killed parent (trees), deepest first, before the parent itself;
+  // but not when the parent's own processes fail the identity guard (that refusal comes first).
+  verifyCommandProcesses(state.meta)
+  const cascade = await cascadeEnd(home, state.dir, action, endRun)
+  const result = await endRun(home, state.dir, action)
+  const followed = cascade.ended.length + cascade.cancelled_queued.length + cascade.errors.length > 0
+  return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...(followed ? {descendants: cascade} : {})}
 }
 
 /** The endpoint to use, `undefined` for none, or Unreachable/throw for one of another generation. */
