@@ -9,6 +9,7 @@ import type {LaunchResult} from '../lib/launch.js'
 import {followRunOutput} from '../lib/logs.js'
 import {decideOutput} from '../lib/output.js'
 import {createFollowStore} from '../lib/views/follow-store.js'
+import {waitForBatchLive} from '../lib/views/wait-tty.js'
 import {launchPrepared, type PreparedLaunch} from '../lib/run-launcher.js'
 import {lineageFromEnv} from '../lib/lineage.js'
 import {waitForBatch} from '../lib/wait/deliver.js'
@@ -88,7 +89,8 @@ export default class Run extends ActorsCommand {
     if (flags.wait) {
       // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
       if (!json) process.stderr.write(`actors: ${launched.status} ${launched.run}; waiting for it to end\n`)
-      const outcome = await waitForBatch({home, owner: lineageFromEnv().owner, ids: [launched.run], any: false}, batchPrinter(json, {launched}))
+      const request = {home, owner: lineageFromEnv().owner, ids: [launched.run], any: false}
+      const outcome = decideOutput(json) === 'ink' ? await waitForBatchLive(request) : await waitForBatch(request, batchPrinter(json, {launched}))
       process.exitCode = outcome.exitCode
       return undefined
     }

@@ -5,6 +5,8 @@ import {resolveRunRef} from '../lib/home.js'
 import {lineageFromEnv} from '../lib/lineage.js'
 import {waitForBatch} from '../lib/wait/deliver.js'
 import {batchPrinter} from '../lib/wait/print.js'
+import {decideOutput} from '../lib/output.js'
+import {waitForBatchLive} from '../lib/views/wait-tty.js'
 
 export default class Wait extends ActorsCommand {
   static summary = 'Block until Runs are terminal, then print one completion batch'
@@ -30,17 +32,16 @@ export default class Wait extends ActorsCommand {
     const refs = argv as string[]
     const lineage = lineageFromEnv()
     const json = this.jsonEnabled()
-    const outcome = await waitForBatch(
-      {
-        home,
-        owner: lineage.owner,
-        ids: refs.length > 0 ? [...new Set(refs.map((ref) => resolveRunRef(home, ref)))] : undefined,
-        any: flags.any,
-        timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
-        scope: lineage.parent,
-      },
-      batchPrinter(json),
-    )
+    const request = {
+      home,
+      owner: lineage.owner,
+      ids: refs.length > 0 ? [...new Set(refs.map((ref) => resolveRunRef(home, ref)))] : undefined,
+      any: flags.any,
+      timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
+      scope: lineage.parent,
+    }
+    // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
+    const outcome = decideOutput(json) === 'ink' ? await waitForBatchLive(request) : await waitForBatch(request, batchPrinter(json))
     const doc = outcome.document
     if (outcome.exitCode === 4) process.stderr.write(`actors: no Run ${doc.unknown.join(', ')} of owner ${doc.owner}\n  fix: list Runs with \`actors inspect\`\n`)
     if (outcome.exitCode === 124) process.stderr.write(`actors: timed out after ${flags.timeout} with nothing ready (${doc.pending_count} still live)\n`)

@@ -5,6 +5,7 @@ import {renderPlainLines} from '../../lib/music/plain.js'
 import {runPlayback, type PlaybackRunResult} from '../../lib/music/runner.js'
 import {PLAYER_NAMES} from '../../lib/music/types.js'
 import {decideOutput} from '../../lib/output.js'
+import {importView} from '../../lib/esm-import.js'
 
 /** Flags shared by `music play` and `music serve` (the same service core). */
 export const musicFlags = {
@@ -52,21 +53,27 @@ export default class MusicPlay extends ActorsCommand {
   async run(): Promise<PlaybackRunResult> {
     const {argv, flags} = await this.parse(MusicPlay, normalizeBoolArgv(this.argv, ['loop', 'shuffle']))
     const json = this.jsonEnabled()
-    // HOOK (views): decideOutput() === 'ink' is where the now-playing view mounts on the
-    // service from onService; until it exists every non-JSON mode prints plain lines.
+    // On a TTY the now-playing view mounts on the service; its keys send the service's own requests.
     const mode = decideOutput(json)
-    return runPlayback({
-      sources: argv as string[],
-      player: flags.player,
-      loop: flags.loop,
-      shuffle: flags.shuffle,
-      volume: flags.volume,
-      output: flags.output,
-      stateDir: flags['state-dir'],
-      warn: (message) => process.stderr.write(`actors: ${message}\n`),
-      onService: (service) => {
-        if (mode !== 'json') renderPlainLines(service)
-      },
-    })
+    const view = mode === 'ink' ? await importView<typeof import('../../views/now-playing-live.js')>('now-playing-live') : undefined
+    let nowPlaying: {close(): Promise<void>} | undefined
+    try {
+      return await runPlayback({
+        sources: argv as string[],
+        player: flags.player,
+        loop: flags.loop,
+        shuffle: flags.shuffle,
+        volume: flags.volume,
+        output: flags.output,
+        stateDir: flags['state-dir'],
+        warn: (message) => process.stderr.write(`actors: ${message}\n`),
+        onService: (service) => {
+          if (view) nowPlaying = view.mountNowPlaying(service)
+          else if (mode !== 'json') renderPlainLines(service)
+        },
+      })
+    } finally {
+      await nowPlaying?.close()
+    }
   }
 }

@@ -1,0 +1,38 @@
+/** The completion card of `actors wait` on a TTY: counts, one row per member (indented forest), notes, the hint. */
+import {Box, Text} from 'ink'
+import type {CardModel} from '../lib/views/card-model.js'
+import {statusStyle} from '../lib/views/run-rows.js'
+import {StatusCounts} from './status-counts.js'
+
+export function CompletionCard({card}: {card: CardModel}) {
+  const width = Math.min(40, Math.max(0, ...card.rows.map((r) => r.run.length + r.level * 2)))
+  return (
+    <Box flexDirection="column" borderStyle="round" borderColor="gray" paddingX={1}>
+      <Text bold>{card.title}</Text>
+      {card.counts.length ? <StatusCounts counts={card.counts} /> : null}
+      {card.rows.map((row) => {
+        const style = statusStyle(row.status)
+        return (
+          <Box key={row.key} flexDirection="column">
+            <Text wrap="truncate">
+              <Text color={style.color}>{style.glyph} </Text>
+              {`${'  '.repeat(row.level)}${row.run}`.padEnd(width)}
+              {'  '}
+              <Text color={style.color}>{row.status.padEnd(9)}</Text>
+              {row.duration.padStart(7)}
+              {'  '}
+              <Text dimColor>{row.summary}</Text>
+            </Text>
+            {row.artifacts.length ? <Text dimColor wrap="truncate">{`${'  '.repeat(row.level + 2)}↳ ${row.artifacts.join(', ')}`}</Text> : null}
+          </Box>
+        )
+      })}
+      {card.notes.map((note) => (
+        <Text key={note} color="yellow" wrap="truncate">
+          {note}
+        </Text>
+      ))}
+      <Text dimColor>more: {card.hint}</Text>
+    </Box>
+  )
+}
