@@ -42,8 +42,33 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
       created_at: new Date().toISOString(),
       queued,
     })
+    // A slot may be free with children still queued (a running child was settled by
+    // reconciliation, which starts nobody): start them now, oldest first.
+    if (queued && parent) {
+      fillSlotsLocked(spec.home, parentDir, parent)
+      const now = readRunMetaRaw(launched.state_dir)
+      if (now && now.status !== 'queued') return {...launched, status: now.status, pid: now.pid ?? null}
+    }
     return launched
   })
+}
+
+/** Start queued children while the cap allows, or cancel them when the parent is ending. Caller holds the children lock. */
+function fillSlotsLocked(home: string, parentDir: string, parent: RunMeta): void {
+  const children = readChildren(home, parentDir, parent)
+  const queued = children.filter((c) => c.meta.status === 'queued')
+  if (queued.length === 0) return
+  if (parentIsEnding(parent)) {
+    for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
+    return
+  }
+  let running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
+  const cap = capOf(parent)
+  for (const child of queued) {
+    if (running >= cap) break
+    startSupervisor(home, child.dir)
+    running++
+  }
 }
 
 /**
@@ -55,21 +80,7 @@ export function releaseQueuedChildren(home: string, parentDir: string): void {
   try {
     withLockSync(childrenLock(parentDir), () => {
       const parent = readRunMetaRaw(parentDir)
-      if (!parent) return
-      const children = readChildren(home, parentDir, parent)
-      const queued = children.filter((c) => c.meta.status === 'queued')
-      if (queued.length === 0) return
-      if (parentIsEnding(parent)) {
-        for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
-        return
-      }
-      let running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
-      const cap = capOf(parent)
-      for (const child of queued) {
-        if (running >= cap) break
-        startSupervisor(home, child.dir)
-        running++
-      }
+      if (parent) fillSlotsLocked(home, parentDir, parent)
     })
   } catch {}
 }
