@@ -4,8 +4,7 @@
  * ended deepest first, so no child outlives the parent that would have
  * reaped it; queued children never started and are settled `cancelled`.
  */
-import {resolveRunRef, runDir} from '../home.js'
-import {readRunMetaRaw, readRunState} from '../run-store.js'
+import {readRunMetaRaw} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import {collectDescendants} from './children.js'
 import {cancelQueuedRun} from './queue.js'
@@ -55,21 +54,3 @@ export async function cascadeEnd(home: string, dir: string, mode: 'stop' | 'kill
   return outcome
 }
 
-/**
- * The cascade for `actors control RUN stop|kill`: resolve RUN and, when it is
- * a live Run, end its descendants first. Anything else (an unknown ref, a
- * finished Run, a standalone service dir) is left to the control itself to
- * report, so this never throws for it.
- */
-export async function cascadeFromRef(home: string, ref: string, mode: 'stop' | 'kill', endRun: EndRun): Promise<CascadeOutcome | undefined> {
-  let dir: string
-  try {
-    dir = runDir(home, resolveRunRef(home, ref))
-    const state = readRunState(dir, {withResult: false})
-    if (!state || isTerminal(state.meta.status)) return undefined
-  } catch {
-    return undefined
-  }
-  const outcome = await cascadeEnd(home, dir, mode, endRun)
-  return outcome.ended.length + outcome.cancelled_queued.length + outcome.errors.length > 0 ? outcome : undefined
-}
