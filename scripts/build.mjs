@@ -33,11 +33,19 @@ const viewsStayOut = {
   },
 }
 
+/** '@oclif/core' (the package index) → src/oclif-core.ts, which imports only the subpaths we use. */
+const oclifSubpathsOnly = {
+  name: 'oclif-subpaths-only',
+  setup(b) {
+    b.onResolve({filter: /^@oclif\/core$/}, (args) => (args.importer.endsWith('oclif-core.ts') ? undefined : {path: resolve('src/oclif-core.ts')}))
+  },
+}
+
 const shared = {
   bundle: true,
   platform: 'node',
   target: 'node20',
-  minify: true,
+  minify: !process.env.ACTORS_BUILD_DEBUG,
   legalComments: 'none',
   external: ['typescript', 'ts-node', 'ink', 'react', 'react/jsx-runtime', 'react-devtools-core', 'ink-testing-library'],
   // Views are .tsx (tsconfig: react-jsx); the automatic runtime imports react/jsx-runtime, kept external above.
@@ -53,7 +61,7 @@ await build({
   ...shared,
   entryPoints: {cli: 'src/cli.ts'},
   outdir: out,
-  plugins: [viewsStayOut],
+  plugins: [viewsStayOut, oclifSubpathsOnly],
   outExtension: {'.js': '.cjs'},
   format: 'cjs',
   // Kernel modules locate the package through import.meta.url; give the CommonJS bundle one.

@@ -5,6 +5,10 @@
  * own parse errors are usage errors (exit 2); anything else is a bug.
  */
 import {Command, Flags} from '@oclif/core'
+import type {Interfaces} from '@oclif/core'
+
+type FlagOutput = {[name: string]: unknown}
+type ArgOutput = {[name: string]: unknown}
 import {isActorsError, EXIT} from './lib/errors.js'
 import {resolveHome} from './lib/home.js'
 import {printJson} from './lib/output.js'
@@ -17,6 +21,22 @@ export abstract class ActorsCommand extends Command {
       description: 'state root (default: $ACTORS_HOME, else $XDG_STATE_HOME/actors, else ~/.local/state/actors)',
       helpGroup: 'GLOBAL',
     }),
+  }
+
+  /**
+   * oclif reads stdin (with a 10 ms timeout) to fill a missing positional
+   * argument; for us stdin is never an argument (and may belong to the Run),
+   * so every argument ignores it.
+   */
+  override async parse<F extends FlagOutput, B extends FlagOutput, A extends ArgOutput>(
+    options?: Interfaces.Input<F, B, A>,
+    argv?: string[],
+  ): Promise<Interfaces.ParserOutput<F, B, A>> {
+    // The command class's own and inherited statics (oclif spreads the input, so copy them explicitly).
+    const input = options ?? (this.ctor as unknown as Interfaces.Input<F, B, A>)
+    const args = Object.fromEntries(Object.entries(input.args ?? {}).map(([name, arg]) => [name, {...arg, ignoreStdin: true}]))
+    const {flags, baseFlags, constraints, enableJsonFlag, strict, context} = input
+    return super.parse({flags, baseFlags, constraints, enableJsonFlag, strict, context, '--': input['--'], args} as Interfaces.Input<F, B, A>, argv)
   }
 
   /** The state root for this invocation, from `--home` or the environment. */

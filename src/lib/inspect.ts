@@ -2,6 +2,7 @@
  * Reading Runs for `actors inspect`: the table of all Runs and the detail of
  * one (meta, result, declared controls, artifacts, trace tail).
  */
+import {compareText} from './compare.js'
 import {usageError} from './errors.js'
 import {resolveRunRef} from './home.js'
 import {listRuns, requireRun} from './run-store.js'
@@ -42,7 +43,7 @@ export function listRunSummaries(home: string, statuses?: Set<string>): RunListi
     if (statuses && !statuses.has(state.meta.status)) continue
     runs.push(summarizeRun(state, now))
   }
-  runs.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.run.localeCompare(b.run))
+  runs.sort((a, b) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run))
   return {runs, damaged}
 }
 

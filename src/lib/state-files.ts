@@ -5,7 +5,7 @@
  * guessing.
  */
 import {randomBytes} from 'node:crypto'
-import {closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync, appendFileSync} from 'node:fs'
+import {appendFileSync, closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {corruptStateError} from './errors.js'
 
@@ -48,16 +48,8 @@ export interface ReadJsonOptions {
  * Corrupt, oversized, non-object or foreign-schema files throw an error naming the file.
  */
 export function readJsonFile<T = Record<string, unknown>>(file: string, options: ReadJsonOptions = {}): T | undefined {
-  const maxBytes = options.maxBytes ?? MAX_JSON_BYTES
-  let text: string
-  try {
-    const size = statSync(file).size
-    if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
-    text = readFileSync(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
+  const text = readBoundedText(file, options.maxBytes ?? MAX_JSON_BYTES)
+  if (text === undefined) return undefined
   let data: unknown
   try {
     data = JSON.parse(text)
@@ -88,17 +80,39 @@ export interface JsonLines<T> {
   damaged: number
 }
 
-/** Read a JSONL journal; missing file → empty. Lines that fail to parse are counted, not fatal. */
-export function readJsonLines<T>(file: string, maxBytes = 16 * 1024 * 1024): JsonLines<T> {
-  let text: string
+/**
+ * Read a whole text file unless it is larger than `maxBytes` (then throw,
+ * naming it); undefined when it does not exist. One open/fstat/read/close,
+ * the same syscalls readFileSync makes, but a hostile huge file is never read.
+ */
+export function readBoundedText(file: string, maxBytes: number): string | undefined {
+  let fd: number
   try {
-    const size = statSync(file).size
-    if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
-    text = readFileSync(file, 'utf8')
+    fd = openSync(file, 'r')
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {records: [], damaged: 0}
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
   }
+  try {
+    const size = fstatSync(fd).size
+    if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
+    const buffer = Buffer.allocUnsafe(size)
+    let read = 0
+    while (read < size) {
+      const n = readSync(fd, buffer, read, size - read, read)
+      if (n === 0) break
+      read += n
+    }
+    return buffer.toString('utf8', 0, read)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Read a JSONL journal; missing file → empty. Lines that fail to parse are counted, not fatal. */
+export function readJsonLines<T>(file: string, maxBytes = 16 * 1024 * 1024): JsonLines<T> {
+  const text = readBoundedText(file, maxBytes)
+  if (text === undefined) return {records: [], damaged: 0}
   const records: T[] = []
   let damaged = 0
   for (const line of text.split('\n')) {
