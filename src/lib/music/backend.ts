@@ -70,11 +70,15 @@ export interface SpawnedPlayer {
   exited: Promise<{code: number | null; signal: NodeJS.Signals | null}>
 }
 
-/** Start a player in its own process group with no stdin and discarded output. */
-export function spawnPlayer(command: string, args: string[], env: NodeJS.ProcessEnv = {}): SpawnedPlayer {
+/**
+ * Start a player in its own process group with no stdin and discarded output.
+ * `controlPipe` adds a socketpair as fd 3 (mpv's `--input-ipc-client=fd://3`):
+ * the player quits when it closes, which the kernel does even if we are SIGKILLed.
+ */
+export function spawnPlayer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, controlPipe = false): SpawnedPlayer {
   const child = spawn(command, args, {
     detached: true,
-    stdio: ['ignore', 'ignore', 'ignore'],
+    stdio: controlPipe ? ['ignore', 'ignore', 'ignore', 'pipe'] : ['ignore', 'ignore', 'ignore'],
     env: {...process.env, ...env},
   })
   const exited = new Promise<{code: number | null; signal: NodeJS.Signals | null}>((resolve) => {

@@ -7,6 +7,7 @@
 import {createHash} from 'node:crypto'
 import {unlinkSync} from 'node:fs'
 import {tmpdir} from 'node:os'
+import type {Socket} from 'node:net'
 import {join} from 'node:path'
 import {writeFileAtomic} from '../state-files.js'
 import {killPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
@@ -36,6 +37,9 @@ export function buildMpvArgs(options: {socket: string; playlistFile: string; at:
     '--shuffle=no',
     '--save-position-on-quit=no',
     '--resume-playback=no',
+    // Our own channel: a socketpair on fd 3. mpv quits when it closes, so it never outlives the service.
+    '--input-ipc-client=fd://3',
+    // The public socket, for anyone who wants to ask mpv directly (tests do).
     `--input-ipc-server=${options.socket}`,
     `--volume=${at.volume}`,
     '--volume-max=100',
@@ -77,31 +81,39 @@ export class MpvBackend implements PlayerBackend {
       unlinkSync(this.socket)
     } catch {}
     const args = buildMpvArgs({socket: this.socket, playlistFile: this.playlistFile, at, loop: this.options.loop, output: this.options.output})
-    const player = spawnPlayer(this.options.executable, args)
+    const player = spawnPlayer(this.options.executable, args, {}, true)
     this.player = player
-    let gone = false
     void player.exited.then(({code, signal}) => {
-      gone = true
       if (!this.stopping) this.options.events.onFailed(`mpv exited unexpectedly (${signal ?? `code ${code}`})`)
     })
-    const ipc = await MpvIpcClient.connect(this.socket, 10_000, () => !gone)
+    const channel = player.child.stdio[3]
+    if (!channel) throw new Error('mpv was started without its control channel')
+    const ipc = MpvIpcClient.over(channel as Socket)
     this.ipc = ipc
-    const firstLoad = new Promise<void>((resolve) => {
+    // "playing" is only true once mpv holds the first track: wait for playlist-pos to leave -1.
+    const firstTrack = new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('mpv did not start the first track within 10s')), 10_000)
       const off = ipc.onEvent((e) => {
-        if (e.event === 'file-loaded' || e.event === 'ipc-closed') {
-          off()
-          resolve()
-        }
+        if (e.event === 'ipc-closed') reject(new Error('mpv exited before playing'))
+        else if (!(e.event === 'property-change' && e.id === OBSERVE.playlistPos && typeof e.data === 'number' && e.data >= 0)) return
+        clearTimeout(timer)
+        off()
+        resolve()
       })
     })
+    firstTrack.catch(() => {})
     ipc.onEvent((e) => this.onEvent(e))
     await ipc.observe(OBSERVE.playlistPos, 'playlist-pos')
     await ipc.observe(OBSERVE.idle, 'idle-active')
+    await firstTrack
     if (at.positionSeconds > 0) {
-      // Wait for the first file so the seek applies to it; mpv may already have loaded it.
-      const path = await ipc.get('path')
-      if (path === undefined) await Promise.race([firstLoad, new Promise((r) => setTimeout(r, 5000))])
-      await ipc.command(['seek', at.positionSeconds, 'absolute']).catch(() => {})
+      // mpv refuses a seek until the first file is loaded; retry until it lands (or give up and play from 0).
+      const deadline = Date.now() + 5000
+      while (Date.now() < deadline) {
+        const ok = await ipc.command(['seek', at.positionSeconds, 'absolute']).then(() => true, () => false)
+        if (ok) break
+        await new Promise((r) => setTimeout(r, 30))
+      }
       if (!at.paused) await ipc.command(['set_property', 'pause', false])
     }
   }

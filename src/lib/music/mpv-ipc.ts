@@ -37,6 +37,11 @@ export class MpvIpcClient {
     socket.on('close', () => this.onClose())
   }
 
+  /** Speak IPC over an already connected stream (mpv's `--input-ipc-client=fd://3`). */
+  static over(socket: Socket): MpvIpcClient {
+    return new MpvIpcClient(socket)
+  }
+
   /** Connect to `path`, retrying until mpv has created the socket or `timeoutMs` passes. */
   static async connect(path: string, timeoutMs = 10_000, alive: () => boolean = () => true): Promise<MpvIpcClient> {
     const deadline = Date.now() + timeoutMs

@@ -338,6 +338,7 @@ export class PlaybackService {
         this.status = projectStatus(this.status)
       }
       await this.backend.stop().catch(() => {})
+      if (reason === 'ended' && this.status.duration_seconds !== null) this.status.position_seconds = this.status.duration_seconds
       this.status.state = 'stopped'
       this.status.reason = reason
       this.status.updated_at = new Date().toISOString()
