@@ -4,7 +4,8 @@
  * `exited` (and gets its result.json) the moment anyone looks at it.
  */
 import {existsSync, readdirSync} from 'node:fs'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
+import {afterRunEnded} from './after-run.js'
 import {corruptStateError, notFoundError} from './errors.js'
 import {runDir, runsDir} from './home.js'
 import {withLockSync} from './lock.js'
@@ -138,16 +139,20 @@ export function readRunState(dir: string, options: {withResult?: boolean} = {}):
 }
 
 function reconcileLostRun(dir: string): RunState | undefined {
-  return withLockSync(runFile(dir, 'lock'), () => {
+  let settled: RunMeta | undefined
+  const state = withLockSync(runFile(dir, 'lock'), (): RunState | undefined => {
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
     const existing = readRunResult(dir, meta)
     if (existing) return {dir, meta: {...meta, status: existing.status}, result: existing}
     if (isTerminal(meta.status) || !supervisorIsGone(meta)) return {dir, meta}
     const result = settledResult(meta, 'exited', 'supervisor_lost')
-    writeResultLocked(dir, meta, result)
+    if (writeResultLocked(dir, meta, result)) settled = {...meta, status: 'exited'}
     return {dir, meta: {...meta, status: 'exited'}, result}
   })
+  // Outside the Run's lock: the same follow-ups as a supervisor's own end (queued siblings start).
+  if (settled) afterRunEnded(dirname(dirname(dir)), settled)
+  return state
 }
 
 /** Read a Run by id, or throw "not found" (exit 4). */

@@ -10,7 +10,7 @@
  * artifacts; write result.json exactly once.
  */
 import {spawn, type ChildProcess} from 'node:child_process'
-import {closeSync, openSync, writeSync} from 'node:fs'
+import {closeSync, openSync, watch, writeSync, type FSWatcher} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded} from './after-run.js'
 import {collectArtifacts} from './artifacts.js'
@@ -105,6 +105,9 @@ class Supervisor {
       }
       let last: StepOutcome = {exitCode: 0, signal: null}
       for (const [index, argv] of steps.entries()) {
+        // A Run paused between steps stays paused: the next step waits for resume.
+        if (index > 0) await this.waitWhilePaused()
+        if (this.timedOut || this.ending || this.requestedEnding()) break
         last = await this.runStep(argv, index)
         if (last.exitCode !== 0 || this.timedOut || this.ending || this.requestedEnding()) break
       }
@@ -174,6 +177,33 @@ class Supervisor {
       pgid: records[0].pgid,
       children_processes: records,
     }))
+  }
+
+  /** Resolve once run.json no longer says `paused` (woken by changes in the state dir). */
+  private async waitWhilePaused(): Promise<void> {
+    const paused = () => {
+      try {
+        const meta = readRunMetaRaw(this.dir)
+        return meta?.status === 'paused' && !meta.ending
+      } catch {
+        return false
+      }
+    }
+    if (!paused()) return
+    this.trace('runtime.held', 'paused between steps; the next step starts on resume')
+    await new Promise<void>((resolve) => {
+      let watcher: FSWatcher | undefined
+      const timer = setInterval(check, 1000)
+      function check() {
+        if (paused()) return
+        clearInterval(timer)
+        watcher?.close()
+        resolve()
+      }
+      try {
+        watcher = watch(this.dir, check)
+      } catch {}
+    })
   }
 
   /** Whether a control asked this Run to end (stop → cancelled, kill → killed). */

@@ -159,8 +159,9 @@ export function loadRecipeFile(file: string, root: string): Recipe {
       if (typeof action !== 'string' || !ACTION_NAME.test(action) || action.length > 64) {
         throw fail('control', `action ${JSON.stringify(action)} is not a valid name`, 'use lowercase letters, digits, "_" and "-", starting with a letter (at most 64 characters)')
       }
-      if ((BUILTIN_ACTIONS as readonly string[]).includes(action)) {
-        throw fail('control', `action "${action}" is built in`, `drop it; every Run already accepts ${BUILTIN_ACTIONS.join(', ')}`)
+      // A Recipe may take over pause/resume/stop/status (its service handles them, SPEC: Control); kill is always the kernel's.
+      if (action === 'kill') {
+        throw fail('control', 'action "kill" is always the kernel\'s', `drop it; a service may declare ${BUILTIN_ACTIONS.filter((a) => a !== 'kill').join(', ')} to handle them itself`)
       }
     }
     if (new Set(data.control).size !== data.control.length) throw fail('control', 'lists an action twice', 'list each action once')
