@@ -218,6 +218,20 @@ describe('music serve with mpv', () => {
     ipc.close()
   })
 
+  it('mpv quits by itself when the service is SIGKILLed (its control channel closes)', async () => {
+    const dir = join(root, 'state-sigkill')
+    const served = serve([tracks[0], '--state-dir', dir])
+    const {pid, ipc} = await ready(dir, served)
+    served.child.kill('SIGKILL')
+    await served.exit
+    await waitFor(() => !processAlive(pid), 5000, 'mpv to quit after its service was SIGKILLed')
+    ipc.close()
+    // The checkpoint still answers status, and says nothing is playing.
+    const r = control(dir, 'status')
+    expect(r.code).toBe(0)
+    expect(r.json.status).toMatchObject({state: 'stopped', reason: 'service-gone', service: 'not running', track: tracks[0]})
+  })
+
   it('refuses a second service on the same state dir (exit 5)', async () => {
     const dir = join(root, 'state-single')
     const first = serve([tracks[0], '--state-dir', dir])

@@ -225,7 +225,7 @@ export class PlaybackService {
   private async refresh(): Promise<void> {
     try {
       const probe = await this.backend.probe()
-      if (probe.positionSeconds !== undefined) this.status.position_seconds = probe.positionSeconds
+      if (probe.positionSeconds !== undefined) this.status.position_seconds = Math.max(0, probe.positionSeconds)
       if (probe.durationSeconds !== undefined) this.status.duration_seconds = probe.durationSeconds
       if (probe.index !== undefined && probe.index !== this.status.index) this.setTrack(probe.index)
       this.status.position_updated_at_ms = Date.now()

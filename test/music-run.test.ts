@@ -1,0 +1,73 @@
+/**
+ * The playback service as a Run (recipes/music/playback): launched with
+ * `actors run`, controlled with `actors control RUN ...` through the Run's
+ * control endpoint, checked against mpv's own state. The declared `pause`
+ * reaches the player (mpv's pause property), not the kernel's SIGSTOP;
+ * playback events land in the Run's Trace; `stop` leaves no mpv behind.
+ */
+import {spawnSync} from 'node:child_process'
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
+import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+
+let home: string
+const tracks: string[] = []
+
+beforeAll(() => {
+  home = tempDir('actors-music-run-')
+  for (const [name, freq] of [['a.wav', 440], ['b.wav', 550]] as const) {
+    const file = join(home, name)
+    const r = spawnSync('sox', ['-n', '-r', '22050', '-c', '2', file, 'synth', '10', 'sine', String(freq)])
+    if (r.status !== 0) throw new Error(`sox failed: ${r.stderr}`)
+    tracks.push(file)
+  }
+})
+afterAll(() => removeDir(home))
+
+describe('recipes/music/playback as a Run', () => {
+  it('serves its declared controls through the Run endpoint and traces playback events', async () => {
+    const launch = actors(home, ['run', 'music/playback', `source=${tracks.join('|')}`, 'output=null', 'volume=40', '--name', 'player', '--json'])
+    expect(launch.code).toBe(0)
+    const dir = launch.json.state_dir
+    const checkpoint = await waitFor(() => {
+      if (!existsSync(join(dir, 'control-endpoint.json'))) return undefined
+      const c = readJson(join(dir, 'playback.json'))
+      return c.state === 'playing' && c.player_process?.pid ? c : undefined
+    }, 20_000, 'the playback Run to be playing')
+    const mpvPid = checkpoint.player_process.pid
+    // A Run serves the control plane's endpoint, not a standalone one.
+    expect(existsSync(join(dir, 'playback-endpoint.json'))).toBe(false)
+    const ipc = await MpvIpcClient.connect(join(dir, 'mpv.sock'))
+    expect(await ipc.get('volume')).toBe(40)
+
+    let r = actors(home, ['control', 'player', 'volume', '20', '--json'])
+    expect(r.code).toBe(0)
+    expect(await ipc.get('volume')).toBe(20)
+
+    r = actors(home, ['control', 'player', 'pause', '--json'])
+    expect(r.code).toBe(0)
+    expect(await ipc.get('pause')).toBe(true)
+    // The service paused its player; the kernel did not SIGSTOP anything.
+    expect(processState(mpvPid)).not.toBe('T')
+
+    r = actors(home, ['control', 'player', 'next', '--json'])
+    expect(r.code).toBe(0)
+    expect(await ipc.get('playlist-pos')).toBe(1)
+
+    r = actors(home, ['control', '--json', 'player', 'status'])
+    expect(r.code).toBe(0)
+    expect(r.json.service).toMatchObject({ok: true, status: {state: 'paused', index: 1, count: 2, volume: 20, player: 'mpv'}})
+
+    r = actors(home, ['control', 'player', 'stop', '--json'])
+    expect(r.code).toBe(0)
+    await waitForResult(dir)
+    expect(processAlive(mpvPid)).toBe(false)
+    ipc.close()
+
+    const kinds = readFileSync(join(dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind)
+    expect(kinds).toEqual(expect.arrayContaining(['music.track', 'music.volume', 'music.pause', 'music.stop']))
+    expect(readJson(join(dir, 'playback.json'))).toMatchObject({state: 'stopped', index: 1, volume: 20})
+  })
+})
