@@ -142,6 +142,21 @@ describe('run', () => {
     expect(artifact.sha256).toBe(execFileSync('sha256sum', [artifact.path], {encoding: 'utf8'}).split(' ')[0])
   })
 
+  it('a sequence paused between steps does not start its next step until resumed', async () => {
+    const marker = join(work, 'second-started')
+    writeFileSync(join(work, 'seq.yaml'), `description: two steps\nsequence:\n  - sleep 0.6\n  - [touch, ${marker}]\n`)
+    const r = actors(home, ['run', '--json', join(work, 'seq.yaml')])
+    expect(r.code, r.stderr).toBe(0)
+    await waitFor(() => readJson(join(r.json.state_dir, 'run.json')).child_pid)
+    expect(actors(home, ['control', r.json.run, 'pause']).code).toBe(0)
+    await new Promise((resolve) => setTimeout(resolve, 1500))
+    expect(existsSync(marker)).toBe(false)
+    expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('paused')
+    expect(actors(home, ['control', r.json.run, 'resume']).code).toBe(0)
+    expect(await waitForResult(r.json.state_dir)).toMatchObject({status: 'done'})
+    expect(existsSync(marker)).toBe(true)
+  })
+
   it('records spawn failure of a missing command as failed', async () => {
     const r = actors(home, ['run', '--json', '--', 'no-such-command-xyz'])
     expect(await waitForResult(r.json.state_dir)).toMatchObject({status: 'failed', reason: 'spawn_failed', exit_code: 127})

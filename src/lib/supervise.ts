@@ -10,7 +10,7 @@
  * artifacts; write result.json exactly once.
  */
 import {spawn, type ChildProcess} from 'node:child_process'
-import {closeSync, openSync, watch, writeSync, type FSWatcher} from 'node:fs'
+import {closeSync, openSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded} from './after-run.js'
 import {collectArtifacts} from './artifacts.js'
@@ -19,6 +19,7 @@ import {readProcessIdentity} from './process-identity.js'
 import {findRunProcesses, signalPids} from './process-tree.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from './run-store.js'
 import {appendTraceEvent} from './trace.js'
+import {watchUntil} from './watch-until.js'
 import {budgetMark} from './tree/limits.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
@@ -191,19 +192,7 @@ class Supervisor {
     }
     if (!paused()) return
     this.trace('runtime.held', 'paused between steps; the next step starts on resume')
-    await new Promise<void>((resolve) => {
-      let watcher: FSWatcher | undefined
-      const timer = setInterval(check, 1000)
-      function check() {
-        if (paused()) return
-        clearInterval(timer)
-        watcher?.close()
-        resolve()
-      }
-      try {
-        watcher = watch(this.dir, check)
-      } catch {}
-    })
+    await watchUntil(this.dir, paused, (still) => !still)
   }
 
   /** Whether a control asked this Run to end (stop → cancelled, kill → killed). */

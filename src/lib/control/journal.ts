@@ -11,7 +11,7 @@
  * both win), then `completeControl` with the reply or the error.
  */
 import {randomUUID} from 'node:crypto'
-import {watch} from 'node:fs'
+import {watchUntil} from '../watch-until.js'
 import {join} from 'node:path'
 import {notActiveError, refusedError, usageError} from '../errors.js'
 import {withLockSync} from '../lock.js'
@@ -217,27 +217,6 @@ export function completeControl(
  * woken by changes to the Run's dir (the journal is replaced by rename),
  * with a slow safety poll. Returns the record as last seen.
  */
-export async function waitForControlFinished(dir: string, id: string, timeoutMs: number): Promise<ControlRecord | undefined> {
-  const deadline = Date.now() + timeoutMs
-  let wake: (() => void) | undefined
-  let watcher: ReturnType<typeof watch> | undefined
-  try {
-    watcher = watch(dir, () => wake?.())
-  } catch {}
-  try {
-    for (;;) {
-      const record = readControlRecord(dir, id)
-      if (!record || !isPendingControl(record) || Date.now() >= deadline) return record
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(250, Math.max(1, deadline - Date.now())))
-        wake = () => {
-          clearTimeout(timer)
-          resolve()
-        }
-      })
-      wake = undefined
-    }
-  } finally {
-    watcher?.close()
-  }
+export function waitForControlFinished(dir: string, id: string, timeoutMs: number): Promise<ControlRecord | undefined> {
+  return watchUntil(dir, () => readControlRecord(dir, id), (record) => !record || !isPendingControl(record), {timeoutMs, pollMs: 250})
 }
