@@ -10,6 +10,7 @@ import {packageRoot} from '../package-root.js'
 import {formatArgSpec} from './args.js'
 import {loadRecipeFile, RECIPE_EXTENSIONS, recipeNameOf} from './load.js'
 import type {Recipe} from './types.js'
+import {compareText} from '../compare.js'
 
 export interface RecipeRoot {
   dir: string
@@ -114,7 +115,7 @@ function walk(dir: string, root: string, depth: number, out: Array<{name: string
   } catch {
     return
   }
-  entries.sort((a, b) => a.name.localeCompare(b.name))
+  entries.sort((a, b) => compareText(a.name, b.name))
   for (const entry of entries) {
     if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
     const path = join(dir, entry.name)
@@ -137,7 +138,7 @@ export function listRecipes(roots: RecipeRoot[]): RecipeListing[] {
     const found: Array<{name: string; file: string}> = []
     walk(root.dir, root.dir, 0, found)
     const rank = (file: string) => (RECIPE_EXTENSIONS as readonly string[]).indexOf(extname(file))
-    found.sort((a, b) => a.name.localeCompare(b.name) || rank(a.file) - rank(b.file))
+    found.sort((a, b) => compareText(a.name, b.name) || rank(a.file) - rank(b.file))
     for (const {name, file} of found) {
       if (byName.has(name)) continue
       const base = {name, root: root.dir, origin: root.origin, file}
@@ -150,5 +151,5 @@ export function listRecipes(roots: RecipeRoot[]): RecipeListing[] {
       }
     }
   }
-  return [...byName.values()].sort((a, b) => a.name.localeCompare(b.name))
+  return [...byName.values()].sort((a, b) => compareText(a.name, b.name))
 }

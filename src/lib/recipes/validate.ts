@@ -3,6 +3,7 @@ import {readdirSync, statSync} from 'node:fs'
 import {dirname, extname, join, resolve} from 'node:path'
 import {isActorsError} from '../errors.js'
 import {displayPath, loadRecipeFile, RECIPE_EXTENSIONS} from './load.js'
+import {compareText} from '../compare.js'
 
 export interface ValidationResult {
   file: string
@@ -24,7 +25,7 @@ function expand(path: string, out: string[]): void {
     out.push(path)
     return
   }
-  for (const entry of readdirSync(path, {withFileTypes: true}).sort((a, b) => a.name.localeCompare(b.name))) {
+  for (const entry of readdirSync(path, {withFileTypes: true}).sort((a, b) => compareText(a.name, b.name))) {
     if (entry.name.startsWith('.') || entry.name === 'node_modules') continue
     const child = join(path, entry.name)
     if (entry.isDirectory()) expand(child, out)

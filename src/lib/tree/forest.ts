@@ -9,6 +9,7 @@ import {resolveRunRef, runsDir} from '../home.js'
 import {listRuns} from '../run-store.js'
 import {summarizeRun} from '../run-summary.js'
 import {combineUsage, runTokens, type TreeUsage} from './usage-rollup.js'
+import {compareText} from '../compare.js'
 
 export interface TreeNode {
   run: string
@@ -64,7 +65,7 @@ export function buildForest(home: string, ref?: string): Forest {
     if (parent && parent.run_instance_id === parentRef!.run_instance_id && parent !== node) parent.children.push(node)
     else roots.push(node)
   }
-  const byCreation = (a: TreeNode, b: TreeNode) => a.created_at.localeCompare(b.created_at) || a.run.localeCompare(b.run)
+  const byCreation = (a: TreeNode, b: TreeNode) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run)
   for (const node of nodes.values()) node.children.sort(byCreation)
   roots.sort(byCreation)
   let forest = roots

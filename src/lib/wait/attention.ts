@@ -10,6 +10,7 @@ import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../trace.js'
 import type {AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
 import type {RunEntry} from './select.js'
+import {compareText} from '../compare.js'
 
 /** Attention levels that wake a wait (`notify` only shows in live views). */
 export const WAKING_ATTENTION = new Set(['followup', 'steer'])
@@ -60,6 +61,6 @@ export function findAttention(candidates: RunEntry[], journal: DeliveryJournal, 
       })
     }
   }
-  found.sort((a, b) => a.ts.localeCompare(b.ts) || a.event_id.localeCompare(b.event_id))
+  found.sort((a, b) => compareText(a.ts, b.ts) || compareText(a.event_id, b.event_id))
   return found.slice(0, MAX_ATTENTION)
 }

@@ -6,6 +6,7 @@
  */
 import {formatDuration} from '../duration.js'
 import type {BatchDocument} from './batch.js'
+import {compareText} from '../compare.js'
 
 const ONE_LINE = 100
 
@@ -28,7 +29,7 @@ export function rowLevels(doc: BatchDocument): number[] {
 export function renderBatchPlain(doc: BatchDocument): string {
   const lines: string[] = []
   const counts = Object.entries(doc.counts)
-    .sort(([a], [b]) => a.localeCompare(b))
+    .sort(([a], [b]) => compareText(a, b))
     .map(([status, n]) => `${n} ${status}`)
   const head = doc.members === 0 ? 'no finished Runs' : `${doc.members} Run${doc.members === 1 ? '' : 's'}: ${counts.join(', ')}`
   lines.push(`${head}${doc.timed_out ? ' (timed out)' : ''}${doc.redelivered ? ' (redelivered)' : ''}  batch ${doc.batch_id.slice(0, 8)}`)

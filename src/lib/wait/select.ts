@@ -10,6 +10,7 @@
  * instance id; inside a tree, preorder.
  */
 import {isTerminal, type RunMeta} from '../run-types.js'
+import {compareText} from '../compare.js'
 
 export const MAX_MEMBERS = 256
 
@@ -141,9 +142,9 @@ export function selectBatch(input: SelectionInput): Selection {
     }
   }
   const order = (a: RunEntry, b: RunEntry) =>
-    terminalTime(a).localeCompare(terminalTime(b)) ||
-    cmp(a.meta.run, b.meta.run) ||
-    cmp(a.meta.run_instance_id, b.meta.run_instance_id)
+    compareText(terminalTime(a), terminalTime(b)) ||
+    compareText(a.meta.run, b.meta.run) ||
+    compareText(a.meta.run_instance_id, b.meta.run_instance_id)
   tops.sort(order)
   const ordered: RunEntry[] = []
   const visit = (entry: RunEntry) => {
@@ -164,10 +165,6 @@ export function selectBatch(input: SelectionInput): Selection {
     all_terminal: waitedAll.every((e) => isTerminal(e.meta.status)),
     candidates,
   }
-}
-
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0
 }
 
 /** When the Run ended (run.json mirrors the result); Runs without one sort last. */
