@@ -31,7 +31,8 @@ const MAX_PLAYLIST_DEPTH = 8
 /** Guard against walking a whole disk by accident. */
 const MAX_TRACKS = 100_000
 
-const collator = new Intl.Collator(undefined, {numeric: true, sensitivity: 'base'})
+// A fixed locale, so the order never depends on the machine's LANG; code units break ties.
+const collator = new Intl.Collator('en', {numeric: true, sensitivity: 'base'})
 
 /** Compare names the way people number files: `2 song` before `10 song`. */
 export function naturalCompare(a: string, b: string): number {
