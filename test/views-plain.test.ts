@@ -3,7 +3,7 @@
  * (no escape codes) and never loads ink or react, proved by an ESM resolve
  * hook that records every specifier the CLI imports.
  */
-import {spawn} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -86,5 +86,25 @@ describe('plain output without a TTY', () => {
     const docs = stdout.trim().split('\n').map((line) => JSON.parse(line))
     expect(docs[0]).toMatchObject({type: 'snapshot', runs: [], damaged: []})
     expect(docs.at(-1).runs[0]).toMatchObject({run: 'j1', status: 'done'})
+  })
+
+  it('wait and music play print plain text without a TTY and never load ink or react', () => {
+    const trace = join(home, 'trace.txt')
+    writeFileSync(trace, '')
+    const env = {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`, TERM: 'xterm-256color', NO_COLOR: ''}
+    actors(home, ['run', '--name', 'w1', '--', 'sh', '-c', 'exit 4'])
+    const wait = actors(home, ['wait'], {env})
+    expect(wait.code).toBe(1)
+    expect(wait.stdout).toMatch(/^1 Run: 1 failed/)
+    expect(wait.stdout).toMatch(/w1\s+failed/)
+    const wav = join(home, 'short.wav')
+    expect(spawnSync('sox', ['-n', '-r', '8000', '-c', '1', wav, 'synth', '1', 'sine', '440']).status).toBe(0)
+    const play = actors(home, ['music', 'play', wav, '--no-loop', '--player', 'mpv'], {env: {...env, ACTORS_MUSIC_OUTPUT: 'null'}})
+    expect(play.code).toBe(0)
+    expect(play.stdout).toBe(`1/1 ${wav}\n`)
+    for (const out of [wait.stdout, wait.stderr, play.stdout, play.stderr]) expect(out).not.toMatch(ESC)
+    const specifiers = readFileSync(trace, 'utf8').split('\n')
+    expect(specifiers.some((s) => s.startsWith('require node:fs'))).toBe(true)
+    expect(loadedHeavyModules(specifiers)).toEqual([])
   })
 })
