@@ -169,17 +169,17 @@ describe('in a real terminal', () => {
     await term.until((s) => /▶ playing\s+01 first\.wav\s+1\/2/.test(s) && /\d:\d\d \/ 0:30/.test(s), 'the first track playing')
     term.keys('n')
     await term.until((s) => /02 second\.wav\s+2\/2/.test(s), 'n to skip to the second track')
+    const position = (s: string) => {
+      const m = /(\d+):(\d\d) \/ 0:30/.exec(s)
+      return m ? Number(m[1]) * 60 + Number(m[2]) : -1
+    }
+    const before = position(await term.until((s) => position(s) >= 1, 'the second track to be under way'))
+    term.keys('Right')
+    await term.until((s) => position(s) >= before + 5, 'right arrow to seek forward 5 s')
     term.keys('Space')
     await term.until((s) => s.includes('‖ paused'), 'space to pause')
     const status = actors(home, ['control', stateDir, 'status', '--json'])
     expect(status.json.status).toMatchObject({state: 'paused', index: 1})
-    const position = (s: string) => {
-      const m = /(\d+):(\d\d) \/ 0:30/.exec(s)!
-      return Number(m[1]) * 60 + Number(m[2])
-    }
-    const before = position(term.screen())
-    term.keys('Right')
-    await term.until((s) => position(s) >= before + 4, 'right arrow to seek forward 5 s')
     term.keys('+')
     await term.until((s) => s.includes('vol 75%'), '+ to raise the volume')
     // And the other way: a control from outside shows up in the view.
