@@ -58,7 +58,7 @@ try {
   // 2. Launch with 2,000 finished Runs in history vs an empty state root.
   const full = join(tmp, 'full')
   const seed = spawnSync(process.execPath, [BIN, 'run', '--json', '--wait', '--', 'echo', 'seed'], {env: env(full), encoding: 'utf8'})
-  const seedRun = JSON.parse(seed.stdout).run
+  const seedRun = JSON.parse(seed.stdout).rows[0].run
   const seedDir = join(full, 'runs', seedRun)
   const meta = JSON.parse(readFileSync(join(seedDir, 'run.json'), 'utf8'))
   const result = JSON.parse(readFileSync(join(seedDir, 'result.json'), 'utf8'))

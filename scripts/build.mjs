@@ -2,16 +2,17 @@
 //  - dist/cli.cjs: the whole CLI as one CommonJS file. bin/actors loads it
 //    through V8's code cache (dist/cli.cache), which roughly halves start-up
 //    compared with compiling an ES module bundle on every invocation.
-//  - dist/*.js: small ES module entry points run as their own processes
-//    (the supervisor of every Run) or imported by services. Add more to
-//    `esmEntries`.
+//  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
+//    CommonJS bundle (no ES module loader: less memory per live Run).
+//  - dist/*.js: ES module entry points imported by services (service.js) and
+//    the Ink views (views/*.js). Add more to `esmEntries`.
 // ink and react stay external: they load (from node_modules) only on the TTY
 // path, through dynamic import().
 import {build} from 'esbuild'
 import {existsSync, readdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, dirname, resolve} from 'node:path'
 
-const esmEntries = {supervisor: 'src/supervisor.ts', service: 'src/lib/control/service.ts'}
+const esmEntries = {service: 'src/lib/control/service.ts'}
 // Ink views are ES modules (ink is ESM-only): each src/views/*.tsx becomes
 // dist/views/*.js, and the CommonJS CLI reaches them through a real import().
 for (const file of readdirSync('src/views').filter((f) => /\.tsx?$/.test(f))) {
@@ -57,17 +58,17 @@ const shared = {
 // bin/actors meanwhile never sees a half-written or missing dist/.
 const out = `dist.build-${process.pid}`
 rmSync(out, {recursive: true, force: true})
-await build({
+const commonJs = {
   ...shared,
-  entryPoints: {cli: 'src/cli.ts'},
   outdir: out,
-  plugins: [viewsStayOut, oclifSubpathsOnly],
   outExtension: {'.js': '.cjs'},
   format: 'cjs',
-  // Kernel modules locate the package through import.meta.url; give the CommonJS bundle one.
+  // Kernel modules locate the package through import.meta.url; give the CommonJS bundles one.
   define: {'import.meta.url': '__actorsModuleUrl'},
   banner: {js: "const __actorsModuleUrl = require('node:url').pathToFileURL(__filename).href;"},
-})
+}
+await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly]})
+await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
 await build({
   ...shared,
   entryPoints: esmEntries,

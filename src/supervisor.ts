@@ -1,5 +1,5 @@
 /**
- * Entry point of the detached supervisor process: `node dist/supervisor.js STATE_DIR`.
+ * Entry point of the detached supervisor process: `node dist/supervisor.cjs STATE_DIR`.
  * Kept separate from the CLI bundle so a live Run costs one small Node process
  * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
  */

@@ -19,7 +19,7 @@ export function packageRoot(): string {
 
 /** The bundled supervisor entry point started for every Run. */
 export function supervisorScript(): string {
-  return join(packageRoot(), 'dist', 'supervisor.js')
+  return join(packageRoot(), 'dist', 'supervisor.cjs')
 }
 
 /** The directory holding the `actors` executable, put on every Run's PATH so nested `actors run` resolves. */
