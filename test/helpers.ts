@@ -16,8 +16,20 @@ export function tempDir(prefix = 'actors-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
+/**
+ * Remove a temp dir. A supervisor finishing its last writes (the state root's
+ * doorbell is rung after result.json) can briefly re-populate it, so retry.
+ */
 export function removeDir(dir: string): void {
-  rmSync(dir, {recursive: true, force: true})
+  for (let attempt = 0; ; attempt++) {
+    try {
+      rmSync(dir, {recursive: true, force: true, maxRetries: 5, retryDelay: 20})
+      return
+    } catch (error) {
+      if (attempt >= 20) throw error
+      spawnSync('sleep', ['0.1'])
+    }
+  }
 }
 
 export interface CliResult {
