@@ -62,7 +62,9 @@ describe('recipes/music/playback as a Run', () => {
 
     r = actors(home, ['control', 'player', 'stop', '--json'])
     expect(r.code).toBe(0)
-    await waitForResult(dir)
+    // The service handled the stop itself; the Run still records what the user did.
+    expect(r.json).toMatchObject({handled_by: 'service', status: 'cancelled'})
+    expect(await waitForResult(dir)).toMatchObject({status: 'cancelled'})
     expect(processAlive(mpvPid)).toBe(false)
     ipc.close()
 

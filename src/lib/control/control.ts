@@ -12,8 +12,10 @@ import {existsSync, realpathSync, statSync} from 'node:fs'
 import {dirname, join, resolve} from 'node:path'
 import {ActorsError, EXIT, notActiveError, usageError} from '../errors.js'
 import {resolveRunRef, runsDir} from '../home.js'
-import {requireRun, type RunState} from '../run-store.js'
+import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
+import {awaitRunEnd} from '../await-run.js'
+import {controlStandalonePlayback} from '../music/standalone-control.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
@@ -22,6 +24,8 @@ import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} f
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
+/** How long a service-handled `stop` waits for the Run's result before reporting. */
+const STOP_RESULT_WAIT_MS = 10_000
 
 export interface ServiceActionResult {
   action: string
@@ -30,6 +34,9 @@ export interface ServiceActionResult {
   handled_by: 'service'
   reply: ControlReply
   record: ControlRecord | null
+  /** stop: the Run's status once it ended (or as it stood when the wait gave up). */
+  status?: string
+  descendants?: CascadeOutcome
 }
 
 export type KernelActionResult = RuntimeActionResult & {
@@ -72,7 +79,7 @@ export async function controlRun(home: string, ref: string, action: string, valu
     const serviceFirst = action !== 'kill' && declared.includes(action)
     if (!serviceFirst && value !== undefined) throw noValueError(action, value)
     if (serviceFirst && !isTerminal(state.meta.status)) {
-      const outcome = await serviceAction(state, action, value, true)
+      const outcome = runtime === 'stop' ? await serviceStop(home, state, value) : await serviceAction(state, action, value, true)
       if (!(outcome instanceof Unreachable)) return outcome
       return kernelAction(home, state, runtime, outcome.reason)
     }
@@ -112,6 +119,34 @@ async function kernelAction(home: string, state: RunState, action: 'pause' | 're
   const result = await endRun(home, state.dir, action)
   const followed = cascade.ended.length + cascade.cancelled_queued.length + cascade.errors.length > 0
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...(followed ? {descendants: cascade} : {})}
+}
+
+/**
+ * A `stop` the Run's service declared: descendants end first (as for the
+ * kernel's stop), then the service is asked to stop itself. The Run is marked
+ * as ending `cancelled` before asking, so however its process then exits the
+ * supervisor records what the user did (a stop), not a plain `done`; the mark
+ * is withdrawn when the service refuses or cannot be reached.
+ */
+async function serviceStop(home: string, state: RunState, value: string | undefined): Promise<ServiceActionResult | Unreachable> {
+  const cascade = await cascadeEnd(home, state.dir, 'stop', endRun)
+  const mark = {status: 'cancelled' as const, at: new Date().toISOString(), by: 'control:service-stop'}
+  updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
+  const withdraw = () => updateRunMeta(state.dir, (meta) => (meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined))
+  let outcome: ServiceActionResult | Unreachable
+  try {
+    outcome = await serviceAction(state, 'stop', value, true)
+  } catch (error) {
+    withdraw()
+    throw error
+  }
+  if (outcome instanceof Unreachable) {
+    withdraw()
+    return outcome
+  }
+  const final = await awaitRunEnd(home, state.dir, STOP_RESULT_WAIT_MS)
+  const followed = cascade.ended.length + cascade.cancelled_queued.length + cascade.errors.length > 0
+  return {...outcome, status: final?.meta.status ?? 'unknown', ...(followed ? {descendants: cascade} : {})}
 }
 
 /** The endpoint to use, `undefined` for none, or Unreachable/throw for one of another generation. */
@@ -240,42 +275,29 @@ async function statusAction(state: RunState, declared: boolean, value: string | 
 }
 
 /**
- * HOOK (music): a directory outside $ACTORS_HOME/runs holding
- * `playback-endpoint.json` is a standalone playback service, not a Run.
- * Returns its path, or undefined when `ref` is anything else.
+ * A directory given by path, outside $ACTORS_HOME/runs, holding a standalone
+ * playback service's files (`actors music serve --state-dir DIR`: its
+ * playback-endpoint.json, or the playback.json checkpoint a stopped service
+ * leaves) is controlled by the music service's client. Any other path is a
+ * Run reference (and refused unless it is a Run state dir).
  */
 function standalonePlaybackDir(home: string, ref: string): string | undefined {
   if (!ref.includes('/') && ref !== '.' && ref !== '..') return undefined
   const dir = resolve(ref)
   try {
-    if (!statSync(dir).isDirectory() || !existsSync(join(dir, 'playback-endpoint.json'))) return undefined
+    if (!statSync(dir).isDirectory()) return undefined
   } catch {
     return undefined
   }
+  if (!existsSync(join(dir, 'playback-endpoint.json')) && !existsSync(join(dir, 'playback.json'))) return undefined
   const runs = runsDir(home)
   const realRuns = existsSync(runs) ? realpathSync(runs) : runs
   if (dirname(realpathSync(dir)) === realRuns) return undefined
   return dir
 }
 
-/** HOOK (music): hand a standalone playback directory to the music engineer's control module. */
+/** Hand a standalone playback directory to the music service's own control client. */
 async function controlStandalone(dir: string, action: string, value: string | undefined): Promise<ControlOutcome> {
-  // The music module lives in src/lib/music/standalone-control.ts and exports
-  // controlStandalonePlayback(dir, action, value). It is loaded only on this path.
-  const music = await loadStandalonePlayback()
-  const reply = await music.controlStandalonePlayback(dir, action, value)
-  return {standalone: true, ...(reply as Record<string, unknown>)}
-}
-
-type StandaloneModule = {controlStandalonePlayback: (dir: string, action: string, value?: string) => Promise<unknown>}
-
-async function loadStandalonePlayback(): Promise<StandaloneModule> {
-  try {
-    // A glob import over src/lib/*/: esbuild bundles src/lib/music/standalone-control.ts when it
-    // exists, and the build still passes (with an empty-glob warning) while it does not.
-    const dir = 'music'
-    return (await import(`../${dir}/standalone-control.ts`)) as StandaloneModule
-  } catch (error) {
-    throw new ActorsError(`standalone playback control is not available in this build (${(error as Error).message})`, EXIT.failed)
-  }
+  const reply = await controlStandalonePlayback(dir, action, value)
+  return {standalone: true, ...(reply as unknown as Record<string, unknown>)}
 }
