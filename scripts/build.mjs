@@ -42,6 +42,14 @@ const oclifSubpathsOnly = {
   },
 }
 
+/** oclif's `debug` loggers → scripts/stubs/debug.cjs, which loads the real package only when DEBUG is set. */
+const debugOnlyWhenAsked = {
+  name: 'debug-only-when-asked',
+  setup(b) {
+    b.onResolve({filter: /^debug$/}, (args) => (args.importer.endsWith('stubs/debug.cjs') ? undefined : {path: resolve('scripts/stubs/debug.cjs')}))
+  },
+}
+
 const shared = {
   bundle: true,
   platform: 'node',
@@ -67,7 +75,7 @@ const commonJs = {
   define: {'import.meta.url': '__actorsModuleUrl'},
   banner: {js: "const __actorsModuleUrl = require('node:url').pathToFileURL(__filename).href;"},
 }
-await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly]})
+await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked]})
 await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
 await build({
   ...shared,
