@@ -3,7 +3,8 @@
  * child process (`bin/actors`, built by `npm test` first), and polling for
  * conditions on real files and processes.
  */
-import {spawn, spawnSync} from 'node:child_process'
+import {spawnSync} from 'node:child_process'
+import {execa} from 'execa'
 import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
@@ -67,16 +68,10 @@ export function actors(home: string, args: string[], options: {env?: NodeJS.Proc
   return {code: r.status, stdout: r.stdout, stderr: r.stderr, json: parseJson(r.stdout)}
 }
 
-/** Run `actors ARGS` asynchronously (for concurrency tests). */
-export function actorsAsync(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string} = {}): Promise<CliResult> {
-  return new Promise((resolvePromise) => {
-    const child = spawn(process.execPath, [BIN, ...args], {env: cliEnv(home, options.env), cwd: options.cwd ?? ROOT, stdio: ['ignore', 'pipe', 'pipe']})
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (d) => (stdout += d))
-    child.stderr.on('data', (d) => (stderr += d))
-    child.on('close', (code) => resolvePromise({code, stdout, stderr, json: parseJson(stdout)}))
-  })
+/** Run `actors ARGS` asynchronously (for concurrency tests); never rejects, like the sync form. */
+export async function actorsAsync(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string} = {}): Promise<CliResult> {
+  const r = await execa(process.execPath, [BIN, ...args], {env: cliEnv(home, options.env), extendEnv: false, cwd: options.cwd ?? ROOT, stdin: 'ignore', reject: false, stripFinalNewline: false})
+  return {code: r.exitCode ?? null, stdout: r.stdout, stderr: r.stderr, json: parseJson(r.stdout)}
 }
 
 /** Poll `check` until it returns a truthy value (or throw after `timeoutMs`). */
