@@ -89,6 +89,21 @@ describe('state files', () => {
     expect(readJsonFile(join(dir, 'missing.json'))).toBeUndefined()
   })
 
+  it('fails closed, naming the file, when a directory sits where a state file belongs', () => {
+    mkdirSync(join(dir, 'run.json'))
+    mkdirSync(join(dir, 'trace.jsonl'))
+    spawnSync('mkfifo', [join(dir, 'result.json')])
+    for (const read of [() => readJsonFile(join(dir, 'run.json')), () => readJsonLines(join(dir, 'trace.jsonl')), () => readJsonFile(join(dir, 'result.json'))]) {
+      try {
+        read()
+        expect.unreachable()
+      } catch (error) {
+        expect(isActorsError(error)).toBe(true)
+        expect((error as Error).message).toMatch(/(run\.json|trace\.jsonl|result\.json): is (a directory|not a regular file)/)
+      }
+    }
+  })
+
   it('never shows a reader half a file while a writer rewrites it', async () => {
     const file = join(dir, 'hot.json')
     writeJsonAtomic(file, {n: 0, pad: 'x'.repeat(100_000)})

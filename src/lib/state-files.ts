@@ -5,7 +5,7 @@
  * guessing.
  */
 import {randomBytes} from 'node:crypto'
-import {appendFileSync, closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {appendFileSync, closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {corruptStateError} from './errors.js'
 
@@ -88,13 +88,16 @@ export interface JsonLines<T> {
 export function readBoundedText(file: string, maxBytes: number): string | undefined {
   let fd: number
   try {
-    fd = openSync(file, 'r')
+    // O_NONBLOCK: a FIFO planted where a state file belongs must not hang the reader.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
+    throw corruptStateError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
   try {
-    const size = fstatSync(fd).size
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
+    const size = stat.size
     if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
     const buffer = Buffer.allocUnsafe(size)
     let read = 0
