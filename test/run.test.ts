@@ -254,6 +254,15 @@ describe('inspect, logs, emit, prune', () => {
     expect(actors(home, ['emit', 'x', '--run', r.json.run, '--data', '{nope']).code).toBe(2)
   })
 
+  it('inspect prints a Run\'s own Trace text without its escape codes or line breaks', async () => {
+    const r = actors(home, ['run', '--json', '--', 'true'])
+    await waitForResult(r.json.state_dir)
+    expect(actors(home, ['emit', 'x', '--run', r.json.run, '--summary', 'a\nb\u001b[31mred\u0007']).code).toBe(0)
+    const shown = actors(home, ['inspect', r.json.run])
+    expect(shown.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
+    expect(shown.stdout).toMatch(/ x {2}a b ?\[31mred\n/)
+  })
+
   it('prune deletes terminal Runs only', async () => {
     const done = actors(home, ['run', '--json', '--', 'true'])
     const live = actors(home, ['run', '--json', '--', 'sleep', '30'])

@@ -3,7 +3,7 @@ import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {formatDuration} from '../lib/duration.js'
 import {inspectRun, listRunSummaries, parseStatusFilter, type RunDetail} from '../lib/inspect.js'
-import {decideOutput, type OutputMode} from '../lib/output.js'
+import {decideOutput, printableLine, type OutputMode} from '../lib/output.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../lib/views/run-rows.js'
 import {formatRunTable, watchRunsPlain, type WatchedListing} from '../lib/views/runs-plain.js'
 import {createStateStore, type StateStore} from '../lib/views/runs-store.js'
@@ -112,7 +112,7 @@ function formatDetail(d: RunDetail): string {
   for (const a of d.artifacts) lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
   if (d.trace.length) {
     lines.push('trace:')
-    for (const e of d.trace) lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${e.summary}` : ''}`)
+    for (const e of d.trace) lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${printableLine(e.summary)}` : ''}`)
   }
   return lines.join('\n') + '\n'
 }

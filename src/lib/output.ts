@@ -43,3 +43,13 @@ export function formatTable(headers: string[], rows: string[][]): string {
       .trimEnd()
   return [line(headers), ...rows.map(line)].join('\n')
 }
+
+/**
+ * Text a Run wrote (a Trace summary) as one printable line: control characters
+ * (escape sequences, bells, line breaks) become spaces so a Run can neither
+ * drive the reader's terminal nor fake extra lines; long text is cut with "…".
+ */
+export function printableLine(text: string, max = 200): string {
+  const flat = text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim()
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+}
