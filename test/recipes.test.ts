@@ -108,6 +108,11 @@ describe('loading', () => {
     expect(usage(() => loadRecipeFile(json, dir)).message).toMatch(/broken\.json: is not valid JSON/)
     const list = write('list.yaml', '- echo\n')
     expect(usage(() => loadRecipeFile(list, dir)).message).toMatch(/is not a mapping/)
+    // A small file whose aliases expand exponentially ("billion laughs").
+    const levels = ['a: &a [x, x, x, x, x, x, x, x, x]']
+    for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e']]) levels.push(`${name}: &${name} [${Array(9).fill('*' + prev).join(', ')}]`)
+    const bomb = write('bomb.yaml', `${levels.join('\n')}\ntemplate: echo\n`)
+    expect(usage(() => loadRecipeFile(bomb, dir)).message).toMatch(/bomb\.yaml: .*alias/)
   })
 
   it('refuses an oversized file before parsing it', () => {

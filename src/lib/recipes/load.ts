@@ -66,7 +66,12 @@ function parseRecipeText(file: string): Record<string, unknown> {
       const first = doc.errors[0].message.split('\n')[0].replace(/:$/, '')
       throw recipeError(file, null, `is not valid YAML: ${first}`, 'fix the YAML syntax; quote strings that contain ": ", "{" or "#"')
     }
-    data = doc.toJS({maxAliasCount: 100})
+    try {
+      data = doc.toJS({maxAliasCount: 100})
+    } catch (error) {
+      // The yaml library refuses alias expansion past maxAliasCount (a "billion laughs" file).
+      throw recipeError(file, null, `is not a usable YAML document: ${(error as Error).message} (too many YAML aliases)`, 'write the values out instead of repeating anchors (*name) many times')
+    }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw recipeError(file, null, 'is not a mapping of Recipe fields', `write fields such as template: and description: at the top level (allowed: ${RECIPE_FIELDS.join(', ')})`)
