@@ -132,6 +132,25 @@ describe('nested trees', () => {
     expect(nested.code).toBe(2)
   })
 
+  it('takes root and depth from the parent Run, not from ACTORS_ROOT / ACTORS_DEPTH', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'budgeted', '--budget-tokens', '100', '--', 'sleep', '10']).code).toBe(0)
+    const lineage = {
+      ACTORS_RUN: 'budgeted',
+      ACTORS_RUN_INSTANCE: runJson(h, 'budgeted').run_instance_id,
+      ACTORS_STATE_DIR: join(h, 'runs', 'budgeted'),
+      ACTORS_ROOT: 'elsewhere',
+      ACTORS_DEPTH: '5',
+    }
+    const kid = actors(h, ['run', '--name', 'kid', '--', 'true'], {env: {...lineage, ACTORS_MAX_DEPTH: '1'}})
+    expect(kid.code, kid.stderr).toBe(0)
+    expect([runJson(h, 'kid').root, runJson(h, 'kid').depth]).toEqual(['budgeted', 1])
+    expect(actors(h, ['emit', 'usage', '--tokens', '150'], {env: lineage}).code).toBe(0)
+    const over = actors(h, ['run', '--', 'true'], {env: lineage})
+    expect(over.code, over.stderr).toBe(5)
+    expect(over.stderr).toContain('spent 150 of 100 tokens')
+  })
+
   it('refuses partial lineage with "lineage is incomplete"', () => {
     const h = home()
     const r = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'ghost'}})

@@ -14,8 +14,10 @@ import {launchChild} from './queue.js'
 
 /** Create the Run `spec` describes, within the limits of the tree it joins. */
 export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): LaunchResult {
-  checkDepth(spec.depth, env)
-  if (!spec.parent) return launchRun(spec)
+  if (!spec.parent) {
+    checkDepth(spec.depth, env)
+    return launchRun(spec)
+  }
   if (spec.budgetTokens !== undefined) {
     throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
   }
@@ -36,6 +38,11 @@ export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.
       'this process belongs to an earlier launch of the parent; its launches are refused',
     )
   }
-  checkBudget(spec.home, spec.root ?? parent.root)
-  return launchChild(parentDir, {...spec, root: spec.root ?? parent.root})
+  // The verified parent, not ACTORS_ROOT / ACTORS_DEPTH (which any process can change), places the child:
+  // a stale or edited variable must not dodge the depth cap or the root's budget.
+  const depth = (Number.isInteger(parent.depth) && parent.depth >= 0 ? parent.depth : 0) + 1
+  const root = typeof parent.root === 'string' && parent.root !== '' ? parent.root : parent.run
+  checkDepth(depth, env)
+  checkBudget(spec.home, root)
+  return launchChild(parentDir, {...spec, root, depth})
 }
