@@ -104,6 +104,10 @@ describe('wait', () => {
     expect(runsOf(theirs)).toEqual(['theirs'])
     expect(existsSync(join(h, 'delivery', 'other.json'))).toBe(true)
     expect(actors(h, ['wait'], {env: {ACTORS_OWNER: '../x'}}).code).toBe(2)
+    // A Run no wait could ever collect is refused before it starts.
+    const stray = actors(h, ['run', '--name', 'stray', '--wait', '--', 'true'], {env: {ACTORS_OWNER: '../x'}})
+    expect(stray.code).toBe(2)
+    expect(existsSync(join(h, 'runs', 'stray'))).toBe(false)
   })
 
   it('wakes on a followup attention event, reports it once, and ignores notify', async () => {

@@ -3,6 +3,7 @@
  * variables the supervisor gives every command (SPEC: Trees, owners and limits).
  */
 import {usageError} from './errors.js'
+import {RUN_ID_PATTERN} from './home.js'
 import type {ParentRef} from './run-types.js'
 
 export interface Lineage {
@@ -12,9 +13,18 @@ export interface Lineage {
   depth: number
 }
 
+/** Refuse owner names that could escape the delivery directory (`$ACTORS_HOME/delivery/<owner>.json`). */
+export function validateOwner(owner: string): string {
+  if (!RUN_ID_PATTERN.test(owner) || owner === '.' || owner === '..' || owner.length > 128) {
+    throw usageError(`ACTORS_OWNER ${JSON.stringify(owner.slice(0, 80))} is not a valid owner name`, 'use letters, digits, "_", "." and "-" only, e.g. ACTORS_OWNER=review-bot')
+  }
+  return owner
+}
+
 /** The lineage of a new Run launched from an environment `env`. */
 export function lineageFromEnv(env: NodeJS.ProcessEnv = process.env): Lineage {
-  const owner = env.ACTORS_OWNER || 'default'
+  // Validated here so a Run whose owner no `wait` could ever collect is refused before it starts.
+  const owner = validateOwner(env.ACTORS_OWNER || 'default')
   const run = env.ACTORS_RUN
   const instance = env.ACTORS_RUN_INSTANCE
   const stateDir = env.ACTORS_STATE_DIR

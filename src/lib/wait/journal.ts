@@ -10,11 +10,12 @@ import {mkdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {LowSync} from 'lowdb'
 import {DataFileSync} from 'lowdb/node'
-import {corruptStateError, usageError} from '../errors.js'
-import {RUN_ID_PATTERN} from '../home.js'
+import {corruptStateError} from '../errors.js'
+import {validateOwner} from '../lineage.js'
 import {withLockSync} from '../lock.js'
 import type {ProcessIdentity} from '../process-identity.js'
 import type {BatchDocument} from './batch.js'
+
 
 export const DELIVERY_SCHEMA = 'actors-delivery-v1'
 const MAX_JOURNAL_BYTES = 32 * 1024 * 1024
@@ -45,14 +46,6 @@ export interface DeliveryJournal {
   attention_reported: Record<string, {run_instance_id: string; event_ids: string[]}>
   pending: PendingBatch[]
   delivered: Array<{batch_id: string; delivered_at: string; members: number; attention: number}>
-}
-
-/** Refuse owner names that could escape the delivery directory. */
-export function validateOwner(owner: string): string {
-  if (!RUN_ID_PATTERN.test(owner) || owner === '.' || owner === '..' || owner.length > 128) {
-    throw usageError(`ACTORS_OWNER ${JSON.stringify(owner.slice(0, 80))} is not a valid owner name`, 'use letters, digits, "_", "." and "-" only, e.g. ACTORS_OWNER=review-bot')
-  }
-  return owner
 }
 
 export function journalFile(home: string, owner: string): string {
