@@ -5,7 +5,7 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {RUN_SCHEMA} from '../src/lib/run-types.js'
@@ -163,6 +163,14 @@ describe('wait', () => {
     expect(runsOf(next)).toEqual(['precious'])
     expect(readJson(journal).pending).toEqual([])
     expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
+    // A damaged pending batch or attention entry fails closed naming the journal: no half batch, no crash.
+    for (const damage of [{pending: [{batch_id: 'x'}]}, {pending: [null]}, {attention_reported: {precious: null}}]) {
+      writeFileSync(journal, JSON.stringify({...readJson(journal), pending: [], attention_reported: {}, ...damage}))
+      const broken = actors(h, ['wait', '--json', '--timeout', '1s'])
+      expect(broken.code, broken.stderr).toBe(1)
+      expect(broken.stderr).toContain(`${journal}: `)
+      expect(Object.keys(broken.json)).toEqual(['error'])
+    }
   })
 
   it('bounds batches: 300 finished Runs come as 256 members (64 rows + overflow) then 44', () => {

@@ -16,7 +16,6 @@ import {withLockSync} from '../lock.js'
 import type {ProcessIdentity} from '../process-identity.js'
 import type {BatchDocument} from './batch.js'
 
-
 export const DELIVERY_SCHEMA = 'actors-delivery-v1'
 const MAX_JOURNAL_BYTES = 32 * 1024 * 1024
 /** Delivered batch ids kept for reference (the journal must not grow without bound). */
@@ -70,6 +69,24 @@ function parseJournal(file: string, owner: string, text: string): DeliveryJourna
   const isRecord = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
   if (!isRecord(doc.reported) || !isRecord(doc.attention_reported) || !Array.isArray(doc.pending) || !Array.isArray(doc.delivered)) {
     throw corruptStateError(file, 'is missing reported, attention_reported, pending or delivered')
+  }
+  const isRef = (v: unknown) => isRecord(v) && typeof (v as MemberRef).run === 'string' && typeof (v as MemberRef).run_instance_id === 'string'
+  for (const batch of doc.pending as unknown[]) {
+    const p = batch as Partial<PendingBatch>
+    const whole =
+      isRecord(p) &&
+      typeof p.batch_id === 'string' &&
+      Array.isArray(p.members) &&
+      p.members.every(isRef) &&
+      Array.isArray(p.attention) &&
+      p.attention.every((a) => isRef(a) && typeof a.event_id === 'string') &&
+      isRecord(p.document) &&
+      Array.isArray(p.document!.rows)
+    if (!whole) throw corruptStateError(file, 'has a damaged pending batch')
+  }
+  for (const entry of Object.values(doc.attention_reported as Record<string, unknown>)) {
+    const e = entry as DeliveryJournal['attention_reported'][string]
+    if (!isRecord(e) || typeof e.run_instance_id !== 'string' || !Array.isArray(e.event_ids)) throw corruptStateError(file, 'has a damaged attention_reported entry')
   }
   return doc as DeliveryJournal
 }
