@@ -125,6 +125,12 @@ describe('wait', () => {
     const again = actors(h, ['wait', '--json', '--timeout', '300ms'])
     expect(again.code).toBe(124)
     expect(again.json.attention).toEqual([])
+    // A Run writing its Trace by hand cannot blow up the batch: the summary is bounded like a row's.
+    const huge = {id: randomUUID(), ts: new Date().toISOString(), kind: 'ask', summary: 'y'.repeat(300_000), attention: 'steer'}
+    writeFileSync(join(h, 'runs', 'asker', 'trace.jsonl'), JSON.stringify(huge) + '\n', {flag: 'a'})
+    const bounded = actors(h, ['wait', '--json', '--timeout', '1s'])
+    expect(bounded.json.attention).toHaveLength(1)
+    expect(bounded.json.attention[0].summary.length).toBeLessThanOrEqual(500)
   })
 
   it('two concurrent waits of one owner split the work: none twice, none lost', async () => {

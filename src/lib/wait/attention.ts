@@ -7,7 +7,7 @@
 import {statSync} from 'node:fs'
 import {readJsonLines} from '../state-files.js'
 import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../trace.js'
-import type {AttentionItem} from './batch.js'
+import {boundSummary, type AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
 import type {RunEntry} from './select.js'
 import {compareText} from '../compare.js'
@@ -55,7 +55,7 @@ export function findAttention(candidates: RunEntry[], journal: DeliveryJournal, 
         run_instance_id: entry.meta.run_instance_id,
         event_id: event.id,
         kind: event.kind,
-        summary: event.summary ?? null,
+        summary: typeof event.summary === 'string' ? boundSummary(event.summary) : null,
         attention: event.attention!,
         ts: event.ts,
       })

@@ -16,6 +16,12 @@ export const MAX_ROWS = 64
 export const MAX_OUTPUT_CHARS = 4000
 export const MAX_ROW_ARTIFACTS = 4
 export const MAX_PENDING_LISTED = 64
+export const MAX_SUMMARY_CHARS = 500
+
+/** A summary cut to MAX_SUMMARY_CHARS (rows and attention items alike). */
+export function boundSummary(summary: string): string {
+  return summary.length > MAX_SUMMARY_CHARS ? summary.slice(0, MAX_SUMMARY_CHARS - 1) + '…' : summary
+}
 
 export interface BatchRow {
   run: string
@@ -107,7 +113,7 @@ export function readRowFacts(entry: RunEntry): RowFacts {
     output = outputTail(entry.dir, MAX_OUTPUT_CHARS)
   } catch {}
   return {
-    summary: summary.length > 500 ? summary.slice(0, 499) + '…' : summary,
+    summary: boundSummary(summary),
     output,
     artifacts: result?.artifacts ?? [],
     exit_code: exitCode,
