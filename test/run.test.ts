@@ -104,6 +104,31 @@ describe('run', () => {
     expect(result.run_instance_id).toBe(second.json.run_instance_id)
   })
 
+  it('simultaneous launches of one --name (fresh, then a relaunch) start exactly one Run each time', async () => {
+    for (const round of [0, 1]) {
+      const launches = await Promise.all(Array.from({length: 4}, () => actorsAsync(home, ['run', '--name', 'one', '--json', '--', 'sh', '-c', 'echo $ACTORS_RUN_INSTANCE; sleep 1'])))
+      const won = launches.filter((l) => l.code === 0)
+      expect(won, `round ${round}`).toHaveLength(1)
+      expect(launches.filter((l) => l.code !== 0).every((l) => l.code === 5)).toBe(true)
+      const result = await waitForResult(join(home, 'runs', 'one'))
+      expect(result.run_instance_id).toBe(won[0].json.run_instance_id)
+      expect(readFileSync(join(home, 'runs', 'one', 'stdout.log'), 'utf8')).toBe(`${won[0].json.run_instance_id}\n`)
+    }
+  })
+
+  it('relaunches an id whose supervisor was SIGKILLed without waiting on its own lock', async () => {
+    const first = actors(home, ['run', '--name', 'lost', '--json', '--', 'sleep', '30'])
+    const meta = await waitFor(() => readJson(join(first.json.state_dir, 'run.json')).child_pid && readJson(join(first.json.state_dir, 'run.json')))
+    process.kill(meta.pid, 'SIGKILL')
+    process.kill(meta.child_pid, 'SIGKILL')
+    await waitFor(() => !processAlive(meta.pid))
+    const started = Date.now()
+    const again = actors(home, ['run', '--name', 'lost', '--json', '--', 'true'])
+    expect(again.code, again.stderr).toBe(0)
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(await waitForResult(first.json.state_dir)).toMatchObject({status: 'done', run_instance_id: again.json.run_instance_id})
+  })
+
   it('times out by terminating the whole process tree, grandchildren included', async () => {
     const pidFile = join(work, 'pids')
     // A child that forks a grandchild and a setsid'd process, then all sleep.

@@ -5,7 +5,7 @@
  */
 import {randomBytes, randomUUID} from 'node:crypto'
 import {spawn} from 'node:child_process'
-import {mkdirSync, rmSync} from 'node:fs'
+import {mkdirSync, rmSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {refusedError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
@@ -13,7 +13,7 @@ import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
 import {binDir, supervisorScript} from './package-root.js'
 import {readProcessIdentity} from './process-identity.js'
-import {readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
 import {writeJsonAtomic} from './state-files.js'
 import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta, type RunPlan} from './run-types.js'
 
@@ -68,31 +68,50 @@ const LINEAGE_VARS = ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', '
 /** Thrown when a generated id is already taken; the caller picks another and re-renders. */
 export class RunIdTaken extends Error {}
 
+/** How long a state dir without run.json counts as being created by another launch. */
+const CREATING_GRACE_MS = 30_000
+
 /**
- * Claim the state dir for `id`. A fresh id gets a new directory (mkdir is the
- * atomic claim); an existing id may be relaunched only when the user chose it
- * and its Run is terminal, and then its previous generation's files are cleared.
+ * Claim the state dir for `id` and write the new generation's run.json, both
+ * under the Run's lock, so two launches of one id can never both win. A fresh
+ * id gets a new directory (mkdir is the atomic claim); an existing id may be
+ * relaunched only when the user chose it and its Run is terminal, and then its
+ * previous generation's files are cleared.
  */
-function claimRunDir(home: string, id: string, explicit: boolean): string {
-  const dir = runDir(home, id)
+function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta} {
+  const dir = runDir(spec.home, id)
+  let fresh = false
   try {
     mkdirSync(dir)
-    return dir
+    fresh = true
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
   }
-  if (!explicit) throw new RunIdTaken(id)
-  withLockSync(runFile(dir, 'lock'), () => {
-    const state = readRunState(dir)
-    if (state && !isTerminal(state.meta.status)) {
-      throw refusedError(`Run ${id} is still ${state.meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)
+  if (!fresh) {
+    if (!spec.explicitId) throw new RunIdTaken(id)
+    // Settle a Run whose supervisor vanished first: reconciliation takes the lock itself (not reentrant).
+    readRunState(dir)
+  }
+  return withLockSync(runFile(dir, 'lock'), () => {
+    if (!fresh) {
+      const meta = readRunMetaRaw(dir)
+      const live = meta && !isTerminal(meta.status) && !readRunResult(dir, meta)
+      if (meta && live) {
+        throw refusedError(`Run ${id} is still ${meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)
+      }
+      // No run.json yet: another launch made the directory a moment ago and is writing it.
+      if (!meta && Date.now() - statSync(dir).ctimeMs < CREATING_GRACE_MS) {
+        throw refusedError(`Run ${id} is being created by another launch`, 'pick another --name, or retry in a moment')
+      }
+      for (const name of Object.values(RUN_FILES)) {
+        if (name === RUN_FILES.lock) continue
+        rmSync(join(dir, name), {force: true})
+      }
     }
-    for (const name of Object.values(RUN_FILES)) {
-      if (name === RUN_FILES.lock) continue
-      rmSync(join(dir, name), {force: true})
-    }
+    const meta = newRunMeta(spec, id, dir)
+    writeJsonAtomic(runFile(dir, 'meta'), meta)
+    return {dir, meta}
   })
-  return dir
 }
 
 /** Build run.json for a new generation. */
@@ -131,9 +150,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
 export function launchRun(spec: LaunchSpec): LaunchResult {
   ensureHome(spec.home)
   const id = validateRunId(spec.id)
-  const dir = claimRunDir(spec.home, id, spec.explicitId)
-  const meta = newRunMeta(spec, id, dir)
-  writeJsonAtomic(runFile(dir, 'meta'), meta)
+  const {dir, meta} = claimRunDir(spec, id)
   const pid = spec.queued ? null : startSupervisor(spec.home, dir)
   notifyStateChange(spec.home)
   return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid}
