@@ -5,7 +5,7 @@
  * projection and checkpoint resume decisions. Plus the CLI's exit codes for
  * a missing source (66) and a missing player (127).
  */
-import {mkdirSync, writeFileSync, chmodSync} from 'node:fs'
+import {mkdirSync, writeFileSync, chmodSync, symlinkSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {join, relative} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -94,6 +94,13 @@ describe('queue', () => {
     const {tracks, warnings} = buildQueue([join(dir, 'self.m3u')])
     expect(tracks).toEqual([a])
     expect(warnings[0]).toContain('includes itself')
+  })
+
+  it('walks a directory with symlink loops once, in bounded time', () => {
+    const a = touch(join(dir, 'loop', 'a.wav'))
+    for (const name of ['l1', 'l2', 'l3']) symlinkSync('.', join(dir, 'loop', name))
+    symlinkSync(join(dir, 'loop'), join(dir, 'loop', 'up'))
+    expect(buildQueue([join(dir, 'loop')]).tracks).toEqual([a])
   })
 
   it('sorts naturally and shuffles to a permutation', () => {

@@ -5,7 +5,7 @@
  * lists and `~`. Missing entries become warnings; an empty queue is exit 66.
  */
 import {randomInt} from 'node:crypto'
-import {readdirSync, statSync} from 'node:fs'
+import {readdirSync, realpathSync, statSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, extname, isAbsolute, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -154,8 +154,17 @@ function addEntry(raw: string, base: string, result: QueueResult, depth: number,
 /** Every audio file below `dir`, in natural order of the path relative to `dir`. */
 function walkAudio(dir: string): string[] {
   const found: string[] = []
+  // Each real directory once: symlinks back up the tree would otherwise multiply the walk (2 loops: 2^32 visits).
+  const visited = new Set<string>()
   const visit = (current: string, relative: string, depth: number) => {
     if (depth > 32) return
+    try {
+      const real = realpathSync(current)
+      if (visited.has(real)) return
+      visited.add(real)
+    } catch {
+      return
+    }
     let names: string[]
     try {
       names = readdirSync(current)
