@@ -41,6 +41,10 @@ class Terminal {
   screen(): string {
     return tmux('capture-pane', '-p', '-t', this.name)
   }
+  /** The screen with its colour and style escapes kept. */
+  styledScreen(): string {
+    return tmux('capture-pane', '-p', '-e', '-t', this.name)
+  }
   /** The screen and everything scrolled off it. */
   history(): string {
     return tmux('capture-pane', '-p', '-S', '-', '-t', this.name)
@@ -106,6 +110,17 @@ describe('in a real terminal', () => {
     await term.expectShellBack()
     // The same load tracer that finds no ink off the TTY sees it here.
     expect(loadedHeavyModules(readFileSync(trace, 'utf8').split('\n')).length).toBeGreaterThan(0)
+  })
+
+  it('NO_COLOR keeps the Ink views free of colour', async () => {
+    actors(home, ['run', '--name', 'tint', '--', 'false'])
+    const term = new Terminal(home, {NO_COLOR: '1'})
+    term.run('bin/actors inspect --watch')
+    await term.until((s) => /✖ tint\s+-\s+failed/.test(s), 'tint failed')
+    expect(term.styledScreen()).not.toMatch(/\u001B\[(3\d|9\d|38;)/)
+    term.keys('q')
+    await term.until((s) => /^\$ ?$/m.test(s.split('actors · Runs')[1] ?? ''), 'the prompt after q')
+    await term.expectShellBack()
   })
 
   it('inspect --tree --watch shows the forest with a queued child, and Ctrl-C leaves a clean terminal', async () => {

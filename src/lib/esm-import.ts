@@ -24,6 +24,8 @@ export function importEsm<T>(specifier: string): Promise<T> {
  * Only ever called on the TTY path: views load ink and react.
  */
 export function importView<T>(name: string): Promise<T> {
+  // Honour NO_COLOR: chalk (under ink) reads FORCE_COLOR but not NO_COLOR, and decides when first loaded.
+  if (process.env.NO_COLOR && process.env.FORCE_COLOR === undefined) process.env.FORCE_COLOR = '0'
   const here = fileURLToPath(import.meta.url)
   // In the bundle this module lives in dist/cli.cjs; in the sources in src/lib/.
   const file = here.endsWith('.cjs') ? join(dirname(here), 'views', `${name}.js`) : join(dirname(here), '..', 'views', `${name}.tsx`)
