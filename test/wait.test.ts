@@ -148,6 +148,13 @@ describe('wait', () => {
     await Promise.all([loop(), loop()])
     expect([...seen].sort()).toEqual(names)
     expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
+    // A Run named by a second wait while the first prints it: the second waits, then says it was reported.
+    await waitForResult(launch(h, 'shared', 'false'))
+    const first = actorsAsync(h, ['wait', 'shared', '--json'], {env: {ACTORS_TEST_WAIT_PAUSE_MS: '1500'}})
+    await waitFor(() => readJson(join(h, 'delivery', 'default.json')).pending[0], 10_000, 'the first wait to claim')
+    const second = actors(h, ['wait', 'shared', '--json'])
+    expect(runsOf(await first)).toEqual(['shared'])
+    expect(second.json.already_reported).toEqual(['shared'])
   })
 
   it('a wait killed between claiming and printing delivers the same batch next time', async () => {

@@ -114,6 +114,9 @@ export function selectBatch(input: SelectionInput): Selection {
   const alreadyReported: string[] = []
   const silent: RunEntry[] = []
   let waitedSet: RunEntry[]
+  // Explicit ids in a batch another live wait is printing right now: not ready for this wait until that
+  // batch is delivered (they then show as already_reported), never silently dropped.
+  let inFlight = 0
   if (ids) {
     waitedSet = []
     for (const id of ids) {
@@ -122,6 +125,7 @@ export function selectBatch(input: SelectionInput): Selection {
       else if (entry.meta.notification === 'silent') silent.push(entry)
       else if (reported[id] === entry.meta.run_instance_id) alreadyReported.push(id)
       else if (isCandidate(entry)) waitedSet.push(entry)
+      else if (claimed.has(memberKey(entry.meta.run, entry.meta.run_instance_id))) inFlight++
     }
   } else {
     waitedSet = candidates
@@ -161,8 +165,8 @@ export function selectBatch(input: SelectionInput): Selection {
     unknown,
     already_reported: alreadyReported,
     silent,
-    waited: waitedAll.length,
-    all_terminal: waitedAll.every((e) => isTerminal(e.meta.status)),
+    waited: waitedAll.length + inFlight,
+    all_terminal: inFlight === 0 && waitedAll.every((e) => isTerminal(e.meta.status)),
     candidates,
   }
 }
