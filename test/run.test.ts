@@ -265,6 +265,13 @@ describe('inspect, logs, emit, prune', () => {
     expect(followed.code).toBe(1)
   })
 
+  it('follow loses nothing after bytes that are not UTF-8 or a character split across writes', async () => {
+    const r = actors(home, ['run', '--json', '--', 'sh', '-c', "sleep 0.3; printf '\\351\\351 latin1\\n'; sleep 0.3; printf '\\303'; sleep 0.3; printf '\\251 split\\n'; sleep 0.3; echo last"])
+    const followed = actors(home, ['logs', r.json.run, '--follow', '--json'])
+    const text = followed.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'output').map((e) => e.text).join('')
+    expect(text).toBe('\uFFFD\uFFFD latin1\né split\nlast\n')
+  })
+
   it('emit appends Trace events and usage from inside a Run, and refuses outside one', async () => {
     const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'actors emit build.step --summary "compiled" --data \'{"files":3}\' && actors emit usage --tokens 120 && actors emit usage --prompt-tokens 10 --completion-tokens 5'])
     const result = await waitForResult(r.json.state_dir)

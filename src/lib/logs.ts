@@ -42,15 +42,42 @@ export function outputTail(dir: string, chars: number): string {
 }
 
 function readRange(file: string, start: number, end: number): string {
-  if (end <= start) return ''
+  return readBytes(file, start, end).toString('utf8')
+}
+
+function readBytes(file: string, start: number, end: number): Buffer {
+  if (end <= start) return Buffer.alloc(0)
   const fd = openSync(file, 'r')
   try {
     const buffer = Buffer.alloc(end - start)
     const read = readSync(fd, buffer, 0, buffer.length, start)
-    return buffer.subarray(0, read).toString('utf8')
+    return buffer.subarray(0, read)
   } finally {
     closeSync(fd)
   }
+}
+
+/** Most bytes one followed chunk holds, so a Run writing fast never makes us read gigabytes at once. */
+const MAX_FOLLOW_CHUNK = 1024 * 1024
+
+/**
+ * How many bytes of `bytes` to hand out now: up to the last newline while the
+ * Run goes on (lines stay whole), else everything but an unfinished UTF-8
+ * character at the end. Offsets advance by these bytes, never by the length of
+ * the decoded text (invalid bytes decode to 3-byte replacement characters).
+ */
+function completeLength(bytes: Buffer, ended: boolean): number {
+  if (ended) return bytes.length
+  const newline = bytes.lastIndexOf(10)
+  if (newline >= 0) return newline + 1
+  // Hold back a lead byte whose continuation bytes have not been written yet.
+  for (let back = 1; back <= Math.min(3, bytes.length); back++) {
+    const byte = bytes[bytes.length - back]
+    if ((byte & 0xc0) === 0x80) continue
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+    return need > back ? bytes.length - back : bytes.length
+  }
+  return bytes.length
 }
 
 export interface OutputChunk {
@@ -95,12 +122,13 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
         const from = offsets.get(stream)!
         if (size > from) {
           // Cut at the last newline so lines are never split across chunks (unless the Run ended).
-          let text = readRange(file, from, size)
-          const lastNewline = text.lastIndexOf('\n')
-          if (!ended && lastNewline >= 0 && lastNewline < text.length - 1) text = text.slice(0, lastNewline + 1)
-          offsets.set(stream, from + Buffer.byteLength(text))
-          any = true
-          yield {stream, text}
+          const bytes = readBytes(file, from, Math.min(size, from + MAX_FOLLOW_CHUNK))
+          const length = completeLength(bytes, ended && size <= from + MAX_FOLLOW_CHUNK)
+          if (length > 0) {
+            offsets.set(stream, from + length)
+            any = true
+            yield {stream, text: bytes.subarray(0, length).toString('utf8')}
+          }
         }
       }
       if (ended && !any) return
