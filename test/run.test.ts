@@ -77,6 +77,17 @@ describe('run', () => {
     expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
   })
 
+  it('refuses a working directory that does not exist before anything starts', () => {
+    const flag = actors(home, ['run', '--json', '--cwd', join(work, 'nope'), '--', 'true'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toContain(`--cwd ${join(work, 'nope')}`)
+    writeFileSync(join(work, 'away.yaml'), `template: [true]\ncwd: ${join(work, 'gone')}\n`)
+    const recipe = actors(home, ['run', '--json', join(work, 'away.yaml')])
+    expect(recipe.code).toBe(2)
+    expect(recipe.stderr).toMatch(/away\.yaml: field "cwd" .*gone/)
+    expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
+  })
+
   it('refuses a broken Recipe file naming the file, and a huge one', () => {
     const dir = join(work, 'recipes')
     execFileSync('mkdir', ['-p', dir])

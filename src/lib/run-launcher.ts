@@ -4,7 +4,10 @@
  * and lineage, then hand a LaunchSpec to launchRun(). This is the one place
  * where launch-time policy (limits, singletons, queueing) plugs in.
  */
-import {resolve} from 'node:path'
+import {existsSync, statSync} from 'node:fs'
+import {resolve, sep} from 'node:path'
+import {usageError} from './errors.js'
+import {recipeError} from './recipes/load.js'
 import {validateRunId, runDir} from './home.js'
 import {makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
 import {launchSingleton} from './control/singleton.js'
@@ -50,6 +53,8 @@ export function launchPrepared(home: string, prepared: PreparedLaunch, overrides
 function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides, runId: string, explicitId: boolean): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
   const lineage = lineageFromEnv()
+  const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
+  requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
   const spec: LaunchSpec = {
     home,
     id: runId,
@@ -58,7 +63,7 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     recipeFile: prepared.recipeFile,
     values: resolved.values,
     plan: resolved.plan,
-    cwd: resolve(overrides.cwd ?? resolved.cwd ?? process.cwd()),
+    cwd,
     env: resolved.env,
     timeoutMs: overrides.timeoutMs ?? resolved.timeoutMs,
     retry: overrides.retry ?? resolved.retry,
@@ -79,4 +84,21 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
   // A live Run of a singleton Recipe is reused (equal values) or refused (exit 5).
   if (spec.singleton && spec.recipe) return launchSingleton(home, spec.recipe, spec.values, launch)
   return launch()
+}
+
+/**
+ * Refuse a working directory that does not exist before anything starts (the
+ * command would otherwise fail to spawn with a misleading "ENOENT" for its
+ * program). A cwd inside the Run's own state dir is allowed: it appears at launch.
+ */
+function requireWorkingDir(cwd: string, recipeFile: string | null, stateDir: string): void {
+  if (cwd === stateDir || cwd.startsWith(stateDir + sep)) return
+  let isDir = false
+  try {
+    isDir = statSync(cwd).isDirectory()
+  } catch {}
+  if (isDir) return
+  const problem = `${cwd} ${existsSync(cwd) ? 'is not a directory' : 'does not exist'}`
+  if (recipeFile) throw recipeError(recipeFile, 'cwd', `renders to ${problem}`, 'create the directory first, or fix the Recipe\'s cwd (--cwd DIR overrides it)')
+  throw usageError(`--cwd ${problem}`, 'pass an existing directory')
 }
