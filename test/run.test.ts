@@ -88,6 +88,13 @@ describe('run', () => {
     expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
   })
 
+  it('refuses a launch whose run.json would be too large to read back, creating nothing', () => {
+    const r = actors(home, ['run', '--json', '--', 'echo', ...Array(24).fill('x'.repeat(30_000))])
+    expect(r.code).toBe(2)
+    expect(r.json.error.message).toMatch(/run\.json would be \d+ bytes/)
+    expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
+  })
+
   it('refuses a broken Recipe file naming the file, and a huge one', () => {
     const dir = join(work, 'recipes')
     execFileSync('mkdir', ['-p', dir])

@@ -7,14 +7,14 @@ import {randomBytes, randomUUID} from 'node:crypto'
 import {spawn} from 'node:child_process'
 import {mkdirSync, rmSync, statSync} from 'node:fs'
 import {join} from 'node:path'
-import {refusedError} from './errors.js'
+import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
 import {binDir, supervisorScript} from './package-root.js'
 import {readProcessIdentity} from './process-identity.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
-import {writeJsonAtomic} from './state-files.js'
+import {MAX_JSON_BYTES, writeJsonAtomic} from './state-files.js'
 import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta, type RunPlan} from './run-types.js'
 
 /** Everything needed to launch a Run; produced from a Recipe or an ad-hoc command. */
@@ -146,10 +146,29 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
   }
 }
 
+/** Room left in run.json for what the supervisor adds later (pids, identities, times). */
+const META_HEADROOM_BYTES = 64 * 1024
+
+/**
+ * Refuse, before anything is created, a launch whose run.json would be too
+ * large to read back (huge values, argv or env): every later read would fail.
+ */
+function refuseOversizedMeta(spec: LaunchSpec, id: string): void {
+  const bytes = Buffer.byteLength(JSON.stringify(newRunMeta(spec, id, runDir(spec.home, id)), null, 2))
+  const limit = MAX_JSON_BYTES - META_HEADROOM_BYTES
+  if (bytes > limit) {
+    throw usageError(
+      `the Run's values, argv and env are too large: its run.json would be ${bytes} bytes, over the ${limit}-byte limit`,
+      'pass large data through a file (a path arg) instead of on the command line',
+    )
+  }
+}
+
 /** Create the Run's files and, unless it is queued, start its supervisor. */
 export function launchRun(spec: LaunchSpec): LaunchResult {
   ensureHome(spec.home)
   const id = validateRunId(spec.id)
+  refuseOversizedMeta(spec, id)
   const {dir, meta} = claimRunDir(spec, id)
   const pid = spec.queued ? null : startSupervisor(spec.home, dir)
   notifyStateChange(spec.home)
