@@ -313,6 +313,18 @@ describe('inspect, logs, emit, prune', () => {
     expect(shown.stdout).toMatch(/ x {2}a b ?\[31mred\n/)
   })
 
+  it('usage starts from zero for each launch of an id, and damaged totals fail closed', async () => {
+    for (const tokens of ['100', '5']) {
+      const r = actors(home, ['run', '--name', 'u1', '--json', '--', 'actors', 'emit', 'usage', '--tokens', tokens])
+      expect(await waitForResult(r.json.state_dir)).toMatchObject({status: 'done'})
+    }
+    expect(readJson(join(home, 'runs', 'u1', 'usage.json'))).toMatchObject({tokens: 5, reports: 1})
+    writeFileSync(join(home, 'runs', 'u1', 'usage.json'), '{"tokens": "5", "prompt_tokens": 0, "completion_tokens": 0, "reports": 1}')
+    const bad = actors(home, ['emit', 'usage', '--tokens', '1', '--run', 'u1'])
+    expect(bad.code).toBe(1)
+    expect(bad.stderr).toContain(join(home, 'runs', 'u1', 'usage.json'))
+  })
+
   it('prune deletes terminal Runs only', async () => {
     const done = actors(home, ['run', '--json', '--', 'true'])
     const live = actors(home, ['run', '--json', '--', 'sleep', '30'])

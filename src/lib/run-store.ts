@@ -24,6 +24,7 @@ export const RUN_FILES = {
   endpoint: 'control-endpoint.json',
   lock: '.lock',
   children: 'children.jsonl',
+  usage: 'usage.json',
 } as const
 
 export function runFile(dir: string, name: keyof typeof RUN_FILES): string {

@@ -4,6 +4,7 @@
  * budgets can sum usage without replaying every Trace.
  */
 import {join} from 'node:path'
+import {corruptStateError} from './errors.js'
 import {withLockSync} from './lock.js'
 import {readJsonFile, writeJsonAtomic} from './state-files.js'
 
@@ -21,7 +22,16 @@ export function usageFile(dir: string): string {
 
 /** The Run's usage totals, or undefined when it never reported any. */
 export function readUsage(dir: string): UsageTotals | undefined {
-  return readJsonFile<UsageTotals>(usageFile(dir))
+  const usage = readJsonFile<UsageTotals>(usageFile(dir))
+  if (!usage) return undefined
+  for (const field of ['tokens', 'prompt_tokens', 'completion_tokens', 'reports'] as const) {
+    const value = usage[field]
+    // A string or NaN here would turn sums into concatenations and budgets into nonsense.
+    if (!Number.isSafeInteger(value) || value < 0) {
+      throw corruptStateError(usageFile(dir), `field "${field}" is ${JSON.stringify(value) ?? 'missing'}, not a non-negative integer`)
+    }
+  }
+  return usage
 }
 
 /** Add one usage report to the Run's totals. */
