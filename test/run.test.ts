@@ -242,6 +242,21 @@ describe('reconciliation', () => {
     expect(readJson(join(dir, 'result.json'))).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
   })
 
+  it('a run.json with an unknown status or malformed process records fails closed naming the file', () => {
+    const r = actors(home, ['run', '--json', '--name', 'odd', '--', 'true'])
+    const file = join(r.json.state_dir, 'run.json')
+    const meta = readJson(file)
+    for (const change of [{status: 'zombie'}, {status: 'running', children_processes: [null, 1]}]) {
+      writeFileSync(file, JSON.stringify({...meta, ...change}))
+      for (const args of [['inspect', 'odd'], ['control', 'odd', 'status']]) {
+        const shown = actors(home, args)
+        expect(shown.code, `${JSON.stringify(change)} ${args.join(' ')}`).toBe(1)
+        expect(shown.stderr).toContain(file)
+        expect(shown.stderr).not.toContain('internal error')
+      }
+    }
+  })
+
   it('corrupt run.json fails closed naming the file; the listing goes on', () => {
     const good = actors(home, ['run', '--json', '--name', 'good', '--', 'true'])
     expect(good.code).toBe(0)

@@ -12,7 +12,9 @@ import {withLockSync} from './lock.js'
 import {isSameProcess} from './process-identity.js'
 import {readJsonFile, writeJsonAtomic} from './state-files.js'
 import {notifyStateChange} from './notify.js'
-import {RUN_SCHEMA, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './run-types.js'
+import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './run-types.js'
+
+const KNOWN_STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 
 export const RUN_FILES = {
   meta: 'run.json',
@@ -36,6 +38,14 @@ export function readRunMetaRaw(dir: string): RunMeta | undefined {
   const meta = readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
   if (meta && (typeof meta.run !== 'string' || typeof meta.status !== 'string' || typeof meta.run_instance_id !== 'string')) {
     throw corruptStateError(runFile(dir, 'meta'), 'is missing run, run_instance_id or status')
+  }
+  if (meta && !(KNOWN_STATUSES as readonly string[]).includes(meta.status)) {
+    throw corruptStateError(runFile(dir, 'meta'), `has unknown status ${JSON.stringify(meta.status)}`)
+  }
+  // Control and reconciliation trust these records to pick pids to signal.
+  const records = meta?.children_processes
+  if (records !== undefined && (!Array.isArray(records) || !records.every((r) => r && typeof r === 'object' && Number.isInteger(r.pid)))) {
+    throw corruptStateError(runFile(dir, 'meta'), 'has malformed children_processes (expected a list of {pid, pgid, identity})')
   }
   return meta
 }
