@@ -317,6 +317,7 @@ describe('inspect, logs, emit, prune', () => {
     expect(actors(home, ['emit', 'x.y']).code).toBe(2)
     expect(actors(home, ['emit', 'Bad Kind', '--run', r.json.run]).code).toBe(2)
     expect(actors(home, ['emit', 'x', '--run', r.json.run, '--data', '{nope']).code).toBe(2)
+    expect(actors(home, ['emit', 'x', '--run', r.json.run, '--level', 'loud']).code).toBe(2)
   })
 
   it('inspect prints a Run\'s own Trace text without its escape codes or line breaks', async () => {

@@ -47,6 +47,7 @@ export interface EmitInput {
 }
 
 const MAX_SUMMARY = 2000
+const LEVELS = ['info', 'warn', 'error'] as const
 
 /** Append one Trace event; attention other than `notify` rings the doorbell so the owner's `wait` wakes. */
 export function emitEvent(target: EmitTarget, input: EmitInput): TraceEvent {
@@ -63,6 +64,9 @@ export function emitEvent(target: EmitTarget, input: EmitInput): TraceEvent {
   }
   if (input.attention !== undefined && !(ATTENTION_LEVELS as readonly string[]).includes(input.attention)) {
     throw usageError(`--attention: "${input.attention}" is not one of ${ATTENTION_LEVELS.join(', ')}`)
+  }
+  if (input.level !== undefined && !(LEVELS as readonly string[]).includes(input.level)) {
+    throw usageError(`--level: "${input.level}" is not one of ${LEVELS.join(', ')}`)
   }
   const event = appendTraceEvent(target.dir, {
     kind: input.kind,
