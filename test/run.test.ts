@@ -95,6 +95,18 @@ describe('run', () => {
     expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
   })
 
+  it('refuses a state root that is not a directory, naming it', () => {
+    const file = join(work, 'not-a-dir')
+    writeFileSync(file, '')
+    for (const bad of [file, join(work)]) {
+      if (bad === work) writeFileSync(join(work, 'runs'), '')
+      const r = actors(bad, ['run', '--json', '--', 'true'])
+      expect(r.code).toBe(2)
+      expect(r.stderr).toContain(join(bad, 'runs'))
+      expect(r.stderr).not.toContain('internal error')
+    }
+  })
+
   it('refuses a broken Recipe file naming the file, and a huge one', () => {
     const dir = join(work, 'recipes')
     execFileSync('mkdir', ['-p', dir])

@@ -23,7 +23,15 @@ export function runsDir(home: string): string {
 
 /** Create the state root's directories on first use. */
 export function ensureHome(home: string): void {
-  mkdirSync(runsDir(home), {recursive: true})
+  try {
+    mkdirSync(runsDir(home), {recursive: true})
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    throw usageError(
+      `cannot use ${runsDir(home)} as the state root's runs directory (${code ?? (error as Error).message})`,
+      code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way: remove it, or point --home / ACTORS_HOME at a directory' : 'point --home / ACTORS_HOME at a writable directory',
+    )
+  }
 }
 
 /** Refuse ids that are not plain names (`..`, `/`, empty, overlong): they could escape the root. */
