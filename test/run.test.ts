@@ -62,6 +62,8 @@ describe('run', () => {
       ['run', '--name', '../escape', '--', 'true'],
       ['run', '--name', 'a/b', '--', 'true'],
       ['run', '--name', 'x'.repeat(200), '--', 'true'],
+      ['run', '--name', '.hidden', '--', 'true'],
+      ['run', '--name=-dash', '--', 'true'],
       ['run', 'no-such-recipe'],
       ['run', 'hello', 'nosucharg=1'],
       ['run', 'sleep', 'seconds=abc'],

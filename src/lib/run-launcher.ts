@@ -40,7 +40,7 @@ export interface LaunchOverrides {
 export function launchPrepared(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides): LaunchResult {
   const explicitId = overrides.name !== undefined
   for (let tries = 0; ; tries++) {
-    const runId = explicitId ? validateRunId(overrides.name!, '--name') : makeRunId(prepared.idHint)
+    const runId = explicitId ? validateNewRunName(overrides.name!) : makeRunId(prepared.idHint)
     try {
       return launchOnce(home, prepared, overrides, runId, explicitId)
     } catch (error) {
@@ -101,4 +101,17 @@ function requireWorkingDir(cwd: string, recipeFile: string | null, stateDir: str
   const problem = `${cwd} ${existsSync(cwd) ? 'is not a directory' : 'does not exist'}`
   if (recipeFile) throw recipeError(recipeFile, 'cwd', `renders to ${problem}`, 'create the directory first, or fix the Recipe\'s cwd (--cwd DIR overrides it)')
   throw usageError(`--cwd ${problem}`, 'pass an existing directory')
+}
+
+/**
+ * A new Run's --name: the Run id pattern, and not starting with "." (listings
+ * skip dot-names: the Run would be invisible to inspect, wait and prune) or
+ * "-" (every later command would read it as a flag).
+ */
+function validateNewRunName(name: string): string {
+  validateRunId(name, '--name')
+  if (name.startsWith('.') || name.startsWith('-')) {
+    throw usageError(`--name ${JSON.stringify(name)} starts with "${name[0]}"`, 'start the Run id with a letter, digit or "_", e.g. build-1')
+  }
+  return name
 }
