@@ -3,7 +3,7 @@
  * real CLI: exit codes and JSON fields, real supervisors and signals.
  */
 import {execFileSync} from 'node:child_process'
-import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {actors, actorsAsync, processAlive, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
@@ -310,6 +310,19 @@ describe('inspect, logs, emit, prune', () => {
     expect(events.filter((e) => e.type === 'output').map((e) => e.text).join('')).toBe('a\nb\n')
     expect(events.at(-1)).toMatchObject({type: 'result', status: 'failed', exit_code: 4})
     expect(followed.code).toBe(1)
+  })
+
+  it('logs fails closed naming the file when a log is a directory', async () => {
+    const r = actors(home, ['run', '--json', '--', 'true'])
+    await waitForResult(r.json.state_dir)
+    const file = join(r.json.state_dir, 'stdout.log')
+    rmSync(file)
+    mkdirSync(file)
+    for (const args of [[], ['--tail', '2'], ['--follow']]) {
+      const shown = actors(home, ['logs', r.json.run, ...args])
+      expect(shown.code, args.join(' ')).toBe(1)
+      expect(shown.stderr).toContain(`${file}: is a directory`)
+    }
   })
 
   it('follow loses nothing after bytes that are not UTF-8 or a character split across writes', async () => {

@@ -5,6 +5,7 @@
  * slow safety poll for file systems that do not notify.
  */
 import {closeSync, openSync, readSync, statSync, watch, type FSWatcher} from 'node:fs'
+import {corruptStateError} from './errors.js'
 import {readRunState, runFile} from './run-store.js'
 import {isTerminal} from './run-types.js'
 
@@ -12,12 +13,7 @@ export type StreamName = 'stdout' | 'stderr'
 
 /** The last `lines` lines of a file (reads at most `maxBytes` from its end). */
 export function tailFile(file: string, lines: number, maxBytes = 4 * 1024 * 1024): string {
-  let size: number
-  try {
-    size = statSync(file).size
-  } catch {
-    return ''
-  }
+  const size = logSize(file)
   const start = Math.max(0, size - maxBytes)
   const text = readRange(file, start, size)
   if (lines <= 0) return ''
@@ -39,6 +35,21 @@ export function outputTail(dir: string, chars: number): string {
   // Read a little more than needed so a multi-byte character cut at the start can be dropped.
   const text = readRange(file, Math.max(0, size - chars * 4), size)
   return text.length > chars ? text.slice(-chars) : text
+}
+
+/**
+ * Size of a log file: 0 when it does not exist yet; a directory or other
+ * non-regular file where a log belongs fails closed, naming it.
+ */
+function logSize(file: string): number {
+  let stat
+  try {
+    stat = statSync(file)
+  } catch {
+    return 0
+  }
+  if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
+  return stat.size
 }
 
 function readRange(file: string, start: number, end: number): string {
@@ -92,11 +103,7 @@ export interface OutputChunk {
 export async function* followRunOutput(dir: string, streams: StreamName[], fromStart = true, signal?: AbortSignal): AsyncGenerator<OutputChunk> {
   const offsets = new Map<StreamName, number>()
   for (const stream of streams) {
-    let size = 0
-    try {
-      size = statSync(runFile(dir, stream)).size
-    } catch {}
-    offsets.set(stream, fromStart ? 0 : size)
+    offsets.set(stream, fromStart ? 0 : logSize(runFile(dir, stream)))
   }
   let wake: (() => void) | undefined
   let watcher: FSWatcher | undefined
@@ -115,10 +122,7 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
       let any = false
       for (const stream of streams) {
         const file = runFile(dir, stream)
-        let size = 0
-        try {
-          size = statSync(file).size
-        } catch {}
+        const size = logSize(file)
         const from = offsets.get(stream)!
         if (size > from) {
           // Cut at the last newline so lines are never split across chunks (unless the Run ended).
