@@ -7,6 +7,7 @@ import {formatDuration} from '../duration.js'
 import type {BatchDocument} from '../wait/batch.js'
 import {rowLevels} from '../wait/render.js'
 import {countByStatus} from './run-rows.js'
+import {printableLine} from '../output.js'
 
 export interface CardRow {
   key: string
@@ -29,7 +30,8 @@ export interface CardModel {
   hint: string
 }
 
-const oneLine = (text: string) => text.replace(/\s+/g, ' ').trim()
+/** One printable line (no escape codes or line breaks from a Run's own text); the view truncates to its width. */
+const oneLine = (text: string) => printableLine(text, 1000)
 
 function artifactLabel(a: {name: string; bytes: number | null; missing?: boolean}): string {
   return a.missing || a.bytes === null ? `${a.name} (missing)` : `${a.name} (${a.bytes} B)`

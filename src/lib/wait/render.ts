@@ -7,13 +7,12 @@
 import {formatDuration} from '../duration.js'
 import type {BatchDocument} from './batch.js'
 import {compareText} from '../compare.js'
+import {printableLine} from '../output.js'
 
 const ONE_LINE = 100
 
-function oneLine(text: string): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  return flat.length > ONE_LINE ? flat.slice(0, ONE_LINE - 1) + '…' : flat
-}
+/** A summary as one printable line: a Run's own escape codes and line breaks never reach the reader's terminal. */
+const oneLine = (text: string) => printableLine(text, ONE_LINE)
 
 /** Tree level of each row inside the batch: 0 for a top, parent's + 1 when the parent is a row too. */
 export function rowLevels(doc: BatchDocument): number[] {
