@@ -1,10 +1,11 @@
 import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {parseDuration} from '../lib/duration.js'
-import {pruneRuns} from '../lib/prune.js'
+import {pruneExitCode, pruneRuns} from '../lib/prune.js'
 
 export default class Prune extends ActorsCommand {
   static summary = 'Delete finished Runs (never a live one)'
+  static description = 'Without RUN, every terminal Run (live ones are kept). A named Run that is not found exits 4; a named live Run is refused with exit 5; a damaged Run dir exits 1. The report lists what was pruned and what was kept, and why.'
   static examples = ['<%= config.bin %> prune', '<%= config.bin %> prune --older-than 7d', '<%= config.bin %> prune build-1 --keep-artifacts']
   static strict = false
   static args = {run: Args.string({description: 'Run ids or state dirs (default: every terminal Run)'})}
@@ -25,6 +26,7 @@ export default class Prune extends ActorsCommand {
       for (const s of report.skipped) process.stderr.write(`actors: kept ${s.run}: ${s.reason}\n`)
       process.stderr.write(`actors: pruned ${report.pruned.length} Run(s)\n`)
     }
+    process.exitCode = pruneExitCode(report)
     return report
   }
 }

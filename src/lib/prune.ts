@@ -5,6 +5,7 @@
  */
 import {cpSync, mkdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, join, relative} from 'node:path'
+import {EXIT} from './errors.js'
 import {resolveRunRef, runDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
@@ -20,7 +21,22 @@ export interface PruneOptions {
 export interface PruneReport {
   pruned: string[]
   kept_artifacts: Array<{run: string; name: string; path: string}>
-  skipped: Array<{run: string; reason: string}>
+  /** Runs left in place: `problem` says why (damaged files, a named Run not found, a live one). */
+  skipped: Array<{run: string; reason: string; problem: 'damaged' | 'not_found' | 'live'}>
+}
+
+/**
+ * The exit code of a prune: named Runs that could not be pruned make it fail
+ * like the commands that act on one Run would (4 not found, 5 a live Run is
+ * refused), and a damaged Run dir (named or met along the way) is exit 1 so
+ * it gets looked at. Live Runs met while pruning everything are simply kept.
+ */
+export function pruneExitCode(report: PruneReport): number {
+  const problems = new Set(report.skipped.map((s) => s.problem))
+  if (problems.has('not_found')) return EXIT.notFound
+  if (problems.has('live')) return EXIT.refused
+  if (problems.has('damaged')) return EXIT.failed
+  return EXIT.ok
 }
 
 /** Prune the named Runs, or every terminal Run when none are named. */
@@ -34,15 +50,15 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
     try {
       state = readRunState(dir)
     } catch (error) {
-      report.skipped.push({run: id, reason: (error as Error).message})
+      report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
       continue
     }
     if (!state) {
-      if (options.refs.length) report.skipped.push({run: id, reason: 'not found'})
+      if (options.refs.length) report.skipped.push({run: id, reason: 'not found', problem: 'not_found'})
       continue
     }
     if (!isTerminal(state.meta.status)) {
-      if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}`})
+      if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
       continue
     }
     const endedAt = Date.parse(state.result?.completed_at ?? (state.meta.ended_at as string) ?? state.meta.created_at)
