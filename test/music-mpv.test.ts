@@ -94,6 +94,8 @@ describe('music serve with mpv', () => {
     expect(r.code).toBe(0)
     expect(r.json).toMatchObject({standalone: true, status: {state: 'playing', index: 0, count: 3, track: tracks[0], player: 'mpv', volume: 50}})
     expect(r.json.status.duration_seconds).toBeCloseTo(10, 1)
+    // SPEC: status prints {state, index, count, track, ...}: the same fields at the top level.
+    expect(r.json).toMatchObject({state: 'playing', index: 0, count: 3, track: tracks[0], volume: 50})
 
     r = control(dir, 'pause')
     expect(r.code).toBe(0)

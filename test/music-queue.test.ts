@@ -236,6 +236,16 @@ describe('music CLI exit codes', () => {
     expect(r.stderr).toContain('tried: mpv, ffplay, cvlc, play')
   })
 
+  it('status of a directory no service has used yet answers state "unknown" with exit 0', () => {
+    const fresh = join(dir, 'never-served')
+    mkdirSync(fresh)
+    const r = actors(join(dir, 'home'), ['control', fresh, 'status', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json).toMatchObject({state: 'unknown', index: null, count: 0, track: null})
+    // Other actions on such a directory are not a playback service's: refused as a bad Run reference.
+    expect(actors(join(dir, 'home'), ['control', fresh, 'pause']).code).toBe(2)
+  })
+
   it('refuses a bad ACTORS_MUSIC_OUTPUT with exit 2', () => {
     const track = touch(join(dir, 't.wav'))
     const r = actors(dir, ['music', 'play', track], {env: {ACTORS_MUSIC_OUTPUT: 'speakers'}})

@@ -59,6 +59,8 @@ describe('recipes/music/playback as a Run', () => {
     r = actors(home, ['control', '--json', 'player', 'status'])
     expect(r.code).toBe(0)
     expect(r.json.service).toMatchObject({ok: true, status: {state: 'paused', index: 1, count: 2, volume: 20, player: 'mpv'}})
+    // Merged with the kernel's view: playback fields at the top level, the kernel's own status kept.
+    expect(r.json).toMatchObject({status: 'running', state: 'paused', index: 1, count: 2, volume: 20})
 
     r = actors(home, ['control', 'player', 'stop', '--json'])
     expect(r.code).toBe(0)

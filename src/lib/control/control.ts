@@ -47,7 +47,24 @@ export type KernelActionResult = RuntimeActionResult & {
   fallback?: string
 }
 
-export type StatusResult = RunControlStatus & {action: 'status'}
+export type StatusResult = RunControlStatus & {action: 'status'; [serviceField: string]: unknown}
+
+/**
+ * `status` merges the kernel's view with the service's reply (SPEC: Control):
+ * the reply's fields, or those of its `status` object (the music service's
+ * `{state, index, track, volume, position_seconds, ...}`), join the top level
+ * wherever the kernel has no field of that name; the whole reply stays under
+ * `service`.
+ */
+function mergeServiceStatus(view: StatusResult, reply: ControlReply): StatusResult {
+  const nested = (reply as {status?: unknown}).status
+  const fields = nested && typeof nested === 'object' && !Array.isArray(nested) ? (nested as Record<string, unknown>) : reply
+  const merged: StatusResult = {...view}
+  for (const [key, value] of Object.entries(fields)) {
+    if (key !== 'ok' && key !== 'error' && !(key in merged)) merged[key] = value
+  }
+  return merged
+}
 
 export type ControlOutcome = KernelActionResult | ServiceActionResult | StatusResult | {standalone: true; [key: string]: unknown}
 
@@ -63,7 +80,7 @@ class Unreachable {
  * ready, 4 unknown Run, 5 backpressure.
  */
 export async function controlRun(home: string, ref: string, action: string, value?: string): Promise<ControlOutcome> {
-  const standalone = standalonePlaybackDir(home, ref)
+  const standalone = standalonePlaybackDir(home, ref, action)
   if (standalone) return controlStandalone(standalone, action, value)
 
   validateControlInput(action, value)
@@ -267,6 +284,7 @@ async function statusAction(state: RunState, declared: boolean, value: string | 
       ...(value !== undefined ? {input: value} : {}),
     })
     if (record) completeControl(state.dir, record.id, (view.service as ControlReply).ok ? 'handled' : 'failed', {reply: view.service})
+    if ((view.service as ControlReply).ok) return mergeServiceStatus(view, view.service as ControlReply)
   } catch (error) {
     view.service = {ok: false, error: (error as Error).message, unreachable: error instanceof EndpointError && error.kind === 'unreachable'}
     if (record) completeControl(state.dir, record.id, 'failed', {error: (error as Error).message})
@@ -278,10 +296,11 @@ async function statusAction(state: RunState, declared: boolean, value: string | 
  * A directory given by path, outside $ACTORS_HOME/runs, holding a standalone
  * playback service's files (`actors music serve --state-dir DIR`: its
  * playback-endpoint.json, or the playback.json checkpoint a stopped service
- * leaves) is controlled by the music service's client. Any other path is a
- * Run reference (and refused unless it is a Run state dir).
+ * leaves) is controlled by the music service's client; so is `status` of any
+ * other directory outside the state root. Any other path is a Run reference
+ * (and refused unless it is a Run state dir).
  */
-function standalonePlaybackDir(home: string, ref: string): string | undefined {
+function standalonePlaybackDir(home: string, ref: string, action: string): string | undefined {
   if (!ref.includes('/') && ref !== '.' && ref !== '..') return undefined
   const dir = resolve(ref)
   try {
@@ -289,7 +308,9 @@ function standalonePlaybackDir(home: string, ref: string): string | undefined {
   } catch {
     return undefined
   }
-  if (!existsSync(join(dir, 'playback-endpoint.json')) && !existsSync(join(dir, 'playback.json'))) return undefined
+  // `status` of a directory no service has used yet answers state "unknown" (SPEC: Music).
+  const playbackFiles = existsSync(join(dir, 'playback-endpoint.json')) || existsSync(join(dir, 'playback.json'))
+  if (!playbackFiles && action !== 'status') return undefined
   const runs = runsDir(home)
   const realRuns = existsSync(runs) ? realpathSync(runs) : runs
   if (dirname(realpathSync(dir)) === realRuns) return undefined
@@ -298,6 +319,8 @@ function standalonePlaybackDir(home: string, ref: string): string | undefined {
 
 /** Hand a standalone playback directory to the music service's own control client. */
 async function controlStandalone(dir: string, action: string, value: string | undefined): Promise<ControlOutcome> {
-  const reply = await controlStandalonePlayback(dir, action, value)
-  return {standalone: true, ...(reply as unknown as Record<string, unknown>)}
+  const reply = (await controlStandalonePlayback(dir, action, value)) as unknown as Record<string, unknown>
+  // status: the playback fields at the top level too (SPEC: `status` prints {state, index, count, track, ...}).
+  const status = action === 'status' && reply.status && typeof reply.status === 'object' ? (reply.status as Record<string, unknown>) : {}
+  return {standalone: true, ...status, ...reply}
 }
