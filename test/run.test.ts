@@ -271,6 +271,23 @@ describe('reconciliation', () => {
     }
   })
 
+  it('stop ends the command an exited Run left running; a second stop finds nothing (exit 3)', async () => {
+    const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'sleep 300 & wait'])
+    const dir = r.json.state_dir
+    await waitFor(() => readJson(join(dir, 'run.json')).child_pid)
+    const meta = readJson(join(dir, 'run.json'))
+    process.kill(meta.pid, 'SIGKILL')
+    await waitFor(() => !processAlive(meta.pid))
+    expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('exited')
+    expect(processAlive(meta.child_pid)).toBe(true)
+    const stop = actors(home, ['control', r.json.run, 'stop', '--json'])
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(stop.json).toMatchObject({status: 'exited', handled_by: 'kernel'})
+    expect(stop.json.signalled).toContain(meta.child_pid)
+    await waitFor(() => !processAlive(meta.child_pid), 10_000, 'the leftover command gone')
+    expect(actors(home, ['control', r.json.run, 'stop']).code).toBe(3)
+  })
+
   it('corrupt run.json fails closed naming the file; the listing goes on', () => {
     const good = actors(home, ['run', '--json', '--name', 'good', '--', 'true'])
     expect(good.code).toBe(0)

@@ -19,7 +19,7 @@ import {controlStandalonePlayback} from '../music/standalone-control.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
-import {endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
+import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
 import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
@@ -125,7 +125,12 @@ function finishedError(state: RunState, action: string): ActorsError {
 }
 
 async function kernelAction(home: string, state: RunState, action: 'pause' | 'resume' | 'stop' | 'kill', fallback?: string): Promise<KernelActionResult> {
-  if (isTerminal(state.meta.status)) throw finishedError(state, action)
+  if (isTerminal(state.meta.status)) {
+    // An `exited` Run (its supervisor vanished) may have left its command running: stop/kill end that.
+    const leftovers = action === 'stop' || action === 'kill' ? await endLeftovers(home, state.dir, action) : undefined
+    if (leftovers) return {...leftovers, handled_by: 'kernel'}
+    throw finishedError(state, action)
+  }
   if (action === 'pause' || action === 'resume') {
     return {...pauseOrResumeRun(home, state.dir, action), handled_by: 'kernel', ...(fallback ? {fallback} : {})}
   }

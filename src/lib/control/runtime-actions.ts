@@ -171,6 +171,38 @@ function writeJsonAtomicMeta(dir: string, meta: RunMeta): void {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
+ * End what is left of an `exited` Run: its supervisor vanished (SIGKILL, OOM,
+ * reboot of the supervisor alone) and reconciliation settled it, but its
+ * command may still be running unsupervised. stop/kill then signal exactly the
+ * processes that are verifiably the Run's (recorded identities, or the Run's
+ * instance marker in their environment); the result stays `exited`.
+ * Returns undefined when nothing of the Run is alive.
+ */
+export async function endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined> {
+  const meta = readRunMetaRaw(dir)
+  if (!meta || meta.status !== 'exited') return undefined
+  const query = sweepQuery(meta)
+  const found = findRunProcesses(query)
+  if (found.length === 0) return undefined
+  const signalled = [...found, ...signalRun(query, mode === 'kill' ? 'SIGKILL' : 'SIGTERM')]
+  if (mode === 'stop') signalRun(query, 'SIGCONT')
+  trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
+  const deadline = Date.now() + (mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? 5000)))
+  let remaining = findRunProcesses(sweepQuery(meta))
+  while (remaining.length > 0 && Date.now() < deadline) {
+    await sleep(SWEEP_INTERVAL_MS)
+    remaining = findRunProcesses(sweepQuery(meta))
+  }
+  for (let pass = 0; pass < 10 && remaining.length > 0; pass++) {
+    signalRun(sweepQuery(meta), 'SIGKILL')
+    await sleep(20)
+    remaining = findRunProcesses(sweepQuery(meta))
+  }
+  notifyStateChange(home)
+  return {action: mode, run: meta.run, run_instance_id: meta.run_instance_id, status: 'exited', signalled: [...new Set([...signalled, ...remaining])], changed: false, settled: true, result: readRunResult(dir, meta) ?? null}
+}
+
+/**
  * End a live Run: `stop` (SIGTERM the whole tree, SIGKILL what is left after
  * the Run's kill_grace; result `cancelled`) or `kill` (SIGKILL at once;
  * `killed`). run.json's `ending` tells the supervisor which status to record;
