@@ -6,6 +6,7 @@
  * a missing source (66) and a missing player (127).
  */
 import {mkdirSync, writeFileSync, chmodSync, symlinkSync} from 'node:fs'
+import {execFileSync} from 'node:child_process'
 import {homedir} from 'node:os'
 import {join, relative} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
@@ -50,6 +51,17 @@ describe('queue', () => {
     expect(warnings).toHaveLength(1)
     expect(warnings[0]).toContain(join(dir, 'music', 'missing.wav'))
     expect(warnings[0]).toContain(list)
+  })
+
+  it('skips FIFOs and devices (they would block the player) with a warning', () => {
+    const a = touch(join(dir, 'm', 'a.wav'))
+    execFileSync('mkfifo', [join(dir, 'm', 'pipe.wav')])
+    const list = join(dir, 'm', 'list.m3u')
+    writeFileSync(list, `a.wav\npipe.wav\n/dev/zero\n`)
+    const {tracks, warnings} = buildQueue([list])
+    expect(tracks).toEqual([a])
+    expect(warnings.filter((w) => w.includes('not a regular file'))).toHaveLength(2)
+    expect(buildQueue([join(dir, 'm')]).tracks).toEqual([a])
   })
 
   it('reads pls playlists in FileN order with relative entries', () => {

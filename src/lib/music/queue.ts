@@ -88,6 +88,7 @@ export function buildQueue(sources: readonly string[], options: BuildQueueOption
       `give audio files (${AUDIO_EXTENSIONS.join(' ')}), directories holding them, URLs or m3u/pls playlists`,
     )
   }
+  if (result.tracks.length >= MAX_TRACKS) result.warnings.push(`the queue stops at ${MAX_TRACKS} tracks; the rest were not added`)
   if (options.shuffle) result.tracks = shuffleTracks(result.tracks)
   return result
 }
@@ -148,6 +149,11 @@ function addEntry(raw: string, base: string, result: QueueResult, depth: number,
     for (const item of items) addEntry(item, dirname(path), result, depth + 1, seen, path)
     return
   }
+  // A FIFO, device or socket would block the player forever (or play /dev/zero); streams go by URL.
+  if (!stat.isFile()) {
+    result.warnings.push(`${path}${where}: not a regular file, skipped`)
+    return
+  }
   result.tracks.push(path)
 }
 
@@ -182,7 +188,7 @@ function walkAudio(dir: string): string[] {
         continue
       }
       if (stat.isDirectory()) visit(full, rel, depth + 1)
-      else if ((AUDIO_EXTENSIONS as readonly string[]).includes(extname(name).toLowerCase())) found.push(rel)
+      else if (stat.isFile() && (AUDIO_EXTENSIONS as readonly string[]).includes(extname(name).toLowerCase())) found.push(rel)
     }
   }
   visit(dir, '', 0)
