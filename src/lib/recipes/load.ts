@@ -144,8 +144,9 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   }
 
   if (data.retry !== undefined) {
-    if (typeof data.retry !== 'number' || !Number.isInteger(data.retry) || data.retry < 1 || data.retry > 1000) {
-      throw fail('retry', `${JSON.stringify(data.retry)} is not a positive integer`, 'give the total number of attempts, e.g. retry: 3 (1 means no retry)')
+    // The same bound as `actors run --retry`.
+    if (typeof data.retry !== 'number' || !Number.isInteger(data.retry) || data.retry < 1 || data.retry > 100) {
+      throw fail('retry', `${JSON.stringify(data.retry)} is not a whole number of attempts from 1 to 100`, 'give the total number of attempts, e.g. retry: 3 (1 means no retry)')
     }
     recipe.retry = data.retry
   }
