@@ -470,7 +470,7 @@ describe('the built CLI', () => {
     expect(JSON.parse(ok.stdout)).toMatchObject({ok: true, files: [{ok: true}]})
     const mixed = cli(['recipes', 'validate', good, bad])
     expect(mixed.status).toBe(2)
-    expect(mixed.stderr).toMatch(/field "retry" -1 is not a positive integer/)
+    expect(mixed.stderr).toMatch(/field "retry" -1 is not a whole number of attempts from 1 to 100/)
     const json = cli(['recipes', 'validate', bad, '--json'])
     expect(json.status).toBe(2)
     expect(JSON.parse(json.stdout).files[0]).toMatchObject({ok: false, error: expect.stringMatching(/retry/)})
