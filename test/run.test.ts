@@ -199,7 +199,7 @@ describe('run', () => {
     expect(artifact.sha256).toBe(execFileSync('sha256sum', [artifact.path], {encoding: 'utf8'}).split(' ')[0])
   })
 
-  it('a sequence paused between steps does not start its next step until resumed', async () => {
+  it('a paused sequence does not start its next step until resumed', async () => {
     const marker = join(work, 'second-started')
     writeFileSync(join(work, 'seq.yaml'), `description: two steps\nsequence:\n  - sleep 0.6\n  - [touch, ${marker}]\n`)
     const r = actors(home, ['run', '--json', join(work, 'seq.yaml')])

@@ -30,6 +30,9 @@ class Terminal {
   constructor(home: string, env: Record<string, string> = {}) {
     const vars = Object.entries({TERM: 'xterm-256color', ACTORS_HOME: home, PS1: '$ ', ...env}).map(([k, v]) => `${k}=${quote(v)}`)
     tmux('new-session', '-d', '-x', '140', '-y', '40', '-s', this.name, '-c', ROOT, `env -u CI -u NO_COLOR -u ACTORS_RUN -u ACTORS_OWNER ${vars.join(' ')} bash --norc --noprofile`)
+    // Type only once the shell shows its prompt (keys sent earlier are echoed twice on a busy machine).
+    const deadline = Date.now() + 10_000
+    while (!/^\$ ?$/m.test(this.screen()) && Date.now() < deadline) spawnSync('sleep', ['0.05'])
   }
   run(command: string): void {
     tmux('send-keys', '-t', this.name, '-l', command)
@@ -52,7 +55,7 @@ class Terminal {
   cursorVisible(): boolean {
     return tmux('display', '-p', '-t', this.name, '#{cursor_flag}').trim() === '1'
   }
-  until(check: (screen: string) => boolean, what: string, timeoutMs = 15_000): Promise<string> {
+  until(check: (screen: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
     return waitFor(() => {
       const screen = this.screen()
       return check(screen) ? screen : undefined
@@ -88,7 +91,8 @@ describe('in a real terminal', () => {
   it('inspect --watch updates the table in place, ticks durations, and q leaves a clean terminal', async () => {
     const trace = join(home, 'trace.txt')
     writeFileSync(trace, '')
-    actors(home, ['run', '--name', 'slow', '--', 'sleep', '3'])
+    const gate = join(home, 'gate-slow')
+    actors(home, ['run', '--name', 'slow', '--', 'sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done`])
     const term = new Terminal(home, {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`})
     term.run('bin/actors inspect --watch')
     const first = await term.until((s) => /● slow\s+-\s+running/.test(s), 'slow running')
@@ -97,7 +101,8 @@ describe('in a real terminal', () => {
     await term.until((s) => s.split('\n').some((l) => l.includes('● slow') && l !== firstLine), 'the duration to tick', 5000)
     actors(home, ['run', '--name', 'quick', '--', 'true'])
     await term.until((s) => /✔ quick\s+-\s+done/.test(s), 'quick done')
-    const done = await term.until((s) => /✔ slow\s+-\s+done\s+\S+ \S+\s+3\.\ds/.test(s), 'slow done')
+    writeFileSync(gate, '')
+    const done = await term.until((s) => /✔ slow\s+-\s+done\s+\S+ \S+\s+\d+(\.\d)?s/.test(s), 'slow done')
     expect(done).toMatch(/1 done|2 done/)
     expect(done).toContain('2 done')
     // Updated in place: every Run and the title once, on screen and in scrollback.
@@ -124,13 +129,17 @@ describe('in a real terminal', () => {
   })
 
   it('inspect --tree --watch shows the forest with a queued child, and Ctrl-C leaves a clean terminal', async () => {
-    const child = (name: string) => `${process.execPath} ${BIN} run --name ${name} -- sleep 2`
-    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${child('c1')}; ${child('c2')}; sleep 4`])
+    // c1 runs until the test opens its gate, so "c1 running, c2 queued" is seen however slow the machine.
+    const gate = join(home, 'gate-c1')
+    const child = (name: string, ...command: string[]) => `${process.execPath} ${BIN} run --name ${name} -- ${command.join(' ')}`
+    const c1 = child('c1', 'sh', '-c', quote(`while [ ! -e ${gate} ]; do sleep 0.05; done`))
+    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${c1}; ${child('c2', 'sleep', '2')}; sleep 4`])
     const term = new Terminal(home)
     term.run('bin/actors inspect --tree --watch')
     const screen = await term.until((s) => /├─ c1\s+running/.test(s) && /└─ c2\s+queued/.test(s), 'c1 running and c2 queued under coord')
     expect(screen).toMatch(/● coord\s+running/)
     expect(screen).toMatch(/RUN\s+STATUS\s+DURATION\s+USAGE/)
+    writeFileSync(gate, '')
     await term.until((s) => /├─ c1\s+done/.test(s) && /└─ c2\s+running/.test(s), 'c2 to start once c1 is done')
     expect(count(term.history(), /c2/)).toBe(1)
     term.keys('C-c')
@@ -153,13 +162,18 @@ describe('in a real terminal', () => {
   })
 
   it('wait shows pending Runs live, finished ones once, then the completion card', async () => {
-    actors(home, ['run', '--name', 'later', '--', 'sleep', '2'])
-    actors(home, ['run', '--name', 'broken', '--', 'sh', '-c', 'sleep 1; echo oops >&2; exit 2'])
+    // Each Run ends when the test opens its gate, so every state is seen however slow the machine.
+    const gate = (name: string) => join(home, `gate-${name}`)
+    const untilGate = (name: string) => `while [ ! -e ${gate(name)} ]; do sleep 0.05; done`
+    actors(home, ['run', '--name', 'later', '--', 'sh', '-c', untilGate('later')])
+    actors(home, ['run', '--name', 'broken', '--', 'sh', '-c', `${untilGate('broken')}; echo oops >&2; exit 2`])
     const term = new Terminal(home)
     term.run('bin/actors wait; echo rc=$?')
     const waiting = await term.until((s) => s.includes('waiting for 2 Runs'), 'both pending')
     expect(waiting).toMatch(/● later running/)
+    writeFileSync(gate('broken'), '')
     await term.until((s) => /^✖ broken failed/m.test(s) && s.includes('waiting for 1 Run'), 'broken finished first')
+    writeFileSync(gate('later'), '')
     const end = await term.until((s) => /^rc=1$/m.test(s), 'the card and exit code')
     expect(end).toContain('2 Runs finished')
     expect(end).toMatch(/1 done · 1 failed/)

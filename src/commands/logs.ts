@@ -1,12 +1,9 @@
-import {importView} from '../lib/esm-import.js'
 import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
+import {followToEnd} from '../lib/follow-output.js'
 import {resolveRunRef} from '../lib/home.js'
-import {followRunOutput, tailFile, type StreamName} from '../lib/logs.js'
+import {tailFile, type StreamName} from '../lib/logs.js'
 import {requireRun, runFile} from '../lib/run-store.js'
-import {printFollowEnd} from '../lib/follow-output.js'
-import {decideOutput} from '../lib/output.js'
-import {createFollowStore} from '../lib/views/follow-store.js'
 
 export default class Logs extends ActorsCommand {
   static summary = "Print a Run's output (stdout; --stderr for stderr)"
@@ -24,25 +21,10 @@ export default class Logs extends ActorsCommand {
     const state = requireRun(home, resolveRunRef(home, args.run))
     const stream: StreamName = flags.stderr ? 'stderr' : 'stdout'
     const json = this.jsonEnabled()
-    if (flags.follow && decideOutput(json) === 'ink') {
-      // On a TTY: the live follow view, starting from the tail when asked.
-      const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
-      const {showFollow} = await importView<typeof import('../views/follow-live.js')>('follow-live')
-      if (await showFollow(createFollowStore(state.dir, {streams: [stream], fromStart: flags.tail === undefined, head, tickMs: 1000}))) return void (process.exitCode = 130)
-      printFollowEnd(state.dir, json)
-      return undefined
-    }
     if (flags.follow) {
-      // With --tail, start from the tail; otherwise from the beginning.
-      if (flags.tail !== undefined) {
-        const head = tailFile(runFile(state.dir, stream), flags.tail)
-        if (head) json ? process.stdout.write(JSON.stringify({type: 'output', stream, text: head}) + '\n') : process.stdout.write(head)
-      }
-      for await (const chunk of followRunOutput(state.dir, [stream], flags.tail === undefined)) {
-        if (json) process.stdout.write(JSON.stringify({type: 'output', ...chunk}) + '\n')
-        else process.stdout.write(chunk.text)
-      }
-      printFollowEnd(state.dir, json)
+      // With --tail, start from the last N lines; otherwise from the beginning.
+      const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
+      await followToEnd(state.dir, {streams: [stream], json, fromStart: flags.tail === undefined, head})
       return undefined
     }
     const text = tailFile(runFile(state.dir, stream), flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? 64 * 1024 * 1024 : undefined)

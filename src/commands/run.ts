@@ -1,19 +1,13 @@
-import {importView} from '../lib/esm-import.js'
 import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../base-command.js'
 import {resolveAdHoc} from '../lib/ad-hoc.js'
 import {parseDuration} from '../lib/duration.js'
 import {usageError} from '../lib/errors.js'
-import {printFollowEnd} from '../lib/follow-output.js'
+import {followToEnd} from '../lib/follow-output.js'
 import type {LaunchResult} from '../lib/launch.js'
-import {followRunOutput} from '../lib/logs.js'
-import {decideOutput} from '../lib/output.js'
-import {createFollowStore} from '../lib/views/follow-store.js'
-import {waitForBatchLive} from '../lib/views/wait-tty.js'
 import {launchPrepared, type PreparedLaunch} from '../lib/run-launcher.js'
 import {lineageFromEnv} from '../lib/lineage.js'
-import {waitForBatch} from '../lib/wait/deliver.js'
-import {batchPrinter} from '../lib/wait/print.js'
+import {waitAndShow} from '../lib/wait/print.js'
 import {findRecipe, recipeRoots, resolveRecipe} from '../lib/recipes/index.js'
 
 export default class Run extends ActorsCommand {
@@ -61,8 +55,6 @@ export default class Run extends ActorsCommand {
       silent: flags.silent,
       maxParallel: flags['max-parallel'],
       budgetTokens: flags['budget-tokens'],
-      wait: flags.wait,
-      follow: flags.follow,
     })
     return this.afterLaunch(home, launched, flags)
   }
@@ -73,24 +65,15 @@ export default class Run extends ActorsCommand {
     if (flags.follow) {
       if (json) process.stdout.write(JSON.stringify({type: 'launched', ...launched}) + '\n')
       else process.stderr.write(`actors: started ${launched.run} (${launched.state_dir})\n`)
-      if (decideOutput(json) === 'ink') {
-        // On a TTY: the live follow view (stderr marked); interrupted, the Run keeps going.
-        const {showFollow} = await importView<typeof import('../views/follow-live.js')>('follow-live')
-        if (await showFollow(createFollowStore(launched.state_dir, {streams: ['stdout', 'stderr'], tickMs: 1000}))) return void (process.exitCode = 130)
-      } else {
-        for await (const chunk of followRunOutput(launched.state_dir, ['stdout', 'stderr'])) {
-          if (json) process.stdout.write(JSON.stringify({type: 'output', ...chunk}) + '\n')
-          else (chunk.stream === 'stderr' ? process.stderr : process.stdout).write(chunk.text)
-        }
-      }
-      printFollowEnd(launched.state_dir, json)
+      // Interrupting the view stops following only; the Run keeps going.
+      await followToEnd(launched.state_dir, {streams: ['stdout', 'stderr'], json, fromStart: true})
       return undefined
     }
     if (flags.wait) {
       // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
       if (!json) process.stderr.write(`actors: ${launched.status} ${launched.run}; waiting for it to end\n`)
       const request = {home, owner: lineageFromEnv().owner, ids: [launched.run], any: false}
-      const outcome = decideOutput(json) === 'ink' ? await waitForBatchLive(request) : await waitForBatch(request, batchPrinter(json, {launched}))
+      const outcome = await waitAndShow(request, json, {launched})
       process.exitCode = outcome.exitCode
       return undefined
     }

@@ -3,10 +3,7 @@ import {ActorsCommand} from '../base-command.js'
 import {parseDuration} from '../lib/duration.js'
 import {resolveRunRef} from '../lib/home.js'
 import {lineageFromEnv} from '../lib/lineage.js'
-import {waitForBatch} from '../lib/wait/deliver.js'
-import {batchPrinter} from '../lib/wait/print.js'
-import {decideOutput} from '../lib/output.js'
-import {waitForBatchLive} from '../lib/views/wait-tty.js'
+import {waitAndShow} from '../lib/wait/print.js'
 
 export default class Wait extends ActorsCommand {
   static summary = 'Block until Runs are terminal, then print one completion batch'
@@ -41,7 +38,7 @@ export default class Wait extends ActorsCommand {
       scope: lineage.parent,
     }
     // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
-    const outcome = decideOutput(json) === 'ink' ? await waitForBatchLive(request) : await waitForBatch(request, batchPrinter(json))
+    const outcome = await waitAndShow(request, json)
     const doc = outcome.document
     if (outcome.exitCode === 4) process.stderr.write(`actors: no Run ${doc.unknown.join(', ')} of owner ${doc.owner}\n  fix: list Runs with \`actors inspect\`\n`)
     if (outcome.exitCode === 124) process.stderr.write(`actors: timed out after ${flags.timeout} with nothing ready (${doc.pending_count} still live)\n`)

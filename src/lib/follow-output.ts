@@ -1,6 +1,46 @@
-/** The closing line of a followed Run (plain or NDJSON) and the exit code it implies. */
+/**
+ * Following a Run's output to the end (`run --follow`, `logs --follow`), with
+ * the one output decision: the Ink follow view on a TTY, NDJSON under
+ * `--json`, plain text otherwise; then the Run's result line and the exit
+ * code it implies.
+ */
+import {importView} from './esm-import.js'
 import {EXIT} from './errors.js'
+import {followRunOutput, type OutputChunk, type StreamName} from './logs.js'
+import {decideOutput} from './output.js'
 import {readRunState} from './run-store.js'
+import {createFollowStore} from './views/follow-store.js'
+
+export interface FollowOptions {
+  streams: StreamName[]
+  json: boolean
+  /** Start from the beginning of the logs (else from their current end, after `head`). */
+  fromStart: boolean
+  /** Text printed first (e.g. the last N lines when starting from the end). */
+  head?: OutputChunk
+}
+
+/** Stream the Run's output until it ends; returns false when the user interrupted the live view (exit 130). */
+export async function followToEnd(dir: string, options: FollowOptions): Promise<boolean> {
+  const {json, streams} = options
+  if (decideOutput(json) === 'ink') {
+    const {showFollow} = await importView<typeof import('../views/follow-live.js')>('follow-live')
+    const store = createFollowStore(dir, {streams, fromStart: options.fromStart, head: options.head, tickMs: 1000})
+    if (await showFollow(store)) {
+      process.exitCode = 130
+      return false
+    }
+  } else {
+    const write = (chunk: OutputChunk) => {
+      if (json) process.stdout.write(JSON.stringify({type: 'output', ...chunk}) + '\n')
+      else (chunk.stream === 'stderr' && streams.length > 1 ? process.stderr : process.stdout).write(chunk.text)
+    }
+    if (options.head?.text) write(options.head)
+    for await (const chunk of followRunOutput(dir, streams, options.fromStart)) write(chunk)
+  }
+  printFollowEnd(dir, json)
+  return true
+}
 
 /** Print the Run's result as the last line of a follow and set the process exit code from it. */
 export function printFollowEnd(dir: string, json: boolean): void {

@@ -31,8 +31,6 @@ export interface LaunchOverrides {
   silent?: boolean
   maxParallel?: number
   budgetTokens?: number
-  wait?: boolean
-  follow?: boolean
   json?: boolean
 }
 
