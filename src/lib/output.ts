@@ -13,21 +13,6 @@ export function decideOutput(json: boolean, stream: NodeJS.WriteStream = process
   return 'ink'
 }
 
-/** Whether to colour plain output written to `stream` (never when piped or NO_COLOR is set). */
-export function useColor(stream: NodeJS.WriteStream = process.stderr): boolean {
-  if (process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '') return false
-  if (process.env.TERM === 'dumb') return false
-  return Boolean(stream.isTTY)
-}
-
-const CODES = {red: 31, green: 32, yellow: 33, blue: 34, magenta: 35, cyan: 36, gray: 90, bold: 1, dim: 2} as const
-export type ColorName = keyof typeof CODES
-
-/** Wrap `text` in an ANSI colour when `enabled`. */
-export function paint(text: string, color: ColorName, enabled: boolean): string {
-  return enabled ? `\u001B[${CODES[color]}m${text}\u001B[0m` : text
-}
-
 /** Print one JSON document on stdout. */
 export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')

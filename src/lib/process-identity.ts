@@ -90,13 +90,3 @@ export function isSameProcess(identity: ProcessIdentity | undefined): boolean {
   const now = readProcessIdentity(identity.pid)
   return now !== undefined && now.start === identity.start && (now.boot ?? '') === (identity.boot ?? '')
 }
-
-/** True when a process with this pid exists (it may be a different process than you think). */
-export function pidExists(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM'
-  }
-}

@@ -31,7 +31,6 @@ export interface LaunchOverrides {
   silent?: boolean
   maxParallel?: number
   budgetTokens?: number
-  json?: boolean
 }
 
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */

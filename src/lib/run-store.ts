@@ -3,7 +3,7 @@
  * Run whose supervisor vanished without writing a result is settled as
  * `exited` (and gets its result.json) the moment anyone looks at it.
  */
-import {existsSync, readdirSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded} from './after-run.js'
 import {corruptStateError, notFoundError} from './errors.js'
@@ -205,8 +205,4 @@ export function listRuns(home: string, options: {withResult?: boolean} = {}): Li
     }
   }
   return runs
-}
-
-export function runExists(home: string, id: string): boolean {
-  return existsSync(runFile(runDir(home, id), 'meta'))
 }

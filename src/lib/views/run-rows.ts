@@ -5,11 +5,13 @@
  * --tree` forest), and which rows fit on the screen.
  */
 import {formatDuration} from '../duration.js'
-import type {ColorName} from '../output.js'
 import type {RunListing} from '../inspect.js'
 import type {Forest, TreeNode} from '../tree/forest.js'
 import {formatTreeUsage} from '../tree/usage-rollup.js'
 import {isTerminal} from '../run-types.js'
+
+/** Ink colour names the status styles use. */
+type ColorName = 'gray' | 'cyan' | 'yellow' | 'green' | 'red' | 'magenta'
 
 export interface StatusStyle {
   glyph: string
