@@ -9,15 +9,15 @@
  */
 import {randomUUID} from 'node:crypto'
 import {existsSync, realpathSync, statSync} from 'node:fs'
-import {dirname, join, resolve} from 'node:path'
+import {dirname, resolve} from 'node:path'
 import {ActorsError, EXIT, notActiveError, usageError} from '../errors.js'
 import {resolveRunRef, runsDir} from '../home.js'
 import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import {awaitRunEnd} from '../await-run.js'
-import {controlStandalonePlayback} from '../music/standalone-control.js'
+import {controlStandalonePlayback, holdsPlaybackFiles} from '../music/standalone-control.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
-import {EndpointError, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
+import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
 import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
@@ -236,7 +236,7 @@ async function serviceAction(state: RunState, action: string, value: string | un
     }
     if (error.kind === 'timeout') {
       throw notActiveError(
-        `Run ${meta.run}: no reply to ${action} within ${'5'}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
+        `Run ${meta.run}: no reply to ${action} within ${REQUEST_TIMEOUT_MS / 1000}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
         fallbackAllowed ? `the service is busy or hung; \`actors control ${meta.run} kill\` always works` : 'the service is busy or hung; retry later',
         {record: readControlRecord(dir, record.id) ?? record},
       )
@@ -314,8 +314,7 @@ function standalonePlaybackDir(home: string, ref: string, action: string): strin
     return undefined
   }
   // `status` of a directory no service has used yet answers state "unknown" (SPEC: Music).
-  const playbackFiles = existsSync(join(dir, 'playback-endpoint.json')) || existsSync(join(dir, 'playback.json'))
-  if (!playbackFiles && action !== 'status') return undefined
+  if (action !== 'status' && !holdsPlaybackFiles(dir)) return undefined
   const runs = runsDir(home)
   const realRuns = existsSync(runs) ? realpathSync(runs) : runs
   if (dirname(realpathSync(dir)) === realRuns) return undefined

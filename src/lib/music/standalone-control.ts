@@ -9,17 +9,20 @@ import {existsSync} from 'node:fs'
 import {createConnection} from 'node:net'
 import {ActorsError, EXIT, corruptStateError, notActiveError} from '../errors.js'
 import {isSameProcess} from '../process-identity.js'
-import {readCheckpoint} from './checkpoint.js'
-import {ENDPOINT_FILE, MAX_MESSAGE_BYTES, endpointAlive, readEndpoint, type EndpointReply, type EndpointRequest, type PlaybackEndpoint} from './endpoint.js'
+import {checkpointFile, readCheckpoint} from './checkpoint.js'
+import {ENDPOINT_FILE, MAX_MESSAGE_BYTES, endpointFile, endpointAlive, readEndpoint, type EndpointReply, type EndpointRequest, type PlaybackEndpoint} from './endpoint.js'
 import {parsePlaybackRequestOrUsage} from './requests.js'
 import {projectStatus, unknownStatus} from './status.js'
 import type {PlaybackStatus} from './types.js'
 
 export const CONTROL_TIMEOUT_MS = 5000
 
-/** Whether `dir` holds a standalone playback endpoint file (the control command's routing test). */
-export function isStandalonePlaybackDir(dir: string): boolean {
-  return existsSync(`${dir}/${ENDPOINT_FILE}`)
+/**
+ * Whether `dir` holds a standalone playback service's files: its endpoint, or
+ * the checkpoint a stopped service leaves (the control command's routing test).
+ */
+export function holdsPlaybackFiles(dir: string): boolean {
+  return existsSync(endpointFile(dir)) || existsSync(checkpointFile(dir))
 }
 
 /**
