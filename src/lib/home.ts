@@ -7,7 +7,7 @@ import {basename, dirname, join, resolve} from 'node:path'
 import {existsSync, mkdirSync, realpathSync} from 'node:fs'
 import {usageError} from './errors.js'
 
-export const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]+$/
+const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]+$/
 
 /** Resolve the state root: `--home`, then `$ACTORS_HOME`, then XDG state dir. */
 export function resolveHome(flag?: string): string {
@@ -34,9 +34,18 @@ export function ensureHome(home: string): void {
   }
 }
 
+/**
+ * Whether `name` is a plain name that can be a file name under the state root
+ * (a Run id, an owner): letters, digits, `_ . -`, not `.` or `..`, at most 128
+ * characters. Anything else could escape the directory it is joined to.
+ */
+export function isPlainName(name: string): boolean {
+  return RUN_ID_PATTERN.test(name) && name !== '.' && name !== '..' && name.length <= 128
+}
+
 /** Refuse ids that are not plain names (`..`, `/`, empty, overlong): they could escape the root. */
 export function validateRunId(id: string, what = 'Run id'): string {
-  if (!RUN_ID_PATTERN.test(id) || id === '.' || id === '..' || id.length > 128) {
+  if (!isPlainName(id)) {
     throw usageError(
       `${what} ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '…' : id)} is not valid`,
       'use letters, digits, "_", "." and "-" only (at most 128 characters), e.g. build-1',
@@ -56,7 +65,6 @@ export function runDir(home: string, id: string): string {
  * Returns the Run id.
  */
 export function resolveRunRef(home: string, ref: string): string {
-  if (RUN_ID_PATTERN.test(ref) && ref !== '.' && ref !== '..') return validateRunId(ref)
   if (!ref.includes('/')) return validateRunId(ref)
   const wanted = resolve(ref)
   const root = runsDir(home)

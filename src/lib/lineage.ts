@@ -3,7 +3,7 @@
  * variables the supervisor gives every command (SPEC: Trees, owners and limits).
  */
 import {usageError} from './errors.js'
-import {RUN_ID_PATTERN} from './home.js'
+import {isPlainName} from './home.js'
 import type {ParentRef} from './run-types.js'
 
 export interface Lineage {
@@ -15,7 +15,7 @@ export interface Lineage {
 
 /** Refuse owner names that could escape the delivery directory (`$ACTORS_HOME/delivery/<owner>.json`). */
 export function validateOwner(owner: string): string {
-  if (!RUN_ID_PATTERN.test(owner) || owner === '.' || owner === '..' || owner.length > 128) {
+  if (!isPlainName(owner)) {
     throw usageError(`ACTORS_OWNER ${JSON.stringify(owner.slice(0, 80))} is not a valid owner name`, 'use letters, digits, "_", "." and "-" only, e.g. ACTORS_OWNER=review-bot')
   }
   return owner
