@@ -6,13 +6,14 @@
 import {readFileSync, statSync} from 'node:fs'
 import {extname} from 'node:path'
 import {ActorsError, EXIT} from '../errors.js'
+import {PLAYLIST_EXTENSIONS} from './types.js'
 
 /** A playlist larger than this is not a playlist. */
 const MAX_PLAYLIST_BYTES = 8 * 1024 * 1024
 
 /** Whether `file` names a playlist by its extension. */
 export function isPlaylistFile(file: string): boolean {
-  return ['.m3u', '.m3u8', '.pls'].includes(extname(file).toLowerCase())
+  return (PLAYLIST_EXTENSIONS as readonly string[]).includes(extname(file).toLowerCase())
 }
 
 /** The raw entries of an m3u/m3u8 playlist text, in order, comments and blanks skipped. */

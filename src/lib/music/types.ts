@@ -16,6 +16,7 @@ export type PlaybackAction = (typeof PLAYBACK_ACTIONS)[number]
 
 /** Audio extensions a directory walk picks up (explicit files and playlist entries are taken as given). */
 export const AUDIO_EXTENSIONS = ['.aac', '.aif', '.aiff', '.flac', '.m4a', '.mp3', '.ogg', '.opus', '.wav'] as const
+/** Extensions read as playlists (m3u one entry a line, pls `FileN=` keys). */
 export const PLAYLIST_EXTENSIONS = ['.m3u', '.m3u8', '.pls'] as const
 
 /** One playable entry: an absolute file path or a URL. */
