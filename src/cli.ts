@@ -1,7 +1,8 @@
 /**
- * The CLI entry (bundled to dist/cli.js). Commands are registered explicitly
- * so oclif never scans directories at start-up; every command module here is
- * light: heavy views are imported dynamically on the TTY path only.
+ * The CLI entry (bundled to dist/cli.cjs, which bin/actors loads). Commands
+ * are registered explicitly so oclif never scans directories at start-up;
+ * every command module here is light: heavy views are imported dynamically on
+ * the TTY path only.
  */
 import {execute} from '@oclif/core'
 import Control from './commands/control.js'
