@@ -5,8 +5,7 @@
  */
 import {usageError} from './errors.js'
 import type {ResolvedRecipe} from './recipes/types.js'
-
-export const DEFAULT_KILL_GRACE_MS = 5000
+import {DEFAULT_KILL_GRACE_MS} from './run-types.js'
 
 export function resolveAdHoc(argv: string[]): ResolvedRecipe {
   if (argv.length === 0 || argv[0] === '') {

@@ -6,6 +6,9 @@ import type {ProcessIdentity} from './process-identity.js'
 
 export const RUN_SCHEMA = 'actors-run-v1'
 
+/** How long a stop waits after SIGTERM before SIGKILL when the Recipe sets no kill_grace. */
+export const DEFAULT_KILL_GRACE_MS = 5000
+
 export const LIVE_STATUSES = ['queued', 'running', 'paused'] as const
 export const TERMINAL_STATUSES = ['done', 'failed', 'cancelled', 'killed', 'exited'] as const
 export type LiveStatus = (typeof LIVE_STATUSES)[number]

@@ -5,7 +5,7 @@
 export type {Recipe, ArgSpec, ArgType, ResolvedRecipe, RuntimeValues} from './types.js'
 export {recipeRoots, findRecipe, listRecipes, type RecipeRoot, type RecipeListing} from './roots.js'
 export {loadRecipeFile, recipeNameOf, displayPath, RECIPE_FIELDS, RECIPE_EXTENSIONS, MAX_RECIPE_BYTES, BUILTIN_ACTIONS} from './load.js'
-export {resolveRecipe, DEFAULT_KILL_GRACE_MS} from './resolve.js'
+export {resolveRecipe} from './resolve.js'
 export {validateRecipeFiles, type ValidationResult} from './validate.js'
 export {describeRecipe, formatDescription, type RecipeDescription} from './describe.js'
 export {formatArgSpec, formatArgType, parseArgSpec, convertArgValue} from './args.js'

@@ -10,8 +10,7 @@ import {didYouMean} from './did-you-mean.js'
 import {recipeError, templateWords} from './load.js'
 import {renderString, renderWord} from './template.js'
 import type {Recipe, ResolvedRecipe, RuntimeValues} from './types.js'
-
-export const DEFAULT_KILL_GRACE_MS = 5000
+import {DEFAULT_KILL_GRACE_MS} from '../run-types.js'
 
 /** Split `NAME=VALUE` words into a map, refusing malformed or repeated ones (arrays may repeat to append). */
 function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, string[]> {
