@@ -16,7 +16,7 @@ import {notifyStateChange} from '../notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../process-tree.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, type RunState} from '../run-store.js'
-import {isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../run-types.js'
+import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../run-types.js'
 import {writeJsonAtomic} from '../state-files.js'
 import {appendTraceEvent} from '../trace.js'
 import {awaitRunEnd} from '../await-run.js'
@@ -171,6 +171,27 @@ function writeJsonAtomicMeta(dir: string, meta: RunMeta): void {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
+ * The sweep after the first signals: wait out the Run's kill_grace (stop; none
+ * for kill) while anything of it is alive, then SIGKILL what is left or was
+ * forked meanwhile (at most 10 passes). Returns the pids still found last.
+ */
+async function sweepRun(meta: RunMeta, mode: EndMode): Promise<number[]> {
+  const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
+  const deadline = Date.now() + graceMs
+  let remaining = findRunProcesses(sweepQuery(meta))
+  while (remaining.length > 0 && Date.now() < deadline) {
+    await sleep(SWEEP_INTERVAL_MS)
+    remaining = findRunProcesses(sweepQuery(meta))
+  }
+  for (let pass = 0; pass < 10 && remaining.length > 0; pass++) {
+    signalRun(sweepQuery(meta), 'SIGKILL')
+    await sleep(20)
+    remaining = findRunProcesses(sweepQuery(meta))
+  }
+  return remaining
+}
+
+/**
  * End what is left of an `exited` Run: its supervisor vanished (SIGKILL, OOM,
  * reboot of the supervisor alone) and reconciliation settled it, but its
  * command may still be running unsupervised. stop/kill then signal exactly the
@@ -187,17 +208,7 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
   const signalled = [...found, ...signalRun(query, mode === 'kill' ? 'SIGKILL' : 'SIGTERM')]
   if (mode === 'stop') signalRun(query, 'SIGCONT')
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
-  const deadline = Date.now() + (mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? 5000)))
-  let remaining = findRunProcesses(sweepQuery(meta))
-  while (remaining.length > 0 && Date.now() < deadline) {
-    await sleep(SWEEP_INTERVAL_MS)
-    remaining = findRunProcesses(sweepQuery(meta))
-  }
-  for (let pass = 0; pass < 10 && remaining.length > 0; pass++) {
-    signalRun(sweepQuery(meta), 'SIGKILL')
-    await sleep(20)
-    remaining = findRunProcesses(sweepQuery(meta))
-  }
+  const remaining = await sweepRun(meta, mode)
   notifyStateChange(home)
   return {action: mode, run: meta.run, run_instance_id: meta.run_instance_id, status: 'exited', signalled: [...new Set([...signalled, ...remaining])], changed: false, settled: true, result: readRunResult(dir, meta) ?? null}
 }
@@ -240,19 +251,7 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
   notifyStateChange(home)
   if (!first.supervised) afterRunEnded(home, first.meta)
 
-  // Sweep: anything of the Run still alive after the grace (stop) or forked during the kill.
-  const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(first.meta.kill_grace_ms ?? 5000))
-  const deadline = Date.now() + graceMs
-  let remaining = findRunProcesses(sweepQuery(first.meta))
-  while (remaining.length > 0 && Date.now() < deadline) {
-    await sleep(SWEEP_INTERVAL_MS)
-    remaining = findRunProcesses(sweepQuery(first.meta))
-  }
-  for (let pass = 0; pass < 10 && remaining.length > 0; pass++) {
-    signalRun(sweepQuery(first.meta), 'SIGKILL')
-    await sleep(20)
-    remaining = findRunProcesses(sweepQuery(first.meta))
-  }
+  const remaining = await sweepRun(first.meta, mode)
 
   const final = await awaitRunEnd(home, dir, RESULT_WAIT_MS)
   const settled = Boolean(final && isTerminal(final.meta.status))
