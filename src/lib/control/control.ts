@@ -139,8 +139,13 @@ async function kernelAction(home: string, state: RunState, action: 'pause' | 're
   verifyCommandProcesses(state.meta)
   const cascade = await cascadeEnd(home, state.dir, action, endRun)
   const result = await endRun(home, state.dir, action)
+  return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
+}
+
+/** `{descendants}` when the cascade reached any descendant Run; nothing otherwise. */
+function descendantsField(cascade: CascadeOutcome): {descendants?: CascadeOutcome} {
   const followed = cascade.ended.length + cascade.cancelled_queued.length + cascade.errors.length > 0
-  return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...(followed ? {descendants: cascade} : {})}
+  return followed ? {descendants: cascade} : {}
 }
 
 /**
@@ -167,8 +172,7 @@ async function serviceStop(home: string, state: RunState, value: string | undefi
     return outcome
   }
   const final = await awaitRunEnd(home, state.dir, STOP_RESULT_WAIT_MS)
-  const followed = cascade.ended.length + cascade.cancelled_queued.length + cascade.errors.length > 0
-  return {...outcome, status: final?.meta.status ?? 'unknown', ...(followed ? {descendants: cascade} : {})}
+  return {...outcome, status: final?.meta.status ?? 'unknown', ...descendantsField(cascade)}
 }
 
 /** The endpoint to use, `undefined` for none, or Unreachable/throw for one of another generation. */
