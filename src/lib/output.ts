@@ -18,9 +18,14 @@ export function printJson(value: unknown): void {
   process.stdout.write(JSON.stringify(value, null, 2) + '\n')
 }
 
+/** Width of each column so `rows` of cells line up under `headers` (the plain table and the Ink one alike). */
+export function columnWidths(headers: string[], rows: string[][]): number[] {
+  return headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+}
+
 /** Render rows as aligned columns (plain text). */
 export function formatTable(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
+  const widths = columnWidths(headers, rows)
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i])))

@@ -13,11 +13,6 @@ export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock): st
   return rows.length ? formatTable(LAYOUT_HEADERS[layout], rows.map((row) => rowCells(row, layout, clock))) + '\n' : ''
 }
 
-/** Width of each column so `rows` of cells line up under `headers`. */
-export function columnWidths(headers: string[], rows: string[][]): number[] {
-  return headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
-}
-
 /** What a watched read looks like to the renderers: its rows and its damaged dirs. */
 export interface WatchedListing {
   damaged: unknown[]
