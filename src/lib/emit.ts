@@ -6,7 +6,7 @@
  */
 import {dirname} from 'node:path'
 import {notActiveError, usageError} from './errors.js'
-import {resolveRunRef, runDir} from './home.js'
+import {resolveRunRef} from './home.js'
 import {notifyStateChange} from './notify.js'
 import {requireRun} from './run-store.js'
 import {ATTENTION_LEVELS, appendTraceEvent, type Attention, type TraceEvent} from './trace.js'
@@ -31,7 +31,7 @@ export function resolveEmitTarget(home: string, runRef: string | undefined, env:
     throw usageError('emit must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)', 'run it from a command started by `actors run`, or pass --run RUN')
   }
   const runHome = env.ACTORS_HOME ?? dirname(dirname(stateDir))
-  const state = requireRun(runHome, resolveRunRef(runHome, runDir(runHome, env.ACTORS_RUN)))
+  const state = requireRun(runHome, env.ACTORS_RUN)
   if (state.meta.run_instance_id !== instance) {
     throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`, 'this process belongs to an earlier launch of the Run; its events are refused')
   }
