@@ -6,7 +6,7 @@
 import {cpSync, mkdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from './errors.js'
-import {resolveRunRef, runDir} from './home.js'
+import {resolveRunRef, runDir, runsDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
 import {listRunIds, readRunState, runFile} from './run-store.js'
@@ -78,7 +78,7 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
         }
       }
       // Rename first so a half-deleted dir never looks like a Run.
-      const doomed = join(home, 'runs', `.pruning-${id}-${process.pid}`)
+      const doomed = join(runsDir(home), `.pruning-${id}-${process.pid}`)
       rmSync(doomed, {recursive: true, force: true})
       renameSync(dir, doomed)
       rmSync(doomed, {recursive: true, force: true})
