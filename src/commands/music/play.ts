@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../../base-command.js'
 import {usageError} from '../../lib/errors.js'
 import {renderPlainLines} from '../../lib/music/plain.js'
-import {runPlayback, type PlaybackRunResult} from '../../lib/music/runner.js'
+import {runPlayback, type PlaybackRunResult, type RunPlaybackOptions} from '../../lib/music/runner.js'
 import {PLAYER_NAMES} from '../../lib/music/types.js'
 import {decideOutput} from '../../lib/output.js'
 import {importView} from '../../lib/esm-import.js'
@@ -29,6 +29,25 @@ export function normalizeBoolArgv(argv: string[], names: string[]): string[] {
     if (['false', 'no', '0'].includes(value)) return m[1] === 'loop' ? '--no-loop' : ''
     throw usageError(`--${m[1]}=${m[2]} is not a boolean`, `use --${m[1]} or --${m[1]}=false`)
   }).filter((arg) => arg !== '')
+}
+
+/** runPlayback's options from the SOURCE words and the shared flags (`music play` and `music serve`). */
+export function playbackOptions(
+  argv: unknown[],
+  flags: {player: string; loop: boolean; shuffle: boolean; volume?: number; output?: string; 'state-dir'?: string},
+  onService: RunPlaybackOptions['onService'],
+): RunPlaybackOptions {
+  return {
+    sources: argv as string[],
+    player: flags.player,
+    loop: flags.loop,
+    shuffle: flags.shuffle,
+    volume: flags.volume,
+    output: flags.output,
+    stateDir: flags['state-dir'],
+    warn: (message) => process.stderr.write(`actors: ${message}\n`),
+    onService,
+  }
 }
 
 export default class MusicPlay extends ActorsCommand {
@@ -58,20 +77,12 @@ export default class MusicPlay extends ActorsCommand {
     const view = mode === 'ink' ? await importView<typeof import('../../views/now-playing-live.js')>('now-playing-live') : undefined
     let nowPlaying: {close(): Promise<void>} | undefined
     try {
-      return await runPlayback({
-        sources: argv as string[],
-        player: flags.player,
-        loop: flags.loop,
-        shuffle: flags.shuffle,
-        volume: flags.volume,
-        output: flags.output,
-        stateDir: flags['state-dir'],
-        warn: (message) => process.stderr.write(`actors: ${message}\n`),
-        onService: (service) => {
+      return await runPlayback(
+        playbackOptions(argv, flags, (service) => {
           if (view) nowPlaying = view.mountNowPlaying(service)
           else if (mode !== 'json') renderPlainLines(service)
-        },
-      })
+        }),
+      )
     } finally {
       await nowPlaying?.close()
     }

@@ -2,7 +2,7 @@ import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../../base-command.js'
 import {renderPlainLines} from '../../lib/music/plain.js'
 import {runPlayback, type PlaybackRunResult} from '../../lib/music/runner.js'
-import {musicFlags, normalizeBoolArgv} from './play.js'
+import {musicFlags, normalizeBoolArgv, playbackOptions} from './play.js'
 
 export default class MusicServe extends ActorsCommand {
   static summary = 'Run a playback service controlled with `actors control DIR ACTION`'
@@ -26,18 +26,10 @@ export default class MusicServe extends ActorsCommand {
 
   async run(): Promise<PlaybackRunResult> {
     const {argv, flags} = await this.parse(MusicServe, normalizeBoolArgv(this.argv, ['loop', 'shuffle']))
-    return runPlayback({
-      sources: argv as string[],
-      player: flags.player,
-      loop: flags.loop,
-      shuffle: flags.shuffle,
-      volume: flags.volume,
-      output: flags.output,
-      stateDir: flags['state-dir'],
-      warn: (message) => process.stderr.write(`actors: ${message}\n`),
-      onService: (service) => {
+    return runPlayback(
+      playbackOptions(argv, flags, (service) => {
         if (!this.jsonEnabled()) renderPlainLines(service)
-      },
-    })
+      }),
+    )
   }
 }
