@@ -72,12 +72,16 @@ export interface LockOptions {
   timeoutMs?: number
 }
 
-/** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
-export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
+/**
+ * What a waiter does after each failed try: break a stale lock, remove one
+ * that stayed torn (unreadable) for a second, give up at the deadline.
+ * Returns how long to sleep before the next try (backing off to 20 ms).
+ */
+function contention(lockFile: string, options: LockOptions): () => number {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000)
   let delay = 1
   let tornSince = 0
-  while (!tryAcquire(lockFile)) {
+  return () => {
     breakIfStale(lockFile)
     if (Date.now() > deadline) {
       throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
@@ -96,35 +100,36 @@ export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOpti
         }
       }
     }
-    sleepSync(delay)
+    const wait = delay
     delay = Math.min(delay * 2, 20)
+    return wait
   }
+}
+
+function release(lockFile: string): void {
+  try {
+    unlinkSync(lockFile)
+  } catch {}
+}
+
+/** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
+export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
+  const backoff = contention(lockFile, options)
+  while (!tryAcquire(lockFile)) sleepSync(backoff())
   try {
     return fn()
   } finally {
-    try {
-      unlinkSync(lockFile)
-    } catch {}
+    release(lockFile)
   }
 }
 
 /** Async variant: waits without blocking the event loop; `fn` may be async. */
 export async function withLock<T>(lockFile: string, fn: () => Promise<T> | T, options: LockOptions = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
-  let delay = 1
-  while (!tryAcquire(lockFile)) {
-    breakIfStale(lockFile)
-    if (Date.now() > deadline) {
-      throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
-    }
-    await new Promise((resolve) => setTimeout(resolve, delay))
-    delay = Math.min(delay * 2, 20)
-  }
+  const backoff = contention(lockFile, options)
+  while (!tryAcquire(lockFile)) await new Promise((resolve) => setTimeout(resolve, backoff()))
   try {
     return await fn()
   } finally {
-    try {
-      unlinkSync(lockFile)
-    } catch {}
+    release(lockFile)
   }
 }
