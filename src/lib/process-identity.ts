@@ -59,19 +59,25 @@ export function readProcStat(pid: number): ProcStat | undefined {
   }
 }
 
-const hasProc = (() => {
-  try {
-    readFileSync('/proc/self/stat')
-    return true
-  } catch {
-    return false
+let procAvailable: boolean | undefined
+
+/** Whether /proc is there (Linux), checked on first use rather than at import. */
+function hasProc(): boolean {
+  if (procAvailable === undefined) {
+    try {
+      readFileSync('/proc/self/stat')
+      procAvailable = true
+    } catch {
+      procAvailable = false
+    }
   }
-})()
+  return procAvailable
+}
 
 /** The identity of a running process, or undefined when it does not exist. */
 export function readProcessIdentity(pid: number): ProcessIdentity | undefined {
   if (!Number.isInteger(pid) || pid <= 0) return undefined
-  if (hasProc) {
+  if (hasProc()) {
     const stat = readProcStat(pid)
     if (!stat || stat.state === 'Z') return undefined
     return {pid, start: stat.start, boot: bootId()}
