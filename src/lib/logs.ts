@@ -4,10 +4,11 @@
  * supervisor appends to the logs and rewrites run.json when it ends), with a
  * slow safety poll for file systems that do not notify.
  */
-import {closeSync, openSync, readSync, statSync, watch, type FSWatcher} from 'node:fs'
+import {closeSync, openSync, readSync, statSync} from 'node:fs'
 import {corruptStateError} from './errors.js'
 import {readRunState, runFile} from './run-store.js'
 import {isTerminal} from './run-types.js'
+import {Doorbell} from './wait/doorbell.js'
 
 export type StreamName = 'stdout' | 'stderr'
 
@@ -105,13 +106,11 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
   for (const stream of streams) {
     offsets.set(stream, fromStart ? 0 : logSize(runFile(dir, stream)))
   }
-  let wake: (() => void) | undefined
-  let watcher: FSWatcher | undefined
-  try {
-    watcher = watch(dir, () => wake?.())
-  } catch {}
+  // Woken by changes in the Run's dir (log appends, run.json rewritten at the end), else a 1 s safety poll.
+  const bell = new Doorbell(dir, 1000)
   try {
     while (!signal?.aborted) {
+      bell.clear()
       let ended = false
       try {
         const state = readRunState(dir, {withResult: false})
@@ -136,19 +135,9 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
         }
       }
       if (ended && !any) return
-      if (!any) {
-        await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, 1000)
-          wake = () => {
-            clearTimeout(timer)
-            resolve()
-          }
-          signal?.addEventListener('abort', wake, {once: true})
-        })
-        wake = undefined
-      }
+      if (!any) await bell.next(Infinity, signal)
     }
   } finally {
-    watcher?.close()
+    bell.close()
   }
 }

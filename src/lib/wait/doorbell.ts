@@ -1,16 +1,17 @@
 /**
- * Sleeping until the state root changes. The kernel rings `$ACTORS_HOME/.bell`
+ * Sleeping until a directory changes. The kernel rings `$ACTORS_HOME/.bell`
  * (notify.ts) whenever a Run starts, ends or asks for attention; one
- * non-recursive fs.watch on the state root sees that rename. A slow safety
- * poll catches what rings nobody (a supervisor killed with SIGKILL is only
- * settled when someone reads it); a fast poll stands in where the platform
- * gives no notifications.
+ * non-recursive fs.watch on the state root sees that rename (a Run's own dir
+ * is watched the same way for its logs and files). A slow safety poll catches
+ * what rings nobody (a supervisor killed with SIGKILL is only settled when
+ * someone reads it); a fast poll stands in where the platform gives no
+ * notifications.
  */
 import {watch, type FSWatcher} from 'node:fs'
 
-/** Re-check this often even when notifications work. */
+/** Re-check this often even when notifications work (the default). */
 export const SAFETY_POLL_MS = 2000
-/** Re-check this often when fs.watch is unavailable. */
+/** Re-check at least this often when fs.watch is unavailable. */
 export const FALLBACK_POLL_MS = 250
 
 export class Doorbell {
@@ -18,9 +19,13 @@ export class Doorbell {
   private rung = true
   private wake: (() => void) | undefined
 
-  constructor(home: string) {
+  /** Watch `dir`; `pollMs` is the safety re-check while notifications work. */
+  constructor(
+    dir: string,
+    private readonly pollMs = SAFETY_POLL_MS,
+  ) {
     try {
-      this.watcher = watch(home, {persistent: true}, () => this.ring())
+      this.watcher = watch(dir, {persistent: true}, () => this.ring())
       this.watcher.on('error', () => {
         this.watcher?.close()
         this.watcher = undefined
@@ -48,20 +53,21 @@ export class Doorbell {
     this.rung = false
   }
 
-  /** Resolve at the next ring (immediately if one came since clear()), a poll tick, or `deadline`. */
-  async next(deadline = Infinity): Promise<void> {
-    if (this.rung) return
-    const poll = this.watching ? SAFETY_POLL_MS : FALLBACK_POLL_MS
+  /** Resolve at the next ring (immediately if one came since clear()), a poll tick, `deadline`, or when `signal` aborts. */
+  async next(deadline = Infinity, signal?: AbortSignal): Promise<void> {
+    if (this.rung || signal?.aborted) return
+    const poll = this.watching ? this.pollMs : Math.min(this.pollMs, FALLBACK_POLL_MS)
     const delay = Math.max(0, Math.min(poll, deadline - Date.now()))
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => {
-        this.wake = undefined
-        resolve()
-      }, delay)
-      this.wake = () => {
+      const done = () => {
         clearTimeout(timer)
+        this.wake = undefined
+        signal?.removeEventListener('abort', done)
         resolve()
       }
+      const timer = setTimeout(done, delay)
+      this.wake = done
+      signal?.addEventListener('abort', done, {once: true})
     })
   }
 
