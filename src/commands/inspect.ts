@@ -55,7 +55,7 @@ export default class Inspect extends ActorsCommand {
   private async watch(home: string, flags: {tree: boolean; status?: string}, ref: string | undefined): Promise<undefined> {
     const mode = decideOutput(this.jsonEnabled())
     if (flags.tree || ref !== undefined) {
-      buildForest(home, ref) // fail fast (exit 4) on an unknown RUN
+      // The store reads once on creation: an unknown RUN fails fast there (exit 4), before any watching.
       await this.watchStore(mode, createStateStore(home, () => buildForest(home, ref), {tickMs: mode === 'ink' ? 1000 : 0}), {
         title: `actors · Run tree${ref ? ` of ${ref}` : ''} · ${home}`,
         layout: 'tree',
