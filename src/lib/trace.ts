@@ -8,6 +8,7 @@ import {randomUUID} from 'node:crypto'
 import {join} from 'node:path'
 import {usageError} from './errors.js'
 import {withLockSync} from './lock.js'
+import {runFile} from './run-store.js'
 import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from './state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
@@ -30,7 +31,7 @@ export interface TraceEvent {
 }
 
 export function traceFile(dir: string): string {
-  return join(dir, 'trace.jsonl')
+  return runFile(dir, 'trace')
 }
 
 export type NewTraceEvent = Omit<TraceEvent, 'id' | 'ts'>

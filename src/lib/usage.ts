@@ -6,6 +6,7 @@
 import {join} from 'node:path'
 import {corruptStateError} from './errors.js'
 import {withLockSync} from './lock.js'
+import {runFile} from './run-store.js'
 import {readJsonFile, writeJsonAtomic} from './state-files.js'
 
 export interface UsageTotals {
@@ -17,7 +18,7 @@ export interface UsageTotals {
 }
 
 export function usageFile(dir: string): string {
-  return join(dir, 'usage.json')
+  return runFile(dir, 'usage')
 }
 
 /** The Run's usage totals, or undefined when it never reported any. */
