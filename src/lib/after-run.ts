@@ -1,7 +1,8 @@
 /**
  * What happens once a Run is terminal, whoever settled it (its supervisor,
  * reconciliation, a control): ring the state root's doorbell so waiters and
- * live views wake. Tree features (starting queued siblings) hook in here.
+ * live views wake, then the tree's follow-ups (tree/after-end.ts): queued
+ * siblings start, and a stopped Run's own queued children are cancelled.
  */
 import {notifyStateChange} from './notify.js'
 import type {RunMeta} from './run-types.js'
