@@ -49,7 +49,14 @@ export interface ReadJsonOptions {
  */
 export function readJsonFile<T = Record<string, unknown>>(file: string, options: ReadJsonOptions = {}): T | undefined {
   const text = readBoundedText(file, options.maxBytes ?? MAX_JSON_BYTES)
-  if (text === undefined) return undefined
+  return text === undefined ? undefined : parseJsonDocument<T>(file, text, options.schema)
+}
+
+/**
+ * Parse the text of the state file `file` as one JSON object, of `schema` when
+ * given; anything else throws an error naming the file.
+ */
+export function parseJsonDocument<T = Record<string, unknown>>(file: string, text: string, schema?: string): T {
   let data: unknown
   try {
     data = JSON.parse(text)
@@ -59,8 +66,8 @@ export function readJsonFile<T = Record<string, unknown>>(file: string, options:
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     throw corruptStateError(file, 'is not a JSON object')
   }
-  if (options.schema !== undefined && (data as {schema?: unknown}).schema !== options.schema) {
-    throw corruptStateError(file, `has schema ${JSON.stringify((data as {schema?: unknown}).schema)}, expected "${options.schema}"`)
+  if (schema !== undefined && (data as {schema?: unknown}).schema !== schema) {
+    throw corruptStateError(file, `has schema ${JSON.stringify((data as {schema?: unknown}).schema)}, expected "${schema}"`)
   }
   return data as T
 }

@@ -14,6 +14,7 @@ import {corruptStateError} from '../errors.js'
 import {validateOwner} from '../lineage.js'
 import {withLockSync} from '../lock.js'
 import type {ProcessIdentity} from '../process-identity.js'
+import {parseJsonDocument} from '../state-files.js'
 import type {BatchDocument} from './batch.js'
 
 export const DELIVERY_SCHEMA = 'actors-delivery-v1'
@@ -56,15 +57,7 @@ function emptyJournal(owner: string): DeliveryJournal {
 }
 
 function parseJournal(file: string, owner: string, text: string): DeliveryJournal {
-  let data: unknown
-  try {
-    data = JSON.parse(text)
-  } catch {
-    throw corruptStateError(file, 'is not valid JSON')
-  }
-  const doc = data as Partial<DeliveryJournal> | null
-  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) throw corruptStateError(file, 'is not a JSON object')
-  if (doc.schema !== DELIVERY_SCHEMA) throw corruptStateError(file, `has schema ${JSON.stringify(doc.schema)}, expected "${DELIVERY_SCHEMA}"`)
+  const doc = parseJsonDocument<Partial<DeliveryJournal>>(file, text, DELIVERY_SCHEMA)
   if (doc.owner !== owner) throw corruptStateError(file, `belongs to owner ${JSON.stringify(doc.owner)}, not "${owner}"`)
   const isRecord = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
   if (!isRecord(doc.reported) || !isRecord(doc.attention_reported) || !Array.isArray(doc.pending) || !Array.isArray(doc.delivered)) {
