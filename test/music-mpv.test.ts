@@ -7,7 +7,7 @@
  * stop or a signal, and `music play`'s plain lines.
  */
 import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
