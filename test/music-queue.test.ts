@@ -258,6 +258,21 @@ describe('music CLI exit codes', () => {
     expect(actors(join(dir, 'home'), ['control', fresh, 'pause']).code).toBe(2)
   })
 
+  it('a hand-edited checkpoint with impossible values fails closed naming the file (exit 1)', () => {
+    const state = join(dir, 'edited')
+    mkdirSync(state)
+    const checkpoint = {schema: 'actors-playback-v1', source: [], cwd: dir, shuffle: false, loop: true, queue: [], index: null, paused: false, position_seconds: null, state: 'stopped', volume: 500}
+    writeFileSync(join(state, 'playback.json'), JSON.stringify(checkpoint))
+    const loud = actors(join(dir, 'home'), ['control', state, 'status', '--json'])
+    expect(loud.code).toBe(1)
+    expect(loud.stderr).toContain(join(state, 'playback.json'))
+    expect(loud.stderr).toContain('volume')
+    writeFileSync(join(state, 'playback.json'), JSON.stringify({...checkpoint, volume: 40, state: 'dancing'}))
+    expect(actors(join(dir, 'home'), ['control', state, 'status']).stderr).toContain('field "state"')
+    writeFileSync(join(state, 'playback.json'), JSON.stringify({...checkpoint, volume: 40}))
+    expect(actors(join(dir, 'home'), ['control', state, 'status', '--json']).json).toMatchObject({state: 'stopped', volume: 40})
+  })
+
   it('refuses a bad ACTORS_MUSIC_OUTPUT with exit 2', () => {
     const track = touch(join(dir, 't.wav'))
     const r = actors(dir, ['music', 'play', track], {env: {ACTORS_MUSIC_OUTPUT: 'speakers'}})

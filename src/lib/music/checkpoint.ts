@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {isActorsError} from '../errors.js'
 import type {ProcessIdentity} from '../process-identity.js'
 import {readJsonFile, writeJsonAtomic} from '../state-files.js'
-import type {PlaybackStatus, PlayerName, Track} from './types.js'
+import {PLAYBACK_STATES, type PlaybackStatus, type PlayerName, type Track} from './types.js'
 
 export const PLAYBACK_SCHEMA = 'actors-playback-v1'
 /** Queues of many thousand tracks are fine; a larger file is damage. */
@@ -58,6 +58,9 @@ function checkpointShapeProblem(data: PlaybackCheckpoint): string | undefined {
   if (data.index !== null && (!Number.isInteger(data.index) || data.index < 0)) return 'field "index" is not a non-negative integer'
   if (data.position_seconds !== null && typeof data.position_seconds !== 'number') return 'field "position_seconds" is not a number'
   if (typeof data.paused !== 'boolean') return 'field "paused" is not a boolean'
+  // The fields `status` reports as they are: a value no service could have written is damage.
+  if (!(PLAYBACK_STATES as readonly unknown[]).includes(data.state)) return `field "state" is not one of ${PLAYBACK_STATES.join(', ')}`
+  if (data.volume !== null && data.volume !== undefined && (typeof data.volume !== 'number' || data.volume < 0 || data.volume > 100)) return 'field "volume" is not a number from 0 to 100'
   return undefined
 }
 

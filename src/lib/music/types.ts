@@ -23,7 +23,8 @@ export const PLAYLIST_EXTENSIONS = ['.m3u', '.m3u8', '.pls'] as const
 export type Track = string
 
 /** `state` values: `unknown` only when nothing was ever recorded. */
-export type PlaybackState = 'starting' | 'playing' | 'paused' | 'stopped' | 'unknown'
+export const PLAYBACK_STATES = ['starting', 'playing', 'paused', 'stopped', 'unknown'] as const
+export type PlaybackState = (typeof PLAYBACK_STATES)[number]
 
 /** The public status document (SPEC: Music). Field names are the contract. */
 export interface PlaybackStatus {
