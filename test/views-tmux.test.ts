@@ -182,6 +182,8 @@ describe('in a real terminal', () => {
     expect(end).toContain('more: actors inspect')
     expect(end).not.toContain('waiting for')
     expect(count(term.history(), /^✖ broken failed/m)).toBe(1)
+    // The last Run to end gets its scrollback line too, before the card.
+    expect(count(term.history(), /^✔ later done/m)).toBe(1)
     // Delivered once: the next wait has nothing new.
     expect(actors(home, ['wait', '--json']).json.members).toBe(0)
   })

@@ -31,6 +31,9 @@ export async function showWait<T>(store: StateStore<RunListing>, scope: WaitScop
   try {
     return await wait(async (doc) => {
       unsubscribe()
+      // Read now: the Run that just ended may not have reached the (debounced) store yet,
+      // and every finished Run gets its scrollback line before the card.
+      store.refresh()
       progress = tracker.update(store.snapshot().data)
       card = doc
       instance.rerender(frame())
