@@ -254,6 +254,8 @@ describe('music CLI exit codes', () => {
     const r = actors(join(dir, 'home'), ['control', fresh, 'status', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toMatchObject({state: 'unknown', index: null, count: 0, track: null})
+    // Without --json, one readable line rather than a JSON document.
+    expect(actors(join(dir, 'home'), ['control', fresh, 'status']).stdout).toBe('unknown\n')
     // Other actions on such a directory are not a playback service's: refused as a bad Run reference.
     expect(actors(join(dir, 'home'), ['control', fresh, 'pause']).code).toBe(2)
   })

@@ -31,9 +31,9 @@ export default class Control extends ActorsCommand {
 }
 
 function formatOutcome(outcome: ControlOutcome): string {
-  if ('standalone' in outcome) return JSON.stringify(outcome) + '\n'
+  if ('standalone' in outcome) return formatReply(outcome)
   if ('generation' in outcome) return formatStatus(outcome)
-  if (outcome.handled_by === 'service') return JSON.stringify(outcome.reply) + '\n'
+  if (outcome.handled_by === 'service') return formatReply(outcome.reply)
   const note = outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''
   if (outcome.action === 'pause' || outcome.action === 'resume') {
     process.stderr.write(`actors: ${outcome.action === 'pause' ? 'stopped' : 'continued'} ${outcome.signalled.length} process(es) of ${outcome.run}${note}\n`)
@@ -56,6 +56,22 @@ function formatStatus(s: StatusResult): string {
   if (s.endpoint) lines.push(`endpoint:    ${s.endpoint.path}${s.endpoint.current ? '' : ' (other generation)'}`)
   if (s.controls.pending) lines.push(`pending:     ${s.controls.pending} control(s)`)
   if (s.result) lines.push(`result:      exit ${s.result.exit_code ?? '-'}${s.result.signal ? ` signal ${s.result.signal}` : ''}${s.result.reason ? ` (${s.result.reason})` : ''}`)
+  // A playback service's own view, merged into the status (SPEC: Music).
+  if (typeof s.state === 'string') lines.push(`playback:    ${formatPlayback(s)}`)
   if (s.service !== null) lines.push(`service:     ${JSON.stringify(s.service)}`)
   return lines.join('\n') + '\n'
+}
+
+/** A service's reply: a playback line when it carries playback status, else the reply as one JSON line. */
+function formatReply(reply: Record<string, unknown>): string {
+  const status = typeof reply.state === 'string' ? reply : (reply.status as Record<string, unknown> | undefined)
+  return status && typeof status === 'object' && typeof status.state === 'string' ? `${formatPlayback(status)}\n` : JSON.stringify(reply) + '\n'
+}
+
+/** One line of playback status: state, position in the queue, track, time and volume. */
+function formatPlayback(p: Record<string, unknown>): string {
+  const where = typeof p.index === 'number' && typeof p.count === 'number' ? ` ${p.index + 1}/${p.count}` : ''
+  const clock = (seconds: unknown) => (typeof seconds === 'number' ? `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}` : '-:--')
+  const time = typeof p.position_seconds === 'number' ? `  ${clock(p.position_seconds)} / ${clock(p.duration_seconds)}` : ''
+  return `${p.state}${where}${p.track ? `  ${p.track}` : ''}${time}${typeof p.volume === 'number' ? `  volume ${p.volume}` : ''}`
 }
