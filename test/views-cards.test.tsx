@@ -48,7 +48,7 @@ function batch(rows: BatchRow[], extra: Partial<BatchDocument> = {}): BatchDocum
 }
 
 function summary(run: string, status: string, extra: Partial<RunSummary> = {}): RunSummary {
-  return {run, run_instance_id: `i-${run}`, recipe: null, status, owner: 'default', parent: null, root: run, depth: 0, created_at: '', started_at: null, ended_at: null, duration_ms: 1000, exit_code: null, pid: null, state_dir: `/s/${run}`, ...extra}
+  return {run, run_instance_id: `i-${run}`, recipe: null, status, owner: 'default', parent: null, root: run, depth: 0, created_at: '', started_at: null, ended_at: null, duration_ms: 1000, exit_code: null, pid: null, notification: 'normal', state_dir: `/s/${run}`, ...extra}
 }
 
 describe('CompletionCard', () => {
@@ -94,6 +94,20 @@ describe('wait progress', () => {
     p = tracker.update({runs: [summary('a', 'done'), summary('b', 'failed'), summary('b-child', 'done', {root: 'b'})]})
     expect(p.pending).toEqual([])
     expect(p.finished.map((r) => r.run)).toEqual(['b', 'a', 'b-child'])
+  })
+
+  it('without ids: leaves out silent Runs and, inside a Run, everything but its descendants', () => {
+    const everyone = new WaitTracker({owner: 'default'})
+    const runs = [summary('a', 'running'), summary('quiet', 'running', {notification: 'silent'})]
+    expect(everyone.update({runs}).pending.map((r) => r.run)).toEqual(['a'])
+    const inside = new WaitTracker({owner: 'default', within: {run: 'coord'}})
+    const tree = [
+      summary('coord', 'running'),
+      summary('kid', 'running', {parent: 'coord', root: 'coord'}),
+      summary('grandkid', 'running', {parent: 'kid', root: 'coord'}),
+      summary('stranger', 'running'),
+    ]
+    expect(inside.update({runs: tree}).pending.map((r) => r.run)).toEqual(['kid', 'grandkid'])
   })
 
   it('draws finished Runs into scrollback, pending ones live, then the card in place of the live part', () => {

@@ -39,6 +39,7 @@ function run(id: string, status: string, extra: Partial<RunSummary> = {}): RunSu
     duration_ms: status === 'queued' ? null : status === 'running' ? 0 : 1500,
     exit_code: null,
     pid: 1,
+    notification: 'normal',
     state_dir: `/state/runs/${id}`,
     ...extra,
   }

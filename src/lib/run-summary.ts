@@ -20,6 +20,7 @@ export interface RunSummary {
   duration_ms: number | null
   exit_code: number | null
   pid: number | null
+  notification: 'normal' | 'silent'
   state_dir: string
 }
 
@@ -45,6 +46,7 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     duration_ms: duration,
     exit_code: result?.exit_code ?? (meta.exit_code as number | undefined) ?? null,
     pid: meta.pid ?? null,
+    notification: meta.notification === 'silent' ? 'silent' : 'normal',
     state_dir: state.dir,
   }
 }

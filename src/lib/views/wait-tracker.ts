@@ -11,8 +11,10 @@ import {isTerminal} from '../run-types.js'
 
 export interface WaitScope {
   owner: string
-  /** Explicit Run ids; none = every Run of the owner. */
+  /** Explicit Run ids; none = every Run of the owner (silent ones excepted, as in the batch). */
   ids?: string[]
+  /** Inside a Run: only its descendants (the wait service's scope). */
+  within?: {run: string}
 }
 
 export interface WaitProgress {
@@ -28,17 +30,25 @@ export class WaitTracker {
 
   constructor(private readonly scope: WaitScope) {}
 
-  private inScope(run: RunSummary): boolean {
+  private inScope(run: RunSummary, byId: Map<string, RunSummary>): boolean {
     if (run.owner !== this.scope.owner) return false
-    if (!this.scope.ids?.length) return true
-    return this.scope.ids.includes(run.run) || this.scope.ids.includes(run.root)
+    if (this.scope.ids?.length) return this.scope.ids.includes(run.run) || this.scope.ids.includes(run.root)
+    if (run.notification === 'silent') return false
+    const within = this.scope.within?.run
+    if (!within) return true
+    // A descendant of the waiting Run: its parent chain reaches it.
+    for (let parent = run.parent, hops = 0; parent && hops < 64; parent = byId.get(parent)?.parent ?? null, hops++) {
+      if (parent === within) return true
+    }
+    return false
   }
 
   /** Fold in a new listing. */
   update(listing: Pick<RunListing, 'runs'>): WaitProgress {
     const pending: RunSummary[] = []
+    const byId = new Map(listing.runs.map((run) => [run.run, run]))
     for (const run of listing.runs) {
-      if (!this.inScope(run)) continue
+      if (!this.inScope(run, byId)) continue
       const key = `${run.run}/${run.run_instance_id}`
       if (!isTerminal(run.status)) {
         this.seenLive.add(key)

@@ -13,7 +13,7 @@ export async function waitForBatchLive(request: WaitRequest): Promise<WaitOutcom
   const {showWait} = await importView<typeof import('../../views/wait-live.js')>('wait-live')
   const store = createStateStore(request.home, () => listRunSummaries(request.home), {tickMs: 1000})
   try {
-    return await showWait(store, {owner: request.owner, ids: request.ids}, (print) => waitForBatch(request, print))
+    return await showWait(store, {owner: request.owner, ids: request.ids, within: request.scope}, (print) => waitForBatch(request, print))
   } finally {
     store.close()
   }
