@@ -5,7 +5,7 @@
  */
 import {spawnSync} from 'node:child_process'
 import {execa} from 'execa'
-import {mkdtempSync, readFileSync, rmSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 
@@ -31,6 +31,16 @@ export function removeDir(dir: string): void {
       spawnSync('sleep', ['0.1'])
     }
   }
+}
+
+/** Kill every live Run of a test's state root (best effort), then remove it. */
+export function removeHome(home: string): void {
+  for (const id of existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []) {
+    try {
+      if (['running', 'paused', 'queued'].includes(readJson(join(home, 'runs', id, 'run.json')).status)) actors(home, ['control', id, 'kill'])
+    } catch {}
+  }
+  removeDir(home)
 }
 
 export interface CliResult {

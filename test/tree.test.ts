@@ -3,10 +3,10 @@
  * supervisor puts bin/ on PATH), the limits (depth, budget, max-parallel
  * queue) and the cascade of stop to grandchildren.
  */
-import {existsSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {actors, readJson, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, readJson, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
 
 let homes: string[] = []
 function home(): string {
@@ -15,17 +15,7 @@ function home(): string {
   return dir
 }
 afterEach(() => {
-  for (const dir of homes) {
-    // Best effort: kill anything still running in this home before removing it.
-    for (const id of existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')) : []) {
-      try {
-        const meta = readJson(join(dir, 'runs', id, 'run.json'))
-        if (['running', 'paused', 'queued'].includes(meta.status)) actors(dir, ['control', id, 'kill'])
-      } catch {}
-    }
-    // Supervisors may still be writing their last lines right after a kill: retry the removal.
-    rmSync(dir, {recursive: true, force: true, maxRetries: 10, retryDelay: 100})
-  }
+  for (const dir of homes) removeHome(dir)
   homes = []
 })
 

@@ -5,12 +5,12 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {RUN_SCHEMA} from '../src/lib/run-types.js'
 import {writeJsonAtomic} from '../src/lib/state-files.js'
-import {BIN, actors, actorsAsync, cliEnv, readJson, tempDir, waitFor, waitForResult, type CliResult} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, readJson, tempDir, waitFor, waitForResult, type CliResult, removeHome} from './helpers.js'
 
 let homes: string[] = []
 function home(): string {
@@ -19,15 +19,7 @@ function home(): string {
   return dir
 }
 afterEach(() => {
-  for (const dir of homes) {
-    for (const id of existsSync(join(dir, 'runs')) ? readdirSync(join(dir, 'runs')) : []) {
-      try {
-        if (['running', 'paused', 'queued'].includes(readJson(join(dir, 'runs', id, 'run.json')).status)) actors(dir, ['control', id, 'kill'])
-      } catch {}
-    }
-    // Supervisors may still be writing their last lines right after a kill: retry the removal.
-    rmSync(dir, {recursive: true, force: true, maxRetries: 10, retryDelay: 100})
-  }
+  for (const dir of homes) removeHome(dir)
   homes = []
 })
 
