@@ -135,8 +135,9 @@ describe('locks', () => {
   it('serialises real processes: concurrent read-modify-write loses no increment', async () => {
     const counter = join(dir, 'counter.json')
     writeJsonAtomic(counter, {n: 0})
-    // Two child processes speak the same lock-file protocol (exclusive create, unlink);
-    // this process uses withLockSync. Each side increments 40 times.
+    // Two child processes speak the same lock-file protocol (exclusive create, write, unlink);
+    // this process uses withLockSync. Each side increments 40 times. A lock broken while
+    // held shows up as a lost increment or a worker failing to unlink its own lock.
     const worker = `
       const fs = require('fs');
       const lock = ${JSON.stringify(join(dir, 'counter.lock'))};
@@ -147,13 +148,21 @@ describe('locks', () => {
       const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
       const me = JSON.stringify({pid: process.pid, start, boot});
       for (let i = 0; i < 40; i++) {
-        for (;;) { try { fs.writeFileSync(lock, me, {flag: 'wx'}); break } catch { Atomics.wait(sleeper, 0, 0, 1) } }
+        let fd;
+        for (;;) { try { fd = fs.openSync(lock, 'wx'); break } catch { Atomics.wait(sleeper, 0, 0, 1) } }
+        // Hold the lock file empty for a moment: waiters must not take a fresh, half-written lock for an abandoned one.
+        Atomics.wait(sleeper, 0, 0, 10);
+        fs.writeSync(fd, me); fs.closeSync(fd);
         const n = JSON.parse(fs.readFileSync(file, 'utf8')).n;
         fs.writeFileSync(file + '.tmp' + process.pid, JSON.stringify({n: n + 1}));
         fs.renameSync(file + '.tmp' + process.pid, file);
         fs.unlinkSync(lock);
       }`
-    const children = [0, 1].map(() => spawn(process.execPath, ['-e', worker]))
+    // Listen for the exits at once: a fast child may end while this loop still runs.
+    const exits = [0, 1].map(() => {
+      const child = spawn(process.execPath, ['-e', worker], {timeout: 30_000})
+      return new Promise((resolve) => child.on('exit', resolve))
+    })
     for (let i = 0; i < 40; i++) {
       withLockSync(join(dir, 'counter.lock'), () => {
         const n = readJsonFile<{n: number}>(counter)!.n
@@ -161,7 +170,8 @@ describe('locks', () => {
       })
       await new Promise((r) => setImmediate(r))
     }
-    await Promise.all(children.map((c) => new Promise((r) => c.on('exit', r))))
+    const codes = await Promise.all(exits)
+    expect(codes).toEqual([0, 0])
     expect(readJsonFile<{n: number}>(counter)!.n).toBe(120)
   })
 

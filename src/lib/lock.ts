@@ -3,7 +3,7 @@
  * holding the owner's process identity. A lock whose owner is dead (or whose
  * pid was recycled) is stale and is broken; a live owner is waited for.
  */
-import {closeSync, openSync, readFileSync, unlinkSync, writeSync, renameSync} from 'node:fs'
+import {closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 
@@ -80,29 +80,43 @@ export interface LockOptions {
 function contention(lockFile: string, options: LockOptions): () => number {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000)
   let delay = 1
-  let tornSince = 0
+  // The torn file being timed, by inode and change time: a fresh lock file
+  // that happens to be caught mid-write is a different file and restarts the clock.
+  let torn: {file: string; since: number} | undefined
   return () => {
     breakIfStale(lockFile)
     if (Date.now() > deadline) {
       throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
     }
-    // A lock file that stays unreadable for a second is an abandoned torn write.
-    try {
-      JSON.parse(readFileSync(lockFile, 'utf8'))
-      tornSince = 0
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
-        tornSince ||= Date.now()
-        if (Date.now() - tornSince > 1000) {
-          try {
-            unlinkSync(lockFile)
-          } catch {}
-        }
-      }
+    const unreadable = tornLockFile(lockFile)
+    if (unreadable === undefined) torn = undefined
+    else if (torn?.file !== unreadable) torn = {file: unreadable, since: Date.now()}
+    else if (Date.now() - torn.since > 1000) {
+      // The same file stayed unreadable for a second: an abandoned torn write.
+      try {
+        unlinkSync(lockFile)
+      } catch {}
+      torn = undefined
     }
     const wait = delay
     delay = Math.min(delay * 2, 20)
     return wait
+  }
+}
+
+/** An identifier of the lock file when it exists but does not parse, else undefined. */
+function tornLockFile(lockFile: string): string | undefined {
+  try {
+    JSON.parse(readFileSync(lockFile, 'utf8'))
+    return undefined
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+  }
+  try {
+    const stat = statSync(lockFile, {bigint: true})
+    return `${stat.ino}:${stat.ctimeNs}`
+  } catch {
+    return undefined
   }
 }
 
