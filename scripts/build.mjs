@@ -1,7 +1,9 @@
 // Bundle with esbuild for fast start-up.
-//  - dist/cli.cjs: the whole CLI as one CommonJS file. bin/actors loads it
-//    through V8's code cache (dist/cli.cache), which roughly halves start-up
-//    compared with compiling an ES module bundle on every invocation.
+//  - dist/fast.cjs: the hot commands without oclif (src/fast.ts), which
+//    bin/actors tries first.
+//  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
+//    else. bin/actors loads both through V8's code cache (dist/*.cache), which
+//    roughly halves start-up compared with compiling on every invocation.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
@@ -50,6 +52,14 @@ const debugOnlyWhenAsked = {
   },
 }
 
+/** The fast front end must never bundle oclif: not loading it is its whole point. */
+const noOclif = {
+  name: 'no-oclif',
+  setup(b) {
+    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast.cjs must not load oclif (keep oclif in src/commands and src/base-command.ts)`}]}))
+  },
+}
+
 const shared = {
   bundle: true,
   platform: 'node',
@@ -76,6 +86,7 @@ const commonJs = {
   banner: {js: "const __actorsModuleUrl = require('node:url').pathToFileURL(__filename).href;"},
 }
 await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked]})
+await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif]})
 await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
 await build({
   ...shared,

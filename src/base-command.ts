@@ -1,27 +1,22 @@
 /**
- * The base of every command: the global flags (`--home`, `--json`) and the
- * single place where errors become messages and exit codes. ActorsErrors are
- * user-facing (message + fix, documented exit code, no stack trace); oclif's
- * own parse errors are usage errors (exit 2); anything else is a bug.
+ * The base of every oclif command: the global flags (`--home`, `--json`) and
+ * errors turned into messages and exit codes (by reportError, shared with the
+ * fast front end). `commandFromDefinition` makes an oclif command out of a
+ * plain command definition (src/lib/cli/definition.ts).
  */
-import {Command, Flags} from '@oclif/core'
+import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
+import {HOME_FLAG, reportError, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
+import {resolveHome} from './lib/home.js'
+import {printJson} from './lib/output.js'
 
 type FlagOutput = {[name: string]: unknown}
 type ArgOutput = {[name: string]: unknown}
-import {isActorsError, EXIT} from './lib/errors.js'
-import {resolveHome} from './lib/home.js'
-import {printJson} from './lib/output.js'
 
 export abstract class ActorsCommand extends Command {
   static enableJsonFlag = true
 
-  static baseFlags = {
-    home: Flags.string({
-      description: 'state root (default: $ACTORS_HOME, else $XDG_STATE_HOME/actors, else ~/.local/state/actors)',
-      helpGroup: 'GLOBAL',
-    }),
-  }
+  static baseFlags = {home: Flags.string({description: HOME_FLAG.description, helpGroup: 'GLOBAL'})}
 
   /**
    * oclif reads stdin (with a 10 ms timeout) to fill a missing positional
@@ -49,30 +44,50 @@ export abstract class ActorsCommand extends Command {
     printJson(json)
   }
 
-  override async catch(error: Error & {exitCode?: number; oclif?: {exit?: number}}): Promise<void> {
-    const json = this.jsonEnabled()
-    if (isActorsError(error)) {
-      process.exitCode = error.exitCode
-      process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
-      if (json) printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
-      return
-    }
-    const oclifExit = error.oclif?.exit
-    if (oclifExit !== undefined || error.name === 'CLIError' || /Parse|Flag|Arg/.test(error.constructor?.name ?? '')) {
-      // oclif parser errors (unknown flag, missing argument, bad option value): usage, exit 2.
-      const code = oclifExit === 0 ? 0 : EXIT.usage
-      process.exitCode = code
-      if (code !== 0) {
-        process.stderr.write(`actors: ${error.message.trim()}\n  fix: see \`actors ${this.id?.replaceAll(':', ' ') ?? ''} --help\`\n`)
-        if (json) printJson({error: {message: error.message.trim(), exit_code: code, fix: `actors ${this.id ?? ''} --help`}})
+  override async catch(error: Error): Promise<void> {
+    // A parse error is reported here; without this, oclif (under NODE_ENV=development or test)
+    // adds a warning that the command "did not parse its arguments".
+    this.parsed = true
+    reportError(error, this.jsonEnabled(), this.id)
+  }
+}
+
+/** An oclif command class serving `definition`: oclif parses, then the definition runs. */
+export function commandFromDefinition(definition: AnyCommandDefinition): typeof ActorsCommand {
+  return class extends ActorsCommand {
+    static override summary = definition.summary
+    static override description = definition.description
+    static override examples = definition.examples
+    static override strict = definition.strict !== false
+    static override args = Object.fromEntries(
+      Object.entries(definition.args as Record<string, ArgDefinition>).map(([name, arg]) => [name, Args.string({description: arg.description, required: arg.required ?? false})]),
+    )
+    static override flags = Object.fromEntries(Object.entries(definition.flags as Record<string, FlagDefinition>).map(([name, flag]) => [name, oclifFlag(flag)]))
+
+    async run(): Promise<unknown> {
+      const parsed = await this.parse()
+      const dash = this.argv.indexOf('--')
+      const flags: Record<string, unknown> = {...parsed.flags}
+      for (const [name, flag] of Object.entries(definition.flags as Record<string, FlagDefinition>)) if (flag.type === 'boolean') flags[name] ??= false
+      const invocation: Invocation = {
+        args: parsed.args as Invocation['args'],
+        argv: parsed.argv as string[],
+        passthrough: dash === -1 ? undefined : this.argv.slice(dash + 1),
+        flags: flags as Invocation['flags'],
+        json: this.jsonEnabled(),
       }
-      return
+      return definition.run(invocation)
     }
-    if ((error as NodeJS.ErrnoException).code === 'EEXIT') return
-    process.exitCode = EXIT.failed
-    process.stderr.write(`actors: internal error: ${error.message}\n`)
-    if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
-    else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
-    if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})
+  }
+}
+
+function oclifFlag(flag: FlagDefinition) {
+  switch (flag.type) {
+    case 'boolean':
+      return Flags.boolean({description: flag.description, char: flag.char as Interfaces.AlphabetLowercase | undefined})
+    case 'integer':
+      return Flags.integer({description: flag.description, min: flag.min, max: flag.max})
+    case 'string':
+      return Flags.string({description: flag.description})
   }
 }

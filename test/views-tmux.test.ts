@@ -129,18 +129,18 @@ describe('in a real terminal', () => {
   })
 
   it('inspect --tree --watch shows the forest with a queued child, and Ctrl-C leaves a clean terminal', async () => {
-    // c1 runs until the test opens its gate, so "c1 running, c2 queued" is seen however slow the machine.
-    const gate = join(home, 'gate-c1')
-    const child = (name: string, ...command: string[]) => `${process.execPath} ${BIN} run --name ${name} -- ${command.join(' ')}`
-    const c1 = child('c1', 'sh', '-c', quote(`while [ ! -e ${gate} ]; do sleep 0.05; done`))
-    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${c1}; ${child('c2', 'sleep', '2')}; sleep 4`])
+    // Each child runs until the test opens its gate, so every state is seen however slow the machine.
+    const gate = (name: string) => join(home, `gate-${name}`)
+    const child = (name: string) => `${process.execPath} ${BIN} run --name ${name} -- sh -c ${quote(`while [ ! -e ${gate(name)} ]; do sleep 0.05; done`)}`
+    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${child('c1')}; ${child('c2')}; sleep 4`])
     const term = new Terminal(home)
     term.run('bin/actors inspect --tree --watch')
     const screen = await term.until((s) => /├─ c1\s+running/.test(s) && /└─ c2\s+queued/.test(s), 'c1 running and c2 queued under coord')
     expect(screen).toMatch(/● coord\s+running/)
     expect(screen).toMatch(/RUN\s+STATUS\s+DURATION\s+USAGE/)
-    writeFileSync(gate, '')
+    writeFileSync(gate('c1'), '')
     await term.until((s) => /├─ c1\s+done/.test(s) && /└─ c2\s+running/.test(s), 'c2 to start once c1 is done')
+    writeFileSync(gate('c2'), '')
     expect(count(term.history(), /c2/)).toBe(1)
     term.keys('C-c')
     await term.until((s) => /^\$ ?$/m.test(s.split('Run tree')[1] ?? ''), 'the prompt after Ctrl-C')

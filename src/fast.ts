@@ -1,0 +1,30 @@
+/**
+ * The fast front end (bundled to dist/fast.cjs, which bin/actors loads first).
+ * It serves the hot commands (run, inspect, control, wait, emit, logs) without
+ * loading oclif, whose start-up alone costs about 25 ms, more than the whole
+ * launch budget. It takes only invocations it can parse exactly as oclif would
+ * (src/lib/cli/parse-argv.ts); anything else (help, a bad flag, another
+ * command) returns false and bin/actors hands the argv to the oclif CLI, so
+ * help and every parse error still come from oclif.
+ */
+import {printResult, reportError} from './lib/cli/definition.js'
+import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
+import {parseInvocation} from './lib/cli/parse-argv.js'
+
+/** Serve `argv` (without node and script) if it is a clean hot-command invocation; false otherwise. */
+export async function run(argv: string[]): Promise<boolean> {
+  if (process.env.ACTORS_FAST === '0') return false
+  const definition = Object.hasOwn(HOT_COMMANDS, argv[0] ?? '') ? HOT_COMMANDS[argv[0]] : undefined
+  const invocation = definition && parseInvocation(definition, argv.slice(1))
+  if (!definition || !invocation) return false
+  // As oclif does: a reader that closes the pipe early (`| head`) is not an error.
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error
+  })
+  try {
+    printResult(await definition.run(invocation), invocation.json)
+  } catch (error) {
+    reportError(error as Error, invocation.json, definition.id)
+  }
+  return true
+}

@@ -1,0 +1,111 @@
+/**
+ * A command as plain data: its flags, arguments and the function that does the
+ * work. The hot commands (run, inspect, control, wait, emit, logs) are written
+ * this way so that two front ends can serve them from one definition:
+ *  - src/base-command.ts turns a definition into an oclif command (help,
+ *    manifest, every error message about flags);
+ *  - src/fast.ts parses clean invocations itself and runs them without loading
+ *    oclif at all, because oclif's start-up alone costs more than the whole
+ *    launch budget (see docs/runs.md, "Start-up").
+ * Definitions must not import oclif.
+ */
+import {EXIT, isActorsError} from '../errors.js'
+import {printJson} from '../output.js'
+
+export type FlagDefinition =
+  | {type: 'boolean'; description: string; char?: string}
+  | {type: 'string'; description: string}
+  | {type: 'integer'; description: string; min?: number; max?: number}
+
+export interface ArgDefinition {
+  description: string
+  required?: boolean
+}
+
+type FlagValue<D extends FlagDefinition> = D['type'] extends 'boolean' ? boolean : D['type'] extends 'integer' ? number | undefined : string | undefined
+
+/** What a command's `run` receives, the same whichever front end parsed it. */
+export interface Invocation<F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>, A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>> {
+  args: {[K in keyof A]: string | undefined}
+  /** Every positional token in order, including those after `--` (commands that take a variable number read these). */
+  argv: string[]
+  /** The tokens after the first `--`, or undefined when there is none (`actors run -- COMMAND`). */
+  passthrough: string[] | undefined
+  flags: {[K in keyof F]: FlagValue<F[K]>} & {home: string | undefined}
+  /** `--json` given (before any `--`), or ACTORS_CONTENT_TYPE=json. */
+  json: boolean
+}
+
+export interface CommandDefinition<F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>, A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>> {
+  /** The oclif id: words joined by ':' (`music:play`). */
+  id: string
+  summary: string
+  description?: string
+  examples: string[]
+  /** false: any number of positional tokens (collected in `argv`). */
+  strict?: boolean
+  args: A
+  flags: F
+  /** Do the work. A returned value is printed as the JSON document under --json. */
+  run(invocation: Invocation<F, A>): Promise<unknown>
+}
+
+/** Any definition, whatever its flags and arguments (what the front ends take). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyCommandDefinition = CommandDefinition<any, any>
+
+/** Identity function that lets TypeScript infer a definition's flag and argument types. */
+export function defineCommand<const F extends Record<string, FlagDefinition>, const A extends Record<string, ArgDefinition>>(
+  definition: CommandDefinition<F, A>,
+): CommandDefinition<F, A> {
+  return definition
+}
+
+/** The flag every command takes besides `--json`. */
+export const HOME_FLAG = {
+  type: 'string',
+  description: 'state root (default: $ACTORS_HOME, else $XDG_STATE_HOME/actors, else ~/.local/state/actors)',
+} as const satisfies FlagDefinition
+
+/** oclif's rule for `--json`: present before any `--`, or the CLI's CONTENT_TYPE variable says json. */
+export function jsonRequested(argv: string[], env: NodeJS.ProcessEnv = process.env): boolean {
+  if (env.ACTORS_CONTENT_TYPE?.toLowerCase() === 'json') return true
+  const end = argv.indexOf('--')
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
+}
+
+/** Print a command's result the way oclif does: as JSON under --json, when there is one. */
+export function printResult(result: unknown, json: boolean): void {
+  if (result && json) printJson(result)
+}
+
+/**
+ * The single place where a failure becomes a message and an exit code.
+ * ActorsErrors are user-facing (message, fix, documented exit code, no stack
+ * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
+ */
+export function reportError(error: Error & {code?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+  if (isActorsError(error)) {
+    process.exitCode = error.exitCode
+    process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
+    if (json) printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
+    return
+  }
+  const oclifExit = error.oclif?.exit
+  if (oclifExit !== undefined || error.name === 'CLIError' || /Parse|Flag|Arg/.test(error.constructor?.name ?? '')) {
+    const code = oclifExit === 0 ? 0 : EXIT.usage
+    process.exitCode = code
+    if (code !== 0) {
+      const id = commandId?.replaceAll(':', ' ') ?? ''
+      process.stderr.write(`actors: ${error.message.trim()}\n  fix: see \`actors ${id} --help\`\n`)
+      if (json) printJson({error: {message: error.message.trim(), exit_code: code, fix: `actors ${id} --help`}})
+    }
+    return
+  }
+  if (error.code === 'EEXIT') return
+  process.exitCode = EXIT.failed
+  process.stderr.write(`actors: internal error: ${error.message}\n`)
+  if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
+  else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
+  if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})
+}

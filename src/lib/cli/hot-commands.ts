@@ -1,0 +1,17 @@
+/** The commands the fast front end serves (src/fast.ts); every other command goes to oclif. */
+import {controlCommand} from './control.js'
+import type {AnyCommandDefinition} from './definition.js'
+import {emitCommand} from './emit.js'
+import {inspectCommand} from './inspect.js'
+import {logsCommand} from './logs.js'
+import {runCommand} from './run.js'
+import {waitCommand} from './wait.js'
+
+export const HOT_COMMANDS: Record<string, AnyCommandDefinition> = {
+  control: controlCommand,
+  emit: emitCommand,
+  inspect: inspectCommand,
+  logs: logsCommand,
+  run: runCommand,
+  wait: waitCommand,
+}

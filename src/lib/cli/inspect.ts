@@ -1,0 +1,119 @@
+/** `actors inspect`: the Run table, one Run in detail, or the Run tree (live with --watch). */
+import {importView} from '../esm-import.js'
+import {resolveHome} from '../home.js'
+import {defineCommand} from './definition.js'
+import {formatDuration} from '../duration.js'
+import {inspectRun, listRunSummaries, parseStatusFilter, type RunDetail} from '../inspect.js'
+import {decideOutput, printableLine, type OutputMode} from '../output.js'
+import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
+import {formatRunTable, watchRunsPlain, type WatchedListing} from '../views/runs-plain.js'
+import {createStateStore, type StateStore} from '../views/runs-store.js'
+import {buildForest} from '../tree/forest.js'
+import {renderForest} from '../tree/render.js'
+
+export const inspectCommand = defineCommand({
+  id: 'inspect',
+  summary: 'Show Runs: a table, one Run in detail, or the Run tree',
+  examples: ['<%= config.bin %> inspect', '<%= config.bin %> inspect build-1 --json', '<%= config.bin %> inspect --status running,paused'],
+  args: {run: {description: 'Run id or state dir'}},
+  flags: {
+    status: {type: 'string', description: 'only Runs with these statuses (comma-separated)'},
+    tree: {type: 'boolean', description: 'show the Run forest (or the subtree of RUN)'},
+    watch: {type: 'boolean', description: 'live view until interrupted'},
+  },
+
+  async run({args, flags, json}) {
+    const home = resolveHome(flags.home)
+    if (flags.watch) return watch(home, flags, args.run, json)
+    if (flags.tree) {
+      const forest = buildForest(home, args.run)
+      if (!json) {
+        process.stdout.write(renderForest(forest.forest))
+        if (!forest.forest.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
+        for (const d of forest.damaged) process.stderr.write(`actors: skipped ${d.state_dir}: ${d.error}\n`)
+      }
+      return forest
+    }
+    if (args.run) {
+      const detail = inspectRun(home, args.run)
+      if (!json) process.stdout.write(formatDetail(detail))
+      return detail
+    }
+    const listing = listRunSummaries(home, parseStatusFilter(flags.status))
+    if (!json) {
+      process.stdout.write(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
+      if (!listing.runs.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
+      for (const d of listing.damaged) process.stderr.write(`actors: skipped ${d.state_dir}: ${d.error}\n`)
+    }
+    return listing
+  },
+})
+
+/**
+ * `--watch` (`--tree --watch`, or `RUN --watch` for its subtree): the Ink
+ * view on a TTY; otherwise the same text as without --watch, printed again
+ * after every change (NDJSON snapshots under --json), until SIGINT or SIGTERM.
+ */
+async function watch(home: string, flags: {tree: boolean; status?: string}, ref: string | undefined, json: boolean): Promise<undefined> {
+  const mode = decideOutput(json)
+  if (flags.tree || ref !== undefined) {
+    // The store reads once on creation: an unknown RUN fails fast there (exit 4), before any watching.
+    await watchStore(mode, createStateStore(home, () => buildForest(home, ref), {tickMs: mode === 'ink' ? 1000 : 0}), {
+      title: `actors · Run tree${ref ? ` of ${ref}` : ''} · ${home}`,
+      layout: 'tree',
+      toRows: treeRows,
+      format: (forest) => renderForest(forest.forest),
+    })
+    return undefined
+  }
+  const statuses = parseStatusFilter(flags.status)
+  await watchStore(mode, createStateStore(home, () => listRunSummaries(home, statuses), {tickMs: mode === 'ink' ? 1000 : 0}), {
+    title: `actors · Runs · ${home}`,
+    layout: 'table',
+    toRows: tableRows,
+    format: (listing, clock) => formatRunTable(tableRows(listing), 'table', clock),
+  })
+  return undefined
+}
+
+async function watchStore<T extends WatchedListing>(
+  mode: OutputMode,
+  store: StateStore<T>,
+  view: {title: string; layout: Layout; toRows: (data: T) => RunRow[]; format: (data: T, clock: Clock) => string},
+): Promise<void> {
+  try {
+    if (mode === 'ink') {
+      const {showRunsLive} = await importView<typeof import('../../views/runs-live.js')>('runs-live')
+      await showRunsLive(store, view)
+      return
+    }
+    const stop = new AbortController()
+    const end = () => stop.abort()
+    process.once('SIGINT', end)
+    process.once('SIGTERM', end)
+    await watchRunsPlain(store, {json: mode === 'json', toRows: view.toRows, format: view.format, write: (text) => process.stdout.write(text), signal: stop.signal})
+  } finally {
+    store.close()
+  }
+}
+
+function formatDetail(d: RunDetail): string {
+  const lines = [
+    `run:        ${d.run}`,
+    `instance:   ${d.run_instance_id}`,
+    `recipe:     ${d.recipe ?? '(ad-hoc)'}`,
+    `status:     ${d.status}${d.exit_code !== null ? ` (exit ${d.exit_code})` : ''}${d.result?.reason ? ` reason ${d.result.reason}` : ''}`,
+    `argv:       ${JSON.stringify(d.meta.argv)}`,
+    `started:    ${d.started_at ?? '-'}`,
+    `duration:   ${formatDuration(d.duration_ms ?? undefined)}`,
+    `parent:     ${d.parent ?? '-'}`,
+    `state dir:  ${d.state_dir}`,
+  ]
+  if (d.controls.length) lines.push(`controls:   ${d.controls.join(', ')}`)
+  for (const a of d.artifacts) lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
+  if (d.trace.length) {
+    lines.push('trace:')
+    for (const e of d.trace) lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${printableLine(e.summary)}` : ''}`)
+  }
+  return lines.join('\n') + '\n'
+}

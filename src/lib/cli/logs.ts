@@ -1,0 +1,33 @@
+/** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
+import {followToEnd} from '../follow-output.js'
+import {resolveHome, resolveRunRef} from '../home.js'
+import {tailFile, type StreamName} from '../logs.js'
+import {requireRun, runFile} from '../run-store.js'
+import {defineCommand} from './definition.js'
+
+export const logsCommand = defineCommand({
+  id: 'logs',
+  summary: "Print a Run's output (stdout; --stderr for stderr)",
+  examples: ['<%= config.bin %> logs build-1 --tail 50', '<%= config.bin %> logs build-1 --follow'],
+  args: {run: {description: 'Run id or state dir', required: true}},
+  flags: {
+    follow: {type: 'boolean', char: 'f', description: 'keep printing output as it arrives until the Run ends'},
+    stderr: {type: 'boolean', description: 'stderr instead of stdout'},
+    tail: {type: 'integer', description: 'only the last N lines', min: 0},
+  },
+
+  async run({args, flags, json}) {
+    const home = resolveHome(flags.home)
+    const state = requireRun(home, resolveRunRef(home, args.run!))
+    const stream: StreamName = flags.stderr ? 'stderr' : 'stdout'
+    if (flags.follow) {
+      // With --tail, start from the last N lines; otherwise from the beginning.
+      const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
+      await followToEnd(state.dir, {streams: [stream], json, fromStart: flags.tail === undefined, head})
+      return undefined
+    }
+    const text = tailFile(runFile(state.dir, stream), flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? 64 * 1024 * 1024 : undefined)
+    if (!json) process.stdout.write(text)
+    return {run: state.meta.run, stream, text}
+  },
+})

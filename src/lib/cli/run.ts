@@ -1,0 +1,83 @@
+/** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
+import {resolveAdHoc} from '../ad-hoc.js'
+import {parseDuration} from '../duration.js'
+import {usageError} from '../errors.js'
+import {followToEnd} from '../follow-output.js'
+import type {LaunchResult} from '../launch.js'
+import {lineageFromEnv} from '../lineage.js'
+import {findRecipe, recipeRoots, resolveRecipe} from '../recipes/index.js'
+import {launchPrepared, type PreparedLaunch} from '../run-launcher.js'
+import {waitAndShow} from '../wait/print.js'
+import {resolveHome} from '../home.js'
+import {defineCommand} from './definition.js'
+
+export const runCommand = defineCommand({
+  id: 'run',
+  summary: 'Launch a Recipe (or an ad-hoc command after --) as a supervised Run',
+  description: 'Returns once the Run is durable and started (or queued): {run, run_instance_id, state_dir, status, pid}.',
+  examples: ['<%= config.bin %> run demo', '<%= config.bin %> run hello name=world --json | jq -r .state_dir', '<%= config.bin %> run --name build -- make -j2'],
+  strict: false,
+  args: {recipe: {description: 'Recipe name (or path), followed by NAME=VALUE arguments'}},
+  flags: {
+    name: {type: 'string', description: 'Run id (letters, digits, _ . -)'},
+    cwd: {type: 'string', description: 'working directory of the command'},
+    timeout: {type: 'string', description: 'end the Run after this long (500ms, 30s, 5m, 1h)'},
+    retry: {type: 'integer', description: 'total attempts when the command fails', min: 1, max: 100},
+    silent: {type: 'boolean', description: 'never report this Run in a completion batch'},
+    'max-parallel': {type: 'integer', description: 'children of this Run running at once (more wait as queued)', min: 1},
+    'budget-tokens': {type: 'integer', description: 'token budget for the whole tree rooted here', min: 1},
+    recipes: {type: 'string', description: 'extra Recipe root searched first'},
+    wait: {type: 'boolean', description: 'block until the Run ends, then print its completion batch'},
+    follow: {type: 'boolean', description: "stream the Run's output while it runs"},
+  },
+
+  async run({args, argv, passthrough, flags, json}) {
+    const home = resolveHome(flags.home)
+    // `run -- COMMAND`: the command is everything after `--` (a Recipe name, if any, comes before it).
+    const adHoc = passthrough !== undefined && argv.length === passthrough.length
+    let prepared: PreparedLaunch
+    if (adHoc) {
+      const command = passthrough
+      prepared = {idHint: command[0] ?? 'run', recipe: null, recipeFile: null, resolve: () => resolveAdHoc(command)}
+    } else {
+      if (args.recipe === undefined) throw usageError('missing Recipe name', 'actors run RECIPE [NAME=VALUE ...] or actors run -- COMMAND [ARG ...]; list Recipes with `actors recipes`')
+      const recipe = findRecipe(args.recipe, recipeRoots({recipesFlag: flags.recipes, home}))
+      const values = argv.slice(1)
+      prepared = {idHint: recipe.name, recipe: recipe.name, recipeFile: recipe.file, resolve: (runtime) => resolveRecipe(recipe, values, runtime)}
+    }
+    const launched = launchPrepared(home, prepared, {
+      name: flags.name,
+      cwd: flags.cwd,
+      timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
+      retry: flags.retry,
+      silent: flags.silent,
+      maxParallel: flags['max-parallel'],
+      budgetTokens: flags['budget-tokens'],
+    })
+    return afterLaunch(home, launched, flags, json)
+  },
+})
+
+/** Print the launch, then follow or wait when asked. */
+async function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean; follow: boolean}, json: boolean): Promise<unknown> {
+  if (flags.follow) {
+    if (json) process.stdout.write(JSON.stringify({type: 'launched', ...launched}) + '\n')
+    else process.stderr.write(`actors: started ${launched.run} (${launched.state_dir})\n`)
+    // Interrupting the view stops following only; the Run keeps going.
+    await followToEnd(launched.state_dir, {streams: ['stdout', 'stderr'], json, fromStart: true})
+    return undefined
+  }
+  if (flags.wait) {
+    // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
+    if (!json) process.stderr.write(`actors: ${launched.status} ${launched.run}; waiting for it to end\n`)
+    const request = {home, owner: lineageFromEnv().owner, ids: [launched.run], any: false}
+    const outcome = await waitAndShow(request, json, {launched})
+    process.exitCode = outcome.exitCode
+    return undefined
+  }
+  if (!json) {
+    process.stdout.write(`${launched.run}\n`)
+    process.stderr.write(`actors: ${launched.status} ${launched.run} in ${launched.state_dir}\n`)
+  }
+  return launched
+}

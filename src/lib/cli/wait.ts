@@ -1,0 +1,42 @@
+/** `actors wait`: block until Runs are terminal, then print one completion batch. */
+import {parseDuration} from '../duration.js'
+import {resolveHome, resolveRunRef} from '../home.js'
+import {lineageFromEnv} from '../lineage.js'
+import {waitAndShow} from '../wait/print.js'
+import {defineCommand} from './definition.js'
+
+export const waitCommand = defineCommand({
+  id: 'wait',
+  summary: 'Block until Runs are terminal, then print one completion batch',
+  description:
+    'Default: every unreported Run of the current owner (ACTORS_OWNER, default "default"); inside a Run, its descendants. ' +
+    'Members are marked reported once printed, so the next wait never repeats them. ' +
+    'Exit 0; 1 when a member failed, was killed or exited; 124 on timeout with nothing ready; 4 when every RUN is unknown.',
+  examples: ['<%= config.bin %> wait', '<%= config.bin %> wait build-1 test-2 --json', '<%= config.bin %> wait --any --timeout 30s'],
+  strict: false,
+  args: {run: {description: 'Run ids or state dirs to wait for (default: all unreported Runs of the owner)'}},
+  flags: {
+    any: {type: 'boolean', description: 'return once at least one Run is terminal'},
+    timeout: {type: 'string', description: 'give up after this long (500ms, 30s, 5m); exit 124 when nothing was ready'},
+  },
+
+  async run({argv, flags, json}) {
+    const home = resolveHome(flags.home)
+    const lineage = lineageFromEnv()
+    const request = {
+      home,
+      owner: lineage.owner,
+      ids: argv.length > 0 ? [...new Set(argv.map((ref) => resolveRunRef(home, ref)))] : undefined,
+      any: flags.any,
+      timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
+      scope: lineage.parent,
+    }
+    // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
+    const outcome = await waitAndShow(request, json)
+    const doc = outcome.document
+    if (outcome.exitCode === 4) process.stderr.write(`actors: no Run ${doc.unknown.join(', ')} of owner ${doc.owner}\n  fix: list Runs with \`actors inspect\`\n`)
+    if (outcome.exitCode === 124) process.stderr.write(`actors: timed out after ${flags.timeout} with nothing ready (${doc.pending_count} still live)\n`)
+    process.exitCode = outcome.exitCode
+    return undefined
+  },
+})

@@ -1,0 +1,155 @@
+/**
+ * The fast front end (dist/fast.cjs) serves the hot commands without oclif.
+ * These tests prove three things: it parses exactly what oclif would (or
+ * declines), a hot command answers the same through either front end, and the
+ * fast path really never loads the oclif bundle.
+ */
+import {spawnSync} from 'node:child_process'
+import {cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
+import {parseInvocation} from '../src/lib/cli/parse-argv.js'
+import {actors, cliEnv, type CliResult, removeDir, removeHome, ROOT, tempDir, waitForResult} from './helpers.js'
+
+describe('the fast parser', () => {
+  const run = HOT_COMMANDS.run
+  const parse = (command: string, tokens: string[], env: NodeJS.ProcessEnv = {}) => parseInvocation(HOT_COMMANDS[command], tokens, env)
+
+  it('parses clean invocations into the same shape oclif gives', () => {
+    expect(parseInvocation(run, ['--name', 'b1', '--retry=3', '--wait', '--', 'make', '--json', '-j2'], {})).toEqual({
+      args: {recipe: 'make'},
+      argv: ['make', '--json', '-j2'],
+      passthrough: ['make', '--json', '-j2'],
+      flags: {name: 'b1', retry: 3, wait: true, silent: false, follow: false},
+      // --json after `--` belongs to the command, not to actors.
+      json: false,
+    })
+    expect(parse('run', ['demo', 'count=3', '--json'])).toMatchObject({args: {recipe: 'demo'}, argv: ['demo', 'count=3'], passthrough: undefined, json: true})
+    expect(parse('logs', ['r1', '-f', '--tail', '0'])).toMatchObject({args: {run: 'r1'}, flags: {follow: true, tail: 0, stderr: false}})
+    expect(parse('control', ['r1', 'volume', '40', '--home', '/tmp/h'])).toMatchObject({args: {run: 'r1', action: 'volume', value: '40'}, flags: {home: '/tmp/h'}})
+    expect(parse('inspect', [], {ACTORS_CONTENT_TYPE: 'JSON'})?.json).toBe(true)
+    expect(parse('wait', ['a', 'b', '--any'])).toMatchObject({argv: ['a', 'b'], flags: {any: true}})
+  })
+
+  it('declines everything oclif has its own rules or messages for', () => {
+    const declined = [
+      ['run', ['--help']],
+      ['run', ['-h']],
+      ['run', ['--bogus', '--', 'true']],
+      ['run', ['--name']],
+      ['run', ['--name', '--wait', '--', 'true']],
+      ['run', ['--name', '-x', '--', 'true']],
+      ['run', ['--name', 'a', '--name', 'b']],
+      ['run', ['--wait=yes', '--', 'true']],
+      ['run', ['--retry', '0', '--', 'true']],
+      ['run', ['--retry', '101', '--', 'true']],
+      ['run', ['--retry', '2.5', '--', 'true']],
+      ['run', ['--retry', '-1', '--', 'true']],
+      ['logs', ['r1', '-fx']],
+      ['logs', []],
+      ['control', ['r1']],
+      ['control', ['r1', 'volume', '40', 'extra']],
+      ['control', ['r1', '--', 'status']],
+      ['inspect', ['-5']],
+      ['emit', ['x', '--json', '--json']],
+    ] as const
+    for (const [command, tokens] of declined) expect(parse(command, [...tokens]), `${command} ${tokens.join(' ')}`).toBeUndefined()
+  })
+
+  it('bin/actors sends exactly the commands the fast front end serves', () => {
+    const bin = readFileSync(join(ROOT, 'bin', 'actors'), 'utf8')
+    const listed = JSON.parse(bin.match(/const HOT = new Set\((\[[^\]]*\])\)/)![1].replaceAll("'", '"'))
+    expect([...listed].sort()).toEqual(Object.keys(HOT_COMMANDS).sort())
+  })
+})
+
+/** Exit code and output, with what differs between any two invocations (batch ids, clock times) blanked. */
+function normalised(r: CliResult) {
+  const blank = (text: string) =>
+    text
+      .replace(/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g, '<uuid>')
+      .replace(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z/g, '<time>')
+      .replace(/batch [0-9a-f]{8}/g, 'batch <id>')
+  return {code: r.code, stdout: blank(r.stdout), stderr: blank(r.stderr)}
+}
+
+describe('either front end', () => {
+  let home: string
+  beforeAll(async () => {
+    home = tempDir()
+    const r = actors(home, ['run', '--json', '--name', 'done-1', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
+    await waitForResult(r.json.state_dir)
+  })
+  afterAll(() => removeHome(home))
+
+  it('answers every hot command alike: output, messages and exit code', () => {
+    const cases = [
+      ['inspect', '--json'],
+      ['inspect', 'done-1', '--json'],
+      ['inspect', '--tree'],
+      ['inspect', '--status', 'bogus'],
+      ['inspect', 'nope'],
+      ['logs', 'done-1', '--stderr'],
+      ['logs', 'done-1', '--tail', '1', '--json'],
+      ['control', 'done-1', 'pause'],
+      ['control', 'nope', 'status', '--json'],
+      ['control', 'done-1', 'status', '--json'],
+      ['emit', 'x.done'],
+      ['wait', 'nope', '--json'],
+      ['wait', 'nope'],
+      ['run', '--name', '../escape', '--', 'true'],
+      ['run', 'no-such-recipe'],
+      ['run'],
+      ['run', '--timeout', 'soon', '--', 'true'],
+      // Declined by the fast parser: oclif answers both times.
+      ['run', '--retry', '0', '--', 'true'],
+      ['control', 'done-1'],
+    ]
+    for (const args of cases) {
+      const fast = normalised(actors(home, args))
+      const oclif = normalised(actors(home, args, {env: {ACTORS_FAST: '0'}}))
+      const what = `actors ${args.join(' ')}`
+      expect(fast, what).toEqual(oclif)
+      expect(fast.stderr, what).not.toMatch(/\n\s+at /)
+    }
+  })
+})
+
+describe('the fast path', () => {
+  let pkg: string
+  let home: string
+  beforeAll(() => {
+    // A copy of the installed CLI without the oclif bundle: only the fast path can work in it.
+    pkg = tempDir('actors-fast-pkg-')
+    for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
+    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
+    rmSync(join(pkg, 'dist', 'cli.cjs'))
+    rmSync(join(pkg, 'dist', 'cli.cache'), {force: true})
+    home = tempDir()
+    mkdirSync(join(home, 'recipes'))
+    writeFileSync(join(home, 'recipes', 'echo.yaml'), 'args:\n  - word\ntemplate: echo {word}\n')
+  })
+  afterAll(() => {
+    removeHome(home)
+    removeDir(pkg)
+  })
+
+  const cli = (args: string[]) => spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+
+  it('launches, waits, inspects, controls and reads logs without loading oclif', () => {
+    const launched = cli(['run', '--json', '--wait', 'echo', 'word=hi'])
+    expect(launched.stderr).toBe('')
+    expect(launched.status).toBe(0)
+    const [row] = JSON.parse(launched.stdout).rows
+    expect(row).toMatchObject({status: 'done', output: 'hi\n'})
+    const run = row.run
+    expect(cli(['logs', run]).stdout).toBe('hi\n')
+    expect(JSON.parse(cli(['inspect', '--json']).stdout).runs.map((r: {run: string}) => r.run)).toEqual([run])
+    expect(cli(['control', run, 'status']).stdout).toMatch(/status: +done/)
+    expect(cli(['wait', '--json']).status).toBe(0)
+    // ...while help and the other commands need the oclif bundle this copy lacks.
+    expect(cli(['run', '--help']).status).not.toBe(0)
+    expect(cli(['recipes']).status).not.toBe(0)
+  })
+})
