@@ -22,7 +22,7 @@ function env(home, extra = {}) {
 
 function timeOnce(cmd, args, options = {}) {
   const start = process.hrtime.bigint()
-  const r = spawnSync(cmd, args, {stdio: ['ignore', 'pipe', 'pipe'], ...options})
+  const r = spawnSync(cmd, args, {stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 256 * 1024 * 1024, ...options})
   const ms = Number(process.hrtime.bigint() - start) / 1e6
   if (r.status !== 0 && !options.allowFail) throw new Error(`${cmd} ${args.join(' ')} exited ${r.status}: ${r.stderr}`)
   return ms

@@ -4,8 +4,10 @@
  */
 import {compareText} from './compare.js'
 import {usageError} from './errors.js'
-import {resolveRunRef} from './home.js'
-import {listRuns, requireRun} from './run-store.js'
+import {resolveRunRef, runsDir} from './home.js'
+import {sep} from 'node:path'
+import {ListingCache} from './listing-cache.js'
+import {listRunIds, readRunState, requireRun, runFile} from './run-store.js'
 import {summarizeRun, type RunSummary} from './run-summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './run-types.js'
@@ -30,19 +32,34 @@ export interface RunListing {
   damaged: Array<{state_dir: string; error: string}>
 }
 
-/** Every Run under the state root, oldest first, optionally filtered by status. */
+/**
+ * Every Run under the state root, oldest first, optionally filtered by status.
+ * Finished Runs come from the listing cache while their run.json is unchanged.
+ */
 export function listRunSummaries(home: string, statuses?: Set<string>): RunListing {
   const runs: RunSummary[] = []
   const damaged: RunListing['damaged'] = []
   const now = Date.now()
-  for (const state of listRuns(home, {withResult: false})) {
-    if (state.error) {
-      damaged.push({state_dir: state.dir, error: state.error})
-      continue
+  const cache = new ListingCache(home)
+  const base = runsDir(home)
+  for (const id of listRunIds(home)) {
+    const dir = base + sep + id
+    let summary = cache.lookup(id, dir, runFile(dir, 'meta'))
+    if (!summary) {
+      let state
+      try {
+        state = readRunState(dir, {withResult: false})
+      } catch (error) {
+        damaged.push({state_dir: dir, error: (error as Error).message})
+        continue
+      }
+      if (!state) continue
+      summary = summarizeRun(state, now)
+      cache.remember(id, summary)
     }
-    if (statuses && !statuses.has(state.meta.status)) continue
-    runs.push(summarizeRun(state, now))
+    if (!statuses || statuses.has(summary.status)) runs.push(summary)
   }
+  cache.save()
   runs.sort((a, b) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run))
   return {runs, damaged}
 }

@@ -4,7 +4,7 @@
  * `exited` (and gets its result.json) the moment anyone looks at it.
  */
 import {readdirSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {dirname, join, sep} from 'node:path'
 import {afterRunEnded} from './after-run.js'
 import {corruptStateError, notFoundError} from './errors.js'
 import {runDir, runsDir} from './home.js'
@@ -30,7 +30,8 @@ export const RUN_FILES = {
 } as const
 
 export function runFile(dir: string, name: keyof typeof RUN_FILES): string {
-  return join(dir, RUN_FILES[name])
+  // Plain concatenation: state dirs are already normalised, and listings build thousands of these.
+  return dir.endsWith(sep) ? dir + RUN_FILES[name] : dir + sep + RUN_FILES[name]
 }
 
 /** Read run.json as it is on disk (no reconciliation); undefined when absent. */
@@ -195,8 +196,9 @@ export interface ListedRun extends RunState {
  */
 export function listRuns(home: string, options: {withResult?: boolean} = {}): ListedRun[] {
   const runs: ListedRun[] = []
+  const base = runsDir(home)
   for (const id of listRunIds(home)) {
-    const dir = join(runsDir(home), id)
+    const dir = base + sep + id
     try {
       const state = readRunState(dir, options)
       if (state) runs.push(state)

@@ -18,12 +18,13 @@ export function writeJsonAtomic(file: string, data: unknown): void {
 }
 
 /** Write a whole text file atomically (same-directory temp file, then rename). */
-export function writeFileAtomic(file: string, text: string): void {
+export function writeFileAtomic(file: string, text: string, options: {durable?: boolean} = {}): void {
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
   const fd = openSync(temp, 'wx', 0o644)
   try {
     writeSync(fd, text)
-    fsyncSync(fd)
+    // durable: false is for caches, which may be lost in a crash but never half-written.
+    if (options.durable !== false) fsyncSync(fd)
   } finally {
     closeSync(fd)
   }

@@ -1,0 +1,89 @@
+/**
+ * The listing cache (src/lib/listing-cache.ts) must never change what
+ * `inspect` shows: every listing below is compared with one made with the
+ * cache file removed, after the ways a Run's run.json can change under it.
+ */
+import {readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {actors, readJson, removeHome, tempDir, waitForResult} from './helpers.js'
+
+let home: string
+beforeEach(() => {
+  home = tempDir()
+})
+afterEach(() => removeHome(home))
+
+const cacheFile = () => join(home, '.listing-cache.json')
+
+/** `inspect --json` twice: through whatever cache there is, then with none. Both must agree (live Runs' durations tick). */
+function listing() {
+  const cached = actors(home, ['inspect', '--json'])
+  expect(cached.code).toBe(0)
+  rmSync(cacheFile(), {force: true})
+  const fresh = actors(home, ['inspect', '--json'])
+  const settled = (json: {runs: Array<{status: string; duration_ms?: number}>}) => ({
+    ...json,
+    runs: json.runs.map((r) => (['running', 'paused', 'queued'].includes(r.status) ? {...r, duration_ms: undefined} : r)),
+  })
+  expect(settled(cached.json)).toEqual(settled(fresh.json))
+  return fresh.json
+}
+
+async function finished(name: string, ...command: string[]) {
+  const launched = actors(home, ['run', '--json', '--name', name, '--', ...command])
+  expect(launched.code).toBe(0)
+  await waitForResult(launched.json.state_dir)
+  return launched.json.state_dir as string
+}
+
+describe('the listing cache', () => {
+  it('holds finished Runs only, and follows relaunches, damage and prunes', async () => {
+    await finished('ok', 'true')
+    await finished('bad', 'false')
+    const live = actors(home, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
+    listing()
+    actors(home, ['inspect', '--json'])
+    const cached = readJson(cacheFile())
+    expect(Object.keys(cached.entries).sort()).toEqual(['bad', 'ok'])
+
+    // A relaunch under the same name replaces run.json: the new generation shows, not the cached one.
+    const relaunched = actors(home, ['run', '--json', '--name', 'ok', '--', 'sleep', '30']).json
+    let runs = listing().runs
+    expect(runs.find((r: {run: string}) => r.run === 'ok')).toMatchObject({status: 'running', run_instance_id: relaunched.run_instance_id})
+    expect(actors(home, ['control', 'ok', 'kill']).code).toBe(0)
+    expect(actors(home, ['control', 'live', 'stop']).code).toBe(0)
+    await waitForResult(live.state_dir)
+    runs = listing().runs
+    expect(Object.fromEntries(runs.map((r: {run: string; status: string}) => [r.run, r.status]))).toEqual({ok: 'killed', bad: 'failed', live: 'cancelled'})
+
+    // A run.json damaged after it was cached is reported as damaged, never served from the cache.
+    actors(home, ['inspect', '--json'])
+    const badMeta = join(home, 'runs', 'bad', 'run.json')
+    writeFileSync(badMeta, readFileSync(badMeta, 'utf8').replace('"actors-run-v1"', '"something-else"'))
+    const damaged = actors(home, ['inspect', '--json']).json
+    expect(damaged.runs.map((r: {run: string}) => r.run).sort()).toEqual(['live', 'ok'])
+    expect(damaged.damaged).toEqual([expect.objectContaining({state_dir: join(home, 'runs', 'bad')})])
+
+    // Pruned Runs leave the cache too.
+    expect(actors(home, ['prune', 'ok', '--json']).code).toBe(0)
+    actors(home, ['inspect', '--json'])
+    expect(Object.keys(readJson(cacheFile()).entries).sort()).toEqual(['live'])
+  })
+
+  it('ignores a cache file that is damaged, foreign or lies about a Run, and rebuilds it', async () => {
+    const dir = await finished('one', 'true')
+    const expected = listing()
+    for (const text of ['{not json', JSON.stringify({schema: 'other', entries: {}}), '[]']) {
+      writeFileSync(cacheFile(), text)
+      expect(actors(home, ['inspect', '--json']).json).toEqual(expected)
+      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v1')
+    }
+    // An entry whose key matches but whose summary was edited to name another Run or state dir is a miss.
+    actors(home, ['inspect', '--json'])
+    const cache = readJson(cacheFile())
+    cache.entries.one.summary = {...cache.entries.one.summary, status: 'failed', state_dir: join(home, 'runs', 'elsewhere')}
+    writeFileSync(cacheFile(), JSON.stringify(cache))
+    expect(actors(home, ['inspect', '--json']).json.runs).toEqual([expect.objectContaining({run: 'one', status: 'done', state_dir: dir})])
+  })
+})
