@@ -53,6 +53,8 @@ describe('the fast parser', () => {
       ['control', ['r1', '--', 'status']],
       ['inspect', ['-5']],
       ['emit', ['x', '--json', '--json']],
+      ['emit', ['x', '--constructor', 'y']],
+      ['emit', ['x', '--__proto__', 'y']],
     ] as const
     for (const [command, tokens] of declined) expect(parse(command, [...tokens]), `${command} ${tokens.join(' ')}`).toBeUndefined()
   })

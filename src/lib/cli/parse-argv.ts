@@ -33,8 +33,9 @@ export function parseInvocation(definition: AnyCommandDefinition, tokens: string
     const short = !token.startsWith('--')
     const equals = token.indexOf('=')
     const name = short ? shortFlagName(flagDefinitions, token) : token.slice(2, equals === -1 ? undefined : equals)
-    const flag = name === undefined ? undefined : flagDefinitions[name]
-    if (name === undefined || flag === undefined || name in flags) return undefined
+    // Own properties only: `--constructor` must be an unknown flag, not Object's.
+    const flag = name !== undefined && Object.hasOwn(flagDefinitions, name) ? flagDefinitions[name] : undefined
+    if (name === undefined || flag === undefined || Object.hasOwn(flags, name)) return undefined
     if (flag.type === 'boolean') {
       if (equals !== -1) return undefined
       flags[name] = true
