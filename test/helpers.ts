@@ -124,7 +124,16 @@ export function processState(pid: number): string | undefined {
   }
 }
 
-/** Wait until the Run is terminal and return its result.json. */
+/**
+ * Wait until the Run is terminal and return its result.json. The supervisor
+ * writes result.json first and then mirrors the ending into run.json, so wait
+ * for both: a caller may then read (or rewrite) run.json without racing that
+ * last write.
+ */
 export async function waitForResult(stateDir: string, timeoutMs = 15_000): Promise<any> {
-  return waitFor(() => readJson(join(stateDir, 'result.json')), timeoutMs, `result.json in ${stateDir}`)
+  return waitFor(() => {
+    const result = readJson(join(stateDir, 'result.json'))
+    const meta = readJson(join(stateDir, 'run.json'))
+    return meta.run_instance_id === result.run_instance_id && meta.status === result.status && result
+  }, timeoutMs, `result.json in ${stateDir}, mirrored in run.json`)
 }

@@ -138,7 +138,10 @@ describe('run', () => {
 
   it('simultaneous launches of one --name (fresh, then a relaunch) start exactly one Run each time', async () => {
     for (const round of [0, 1]) {
-      const launches = await Promise.all(Array.from({length: 4}, () => actorsAsync(home, ['run', '--name', 'one', '--json', '--', 'sh', '-c', 'echo $ACTORS_RUN_INSTANCE; sleep 1'])))
+      // The winner runs until the test opens its gate, so a launch that comes late on a slow machine still finds it live.
+      const gate = join(work, `gate-${round}`)
+      const launches = await Promise.all(Array.from({length: 4}, () => actorsAsync(home, ['run', '--name', 'one', '--json', '--', 'sh', '-c', `echo $ACTORS_RUN_INSTANCE; while [ ! -e ${gate} ]; do sleep 0.05; done`])))
+      writeFileSync(gate, '')
       const won = launches.filter((l) => l.code === 0)
       expect(won, `round ${round}`).toHaveLength(1)
       expect(launches.filter((l) => l.code !== 0).every((l) => l.code === 5)).toBe(true)
@@ -201,11 +204,14 @@ describe('run', () => {
 
   it('a paused sequence does not start its next step until resumed', async () => {
     const marker = join(work, 'second-started')
-    writeFileSync(join(work, 'seq.yaml'), `description: two steps\nsequence:\n  - sleep 0.6\n  - [touch, ${marker}]\n`)
+    // The first step lasts until the test opens its gate, so the pause always lands while it runs.
+    const gate = join(work, 'first-may-end')
+    writeFileSync(join(work, 'seq.yaml'), `description: two steps\nsequence:\n  - [sh, -c, 'while [ ! -e ${gate} ]; do sleep 0.05; done']\n  - [touch, ${marker}]\n`)
     const r = actors(home, ['run', '--json', join(work, 'seq.yaml')])
     expect(r.code, r.stderr).toBe(0)
     await waitFor(() => readJson(join(r.json.state_dir, 'run.json')).child_pid)
     expect(actors(home, ['control', r.json.run, 'pause']).code).toBe(0)
+    writeFileSync(gate, '')
     await new Promise((resolve) => setTimeout(resolve, 1500))
     expect(existsSync(marker)).toBe(false)
     expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('paused')
@@ -256,8 +262,10 @@ describe('reconciliation', () => {
     expect(readJson(join(dir, 'result.json'))).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
   })
 
-  it('a run.json with an unknown status or malformed process records fails closed naming the file', () => {
+  it('a run.json with an unknown status or malformed process records fails closed naming the file', async () => {
     const r = actors(home, ['run', '--json', '--name', 'odd', '--', 'true'])
+    // Let the supervisor finish first: its last write to run.json would replace the damaged one.
+    await waitForResult(r.json.state_dir)
     const file = join(r.json.state_dir, 'run.json')
     const meta = readJson(file)
     for (const change of [{status: 'zombie'}, {status: 'running', children_processes: [null, 1]}]) {

@@ -129,10 +129,10 @@ describe('in a real terminal', () => {
   })
 
   it('inspect --tree --watch shows the forest with a queued child, and Ctrl-C leaves a clean terminal', async () => {
-    // Each child runs until the test opens its gate, so every state is seen however slow the machine.
+    // coord and each child run until the test opens their gates, so every state is seen however slow the machine.
     const gate = (name: string) => join(home, `gate-${name}`)
     const child = (name: string) => `${process.execPath} ${BIN} run --name ${name} -- sh -c ${quote(`while [ ! -e ${gate(name)} ]; do sleep 0.05; done`)}`
-    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${child('c1')}; ${child('c2')}; sleep 4`])
+    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${child('c1')}; ${child('c2')}; while [ ! -e ${gate('coord')} ]; do sleep 0.05; done`])
     const term = new Terminal(home)
     term.run('bin/actors inspect --tree --watch')
     const screen = await term.until((s) => /├─ c1\s+running/.test(s) && /└─ c2\s+queued/.test(s), 'c1 running and c2 queued under coord')
@@ -141,6 +141,7 @@ describe('in a real terminal', () => {
     writeFileSync(gate('c1'), '')
     await term.until((s) => /├─ c1\s+done/.test(s) && /└─ c2\s+running/.test(s), 'c2 to start once c1 is done')
     writeFileSync(gate('c2'), '')
+    writeFileSync(gate('coord'), '')
     expect(count(term.history(), /c2/)).toBe(1)
     term.keys('C-c')
     await term.until((s) => /^\$ ?$/m.test(s.split('Run tree')[1] ?? ''), 'the prompt after Ctrl-C')
@@ -148,11 +149,14 @@ describe('in a real terminal', () => {
   })
 
   it('run --follow streams stdout and marked stderr, then the result line and exit code', async () => {
+    // The Run stays live until the test opens its gate, so the live view is seen however slow the machine.
+    const gate = join(home, 'gate-fol')
     const term = new Terminal(home)
-    term.run(`bin/actors run --name fol --follow -- sh -c 'echo to-out; echo to-err >&2; sleep 1; echo again; exit 3'; echo rc=$?`)
+    term.run(`bin/actors run --name fol --follow -- sh -c 'echo to-out; echo to-err >&2; while [ ! -e ${gate} ]; do sleep 0.05; done; echo again; exit 3'; echo rc=$?`)
     const live = await term.until((s) => s.includes('┃ to-err'), 'stderr to arrive')
     expect(live).toMatch(/^to-out$/m)
     expect(live).toMatch(/● fol running/)
+    writeFileSync(gate, '')
     const end = await term.until((s) => /^rc=1$/m.test(s), 'the exit code')
     expect(end).toMatch(/^again$/m)
     expect(end).toContain('actors: fol failed (exit 3)')

@@ -156,10 +156,12 @@ describe('wait', () => {
     const child = spawn(process.execPath, [BIN, 'wait', '--json'], {env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}), stdio: ['ignore', 'pipe', 'pipe']})
     let printed = ''
     child.stdout.on('data', (d) => (printed += d))
+    // Listen at spawn: a 'close' that came before the listener would never be seen.
+    const closed = new Promise((r) => child.once('close', r))
     const journal = join(h, 'delivery', 'default.json')
     const claimed = await waitFor(() => readJson(journal).pending[0], 10_000, 'a pending batch')
     child.kill('SIGKILL')
-    await new Promise((r) => child.once('close', r))
+    await closed
     expect(printed).toBe('')
     const next = actors(h, ['wait', '--json'])
     expect(next.code).toBe(0)
