@@ -6,7 +6,7 @@
 import {readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {actors, readJson, removeHome, tempDir, waitForResult} from './helpers.js'
+import {actors, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
 
 let home: string
 beforeEach(() => {
@@ -30,6 +30,11 @@ function listing() {
   return fresh.json
 }
 
+/** Wait for the supervisor to record the start, so two listings a moment apart see the same live Run. */
+async function started(stateDir: string) {
+  await waitFor(() => readJson(join(stateDir, 'run.json')).started_at, 10_000, `${stateDir} to start`)
+}
+
 async function finished(name: string, ...command: string[]) {
   const launched = actors(home, ['run', '--json', '--name', name, '--', ...command])
   expect(launched.code).toBe(0)
@@ -42,6 +47,7 @@ describe('the listing cache', () => {
     await finished('ok', 'true')
     await finished('bad', 'false')
     const live = actors(home, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
+    await started(live.state_dir)
     listing()
     actors(home, ['inspect', '--json'])
     const cached = readJson(cacheFile())
@@ -49,6 +55,7 @@ describe('the listing cache', () => {
 
     // A relaunch under the same name replaces run.json: the new generation shows, not the cached one.
     const relaunched = actors(home, ['run', '--json', '--name', 'ok', '--', 'sleep', '30']).json
+    await started(relaunched.state_dir)
     let runs = listing().runs
     expect(runs.find((r: {run: string}) => r.run === 'ok')).toMatchObject({status: 'running', run_instance_id: relaunched.run_instance_id})
     expect(actors(home, ['control', 'ok', 'kill']).code).toBe(0)
