@@ -6,6 +6,7 @@ import {spawn, spawnSync} from 'node:child_process'
 import {readFileSync, readdirSync, writeFileSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {randomHex, randomUuid} from '../src/lib/builtins.js'
 import {parseDuration} from '../src/lib/duration.js'
 import {isActorsError} from '../src/lib/errors.js'
 import {resolveRunRef, validateRunId} from '../src/lib/home.js'
@@ -182,6 +183,17 @@ describe('locks', () => {
     const started = Date.now()
     expect(withLockSync(lock, () => 42, {timeoutMs: 2000})).toBe(42)
     expect(Date.now() - started).toBeLessThan(1500)
+  })
+})
+
+describe('random ids', () => {
+  it('makes version 4 UUIDs and hex of the asked length, never repeating', () => {
+    const uuids = Array.from({length: 2000}, randomUuid)
+    for (const uuid of uuids) expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    expect(new Set(uuids).size).toBe(uuids.length)
+    expect(randomHex(3)).toMatch(/^[0-9a-f]{6}$/)
+    // Every hex digit shows up: the bytes are not a constant or a short cycle.
+    expect(new Set(Array.from({length: 200}, () => randomHex(4)).join('')).size).toBe(16)
   })
 })
 

@@ -1,11 +1,11 @@
 /** Recording a Run's declared artifacts in its result: size and sha256 of each file. */
-import {createHash} from 'node:crypto'
+import {nodeCrypto} from './builtins.js'
 import {openSync, readSync, closeSync, statSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
 import type {ArtifactRecord} from './run-types.js'
 
 function sha256File(file: string): string {
-  const hash = createHash('sha256')
+  const hash = nodeCrypto().createHash('sha256')
   const fd = openSync(file, 'r')
   try {
     const buffer = Buffer.allocUnsafe(1 << 16)

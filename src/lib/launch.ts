@@ -3,8 +3,7 @@
  * detached supervisor and record its identity. Returns as soon as the
  * supervisor process exists; the supervisor fills in the command's pids.
  */
-import {randomBytes, randomUUID} from 'node:crypto'
-import {spawn} from 'node:child_process'
+import {childProcess, randomHex, randomUuid} from './builtins.js'
 import {mkdirSync, rmSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {refusedError, usageError} from './errors.js'
@@ -59,7 +58,7 @@ export interface LaunchResult {
 /** A readable, unique Run id: the hint's last path segment plus a short random suffix. */
 export function makeRunId(hint: string): string {
   const base = hint.split('/').pop()!.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[.-]+/, '').slice(0, 40) || 'run'
-  return `${base}-${randomBytes(3).toString('hex')}`
+  return `${base}-${randomHex(3)}`
 }
 
 /** Lineage variables that describe the *caller's* Run: never inherited by a new supervisor. */
@@ -119,7 +118,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
   return {
     schema: RUN_SCHEMA,
     run: id,
-    run_instance_id: randomUUID(),
+    run_instance_id: randomUuid(),
     recipe: spec.recipe,
     recipe_file: spec.recipeFile,
     values: spec.values,
@@ -182,7 +181,7 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
 export function startSupervisor(home: string, dir: string): number {
   const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, ACTORS_BIN_DIR: binDir(), ACTORS_SUPERVISOR: '1'}
   for (const name of LINEAGE_VARS) delete env[name]
-  const child = spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
   child.unref()
   const pid = child.pid
   if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)

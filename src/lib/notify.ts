@@ -4,7 +4,7 @@
  * rename; watchers of the state root directory get one inotify event for it
  * without a recursive watch over thousands of Run dirs.
  */
-import {randomBytes} from 'node:crypto'
+import {randomHex} from './builtins.js'
 import {renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 
@@ -13,7 +13,7 @@ export const BELL_FILE = '.bell'
 /** Ring the doorbell of the state root `home`. Never throws: a missed ring only delays a waiter's fallback poll. */
 export function notifyStateChange(home: string): void {
   try {
-    const temp = join(home, `.bell.${process.pid}.${randomBytes(3).toString('hex')}`)
+    const temp = join(home, `.bell.${process.pid}.${randomHex(3)}`)
     writeFileSync(temp, String(Date.now()))
     renameSync(temp, join(home, BELL_FILE))
   } catch {}

@@ -4,7 +4,7 @@
  * the boot id is unique for the life of the machine; elsewhere we fall back to
  * `ps -o lstart=`, which is coarser but still changes when a pid is reused.
  */
-import {execFileSync} from 'node:child_process'
+import {childProcess} from './builtins.js'
 import {readFileSync} from 'node:fs'
 
 export interface ProcessIdentity {
@@ -83,7 +83,7 @@ export function readProcessIdentity(pid: number): ProcessIdentity | undefined {
     return {pid, start: stat.start, boot: bootId()}
   }
   try {
-    const start = execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']}).trim()
+    const start = childProcess().execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']}).trim()
     return start ? {pid, start} : undefined
   } catch {
     return undefined

@@ -8,7 +8,7 @@
  *    marker (inherited by everything the command starts, even daemons).
  * Elsewhere, `ps -A -o pid=,ppid=,pgid=` provides the first two.
  */
-import {execFileSync} from 'node:child_process'
+import {childProcess} from './builtins.js'
 import {readdirSync, readFileSync} from 'node:fs'
 import {readProcStat, type ProcStat} from './process-identity.js'
 
@@ -30,7 +30,7 @@ function listProcStats(): ProcStat[] {
 
 function listWithPs(): ProcStat[] {
   try {
-    const out = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {encoding: 'utf8'})
+    const out = childProcess().execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {encoding: 'utf8'})
     return out
       .split('\n')
       .filter(Boolean)

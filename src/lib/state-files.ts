@@ -4,7 +4,7 @@
  * readers refuse anything corrupt, oversized or of a foreign schema instead of
  * guessing.
  */
-import {randomBytes} from 'node:crypto'
+import {randomHex} from './builtins.js'
 import {appendFileSync, closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {corruptStateError} from './errors.js'
@@ -19,7 +19,7 @@ export function writeJsonAtomic(file: string, data: unknown): void {
 
 /** Write a whole text file atomically (same-directory temp file, then rename). */
 export function writeFileAtomic(file: string, text: string, options: {durable?: boolean} = {}): void {
-  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`)
+  const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomHex(4)}.tmp`)
   const fd = openSync(temp, 'wx', 0o644)
   try {
     writeSync(fd, text)

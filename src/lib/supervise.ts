@@ -9,7 +9,8 @@
  * attempts; honour a stop/kill requested through run.json's `ending`; collect
  * artifacts; write result.json exactly once.
  */
-import {spawn, type ChildProcess} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
+import {childProcess} from './builtins.js'
 import {closeSync, openSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded} from './after-run.js'
@@ -124,7 +125,7 @@ class Supervisor {
       const err = openSync(runFile(this.dir, 'stderr'), 'a')
       let child: ChildProcess
       try {
-        child = spawn(argv[0], argv.slice(1), {
+        child = childProcess().spawn(argv[0], argv.slice(1), {
           cwd: this.meta.cwd,
           env: commandEnvironment(this.meta, this.home, this.dir),
           detached: true,

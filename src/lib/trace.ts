@@ -4,7 +4,7 @@
  * crossed the oldest half is dropped under the Run's lock and replaced by one
  * `runtime.trace_compacted` marker saying how many events went.
  */
-import {randomUUID} from 'node:crypto'
+import {randomUuid} from './builtins.js'
 import {join} from 'node:path'
 import {usageError} from './errors.js'
 import {withLockSync} from './lock.js'
@@ -41,7 +41,7 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
   if (!TRACE_KIND_PATTERN.test(input.kind) || input.kind.length > 128) {
     throw usageError(`event kind ${JSON.stringify(input.kind)} is not valid`, 'use lowercase dotted words, e.g. build.step or review.done')
   }
-  const event: TraceEvent = {id: randomUUID(), ts: new Date().toISOString(), ...input}
+  const event: TraceEvent = {id: randomUuid(), ts: new Date().toISOString(), ...input}
   const line = JSON.stringify(event)
   if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
     throw usageError(`event is ${Buffer.byteLength(line)} bytes, over the ${MAX_EVENT_BYTES}-byte limit`, 'put large payloads in a file and emit its path')
@@ -82,7 +82,7 @@ function compactTraceLocked(dir: string): void {
     }
     const dropped = records.length - keep.length
     const marker: TraceEvent = {
-      id: randomUUID(),
+      id: randomUuid(),
       ts: new Date().toISOString(),
       kind: 'runtime.trace_compacted',
       summary: `${dropped} older events dropped`,

@@ -7,7 +7,7 @@
  * are sent over the Run's endpoint when it has one of its own generation, or
  * left queued for a polling service.
  */
-import {randomUUID} from 'node:crypto'
+import {randomUuid} from '../builtins.js'
 import {existsSync, realpathSync, statSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
 import {ActorsError, EXIT, notActiveError, usageError} from '../errors.js'
@@ -287,7 +287,7 @@ async function statusAction(state: RunState, declared: boolean, value: string | 
   }
   try {
     view.service = await sendControlRequest(endpoint, {
-      id: record?.id ?? randomUUID(),
+      id: record?.id ?? randomUuid(),
       run_instance_id: state.meta.run_instance_id,
       action: 'status',
       ...(value !== undefined ? {input: value} : {}),

@@ -10,7 +10,7 @@
  * then `claimControl` (fenced by the expected status, so two pollers never
  * both win), then `completeControl` with the reply or the error.
  */
-import {randomUUID} from 'node:crypto'
+import {randomUuid} from '../builtins.js'
 import {watchUntil} from '../watch-until.js'
 import {join} from 'node:path'
 import {notActiveError, refusedError, usageError} from '../errors.js'
@@ -126,7 +126,7 @@ export function appendControlRecord(
       )
     }
     const record: ControlRecord = {
-      id: randomUUID(),
+      id: randomUuid(),
       run_instance_id: request.runInstanceId,
       action: request.action,
       ...(request.input !== undefined ? {input: request.input} : {}),

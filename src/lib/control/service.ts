@@ -11,7 +11,7 @@
  * (which also exports the polling API: listQueuedControls, claimControl,
  * completeControl).
  */
-import {createHash} from 'node:crypto'
+import {nodeCrypto} from '../builtins.js'
 import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
 import {createServer, type Server, type Socket} from 'node:net'
 import {tmpdir} from 'node:os'
@@ -67,7 +67,7 @@ export interface ControlEndpointServer {
 export function controlSocketPath(stateDir: string, runInstanceId: string): string {
   const inDir = join(stateDir, 'control.sock')
   if (Buffer.byteLength(inDir) <= MAX_SOCKET_PATH) return inDir
-  const hash = createHash('sha256').update(`${stateDir}\0${runInstanceId}`).digest('hex').slice(0, 20)
+  const hash = nodeCrypto().createHash('sha256').update(`${stateDir}\0${runInstanceId}`).digest('hex').slice(0, 20)
   return join(tmpdir(), `actors-control-${hash}.sock`)
 }
 

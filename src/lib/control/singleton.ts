@@ -5,7 +5,7 @@
  * refused (exit 5) naming each value that differs. Check and launch happen
  * under one lock per Recipe, so two simultaneous launches cannot both start.
  */
-import {createHash} from 'node:crypto'
+import {nodeCrypto} from '../builtins.js'
 import {join} from 'node:path'
 import {refusedError} from '../errors.js'
 import {ensureHome} from '../home.js'
@@ -45,7 +45,7 @@ function show(value: unknown): string {
  */
 export function launchSingleton(home: string, recipe: string, values: Record<string, unknown>, launch: () => LaunchResult): SingletonLaunchResult {
   ensureHome(home)
-  const lock = join(home, `.singleton-${createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`)
+  const lock = join(home, `.singleton-${nodeCrypto().createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`)
   return withLockSync(lock, () => {
     const running = listRuns(home, {withResult: false}).find(
       (r) => !r.error && r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status),

@@ -4,7 +4,8 @@
  * (so a terminal's Ctrl-C reaches the service, which stops the player in
  * order), always killed as a whole group, continued first if stopped.
  */
-import {spawn, type ChildProcess} from 'node:child_process'
+import type {ChildProcess} from 'node:child_process'
+import {childProcess} from '../builtins.js'
 import {readProcessIdentity, type ProcessIdentity, isSameProcess} from '../process-identity.js'
 import type {PlayerName, Track} from './types.js'
 
@@ -76,7 +77,7 @@ export interface SpawnedPlayer {
  * the player quits when it closes, which the kernel does even if we are SIGKILLed.
  */
 export function spawnPlayer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, controlPipe = false): SpawnedPlayer {
-  const child = spawn(command, args, {
+  const child = childProcess().spawn(command, args, {
     detached: true,
     stdio: controlPipe ? ['ignore', 'ignore', 'ignore', 'pipe'] : ['ignore', 'ignore', 'ignore'],
     env: {...process.env, ...env},

@@ -5,7 +5,7 @@
  * Only requests that carry this service's instance id are served, so a
  * client holding an old endpoint file can never steer a newer service.
  */
-import {randomUUID} from 'node:crypto'
+import {randomUuid} from '../builtins.js'
 import {unlinkSync} from 'node:fs'
 import {createServer, type Server, type Socket} from 'node:net'
 import {join} from 'node:path'
@@ -85,7 +85,7 @@ export interface StandaloneEndpoint {
 export async function serveStandaloneEndpoint(
   dir: string,
   handle: (action: string, value: string | number | null | undefined) => Promise<PlaybackReply>,
-  serviceInstanceId: string = randomUUID(),
+  serviceInstanceId: string = randomUuid(),
 ): Promise<StandaloneEndpoint> {
   const path = socketPathFor(dir, 'playback.sock')
   const connections = new Set<Socket>()

@@ -4,7 +4,7 @@
  * socket. Pause, seek and volume change the running track; position and
  * duration come from mpv itself.
  */
-import {createHash} from 'node:crypto'
+import {nodeCrypto} from '../builtins.js'
 import {unlinkSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import type {Socket} from 'node:net'
@@ -20,7 +20,7 @@ const MAX_SOCKET_PATH = 100
 export function socketPathFor(dir: string, name: string): string {
   const inside = join(dir, name)
   if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside
-  const hash = createHash('sha256').update(inside).digest('hex').slice(0, 16)
+  const hash = nodeCrypto().createHash('sha256').update(inside).digest('hex').slice(0, 16)
   return join(tmpdir(), `actors-${hash}-${name}`)
 }
 

@@ -4,7 +4,7 @@
  * relative entries resolve against the playlist's folder, `|`-separated
  * lists and `~`. Missing entries become warnings; an empty queue is exit 66.
  */
-import {randomInt} from 'node:crypto'
+import {nodeCrypto} from '../builtins.js'
 import {readdirSync, realpathSync, statSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, extname, isAbsolute, join, resolve} from 'node:path'
@@ -55,7 +55,7 @@ export function isUrl(entry: string): boolean {
 export function shuffleTracks<T>(items: readonly T[]): T[] {
   const out = [...items]
   for (let i = out.length - 1; i > 0; i--) {
-    const j = randomInt(i + 1)
+    const j = nodeCrypto().randomInt(i + 1)
     ;[out[i], out[j]] = [out[j], out[i]]
   }
   return out

@@ -6,7 +6,7 @@
  * open the endpoint, start, stop cleanly on a request or a signal, and never
  * leave a player process behind.
  */
-import {randomUUID} from 'node:crypto'
+import {randomUuid} from '../builtins.js'
 import {mkdirSync, mkdtempSync, realpathSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {resolve} from 'node:path'
@@ -91,7 +91,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
   if (checkpoint && resume.note) options.warn(resume.note)
 
   const workDir = stateDir ?? mkdtempSync(resolve(tmpdir(), 'actors-music-'))
-  const serviceInstanceId = randomUUID()
+  const serviceInstanceId = randomUuid()
   const service = new PlaybackService({
     tracks: resume.tracks,
     player,

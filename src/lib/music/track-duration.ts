@@ -3,7 +3,7 @@
  * asked of ffprobe or soxi when installed, cached per track, unknown
  * otherwise (then seek by percent is refused with the reason).
  */
-import {execFile} from 'node:child_process'
+import {childProcess} from '../builtins.js'
 import {findExecutable} from './players.js'
 import type {Track} from './types.js'
 
@@ -11,7 +11,7 @@ const cache = new Map<Track, number | undefined>()
 
 function run(command: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
-    execFile(command, args, {timeout: 5000, encoding: 'utf8'}, (error, stdout) => resolve(error ? undefined : stdout))
+    childProcess().execFile(command, args, {timeout: 5000, encoding: 'utf8'}, (error, stdout) => resolve(error ? undefined : stdout))
   })
 }
 

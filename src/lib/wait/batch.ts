@@ -4,7 +4,7 @@
  * `batchExitCode` are pure, so the plain card, the JSON output and the Ink
  * card all show the same document.
  */
-import {randomUUID} from 'node:crypto'
+import {randomUuid} from '../builtins.js'
 import {outputTail} from '../logs.js'
 import {readRunResult} from '../run-store.js'
 import {readTraceTail} from '../trace.js'
@@ -160,7 +160,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   const first = rows[0]?.run
   return {
     schema: BATCH_SCHEMA,
-    batch_id: input.batchId ?? randomUUID(),
+    batch_id: input.batchId ?? randomUuid(),
     owner: input.owner,
     created_at: (input.now ?? new Date()).toISOString(),
     window: {from: ends[0] ?? null, to: ends[ends.length - 1] ?? null},

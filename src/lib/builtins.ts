@@ -1,0 +1,44 @@
+/**
+ * Node built-ins that cost milliseconds to load (node:crypto about 3 ms,
+ * node:child_process about 1 ms: a tenth of a launch's whole budget), loaded
+ * on first use instead of at start-up, and random ids that need neither.
+ */
+import {openSync, readSync} from 'node:fs'
+import {createRequire} from 'node:module'
+
+const load = createRequire(import.meta.url)
+
+export const nodeCrypto = (): typeof import('node:crypto') => load('node:crypto')
+export const childProcess = (): typeof import('node:child_process') => load('node:child_process')
+
+let urandom: number | null | undefined
+
+/** `count` cryptographically random bytes: from /dev/urandom where it exists (no node:crypto), else node:crypto. */
+function randomBytes(count: number): Buffer {
+  if (urandom === undefined) {
+    try {
+      urandom = openSync('/dev/urandom', 'r')
+    } catch {
+      urandom = null
+    }
+  }
+  if (urandom !== null) {
+    const bytes = Buffer.allocUnsafe(count)
+    if (readSync(urandom, bytes, 0, count, null) === count) return bytes
+  }
+  return nodeCrypto().randomBytes(count)
+}
+
+/** `count` random bytes as lowercase hex (Run id suffixes, temporary file names). */
+export function randomHex(count: number): string {
+  return randomBytes(count).toString('hex')
+}
+
+/** A random (version 4) UUID, as crypto.randomUUID() makes. */
+export function randomUuid(): string {
+  const b = randomBytes(16)
+  b[6] = (b[6] & 0x0f) | 0x40
+  b[8] = (b[8] & 0x3f) | 0x80
+  const hex = b.toString('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`
+}
