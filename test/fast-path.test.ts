@@ -150,6 +150,17 @@ describe('the fast path', () => {
     expect(JSON.parse(cli(['inspect', '--json']).stdout).runs.map((r: {run: string}) => r.run)).toEqual([run])
     expect(cli(['control', run, 'status']).stdout).toMatch(/status: +done/)
     expect(cli(['wait', '--json']).status).toBe(0)
+    // ...and the reading commands load none of the built-ins that cost milliseconds (src/lib/builtins.ts)...
+    const loadedBy = (args: string[]) => {
+      const list = join(home, 'loaded.txt')
+      const preload = join(home, 'list-modules.cjs')
+      writeFileSync(preload, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')))`)
+      // Output to /dev/null: a pipe on stdout is itself a net.Socket, which would load node:net.
+      spawnSync(process.execPath, ['--require', preload, join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), stdio: 'ignore'})
+      return readFileSync(list, 'utf8').split('\n').filter((m) => /^NativeModule (net|crypto|child_process)$/.test(m))
+    }
+    for (const args of [['inspect', '--json'], ['control', run, 'status'], ['logs', run], ['wait', '--json']]) expect(loadedBy(args), args.join(' ')).toEqual([])
+    expect(loadedBy(['run', '--', 'true'])).toContain('NativeModule child_process')
     // ...while help and the other commands need the oclif bundle this copy lacks.
     expect(cli(['run', '--help']).status).not.toBe(0)
     expect(cli(['recipes']).status).not.toBe(0)

@@ -4,7 +4,7 @@
  * JSON line over its Unix socket and read one reply line (at most
  * MAX_REPLY_BYTES, at most REQUEST_TIMEOUT_MS).
  */
-import {createConnection} from 'node:net'
+import {nodeNet} from '../builtins.js'
 import {runFile} from '../run-store.js'
 import {readJsonFile} from '../state-files.js'
 import {MAX_REPLY_BYTES} from './journal.js'
@@ -67,7 +67,7 @@ export function sendControlRequest(endpoint: ControlEndpoint, request: ControlRe
     let settled = false
     let connected = false
     let buffer = Buffer.alloc(0)
-    const socket = createConnection({path: endpoint.path})
+    const socket = nodeNet().createConnection({path: endpoint.path})
     const finish = (error: EndpointError | undefined, reply?: ControlReply) => {
       if (settled) return
       settled = true

@@ -11,9 +11,9 @@
  * (which also exports the polling API: listQueuedControls, claimControl,
  * completeControl).
  */
-import {nodeCrypto} from '../builtins.js'
+import {nodeCrypto, nodeNet} from '../builtins.js'
 import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
-import {createServer, type Server, type Socket} from 'node:net'
+import type {Server, Socket} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {runFile} from '../run-store.js'
@@ -174,7 +174,7 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
     })
   }
 
-  const server: Server = createServer(onConnection)
+  const server: Server = nodeNet().createServer(onConnection)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(path, () => {

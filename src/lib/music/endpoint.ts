@@ -5,9 +5,9 @@
  * Only requests that carry this service's instance id are served, so a
  * client holding an old endpoint file can never steer a newer service.
  */
-import {randomUuid} from '../builtins.js'
+import {nodeNet, randomUuid} from '../builtins.js'
 import {unlinkSync} from 'node:fs'
-import {createServer, type Server, type Socket} from 'node:net'
+import type {Server, Socket} from 'node:net'
 import {join} from 'node:path'
 import {refusedError} from '../errors.js'
 import {withLock} from '../lock.js'
@@ -90,7 +90,7 @@ export async function serveStandaloneEndpoint(
   const path = socketPathFor(dir, 'playback.sock')
   const connections = new Set<Socket>()
   const inFlight = new Set<Promise<void>>()
-  const server: Server = createServer((socket) => {
+  const server: Server = nodeNet().createServer((socket) => {
     connections.add(socket)
     socket.on('close', () => connections.delete(socket))
     socket.on('error', () => {})

@@ -4,7 +4,8 @@
  * property changes dispatched to listeners. This is how pause, seek and
  * volume change the running track instead of restarting it.
  */
-import {createConnection, type Socket} from 'node:net'
+import type {Socket} from 'node:net'
+import {nodeNet} from '../builtins.js'
 
 export interface MpvEvent {
   event: string
@@ -49,7 +50,7 @@ export class MpvIpcClient {
     while (Date.now() < deadline && alive()) {
       try {
         const socket = await new Promise<Socket>((resolve, reject) => {
-          const s = createConnection(path)
+          const s = nodeNet().createConnection(path)
           s.once('connect', () => resolve(s))
           s.once('error', reject)
         })

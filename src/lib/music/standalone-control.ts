@@ -6,7 +6,7 @@
  * no service running, from the checkpoint.
  */
 import {existsSync} from 'node:fs'
-import {createConnection} from 'node:net'
+import {nodeNet} from '../builtins.js'
 import {ActorsError, EXIT, corruptStateError, notActiveError} from '../errors.js'
 import {isSameProcess} from '../process-identity.js'
 import {checkpointFile, readCheckpoint} from './checkpoint.js'
@@ -64,7 +64,7 @@ export function readPlaybackStatus(dir: string): PlaybackStatus {
 /** Send one request to an endpoint and return its reply (exported so tests can send a foreign instance id). */
 export function sendPlaybackRequest(endpoint: Pick<PlaybackEndpoint, 'path'>, request: EndpointRequest, timeoutMs = CONTROL_TIMEOUT_MS): Promise<EndpointReply> {
   return new Promise((resolve, reject) => {
-    const socket = createConnection(endpoint.path)
+    const socket = nodeNet().createConnection(endpoint.path)
     let data = ''
     const timer = setTimeout(() => {
       socket.destroy()
