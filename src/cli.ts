@@ -33,5 +33,33 @@ export const COMMANDS = {
 
 /** Run the CLI with `argv` (without node and script). */
 export async function run(argv: string[]): Promise<void> {
+  // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
+  if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
+  const unknown = unknownCommand(argv)
+  if (unknown) {
+    // oclif's own message (" ›   Error: command x not found") would break the `actors: ... fix: ...` form every other error has.
+    process.stderr.write(`actors: unknown command "${unknown}"\n  fix: one of ${commandNames().join(', ')}; see \`actors --help\`\n`)
+    process.exitCode = 2
+    return
+  }
   await execute({args: argv, dir: import.meta.url})
+}
+
+/** The command words ("music play") of every command. */
+function commandNames(): string[] {
+  return Object.keys(COMMANDS).map((id) => id.replaceAll(':', ' '))
+}
+
+/** The words of argv that name no command or topic, or undefined when they do (or argv starts with a flag). */
+function unknownCommand(argv: string[]): string | undefined {
+  const words: string[] = []
+  for (const word of argv) {
+    if (word.startsWith('-')) break
+    const id = [...words, word].join(':')
+    // A complete command takes arguments from here on (`recipes show-me` is the Recipe "show-me").
+    if (Object.hasOwn(COMMANDS, words.join(':')) && words.length > 0) return undefined
+    if (!Object.keys(COMMANDS).some((known) => known === id || known.startsWith(`${id}:`))) return [...words, word].join(' ')
+    words.push(word)
+  }
+  return undefined
 }

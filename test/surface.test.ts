@@ -48,7 +48,24 @@ describe('command surface', () => {
         const bad = actors(home, [...words, '--no-such-flag', '--json'])
         expect(bad.code, id).toBe(2)
         expect(bad.json?.error?.exit_code, id).toBe(2)
+        expect(actors(home, ['help', ...words]).stdout, `help ${id}`).toBe(help.stdout)
       }
+    } finally {
+      removeDir(home)
+    }
+  })
+
+  it('an unknown command or topic gets the usual error form, exit 2, and the list of commands', () => {
+    const home = tempDir()
+    try {
+      for (const words of [['bogus'], ['music', 'bogus'], ['help', 'bogus']]) {
+        const r = actors(home, words)
+        const named = words.filter((w) => w !== 'help').join(' ')
+        expect(r.code, named).toBe(2)
+        expect(r.stderr, named).toBe(`actors: unknown command "${named}"\n  fix: one of ${Object.keys(COMMANDS).map((id) => id.replaceAll(':', ' ')).join(', ')}; see \`actors --help\`\n`)
+      }
+      // A complete command takes what follows as arguments: `recipes bogus` is a Recipe lookup, not an unknown command.
+      expect(actors(home, ['recipes', 'bogus']).stderr).toMatch(/^actors: no Recipe named "bogus"/)
     } finally {
       removeDir(home)
     }
