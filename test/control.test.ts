@@ -68,6 +68,8 @@ describe('stop and kill', () => {
     const r = actors(home, ['control', run, 'stop', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toMatchObject({action: 'stop', status: 'cancelled', settled: true})
+    // Reported as signalled, though the group signal ended most of them before they could be listed again.
+    expect(r.json.signalled).toEqual(expect.arrayContaining(pids))
     for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
     const inspected = actors(home, ['inspect', run, '--json']).json
     expect(inspected.status).toBe('cancelled')
@@ -91,6 +93,7 @@ describe('stop and kill', () => {
     const r = actors(home, ['control', run, 'kill', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(r.json.status).toBe('killed')
+    expect(r.json.signalled).toEqual(expect.arrayContaining(pids))
     for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
     expect(readJson(join(state_dir, 'result.json')).status).toBe('killed')
   })

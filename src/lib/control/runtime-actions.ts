@@ -92,8 +92,14 @@ function sweepQuery(meta: RunMeta): RunProcessQuery {
   return runQuery(meta, still)
 }
 
-/** Signal verified groups (not our own) and then each found pid; returns the pids signalled. */
+/**
+ * Signal verified groups (not our own), then each process found afterwards
+ * (members that left the groups, or appeared meanwhile). Returns the pids
+ * signalled: those found before the group signal (which may have ended them
+ * at once) and after it.
+ */
 function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
+  const before = findRunProcesses(query)
   const ownGroup = readProcStat(process.pid)?.pgid
   for (const group of new Set(query.pgids)) {
     if (group === ownGroup) continue
@@ -101,9 +107,9 @@ function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
       process.kill(-group, signal)
     } catch {}
   }
-  const pids = findRunProcesses(query)
-  signalPids(pids, signal)
-  return pids
+  const after = findRunProcesses(query)
+  signalPids(after, signal)
+  return [...new Set([...before, ...after])]
 }
 
 /** SIGSTOP until no new process appears (a process may fork while we stop its siblings). */
