@@ -3,10 +3,10 @@
  * in /proc, stop and kill leaving no descendant (forked, setsid'd), the
  * identity guard refusing a tampered record, and the refusal exit codes.
  */
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor} from './helpers.js'
+import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
 
 let home: string
 let recipes: string
@@ -58,6 +58,39 @@ describe('pause and resume', () => {
     expect(killed.json).toMatchObject({status: 'killed', settled: true})
     for (const pid of pids) expect(processAlive(pid), `pid ${pid}`).toBe(false)
     expect(readJson(join(state_dir, 'result.json'))).toMatchObject({status: 'killed', reason: 'kill'})
+  })
+
+  it('a pause right after the launch waits for the command to start, then stops it', async () => {
+    const {run, state_dir} = launch(['--name', 'early', '--', 'sleep', '300'])
+    const paused = actors(home, ['control', run, 'pause', '--json'])
+    expect(paused.code, paused.stderr).toBe(0)
+    expect(paused.json.signalled).toHaveLength(1)
+    const [pid] = paused.json.signalled
+    expect(processState(pid)).toBe('T')
+    expect(readJson(join(state_dir, 'run.json')).child_pid).toBe(pid)
+    expect(actors(home, ['control', run, 'kill']).code).toBe(0)
+  })
+
+  it('resume lets a sequence go on when the paused step ended meanwhile (nothing left to continue)', async () => {
+    const gate = join(home, 'step-one-may-end')
+    const marker = join(home, 'step-two-ran')
+    writeFileSync(join(recipes, 'two-steps.yaml'), `description: two steps\nsequence:\n  - [sh, -c, 'while [ ! -e ${gate} ]; do sleep 0.05; done']\n  - [touch, ${marker}]\n`)
+    const {run, state_dir} = launch(['two-steps', '--name', 'seq', '--recipes', recipes])
+    await runPids(run, 1)
+    expect(actors(home, ['control', run, 'pause']).code).toBe(0)
+    // Someone else continues the first step's process group and lets it finish: the supervisor now holds the second step.
+    writeFileSync(gate, '')
+    process.kill(-readJson(join(state_dir, 'run.json')).pgid, 'SIGCONT')
+    await waitFor(() => readFileSync(join(state_dir, 'trace.jsonl'), 'utf8').includes('runtime.held'), 10_000, 'the supervisor to hold step two')
+    expect(existsSync(marker)).toBe(false)
+    // Paused with no process: a second pause changes nothing, resume releases the hold.
+    expect(actors(home, ['control', run, 'pause', '--json']).json).toMatchObject({status: 'paused', changed: false, signalled: []})
+    const resumed = actors(home, ['control', run, 'resume', '--json'])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.json).toMatchObject({status: 'running', signalled: []})
+    await waitForResult(state_dir)
+    expect(existsSync(marker)).toBe(true)
+    expect(readJson(join(state_dir, 'result.json')).status).toBe('done')
   })
 })
 

@@ -11,7 +11,7 @@
  */
 import {afterRunEnded} from '../after-run.js'
 import {notActiveError} from '../errors.js'
-import {withLockSync} from '../lock.js'
+import {sleepSync, withLockSync} from '../lock.js'
 import {notifyStateChange} from '../notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../process-tree.js'
@@ -140,31 +140,46 @@ function requireLiveLocked(dir: string, verb: string): RunMeta {
   return meta
 }
 
+/** How long a pause waits for a starting Run's (or the next step's) command to appear. */
+const PAUSE_START_WAIT_MS = 3000
+
 /**
  * Pause (SIGSTOP) or resume (SIGCONT) a live Run's whole process tree and
  * record `paused` / `running` in run.json, all under the lifecycle lock so
- * the supervisor cannot write its result in between.
+ * the supervisor cannot write its result in between. A pause that finds no
+ * command process yet (the Run was launched a moment ago, or is between
+ * steps) waits briefly for it; a resume needs no process, since a supervisor
+ * holding the next step only waits for run.json to say `running` again.
  */
 export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'resume'): RuntimeActionResult {
   readRunState(dir) // reconcile first: a Run whose supervisor vanished is settled, not paused
-  const outcome = withLockSync(runFile(dir, 'lock'), () => {
-    const meta = requireLiveLocked(dir, action)
-    if (meta.status === 'queued') throw notActiveError(`Run ${meta.run} is queued; it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
-    if (meta.ending) throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
-    const live = verifyCommandProcesses(meta)
-    if (live.length === 0) {
-      throw notActiveError(`Run ${meta.run} has no live command process to ${action} right now`, 'it is between steps or ending; retry in a moment')
-    }
-    const query = runQuery(meta, live)
-    const signalled = action === 'pause' ? stopAll(query) : signalRun(query, 'SIGCONT')
-    const wanted = action === 'pause' ? 'paused' : 'running'
-    const changed = meta.status !== wanted
-    const next: RunMeta = {...meta, status: wanted}
-    if (action === 'pause') next.paused_at = new Date().toISOString()
-    else delete next.paused_at
-    writeJsonAtomicMeta(dir, next)
-    return {meta: next, signalled, changed}
-  })
+  const deadline = Date.now() + PAUSE_START_WAIT_MS
+  let outcome: {meta: RunMeta; signalled: number[]; changed: boolean} | undefined
+  for (;;) {
+    outcome = withLockSync(runFile(dir, 'lock'), () => {
+      const meta = requireLiveLocked(dir, action)
+      if (meta.status === 'queued') throw notActiveError(`Run ${meta.run} is queued; it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
+      if (meta.ending) throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
+      const live = verifyCommandProcesses(meta)
+      if (live.length === 0 && action === 'pause') {
+        // Already paused and holding its next step: nothing to stop.
+        if (meta.status === 'paused') return {meta, signalled: [], changed: false}
+        if (Date.now() < deadline && isSameProcess(meta.process_identity)) return undefined
+        throw notActiveError(`Run ${meta.run} has no live command process to pause right now`, 'it is between steps or ending; retry in a moment')
+      }
+      const query = runQuery(meta, live)
+      const signalled = live.length === 0 ? [] : action === 'pause' ? stopAll(query) : signalRun(query, 'SIGCONT')
+      const wanted = action === 'pause' ? 'paused' : 'running'
+      const changed = meta.status !== wanted
+      const next: RunMeta = {...meta, status: wanted}
+      if (action === 'pause') next.paused_at = new Date().toISOString()
+      else delete next.paused_at
+      writeJsonAtomicMeta(dir, next)
+      return {meta: next, signalled, changed}
+    })
+    if (outcome) break
+    sleepSync(20)
+  }
   trace(dir, outcome.meta, action, {pids: outcome.signalled})
   notifyStateChange(home)
   return {action, run: outcome.meta.run, run_instance_id: outcome.meta.run_instance_id, status: outcome.meta.status, signalled: outcome.signalled, changed: outcome.changed}
