@@ -63,8 +63,13 @@ describe('nested trees', () => {
     const plain = actors(h, ['inspect', '--tree'])
     expect(plain.stdout).toMatch(/root\s+done/)
     expect(plain.stdout).toMatch(/└─ leaf\s+done/)
-    expect(plain.stdout).toContain('unknown (15 reported')
+    expect(plain.stdout).toContain('tree usage: unknown (15 reported')
     expect(actors(h, ['inspect']).stdout).toMatch(/leaf.*mid/)
+    // A lone Run gets no tree-usage line: its row is the whole tree.
+    await waitForResult(actors(h, ['run', '--json', '--silent', '--name', 'alone', '--', 'true']).json.state_dir)
+    const lines = actors(h, ['inspect', '--tree']).stdout.split('\n')
+    expect(lines[lines.findIndex((line) => /^alone\s+done/.test(line)) + 1] ?? '').not.toContain('tree usage')
+    expect(lines.filter((line) => line.includes('tree usage'))).toHaveLength(1)
 
     // The completion batch is one forest, in preorder, with depth and parent.
     const batch = actors(h, ['wait', '--json', '--timeout', '5s'])

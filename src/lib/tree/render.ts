@@ -12,7 +12,8 @@ export function renderForest(forest: TreeNode[]): string {
   const lines: string[] = []
   for (const top of forest) {
     walk(top, '', '', lines)
-    if (top.tree_usage && (top.children.length > 0 || top.tree_usage.tokens === null)) lines.push(`  tree usage: ${formatTreeUsage(top.tree_usage)}`)
+    // A lone Run's row already shows its own usage; a total line only says something for a tree.
+    if (top.tree_usage && top.children.length > 0) lines.push(`  tree usage: ${formatTreeUsage(top.tree_usage)}`)
   }
   return lines.length ? lines.join('\n') + '\n' : ''
 }
