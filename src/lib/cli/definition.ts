@@ -6,7 +6,7 @@
  *    manifest, every error message about flags);
  *  - src/fast.ts parses clean invocations itself and runs them without loading
  *    oclif at all, because oclif's start-up alone costs more than the whole
- *    launch budget (see docs/runs.md, "Start-up").
+ *    launch budget (README.md, "Layout").
  * Definitions must not import oclif.
  */
 import {EXIT, isActorsError} from '../errors.js'
