@@ -19,6 +19,20 @@ afterEach(() => {
   removeDir(work)
 })
 
+/**
+ * End a Run by SIGTERM to its supervisor, once the supervisor is up: it
+ * records child_pid only after installing its signal handlers, and a SIGTERM
+ * during its boot would kill it before it could write a result.
+ */
+async function terminateSupervisor(stateDir: string): Promise<void> {
+  const meta = await waitFor(() => {
+    const m = readJson(join(stateDir, 'run.json'))
+    return m.child_pid && m
+  })
+  process.kill(meta.pid, 'SIGTERM')
+  await waitForResult(stateDir)
+}
+
 describe('run', () => {
   it('launches an ad-hoc command and records a durable Run', async () => {
     const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'echo out; echo err >&2; exit 3'])
@@ -127,8 +141,7 @@ describe('run', () => {
     expect(first.code).toBe(0)
     const busy = actors(home, ['run', '--name', 'again', '--json', '--', 'true'])
     expect(busy.code).toBe(5)
-    process.kill(readJson(join(first.json.state_dir, 'run.json')).pid, 'SIGTERM')
-    await waitForResult(first.json.state_dir)
+    await terminateSupervisor(first.json.state_dir)
     const second = actors(home, ['run', '--name', 'again', '--json', '--', 'true'])
     expect(second.code).toBe(0)
     expect(second.json.run_instance_id).not.toBe(first.json.run_instance_id)
@@ -319,8 +332,7 @@ describe('inspect, logs, emit, prune', () => {
     const running = actors(home, ['inspect', '--status', 'running', '--json'])
     expect(running.json.runs.map((x: any) => x.run)).toEqual([b.json.run])
     expect(actors(home, ['inspect', '--status', 'sleepy']).code).toBe(2)
-    process.kill(readJson(join(b.json.state_dir, 'run.json')).pid, 'SIGTERM')
-    await waitForResult(b.json.state_dir)
+    await terminateSupervisor(b.json.state_dir)
   })
 
   it('logs prints stdout, stderr and tails; follow streams until the end', async () => {
@@ -407,7 +419,6 @@ describe('inspect, logs, emit, prune', () => {
     expect(all.json.pruned).toEqual([done.json.run])
     expect(existsSync(done.json.state_dir)).toBe(false)
     expect(existsSync(live.json.state_dir)).toBe(true)
-    process.kill(readJson(join(live.json.state_dir, 'run.json')).pid, 'SIGTERM')
-    await waitForResult(live.json.state_dir)
+    await terminateSupervisor(live.json.state_dir)
   })
 })
