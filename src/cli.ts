@@ -5,6 +5,8 @@
  * the TTY path only.
  */
 import {execute} from '@oclif/core'
+import {jsonRequested, reportError} from './lib/cli/definition.js'
+import {usageError} from './lib/errors.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inspect from './commands/inspect.js'
@@ -38,8 +40,8 @@ export async function run(argv: string[]): Promise<void> {
   const unknown = unknownCommand(argv)
   if (unknown) {
     // oclif's own message (" ›   Error: command x not found") would break the `actors: ... fix: ...` form every other error has.
-    process.stderr.write(`actors: unknown command "${unknown}"\n  fix: one of ${commandNames().join(', ')}; see \`actors --help\`\n`)
-    process.exitCode = 2
+    const error = usageError(`unknown command "${unknown}"`, `one of ${commandNames().join(', ')}; see \`actors --help\``)
+    reportError(error, jsonRequested(argv), undefined)
     return
   }
   await execute({args: argv, dir: import.meta.url})
