@@ -7,7 +7,7 @@
 import {mkdirSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, actorsAsync, removeDir, tempDir} from './helpers.js'
+import {actors, actorsAsync, readJson, removeDir, tempDir, waitFor} from './helpers.js'
 
 let home: string
 let recipes: string
@@ -21,6 +21,16 @@ beforeAll(() => {
 afterAll(() => removeDir(home))
 
 const run = (...args: string[]) => actors(home, ['run', 'solo', '--recipes', recipes, '--json', ...args])
+
+/**
+ * Kill a Run once its supervisor has recorded the command (child_pid): a kill
+ * that lands while the supervisor is still starting it can miss the command,
+ * leaving the Run live.
+ */
+async function kill(stateDir: string, run: string) {
+  await waitFor(() => readJson(join(stateDir, 'run.json')).child_pid, 10_000, `${run} to record its command`)
+  return actors(home, ['control', run, 'kill'])
+}
 
 describe('singleton', () => {
   it('reuses the live Run for equal values, refuses different ones (exit 5), relaunches after it ended', async () => {
@@ -43,11 +53,11 @@ describe('singleton', () => {
     expect(other.stderr).toContain('level: running 1, asked 2')
     expect(other.json.error.differences.map((d: {name: string}) => d.name)).toEqual(['level', 'mode'])
 
-    expect(actors(home, ['control', first.run, 'kill']).code).toBe(0)
+    expect((await kill(first.state_dir, first.run)).code).toBe(0)
     const fresh = run('mode=loud')
     expect(fresh.code, fresh.stderr).toBe(0)
     expect(fresh.json.reused).toBeUndefined()
     expect(fresh.json.run).not.toBe(first.run)
-    expect(actors(home, ['control', fresh.json.run, 'kill']).code).toBe(0)
+    expect((await kill(fresh.json.state_dir, fresh.json.run)).code).toBe(0)
   })
 })

@@ -26,9 +26,15 @@ function launch(args: string[]): {run: string; state_dir: string} {
   return r.json
 }
 
-/** The Run's processes once the command has forked `count` of them (from `control status`). */
+/**
+ * The Run's processes once the command has forked `count` of them (from `control status`)
+ * and the supervisor has recorded its command in run.json. `control status` also finds the
+ * command by the Run's environment marker before that record is written, and a test that
+ * then reads or rewrites run.json, or signals the Run, would race the supervisor's write.
+ */
 async function runPids(run: string, count: number): Promise<number[]> {
   return waitFor(() => {
+    if (!readJson(join(home, 'runs', run, 'run.json')).children_processes?.length) return undefined
     const s = actors(home, ['control', run, 'status', '--json'])
     return s.code === 0 && s.json.pids.length >= count ? (s.json.pids as number[]) : undefined
   }, 10_000, `${count} processes of ${run}`)
@@ -177,6 +183,8 @@ describe('refusals', () => {
     expect(status.json).toMatchObject({status: 'done', pids: [], result: {exit_code: 0}})
 
     const live = launch(['stubborn', '--name', 'decl', '--recipes', recipes])
+    // The kill at the end must not land while the supervisor is still starting the command.
+    await runPids(live.run, 1)
     const undeclared = actors(home, ['control', live.run, 'shuffle', '--json'])
     expect(undeclared.code).toBe(2)
     expect(undeclared.stderr).toContain('declared actions: next')

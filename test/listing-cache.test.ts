@@ -30,9 +30,16 @@ function listing() {
   return fresh.json
 }
 
-/** Wait for the supervisor to record the start, so two listings a moment apart see the same live Run. */
+/**
+ * Wait for the supervisor to record the start and its command, so two listings
+ * a moment apart see the same live Run, and a stop or kill cannot land while
+ * the supervisor is still starting the command.
+ */
 async function started(stateDir: string) {
-  await waitFor(() => readJson(join(stateDir, 'run.json')).started_at, 10_000, `${stateDir} to start`)
+  await waitFor(() => {
+    const meta = readJson(join(stateDir, 'run.json'))
+    return meta.started_at && meta.child_pid
+  }, 10_000, `${stateDir} to start`)
 }
 
 async function finished(name: string, ...command: string[]) {

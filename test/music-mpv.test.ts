@@ -269,6 +269,8 @@ describe('music play in the foreground', () => {
       child.stdout!.on('data', (d) => (out += d))
       const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)))
       const {pid, ipc} = await ready(dir)
+      // The line is written just after the checkpoint ready() reads; give it time to arrive through the pipe.
+      await waitFor(() => out.includes('\n'), 5000, 'the first track line')
       expect(out).toBe(`1/3 ${tracks[0]}\n`)
       child.kill(signal)
       expect(await exit).toBe(0)

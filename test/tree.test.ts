@@ -198,7 +198,8 @@ describe('cascade', () => {
     const h = home()
     const mid = 'actors run --name g1 -- sleep 30 >/dev/null; actors run --name g2 -- sleep 30 >/dev/null; sleep 30'
     expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', `actors run --name mid --max-parallel 1 -- sh -c '${mid}' >/dev/null; sleep 30`]).code).toBe(0)
-    await waitFor(() => runJson(h, 'g2').status === 'queued' && runJson(h, 'g1').status === 'running', 15_000, 'g1 running, g2 queued')
+    // g1 counts as running from its launch; wait for its supervisor to record the command too, or the stop could land while it is still starting it.
+    await waitFor(() => runJson(h, 'g2').status === 'queued' && runJson(h, 'g1').status === 'running' && runJson(h, 'g1').child_pid, 15_000, 'g1 running its command, g2 queued')
     const stop = actors(h, ['control', 'boss', 'stop', '--json'])
     expect(stop.code, stop.stderr).toBe(0)
     expect(stop.json.descendants.ended).toEqual(['g1', 'mid'])
