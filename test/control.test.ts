@@ -101,6 +101,22 @@ describe('pause and resume', () => {
 })
 
 describe('stop and kill', () => {
+  it('a stop or kill that lands while the supervisor is starting the command still ends it', async () => {
+    for (const action of ['kill', 'stop'] as const) {
+      // Test-only: the supervisor waits 1.5 s between its last check for an ending and the spawn.
+      const r = actors(home, ['run', '--json', '--name', `late-${action}`, '--', 'sleep', '300'], {env: {ACTORS_TEST_SPAWN_DELAY_MS: '1500'}})
+      expect(r.code, r.stderr).toBe(0)
+      await waitFor(() => readJson(join(r.json.state_dir, 'run.json')).started_at, 10_000, 'the supervisor to start')
+      expect(readJson(join(r.json.state_dir, 'run.json')).child_pid).toBeUndefined()
+      expect(actors(home, ['control', r.json.run, action]).code).toBe(0)
+      const result = await waitForResult(r.json.state_dir)
+      expect(result.status, action).toBe(action === 'kill' ? 'killed' : 'cancelled')
+      const pid = readJson(join(r.json.state_dir, 'run.json')).child_pid
+      expect(pid, 'the command did start').toBeGreaterThan(0)
+      expect(processAlive(pid), action).toBe(false)
+    }
+  })
+
   it('stop ends forked, nested and setsid descendants; result cancelled; inspect agrees at once', async () => {
     const {run} = launch(['--name', 'st', '--', 'sh', '-c', 'sleep 300 & setsid sh -c "sleep 302 & wait" & sh -c "sleep 303 & wait" & wait'])
     const pids = await runPids(run, 6)

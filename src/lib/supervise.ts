@@ -15,7 +15,7 @@ import {closeSync, openSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded} from './after-run.js'
 import {collectArtifacts} from './artifacts.js'
-import {withLockSync} from './lock.js'
+import {sleepSync, withLockSync} from './lock.js'
 import {readProcessIdentity} from './process-identity.js'
 import {findRunProcesses, signalPids} from './process-tree.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from './run-store.js'
@@ -120,6 +120,9 @@ class Supervisor {
   }
 
   private runStep(argv: string[], step: number): Promise<StepOutcome> {
+    // Test-only: widen the window between the ending check and the spawn (see recordChild).
+    const delay = Number(process.env.ACTORS_TEST_SPAWN_DELAY_MS ?? 0)
+    if (delay > 0) sleepSync(Math.min(delay, 10_000))
     return new Promise((resolve) => {
       const out = openSync(runFile(this.dir, 'stdout'), 'a')
       const err = openSync(runFile(this.dir, 'stderr'), 'a')
@@ -173,12 +176,16 @@ class Supervisor {
     const record: ChildProcessRecord = {pid, pgid: pid, identity: readProcessIdentity(pid), step}
     this.records = [...this.records.filter((r) => this.live.has(r.pid)), record]
     const records = this.records
-    updateRunMeta(this.dir, (meta) => ({
-      ...meta,
-      child_pid: records[0].pid,
-      pgid: records[0].pgid,
-      children_processes: records,
-    }))
+    let ending = undefined as RunMeta['ending']
+    updateRunMeta(this.dir, (meta) => {
+      ending = meta.ending
+      return {...meta, child_pid: records[0].pid, pgid: records[0].pgid, children_processes: records}
+    })
+    // A stop or kill that came while this step was starting found no process
+    // to signal (it marks run.json under the same lock, so it is seen here):
+    // carry it out now.
+    if (ending?.status === 'killed') signalPids(findRunProcesses({rootPids: [pid], pgids: [pid], runInstanceId: this.meta.run_instance_id}), 'SIGKILL')
+    else if (ending) void this.terminateTree()
   }
 
   /** Resolve once run.json no longer says `paused` (woken by changes in the state dir). */
