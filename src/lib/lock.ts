@@ -33,18 +33,30 @@ function tryAcquire(lockFile: string): boolean {
   return true
 }
 
-/** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
-function breakIfStale(lockFile: string): void {
-  let holder: ProcessIdentity | undefined
+/** What a lock file holds: its holder's identity, or (unreadable: torn) an id of the file itself. */
+type LockFileState = {holder: ProcessIdentity} | {torn: string}
+
+/** Read the lock file once per contention step; undefined when there is none. */
+function readLockFile(lockFile: string): LockFileState | undefined {
   try {
-    holder = JSON.parse(readFileSync(lockFile, 'utf8'))
+    const holder: unknown = JSON.parse(readFileSync(lockFile, 'utf8'))
+    if (holder && typeof holder === 'object') return {holder: holder as ProcessIdentity}
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
-    // An empty or torn lock file: its writer died between create and write,
-    // or is writing right now. Give it a moment by treating it as held.
-    holder = undefined
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
   }
-  if (holder === undefined) return
+  // An empty or torn lock file: its writer died between create and write, or
+  // is writing right now. Identify the file (inode and change time) so that
+  // a fresh lock caught mid-write is never taken for an old torn one.
+  try {
+    const stat = statSync(lockFile, {bigint: true})
+    return {torn: `${stat.ino}:${stat.ctimeNs}`}
+  } catch {
+    return undefined
+  }
+}
+
+/** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
+function breakIfStale(lockFile: string, holder: ProcessIdentity): void {
   if (holder.pid === process.pid) return
   if (isSameProcess(holder)) return
   const aside = `${lockFile}.stale.${process.pid}`
@@ -80,17 +92,16 @@ export interface LockOptions {
 function contention(lockFile: string, options: LockOptions): () => number {
   const deadline = Date.now() + (options.timeoutMs ?? 10_000)
   let delay = 1
-  // The torn file being timed, by inode and change time: a fresh lock file
-  // that happens to be caught mid-write is a different file and restarts the clock.
+  // The torn file being timed: a different file (a fresh lock caught mid-write) restarts the clock.
   let torn: {file: string; since: number} | undefined
   return () => {
-    breakIfStale(lockFile)
+    const state = readLockFile(lockFile)
+    if (state && 'holder' in state) breakIfStale(lockFile, state.holder)
     if (Date.now() > deadline) {
       throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
     }
-    const unreadable = tornLockFile(lockFile)
-    if (unreadable === undefined) torn = undefined
-    else if (torn?.file !== unreadable) torn = {file: unreadable, since: Date.now()}
+    if (!state || !('torn' in state)) torn = undefined
+    else if (torn?.file !== state.torn) torn = {file: state.torn, since: Date.now()}
     else if (Date.now() - torn.since > 1000) {
       // The same file stayed unreadable for a second: an abandoned torn write.
       try {
@@ -101,22 +112,6 @@ function contention(lockFile: string, options: LockOptions): () => number {
     const wait = delay
     delay = Math.min(delay * 2, 20)
     return wait
-  }
-}
-
-/** An identifier of the lock file when it exists but does not parse, else undefined. */
-function tornLockFile(lockFile: string): string | undefined {
-  try {
-    JSON.parse(readFileSync(lockFile, 'utf8'))
-    return undefined
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-  }
-  try {
-    const stat = statSync(lockFile, {bigint: true})
-    return `${stat.ino}:${stat.ctimeNs}`
-  } catch {
-    return undefined
   }
 }
 
