@@ -184,7 +184,7 @@ class Supervisor {
     // A stop or kill that came while this step was starting found no process
     // to signal (it marks run.json under the same lock, so it is seen here):
     // carry it out now.
-    if (ending?.status === 'killed') signalPids(findRunProcesses({rootPids: [pid], pgids: [pid], runInstanceId: this.meta.run_instance_id}), 'SIGKILL')
+    if (ending?.status === 'killed') signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
     else if (ending) void this.terminateTree()
   }
 
@@ -212,21 +212,21 @@ class Supervisor {
     }
   }
 
+  /** Every process of the Run as of now: the live steps, their groups, and whatever carries the Run's marker. */
+  private processQuery() {
+    return {rootPids: [...this.live.keys()], pgids: this.records.map((r) => r.pgid), runInstanceId: this.meta.run_instance_id}
+  }
+
   /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace. */
   private async terminateTree(): Promise<void> {
-    const query = () => ({
-      rootPids: [...this.live.keys()],
-      pgids: this.records.map((r) => r.pgid),
-      runInstanceId: this.meta.run_instance_id,
-    })
-    signalPids(findRunProcesses(query()), 'SIGCONT')
-    signalPids(findRunProcesses(query()), 'SIGTERM')
+    signalPids(findRunProcesses(this.processQuery()), 'SIGCONT')
+    signalPids(findRunProcesses(this.processQuery()), 'SIGTERM')
     const deadline = Date.now() + this.meta.kill_grace_ms
     while (Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50))
-      if (findRunProcesses(query()).length === 0) return
+      if (findRunProcesses(this.processQuery()).length === 0) return
     }
-    signalPids(findRunProcesses(query()), 'SIGKILL')
+    signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
   }
 
   /** The supervisor itself was told to stop: end the Run as cancelled rather than orphaning it. */
