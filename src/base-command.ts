@@ -6,7 +6,7 @@
  */
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
-import {HOME_FLAG, reportError, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
+import {HOME_FLAG, reportError, withBooleanDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
 import {resolveHome} from './lib/home.js'
 import {printJson} from './lib/output.js'
 
@@ -67,8 +67,7 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
     async run(): Promise<unknown> {
       const parsed = await this.parse()
       const dash = this.argv.indexOf('--')
-      const flags: Record<string, unknown> = {...parsed.flags}
-      for (const [name, flag] of Object.entries(definition.flags as Record<string, FlagDefinition>)) if (flag.type === 'boolean') flags[name] ??= false
+      const flags = withBooleanDefaults(definition, {...parsed.flags})
       const invocation: Invocation = {
         args: parsed.args as Invocation['args'],
         argv: parsed.argv as string[],

@@ -61,6 +61,12 @@ export function defineCommand<const F extends Record<string, FlagDefinition>, co
   return definition
 }
 
+/** Boolean flags that were not given are false (oclif leaves them undefined), so both front ends agree. */
+export function withBooleanDefaults(definition: AnyCommandDefinition, flags: Record<string, unknown>): Record<string, unknown> {
+  for (const [name, flag] of Object.entries(definition.flags as Record<string, FlagDefinition>)) if (flag.type === 'boolean') flags[name] ??= false
+  return flags
+}
+
 /** The flag every command takes besides `--json`. */
 export const HOME_FLAG = {
   type: 'string',

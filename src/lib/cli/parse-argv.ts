@@ -6,7 +6,7 @@
  * and every error message comes from one place. Being strict costs nothing:
  * a refused invocation is merely slower.
  */
-import {HOME_FLAG, jsonRequested, type AnyCommandDefinition, type FlagDefinition, type Invocation} from './definition.js'
+import {HOME_FLAG, jsonRequested, withBooleanDefaults, type AnyCommandDefinition, type FlagDefinition, type Invocation} from './definition.js'
 
 const INTEGER = /^\d{1,15}$/
 
@@ -63,11 +63,8 @@ export function parseInvocation(definition: AnyCommandDefinition, tokens: string
     args[name] = all[index]
     if (definition.args[name].required && args[name] === undefined) return undefined
   }
-  for (const [name, flag] of Object.entries(flagDefinitions)) {
-    if (flag.type === 'boolean' && flags[name] === undefined) flags[name] = false
-  }
   delete flags.json
-  return {args, argv: all, passthrough, flags: flags as Invocation['flags'], json: jsonRequested(tokens, env)}
+  return {args, argv: all, passthrough, flags: withBooleanDefaults(definition, flags) as Invocation['flags'], json: jsonRequested(tokens, env)}
 }
 
 /** `-f` → the boolean flag with that char; combined (`-fv`) or unknown shorts are left to oclif. */
