@@ -7,7 +7,7 @@ import {usageError} from './errors.js'
 import {resolveRunRef, runsDir} from './home.js'
 import {sep} from 'node:path'
 import {ListingCache} from './listing-cache.js'
-import {listRunIds, readRunState, requireRun, runFile} from './run-store.js'
+import {listRunIds, readListedRun, requireRun, runFile} from './run-store.js'
 import {summarizeRun, type RunSummary} from './run-summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './run-types.js'
@@ -46,14 +46,12 @@ export function listRunSummaries(home: string, statuses?: Set<string>): RunListi
     const dir = base + sep + id
     let summary = cache.lookup(id, dir, runFile(dir, 'meta'))
     if (!summary) {
-      let state
-      try {
-        state = readRunState(dir, {withResult: false})
-      } catch (error) {
-        damaged.push({state_dir: dir, error: (error as Error).message})
+      const state = readListedRun(dir, {withResult: false})
+      if (!state) continue
+      if (state.error) {
+        damaged.push({state_dir: dir, error: state.error})
         continue
       }
-      if (!state) continue
       summary = summarizeRun(state, now)
       cache.remember(id, summary)
     }

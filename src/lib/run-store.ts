@@ -198,13 +198,17 @@ export function listRuns(home: string, options: {withResult?: boolean} = {}): Li
   const runs: ListedRun[] = []
   const base = runsDir(home)
   for (const id of listRunIds(home)) {
-    const dir = base + sep + id
-    try {
-      const state = readRunState(dir, options)
-      if (state) runs.push(state)
-    } catch (error) {
-      runs.push({dir, meta: undefined as unknown as RunMeta, error: (error as Error).message})
-    }
+    const state = readListedRun(base + sep + id, options)
+    if (state) runs.push(state)
   }
   return runs
+}
+
+/** One Run of a listing: its state, an `error` instead when its files are damaged, undefined while half-created. */
+export function readListedRun(dir: string, options: {withResult?: boolean} = {}): ListedRun | undefined {
+  try {
+    return readRunState(dir, options)
+  } catch (error) {
+    return {dir, meta: undefined as unknown as RunMeta, error: (error as Error).message}
+  }
 }
