@@ -4,19 +4,16 @@
  * difference, simultaneous launches still make one Run, and once the Run is
  * over a launch starts a new one.
  */
-import {mkdirSync, readdirSync, writeFileSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, actorsAsync, readJson, removeDir, tempDir, waitFor} from './helpers.js'
+import {actors, actorsAsync, homeWithRecipes, readJson, removeDir, waitFor} from './helpers.js'
 
 let home: string
 let recipes: string
 
 beforeAll(() => {
-  home = tempDir()
-  recipes = join(home, 'recipes')
-  mkdirSync(recipes)
-  writeFileSync(join(recipes, 'solo.yaml'), ['args: [mode=calm, level:int=1]', 'template: [sleep, "300"]', 'singleton: true', ''].join('\n'))
+  ;({home, recipes} = homeWithRecipes({'solo.yaml': ['args: [mode=calm, level:int=1]', 'template: [sleep, "300"]', 'singleton: true', ''].join('\n')}))
 })
 afterAll(() => removeDir(home))
 

@@ -3,20 +3,18 @@
  * in /proc, stop and kill leaving no descendant (forked, setsid'd), the
  * identity guard refusing a tampered record, and the refusal exit codes.
  */
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, homeWithRecipes, processAlive, processState, readJson, removeDir, waitFor, waitForResult} from './helpers.js'
 
 let home: string
 let recipes: string
 
 beforeAll(() => {
-  home = tempDir()
-  recipes = join(home, 'recipes')
-  mkdirSync(recipes)
   // Ignores SIGTERM everywhere (the ignore disposition survives exec), so only SIGKILL after kill_grace ends it.
-  writeFileSync(join(recipes, 'stubborn.yaml'), ['description: ignores TERM', "template: [sh, -c, 'trap \"\" TERM; sleep 300 & sleep 301 & wait']", 'kill_grace: 1s', 'control: [next]', ''].join('\n'))
+  const stubborn = ['description: ignores TERM', "template: [sh, -c, 'trap \"\" TERM; sleep 300 & sleep 301 & wait']", 'kill_grace: 1s', 'control: [next]', '']
+  ;({home, recipes} = homeWithRecipes({'stubborn.yaml': stubborn.join('\n')}))
 })
 afterAll(() => removeDir(home))
 

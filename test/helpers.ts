@@ -5,9 +5,10 @@
  */
 import {spawnSync} from 'node:child_process'
 import {execa} from 'execa'
-import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync} from 'node:fs'
+import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
+import {afterEach} from 'vitest'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'actors')
@@ -31,6 +32,39 @@ export function removeDir(dir: string): void {
       spawnSync('sleep', ['0.1'])
     }
   }
+}
+
+/**
+ * A `home()` that makes a fresh state root on each call (named `prefix...`);
+ * every one is removed, its live Runs killed, after each test.
+ */
+export function homesPerTest(prefix: string): () => string {
+  let homes: string[] = []
+  afterEach(() => {
+    for (const dir of homes) removeHome(dir)
+    homes = []
+  })
+  return () => {
+    const dir = tempDir(prefix)
+    homes.push(dir)
+    return dir
+  }
+}
+
+/** A fresh state root with a `recipes/` folder holding `files` (file name → YAML text). */
+export function homeWithRecipes(files: Record<string, string>): {home: string; recipes: string} {
+  const home = tempDir()
+  const recipes = join(home, 'recipes')
+  mkdirSync(recipes)
+  for (const [name, text] of Object.entries(files)) writeFileSync(join(recipes, name), text)
+  return {home, recipes}
+}
+
+/** Write a sine tone with sox (the real audio the music tests play); throws naming sox's complaint when it fails. */
+export function writeTone(file: string, seconds: number, hz: number, format: {rate: number; channels: number} = {rate: 22050, channels: 2}): string {
+  const r = spawnSync('sox', ['-n', '-r', String(format.rate), '-c', String(format.channels), file, 'synth', String(seconds), 'sine', String(hz)], {encoding: 'utf8'})
+  if (r.status !== 0) throw new Error(`sox failed writing ${file}: ${r.stderr || r.error?.message}`)
+  return file
 }
 
 /** Kill every live Run of a test's state root (best effort), then remove it. */

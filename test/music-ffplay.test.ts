@@ -4,11 +4,11 @@
  * its process group (the kernel shows state T), play is SIGCONT, next starts
  * a new ffplay for the next track, stop leaves no ffplay behind.
  */
-import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
+import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {BIN, actors, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor} from './helpers.js'
+import {BIN, actors, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, writeTone} from './helpers.js'
 
 let root: string
 const tracks: string[] = []
@@ -18,10 +18,7 @@ beforeAll(() => {
   root = tempDir('actors-ffplay-')
   mkdirSync(join(root, 'music'))
   for (const [name, freq] of [['a.wav', 440], ['b.wav', 660]] as const) {
-    const file = join(root, 'music', name)
-    const r = spawnSync('sox', ['-n', '-r', '22050', '-c', '2', file, 'synth', '8', 'sine', String(freq)])
-    if (r.status !== 0) throw new Error(`sox failed: ${r.stderr}`)
-    tracks.push(file)
+    tracks.push(writeTone(join(root, 'music', name), 8, freq))
   }
 })
 afterEach(() => {

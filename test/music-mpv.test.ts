@@ -6,13 +6,13 @@
  * corrupt checkpoint, a foreign service_instance_id, no orphan player after
  * stop or a signal, and `music play`'s plain lines.
  */
-import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
+import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
 import {sendPlaybackRequest} from '../src/lib/music/standalone-control.js'
-import {BIN, actors, cliEnv, processAlive, readJson, removeDir, tempDir, waitFor} from './helpers.js'
+import {BIN, actors, cliEnv, processAlive, readJson, removeDir, tempDir, waitFor, writeTone} from './helpers.js'
 
 let root: string
 let music: string
@@ -25,10 +25,7 @@ beforeAll(() => {
   mkdirSync(music)
   // Named so that natural order differs from plain string order (10 after 2).
   for (const [name, freq] of [['1 low.wav', 330], ['2 mid.wav', 440], ['10 high.wav', 550]] as const) {
-    const file = join(music, name)
-    const r = spawnSync('sox', ['-n', '-r', '22050', '-c', '2', file, 'synth', '10', 'sine', String(freq)])
-    if (r.status !== 0) throw new Error(`sox failed: ${r.stderr}`)
-    tracks.push(file)
+    tracks.push(writeTone(join(music, name), 10, freq))
   }
 })
 
@@ -253,7 +250,7 @@ describe('music play in the foreground', () => {
   it('prints one line per track change without a TTY and ends with the queue', async () => {
     const short = join(root, 'short')
     mkdirSync(short)
-    for (const name of ['a.wav', 'b.wav']) spawnSync('sox', ['-n', '-r', '22050', '-c', '1', join(short, name), 'synth', '0.8', 'sine', '440'])
+    for (const name of ['a.wav', 'b.wav']) writeTone(join(short, name), 0.8, 440, {rate: 22050, channels: 1})
     const r = actors(root, ['music', 'play', `${join(short, 'a.wav')}|${join(short, 'b.wav')}`, '--no-loop', '--output', 'null'])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe(`1/2 ${join(short, 'a.wav')}\n2/2 ${join(short, 'b.wav')}\n`)

@@ -5,12 +5,11 @@
  * reaches the player (mpv's pause property), not the kernel's SIGSTOP;
  * playback events land in the Run's Trace; `stop` leaves no mpv behind.
  */
-import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
-import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, writeTone} from './helpers.js'
 
 let home: string
 const tracks: string[] = []
@@ -18,10 +17,7 @@ const tracks: string[] = []
 beforeAll(() => {
   home = tempDir('actors-music-run-')
   for (const [name, freq] of [['a.wav', 440], ['b.wav', 550]] as const) {
-    const file = join(home, name)
-    const r = spawnSync('sox', ['-n', '-r', '22050', '-c', '2', file, 'synth', '10', 'sine', String(freq)])
-    if (r.status !== 0) throw new Error(`sox failed: ${r.stderr}`)
-    tracks.push(file)
+    tracks.push(writeTone(join(home, name), 10, freq))
   }
 })
 afterAll(() => removeDir(home))

@@ -5,19 +5,10 @@
  */
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
-import {actors, readJson, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
+import {describe, expect, it} from 'vitest'
+import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
-let homes: string[] = []
-function home(): string {
-  const dir = tempDir('actors-tree-')
-  homes.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of homes) removeHome(dir)
-  homes = []
-})
+const home = homesPerTest('actors-tree-')
 
 const runJson = (h: string, id: string) => readJson(join(h, 'runs', id, 'run.json'))
 const stdoutOf = (h: string, id: string) => readFileSync(join(h, 'runs', id, 'stdout.log'), 'utf8')

@@ -3,11 +3,11 @@
  * (no escape codes) and never loads ink or react, proved by an ESM resolve
  * hook that records every specifier the CLI imports.
  */
-import {spawn, spawnSync} from 'node:child_process'
+import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, ROOT, actors, cliEnv, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+import {BIN, ROOT, actors, cliEnv, removeDir, tempDir, waitFor, waitForResult, writeTone} from './helpers.js'
 import {loadedHeavyModules, writeLoadTracer} from './views-support.js'
 
 const ESC = /\u001B/
@@ -98,7 +98,7 @@ describe('plain output without a TTY', () => {
     expect(wait.stdout).toMatch(/^1 Run: 1 failed/)
     expect(wait.stdout).toMatch(/w1\s+failed/)
     const wav = join(home, 'short.wav')
-    expect(spawnSync('sox', ['-n', '-r', '8000', '-c', '1', wav, 'synth', '1', 'sine', '440']).status).toBe(0)
+    writeTone(wav, 1, 440, {rate: 8000, channels: 1})
     const play = actors(home, ['music', 'play', wav, '--no-loop', '--player', 'mpv'], {env: {...env, ACTORS_MUSIC_OUTPUT: 'null'}})
     expect(play.code).toBe(0)
     expect(play.stdout).toBe(`1/1 ${wav}\n`)

@@ -9,7 +9,7 @@ import {spawnSync} from 'node:child_process'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, ROOT, actors, removeDir, tempDir, waitFor} from './helpers.js'
+import {BIN, ROOT, actors, removeDir, tempDir, waitFor, writeTone} from './helpers.js'
 import {loadedHeavyModules, writeLoadTracer} from './views-support.js'
 
 const SOCKET = `actors-views-${process.pid}`
@@ -196,7 +196,7 @@ describe('in a real terminal', () => {
     const music = join(home, 'music')
     mkdirSync(music)
     for (const [name, hz] of [['01 first.wav', 440], ['02 second.wav', 660]] as const) {
-      expect(spawnSync('sox', ['-n', '-r', '8000', '-c', '1', join(music, name), 'synth', '30', 'sine', String(hz)]).status).toBe(0)
+      writeTone(join(music, name), 30, hz, {rate: 8000, channels: 1})
     }
     const stateDir = join(home, 'player')
     const term = new Terminal(home, {ACTORS_MUSIC_OUTPUT: 'null'})

@@ -7,21 +7,12 @@ import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterEach, describe, expect, it} from 'vitest'
+import {describe, expect, it} from 'vitest'
 import {RUN_SCHEMA} from '../src/lib/run-types.js'
 import {writeJsonAtomic} from '../src/lib/state-files.js'
-import {BIN, actors, actorsAsync, cliEnv, readJson, tempDir, waitFor, waitForResult, type CliResult, removeHome} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, type CliResult} from './helpers.js'
 
-let homes: string[] = []
-function home(): string {
-  const dir = tempDir('actors-wait-')
-  homes.push(dir)
-  return dir
-}
-afterEach(() => {
-  for (const dir of homes) removeHome(dir)
-  homes = []
-})
+const home = homesPerTest('actors-wait-')
 
 const launch = (h: string, name: string, ...command: string[]) => {
   const r = actors(h, ['run', '--name', name, '--', ...command])
