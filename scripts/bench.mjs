@@ -62,14 +62,18 @@ try {
   const seedDir = join(full, 'runs', seedRun)
   const meta = JSON.parse(readFileSync(join(seedDir, 'run.json'), 'utf8'))
   const result = JSON.parse(readFileSync(join(seedDir, 'result.json'), 'utf8'))
-  for (let i = 0; i < 2000; i++) {
-    const id = `hist-${String(i).padStart(4, '0')}`
-    const dir = join(full, 'runs', id)
-    cpSync(seedDir, dir, {recursive: true})
-    const instance = randomUUID()
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
-    writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance}))
+  /** `count` finished copies of the seed Run under `root`, named `prefix-NNNN`; `resultFor(i)` adds result fields. */
+  const seedRuns = (root, prefix, count, resultFor = () => ({})) => {
+    for (let i = 0; i < count; i++) {
+      const id = `${prefix}-${String(i).padStart(String(count - 1).length, '0')}`
+      const dir = join(root, 'runs', id)
+      cpSync(seedDir, dir, {recursive: true})
+      const instance = randomUUID()
+      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
+      writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, ...resultFor(i)}))
+    }
   }
+  seedRuns(full, 'hist', 2000)
   const freshHome = () => join(tmp, `fresh-${randomUUID()}`)
   compare('run -- true with 2,000 Runs vs empty root', () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(full)}), () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(freshHome())}), '<= 1.1x')
 
@@ -104,14 +108,7 @@ try {
     console.error(`${lat.name.padEnd(52)} ${String(lat.median_ms).padStart(7)} ms  (samples ${latencies.join(',')})`)
 
     const w300 = join(tmp, 'w300')
-    for (let i = 0; i < 300; i++) {
-      const id = `w-${String(i).padStart(3, '0')}`
-      const dir = join(w300, 'runs', id)
-      cpSync(seedDir, dir, {recursive: true})
-      const instance = randomUUID()
-      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
-      writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, completed_at: new Date(Date.now() - 1000 + i).toISOString()}))
-    }
+    seedRuns(w300, 'w', 300, (i) => ({completed_at: new Date(Date.now() - 1000 + i).toISOString()}))
     // Each sample waits on a fresh copy so every wait delivers a full batch.
     let n = 0
     compare('wait over 300 finished Runs (first batch)', () => {

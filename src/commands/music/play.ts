@@ -7,6 +7,9 @@ import {PLAYER_NAMES} from '../../lib/music/types.js'
 import {decideOutput} from '../../lib/output.js'
 import {importView} from '../../lib/esm-import.js'
 
+/** The SOURCE argument of `music play` and `music serve`. */
+export const musicArgs = {source: Args.string({description: 'file, directory, URL, playlist, or "a|b|c" list (repeatable)', required: true})}
+
 /** Flags shared by `music play` and `music serve` (the same service core). */
 export const musicFlags = {
   player: Flags.string({description: 'audio player', options: ['auto', ...PLAYER_NAMES], default: 'auto'}),
@@ -63,7 +66,7 @@ export default class MusicPlay extends ActorsCommand {
     'ACTORS_MUSIC_OUTPUT=null <%= config.bin %> music play list.m3u --player ffplay',
   ]
   static strict = false
-  static args = {source: Args.string({description: 'file, directory, URL, playlist, or "a|b|c" list (repeatable)', required: true})}
+  static args = musicArgs
   static flags = {
     ...musicFlags,
     'state-dir': Flags.string({description: 'also checkpoint and serve controls in this directory'}),

@@ -1,8 +1,8 @@
-import {Args, Flags} from '@oclif/core'
+import {Flags} from '@oclif/core'
 import {ActorsCommand} from '../../base-command.js'
 import {renderPlainLines} from '../../lib/music/plain.js'
 import {runPlayback, type PlaybackRunResult} from '../../lib/music/runner.js'
-import {musicFlags, normalizeBoolArgv, playbackOptions} from './play.js'
+import {musicArgs, musicFlags, normalizeBoolArgv, playbackOptions} from './play.js'
 
 export default class MusicServe extends ActorsCommand {
   static summary = 'Run a playback service controlled with `actors control DIR ACTION`'
@@ -18,7 +18,7 @@ export default class MusicServe extends ActorsCommand {
     '<%= config.bin %> control /tmp/player status --json',
   ]
   static strict = false
-  static args = {source: Args.string({description: 'file, directory, URL, playlist, or "a|b|c" list (repeatable)', required: true})}
+  static args = musicArgs
   static flags = {
     ...musicFlags,
     'state-dir': Flags.string({description: 'directory for playback-endpoint.json, the socket and playback.json', required: true}),
