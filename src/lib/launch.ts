@@ -14,10 +14,14 @@ import {binDir, supervisorScript} from './package-root.js'
 import {readProcessIdentity} from './process-identity.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from './state-files.js'
-import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta, type RunPlan} from './run-types.js'
+import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta} from './run-types.js'
+import type {ResolvedRecipe} from './recipes/types.js'
 
-/** Everything needed to launch a Run; produced from a Recipe or an ad-hoc command. */
-export interface LaunchSpec {
+/**
+ * Everything needed to launch a Run: a resolved Recipe (or ad-hoc command:
+ * values, plan, env, limits) plus where and as what it launches.
+ */
+export interface LaunchSpec extends Omit<ResolvedRecipe, 'cwd' | 'singleton'> {
   home: string
   /** The Run id; templates were rendered with it. */
   id: string
@@ -25,16 +29,8 @@ export interface LaunchSpec {
   explicitId: boolean
   recipe: string | null
   recipeFile: string | null
-  values: Record<string, unknown>
-  plan: RunPlan
+  /** Resolved: the command's working directory. */
   cwd: string
-  env: Record<string, string>
-  timeoutMs?: number
-  retry: number
-  killGraceMs: number
-  control: string[]
-  artifacts?: Record<string, string>
-  notification: 'normal' | 'silent'
   singleton?: boolean
   maxParallel?: number
   budgetTokens?: number
