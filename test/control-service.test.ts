@@ -7,7 +7,7 @@
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {ROOT, actors, actorsAsync, processAlive, processState, readJson, removeDir, tempDir, waitFor} from './helpers.js'
+import {ROOT, actors, actorsAsync, processAlive, processState, readJson, tempDir, waitFor, removeHome} from './helpers.js'
 import {
   MAX_FINISHED,
   MAX_PENDING,
@@ -67,7 +67,7 @@ beforeAll(() => {
   writeFileSync(join(recipes, 'poll.yaml'), ["template: [node, '{recipe_dir}/poller.mjs']", 'control: [job]', ''].join('\n'))
   writeFileSync(join(recipes, 'mute.yaml'), ['template: [sleep, "300"]', 'control: [job]', ''].join('\n'))
 })
-afterAll(() => removeDir(home))
+afterAll(() => removeHome(home))
 
 function launch(recipe: string, name: string): {run: string; state_dir: string} {
   const r = actors(home, ['run', recipe, '--name', name, '--recipes', recipes, '--json'])

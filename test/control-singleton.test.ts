@@ -7,7 +7,7 @@
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, actorsAsync, homeWithRecipes, readJson, removeDir, waitFor} from './helpers.js'
+import {actors, actorsAsync, homeWithRecipes, readJson, waitFor, removeHome} from './helpers.js'
 
 let home: string
 let recipes: string
@@ -15,7 +15,7 @@ let recipes: string
 beforeAll(() => {
   ;({home, recipes} = homeWithRecipes({'solo.yaml': ['args: [mode=calm, level:int=1]', 'template: [sleep, "300"]', 'singleton: true', ''].join('\n')}))
 })
-afterAll(() => removeDir(home))
+afterAll(() => removeHome(home))
 
 const run = (...args: string[]) => actors(home, ['run', 'solo', '--recipes', recipes, '--json', ...args])
 

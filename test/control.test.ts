@@ -6,7 +6,7 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, homeWithRecipes, processAlive, processState, readJson, removeDir, waitFor, waitForResult} from './helpers.js'
+import {actors, homeWithRecipes, processAlive, processState, readJson, waitFor, waitForResult, removeHome} from './helpers.js'
 
 let home: string
 let recipes: string
@@ -16,7 +16,7 @@ beforeAll(() => {
   const stubborn = ['description: ignores TERM', "template: [sh, -c, 'trap \"\" TERM; sleep 300 & sleep 301 & wait']", 'kill_grace: 1s', 'control: [next]', '']
   ;({home, recipes} = homeWithRecipes({'stubborn.yaml': stubborn.join('\n')}))
 })
-afterAll(() => removeDir(home))
+afterAll(() => removeHome(home))
 
 function launch(args: string[]): {run: string; state_dir: string} {
   const r = actors(home, ['run', '--json', ...args])

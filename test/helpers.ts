@@ -67,14 +67,50 @@ export function writeTone(file: string, seconds: number, hz: number, format: {ra
   return file
 }
 
-/** Kill every live Run of a test's state root (best effort), then remove it. */
+/**
+ * End every live Run of a test's state root, then remove it. Live Runs are
+ * killed through `actors control RUN kill` (the product's own path); anything
+ * still running afterwards that was started for this root (every CLI child of
+ * a test carries ACTORS_HOME=<home>, and supervisors, commands and players
+ * inherit it) is SIGKILLed, so a failing test leaks no supervisor or sleep.
+ */
 export function removeHome(home: string): void {
   for (const id of existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []) {
     try {
       if (['running', 'paused', 'queued'].includes(readJson(join(home, 'runs', id, 'run.json')).status)) actors(home, ['control', id, 'kill'])
     } catch {}
   }
+  killProcessesOfHome(home)
   removeDir(home)
+}
+
+/** Pids of live processes (other than this one) whose environment says ACTORS_HOME=<home>. */
+export function processesOfHome(home: string): number[] {
+  const marker = Buffer.from(`\0ACTORS_HOME=${home}\0`)
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === process.pid || !processAlive(pid)) continue
+    try {
+      // A leading NUL so the marker matches a whole variable, even the first one.
+      if (Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]).indexOf(marker) >= 0) found.push(pid)
+    } catch {}
+  }
+  return found
+}
+
+/** SIGKILL every process started for `home` until none is left (a dying supervisor may still be starting one). */
+function killProcessesOfHome(home: string): void {
+  for (let round = 0; round < 20; round++) {
+    const pids = processesOfHome(home)
+    if (pids.length === 0) return
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    spawnSync('sleep', ['0.05'])
+  }
 }
 
 export interface CliResult {

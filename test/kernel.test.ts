@@ -3,9 +3,11 @@
  * between real processes, process identity, fail-closed reads, trace bounds.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {readFileSync, readdirSync, writeFileSync, mkdirSync} from 'node:fs'
+import {closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterEach, beforeEach, describe, expect, it} from 'vitest'
+import {pathToFileURL} from 'node:url'
+import {build} from 'esbuild'
+import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
 import {randomHex, randomUuid} from '../src/lib/builtins.js'
 import {parseDuration} from '../src/lib/duration.js'
 import {isActorsError} from '../src/lib/errors.js'
@@ -13,10 +15,19 @@ import {resolveRunRef, validateRunId} from '../src/lib/home.js'
 import {withLockSync} from '../src/lib/lock.js'
 import {isSameProcess, readProcessIdentity} from '../src/lib/process-identity.js'
 import {readJsonFile, readJsonLines, writeJsonAtomic} from '../src/lib/state-files.js'
-import {appendTraceEvent, MAX_TRACE_EVENTS, readTraceTail} from '../src/lib/trace.js'
-import {removeDir, tempDir} from './helpers.js'
+import {appendTraceEvent, readTraceTail} from '../src/lib/trace.js'
+import {ROOT, removeDir, tempDir} from './helpers.js'
 
 let dir: string
+// The project's own state-files module as an ES module bundle a plain `node` child can import.
+let bundleDir: string
+let stateFilesBundle: string
+beforeAll(async () => {
+  bundleDir = tempDir('actors-bundle-')
+  stateFilesBundle = join(bundleDir, 'state-files.mjs')
+  await build({entryPoints: [join(ROOT, 'src/lib/state-files.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: stateFilesBundle, logLevel: 'warning'})
+})
+afterAll(() => removeDir(bundleDir))
 beforeEach(() => {
   dir = tempDir()
 })
@@ -105,30 +116,39 @@ describe('state files', () => {
     }
   })
 
-  it('never shows a reader half a file while a writer rewrites it', async () => {
+  it('never shows a reader half a file while the project\'s own atomic writer rewrites it from another process', async () => {
     const file = join(dir, 'hot.json')
-    writeJsonAtomic(file, {n: 0, pad: 'x'.repeat(100_000)})
-    // A tight loop of rename-based rewrites in a child process while we read.
-    const child = spawn(process.execPath, ['-e', `
-      const fs = require('fs'); const path = require('path');
-      const file = ${JSON.stringify(file)};
-      for (let i = 1; i <= 300; i++) {
-        const tmp = file + '.' + i + '.tmp';
-        fs.writeFileSync(tmp, JSON.stringify({n: i, pad: 'x'.repeat(100000)}));
-        fs.renameSync(tmp, file);
+    const stop = join(dir, 'stop')
+    writeJsonAtomic(file, {n: 0, pad: 'x'.repeat(200_000)})
+    // A tight loop of writeJsonAtomic (src/lib/state-files.ts, bundled in beforeAll) in a child process while we read.
+    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+      import {writeJsonAtomic} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)};
+      import fs from 'node:fs';
+      const pad = 'x'.repeat(200000);
+      const deadline = Date.now() + 60000;
+      for (let n = 1; !fs.existsSync(${JSON.stringify(stop)}) && Date.now() < deadline; n++) writeJsonAtomic(${JSON.stringify(file)}, {n, pad});
+    `], {stdio: ['ignore', 'ignore', 'pipe']})
+    let stderr = ''
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    const exited = new Promise<number | null>((r) => child.on('exit', r))
+    const seen = new Set<number>()
+    try {
+      // Read until we have seen many distinct versions: reads and rewrites did interleave.
+      const deadline = Date.now() + 45_000
+      while (seen.size < 150 && Date.now() < deadline && child.exitCode === null) {
+        const value = readJsonFile<{n: number; pad: string}>(file)
+        expect(typeof value?.n).toBe('number')
+        expect(value!.pad.length).toBe(200_000)
+        seen.add(value!.n)
+        await new Promise((r) => setImmediate(r))
       }
-    `])
-    let reads = 0
-    const done = new Promise((r) => child.on('exit', r))
-    let finished = false
-    void done.then(() => (finished = true))
-    while (!finished) {
-      const value = readJsonFile<{n: number}>(file)
-      expect(typeof value?.n).toBe('number')
-      reads++
-      await new Promise((r) => setImmediate(r))
+    } finally {
+      writeFileSync(stop, '')
     }
-    expect(reads).toBeGreaterThan(0)
+    expect(await exited, stderr).toBe(0)
+    expect(seen.size).toBeGreaterThanOrEqual(150)
+    // Every temp file was renamed into place: nothing but the file and the stop marker is left.
+    expect(readdirSync(dir).sort()).toEqual(['hot.json', 'stop'])
   })
 })
 
@@ -211,17 +231,67 @@ describe('process identity', () => {
 })
 
 describe('trace', () => {
-  it('validates kinds and stays bounded, compacting with a marker', () => {
+  // The bounds are SPEC's literal values, not the constants of trace.ts: a changed constant must fail here.
+  const SPEC_MAX_EVENTS = 2048
+  const SPEC_MAX_BYTES = 4 * 1024 * 1024
+  /** The first line of a file (a Trace event is under 64 KiB). */
+  const firstLine = (file: string) => {
+    const fd = openSync(file, 'r')
+    try {
+      const buffer = Buffer.alloc(64 * 1024)
+      const text = buffer.subarray(0, readSync(fd, buffer, 0, buffer.length, 0)).toString('utf8')
+      return text.slice(0, text.indexOf('\n'))
+    } finally {
+      closeSync(fd)
+    }
+  }
+  const traceLines = (runDir: string) => readJsonLines<{kind: string; summary?: string}>(join(runDir, 'trace.jsonl'))
+
+  it('validates kinds and compacts with a marker once it holds more than 2048 events', () => {
     mkdirSync(join(dir, 'run'))
     const runDir = join(dir, 'run')
     expect(exitCodeOf(() => appendTraceEvent(runDir, {kind: 'Bad Kind'}))).toBe(2)
     expect(exitCodeOf(() => appendTraceEvent(runDir, {kind: 'x', data: 'y'.repeat(70_000)}))).toBe(2)
-    for (let i = 0; i < MAX_TRACE_EVENTS + 300; i++) appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
-    const {records, damaged} = readJsonLines<{kind: string; summary?: string}>(join(runDir, 'trace.jsonl'))
+    const append = (i: number) => appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
+    for (let i = 0; i < SPEC_MAX_EVENTS; i++) append(i)
+    // Exactly at the bound: nothing dropped yet.
+    const full = traceLines(runDir)
+    expect(full.records.length).toBe(SPEC_MAX_EVENTS)
+    expect(full.records.some((r) => r.kind === 'runtime.trace_compacted')).toBe(false)
+    // One more crosses it: the oldest half goes, replaced by the marker.
+    append(SPEC_MAX_EVENTS)
+    const compacted = traceLines(runDir)
+    expect(compacted.records[0]).toMatchObject({kind: 'runtime.trace_compacted'})
+    expect(compacted.records.length).toBeLessThanOrEqual(SPEC_MAX_EVENTS / 2 + 1)
+    for (let i = SPEC_MAX_EVENTS + 1; i < SPEC_MAX_EVENTS + 200; i++) append(i)
+    const {records, damaged} = traceLines(runDir)
     expect(damaged).toBe(0)
-    expect(records.length).toBeLessThanOrEqual(MAX_TRACE_EVENTS)
-    expect(records.some((r) => r.kind === 'runtime.trace_compacted')).toBe(true)
-    expect(readTraceTail(runDir, 1)[0].summary).toBe(`step ${MAX_TRACE_EVENTS + 299}`)
-    expect(readFileSync(join(runDir, 'trace.jsonl')).length).toBeLessThanOrEqual(4 * 1024 * 1024)
+    expect(records.length).toBeLessThanOrEqual(SPEC_MAX_EVENTS)
+    expect(readTraceTail(runDir, 1)[0].summary).toBe(`step ${SPEC_MAX_EVENTS + 199}`)
+  })
+
+  it('compacts on bytes first: ~60 KiB events cross 4 MiB long before 2048 events', () => {
+    mkdirSync(join(dir, 'run'))
+    const runDir = join(dir, 'run')
+    const file = join(runDir, 'trace.jsonl')
+    const pad = 'b'.repeat(60 * 1024)
+    let written = 0
+    let compactedAt: number | undefined
+    for (let i = 0; i < 100; i++) {
+      const event = appendTraceEvent(runDir, {kind: 'big.step', summary: `big ${i}`, data: {pad}})
+      written += Buffer.byteLength(JSON.stringify(event)) + 1
+      const size = statSync(file).size
+      expect(size, `after event ${i}`).toBeLessThanOrEqual(SPEC_MAX_BYTES)
+      if (firstLine(file).includes('"kind":"runtime.trace_compacted"')) {
+        // The first compaction comes with the event that took the journal past 4 MiB, not earlier.
+        if (compactedAt === undefined) expect(written, `first compaction at event ${i}`).toBeGreaterThan(SPEC_MAX_BYTES)
+        compactedAt ??= i
+      } else {
+        expect(written, `no compaction by event ${i}`).toBeLessThanOrEqual(SPEC_MAX_BYTES)
+      }
+    }
+    expect(compactedAt).toBeDefined()
+    expect(compactedAt!).toBeLessThan(80)
+    expect(readTraceTail(runDir, 1)[0].summary).toBe('big 99')
   })
 })

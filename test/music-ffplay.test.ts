@@ -8,7 +8,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {BIN, actors, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, writeTone} from './helpers.js'
+import {BIN, actors, cliEnv, processAlive, processState, readJson, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
 
 let root: string
 const tracks: string[] = []
@@ -24,7 +24,7 @@ beforeAll(() => {
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
 })
-afterAll(() => removeDir(root))
+afterAll(() => removeHome(root))
 
 const control = (dir: string, ...args: string[]) => actors(root, ['control', '--json', dir, ...args])
 

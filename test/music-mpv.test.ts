@@ -12,7 +12,7 @@ import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
 import {sendPlaybackRequest} from '../src/lib/music/standalone-control.js'
-import {BIN, actors, cliEnv, processAlive, readJson, removeDir, tempDir, waitFor, writeTone} from './helpers.js'
+import {BIN, actors, cliEnv, processAlive, readJson, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
 
 let root: string
 let music: string
@@ -32,7 +32,7 @@ beforeAll(() => {
 afterEach(() => {
   for (const child of children.splice(0)) if (child.exitCode === null) child.kill('SIGKILL')
 })
-afterAll(() => removeDir(root))
+afterAll(() => removeHome(root))
 
 interface Served {
   child: ChildProcess

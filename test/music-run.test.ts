@@ -9,7 +9,7 @@ import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
-import {actors, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, writeTone} from './helpers.js'
+import {actors, processAlive, processState, readJson, tempDir, waitFor, waitForResult, writeTone, removeHome} from './helpers.js'
 
 let home: string
 const tracks: string[] = []
@@ -20,7 +20,7 @@ beforeAll(() => {
     tracks.push(writeTone(join(home, name), 10, freq))
   }
 })
-afterAll(() => removeDir(home))
+afterAll(() => removeHome(home))
 
 describe('recipes/music/playback as a Run', () => {
   it('serves its declared controls through the Run endpoint and traces playback events', async () => {

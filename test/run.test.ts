@@ -6,7 +6,7 @@ import {execFileSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {actors, actorsAsync, processAlive, readJson, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, actorsAsync, processAlive, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
 
 let home: string
 let work: string
@@ -15,7 +15,7 @@ beforeEach(() => {
   work = tempDir('actors-work-')
 })
 afterEach(() => {
-  removeDir(home)
+  removeHome(home)
   removeDir(work)
 })
 

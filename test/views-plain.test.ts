@@ -7,7 +7,7 @@ import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, ROOT, actors, cliEnv, removeDir, tempDir, waitFor, waitForResult, writeTone} from './helpers.js'
+import {BIN, ROOT, actors, cliEnv, tempDir, waitFor, waitForResult, writeTone, removeHome} from './helpers.js'
 import {loadedHeavyModules, writeLoadTracer} from './views-support.js'
 
 const ESC = /\u001B/
@@ -16,7 +16,7 @@ let home: string
 beforeEach(() => {
   home = tempDir()
 })
-afterEach(() => removeDir(home))
+afterEach(() => removeHome(home))
 
 describe('plain output without a TTY', () => {
   it('inspect, logs and run --follow print no escape codes (even with colour-friendly TERM) and never load ink or react', () => {

@@ -9,7 +9,7 @@ import {spawnSync} from 'node:child_process'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, ROOT, actors, removeDir, tempDir, waitFor, writeTone} from './helpers.js'
+import {BIN, ROOT, actors, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
 import {loadedHeavyModules, writeLoadTracer} from './views-support.js'
 
 const SOCKET = `actors-views-${process.pid}`
@@ -81,7 +81,7 @@ beforeEach(() => {
 })
 afterEach(() => {
   spawnSync('tmux', ['-L', SOCKET, 'kill-server'])
-  removeDir(home)
+  removeHome(home)
 })
 afterAll(() => {
   spawnSync('tmux', ['-L', SOCKET, 'kill-server'])
