@@ -2,11 +2,11 @@
  * `actors run`, `inspect`, `logs`, `emit` and `prune` end to end through the
  * real CLI: exit codes and JSON fields, real supervisors and signals.
  */
-import {execFileSync} from 'node:child_process'
+import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {actors, actorsAsync, processAlive, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
+import {actors, actorsAsync, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
 
 let home: string
 let work: string
@@ -14,7 +14,10 @@ beforeEach(() => {
   home = tempDir('actors-home-')
   work = tempDir('actors-work-')
 })
+/** Processes a test started outside any Run; killed after each test. */
+const strangers: ChildProcess[] = []
 afterEach(() => {
+  for (const child of strangers.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   removeHome(home)
   removeDir(work)
 })
@@ -195,6 +198,25 @@ describe('run', () => {
     await waitFor(() => pids.every((pid) => !processAlive(pid)), 10_000, 'every descendant gone')
   })
 
+  it('a timeout sends SIGTERM to a setsid descendant too, well before kill_grace runs out', async () => {
+    const marker = join(work, 'termed')
+    const recipes = join(work, 'recipes')
+    mkdirSync(recipes)
+    // The setsid'd shell left the command's process group; it records SIGTERM in its trap. Only SIGKILL
+    // would reach it if the timeout signalled the group alone, and only after the long kill_grace.
+    const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; sleep 300 & wait' & sleep 300`
+    writeFileSync(join(recipes, 'graceful.yaml'), [`template: [sh, -c, ${JSON.stringify(script)}]`, 'kill_grace: 20s', ''].join('\n'))
+    const r = actors(home, ['run', 'graceful', '--recipes', recipes, '--timeout', '3s', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(readJson(join(r.json.state_dir, 'run.json')).kill_grace_ms).toBe(20_000)
+    const result = await waitForResult(r.json.state_dir, 45_000)
+    expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+    expect(existsSync(marker), 'the setsid descendant got SIGTERM (its trap wrote the marker)').toBe(true)
+    expect(readFileSync(marker, 'utf8')).toBe('term\n')
+    // Everything ended on SIGTERM: the supervisor did not sit out the 20 s grace before SIGKILL.
+    expect(result.duration_ms).toBeLessThan(3000 + 20_000)
+  })
+
   it('retries failed attempts up to the total and records them', async () => {
     const counter = join(work, 'count')
     const r = actors(home, ['run', '--json', '--retry', '3', '--', 'sh', '-c', `echo x >> ${counter}; test $(wc -l < ${counter}) -ge 2`])
@@ -273,6 +295,43 @@ describe('reconciliation', () => {
     const shown = actors(home, ['inspect', r.json.run, '--json'])
     expect(shown.json.status).toBe('exited')
     expect(readJson(join(dir, 'result.json'))).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
+  })
+
+  it('a live unrelated process holding the recorded supervisor pid is not the supervisor: the Run becomes exited, nothing is signalled', async () => {
+    const r = actors(home, ['run', '--json', '--name', 'recycled', '--', 'true'])
+    await waitForResult(r.json.state_dir)
+    const file = join(r.json.state_dir, 'run.json')
+    const meta = readJson(file)
+    // The pids were recycled: unrelated processes (each in its own group) now hold the pids recorded for
+    // the supervisor and for the command and its group, but they started at other times than recorded.
+    const [pid, commandPid] = [0, 1].map(() => {
+      const stranger = spawn('sleep', ['300'], {detached: true, stdio: 'ignore'})
+      strangers.push(stranger)
+      return stranger.pid!
+    })
+    await waitFor(() => processState(pid) === 'S' && processState(commandPid) === 'S', 10_000, 'the strangers asleep')
+    const {status: _s, ended_at: _e, exit_code: _x, duration_ms: _d, ...live} = meta
+    writeFileSync(file, JSON.stringify({
+      ...live,
+      status: 'running',
+      pid,
+      process_identity: {...meta.process_identity, pid},
+      child_pid: commandPid,
+      pgid: commandPid,
+      children_processes: [{pid: commandPid, pgid: commandPid, identity: {...meta.children_processes[0].identity, pid: commandPid}, step: 0}],
+    }))
+    rmSync(join(r.json.state_dir, 'result.json'))
+    const status = actors(home, ['control', 'recycled', 'status', '--json'])
+    expect(status.json, status.stderr).toMatchObject({status: 'exited', supervisor_alive: false})
+    expect(actors(home, ['inspect', 'recycled', '--json']).json).toMatchObject({status: 'exited'})
+    expect(readJson(join(r.json.state_dir, 'result.json'))).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
+    // Nothing of the Run is alive, so there is nothing to end: and the strangers must not be touched.
+    for (const action of ['pause', 'stop', 'kill']) {
+      const ended = actors(home, ['control', 'recycled', action, '--json'])
+      expect(ended.code, `${action}: ${ended.stderr}`).toBe(3)
+    }
+    expect([processState(pid), processState(commandPid)]).toEqual(['S', 'S'])
+    expect(readJson(file).status).toBe('exited')
   })
 
   it('a run.json with an unknown status or malformed process records fails closed naming the file', async () => {
