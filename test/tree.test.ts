@@ -137,6 +137,28 @@ describe('nested trees', () => {
     expect(over.stderr).toContain('spent 150 of 100 tokens')
   })
 
+  it('keeps ACTORS_TEST_* fault injection to the supervisor it was given to: commands and nested Runs never see it', async () => {
+    const h = home()
+    const inner = `env > ${h}/inner.env; sleep 300`
+    const outer = `env > ${h}/outer.env; actors run --name inner -- sh -c "${inner}" >/dev/null; sleep 300`
+    const faults = {ACTORS_TEST_SPAWN_DELAY_MS: '50', ACTORS_TEST_WAIT_PAUSE_MS: '50'}
+    const r = actors(h, ['run', '--name', 'outer', '--json', '--', 'sh', '-c', outer], {env: faults})
+    expect(r.code, r.stderr).toBe(0)
+    const innerEnv = await waitFor(() => existsSync(join(h, 'inner.env')) && readFileSync(join(h, 'inner.env'), 'utf8').includes('ACTORS_RUN=inner') && readFileSync(join(h, 'inner.env'), 'utf8'), 20_000, 'the nested command to dump its environment')
+    const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
+    // The outer supervisor did get the faults (the test injected them for real)...
+    expect(environ(runJson(h, 'outer').pid)).toEqual(expect.arrayContaining(['ACTORS_TEST_SPAWN_DELAY_MS=50', 'ACTORS_TEST_WAIT_PAUSE_MS=50']))
+    // ...but neither its command, nor the nested Run's supervisor, nor the nested command saw them.
+    const seen = {
+      outerCommand: readFileSync(join(h, 'outer.env'), 'utf8').split('\n'),
+      innerSupervisor: environ(runJson(h, 'inner').pid),
+      innerCommand: innerEnv.split('\n'),
+    }
+    expect(seen.outerCommand).toContain('ACTORS_RUN=outer')
+    expect(seen.innerSupervisor).toEqual(expect.arrayContaining(['ACTORS_SUPERVISOR=1', `ACTORS_HOME=${h}`]))
+    for (const [where, lines] of Object.entries(seen)) expect(lines.filter((line) => line.startsWith('ACTORS_TEST_')), where).toEqual([])
+  })
+
   it('refuses partial lineage with "lineage is incomplete"', () => {
     const h = home()
     const r = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'ghost'}})

@@ -60,6 +60,16 @@ export function makeRunId(hint: string): string {
 /** Lineage variables that describe the *caller's* Run: never inherited by a new supervisor. */
 const LINEAGE_VARS = ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER']
 
+/**
+ * Remove the test-only fault-injection variables (ACTORS_TEST_*) from `env`, in
+ * place. A fault is aimed at the supervisor a test launched itself; commands,
+ * and supervisors that one starts on its own (queued Runs), must never inherit it.
+ */
+export function dropTestFaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  for (const name of Object.keys(env)) if (name.startsWith('ACTORS_TEST_')) delete env[name]
+  return env
+}
+
 /** Thrown when a generated id is already taken; the caller picks another and re-renders. */
 export class RunIdTaken extends Error {}
 
@@ -177,6 +187,8 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
 export function startSupervisor(home: string, dir: string): number {
   const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, ACTORS_BIN_DIR: binDir(), ACTORS_SUPERVISOR: '1'}
   for (const name of LINEAGE_VARS) delete env[name]
+  // A supervisor starting a queued Run passes on no fault meant for itself.
+  if (process.env.ACTORS_SUPERVISOR === '1') dropTestFaults(env)
   const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
   child.unref()
   const pid = child.pid

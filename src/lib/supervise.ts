@@ -15,6 +15,7 @@ import {closeSync, openSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded} from './after-run.js'
 import {collectArtifacts} from './artifacts.js'
+import {dropTestFaults} from './launch.js'
 import {sleepSync, withLockSync} from './lock.js'
 import {readProcessIdentity} from './process-identity.js'
 import {findRunProcesses, signalPids} from './process-tree.js'
@@ -34,11 +35,16 @@ interface AttemptOutcome extends StepOutcome {
   timedOut: boolean
 }
 
-/** The environment a Run's command sees: the caller's, the Recipe's, and the lineage variables. */
+/**
+ * The environment a Run's command sees: the caller's, the Recipe's, and the
+ * lineage variables. Test-only fault injection (ACTORS_TEST_*) is for this
+ * supervisor alone: it never reaches the command, so nested Runs are not
+ * slowed or paused by a fault their test aimed at the outer one.
+ */
 export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
   const binDir = process.env.ACTORS_BIN_DIR
   const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
-  return {
+  return dropTestFaults({
     ...process.env,
     ...meta.env,
     PATH: meta.env.PATH ?? path,
@@ -51,7 +57,7 @@ export function commandEnvironment(meta: RunMeta, home: string, dir: string): No
     ACTORS_DEPTH: String(meta.depth),
     ACTORS_BIN_DIR: undefined,
     ACTORS_SUPERVISOR: undefined,
-  }
+  })
 }
 
 class Supervisor {
