@@ -3,7 +3,7 @@
  * between real processes, process identity, fail-closed reads, trace bounds.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {closeSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {closeSync, mkdirSync, openSync, readSync, readdirSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
