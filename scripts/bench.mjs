@@ -3,7 +3,7 @@
 // (mostly `node -e 0`), so figures compare across machines.
 // Not part of the test suite. Usage: node scripts/bench.mjs [--quick]
 import {spawn, spawnSync} from 'node:child_process'
-import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {randomUUID} from 'node:crypto'
@@ -45,6 +45,51 @@ function compare(name, target, baseline, target_ms_limit) {
   results.push(row)
   console.error(`${name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${target_ms_limit})`)
   return row
+}
+
+/**
+ * 2,000 finished Runs that `wait` has already reported (the usual state of a
+ * long-lived root) against a root without history, in the same run: the
+ * commands an agent polls (`wait --timeout 0`, `inspect --status running`,
+ * `control RUN status`) should not slow down with history they never show.
+ * Both roots hold one live Run, so only the history differs. Also reports the
+ * delivery journal's size and a cold listing cache (`.listing-cache.json`
+ * removed before each sample) next to the warm one.
+ */
+function reportedHistoryBench(tmp, seedRuns) {
+  const reported = join(tmp, 'reported')
+  const bare = join(tmp, 'reported-baseline')
+  seedRuns(reported, 'rep', 2000, (i) => ({completed_at: new Date(Date.now() - 5000 + i).toISOString()}))
+  // Report them all: each wait delivers one batch (at most 256 members); stop once a batch is empty.
+  let drained = false
+  for (let i = 0; i < 40 && !drained; i++) {
+    const r = spawnSync(process.execPath, [BIN, 'wait', '--json', '--timeout', '0'], {env: env(reported), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
+    drained = JSON.parse(r.stdout).members === 0
+  }
+  if (!drained) throw new Error('could not report the 2,000 seeded Runs')
+  const launchLive = (home) => JSON.parse(spawnSync(process.execPath, [BIN, 'run', '--json', '--', 'sleep', '300'], {env: env(home), encoding: 'utf8'}).stdout).run
+  const live = {reported: launchLive(reported), bare: launchLive(bare)}
+  try {
+    // allowFail: `wait --timeout 0` exits 124 when nothing is ready (the live Run is still running).
+    const both = (name, args, target) => compare(`${name}, 2,000 reported Runs vs none`, () => timeOnce(process.execPath, [BIN, ...args(live.reported)], {env: env(reported), allowFail: true}), () => timeOnce(process.execPath, [BIN, ...args(live.bare)], {env: env(bare), allowFail: true}), target)
+    both('wait --timeout 0', () => ['wait', '--json', '--timeout', '0'], '<= 1.2x')
+    both('inspect --status running', () => ['inspect', '--json', '--status', 'running'], '<= 1.2x')
+    both('control RUN status', (run) => ['control', run, 'status', '--json'], '<= 1.2x')
+
+    const journal = join(reported, 'delivery', 'default.json')
+    const bytes = statSync(journal).size
+    results.push({name: 'delivery journal after reporting 2,000 Runs', bytes, target: 'report'})
+    console.error(`${'delivery journal after reporting 2,000 Runs'.padEnd(52)} ${(bytes / 1024).toFixed(1)} KiB (${journal.slice(reported.length + 1)})`)
+
+    const cache = join(reported, '.listing-cache.json')
+    const inspectAll = () => timeOnce(process.execPath, [BIN, 'inspect', '--json'], {env: env(reported)})
+    compare('inspect --json over 2,000 Runs: cold listing cache vs warm', () => {
+      rmSync(cache, {force: true})
+      return inspectAll()
+    }, inspectAll, 'report')
+  } finally {
+    for (const [key, home] of [['reported', reported], ['bare', bare]]) spawnSync(process.execPath, [BIN, 'control', live[key], 'kill'], {env: env(home)})
+  }
 }
 
 const nodeBare = () => timeOnce(process.execPath, ['-e', '0'])
@@ -117,6 +162,9 @@ try {
       return timeOnce(process.execPath, [BIN, 'wait', '--json'], {env: env(home), allowFail: true})
     }, nodeBare, 'report')
   }
+
+  // 5b. What 2,000 already-reported Runs cost the commands an agent polls (reportedHistoryBench below).
+  reportedHistoryBench(tmp, seedRuns)
 
   // 6. Supervision memory: PSS per live Run with 50 live Runs.
   const mem = join(tmp, 'mem')
