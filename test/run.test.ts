@@ -3,7 +3,7 @@
  * real CLI: exit codes and JSON fields, real supervisors and signals.
  */
 import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {actors, actorsAsync, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
@@ -200,21 +200,30 @@ describe('run', () => {
 
   it('a timeout sends SIGTERM to a setsid descendant too, well before kill_grace runs out', async () => {
     const marker = join(work, 'termed')
+    const pidFile = join(work, 'setsid.pid')
     const recipes = join(work, 'recipes')
     mkdirSync(recipes)
-    // The setsid'd shell left the command's process group; it records SIGTERM in its trap. Only SIGKILL
-    // would reach it if the timeout signalled the group alone, and only after the long kill_grace.
-    const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; sleep 300 & wait' & sleep 300`
+    // The setsid'd shell left the command's process group; once its TERM trap is set it writes its pid, and
+    // the trap records SIGTERM. If the timeout signalled the group alone, only SIGKILL would reach it, after
+    // the long kill_grace, and the trap would never run.
+    const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; echo $$ > ${pidFile}; sleep 300 & wait' & sleep 300`
     writeFileSync(join(recipes, 'graceful.yaml'), [`template: [sh, -c, ${JSON.stringify(script)}]`, 'kill_grace: 20s', ''].join('\n'))
-    const r = actors(home, ['run', 'graceful', '--recipes', recipes, '--timeout', '3s', '--json'])
+    const r = actors(home, ['run', 'graceful', '--recipes', recipes, '--timeout', '5s', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(readJson(join(r.json.state_dir, 'run.json')).kill_grace_ms).toBe(20_000)
+    const pid = await waitFor(() => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')), 20_000, 'the setsid shell to set its trap')
     const result = await waitForResult(r.json.state_dir, 45_000)
     expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+    // The trap may run just after the result is written: wait for the marker or for the shell to be gone.
+    await waitFor(() => existsSync(marker) || !processAlive(pid), 45_000, 'the setsid shell to take SIGTERM or die')
     expect(existsSync(marker), 'the setsid descendant got SIGTERM (its trap wrote the marker)').toBe(true)
     expect(readFileSync(marker, 'utf8')).toBe('term\n')
-    // Everything ended on SIGTERM: the supervisor did not sit out the 20 s grace before SIGKILL.
-    expect(result.duration_ms).toBeLessThan(3000 + 20_000)
+    // ...and got it before kill_grace ran out, counted from the timeout.
+    const trace = readFileSync(join(r.json.state_dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const timedOut = trace.find((e) => e.kind === 'runtime.timeout')
+    expect(timedOut).toBeDefined()
+    expect(statSync(marker).mtimeMs).toBeLessThan(Date.parse(timedOut.ts) + 20_000)
+    await waitFor(() => !processAlive(pid), 10_000, 'the setsid shell gone')
   })
 
   it('retries failed attempts up to the total and records them', async () => {
