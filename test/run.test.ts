@@ -377,6 +377,21 @@ describe('reconciliation', () => {
     expect(actors(home, ['control', r.json.run, 'stop']).code).toBe(3)
   })
 
+  it('the tests\' removeHome ends live Runs and what a lost supervisor left running before removing the root', async () => {
+    const pidFile = join(work, 'pids')
+    const live = actors(home, ['run', '--json', '--', 'sleep', '300'])
+    const lost = actors(home, ['run', '--json', '--', 'sh', '-c', `setsid sleep 301 & echo $! > ${pidFile}; sleep 302`])
+    const metas = await waitFor(() => {
+      const both = [live, lost].map((r) => readJson(join(r.json.state_dir, 'run.json')))
+      return both.every((m) => m.child_pid) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' ? both : undefined
+    }, 15_000, 'both commands started')
+    process.kill(metas[1].pid, 'SIGKILL')
+    const pids = [...metas.flatMap((m) => [m.pid, m.child_pid]), Number(readFileSync(pidFile, 'utf8'))]
+    removeHome(home)
+    expect(existsSync(home)).toBe(false)
+    await waitFor(() => pids.every((pid) => !processAlive(pid)), 10_000, 'every supervisor and command gone')
+  })
+
   it('corrupt run.json fails closed naming the file; the listing goes on', () => {
     const good = actors(home, ['run', '--json', '--name', 'good', '--', 'true'])
     expect(good.code).toBe(0)
