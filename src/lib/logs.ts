@@ -141,3 +141,51 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
     bell.close()
   }
 }
+
+export interface LogPage {
+  /** The page as text: whole UTF-8 characters only, so pages concatenate to the file's exact text. */
+  text: string
+  offset: number
+  /** Where the next page starts (offset + the bytes of `text`). */
+  next_offset: number
+  /** The file's size when read. */
+  size: number
+  /** next_offset reached the end of the file as it was when read. */
+  eof: boolean
+}
+
+/**
+ * Bytes [offset, offset + limitBytes) of a log file, as a page that ends on a
+ * character boundary (an unfinished UTF-8 character moves to the next page).
+ * `fits(text)` may shrink the page further (the MCP result cap); the page
+ * always advances unless the file has nothing past `offset`.
+ */
+export function readLogPage(file: string, offset: number, limitBytes: number, fits: (text: string) => boolean = () => true): LogPage {
+  const size = logSize(file)
+  const from = Math.min(Math.max(0, offset), size)
+  const bytes = readBytes(file, from, Math.min(size, from + limitBytes))
+  let length = from + bytes.length < size ? characterBoundary(bytes, bytes.length) : bytes.length
+  let text = bytes.subarray(0, length).toString('utf8')
+  while (length > 1 && !fits(text)) {
+    const shorter = characterBoundary(bytes, Math.floor(length * 0.9))
+    if (shorter >= length) break
+    length = shorter
+    text = bytes.subarray(0, length).toString('utf8')
+  }
+  return {text, offset: from, next_offset: from + length, size, eof: from + length >= size}
+}
+
+/** The largest length <= `length` that does not cut a UTF-8 character of `bytes` (at least 1 byte, so a page advances). */
+function characterBoundary(bytes: Buffer, length: number): number {
+  let end = Math.min(length, bytes.length)
+  // Step back over continuation bytes to the lead byte; cut before it unless its character is complete.
+  let back = 0
+  while (back < 3 && end - back - 1 >= 0 && (bytes[end - back - 1] & 0xc0) === 0x80) back++
+  const lead = end - back - 1
+  if (lead >= 0) {
+    const byte = bytes[lead]
+    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+    if (need > back + 1) end = lead
+  }
+  return Math.max(end, Math.min(1, bytes.length))
+}
