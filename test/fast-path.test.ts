@@ -128,6 +128,9 @@ describe('the fast path', () => {
     symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
     rmSync(join(pkg, 'dist', 'cli.cjs'))
     rmSync(join(pkg, 'dist', 'cli.cache'), {force: true})
+    // Nor the MCP bundle: no hot command may load it.
+    rmSync(join(pkg, 'dist', 'mcp.cjs'))
+    rmSync(join(pkg, 'dist', 'mcp.cache'), {force: true})
     home = tempDir()
     mkdirSync(join(home, 'recipes'))
     writeFileSync(join(home, 'recipes', 'echo.yaml'), 'args:\n  - word\ntemplate: echo {word}\n')
@@ -164,5 +167,35 @@ describe('the fast path', () => {
     // ...while help and the other commands need the oclif bundle this copy lacks.
     expect(cli(['run', '--help']).status).not.toBe(0)
     expect(cli(['recipes']).status).not.toBe(0)
+  })
+})
+
+describe('the MCP bundle', () => {
+  let pkg: string
+  let home: string
+  beforeAll(() => {
+    // A copy of the installed CLI without dist/mcp.cjs: every command but `actors mcp` must still work.
+    pkg = tempDir('actors-no-mcp-pkg-')
+    for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
+    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
+    rmSync(join(pkg, 'dist', 'mcp.cjs'))
+    rmSync(join(pkg, 'dist', 'mcp.cache'), {force: true})
+    home = tempDir()
+  })
+  afterAll(() => {
+    removeHome(home)
+    removeDir(pkg)
+  })
+
+  const cli = (args: string[]) => spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+
+  it('is loaded by `actors mcp` only', () => {
+    const launched = cli(['run', '--json', '--wait', 'hello'])
+    expect(launched.stderr).toBe('')
+    expect(JSON.parse(launched.stdout).rows[0]).toMatchObject({status: 'done'})
+    for (const args of [['inspect', '--json'], ['recipes', '--json'], ['prune', '--json'], ['run', '--help'], ['mcp', '--help'], ['wait', '--json']]) {
+      expect(cli(args).status, args.join(' ')).toBe(0)
+    }
+    expect(cli(['mcp']).stderr).toMatch(/mcp\.cjs/)
   })
 })
