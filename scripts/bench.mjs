@@ -102,6 +102,7 @@ try {
   if (process.argv.includes('--mcp-only')) {
     await benchMcpStartup(join(tmp, 'mcp'))
     console.log(JSON.stringify({node: process.version, repeat: REPEAT, results}, null, 2))
+    rmSync(tmp, {recursive: true, force: true})
     process.exit(0)
   }
   // 1. Launch: `actors run -- true` vs bare node.

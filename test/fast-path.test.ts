@@ -118,19 +118,24 @@ describe('either front end', () => {
   })
 })
 
+/** A copy of the installed CLI (in a temp dir) without the named dist bundles, and their code caches. */
+function packageWithout(bundles: string[]): string {
+  const pkg = tempDir('actors-pkg-')
+  for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
+  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
+  for (const bundle of bundles) {
+    rmSync(join(pkg, 'dist', `${bundle}.cjs`))
+    rmSync(join(pkg, 'dist', `${bundle}.cache`), {force: true})
+  }
+  return pkg
+}
+
 describe('the fast path', () => {
   let pkg: string
   let home: string
   beforeAll(() => {
-    // A copy of the installed CLI without the oclif bundle: only the fast path can work in it.
-    pkg = tempDir('actors-fast-pkg-')
-    for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
-    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
-    rmSync(join(pkg, 'dist', 'cli.cjs'))
-    rmSync(join(pkg, 'dist', 'cli.cache'), {force: true})
-    // Nor the MCP bundle: no hot command may load it.
-    rmSync(join(pkg, 'dist', 'mcp.cjs'))
-    rmSync(join(pkg, 'dist', 'mcp.cache'), {force: true})
+    // Without the oclif bundle only the fast path can work; nor the MCP bundle: no hot command may load it.
+    pkg = packageWithout(['cli', 'mcp'])
     home = tempDir()
     mkdirSync(join(home, 'recipes'))
     writeFileSync(join(home, 'recipes', 'echo.yaml'), 'args:\n  - word\ntemplate: echo {word}\n')
@@ -174,12 +179,8 @@ describe('the MCP bundle', () => {
   let pkg: string
   let home: string
   beforeAll(() => {
-    // A copy of the installed CLI without dist/mcp.cjs: every command but `actors mcp` must still work.
-    pkg = tempDir('actors-no-mcp-pkg-')
-    for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
-    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
-    rmSync(join(pkg, 'dist', 'mcp.cjs'))
-    rmSync(join(pkg, 'dist', 'mcp.cache'), {force: true})
+    // Without dist/mcp.cjs every command but `actors mcp` must still work.
+    pkg = packageWithout(['mcp'])
     home = tempDir()
   })
   afterAll(() => {
