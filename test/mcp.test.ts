@@ -136,6 +136,11 @@ describe('actors mcp', () => {
     expect(waited.structuredContent.pending).toEqual([expect.objectContaining({run, status: 'running'})])
     expect(waited.content[0].text).toMatch(/timed out/)
     expect(progress.length).toBeGreaterThanOrEqual(1)
+    // A cancelled wait stops waiting: it must not collect the Run's end, which the next wait reports.
+    const cancel = new AbortController()
+    const cancelled = client.callTool({name: 'wait', arguments: {timeout: '60s'}}, {signal: cancel.signal})
+    setTimeout(() => cancel.abort(), 300)
+    await expect(cancelled).rejects.toThrow()
     const stopped = await call(client, 'control', {run, action: 'stop'})
     expect(stopped.isError).toBeFalsy()
     expect(stopped.structuredContent).toMatchObject({run, action: 'stop'})

@@ -10,14 +10,16 @@ import type {Forest, TreeNode} from '../tree/forest.js'
 import type {BatchDocument} from '../wait/batch.js'
 
 export const MAX_RESULT_BYTES = 64 * 1024
+/** Room kept for the note that says what was cut (appended to the text after bounding). */
+const NOTE_BYTES = 512
 
-/** What a result costs against the cap: its summary text plus its structured content, as sent. */
-export function resultBytes(summary: string, document: unknown): number {
-  return Buffer.byteLength(JSON.stringify(summary)) + Buffer.byteLength(JSON.stringify(document))
+/** What a result costs against the cap: its text content plus its structured content, as sent. */
+export function resultBytes(text: string, document: unknown): number {
+  return Buffer.byteLength(JSON.stringify([{type: 'text', text}])) + Buffer.byteLength(JSON.stringify(document))
 }
 
-/** Whether a result fits the cap. */
-export function fits(summary: string, document: unknown, cap = MAX_RESULT_BYTES): boolean {
+/** Whether a result fits the cap (by default, with room for a note about what was cut). */
+export function fits(summary: string, document: unknown, cap = MAX_RESULT_BYTES - NOTE_BYTES): boolean {
   return resultBytes(summary, document) <= cap
 }
 
@@ -34,7 +36,7 @@ function largestFitting(n: number, fitsWith: (k: number) => boolean): number {
 }
 
 /** A Run listing within the cap: every live Run, then the most recent finished ones. */
-export function boundListing(listing: RunListing, summary: string, cap = MAX_RESULT_BYTES): RunListing & {cut?: unknown} {
+export function boundListing(listing: RunListing, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): RunListing & {cut?: unknown} {
   if (fits(summary, listing, cap)) return listing
   const live = listing.runs.filter((r) => !isTerminal(r.status))
   const finished = listing.runs.filter((r) => isTerminal(r.status)).reverse()
@@ -56,7 +58,7 @@ export function boundListing(listing: RunListing, summary: string, cap = MAX_RES
 }
 
 /** A Run forest within the cap: the newest trees first, each cut in preorder (parents before their children). */
-export function boundForest(forest: Forest, summary: string, cap = MAX_RESULT_BYTES): Forest & {cut?: unknown} {
+export function boundForest(forest: Forest, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): Forest & {cut?: unknown} {
   if (fits(summary, forest, cap)) return forest
   const order: Array<{node: TreeNode; parent: TreeNode | undefined}> = []
   const visit = (node: TreeNode, parent: TreeNode | undefined) => {
@@ -83,7 +85,7 @@ export function boundForest(forest: Forest, summary: string, cap = MAX_RESULT_BY
 }
 
 /** One Run's detail within the cap: fewer trace events (the newest kept). */
-export function boundDetail(detail: RunDetail, summary: string, cap = MAX_RESULT_BYTES): RunDetail & {cut?: unknown} {
+export function boundDetail(detail: RunDetail, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): RunDetail & {cut?: unknown} {
   if (fits(summary, detail, cap)) return detail
   const build = (k: number) => ({
     ...detail,
@@ -100,7 +102,7 @@ const OUTPUT_STEPS = [4000, 2000, 1000, 500, 200, 0]
  * moved to `overflow` (their members are still delivered, and listed in
  * overflow_runs for `inspect`).
  */
-export function boundBatch(batch: BatchDocument, summary: string, cap = MAX_RESULT_BYTES): BatchDocument & {cut?: unknown} {
+export function boundBatch(batch: BatchDocument, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): BatchDocument & {cut?: unknown} {
   if (fits(summary, batch, cap)) return batch
   const hint = 'logs {run} pages through a whole output; inspect {run} shows one Run'
   for (const chars of OUTPUT_STEPS) {
@@ -119,7 +121,7 @@ export function boundBatch(batch: BatchDocument, summary: string, cap = MAX_RESU
 }
 
 /** A list document (`{[key]: items}`) within the cap: the first items kept. */
-export function boundList<T extends Record<string, unknown>>(doc: T, key: keyof T & string, summary: string, hint: string, cap = MAX_RESULT_BYTES): T & {cut?: unknown} {
+export function boundList<T extends Record<string, unknown>>(doc: T, key: keyof T & string, summary: string, hint: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): T & {cut?: unknown} {
   if (fits(summary, doc, cap)) return doc
   const items = doc[key] as unknown[]
   const build = (k: number) => ({...doc, [key]: items.slice(0, k), cut: {[`${key}_total`]: items.length, [`${key}_shown`]: k, hint}})

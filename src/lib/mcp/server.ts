@@ -94,13 +94,13 @@ function registerTool(server: McpServer, tool: McpTool, options: McpServeOptions
 
 /** A tool's outcome as a CallToolResult within the result cap. */
 export function toolResult(outcome: ToolOutcome): ToolResult {
-  const text = outcome.error ?? outcome.summary
+  const summary = outcome.error ?? outcome.summary
   let document: object = outcome.document
-  if (!fits(text, document) && outcome.bound) document = outcome.bound(document, text)
-  if (!fits(text, document)) document = tooLarge(document, 'narrow the request (one Run, a subtree, a log page)')
+  if (!fits(summary, document) && outcome.bound) document = outcome.bound(document, summary)
+  if (!fits(summary, document)) document = tooLarge(document, 'narrow the request (one Run, a subtree, a log page)')
   const cut = (document as {cut?: {hint?: string}}).cut
-  const note = cut ? ` (cut to fit 64 KiB: ${cut.hint ?? 'see cut'})` : ''
-  return {content: [{type: 'text', text: text + note}], structuredContent: document as Record<string, unknown>, ...(outcome.error ? {isError: true} : {})}
+  const text = cut ? `${summary} (cut to fit 64 KiB: ${cut.hint ?? 'see cut'})` : summary
+  return {content: [{type: 'text', text}], structuredContent: document as Record<string, unknown>, ...(outcome.error ? {isError: true} : {})}
 }
 
 /** A failure as a tool error: an ActorsError keeps the CLI's message, fix and exit code (as `--json` prints them). */

@@ -19,7 +19,7 @@ import {requireRun, runFile} from '../run-store.js'
 import {isTerminal, LIVE_STATUSES, TERMINAL_STATUSES} from '../run-types.js'
 import {buildForest} from '../tree/forest.js'
 import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
-import {waitForBatch} from '../wait/deliver.js'
+import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
 import {defineTool, type McpTool} from './tool.js'
@@ -172,6 +172,7 @@ const waitTool = defineTool({
       any: any ?? false,
       timeoutMs: parseDuration(timeout ?? DEFAULT_WAIT_TIMEOUT, 'timeout'),
       scope: lineageFromEnv().parent,
+      signal: context.signal,
     }
     const started = Date.now()
     context.heartbeat(0, 'waiting')
@@ -181,7 +182,12 @@ const waitTool = defineTool({
     const document = new Promise<BatchDocument>((resolve) => (shown = resolve))
     const delivery = waitForBatch(request, (doc) => {
       shown(doc)
-      return context.responseSent()
+      // A call cancelled now never gets its response: withdraw the claim so the next wait delivers these Runs.
+      return new Promise<void>((resolve, reject) => {
+        context.responseSent().then(resolve)
+        context.signal.addEventListener('abort', () => reject(new BatchNotShown('the wait was cancelled before its batch was sent')), {once: true})
+        if (context.signal.aborted) reject(new BatchNotShown('the wait was cancelled before its batch was sent'))
+      })
     })
     let doc: BatchDocument
     try {
