@@ -163,11 +163,12 @@ export interface LogPage {
 export function readLogPage(file: string, offset: number, limitBytes: number, fits: (text: string) => boolean = () => true): LogPage {
   const size = logSize(file)
   const from = Math.min(Math.max(0, offset), size)
-  const bytes = readBytes(file, from, Math.min(size, from + limitBytes))
-  let length = from + bytes.length < size ? characterBoundary(bytes, bytes.length) : bytes.length
+  // Up to 3 bytes more than asked, so a page never has to end inside its first character.
+  const bytes = readBytes(file, from, Math.min(size, from + limitBytes + 3))
+  let length = pageEnd(bytes, Math.min(limitBytes, bytes.length))
   let text = bytes.subarray(0, length).toString('utf8')
-  while (length > 1 && !fits(text)) {
-    const shorter = characterBoundary(bytes, Math.floor(length * 0.9))
+  while (!fits(text)) {
+    const shorter = pageEnd(bytes, Math.floor(length * 0.9))
     if (shorter >= length) break
     length = shorter
     text = bytes.subarray(0, length).toString('utf8')
@@ -175,17 +176,23 @@ export function readLogPage(file: string, offset: number, limitBytes: number, fi
   return {text, offset: from, next_offset: from + length, size, eof: from + length >= size}
 }
 
-/** The largest length <= `length` that does not cut a UTF-8 character of `bytes` (at least 1 byte, so a page advances). */
-function characterBoundary(bytes: Buffer, length: number): number {
-  let end = Math.min(length, bytes.length)
-  // Step back over continuation bytes to the lead byte; cut before it unless its character is complete.
-  let back = 0
-  while (back < 3 && end - back - 1 >= 0 && (bytes[end - back - 1] & 0xc0) === 0x80) back++
-  const lead = end - back - 1
-  if (lead >= 0) {
-    const byte = bytes[lead]
-    const need = byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
-    if (need > back + 1) end = lead
-  }
-  return Math.max(end, Math.min(1, bytes.length))
+/**
+ * The largest length <= `length` that does not cut a UTF-8 character of
+ * `bytes`; at least the first character (or byte), so a page always advances.
+ */
+function pageEnd(bytes: Buffer, length: number): number {
+  if (bytes.length === 0) return 0
+  const end = Math.min(length, bytes.length)
+  // The lead byte of the character the cut falls in (or right after).
+  let lead = end
+  while (lead > 0 && lead > end - 4 && (bytes[lead - 1] & 0xc0) === 0x80) lead--
+  lead = Math.max(0, lead - 1)
+  const width = characterWidth(bytes[lead])
+  const cut = lead + width <= end ? end : lead
+  return cut > 0 ? cut : Math.min(characterWidth(bytes[0]), bytes.length)
+}
+
+/** Bytes of the UTF-8 character starting with `byte` (1 for ASCII and stray continuation bytes). */
+function characterWidth(byte: number): number {
+  return byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
 }
