@@ -24,6 +24,8 @@ export async function run(argv: string[]): Promise<boolean> {
 
 /** Serve until the client closes stdin, then end the process (Runs are detached and keep going). */
 export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string; recipes?: string; home?: string}): Promise<void> {
+  // stdout belongs to JSON-RPC: anything that logs (a dependency's console.log) goes to stderr.
+  for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
   try {
     const version = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as {version: string}).version
     await serveMcp({home: resolveHome(flags.home), policy: policyFromFlags(flags), recipesFlag: flags.recipes, version})
