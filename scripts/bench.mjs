@@ -1,7 +1,7 @@
 // `npm run bench`: start-up, launch, listing, wait and supervision costs of
 // actors, each as a ratio against a baseline measured in the same run
 // (mostly `node -e 0`), so figures compare across machines.
-// Not part of the test suite. Usage: node scripts/bench.mjs [--quick]
+// Not part of the test suite. Usage: node scripts/bench.mjs [--quick] [--mcp-only]
 import {spawn, spawnSync} from 'node:child_process'
 import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -93,9 +93,63 @@ function reportedHistoryBench(tmp, seedRuns) {
 }
 
 const nodeBare = () => timeOnce(process.execPath, ['-e', '0'])
+
+/**
+ * `actors mcp` cold start: spawn → the answer to tools/list (after initialize),
+ * spoken as raw JSON-RPC lines so no client library is measured; against the
+ * spawn → exit of `node -e 0`, spawned the same (asynchronous) way.
+ */
+async function benchMcpStartup(home) {
+  const spawnToExit = () =>
+    new Promise((resolvePromise) => {
+      const start = process.hrtime.bigint()
+      spawn(process.execPath, ['-e', '0'], {stdio: 'ignore'}).on('exit', () => resolvePromise(Number(process.hrtime.bigint() - start) / 1e6))
+    })
+  const toToolsList = () =>
+    new Promise((resolvePromise, reject) => {
+      const start = process.hrtime.bigint()
+      const child = spawn(process.execPath, [BIN, 'mcp', '--home', home], {env: env(home), stdio: ['pipe', 'pipe', 'inherit']})
+      let buffered = ''
+      child.stdout.on('data', (chunk) => {
+        buffered += chunk
+        for (const line of buffered.split('\n').slice(0, -1)) {
+          const message = JSON.parse(line)
+          if (message.id === 1) {
+            child.stdin.write(JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'}) + '\n')
+            child.stdin.write(JSON.stringify({jsonrpc: '2.0', id: 2, method: 'tools/list'}) + '\n')
+          }
+          if (message.id === 2) {
+            const ms = Number(process.hrtime.bigint() - start) / 1e6
+            child.stdin.end()
+            child.on('exit', () => resolvePromise(ms))
+          }
+        }
+        buffered = buffered.slice(buffered.lastIndexOf('\n') + 1)
+      })
+      child.on('error', reject)
+      const initialize = {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'bench', version: '1'}}
+      child.stdin.write(JSON.stringify({jsonrpc: '2.0', id: 1, method: 'initialize', params: initialize}) + '\n')
+    })
+  await toToolsList() // writes dist/mcp.cache, as any first use does
+  const a = []
+  const b = []
+  for (let i = 0; i < REPEAT; i++) {
+    b.push(await spawnToExit())
+    a.push(await toToolsList())
+  }
+  const row = {name: 'mcp: spawn → tools/list answer', median_ms: +median(a).toFixed(1), baseline_ms: +median(b).toFixed(1), ratio: +(median(a) / median(b)).toFixed(2), target: '<= 1.5x'}
+  results.push(row)
+  console.error(`${row.name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${row.target})`)
+}
 const tmp = mkdtempSync(join(tmpdir(), 'actors-bench-'))
 
 try {
+  if (process.argv.includes('--mcp-only')) {
+    await benchMcpStartup(join(tmp, 'mcp'))
+    console.log(JSON.stringify({node: process.version, repeat: REPEAT, results}, null, 2))
+    rmSync(tmp, {recursive: true, force: true})
+    process.exit(0)
+  }
   // 1. Launch: `actors run -- true` vs bare node.
   const empty = join(tmp, 'empty')
   compare('run -- true (launch)', () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(empty)}), nodeBare, '<= 1.3x')
@@ -166,7 +220,10 @@ try {
   // 5b. What 2,000 already-reported Runs cost the commands an agent polls (reportedHistoryBench below).
   reportedHistoryBench(tmp, seedRuns)
 
-  // 6. Supervision memory: PSS per live Run with 50 live Runs.
+  // 6. `actors mcp` cold start.
+  await benchMcpStartup(join(tmp, 'mcp'))
+
+  // 7. Supervision memory: PSS per live Run with 50 live Runs.
   const mem = join(tmp, 'mem')
   const pids = []
   for (let i = 0; i < 50; i++) {

@@ -4,6 +4,8 @@
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
+//  - dist/mcp.cjs: `actors mcp` (src/mcp.ts) with the MCP SDK; bin/actors
+//    loads it for that command only, through the same code cache.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
@@ -88,6 +90,8 @@ const commonJs = {
 await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked]})
 await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif]})
 await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
+// `actors mcp` only: the MCP server with the SDK (and zod), never loaded by any other command.
+await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif]})
 await build({
   ...shared,
   entryPoints: esmEntries,

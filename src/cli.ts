@@ -11,6 +11,7 @@ import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inspect from './commands/inspect.js'
 import Logs from './commands/logs.js'
+import Mcp from './commands/mcp.js'
 import MusicPlay from './commands/music/play.js'
 import MusicServe from './commands/music/serve.js'
 import Prune from './commands/prune.js'
@@ -24,6 +25,7 @@ export const COMMANDS = {
   emit: Emit,
   inspect: Inspect,
   logs: Logs,
+  mcp: Mcp,
   'music:play': MusicPlay,
   'music:serve': MusicServe,
   prune: Prune,

@@ -118,16 +118,24 @@ describe('either front end', () => {
   })
 })
 
+/** A copy of the installed CLI (in a temp dir) without the named dist bundles, and their code caches. */
+function packageWithout(bundles: string[]): string {
+  const pkg = tempDir('actors-pkg-')
+  for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
+  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
+  for (const bundle of bundles) {
+    rmSync(join(pkg, 'dist', `${bundle}.cjs`))
+    rmSync(join(pkg, 'dist', `${bundle}.cache`), {force: true})
+  }
+  return pkg
+}
+
 describe('the fast path', () => {
   let pkg: string
   let home: string
   beforeAll(() => {
-    // A copy of the installed CLI without the oclif bundle: only the fast path can work in it.
-    pkg = tempDir('actors-fast-pkg-')
-    for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
-    symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
-    rmSync(join(pkg, 'dist', 'cli.cjs'))
-    rmSync(join(pkg, 'dist', 'cli.cache'), {force: true})
+    // Without the oclif bundle only the fast path can work; nor the MCP bundle: no hot command may load it.
+    pkg = packageWithout(['cli', 'mcp'])
     home = tempDir()
     mkdirSync(join(home, 'recipes'))
     writeFileSync(join(home, 'recipes', 'echo.yaml'), 'args:\n  - word\ntemplate: echo {word}\n')
@@ -164,5 +172,31 @@ describe('the fast path', () => {
     // ...while help and the other commands need the oclif bundle this copy lacks.
     expect(cli(['run', '--help']).status).not.toBe(0)
     expect(cli(['recipes']).status).not.toBe(0)
+  })
+})
+
+describe('the MCP bundle', () => {
+  let pkg: string
+  let home: string
+  beforeAll(() => {
+    // Without dist/mcp.cjs every command but `actors mcp` must still work.
+    pkg = packageWithout(['mcp'])
+    home = tempDir()
+  })
+  afterAll(() => {
+    removeHome(home)
+    removeDir(pkg)
+  })
+
+  const cli = (args: string[]) => spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+
+  it('is loaded by `actors mcp` only', () => {
+    const launched = cli(['run', '--json', '--wait', 'hello'])
+    expect(launched.stderr).toBe('')
+    expect(JSON.parse(launched.stdout).rows[0]).toMatchObject({status: 'done'})
+    for (const args of [['inspect', '--json'], ['recipes', '--json'], ['prune', '--json'], ['run', '--help'], ['mcp', '--help'], ['wait', '--json']]) {
+      expect(cli(args).status, args.join(' ')).toBe(0)
+    }
+    expect(cli(['mcp']).stderr).toMatch(/mcp\.cjs/)
   })
 })

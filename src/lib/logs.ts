@@ -141,3 +141,58 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
     bell.close()
   }
 }
+
+export interface LogPage {
+  /** The page as text: whole UTF-8 characters only, so pages concatenate to the file's exact text. */
+  text: string
+  offset: number
+  /** Where the next page starts (offset + the bytes of `text`). */
+  next_offset: number
+  /** The file's size when read. */
+  size: number
+  /** next_offset reached the end of the file as it was when read. */
+  eof: boolean
+}
+
+/**
+ * Bytes [offset, offset + limitBytes) of a log file, as a page that ends on a
+ * character boundary (an unfinished UTF-8 character moves to the next page).
+ * `fits(text)` may shrink the page further (the MCP result cap); the page
+ * always advances unless the file has nothing past `offset`.
+ */
+export function readLogPage(file: string, offset: number, limitBytes: number, fits: (text: string) => boolean = () => true): LogPage {
+  const size = logSize(file)
+  const from = Math.min(Math.max(0, offset), size)
+  // Up to 3 bytes more than asked, so a page never has to end inside its first character.
+  const bytes = readBytes(file, from, Math.min(size, from + limitBytes + 3))
+  let length = pageEnd(bytes, Math.min(limitBytes, bytes.length))
+  let text = bytes.subarray(0, length).toString('utf8')
+  while (!fits(text)) {
+    const shorter = pageEnd(bytes, Math.floor(length * 0.9))
+    if (shorter >= length) break
+    length = shorter
+    text = bytes.subarray(0, length).toString('utf8')
+  }
+  return {text, offset: from, next_offset: from + length, size, eof: from + length >= size}
+}
+
+/**
+ * The largest length <= `length` that does not cut a UTF-8 character of
+ * `bytes`; at least the first character (or byte), so a page always advances.
+ */
+function pageEnd(bytes: Buffer, length: number): number {
+  if (bytes.length === 0) return 0
+  const end = Math.min(length, bytes.length)
+  // The lead byte of the character the cut falls in (or right after).
+  let lead = end
+  while (lead > 0 && lead > end - 4 && (bytes[lead - 1] & 0xc0) === 0x80) lead--
+  lead = Math.max(0, lead - 1)
+  const width = characterWidth(bytes[lead])
+  const cut = lead + width <= end ? end : lead
+  return cut > 0 ? cut : Math.min(characterWidth(bytes[0]), bytes.length)
+}
+
+/** Bytes of the UTF-8 character starting with `byte` (1 for ASCII and stray continuation bytes). */
+function characterWidth(byte: number): number {
+  return byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+}

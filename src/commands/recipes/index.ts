@@ -1,7 +1,8 @@
 import {Args, Flags} from '@oclif/core'
 import {ActorsCommand} from '../../base-command.js'
 import {formatTable} from '../../lib/output.js'
-import {describeRecipe, findRecipe, formatDescription, listRecipes, recipeRoots} from '../../lib/recipes/index.js'
+import {formatDescription} from '../../lib/recipes/index.js'
+import {recipesDocument} from '../../lib/recipes/document.js'
 
 export default class Recipes extends ActorsCommand {
   static summary = 'List the available Recipes, or show one'
@@ -12,18 +13,17 @@ export default class Recipes extends ActorsCommand {
 
   async run(): Promise<unknown> {
     const {args, flags} = await this.parse(Recipes)
-    const roots = recipeRoots({recipesFlag: flags.recipes, home: this.home(flags)})
-    if (args.name !== undefined) {
-      const description = describeRecipe(findRecipe(args.name, roots))
-      if (!this.jsonEnabled()) process.stdout.write(`${formatDescription(description)}\n`)
-      return description
+    const doc = recipesDocument(this.home(flags), {name: args.name, recipesFlag: flags.recipes})
+    if ('name' in doc) {
+      if (!this.jsonEnabled()) process.stdout.write(`${formatDescription(doc)}\n`)
+      return doc
     }
-    const recipes = listRecipes(roots)
+    const {recipes} = doc
     if (!this.jsonEnabled()) {
       const rows = recipes.map((r) => [r.name, r.args.join(' ') || '-', r.error ? `BROKEN: ${r.error}` : r.description || '-'])
       if (rows.length) process.stdout.write(`${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows)}\n`)
       else process.stderr.write('actors: no Recipes found (add YAML files to ./recipes or pass --recipes DIR)\n')
     }
-    return {recipes, roots}
+    return doc
   }
 }

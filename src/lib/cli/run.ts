@@ -1,11 +1,9 @@
 /** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
-import {resolveAdHoc} from '../ad-hoc.js'
-import {parseDuration} from '../duration.js'
 import {usageError} from '../errors.js'
 import {followToEnd} from '../follow-output.js'
 import type {LaunchResult} from '../launch.js'
 import {lineageFromEnv} from '../lineage.js'
-import {findRecipe, recipeRoots, resolveRecipe} from '../recipes/index.js'
+import {findLaunchRecipe, launchOverrides, prepareAdHoc, prepareRecipe} from '../prepare-launch.js'
 import {launchPrepared, type PreparedLaunch} from '../run-launcher.js'
 import {waitAndShow} from '../wait/print.js'
 import {resolveHome} from '../home.js'
@@ -37,23 +35,12 @@ export const runCommand = defineCommand({
     const adHoc = passthrough !== undefined && argv.length === passthrough.length
     let prepared: PreparedLaunch
     if (adHoc) {
-      const command = passthrough
-      prepared = {idHint: command[0] ?? 'run', recipe: null, recipeFile: null, resolve: () => resolveAdHoc(command)}
+      prepared = prepareAdHoc(passthrough)
     } else {
       if (args.recipe === undefined) throw usageError('missing Recipe name', 'actors run RECIPE [NAME=VALUE ...] or actors run -- COMMAND [ARG ...]; list Recipes with `actors recipes`')
-      const recipe = findRecipe(args.recipe, recipeRoots({recipesFlag: flags.recipes, home}))
-      const values = argv.slice(1)
-      prepared = {idHint: recipe.name, recipe: recipe.name, recipeFile: recipe.file, resolve: (runtime) => resolveRecipe(recipe, values, runtime)}
+      prepared = prepareRecipe(findLaunchRecipe(home, args.recipe, flags.recipes), argv.slice(1))
     }
-    const launched = launchPrepared(home, prepared, {
-      name: flags.name,
-      cwd: flags.cwd,
-      timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
-      retry: flags.retry,
-      silent: flags.silent,
-      maxParallel: flags['max-parallel'],
-      budgetTokens: flags['budget-tokens'],
-    })
+    const launched = launchPrepared(home, prepared, launchOverrides(flags))
     return afterLaunch(home, launched, flags, json)
   },
 })

@@ -2,6 +2,7 @@
 import {parseDuration} from '../duration.js'
 import {resolveHome, resolveRunRef} from '../home.js'
 import {lineageFromEnv} from '../lineage.js'
+import {unknownRunsProblem} from '../wait/batch.js'
 import {waitAndShow} from '../wait/print.js'
 import {defineCommand} from './definition.js'
 
@@ -34,7 +35,10 @@ export const waitCommand = defineCommand({
     // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
     const outcome = await waitAndShow(request, json)
     const doc = outcome.document
-    if (outcome.exitCode === 4) process.stderr.write(`actors: no Run ${doc.unknown.join(', ')} of owner ${doc.owner}\n  fix: list Runs with \`actors inspect\`\n`)
+    if (outcome.exitCode === 4) {
+      const problem = unknownRunsProblem(doc)
+      process.stderr.write(`actors: ${problem.message}\n  fix: ${problem.fix}\n`)
+    }
     if (outcome.exitCode === 124) process.stderr.write(`actors: timed out after ${flags.timeout} with nothing ready (${doc.pending_count} still live)\n`)
     process.exitCode = outcome.exitCode
     return undefined

@@ -196,3 +196,8 @@ export function batchExitCode(doc: BatchDocument, context: {requested: number; s
   if (!delivered && doc.timed_out) return 124
   return 0
 }
+
+/** The message and fix of a wait whose every requested Run was unknown (exit 4). */
+export function unknownRunsProblem(doc: BatchDocument): {message: string; fix: string} {
+  return {message: `no Run ${doc.unknown.join(', ')} of owner ${doc.owner}`, fix: 'list Runs with `actors inspect`'}
+}

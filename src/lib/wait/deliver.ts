@@ -26,7 +26,16 @@ export interface WaitRequest {
   timeoutMs?: number
   /** The Run this wait runs inside: only its descendants are waited for by default. */
   scope?: {run: string; run_instance_id: string}
+  /** Stop waiting (rejects with the signal's reason) before a batch is claimed; used by `actors mcp` when a call is cancelled. */
+  signal?: AbortSignal
 }
+
+/**
+ * Thrown by a BatchPrinter that knows its batch never reached the reader (an
+ * MCP call cancelled after the batch was chosen): the claim is withdrawn, so
+ * the members stay unreported for the next wait of the same process.
+ */
+export class BatchNotShown extends Error {}
 
 export interface WaitOutcome {
   document: BatchDocument
@@ -110,6 +119,15 @@ function findOrphan(request: WaitRequest, pending: PendingBatch[], runs: Map<str
   return orphans.find((p) => [...p.members, ...p.attention].some((m) => keys.has(memberKey(m.run, m.run_instance_id))))
 }
 
+/** Forget a pending batch this process claimed but could not show: its members are ready for the next wait again. */
+function withdrawClaim(request: WaitRequest, batchId: string): void {
+  withJournal(request.home, request.owner, (journal) => {
+    const index = journal.pending.findIndex((p) => p.batch_id === batchId)
+    if (index !== -1) journal.pending.splice(index, 1)
+    return {value: undefined, write: index !== -1}
+  })
+}
+
 /** Test-only: ACTORS_TEST_WAIT_PAUSE_MS holds a claimed batch unprinted so a test can kill the wait there. */
 function testPause(): void {
   const ms = Number(process.env.ACTORS_TEST_WAIT_PAUSE_MS ?? 0)
@@ -127,20 +145,26 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
   let claimed: Extract<Attempt, {ready: true}>
   try {
     for (;;) {
+      request.signal?.throwIfAborted()
       bell.clear()
       const result = attempt(request, Date.now() >= deadline)
       if (result.ready) {
         claimed = result
         break
       }
-      await bell.next(deadline)
+      await bell.next(deadline, request.signal)
     }
   } finally {
     bell.close()
   }
   if (claimed.pending) testPause()
-  await print(claimed.document)
   const pending = claimed.pending
+  try {
+    await print(claimed.document)
+  } catch (error) {
+    if (pending && error instanceof BatchNotShown) withdrawClaim(request, pending.batch_id)
+    throw error
+  }
   if (pending) {
     withJournal(request.home, request.owner, (journal) => {
       const current = journal.pending.find((p) => p.batch_id === pending.batch_id)

@@ -1,0 +1,35 @@
+/**
+ * `actors mcp`: the kernel as tools for AI agents, over the Model Context
+ * Protocol on stdio (src/lib/mcp/). The server and the MCP SDK live in their
+ * own bundle, dist/mcp.cjs, which bin/actors loads for this command only
+ * (src/mcp.ts); this definition, shared with the oclif CLI for help and the
+ * command list, loads that bundle when oclif ends up running it.
+ */
+import {createRequire} from 'node:module'
+import {join} from 'node:path'
+import {packageRoot} from '../package-root.js'
+import {defineCommand} from './definition.js'
+
+export const mcpCommand = defineCommand({
+  id: 'mcp',
+  summary: 'Serve Runs to AI agents as a Model Context Protocol server over stdio',
+  description: [
+    'Tools: run, wait, inspect, logs, control, recipes. Resources: actors://runs and actors://runs/{run} (subscribable).',
+    'Only Recipes may be launched (limited by --allow), ad-hoc commands only with --allow-adhoc; Runs belong to --owner.',
+    'stdout carries JSON-RPC only; the server exits when the client closes stdin, and its Runs keep going. See docs/mcp.md.',
+  ].join(' '),
+  examples: ["<%= config.bin %> mcp --allow 'build/*,test/*'", '<%= config.bin %> mcp --allow-adhoc --owner review-bot'],
+  args: {},
+  flags: {
+    allow: {type: 'string', description: "Recipes that may be launched: comma-separated glob patterns ('build/*,hello'); default: every Recipe"},
+    'allow-adhoc': {type: 'boolean', description: 'also allow ad-hoc commands and Recipe files given by path'},
+    owner: {type: 'string', description: 'owner of the Runs started here, whose Runs wait collects (default: $ACTORS_OWNER, else default)'},
+    recipes: {type: 'string', description: 'extra Recipe root searched first'},
+  },
+
+  async run({flags}) {
+    const bundle = createRequire(import.meta.url)(join(packageRoot(), 'dist', 'mcp.cjs')) as typeof import('../../mcp.js')
+    await bundle.serve(flags)
+    return undefined
+  },
+})
