@@ -10,6 +10,11 @@ import {usageError} from './lib/errors.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inspect from './commands/inspect.js'
+import LockAcquire from './commands/lock/acquire.js'
+import LockExec from './commands/lock/exec.js'
+import LockRelease from './commands/lock/release.js'
+import LockRenew from './commands/lock/renew.js'
+import LockStatus from './commands/lock/status.js'
 import Logs from './commands/logs.js'
 import Mcp from './commands/mcp.js'
 import MusicPlay from './commands/music/play.js'
@@ -24,6 +29,11 @@ export const COMMANDS = {
   control: Control,
   emit: Emit,
   inspect: Inspect,
+  'lock:acquire': LockAcquire,
+  'lock:exec': LockExec,
+  'lock:release': LockRelease,
+  'lock:renew': LockRenew,
+  'lock:status': LockStatus,
   logs: Logs,
   mcp: Mcp,
   'music:play': MusicPlay,

@@ -133,7 +133,9 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
     cwd: spec.cwd,
     env: spec.env,
     created_at: new Date().toISOString(),
-    status: spec.queued ? 'queued' : 'running',
+    // [locks] A Run with Recipe locks starts queued, waiting for them (its supervisor takes them).
+    status: spec.queued || spec.locks?.length ? 'queued' : 'running',
+    ...(spec.locks?.length ? {locks: spec.locks, waiting_for: spec.locks.map((l) => l.name)} : {}),
     owner: spec.owner,
     ...(spec.parent ? {parent: spec.parent} : {}),
     root: spec.root ?? id,
@@ -196,7 +198,7 @@ export function startSupervisor(home: string, dir: string): number {
   const identity = readProcessIdentity(pid)
   updateRunMeta(dir, (meta) => ({
     ...meta,
-    status: meta.status === 'queued' ? 'running' : meta.status,
+    status: meta.status === 'queued' && !meta.waiting_for ? 'running' : meta.status, // [locks] still waiting for its locks
     pid: meta.pid ?? pid,
     process_identity: meta.process_identity ?? identity,
   }))

@@ -127,7 +127,8 @@ const LAUNCH_GRACE_MS = 30_000
 
 /** True when the Run claims to be live but nothing supervises it any more. */
 function supervisorIsGone(meta: RunMeta): boolean {
-  if (meta.status === 'queued') return false
+  // A queued Run has no supervisor yet, unless one is waiting for the Run's locks ([locks]).
+  if (meta.status === 'queued' && !meta.process_identity) return false
   if (meta.process_identity) return !isSameProcess(meta.process_identity)
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS

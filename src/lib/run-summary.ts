@@ -22,6 +22,8 @@ export interface RunSummary {
   pid: number | null
   notification: 'normal' | 'silent'
   state_dir: string
+  /** A queued Run waiting for resource locks: their names ([locks]). */
+  waiting_for?: string[]
 }
 
 /** Summarise a Run; durations of live Runs are measured up to `now`. */
@@ -48,5 +50,6 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     pid: meta.pid ?? null,
     notification: meta.notification === 'silent' ? 'silent' : 'normal',
     state_dir: state.dir,
+    ...(meta.status === 'queued' && Array.isArray(meta.waiting_for) ? {waiting_for: meta.waiting_for as string[]} : {}),
   }
 }

@@ -23,6 +23,7 @@ import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked
 import {appendTraceEvent} from './trace.js'
 import {watchUntil} from './watch-until.js'
 import {budgetMark} from './tree/limits.js'
+import {releaseRunLocks, takeRunLocks} from './locks/run-locks.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
 interface StepOutcome {
@@ -33,6 +34,8 @@ interface StepOutcome {
 
 interface AttemptOutcome extends StepOutcome {
   timedOut: boolean
+  /** The Run's Recipe locks could not be taken (a damaged lock file): it fails without running. */
+  lockError?: string
 }
 
 /**
@@ -73,10 +76,19 @@ class Supervisor {
   ) {}
 
   async run(): Promise<void> {
-    const startedAt = new Date()
+    let startedAt = new Date()
     process.on('SIGTERM', () => this.terminateFromOutside('SIGTERM'))
     process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
     process.on('SIGHUP', () => {})
+
+    // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
+    const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
+    if (locks.status !== 'held') {
+      if (locks.status === 'error') this.appendStderr(`actors: could not take the Run's locks: ${locks.message}\n`)
+      this.finish({exitCode: null, signal: null, timedOut: false, lockError: locks.status === 'error' ? locks.message : undefined}, 0, startedAt)
+      return
+    }
+    if (this.meta.locks) startedAt = new Date()
 
     const maxAttempts = Math.max(1, this.meta.retry || 1)
     let attempt = 0
@@ -91,6 +103,7 @@ class Supervisor {
       if (requested || this.ending) break
       if (outcome.exitCode === 0 && !outcome.timedOut) break
     }
+    releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
     this.finish(outcome, attempt, startedAt)
   }
 
@@ -254,6 +267,9 @@ class Supervisor {
       if (ending) {
         status = ending.status
         reason = ending.status === 'killed' ? 'kill' : 'stop'
+      } else if (outcome.lockError) {
+        status = 'failed'
+        reason = 'lock_failed'
       } else if (outcome.timedOut) {
         status = 'failed'
         reason = 'timeout'
@@ -276,7 +292,7 @@ class Supervisor {
         artifacts: collectArtifacts(meta.artifacts, meta.cwd),
         run_instance_id: meta.run_instance_id,
       }
-      if (outcome.spawnError) result.error = outcome.spawnError
+      if (outcome.spawnError ?? outcome.lockError) result.error = outcome.spawnError ?? outcome.lockError
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
@@ -300,8 +316,9 @@ export async function superviseRun(dir: string): Promise<void> {
   const home = dirname(dirname(dir))
   const started = updateRunMeta(dir, (current) => ({
     ...current,
-    status: current.status === 'queued' ? 'running' : current.status,
-    started_at: current.started_at ?? new Date().toISOString(),
+    // [locks] A Run waiting for its locks stays queued; run-locks.ts marks it running once it holds them.
+    status: current.status === 'queued' && !current.waiting_for ? 'running' : current.status,
+    started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
     pid: process.pid,
     process_identity: readProcessIdentity(process.pid),
   }))

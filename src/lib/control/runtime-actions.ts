@@ -251,7 +251,8 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     // A kill may overtake a stop in progress; a stop never downgrades a kill.
     const ending = meta.ending?.status === 'killed' ? meta.ending : {status, at: new Date().toISOString(), by: 'control'}
     const marked: RunMeta = {...meta, ending}
-    const supervised = meta.status !== 'queued' && isSameProcess(meta.process_identity)
+    // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
+    const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
     const query = runQuery(meta, live)
     let signalled: number[] = []
     if (mode === 'kill') {

@@ -13,12 +13,13 @@ import {didYouMean} from './did-you-mean.js'
 import {shellSplit} from './shell-split.js'
 import {placeholdersOf} from './template.js'
 import type {ArgSpec, Recipe} from './types.js'
+import {readRecipeLocks} from '../locks/recipe-field.js'
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024
 export const RECIPE_FIELDS = [
   'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
-  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification',
+  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks',
 ] as const
 /** Actions `actors control` handles itself; a Recipe may not redeclare them. */
 export const BUILTIN_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
@@ -186,6 +187,8 @@ export function loadRecipeFile(file: string, root: string): Recipe {
     recipe.notification = data.notification
   }
 
+  if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
+
   checkPlaceholders(recipe, fail)
   return recipe
 }
@@ -271,4 +274,5 @@ function checkPlaceholders(recipe: Recipe, fail: Fail): void {
   if (recipe.cwd !== undefined) check('cwd', recipe.cwd)
   for (const [key, v] of Object.entries(recipe.env ?? {})) check(`env.${key}`, v)
   for (const [key, v] of Object.entries(recipe.artifacts ?? {})) check(`artifacts.${key}`, v)
+  for (const [i, lock] of (recipe.locks ?? []).entries()) check(`locks[${i}]`, lock.name)
 }

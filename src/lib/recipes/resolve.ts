@@ -10,6 +10,7 @@ import {didYouMean} from './did-you-mean.js'
 import {recipeError, templateWords} from './load.js'
 import {renderString, renderWord} from './template.js'
 import type {Recipe, ResolvedRecipe, RuntimeValues} from './types.js'
+import {renderRecipeLocks} from '../locks/recipe-field.js'
 import {DEFAULT_KILL_GRACE_MS} from '../run-types.js'
 
 /** Split `NAME=VALUE` words into a map, refusing malformed or repeated ones (arrays may repeat to append). */
@@ -91,6 +92,7 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
     singleton: recipe.singleton,
     notification: recipe.notification,
   }
+  if (recipe.locks?.length) resolved.locks = renderRecipeLocks(recipe, scope, (field, problem, fix) => recipeError(recipe.file, field, problem, fix)) // [locks]
   if (recipe.cwd !== undefined) resolved.cwd = resolve(callerCwd, renderString(recipe.cwd, scope))
   if (recipe.timeout !== undefined) resolved.timeoutMs = parseDuration(recipe.timeout, 'timeout')
   if (recipe.artifacts) {

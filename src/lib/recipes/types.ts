@@ -1,5 +1,6 @@
 /** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
 import type {RunPlan} from '../run-types.js'
+import type {LockSpec} from '../locks/types.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 
@@ -30,6 +31,8 @@ export interface Recipe {
   artifacts?: Record<string, string>
   singleton: boolean
   notification: 'normal' | 'silent'
+  /** Resource locks the Run takes together before it starts (SPEC: Resource locks). */
+  locks?: LockSpec[]
 }
 
 /** Runtime values available to templates besides the args. */
@@ -53,4 +56,6 @@ export interface ResolvedRecipe {
   artifacts?: Record<string, string>
   singleton: boolean
   notification: 'normal' | 'silent'
+  /** Resource locks, taken together before the command starts. */
+  locks?: LockSpec[]
 }

@@ -22,6 +22,8 @@ export interface TreeNode {
   /** Tokens this Run reported, or null when it reported none. */
   usage: number | null
   state_dir: string
+  /** A queued Run waiting for resource locks: their names ([locks]). */
+  waiting_for?: string[]
   children: TreeNode[]
   /** On the top node of each returned tree: usage of the whole (sub)tree. */
   tree_usage?: TreeUsage
@@ -54,6 +56,7 @@ export function buildForest(home: string, ref?: string): Forest {
       duration_ms: summary.duration_ms,
       usage: runTokens(state.dir),
       state_dir: state.dir,
+      ...(summary.waiting_for ? {waiting_for: summary.waiting_for} : {}),
       children: [],
     })
     parents.set(summary.run, state.meta.parent)

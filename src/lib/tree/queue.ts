@@ -14,6 +14,16 @@ import {childrenLock, readChildren, recordChild} from './children.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])
 
+/** Started: running, paused, or queued with a supervisor already waiting for the Run's locks ([locks]). */
+function isStarted(meta: RunMeta): boolean {
+  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && meta.pid !== undefined)
+}
+
+/** Waiting for a slot of the parent's cap: queued and never started. */
+function awaitsSlot(meta: RunMeta): boolean {
+  return meta.status === 'queued' && meta.pid === undefined
+}
+
 function capOf(parent: RunMeta): number {
   return typeof parent.max_parallel === 'number' && parent.max_parallel >= 1 ? parent.max_parallel : Infinity
 }
@@ -31,8 +41,8 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
   return withLockSync(childrenLock(parentDir), () => {
     const parent = readRunMetaRaw(parentDir)
     const children = parent ? readChildren(spec.home, parentDir, parent) : []
-    const running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
-    const waiting = children.some((c) => c.meta.status === 'queued')
+    const running = children.filter((c) => isStarted(c.meta)).length
+    const waiting = children.some((c) => awaitsSlot(c.meta))
     const queued = parent !== undefined && (waiting || running >= capOf(parent))
     const launched = launchRun({...spec, queued})
     recordChild(parentDir, {
@@ -56,13 +66,13 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
 /** Start queued children while the cap allows, or cancel them when the parent is ending. Caller holds the children lock. */
 function fillSlotsLocked(home: string, parentDir: string, parent: RunMeta): void {
   const children = readChildren(home, parentDir, parent)
-  const queued = children.filter((c) => c.meta.status === 'queued')
+  const queued = children.filter((c) => awaitsSlot(c.meta))
   if (queued.length === 0) return
   if (parentIsEnding(parent)) {
     for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
     return
   }
-  let running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
+  let running = children.filter((c) => isStarted(c.meta)).length
   const cap = capOf(parent)
   for (const child of queued) {
     if (running >= cap) break

@@ -69,6 +69,13 @@ export interface RunRow {
   parent: string | null
   /** Tokens reported ('' when none); on a tree's top line, the tree's total. */
   usage: string
+  /** Locks a queued Run waits for ([locks]). */
+  waiting_for?: string[]
+}
+
+/** The status cell: a queued Run waiting for locks names them. */
+function statusCell(row: RunRow): string {
+  return row.waiting_for?.length ? `${row.status} (lock ${row.waiting_for.join(',')})` : row.status
 }
 
 export type Layout = 'table' | 'tree'
@@ -81,8 +88,8 @@ export const LAYOUT_HEADERS: Record<Layout, string[]> = {
 /** The cells of a row under the layout's headers (the plain table and the Ink table alike). */
 export function rowCells(row: RunRow, layout: Layout, clock: Clock): string[] {
   const duration = displayDuration(row, clock)
-  if (layout === 'tree') return [row.prefix + row.run, row.status, duration, row.usage || '-', row.recipe ?? '-']
-  return [row.run, row.recipe ?? '-', row.status, displayTime(row.started_at), duration, row.parent ?? '-']
+  if (layout === 'tree') return [row.prefix + row.run, statusCell(row), duration, row.usage || '-', row.recipe ?? '-']
+  return [row.run, row.recipe ?? '-', statusCell(row), displayTime(row.started_at), duration, row.parent ?? '-']
 }
 
 /** Rows of the `inspect` table, in listing order. */
@@ -97,6 +104,7 @@ export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
     duration_ms: r.duration_ms,
     parent: r.parent,
     usage: '',
+    ...(r.waiting_for ? {waiting_for: r.waiting_for} : {}),
   }))
 }
 
@@ -105,7 +113,7 @@ export function treeRows(forest: Pick<Forest, 'forest'>): RunRow[] {
   const rows: RunRow[] = []
   const walk = (node: TreeNode, parent: string | null, lead: string, childLead: string, top: boolean) => {
     const usage = top && node.tree_usage && node.children.length > 0 ? `tree ${formatTreeUsage(node.tree_usage)}` : node.usage === null ? '' : `${node.usage} tokens`
-    rows.push({key: node.state_dir, prefix: lead, run: node.run, recipe: node.recipe, status: node.status, started_at: null, duration_ms: node.duration_ms, parent, usage})
+    rows.push({key: node.state_dir, prefix: lead, run: node.run, recipe: node.recipe, status: node.status, started_at: null, duration_ms: node.duration_ms, parent, usage, ...(node.waiting_for ? {waiting_for: node.waiting_for} : {})})
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1
       walk(child, node.run, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, false)

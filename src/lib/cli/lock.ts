@@ -1,0 +1,116 @@
+/** `actors lock acquire|release|renew|status|exec`: named resource locks shared by Runs and scripts (SPEC: Resource locks). */
+import {parseDuration} from '../duration.js'
+import {usageError} from '../errors.js'
+import {resolveHome} from '../home.js'
+import {execWithLock} from '../locks/exec.js'
+import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease, type AcquireReply} from '../locks/ops.js'
+import {formatLockLine, type LockView} from '../locks/views.js'
+import {defineCommand} from './definition.js'
+
+const NAME_ARG = {description: 'lock name (letters, digits, "_", ".", ":" and "-")', required: true} as const
+const SLOTS_FLAG = {type: 'integer', min: 1, max: 1024, description: 'capacity of the lock in slots (default 1: a mutex); must match the capacity of a lock in use'} as const
+const WAIT_FLAG = {type: 'string', description: 'queue for a slot up to this long (500ms, 30s, 5m); exit 124 when it runs out'} as const
+const HOLDER_FLAG = {type: 'string', description: 'hold as this named holder instead of the current Run or calling process (needs --lease)'} as const
+
+function optionalDuration(value: string | undefined, flag: string): number | undefined {
+  return value === undefined ? undefined : parseDuration(value, flag)
+}
+
+function printHeld(reply: AcquireReply, verb: string): void {
+  process.stderr.write(`actors: ${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})\n`)
+}
+
+export const lockAcquireCommand = defineCommand({
+  id: 'lock:acquire',
+  summary: 'Take a slot of a named lock, or queue for one with --wait',
+  description: [
+    'The holder is the current Run (inside a Run), else the calling process (the shell or script that ran actors, by process identity), or --holder ID with a --lease.',
+    'A holder whose Run ends or whose process dies loses its slot at the next lock operation; a lease that is not renewed expires.',
+    'Waiters are served first come, first served. Exit 5 when busy without --wait (or the capacity disagrees), 124 when --wait runs out.',
+  ].join(' '),
+  examples: ['<%= config.bin %> lock acquire repo --wait 5m', '<%= config.bin %> lock acquire gpu --slots 2', '<%= config.bin %> lock acquire deploy --holder ci-7 --lease 10m --json'],
+  args: {name: NAME_ARG},
+  flags: {slots: SLOTS_FLAG, lease: {type: 'string', description: 'the slot expires after this long unless renewed (actors lock renew)'}, wait: WAIT_FLAG, holder: HOLDER_FLAG},
+
+  async run({args, flags, json}) {
+    const reply = await acquireLock(resolveHome(flags.home), {
+      name: args.name!,
+      slots: flags.slots,
+      leaseMs: optionalDuration(flags.lease, '--lease'),
+      waitMs: optionalDuration(flags.wait, '--wait'),
+      holder: callerHolder(flags.holder),
+    })
+    if (!json) printHeld(reply, reply.already ? 'already holds' : 'holds')
+    return reply
+  },
+})
+
+export const lockReleaseCommand = defineCommand({
+  id: 'lock:release',
+  summary: 'Give back a slot of a named lock',
+  description: 'Releases the slot of the current Run, the calling process, or --holder ID. Exit 3 when that holder does not hold the lock.',
+  examples: ['<%= config.bin %> lock release repo', '<%= config.bin %> lock release deploy --holder ci-7'],
+  args: {name: NAME_ARG},
+  flags: {holder: {type: 'string', description: 'release for this named holder'}},
+
+  async run({args, flags, json}) {
+    const reply = releaseLock(resolveHome(flags.home), args.name!, callerHolder(flags.holder))
+    if (!json) process.stderr.write(`actors: ${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
+    return reply
+  },
+})
+
+export const lockRenewCommand = defineCommand({
+  id: 'lock:renew',
+  summary: "Extend a held slot's lease",
+  description: 'Restarts the lease from now: --lease, or the length it had. Exit 3 when the holder does not hold the lock (or its lease already expired).',
+  examples: ['<%= config.bin %> lock renew deploy --holder ci-7', '<%= config.bin %> lock renew deploy --holder ci-7 --lease 30m'],
+  args: {name: NAME_ARG},
+  flags: {holder: {type: 'string', description: 'renew for this named holder'}, lease: {type: 'string', description: 'new lease length (default: the current one)'}},
+
+  async run({args, flags, json}) {
+    const reply = renewLockLease(resolveHome(flags.home), args.name!, callerHolder(flags.holder), optionalDuration(flags.lease, '--lease'))
+    if (!json) printHeld(reply, 'renewed')
+    return reply
+  },
+})
+
+export const lockStatusCommand = defineCommand({
+  id: 'lock:status',
+  summary: 'Show locks: capacity, holders, lease expiry and the queue',
+  description: 'With NAME, one lock; without, every lock of the state root. Holders that are gone are dropped first (a lock operation).',
+  examples: ['<%= config.bin %> lock status', '<%= config.bin %> lock status repo --json'],
+  args: {name: {description: 'one lock (default: all)'}},
+  flags: {},
+
+  async run({args, flags, json}) {
+    const status = lockStatus(resolveHome(flags.home), args.name)
+    if (!json) {
+      const views: LockView[] = 'locks' in status ? status.locks : [status]
+      process.stdout.write(views.length ? views.map((v) => formatLockLine(v)).join('\n') + '\n' : '')
+      if (views.length === 0) process.stderr.write('actors: no locks yet\n')
+    }
+    return status
+  },
+})
+
+export const lockExecCommand = defineCommand({
+  id: 'lock:exec',
+  summary: 'Run a command holding a slot of a named lock (like flock)',
+  description:
+    'Takes the slot (or queues with --wait), runs COMMAND with the terminal, releases the slot when it exits and exits with its code. ' +
+    'The holder is this actors process itself, so a killed lock exec frees its slot too. Exit 5 when busy without --wait, 124 when --wait runs out. ' +
+    'With --json, a summary {lock, exit_code, signal} follows the command\'s own output on stdout.',
+  examples: ['<%= config.bin %> lock exec repo --wait 10m -- git pull --rebase', '<%= config.bin %> lock exec gpu --slots 2 -- python train.py'],
+  strict: false,
+  args: {name: NAME_ARG},
+  flags: {slots: SLOTS_FLAG, wait: WAIT_FLAG},
+
+  async run({args, passthrough, flags}) {
+    if (!passthrough || passthrough.length === 0) throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
+    const reply = await execWithLock(resolveHome(flags.home), {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough})
+    process.exitCode = reply.exit_code
+    return reply
+  },
+})
+

@@ -1,0 +1,78 @@
+/**
+ * Whether holders and waiters are still there, checked lazily at every lock
+ * operation so that correctness never depends on a clean-up hook having run:
+ * a Run holder is gone once its Run is terminal (or its supervisor vanished,
+ * which reconciliation will record as `exited`), a process holder once its
+ * identity no longer matches a live process, any holder once its lease ran
+ * out; a waiter is gone once its waiting process died.
+ */
+import {join} from 'node:path'
+import {isSameProcess} from '../process-identity.js'
+import {RUN_SCHEMA, isTerminal, type RunMeta} from '../run-types.js'
+import {readJsonFile} from '../state-files.js'
+import type {HolderEntry, HolderRef, LockState, WaiterEntry} from './types.js'
+
+/**
+ * True while the Run instance `ref` names is live. Reads run.json and
+ * result.json directly, without run-store's reconciliation: that would call
+ * back into lock release (a Run-end follow-up) while a lock's mutex is held,
+ * and run-store imports the Run-end follow-ups, this module among them.
+ * A damaged run.json counts as live: fail closed.
+ */
+function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
+  try {
+    const meta = readJsonFile<RunMeta>(join(ref.state_dir, 'run.json'), {schema: RUN_SCHEMA})
+    if (!meta || meta.run_instance_id !== ref.run_instance_id || isTerminal(meta.status)) return false
+    const result = readJsonFile<{run_instance_id?: string}>(join(ref.state_dir, 'result.json'))
+    if (result && (result.run_instance_id === undefined || result.run_instance_id === ref.run_instance_id)) return false
+    // A supervisor that vanished: the Run is as good as `exited`.
+    return meta.process_identity === undefined || isSameProcess(meta.process_identity)
+  } catch {
+    return true
+  }
+}
+
+/** Whether the holder itself (Run, process) still exists; named holders live by their lease alone. */
+export function holderExists(ref: HolderRef): boolean {
+  if (ref.kind === 'run') return runIsLive(ref)
+  if (ref.kind === 'process') return isSameProcess(ref)
+  return true
+}
+
+export function leaseExpired(entry: HolderEntry, now: number): boolean {
+  return entry.lease_expires_at !== undefined && Date.parse(entry.lease_expires_at) <= now
+}
+
+export function waiterExists(entry: WaiterEntry): boolean {
+  return isSameProcess(entry.waiter) && holderExists(entry.holder)
+}
+
+/** Why an entry left a lock at settle time (journal `op`, and the Trace kind for Run holders). */
+export type Departure = {op: 'expired' | 'freed'; entry: HolderEntry} | {op: 'left'; entry: WaiterEntry}
+
+/**
+ * Drop expired leases, dead holders and dead waiters from `state` (in place).
+ * Returns what left, for the journal and the Traces.
+ */
+export function settleLockState(state: LockState, now = Date.now()): Departure[] {
+  const gone: Departure[] = []
+  state.holders = state.holders.filter((entry) => {
+    if (leaseExpired(entry, now)) gone.push({op: 'expired', entry})
+    else if (!holderExists(entry.holder)) gone.push({op: 'freed', entry})
+    else return true
+    return false
+  })
+  state.queue = state.queue.filter((entry) => {
+    if (waiterExists(entry)) return true
+    gone.push({op: 'left', entry})
+    return false
+  })
+  return gone
+}
+
+/** The earliest lease expiry among the holders (ms since the epoch), for a waiter's next re-check. */
+export function nextExpiry(state: LockState): number {
+  let earliest = Infinity
+  for (const entry of state.holders) if (entry.lease_expires_at) earliest = Math.min(earliest, Date.parse(entry.lease_expires_at))
+  return earliest
+}
