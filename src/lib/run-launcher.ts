@@ -69,6 +69,7 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     artifacts: resolved.artifacts,
     notification: overrides.silent ? 'silent' : resolved.notification,
     singleton: resolved.singleton,
+    ...(resolved.locks ? {locks: resolved.locks} : {}), // [locks]
     maxParallel: overrides.maxParallel,
     budgetTokens: overrides.budgetTokens,
     owner: lineage.owner,
