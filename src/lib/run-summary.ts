@@ -26,6 +26,11 @@ export interface RunSummary {
   waiting_for?: string[]
 }
 
+/** A Run's status as shown in tables and trees: a queued Run waiting for locks names them ([locks]). */
+export function displayStatus(run: {status: string; waiting_for?: string[]}): string {
+  return run.waiting_for?.length ? `${run.status} (lock ${run.waiting_for.join(',')})` : run.status
+}
+
 /** Summarise a Run; durations of live Runs are measured up to `now`. */
 export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
   const {meta, result} = state

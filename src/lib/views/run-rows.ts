@@ -9,6 +9,7 @@ import type {RunListing} from '../inspect.js'
 import type {Forest, TreeNode} from '../tree/forest.js'
 import {formatTreeUsage} from '../tree/usage-rollup.js'
 import {isTerminal} from '../run-types.js'
+import {displayStatus} from '../run-summary.js'
 
 /** Ink colour names the status styles use. */
 type ColorName = 'gray' | 'cyan' | 'yellow' | 'green' | 'red' | 'magenta'
@@ -73,11 +74,6 @@ export interface RunRow {
   waiting_for?: string[]
 }
 
-/** The status cell: a queued Run waiting for locks names them. */
-function statusCell(row: RunRow): string {
-  return row.waiting_for?.length ? `${row.status} (lock ${row.waiting_for.join(',')})` : row.status
-}
-
 export type Layout = 'table' | 'tree'
 
 export const LAYOUT_HEADERS: Record<Layout, string[]> = {
@@ -88,8 +84,8 @@ export const LAYOUT_HEADERS: Record<Layout, string[]> = {
 /** The cells of a row under the layout's headers (the plain table and the Ink table alike). */
 export function rowCells(row: RunRow, layout: Layout, clock: Clock): string[] {
   const duration = displayDuration(row, clock)
-  if (layout === 'tree') return [row.prefix + row.run, statusCell(row), duration, row.usage || '-', row.recipe ?? '-']
-  return [row.run, row.recipe ?? '-', statusCell(row), displayTime(row.started_at), duration, row.parent ?? '-']
+  if (layout === 'tree') return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
+  return [row.run, row.recipe ?? '-', displayStatus(row), displayTime(row.started_at), duration, row.parent ?? '-']
 }
 
 /** Rows of the `inspect` table, in listing order. */
