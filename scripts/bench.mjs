@@ -141,6 +141,37 @@ async function benchMcpStartup(home) {
   results.push(row)
   console.error(`${row.name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${row.target})`)
 }
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * Lock hand-off: a waiter queued with `lock acquire --wait` is woken by the
+ * release (the locks directory's doorbell, not a poll) and its command
+ * returns. Measured from the release's journal record to the waiter's exit.
+ */
+async function benchLockHandoff(root) {
+  const home = join(root, 'locks-handoff')
+  const samples = []
+  const lockFile = (name) => join(home, 'locks', `${name}.json`)
+  for (let i = 0; i < (quick ? 7 : 20); i++) {
+    const name = `handoff-${i}`
+    timeOnce(process.execPath, [BIN, 'lock', 'acquire', name, '--holder', 'first', '--lease', '5m'], {env: env(home)})
+    const returned = new Promise((resolvePromise) => {
+      const child = spawn(process.execPath, [BIN, 'lock', 'acquire', name, '--holder', 'next', '--lease', '5m', '--wait', '60s'], {env: env(home), stdio: 'ignore'})
+      child.on('exit', (code) => resolvePromise({at: Date.now(), code}))
+    })
+    while (JSON.parse(readFileSync(lockFile(name), 'utf8')).queue.length === 0) await sleep(10)
+    timeOnce(process.execPath, [BIN, 'lock', 'release', name, '--holder', 'first'], {env: env(home)})
+    const {at, code} = await returned
+    if (code !== 0) throw new Error(`lock acquire --wait exited ${code}`)
+    const journal = readFileSync(join(home, 'locks', 'journal.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const released = journal.find((r) => r.lock === name && r.op === 'released')
+    samples.push(at - Date.parse(released.ts))
+  }
+  const row = {name: 'lock hand-off (release → next acquire returns), median', median_ms: median(samples), target: '< 50 ms'}
+  results.push(row)
+  console.error(`${row.name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  (samples ${samples.join(',')})`)
+}
 const tmp = mkdtempSync(join(tmpdir(), 'actors-bench-'))
 
 try {
@@ -222,6 +253,9 @@ try {
 
   // 6. `actors mcp` cold start.
   await benchMcpStartup(join(tmp, 'mcp'))
+
+  // 6b. Resource locks: release → the next waiter's acquire returns.
+  await benchLockHandoff(tmp)
 
   // 7. Supervision memory: PSS per live Run with 50 live Runs.
   const mem = join(tmp, 'mem')
