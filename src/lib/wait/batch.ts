@@ -97,7 +97,8 @@ export function readRowFacts(entry: RunEntry): RowFacts {
     const events = readTraceTail(entry.dir, 64)
     for (let i = events.length - 1; i >= 0; i--) {
       const event = events[i]
-      if (event.summary && !event.kind.startsWith('runtime.') && event.kind !== 'usage') {
+      // Kernel events (runtime.*, the lock.* of Resource locks) and usage reports say nothing about the work.
+      if (event.summary && !event.kind.startsWith('runtime.') && !event.kind.startsWith('lock.') && event.kind !== 'usage') {
         summary = event.summary
         break
       }
