@@ -277,12 +277,15 @@ describe('actors lock', () => {
   it('50 concurrent acquirers: every grant accounted for, never beyond capacity, journal valid', async () => {
     const dir = home()
     const log = join(dir, 'grants')
-    const all = Array.from({length: 50}, (_, i) =>
-      actorsAsync(dir, ['lock', 'exec', 'crowd', '--slots', '5', '--wait', '5m', '--', 'sh', '-c', `echo ${i} >> ${log}`]),
-    )
+    const inside = join(dir, 'inside')
+    mkdirSync(inside)
+    // Each command marks itself present, counts who else is, and leaves.
+    const script = `mkdir ${inside}/$1 && ls ${inside} | wc -l >> ${log}.counts && sleep 0.05 && rmdir ${inside}/$1 && echo $1 >> ${log}`
+    const all = Array.from({length: 50}, (_, i) => actorsAsync(dir, ['lock', 'exec', 'crowd', '--slots', '5', '--wait', '5m', '--', 'sh', '-c', script, 'sh', String(i)]))
     const results = await Promise.all(all)
     expect(results.map((r) => r.code)).toEqual(results.map(() => 0))
     expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(Array.from({length: 50}, (_, i) => String(i)).sort())
+    expect(Math.max(...readFileSync(`${log}.counts`, 'utf8').trim().split('\n').map(Number))).toBeLessThanOrEqual(5)
     const records = journal(dir)
     for (const r of records) expect(r).toMatchObject({ts: expect.any(String), op: expect.any(String), lock: 'crowd', holder: expect.any(String)})
     // Replay: each grant is released once, and never more than 5 are held.

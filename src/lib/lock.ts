@@ -3,7 +3,8 @@
  * holding the owner's process identity. A lock whose owner is dead (or whose
  * pid was recycled) is stale and is broken; a live owner is waited for.
  */
-import {closeSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
+import {randomHex} from './builtins.js'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 
@@ -16,7 +17,40 @@ export function sleepSync(ms: number): void {
 
 let selfIdentity: ProcessIdentity | undefined
 
+/**
+ * Create the lock file with its holder's identity already in it: written to a
+ * private temp file, then hard-linked into place (link fails with EEXIST when
+ * the lock is taken). A lock file is never seen empty, so a holder that is
+ * descheduled for a long while right after taking the lock (a loaded machine)
+ * is never mistaken for an abandoned torn write and broken. File systems
+ * without hard links fall back to create-then-write.
+ */
 function tryAcquire(lockFile: string): boolean {
+  selfIdentity ??= readProcessIdentity(process.pid) ?? {pid: process.pid, start: 'unknown'}
+  const identity = JSON.stringify(selfIdentity)
+  const temp = `${lockFile}.${process.pid}.${randomHex(4)}.new`
+  try {
+    writeFileSync(temp, identity, {mode: 0o644})
+  } catch {
+    return tryCreate(lockFile, identity)
+  }
+  try {
+    linkSync(temp, lockFile)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV') return tryCreate(lockFile, identity)
+    throw error
+  } finally {
+    try {
+      unlinkSync(temp)
+    } catch {}
+  }
+}
+
+/** Exclusive create, then write: a short window in which the file is empty (handled as torn by waiters). */
+function tryCreate(lockFile: string, identity: string): boolean {
   let fd: number
   try {
     fd = openSync(lockFile, 'wx', 0o644)
@@ -24,9 +58,8 @@ function tryAcquire(lockFile: string): boolean {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw error
   }
-  selfIdentity ??= readProcessIdentity(process.pid) ?? {pid: process.pid, start: 'unknown'}
   try {
-    writeSync(fd, JSON.stringify(selfIdentity))
+    writeSync(fd, identity)
   } finally {
     closeSync(fd)
   }
