@@ -275,15 +275,13 @@ describe('actors lock', () => {
   })
 
   it('50 concurrent acquirers: every grant accounted for, never beyond capacity, journal valid', async () => {
-    const dir = home()
+    // 50 Runs launched at once: 50 supervisors acquiring together (the lean acquirers; lock exec is tested above).
+    const dir = home({'crowd.yaml': 'args: [n:string, log:string]\nlocks: [{name: crowd, slots: 5}]\ntemplate: [sh, -c, \'mkdir "$0.in/$1" && ls "$0.in" | wc -l >> "$0.counts" && sleep 0.05 && rmdir "$0.in/$1" && echo "$1" >> "$0"\', "{log}", "{n}"]'})
     const log = join(dir, 'grants')
-    const inside = join(dir, 'inside')
-    mkdirSync(inside)
-    // Each command marks itself present, counts who else is, and leaves.
-    const script = `mkdir ${inside}/$1 && ls ${inside} | wc -l >> ${log}.counts && sleep 0.05 && rmdir ${inside}/$1 && echo $1 >> ${log}`
-    const all = Array.from({length: 50}, (_, i) => actorsAsync(dir, ['lock', 'exec', 'crowd', '--slots', '5', '--wait', '5m', '--', 'sh', '-c', script, 'sh', String(i)]))
-    const results = await Promise.all(all)
-    expect(results.map((r) => r.code)).toEqual(results.map(() => 0))
+    mkdirSync(`${log}.in`)
+    const launched = await Promise.all(Array.from({length: 50}, (_, i) => actorsAsync(dir, ['run', 'crowd', `n=${i}`, `log=${log}`, '--recipes', join(dir, 'recipes'), '--json'])))
+    expect(launched.filter((r) => r.code !== 0).map((r) => r.stderr)).toEqual([])
+    for (const r of launched) expect((await waitForResult(r.json.state_dir, 240_000)).status).toBe('done')
     expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(Array.from({length: 50}, (_, i) => String(i)).sort())
     expect(Math.max(...readFileSync(`${log}.counts`, 'utf8').trim().split('\n').map(Number))).toBeLessThanOrEqual(5)
     const records = journal(dir)

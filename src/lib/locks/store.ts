@@ -12,6 +12,13 @@ import {withLockSync} from '../lock.js'
 import {readJsonFile, writeJsonAtomic} from '../state-files.js'
 import {LOCK_SCHEMA, lockMutexFile, lockStateFile, type LockState} from './types.js'
 
+/**
+ * How long one operation waits for a lock's mutex. Far above the 10 s of the
+ * Run locks: a crowd of acquirers arriving together (a fan-out) queues for the
+ * same mutex, each holding it for a settle and one write.
+ */
+const MUTEX_TIMEOUT_MS = 120_000
+
 /** A lock file is small: a few hundred holders and waiters at most. */
 const MAX_LOCK_FILE_BYTES = 256 * 1024
 
@@ -54,6 +61,6 @@ export function writeLockState(home: string, state: LockState): void {
 export function withLockMutexes<T>(home: string, names: string[], fn: () => T): T {
   const sorted = [...new Set(names)].sort()
   mkdirSync(dirname(lockMutexFile(home, sorted[0] ?? 'x')), {recursive: true})
-  const take = (index: number): T => (index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1)))
+  const take = (index: number): T => (index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS}))
   return take(0)
 }

@@ -34,9 +34,12 @@ export type WaitOutcome = {status: 'granted'; outcome: TakeOutcome} | {status: '
 
 /**
  * Read without mutexes whether the request might be served now, and when a
- * lease runs out next. A wrong "maybe" only costs one locked attempt.
+ * lease runs out next. A wrong "maybe" only costs one locked attempt. `full`
+ * also checks that holders and waiters ahead are alive (a /proc read each):
+ * done on the safety re-check, since a death rings nobody, while a ring means
+ * a lock operation, which settled the lock already.
  */
-function peek(home: string, specs: LockSpec[], request: LockRequest): {maybe: boolean; wakeAt: number} {
+function peek(home: string, specs: LockSpec[], request: LockRequest, full: boolean): {maybe: boolean; wakeAt: number} {
   let maybe = true
   let wakeAt = Infinity
   const now = Date.now()
@@ -49,7 +52,8 @@ function peek(home: string, specs: LockSpec[], request: LockRequest): {maybe: bo
     }
     wakeAt = Math.min(wakeAt, nextExpiry(state))
     if (state.holders.some((e) => sameHolder(e.holder, request.holder) && !leaseExpired(e, now))) continue
-    settleLockState(state, now)
+    if (full) settleLockState(state, now)
+    else state.holders = state.holders.filter((e) => !leaseExpired(e, now))
     const place = state.queue.findIndex((e) => sameHolder(e.holder, request.holder))
     if ((place === -1 ? state.queue.length : place) >= state.slots - state.holders.length) maybe = false
   }
@@ -67,6 +71,7 @@ export async function waitForLocks(home: string, specs: LockSpec[], request: Loc
   const names = specs.map((s) => s.name)
   let attempt = true
   let lastBlocked = ''
+  let lastFull = Date.now()
   try {
     for (;;) {
       for (const bell of bells) bell.clear()
@@ -76,7 +81,9 @@ export async function waitForLocks(home: string, specs: LockSpec[], request: Loc
       }
       let wakeAt = Infinity
       if (!attempt) {
-        const seen = peek(home, specs, request)
+        const full = Date.now() - lastFull >= LOCK_SAFETY_POLL_MS
+        if (full) lastFull = Date.now()
+        const seen = peek(home, specs, request, full)
         attempt = seen.maybe
         wakeAt = seen.wakeAt
       }
