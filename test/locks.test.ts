@@ -115,12 +115,16 @@ describe('Runs with Recipe locks', () => {
   })
 
   it('a 2-slot lock is used to capacity and never beyond', async () => {
-    const dir = home({'gpu.yaml': timedRecipe('[{name: gpu, slots: 2}]', 1)})
+    const dir = home({'gpu.yaml': timedRecipe('[{name: gpu, slots: 2}]', 3)})
     const log = join(dir, 'log')
+    // Both slots are taken while the Runs launch, then given back together: two Runs start at once.
+    for (const holder of ['x', 'y']) expect(actors(dir, ['lock', 'acquire', 'gpu', '--slots', '2', '--holder', holder, '--lease', '5m']).code).toBe(0)
     const runs = [1, 2, 3, 4, 5].map((i) => launch(dir, 'gpu', [`tag=${i}`, `log=${log}`]))
+    await waitFor(() => lockFile(dir, 'gpu').queue.length === 5, 60_000, 'five Runs queued')
+    for (const holder of ['x', 'y']) expect(actors(dir, ['lock', 'release', 'gpu', '--holder', holder]).code).toBe(0)
     for (const r of runs) expect((await waitForResult(r.state_dir, 60_000)).status).toBe('done')
     expect(maxOverlap(intervals(log))).toBeLessThanOrEqual(2)
-    const held = journal(dir).filter((j) => j.op === 'acquired').map((j) => j.held)
+    const held = journal(dir).filter((j) => j.op === 'acquired' && j.holder.startsWith('run:')).map((j) => j.held)
     expect(held).toHaveLength(5)
     expect(Math.max(...held)).toBe(2)
     expect(lockFile(dir, 'gpu').slots).toBe(2)
