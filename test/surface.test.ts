@@ -53,7 +53,7 @@ describe('command surface', () => {
     } finally {
       removeDir(home)
     }
-    // Three CLI starts per command (16 of them since `lock`): minutes on a loaded 2-core machine.
+    // Three CLI starts per command (17 of them with `lock` and `mcp`): minutes on a loaded 2-core machine.
   }, 240_000)
 
   it('an unknown command or topic gets the usual error form, exit 2, and the list of commands', () => {
