@@ -23,6 +23,7 @@ import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked
 import {appendTraceEvent} from './trace.js'
 import {watchUntil} from './watch-until.js'
 import {budgetMark} from './tree/limits.js'
+import {supervisorStartFields, termIsJobTimeLimit} from './executors/on-node.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
 interface StepOutcome {
@@ -239,6 +240,13 @@ class Supervisor {
   private terminateFromOutside(signal: string): void {
     if (this.ending) return
     this.ending = true
+    // Executors: Slurm TERMs the job at its time limit too; that is a timeout (failed), not a stop.
+    if (signal === 'SIGTERM' && termIsJobTimeLimit(this.meta)) {
+      this.timedOut = true
+      this.trace('runtime.timeout', 'the Slurm job reached its time limit', {signal, executor: 'slurm'})
+      void this.terminateTree()
+      return
+    }
     this.trace('runtime.supervisor_signal', `supervisor received ${signal}`, {signal})
     updateRunMeta(this.dir, (meta) => (meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}}))
     void this.terminateTree()
@@ -304,6 +312,7 @@ export async function superviseRun(dir: string): Promise<void> {
     started_at: current.started_at ?? new Date().toISOString(),
     pid: process.pid,
     process_identity: readProcessIdentity(process.pid),
+    ...supervisorStartFields(current),
   }))
   await new Supervisor(dir, home, started ?? meta).run()
 }

@@ -13,12 +13,13 @@ import {didYouMean} from './did-you-mean.js'
 import {shellSplit} from './shell-split.js'
 import {placeholdersOf} from './template.js'
 import type {ArgSpec, Recipe} from './types.js'
+import {readRecipeExecutor} from '../executors/choice.js'
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024
 export const RECIPE_FIELDS = [
   'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
-  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification',
+  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'executor',
 ] as const
 /** Actions `actors control` handles itself; a Recipe may not redeclare them. */
 export const BUILTIN_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
@@ -185,6 +186,9 @@ export function loadRecipeFile(file: string, root: string): Recipe {
     }
     recipe.notification = data.notification
   }
+
+  // Executors: validated in executors/choice.ts.
+  if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
 
   checkPlaceholders(recipe, fail)
   return recipe

@@ -92,6 +92,7 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
     notification: recipe.notification,
   }
   if (recipe.cwd !== undefined) resolved.cwd = resolve(callerCwd, renderString(recipe.cwd, scope))
+  if (recipe.executor) resolved.executor = recipe.executor
   if (recipe.timeout !== undefined) resolved.timeoutMs = parseDuration(recipe.timeout, 'timeout')
   if (recipe.artifacts) {
     resolved.artifacts = Object.fromEntries(Object.entries(recipe.artifacts).map(([k, v]) => [k, renderString(v, scope)]))

@@ -1,5 +1,6 @@
 /** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
 import type {RunPlan} from '../run-types.js'
+import type {ExecutorChoice} from '../executors/choice.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 
@@ -30,6 +31,8 @@ export interface Recipe {
   artifacts?: Record<string, string>
   singleton: boolean
   notification: 'normal' | 'silent'
+  /** Where its Runs run by default (SPEC: Executors). */
+  executor?: ExecutorChoice
 }
 
 /** Runtime values available to templates besides the args. */
@@ -53,4 +56,6 @@ export interface ResolvedRecipe {
   artifacts?: Record<string, string>
   singleton: boolean
   notification: 'normal' | 'silent'
+  /** Where the supervisor runs (SPEC: Executors); absent means local. */
+  executor?: ExecutorChoice
 }

@@ -6,13 +6,24 @@
  * never overfill the cap and never skip a queued child.
  */
 import {withLockSync} from '../lock.js'
-import {launchRun, startSupervisor, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {launchRun, startRun, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {slurmJobId} from '../executors/slurm.js'
 import {notifyStateChange} from '../notify.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../run-store.js'
 import type {RunMeta} from '../run-types.js'
 import {childrenLock, readChildren, recordChild} from './children.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])
+
+/** Holds a slot: running, paused, or a Slurm Run already submitted (pending in Slurm's own queue). */
+function holdsSlot(meta: RunMeta): boolean {
+  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && slurmJobId(meta) !== undefined)
+}
+
+/** Waits in this parent's queue for a slot (created queued and never started). */
+function waitsForSlot(meta: RunMeta): boolean {
+  return meta.status === 'queued' && slurmJobId(meta) === undefined
+}
 
 function capOf(parent: RunMeta): number {
   return typeof parent.max_parallel === 'number' && parent.max_parallel >= 1 ? parent.max_parallel : Infinity
@@ -31,8 +42,8 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
   return withLockSync(childrenLock(parentDir), () => {
     const parent = readRunMetaRaw(parentDir)
     const children = parent ? readChildren(spec.home, parentDir, parent) : []
-    const running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
-    const waiting = children.some((c) => c.meta.status === 'queued')
+    const running = children.filter((c) => holdsSlot(c.meta)).length
+    const waiting = children.some((c) => waitsForSlot(c.meta))
     const queued = parent !== undefined && (waiting || running >= capOf(parent))
     const launched = launchRun({...spec, queued})
     recordChild(parentDir, {
@@ -56,17 +67,17 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
 /** Start queued children while the cap allows, or cancel them when the parent is ending. Caller holds the children lock. */
 function fillSlotsLocked(home: string, parentDir: string, parent: RunMeta): void {
   const children = readChildren(home, parentDir, parent)
-  const queued = children.filter((c) => c.meta.status === 'queued')
+  const queued = children.filter((c) => waitsForSlot(c.meta))
   if (queued.length === 0) return
   if (parentIsEnding(parent)) {
     for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
     return
   }
-  let running = children.filter((c) => LIVE_RUNNING.has(c.meta.status)).length
+  let running = children.filter((c) => holdsSlot(c.meta)).length
   const cap = capOf(parent)
   for (const child of queued) {
     if (running >= cap) break
-    startSupervisor(home, child.dir)
+    startRun(home, child.dir)
     running++
   }
 }
