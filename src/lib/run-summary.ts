@@ -22,6 +22,10 @@ export interface RunSummary {
   pid: number | null
   notification: 'normal' | 'silent'
   state_dir: string
+  /** Where the supervisor runs (SPEC: Executors): `local` or `slurm`, with the Slurm job id and node. */
+  executor?: string
+  job_id?: string | null
+  node?: string | null
 }
 
 /** Summarise a Run; durations of live Runs are measured up to `now`. */
@@ -48,5 +52,17 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     pid: meta.pid ?? null,
     notification: meta.notification === 'silent' ? 'silent' : 'normal',
     state_dir: state.dir,
+    ...executorSummary(meta),
+  }
+}
+
+/** The executor fields of a summary: kind, and for a Slurm Run its job id and node (once known). */
+function executorSummary(meta: RunState['meta']): Pick<RunSummary, 'executor' | 'job_id' | 'node'> {
+  const executor = (meta.executor ?? {}) as {kind?: unknown; job_id?: unknown; node?: unknown}
+  const kind = typeof executor.kind === 'string' ? executor.kind : 'local'
+  return {
+    executor: kind,
+    job_id: typeof executor.job_id === 'string' ? executor.job_id : null,
+    node: typeof executor.node === 'string' ? executor.node : null,
   }
 }

@@ -21,6 +21,7 @@ import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlReque
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
 import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
+import {controlSlurmRun, needsSlurmControl} from '../executors/slurm-control.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
@@ -85,6 +86,8 @@ export async function controlRun(home: string, ref: string, action: string, valu
 
   validateControlInput(action, value)
   const state = requireRun(home, resolveRunRef(home, ref))
+  // Executors: a Run in a Slurm job is controlled inside that job, on its node (executors/slurm-control.ts).
+  if (needsSlurmControl(state.meta)) return (await controlSlurmRun(home, state, action, value)) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
 
   if (action === 'status') {

@@ -27,7 +27,8 @@ export interface SlurmOptions {
   sbatch_args?: string[]
 }
 
-export type ExecutorChoice = {kind: 'local'} | ({kind: 'slurm'} & SlurmOptions)
+/** A local Run launched inside a Slurm job records that job: it lives on the job's node, and no longer than the job. */
+export type ExecutorChoice = {kind: 'local'; slurm_job_id?: string} | ({kind: 'slurm'} & SlurmOptions)
 
 export const EXECUTOR_FIELDS = ['kind', 'partition', 'time', 'cpus', 'mem', 'gres', 'account', 'sbatch_args'] as const
 
@@ -49,7 +50,7 @@ export function parseExecutorKind(value: string, source: string): ExecutorKind {
 export function chooseExecutor(flag: string | undefined, recipe: ExecutorChoice | undefined, env: NodeJS.ProcessEnv = process.env): ExecutorChoice {
   const fromEnv = env.ACTORS_EXECUTOR ? parseExecutorKind(env.ACTORS_EXECUTOR, 'ACTORS_EXECUTOR') : undefined
   const kind = flag !== undefined ? parseExecutorKind(flag, '--on') : (recipe?.kind ?? fromEnv ?? 'local')
-  if (kind === 'local') return {kind: 'local'}
+  if (kind === 'local') return env.SLURM_JOB_ID ? {kind: 'local', slurm_job_id: env.SLURM_JOB_ID} : {kind: 'local'}
   return recipe?.kind === 'slurm' ? recipe : {kind: 'slurm'}
 }
 
