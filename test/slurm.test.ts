@@ -6,7 +6,7 @@
 import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {afterAll, describe, expect, it} from 'vitest'
+import {afterAll, describe, expect, it, onTestFinished} from 'vitest'
 import {ROOT, actors, actorsAsync, homeWithRecipes, homesPerTest, readJson, removeHome, waitFor} from './helpers.js'
 import {findRunProcesses} from '../src/lib/process-tree.js'
 
@@ -220,6 +220,33 @@ suite('Runs on Slurm', () => {
     expect(missing.stderr).toContain('sbatch not found on PATH')
     expect(missing.json.error.fix).toContain('--on local')
     expect(existsSync(join(h, 'runs')) ? readdirSync(join(h, 'runs')) : []).toEqual([])
+  })
+
+  it('through Slurm itself when no step can start: a pending job is queued and stop cancels it; a suspended one is paused and resume continues it', async () => {
+    const {home: h, recipes} = homeWithRecipes({'held.yaml': 'template: ["true"]\nexecutor: {kind: slurm, sbatch_args: [--hold]}\n'})
+    onTestFinished(() => removeHome(h))
+    // Submitted held: the job stays PENDING.
+    const held = submit(h, ['held', '--name', 'held', '--recipes', recipes])
+    expect(jobState(held.executor.job_id)).toBe('PENDING')
+    expect(status(h, 'held')).toBe('queued')
+    const pause = actors(h, ['control', 'held', 'pause'])
+    expect(pause.code).toBe(3)
+    expect(pause.stderr).toContain('is queued')
+    const stop = actors(h, ['control', 'held', 'stop', '--json'], {timeout: 60_000})
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(stop.json).toMatchObject({status: 'cancelled', via: 'slurm', settled: true})
+    expect(readJson(join(held.state_dir, 'result.json'))).toMatchObject({status: 'cancelled', reason: 'stop', executor_state: 'CANCELLED'})
+
+    const tick = submit(h, ['--name', 'susp', '--', 'sh', '-c', 'while true; do echo tick; sleep 0.1; done'])
+    await running(h, 'susp')
+    expect(spawnSync('scontrol', ['suspend', tick.executor.job_id]).status).toBe(0)
+    expect(status(h, 'susp')).toBe('paused')
+    const resumed = actors(h, ['control', 'susp', 'resume', '--json'])
+    expect(resumed.code, resumed.stderr).toBe(0)
+    expect(resumed.json).toMatchObject({status: 'running', via: 'slurm', changed: true})
+    expect(jobState(tick.executor.job_id)).toBe('RUNNING')
+    const before = lines(tick.state_dir)
+    await waitFor(() => lines(tick.state_dir) > before + 3, 15_000, 'ticks after scontrol resume')
   })
 
   it('a job Slurm has forgotten, without a result, is settled exited on the next read', () => {

@@ -14,10 +14,17 @@ export const LAUNCH_GRACE_MS = 30_000
 /** Whether the local supervisor of a live Run is still there (a queued Run has none yet and is alive). */
 export function checkLocalSupervisor(meta: RunMeta): SupervisorCheck {
   if (meta.status === 'queued') return {alive: true}
-  if (typeof meta.host === 'string' && meta.host !== hostname()) return checkFromAnotherHost(meta)
+  if (typeof meta.host === 'string' && meta.host !== thisHost()) return checkFromAnotherHost(meta)
   if (meta.process_identity) return isSameProcess(meta.process_identity) ? {alive: true} : lost()
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
+}
+
+let host: string | undefined
+/** This machine's name, read once (listings check every live Run). */
+function thisHost(): string {
+  host ??= hostname()
+  return host
 }
 
 function lost(): SupervisorCheck {

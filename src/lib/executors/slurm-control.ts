@@ -13,6 +13,7 @@ import {binDir} from '../package-root.js'
 import {readRunState, updateRunMeta, type RunState} from '../run-store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../run-types.js'
 import {appendTraceEvent} from '../trace.js'
+import {kernelStatus} from '../control/status.js'
 import {watchUntil} from '../watch-until.js'
 import {REMOTE_POLL_MS} from './index.js'
 import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
@@ -156,33 +157,17 @@ function endedDocument(state: RunState, action: string, extra: Record<string, un
   }
 }
 
-/** `status` without a job step: what the files and Slurm say (no process table: the node's is not ours to read). */
+/** `status` without a job step: what the files and Slurm say (no process list: the node's process table is not ours to read). */
 function statusFromFiles(state: RunState, job: SlurmJob | undefined): Record<string, unknown> {
-  const {meta, dir} = state
-  const declared = Array.isArray(meta.control) ? meta.control : []
+  const files = kernelStatus({...state, meta: {...state.meta, children_processes: [], child_pid: undefined}})
   return {
     action: 'status',
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
-    generation: meta.run_instance_id,
-    status: meta.status,
-    state_dir: dir,
-    recipe: meta.recipe ?? null,
-    pid: meta.pid ?? null,
-    supervisor_alive: job?.state === 'RUNNING' || job?.state === 'SUSPENDED',
-    child_pid: meta.child_pid ?? null,
-    pgid: meta.pgid ?? null,
+    ...files,
+    child_pid: state.meta.child_pid ?? null,
     pids: [],
     identity_mismatch: [],
-    paused_at: (meta.paused_at as string | undefined) ?? null,
-    ending: meta.ending ?? null,
-    declared,
-    actions: [...new Set([...RUNTIME, ...declared])],
-    endpoint: null,
-    controls: {pending: 0, total: 0},
-    result: null,
-    service: null,
+    supervisor_alive: job?.state === 'RUNNING' || job?.state === 'SUSPENDED',
     via: 'slurm',
-    executor: {kind: 'slurm', job_id: slurmJobId(meta), state: job?.state ?? null, node: job?.node ?? null},
+    executor: {kind: 'slurm', job_id: slurmJobId(state.meta), state: job?.state ?? null, node: job?.node ?? null},
   }
 }

@@ -82,10 +82,14 @@ function trace(dir: string, meta: RunMeta, kind: string, summary: string, data: 
  * Returns what `run` reports; a Run that already has a job is left alone.
  */
 export function submitSlurmRun(home: string, dir: string): {pid: null; status?: string; executor?: SlurmExecutorRecord; error?: string} {
-  const marked = updateRunMeta(dir, (meta) =>
-    isSlurmRun(meta) && !slurmJobId(meta) && !meta.executor.submitting_at ? {...meta, executor: {...meta.executor, submitting_at: new Date().toISOString()}} : undefined,
-  )
-  if (!marked || !isSlurmRun(marked) || slurmJobId(marked) || marked.executor.submitting_at === undefined) return {pid: null}
+  // Claim the submission under the Run's lock: a queued child whose slot frees while `run` still submits it is submitted once.
+  let claimed = false
+  const marked = updateRunMeta(dir, (meta) => {
+    if (!isSlurmRun(meta) || slurmJobId(meta) || meta.executor.submitting_at) return undefined
+    claimed = true
+    return {...meta, executor: {...meta.executor, submitting_at: new Date().toISOString()}}
+  })
+  if (!claimed || !marked || !isSlurmRun(marked)) return {pid: null}
   const env = supervisorEnvironment(home)
   // A Run's own children run where it runs (on its node) unless they ask for Slurm themselves.
   delete env.ACTORS_EXECUTOR
