@@ -23,7 +23,7 @@ import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked
 import {appendTraceEvent} from './trace.js'
 import {watchUntil} from './watch-until.js'
 import {budgetMark} from './tree/limits.js'
-import {supervisorStartFields, termIsJobTimeLimit} from './executors/on-node.js'
+import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './executors/on-node.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
 interface StepOutcome {
@@ -259,12 +259,17 @@ class Supervisor {
       const ending = meta.ending
       let status: TerminalStatus
       let reason: string | null = null
+      // Executors: the command may die of Slurm's TERM (time limit, scancel) before this supervisor's handler ran.
+      const slurmEnding = ending || outcome.timedOut || outcome.exitCode === 0 ? undefined : slurmJobEnding(meta)
       if (ending) {
         status = ending.status
         reason = ending.status === 'killed' ? 'kill' : 'stop'
-      } else if (outcome.timedOut) {
+      } else if (outcome.timedOut || slurmEnding === 'timeout') {
         status = 'failed'
         reason = 'timeout'
+      } else if (slurmEnding === 'cancelled') {
+        status = 'cancelled'
+        reason = 'stop'
       } else if (outcome.exitCode === 0) {
         status = 'done'
       } else {
