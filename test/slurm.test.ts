@@ -249,6 +249,20 @@ suite('Runs on Slurm', () => {
     await waitFor(() => lines(tick.state_dir) > before + 3, 15_000, 'ticks after scontrol resume')
   })
 
+  it('ACTORS_EXECUTOR=slurm sends a Run to Slurm; a child it launches runs local to the node, tied to the job', async () => {
+    const h = home()
+    const r = actors(h, ['run', '--name', 'parent', '--json', '--', 'sh', '-c', 'actors run --name child --json -- echo child-output && actors wait child --json'], {env: {ACTORS_EXECUTOR: 'slurm'}})
+    expect(r.code, r.stderr).toBe(0)
+    jobs.push(r.json.executor.job_id)
+    const waited = actors(h, ['wait', 'parent', '--json', '--timeout', '60s'], {timeout: 70_000})
+    // The parent's own `wait` collected (and reported) its child; the outer wait gets the parent.
+    expect(waited.json.rows[0]).toMatchObject({run: 'parent', status: 'done'})
+    expect(actors(h, ['inspect', 'child', '--json']).json).toMatchObject({status: 'done', parent: 'parent', executor: 'local'})
+    const child = readJson(join(h, 'runs', 'child', 'run.json'))
+    expect(child).toMatchObject({parent: {run: 'parent'}, executor: {kind: 'local', slurm_job_id: r.json.executor.job_id}})
+    expect(readFileSync(join(h, 'runs', 'child', 'stdout.log'), 'utf8')).toBe('child-output\n')
+  })
+
   it('a job Slurm has forgotten, without a result, is settled exited on the next read', () => {
     const h = home()
     const launched = actors(h, ['run', '--name', 'ghost', '--json', '--', 'true'])
