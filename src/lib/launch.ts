@@ -13,6 +13,7 @@ import {notifyStateChange} from './notify.js'
 import {supervisorScript} from './package-root.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {submitSlurmRun} from './executors/slurm-submit.js'
+import {isSlurmRun} from './executors/slurm.js'
 import {readProcessIdentity} from './process-identity.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from './state-files.js'
@@ -196,7 +197,7 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
  */
 export function startRun(home: string, dir: string): Partial<LaunchResult> {
   const meta = readRunMetaRaw(dir)
-  if (meta?.executor && (meta.executor as {kind?: string}).kind === 'slurm') return submitSlurmRun(home, dir)
+  if (meta && isSlurmRun(meta)) return submitSlurmRun(home, dir)
   return {pid: startSupervisor(home, dir)}
 }
 
