@@ -263,6 +263,21 @@ suite('Runs on Slurm', () => {
     expect(readFileSync(join(h, 'runs', 'child', 'stdout.log'), 'utf8')).toBe('child-output\n')
   })
 
+  it('stopping a Slurm Run ends its descendants that run in jobs of their own', async () => {
+    const h = home()
+    const r = submit(h, ['--name', 'boss', '--', 'sh', '-c', 'actors run --on slurm --name worker -- sleep 300 && sleep 300'])
+    await waitFor(() => existsSync(join(h, 'runs', 'worker', 'run.json')) && readJson(join(h, 'runs', 'worker', 'run.json')).executor?.job_id, 30_000, 'the worker submitted from inside the job')
+    const worker = readJson(join(h, 'runs', 'worker', 'run.json')).executor.job_id
+    jobs.push(worker)
+    expect(worker).not.toBe(r.executor.job_id)
+    const stop = actors(h, ['control', 'boss', 'stop', '--json'], {timeout: 90_000})
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(stop.json.status).toBe('cancelled')
+    expect(stop.json.descendants).toMatchObject({ended: ['worker']})
+    expect(readJson(join(h, 'runs', 'worker', 'result.json')).status).toBe('cancelled')
+    await waitFor(() => !['RUNNING', 'COMPLETING', 'PENDING'].includes(jobState(worker)), 30_000, "the worker's job gone")
+  })
+
   it('a job Slurm has forgotten, without a result, is settled exited on the next read', () => {
     const h = home()
     const launched = actors(h, ['run', '--name', 'ghost', '--json', '--', 'true'])

@@ -310,6 +310,8 @@ class Supervisor {
 export async function superviseRun(dir: string): Promise<void> {
   const meta = readRunMetaRaw(dir)
   if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
+  // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.
+  if (readRunResult(dir, meta)) return
   const home = dirname(dirname(dir))
   const started = updateRunMeta(dir, (current) => ({
     ...current,

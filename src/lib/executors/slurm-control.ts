@@ -14,6 +14,7 @@ import {readRunState, updateRunMeta, type RunState} from '../run-store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../run-types.js'
 import {appendTraceEvent} from '../trace.js'
 import {kernelStatus} from '../control/status.js'
+import {endRun} from '../control/runtime-actions.js'
 import {watchUntil} from '../watch-until.js'
 import {REMOTE_POLL_MS} from './index.js'
 import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
@@ -26,6 +27,16 @@ const RESULT_WAIT_MS = 5000
 /** True when a control of this Run must go through Slurm: a live, submitted Slurm Run, and we are not inside its job. */
 export function needsSlurmControl(meta: RunMeta): boolean {
   return isSlurmRun(meta) && slurmJobId(meta) !== undefined && !isTerminal(meta.status) && !insideOwnJob(meta)
+}
+
+/**
+ * End one Run (stop or kill) wherever its supervisor runs: through its Slurm
+ * job from outside that job, else here. Tree cascades end descendants with it.
+ */
+export async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
+  const state = readRunState(dir)
+  if (state && needsSlurmControl(state.meta)) return controlSlurmRun(home, state, mode, undefined)
+  return endRun(home, dir, mode)
 }
 
 /**

@@ -100,7 +100,8 @@ export function releaseQueuedChildren(home: string, parentDir: string): void {
 export function cancelQueuedRun(home: string, child: RunState, reason: string): boolean {
   const settled = withLockSync(runFile(child.dir, 'lock'), () => {
     const meta = readRunMetaRaw(child.dir)
-    if (!meta || meta.status !== 'queued' || readRunResult(child.dir, meta)) return false
+    // A submitted Slurm Run is pending in Slurm's queue, not ours: it is ended through its job.
+    if (!meta || meta.status !== 'queued' || slurmJobId(meta) !== undefined || readRunResult(child.dir, meta)) return false
     return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
   })
   if (settled) notifyStateChange(home)
