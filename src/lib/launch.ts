@@ -10,7 +10,10 @@ import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
-import {binDir, supervisorScript} from './package-root.js'
+import {supervisorScript} from './package-root.js'
+import {supervisorEnvironment} from './supervisor-env.js'
+import {submitSlurmRun} from './executors/slurm-submit.js'
+import {isSlurmRun} from './executors/slurm.js'
 import {readProcessIdentity} from './process-identity.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from './state-files.js'
@@ -49,6 +52,10 @@ export interface LaunchResult {
   state_dir: string
   status: string
   pid: number | null
+  /** A Slurm Run: its executor record (job id) once submitted. */
+  executor?: RunMeta['executor']
+  /** Why the Run failed to start (a refused Slurm submission: sbatch's message). */
+  error?: string
 }
 
 /** A readable, unique Run id: the hint's last path segment plus a short random suffix. */
@@ -56,9 +63,6 @@ export function makeRunId(hint: string): string {
   const base = hint.split('/').pop()!.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[.-]+/, '').slice(0, 40) || 'run'
   return `${base}-${randomHex(3)}`
 }
-
-/** Lineage variables that describe the *caller's* Run: never inherited by a new supervisor. */
-const LINEAGE_VARS = ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER']
 
 /**
  * Remove the test-only fault-injection variables (ACTORS_TEST_*) from `env`, in
@@ -133,8 +137,9 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
     cwd: spec.cwd,
     env: spec.env,
     created_at: new Date().toISOString(),
-    // [locks] A Run with Recipe locks starts queued, waiting for them (its supervisor takes them).
-    status: spec.queued || spec.locks?.length ? 'queued' : 'running',
+    // A Slurm Run waits as queued until its job starts the supervisor on a node;
+    // [locks] a Run with Recipe locks starts queued, waiting for them (its supervisor takes them).
+    status: spec.queued || spec.locks?.length || spec.executor?.kind === 'slurm' ? 'queued' : 'running',
     ...(spec.locks?.length ? {locks: spec.locks, waiting_for: spec.locks.map((l) => l.name)} : {}),
     owner: spec.owner,
     ...(spec.parent ? {parent: spec.parent} : {}),
@@ -150,6 +155,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
     ...(spec.maxParallel !== undefined ? {max_parallel: spec.maxParallel} : {}),
     ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
     state_dir: dir,
+    executor: spec.executor ?? {kind: 'local'},
   }
 }
 
@@ -177,9 +183,24 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
   const id = validateRunId(spec.id)
   refuseOversizedMeta(spec, id)
   const {dir, meta} = claimRunDir(spec, id)
-  const pid = spec.queued ? null : startSupervisor(spec.home, dir)
+  if (spec.queued) {
+    notifyStateChange(spec.home)
+    return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null}
+  }
+  const started = startRun(spec.home, dir)
   notifyStateChange(spec.home)
-  return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid}
+  return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null, ...started}
+}
+
+/**
+ * Start a created Run through its executor: a local supervisor process, or a
+ * Slurm job (executors/slurm-submit.ts; a refused submission settles the Run
+ * as failed). Used for fresh Runs and for queued children whose slot freed.
+ */
+export function startRun(home: string, dir: string): Partial<LaunchResult> {
+  const meta = readRunMetaRaw(dir)
+  if (meta && isSlurmRun(meta)) return submitSlurmRun(home, dir)
+  return {pid: startSupervisor(home, dir)}
 }
 
 /**
@@ -187,8 +208,7 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
  * allowed to run) and record its pid and process identity in run.json.
  */
 export function startSupervisor(home: string, dir: string): number {
-  const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, ACTORS_BIN_DIR: binDir(), ACTORS_SUPERVISOR: '1'}
-  for (const name of LINEAGE_VARS) delete env[name]
+  const env = supervisorEnvironment(home)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestFaults(env)
   const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})

@@ -6,7 +6,8 @@
  */
 import {closeSync, openSync, readSync, statSync} from 'node:fs'
 import {corruptStateError} from './errors.js'
-import {readRunState, runFile} from './run-store.js'
+import {readRunMetaRaw, readRunState, runFile} from './run-store.js'
+import {isRemoteRun, REMOTE_POLL_MS} from './executors/index.js'
 import {isTerminal} from './run-types.js'
 import {Doorbell} from './wait/doorbell.js'
 
@@ -106,8 +107,9 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
   for (const stream of streams) {
     offsets.set(stream, fromStart ? 0 : logSize(runFile(dir, stream)))
   }
-  // Woken by changes in the Run's dir (log appends, run.json rewritten at the end), else a 1 s safety poll.
-  const bell = new Doorbell(dir, 1000)
+  // Woken by changes in the Run's dir (log appends, run.json rewritten at the end), else a 1 s safety poll;
+  // a remote Run's writes notify nobody here, so it is polled (executors/index.ts).
+  const bell = new Doorbell(dir, followsRemoteRun(dir) ? REMOTE_POLL_MS : 1000)
   try {
     while (!signal?.aborted) {
       bell.clear()
@@ -195,4 +197,12 @@ function pageEnd(bytes: Buffer, length: number): number {
 /** Bytes of the UTF-8 character starting with `byte` (1 for ASCII and stray continuation bytes). */
 function characterWidth(byte: number): number {
   return byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
+}
+
+function followsRemoteRun(dir: string): boolean {
+  try {
+    return isRemoteRun(readRunMetaRaw(dir))
+  } catch {
+    return false
+  }
 }

@@ -32,6 +32,7 @@ export function launchOverrides(flags: {
   silent?: boolean
   'max-parallel'?: number
   'budget-tokens'?: number
+  on?: string
 }): LaunchOverrides {
   return {
     name: flags.name,
@@ -41,5 +42,6 @@ export function launchOverrides(flags: {
     silent: flags.silent,
     maxParallel: flags['max-parallel'],
     budgetTokens: flags['budget-tokens'],
+    on: flags.on,
   }
 }

@@ -13,6 +13,8 @@ import {makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launc
 import {launchSingleton} from './control/singleton.js'
 import {lineageFromEnv} from './lineage.js'
 import {launchInTree} from './tree/admission.js'
+import {chooseExecutor} from './executors/choice.js'
+import {requireSlurmClient} from './executors/slurm-submit.js'
 import type {ResolvedRecipe, RuntimeValues} from './recipes/types.js'
 
 export interface PreparedLaunch {
@@ -31,6 +33,8 @@ export interface LaunchOverrides {
   silent?: boolean
   maxParallel?: number
   budgetTokens?: number
+  /** `--on`: the executor (SPEC: Executors); validated here. */
+  on?: string
 }
 
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */
@@ -52,6 +56,8 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
   const lineage = lineageFromEnv()
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
   requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
+  const executor = chooseExecutor(overrides.on, resolved.executor)
+  if (executor.kind === 'slurm') requireSlurmClient()
   const spec: LaunchSpec = {
     home,
     id: runId,
@@ -76,6 +82,7 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     parent: lineage.parent,
     root: lineage.root,
     depth: lineage.depth,
+    executor,
   }
   // Depth and budget refusals, the parent's max-parallel queue and its children journal.
   const launch = () => launchInTree(spec)

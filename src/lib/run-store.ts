@@ -9,7 +9,7 @@ import {afterRunEnded} from './after-run.js'
 import {corruptStateError, notFoundError} from './errors.js'
 import {runDir, runsDir} from './home.js'
 import {withLockSync} from './lock.js'
-import {isSameProcess} from './process-identity.js'
+import {checkSupervisor, type SupervisorCheck} from './executors/index.js'
 import {readJsonFile, writeJsonAtomic} from './state-files.js'
 import {notifyStateChange} from './notify.js'
 import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './run-types.js'
@@ -122,22 +122,12 @@ export function settledResult(meta: RunMeta, status: TerminalStatus, reason: str
   }
 }
 
-/** How long a Run may sit with no supervisor identity recorded before we call it lost. */
-const LAUNCH_GRACE_MS = 30_000
-
-/** True when the Run claims to be live but nothing supervises it any more. */
-function supervisorIsGone(meta: RunMeta): boolean {
-  // A queued Run has no supervisor yet, unless one is waiting for the Run's locks ([locks]).
-  if (meta.status === 'queued' && !meta.process_identity) return false
-  if (meta.process_identity) return !isSameProcess(meta.process_identity)
-  // Launched but the supervisor's identity was never recorded: lost only after a grace period.
-  return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS
-}
-
 /**
- * Read a Run's meta and result, settling it as `exited` when its supervisor is
- * gone without a result. The settle happens under the Run's lock and re-checks,
- * so a supervisor finishing at the same moment always wins.
+ * Read a Run's meta and result, settling it when its supervisor is gone
+ * without a result (its executor says how: `exited` for a vanished local
+ * supervisor; for a Slurm job, see executors/slurm.ts). The settle happens
+ * under the Run's lock and re-checks, so a supervisor finishing at the same
+ * moment always wins.
  */
 export function readRunState(dir: string, options: {withResult?: boolean} = {}): RunState | undefined {
   const meta = readRunMetaRaw(dir)
@@ -147,7 +137,9 @@ export function readRunState(dir: string, options: {withResult?: boolean} = {}):
   }
   const result = readRunResult(dir, meta)
   if (result) return {dir, meta: {...meta, status: result.status}, result}
-  if (!supervisorIsGone(meta)) return {dir, meta}
+  // Executors: the Run's executor answers whether its supervisor is alive (executors/index.ts).
+  const check = checkSupervisor(meta)
+  if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
   return reconcileLostRun(dir)
 }
 
@@ -158,10 +150,12 @@ function reconcileLostRun(dir: string): RunState | undefined {
     if (!meta) return undefined
     const existing = readRunResult(dir, meta)
     if (existing) return {dir, meta: {...meta, status: existing.status}, result: existing}
-    if (isTerminal(meta.status) || !supervisorIsGone(meta)) return {dir, meta}
-    const result = settledResult(meta, 'exited', 'supervisor_lost')
-    if (writeResultLocked(dir, meta, result)) settled = {...meta, status: 'exited'}
-    return {dir, meta: {...meta, status: 'exited'}, result}
+    if (isTerminal(meta.status)) return {dir, meta}
+    const check: SupervisorCheck = checkSupervisor(meta)
+    if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
+    const result = {...settledResult(meta, check.status, check.reason), ...check.details}
+    if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
+    return {dir, meta: {...meta, status: check.status}, result}
   })
   // Outside the Run's lock: the same follow-ups as a supervisor's own end (queued siblings start).
   if (settled) afterRunEnded(dirname(dirname(dir)), settled)

@@ -24,6 +24,10 @@ export interface RunSummary {
   state_dir: string
   /** A queued Run waiting for resource locks: their names ([locks]). */
   waiting_for?: string[]
+  /** Where the supervisor runs (SPEC: Executors): `local` or `slurm`, with the Slurm job id and node. */
+  executor?: string
+  job_id?: string | null
+  node?: string | null
 }
 
 /** A Run's status as shown in tables and trees: a queued Run waiting for locks names them ([locks]). */
@@ -56,5 +60,17 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     notification: meta.notification === 'silent' ? 'silent' : 'normal',
     state_dir: state.dir,
     ...(meta.status === 'queued' && Array.isArray(meta.waiting_for) ? {waiting_for: meta.waiting_for as string[]} : {}),
+    ...executorSummary(meta),
+  }
+}
+
+/** The executor fields of a summary: kind, and for a Slurm Run its job id and node (once known). */
+function executorSummary(meta: RunState['meta']): Pick<RunSummary, 'executor' | 'job_id' | 'node'> {
+  const executor = (meta.executor ?? {}) as {kind?: unknown; job_id?: unknown; node?: unknown}
+  const kind = typeof executor.kind === 'string' ? executor.kind : 'local'
+  return {
+    executor: kind,
+    job_id: typeof executor.job_id === 'string' ? executor.job_id : null,
+    node: typeof executor.node === 'string' ? executor.node : null,
   }
 }

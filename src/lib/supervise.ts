@@ -24,6 +24,7 @@ import {appendTraceEvent} from './trace.js'
 import {watchUntil} from './watch-until.js'
 import {budgetMark} from './tree/limits.js'
 import {releaseRunLocks, takeRunLocks} from './locks/run-locks.js'
+import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './executors/on-node.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
 interface StepOutcome {
@@ -252,6 +253,13 @@ class Supervisor {
   private terminateFromOutside(signal: string): void {
     if (this.ending) return
     this.ending = true
+    // Executors: Slurm TERMs the job at its time limit too; that is a timeout (failed), not a stop.
+    if (signal === 'SIGTERM' && termIsJobTimeLimit(this.meta)) {
+      this.timedOut = true
+      this.trace('runtime.timeout', 'the Slurm job reached its time limit', {signal, executor: 'slurm'})
+      void this.terminateTree()
+      return
+    }
     this.trace('runtime.supervisor_signal', `supervisor received ${signal}`, {signal})
     updateRunMeta(this.dir, (meta) => (meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}}))
     void this.terminateTree()
@@ -264,15 +272,20 @@ class Supervisor {
       const ending = meta.ending
       let status: TerminalStatus
       let reason: string | null = null
+      // Executors: the command may die of Slurm's TERM (time limit, scancel) before this supervisor's handler ran.
+      const slurmEnding = ending || outcome.timedOut || outcome.exitCode === 0 ? undefined : slurmJobEnding(meta)
       if (ending) {
         status = ending.status
         reason = ending.status === 'killed' ? 'kill' : 'stop'
       } else if (outcome.lockError) {
         status = 'failed'
         reason = 'lock_failed'
-      } else if (outcome.timedOut) {
+      } else if (outcome.timedOut || slurmEnding === 'timeout') {
         status = 'failed'
         reason = 'timeout'
+      } else if (slurmEnding === 'cancelled') {
+        status = 'cancelled'
+        reason = 'stop'
       } else if (outcome.exitCode === 0) {
         status = 'done'
       } else {
@@ -313,6 +326,8 @@ class Supervisor {
 export async function superviseRun(dir: string): Promise<void> {
   const meta = readRunMetaRaw(dir)
   if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
+  // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.
+  if (readRunResult(dir, meta)) return
   const home = dirname(dirname(dir))
   const started = updateRunMeta(dir, (current) => ({
     ...current,
@@ -321,6 +336,7 @@ export async function superviseRun(dir: string): Promise<void> {
     started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
     pid: process.pid,
     process_identity: readProcessIdentity(process.pid),
+    ...supervisorStartFields(current),
   }))
   await new Supervisor(dir, home, started ?? meta).run()
 }

@@ -1,6 +1,6 @@
 /** The Run table (or tree) drawn by `inspect --watch`: rows in, nothing decided here. */
 import {Box, Text} from 'ink'
-import {LAYOUT_HEADERS, rowCells, statusStyle, type Clock, type Layout, type RunRow} from '../lib/views/run-rows.js'
+import {layoutHeaders, rowCells, statusStyle, type Clock, type Layout, type RunRow} from '../lib/views/run-rows.js'
 import {columnWidths} from '../lib/output.js'
 
 export interface RunTableProps {
@@ -10,8 +10,8 @@ export interface RunTableProps {
 }
 
 export function RunTable({rows, layout, clock}: RunTableProps) {
-  const headers = LAYOUT_HEADERS[layout]
-  const cells = rows.map((row) => rowCells(row, layout, clock))
+  const headers = layoutHeaders(layout, rows)
+  const cells = rows.map((row) => rowCells(row, layout, clock, headers.includes('WHERE')))
   const widths = columnWidths(headers, cells)
   const pad = (text: string, i: number) => (i === widths.length - 1 ? text : text.padEnd(widths[i]! + 2))
   const statusColumn = headers.indexOf('STATUS')

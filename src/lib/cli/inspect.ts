@@ -109,6 +109,7 @@ function formatDetail(d: RunDetail): string {
     `parent:     ${d.parent ?? '-'}`,
     `state dir:  ${d.state_dir}`,
   ]
+  if (d.executor && d.executor !== 'local') lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
   if (d.controls.length) lines.push(`controls:   ${d.controls.join(', ')}`)
   for (const a of d.artifacts) lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
   if (d.trace.length) {

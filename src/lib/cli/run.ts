@@ -1,5 +1,5 @@
 /** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
-import {usageError} from '../errors.js'
+import {EXIT, usageError} from '../errors.js'
 import {followToEnd} from '../follow-output.js'
 import type {LaunchResult} from '../launch.js'
 import {lineageFromEnv} from '../lineage.js'
@@ -27,6 +27,7 @@ export const runCommand = defineCommand({
     recipes: {type: 'string', description: 'extra Recipe root searched first'},
     wait: {type: 'boolean', description: 'block until the Run ends, then print its completion batch'},
     follow: {type: 'boolean', description: "stream the Run's output while it runs"},
+    on: {type: 'string', description: 'where the supervisor runs: local or slurm (default: the Recipe\'s executor, else $ACTORS_EXECUTOR, else local)'},
   },
 
   async run({args, argv, passthrough, flags, json}) {
@@ -47,6 +48,13 @@ export const runCommand = defineCommand({
 
 /** Print the launch, then follow or wait when asked. */
 async function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean; follow: boolean}, json: boolean): Promise<unknown> {
+  if (launched.error !== undefined) {
+    // The Run exists but never started (Slurm refused the job): say why, exit 1.
+    process.stderr.write(`actors: ${launched.run} failed to start: ${launched.error}\n  fix: see \`actors logs ${launched.run} --stderr\` and docs/slurm.md\n`)
+    process.exitCode = EXIT.failed
+    if (!json) process.stdout.write(`${launched.run}\n`)
+    return launched
+  }
   if (flags.follow) {
     if (json) process.stdout.write(JSON.stringify({type: 'launched', ...launched}) + '\n')
     else process.stderr.write(`actors: started ${launched.run} (${launched.state_dir})\n`)

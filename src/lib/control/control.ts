@@ -21,6 +21,7 @@ import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlReque
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
 import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
+import {controlSlurmRun, endRunAnywhere, needsSlurmControl} from '../executors/slurm-control.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
@@ -85,6 +86,8 @@ export async function controlRun(home: string, ref: string, action: string, valu
 
   validateControlInput(action, value)
   const state = requireRun(home, resolveRunRef(home, ref))
+  // Executors: a Run in a Slurm job is controlled inside that job, on its node (executors/slurm-control.ts).
+  if (needsSlurmControl(state.meta)) return (await controlSlurmRun(home, state, action, value)) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
 
   if (action === 'status') {
@@ -137,7 +140,7 @@ async function kernelAction(home: string, state: RunState, action: 'pause' | 're
   // Descendant Runs follow a stopped or killed parent (trees), deepest first, before the parent itself;
   // but not when the parent's own processes fail the identity guard (that refusal comes first).
   verifyCommandProcesses(state.meta)
-  const cascade = await cascadeEnd(home, state.dir, action, endRun)
+  const cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere)
   const result = await endRun(home, state.dir, action)
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
 }
@@ -156,7 +159,7 @@ function descendantsField(cascade: CascadeOutcome): {descendants?: CascadeOutcom
  * is withdrawn when the service refuses or cannot be reached.
  */
 async function serviceStop(home: string, state: RunState, value: string | undefined): Promise<ServiceActionResult | Unreachable> {
-  const cascade = await cascadeEnd(home, state.dir, 'stop', endRun)
+  const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)
   const mark = {status: 'cancelled' as const, at: new Date().toISOString(), by: 'control:service-stop'}
   updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
   const withdraw = () => updateRunMeta(state.dir, (meta) => (meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined))

@@ -57,6 +57,7 @@ const runTool = defineTool({
     silent: z.boolean().optional().describe('never report this Run in a completion batch'),
     max_parallel: z.number().int().min(1).optional().describe('children of this Run running at once (more wait as queued)'),
     budget_tokens: z.number().int().min(1).optional().describe('token budget for the whole tree rooted here'),
+    on: z.string().optional().describe('where the supervisor runs: local or slurm (default: the Recipe\'s executor, else $ACTORS_EXECUTOR, else local)'),
   },
   async call(input, {home, policy, recipesFlag}) {
     if ((input.recipe === undefined) === (input.command === undefined)) {

@@ -14,12 +14,13 @@ import {shellSplit} from './shell-split.js'
 import {placeholdersOf} from './template.js'
 import type {ArgSpec, Recipe} from './types.js'
 import {readRecipeLocks} from '../locks/recipe-field.js'
+import {readRecipeExecutor} from '../executors/choice.js'
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024
 export const RECIPE_FIELDS = [
   'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
-  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks',
+  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks', 'executor',
 ] as const
 /** Actions `actors control` handles itself; a Recipe may not redeclare them. */
 export const BUILTIN_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
@@ -188,6 +189,8 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   }
 
   if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
+  // Executors: validated in executors/choice.ts.
+  if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
 
   checkPlaceholders(recipe, fail)
   return recipe

@@ -94,6 +94,7 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
   }
   if (recipe.locks?.length) resolved.locks = renderRecipeLocks(recipe, scope, (field, problem, fix) => recipeError(recipe.file, field, problem, fix)) // [locks]
   if (recipe.cwd !== undefined) resolved.cwd = resolve(callerCwd, renderString(recipe.cwd, scope))
+  if (recipe.executor) resolved.executor = recipe.executor
   if (recipe.timeout !== undefined) resolved.timeoutMs = parseDuration(recipe.timeout, 'timeout')
   if (recipe.artifacts) {
     resolved.artifacts = Object.fromEntries(Object.entries(recipe.artifacts).map(([k, v]) => [k, renderString(v, scope)]))

@@ -1,6 +1,7 @@
 /** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
 import type {RunPlan} from '../run-types.js'
 import type {LockSpec} from '../locks/types.js'
+import type {ExecutorChoice} from '../executors/choice.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 
@@ -33,6 +34,8 @@ export interface Recipe {
   notification: 'normal' | 'silent'
   /** Resource locks the Run takes together before it starts (SPEC: Resource locks). */
   locks?: LockSpec[]
+  /** Where its Runs run by default (SPEC: Executors). */
+  executor?: ExecutorChoice
 }
 
 /** Runtime values available to templates besides the args. */
@@ -58,4 +61,6 @@ export interface ResolvedRecipe {
   notification: 'normal' | 'silent'
   /** Resource locks, taken together before the command starts. */
   locks?: LockSpec[]
+  /** Where the supervisor runs (SPEC: Executors); absent means local. */
+  executor?: ExecutorChoice
 }

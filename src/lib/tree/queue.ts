@@ -6,7 +6,8 @@
  * never overfill the cap and never skip a queued child.
  */
 import {withLockSync} from '../lock.js'
-import {launchRun, startSupervisor, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {launchRun, startRun, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {slurmJobId} from '../executors/slurm.js'
 import {notifyStateChange} from '../notify.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../run-store.js'
 import type {RunMeta} from '../run-types.js'
@@ -14,14 +15,18 @@ import {childrenLock, readChildren, recordChild} from './children.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])
 
-/** Started: running, paused, or queued with a supervisor already waiting for the Run's locks ([locks]). */
-function isStarted(meta: RunMeta): boolean {
-  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && meta.pid !== undefined)
+/**
+ * Holds a slot of the parent's cap: running, paused, or queued with a
+ * supervisor already waiting for the Run's locks ([locks]) or a Slurm job
+ * already submitted (pending in Slurm's own queue).
+ */
+function holdsSlot(meta: RunMeta): boolean {
+  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && (meta.pid !== undefined || slurmJobId(meta) !== undefined))
 }
 
-/** Waiting for a slot of the parent's cap: queued and never started. */
-function awaitsSlot(meta: RunMeta): boolean {
-  return meta.status === 'queued' && meta.pid === undefined
+/** Waits in this parent's queue for a slot (created queued and never started). */
+function waitsForSlot(meta: RunMeta): boolean {
+  return meta.status === 'queued' && meta.pid === undefined && slurmJobId(meta) === undefined
 }
 
 function capOf(parent: RunMeta): number {
@@ -41,8 +46,8 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
   return withLockSync(childrenLock(parentDir), () => {
     const parent = readRunMetaRaw(parentDir)
     const children = parent ? readChildren(spec.home, parentDir, parent) : []
-    const running = children.filter((c) => isStarted(c.meta)).length
-    const waiting = children.some((c) => awaitsSlot(c.meta))
+    const running = children.filter((c) => holdsSlot(c.meta)).length
+    const waiting = children.some((c) => waitsForSlot(c.meta))
     const queued = parent !== undefined && (waiting || running >= capOf(parent))
     const launched = launchRun({...spec, queued})
     recordChild(parentDir, {
@@ -66,17 +71,17 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
 /** Start queued children while the cap allows, or cancel them when the parent is ending. Caller holds the children lock. */
 function fillSlotsLocked(home: string, parentDir: string, parent: RunMeta): void {
   const children = readChildren(home, parentDir, parent)
-  const queued = children.filter((c) => awaitsSlot(c.meta))
+  const queued = children.filter((c) => waitsForSlot(c.meta))
   if (queued.length === 0) return
   if (parentIsEnding(parent)) {
     for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
     return
   }
-  let running = children.filter((c) => isStarted(c.meta)).length
+  let running = children.filter((c) => holdsSlot(c.meta)).length
   const cap = capOf(parent)
   for (const child of queued) {
     if (running >= cap) break
-    startSupervisor(home, child.dir)
+    startRun(home, child.dir)
     running++
   }
 }
@@ -99,7 +104,8 @@ export function releaseQueuedChildren(home: string, parentDir: string): void {
 export function cancelQueuedRun(home: string, child: RunState, reason: string): boolean {
   const settled = withLockSync(runFile(child.dir, 'lock'), () => {
     const meta = readRunMetaRaw(child.dir)
-    if (!meta || meta.status !== 'queued' || readRunResult(child.dir, meta)) return false
+    // A submitted Slurm Run is pending in Slurm's queue, not ours: it is ended through its job.
+    if (!meta || meta.status !== 'queued' || slurmJobId(meta) !== undefined || readRunResult(child.dir, meta)) return false
     return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
   })
   if (settled) notifyStateChange(home)

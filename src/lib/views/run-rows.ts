@@ -72,6 +72,8 @@ export interface RunRow {
   usage: string
   /** Locks a queued Run waits for ([locks]). */
   waiting_for?: string[]
+  /** Where it runs, for a remote Run (`slurm 12@node1`); '' for a local one. */
+  where?: string
 }
 
 export type Layout = 'table' | 'tree'
@@ -81,11 +83,23 @@ export const LAYOUT_HEADERS: Record<Layout, string[]> = {
   tree: ['RUN', 'STATUS', 'DURATION', 'USAGE', 'RECIPE'],
 }
 
-/** The cells of a row under the layout's headers (the plain table and the Ink table alike). */
-export function rowCells(row: RunRow, layout: Layout, clock: Clock): string[] {
+/** The headers for these rows: a table gains a WHERE column when any Run runs elsewhere (SPEC: Executors). */
+export function layoutHeaders(layout: Layout, rows: RunRow[]): string[] {
+  return layout === 'table' && rows.some((row) => row.where) ? [...LAYOUT_HEADERS.table, 'WHERE'] : LAYOUT_HEADERS[layout]
+}
+
+/** The cells of a row under the layout's headers (the plain table and the Ink table alike); `where`: with the WHERE column. */
+export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = false): string[] {
   const duration = displayDuration(row, clock)
   if (layout === 'tree') return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
-  return [row.run, row.recipe ?? '-', displayStatus(row), displayTime(row.started_at), duration, row.parent ?? '-']
+  const cells = [row.run, row.recipe ?? '-', displayStatus(row), displayTime(row.started_at), duration, row.parent ?? '-']
+  return where ? [...cells, row.where || 'local'] : cells
+}
+
+/** `slurm 12@node1` for a Slurm Run (job id and node once known), '' for a local one. */
+export function whereText(run: {executor?: string; job_id?: string | null; node?: string | null}): string {
+  if (!run.executor || run.executor === 'local') return ''
+  return `${run.executor}${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`
 }
 
 /** Rows of the `inspect` table, in listing order. */
@@ -101,6 +115,7 @@ export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
     parent: r.parent,
     usage: '',
     ...(r.waiting_for ? {waiting_for: r.waiting_for} : {}),
+    where: whereText(r),
   }))
 }
 

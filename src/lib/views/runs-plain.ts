@@ -5,12 +5,14 @@
  * empty line), or one NDJSON snapshot per change under `--json`.
  */
 import {formatTable} from '../output.js'
-import {LAYOUT_HEADERS, rowCells, type Clock, type Layout, type RunRow} from './run-rows.js'
+import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from './run-rows.js'
 import {rowsKey, type StateStore} from './runs-store.js'
 
 /** The plain table of `rows` ('' when there are none). */
 export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock): string {
-  return rows.length ? formatTable(LAYOUT_HEADERS[layout], rows.map((row) => rowCells(row, layout, clock))) + '\n' : ''
+  const headers = layoutHeaders(layout, rows)
+  const where = headers.includes('WHERE')
+  return rows.length ? formatTable(headers, rows.map((row) => rowCells(row, layout, clock, where))) + '\n' : ''
 }
 
 /** What a watched read looks like to the renderers: its rows and its damaged dirs. */

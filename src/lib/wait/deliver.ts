@@ -10,6 +10,8 @@ import {ensureHome} from '../home.js'
 import {sleepSync} from '../lock.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../process-identity.js'
 import {listRuns} from '../run-store.js'
+import {isTerminal} from '../run-types.js'
+import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {Doorbell} from './doorbell.js'
@@ -45,7 +47,7 @@ export interface WaitOutcome {
 /** Prints a batch (stdout); resolves once written. Members are marked reported only after it resolves. */
 export type BatchPrinter = (document: BatchDocument) => Promise<void>
 
-type Attempt = {ready: false} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]}
+type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]}
 
 let self: ProcessIdentity | undefined
 function selfIdentity(): ProcessIdentity {
@@ -86,7 +88,8 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       attention.length > 0 ||
       selection.waited === 0 ||
       (request.any ? selection.members.length > 0 : selection.all_terminal)
-    if (!ready && !timedOut) return {value: {ready: false}, write: pruned}
+    // A live remote Run rings no doorbell here: poll while one is in the selection (executors/index.ts).
+    if (!ready && !timedOut) return {value: {ready: false, remote: selection.candidates.some((c) => !isTerminal(c.meta.status) && isRemoteRun(c.meta))}, write: pruned}
     const facts = new Map<string, RowFacts>()
     for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(member.meta.run, readRowFacts(member))
     const document = buildBatchDocument({owner: request.owner, selection, facts, attention, timedOut: timedOut && !ready})
@@ -152,7 +155,7 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
         claimed = result
         break
       }
-      await bell.next(deadline, request.signal)
+      await bell.next(result.remote ? Math.min(deadline, Date.now() + REMOTE_POLL_MS) : deadline, request.signal)
     }
   } finally {
     bell.close()

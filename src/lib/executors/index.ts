@@ -1,0 +1,28 @@
+/**
+ * The one question run-store asks about a live Run, whoever runs its
+ * supervisor (SPEC: Executors): is the supervisor still there, and if not,
+ * what ended the Run? A local supervisor is a process on this machine
+ * (checked through its recorded identity); a Slurm one is a batch job
+ * (checked through Slurm, never through this machine's /proc).
+ */
+import type {RunMeta} from '../run-types.js'
+import {checkLocalSupervisor} from './local.js'
+import {checkSlurmSupervisor, isSlurmRun} from './slurm.js'
+import type {SupervisorCheck} from './types.js'
+
+export type {SupervisorCheck}
+
+/** Ask the Run's executor about its supervisor (called on every read of a live Run). */
+export function checkSupervisor(meta: RunMeta): SupervisorCheck {
+  return isSlurmRun(meta) ? checkSlurmSupervisor(meta) : checkLocalSupervisor(meta)
+}
+
+/** How often a reader re-checks a remote Run: file notifications do not cross machines. */
+export const REMOTE_POLL_MS = 500
+
+/** True for a live Run whose files are written on another machine (a Slurm node). */
+export function isRemoteRun(meta: RunMeta | undefined): boolean {
+  return meta !== undefined && isSlurmRun(meta)
+}
+
+export {isSlurmRun}

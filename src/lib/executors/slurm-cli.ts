@@ -1,0 +1,152 @@
+/**
+ * Talking to Slurm through its own commands (`squeue`, `scontrol`, `sbatch`,
+ * `scancel`, `srun`), never its files or /proc: the submit host may not be the
+ * node. Each call is one short synchronous child process (~20 ms); a listing
+ * of every job Slurm remembers is cached for a moment so reading many Slurm
+ * Runs costs one `squeue`, not one per Run.
+ */
+import {childProcess} from '../builtins.js'
+import {statSync} from 'node:fs'
+import {delimiter, join} from 'node:path'
+
+/** What Slurm says about one job. `state` is Slurm's own word (RUNNING, PENDING, CANCELLED, ...). */
+export interface SlurmJob {
+  job_id: string
+  state: string
+  node: string | null
+  reason: string | null
+}
+
+/** A job Slurm no longer knows (purged after MinJobAge, or never existed). */
+export const JOB_FORGOTTEN = 'forgotten'
+
+export interface SlurmCommandResult {
+  ok: boolean
+  stdout: string
+  stderr: string
+  /** Set when the command could not be started at all (not on PATH, ...). */
+  spawnError?: string
+  status: number | null
+}
+
+/** Run a Slurm client command; never throws. */
+export function runSlurmCommand(command: string, args: string[], options: {input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number} = {}): SlurmCommandResult {
+  const out = childProcess().spawnSync(command, args, {
+    encoding: 'utf8',
+    input: options.input,
+    env: options.env ?? process.env,
+    timeout: options.timeoutMs ?? 30_000,
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  })
+  const spawnError = out.error ? out.error.message : undefined
+  return {ok: !out.error && out.status === 0, stdout: out.stdout ?? '', stderr: (out.stderr ?? '').trim(), spawnError, status: out.status}
+}
+
+/** Whether `command` is an executable on PATH (checked without running it). */
+export function onPath(command: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  for (const dir of (env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue
+    try {
+      const stat = statSync(join(dir, command))
+      if (stat.isFile() && (stat.mode & 0o111) !== 0) return true
+    } catch {}
+  }
+  return false
+}
+
+const FORMAT = '%i|%T|%N|%r'
+
+function parseJobLines(text: string): Map<string, SlurmJob> {
+  const jobs = new Map<string, SlurmJob>()
+  for (const line of text.split('\n')) {
+    const [id, state, node, reason] = line.trim().split('|')
+    if (!id || !state) continue
+    jobs.set(id, {job_id: id, state: state.toUpperCase(), node: node && node !== '(null)' ? node : null, reason: reason && reason !== 'None' ? reason : null})
+  }
+  return jobs
+}
+
+/** How long one listing of all jobs answers for every Slurm Run read meanwhile. */
+const LISTING_TTL_MS = 250
+let listing: {at: number; jobs: Map<string, SlurmJob>} | undefined
+
+/**
+ * Slurm's view of job `jobId`: the job, JOB_FORGOTTEN when Slurm does not know
+ * it (any more), or undefined when Slurm cannot be asked (no `squeue`,
+ * controller down): then nobody can tell, and callers must not settle the Run.
+ */
+export function querySlurmJob(jobId: string): SlurmJob | typeof JOB_FORGOTTEN | undefined {
+  const now = Date.now()
+  if (!listing || now - listing.at > LISTING_TTL_MS) {
+    const all = runSlurmCommand('squeue', ['-h', '-t', 'all', '-o', FORMAT])
+    listing = all.ok ? {at: now, jobs: parseJobLines(all.stdout)} : undefined
+  }
+  const cached = listing?.jobs.get(jobId)
+  if (cached) return cached
+  // Not in the listing: submitted after it was taken, or gone. Ask about this one job.
+  const one = runSlurmCommand('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', FORMAT])
+  if (one.ok) {
+    const job = parseJobLines(one.stdout).get(jobId)
+    if (job) listing?.jobs.set(jobId, job)
+    return job ?? JOB_FORGOTTEN
+  }
+  if (/invalid job id/i.test(one.stderr)) return JOB_FORGOTTEN
+  return undefined
+}
+
+/** Forget the cached listing (after we changed a job ourselves). */
+export function forgetSlurmListing(): void {
+  listing = undefined
+}
+
+/** Job states in which the job is over (Slurm's JOB_STATE_BASE values past RUNNING/SUSPENDED). */
+const ENDED_STATES = new Set(['COMPLETED', 'CANCELLED', 'FAILED', 'TIMEOUT', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'OUT_OF_MEMORY', 'REVOKED', 'SPECIAL_EXIT'])
+/** Job states in which the job waits to start. */
+const WAITING_STATES = new Set(['PENDING', 'CONFIGURING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD'])
+
+export function jobHasEnded(job: SlurmJob): boolean {
+  return ENDED_STATES.has(job.state)
+}
+
+export function jobIsWaiting(job: SlurmJob): boolean {
+  return WAITING_STATES.has(job.state)
+}
+
+/** `[D-]HH:MM:SS`, `MM:SS` or `UNLIMITED` (scontrol's durations) in seconds; Infinity when unlimited. */
+export function parseSlurmDuration(text: string | undefined): number | undefined {
+  if (!text) return undefined
+  if (/^(UNLIMITED|INFINITE|Partition_Limit)$/i.test(text)) return Infinity
+  const match = /^(?:(\d+)-)?(?:(\d+):)?(\d+):(\d+)$/.exec(text)
+  if (!match) return undefined
+  const [, days, hours, minutes, seconds] = match
+  return Number(days ?? 0) * 86400 + Number(hours ?? 0) * 3600 + Number(minutes) * 60 + Number(seconds)
+}
+
+/** `scontrol show job -o ID` as a map of its Key=Value fields; undefined when Slurm cannot say. */
+export function showSlurmJob(jobId: string): Record<string, string> | undefined {
+  const out = runSlurmCommand('scontrol', ['show', 'job', '-o', jobId], {timeoutMs: 10_000})
+  if (!out.ok) return undefined
+  const fields: Record<string, string> = {}
+  for (const word of out.stdout.trim().split(/\s+/)) {
+    const eq = word.indexOf('=')
+    if (eq > 0) fields[word.slice(0, eq)] = word.slice(eq + 1)
+  }
+  return fields
+}
+
+/**
+ * Whether job `jobId` is being ended by its time limit (asked by a supervisor
+ * that just got TERM): its run time, which excludes suspended time, has
+ * reached its limit (Slurm also names the reason `TimeLimit`). A cancel
+ * (scancel) ends it with no reason, earlier.
+ */
+export function jobReachedTimeLimit(jobId: string): boolean {
+  const fields = showSlurmJob(jobId)
+  if (!fields) return false
+  // While Slurm ends a job at its limit it says so (JobState=COMPLETING Reason=TimeLimit).
+  if (fields.JobState === 'TIMEOUT' || fields.JobState === 'DEADLINE' || fields.Reason === 'TimeLimit') return true
+  const limit = parseSlurmDuration(fields.TimeLimit)
+  const ran = parseSlurmDuration(fields.RunTime)
+  if (limit === undefined || ran === undefined || limit === Infinity) return false
+  return ran >= limit
+}

@@ -1,0 +1,184 @@
+/**
+ * `actors control` for a Run in a Slurm job, from outside that job. The verb
+ * runs inside the job on its node (`srun --jobid ID --overlap`, the actors CLI
+ * itself), so pause, stop, kill, the identity guard and declared actions over
+ * the node-local socket behave exactly as for a local Run. When no job step
+ * can start (the job is pending or suspended, or srun fails), Slurm itself
+ * acts: `scancel` for stop and kill (TERM, then KILL after kill_grace),
+ * `scontrol suspend`/`resume` for pause and resume.
+ */
+import {ActorsError, EXIT, notActiveError} from '../errors.js'
+import {notifyStateChange} from '../notify.js'
+import {binDir} from '../package-root.js'
+import {readRunState, updateRunMeta, type RunState} from '../run-store.js'
+import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../run-types.js'
+import {appendTraceEvent} from '../trace.js'
+import {kernelStatus} from '../control/status.js'
+import {endRun} from '../control/runtime-actions.js'
+import {watchUntil} from '../watch-until.js'
+import {REMOTE_POLL_MS} from './index.js'
+import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
+import {insideOwnJob, isSlurmRun, slurmJobId} from './slurm.js'
+
+const RUNTIME = new Set(['pause', 'resume', 'stop', 'kill', 'status'])
+/** How long `control` waits for the Run's result after Slurm was told to end the job. */
+const RESULT_WAIT_MS = 5000
+
+/** True when a control of this Run must go through Slurm: a live, submitted Slurm Run, and we are not inside its job. */
+export function needsSlurmControl(meta: RunMeta): boolean {
+  return isSlurmRun(meta) && slurmJobId(meta) !== undefined && !isTerminal(meta.status) && !insideOwnJob(meta)
+}
+
+/**
+ * End one Run (stop or kill) wherever its supervisor runs: through its Slurm
+ * job from outside that job, else here. Tree cascades end descendants with it.
+ */
+export async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
+  const state = readRunState(dir)
+  if (state && needsSlurmControl(state.meta)) return controlSlurmRun(home, state, mode, undefined)
+  return endRun(home, dir, mode)
+}
+
+/**
+ * Apply `action` to the Slurm Run in `state`: inside its job when the job
+ * runs, else through Slurm. Returns the same document a local control
+ * returns (plus `via`), or throws the ActorsError the node reported.
+ */
+export async function controlSlurmRun(home: string, state: RunState, action: string, value: string | undefined): Promise<Record<string, unknown>> {
+  const jobId = slurmJobId(state.meta)!
+  forgetSlurmListing()
+  const job = querySlurmJob(jobId)
+  let note = job === undefined ? 'Slurm did not answer' : job === JOB_FORGOTTEN ? `Slurm no longer knows job ${jobId}` : `job ${jobId} is ${job.state}`
+  if (typeof job === 'object' && (job.state === 'RUNNING' || job.state === 'STOPPED')) {
+    const step = runInJob(home, state, jobId, action, value)
+    if (step.document) return {...step.document, via: 'srun', job_id: jobId, node: job.node}
+    note = `no job step could start in job ${jobId}: ${step.problem}`
+    const now = readRunState(state.dir)
+    if (now && isTerminal(now.meta.status) && (action === 'stop' || action === 'kill')) {
+      // The step ended with the job it stopped (Slurm ends steps when the batch script exits).
+      return endedDocument(now, action, {via: 'srun', job_id: jobId})
+    }
+  }
+  if (!RUNTIME.has(action)) {
+    throw notActiveError(`Run ${state.meta.run}: cannot deliver "${action}": ${note}`, `retry once the job runs (squeue -j ${jobId}); declared actions need a job step on the Run's node`, {job_id: jobId})
+  }
+  return slurmFallback(home, state, jobId, typeof job === 'object' ? job : undefined, action, note)
+}
+
+interface StepOutcome {
+  document?: Record<string, unknown>
+  problem?: string
+}
+
+/** Run `actors control DIR ACTION [VALUE] --json` as a step of the job, on its node; parse its one JSON document. */
+function runInJob(home: string, state: RunState, jobId: string, action: string, value: string | undefined): StepOutcome {
+  const grace = Number(state.meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS)
+  const argv = [`${binDir()}/actors`, 'control', state.dir, action, ...(value !== undefined ? [value] : []), '--json', '--home', home]
+  const out = runSlurmCommand('srun', [`--jobid=${jobId}`, '--overlap', '--nodes=1', '--ntasks=1', '--quiet', process.execPath, ...argv], {timeoutMs: 20_000 + grace})
+  let document: Record<string, unknown> | undefined
+  try {
+    const parsed = JSON.parse(out.stdout.trim()) as unknown
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) document = parsed as Record<string, unknown>
+  } catch {}
+  if (!document) return {problem: out.spawnError ?? (out.stderr.split('\n').filter(Boolean).pop() || `srun exited with ${out.status}`)}
+  const error = document.error as {message?: string; exit_code?: number; fix?: string | null} | undefined
+  if (error && typeof error === 'object' && typeof error.message === 'string') {
+    // The node refused (finished Run, identity guard, bad value...): the same error, with its exit code.
+    const {message, exit_code: code, fix, ...details} = error
+    throw new ActorsError(message, typeof code === 'number' ? code : EXIT.failed, fix ?? undefined, {...details, via: 'srun', job_id: jobId})
+  }
+  return {document}
+}
+
+function trace(state: RunState, action: string, data: Record<string, unknown>): void {
+  try {
+    appendTraceEvent(state.dir, {kind: 'runtime.control', summary: action, data: {action, ...data}, run_instance_id: state.meta.run_instance_id})
+  } catch {}
+}
+
+/** A Slurm command that must succeed for the fallback; a refusal is exit 3 with Slurm's words. */
+function slurm(state: RunState, args: string[], what: string, note: string): void {
+  const out = runSlurmCommand(args[0], args.slice(1), {timeoutMs: 30_000})
+  forgetSlurmListing()
+  if (out.ok) return
+  throw notActiveError(
+    `Run ${state.meta.run}: ${note}; and \`${args.join(' ')}\` failed: ${out.spawnError ?? out.stderr}`,
+    what === 'suspend' || what === 'resume' ? 'suspending jobs needs Slurm operator rights on most clusters; a job step normally does it instead (docs/slurm.md)' : 'check the job with squeue/scontrol',
+  )
+}
+
+/** Pause, resume, stop, kill or status through Slurm itself (no job step). */
+async function slurmFallback(home: string, state: RunState, jobId: string, job: SlurmJob | undefined, action: string, note: string): Promise<Record<string, unknown>> {
+  const {meta} = state
+  const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'kernel', via: 'slurm', job_id: jobId, signalled: [] as number[]}
+  if (action === 'status') return statusFromFiles(state, job)
+  if (action === 'pause' || action === 'resume') {
+    if (meta.status === 'queued') throw notActiveError(`Run ${meta.run} is queued (${note}); it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
+    const suspended = job?.state === 'SUSPENDED'
+    if ((action === 'pause') === suspended) return {...base, status: action === 'pause' ? 'paused' : 'running', changed: false, fallback: note}
+    slurm(state, ['scontrol', action === 'pause' ? 'suspend' : 'resume', jobId], action === 'pause' ? 'suspend' : 'resume', note)
+    const next = updateRunMeta(state.dir, (m) => {
+      if (isTerminal(m.status)) return undefined
+      const changed: RunMeta = {...m, status: action === 'pause' ? 'paused' : 'running'}
+      if (action === 'pause') changed.paused_at = new Date().toISOString()
+      else delete changed.paused_at
+      return changed
+    })
+    trace(state, action, {via: 'slurm', job_id: jobId})
+    notifyStateChange(home)
+    return {...base, status: next?.status ?? meta.status, changed: true, fallback: `${note}; scontrol ${action === 'pause' ? 'suspend' : 'resume'}`}
+  }
+  // stop / kill: mark the Run first, so whoever settles it (its supervisor, or reconciliation once the job is gone) records what the user did.
+  const status = action === 'kill' ? 'killed' : 'cancelled'
+  updateRunMeta(state.dir, (m) => (isTerminal(m.status) || m.ending?.status === 'killed' ? undefined : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm'}}))
+  trace(state, action, {via: 'slurm', job_id: jobId})
+  if (action === 'kill' || job?.state !== 'RUNNING') {
+    slurm(state, ['scancel', ...(action === 'kill' ? ['--signal=KILL'] : []), jobId], 'cancel', note)
+  } else {
+    // TERM to the batch script (the supervisor traps it and ends the command tree), the whole job after kill_grace.
+    slurm(state, ['scancel', '--full', '--signal=TERM', jobId], 'cancel', note)
+    const grace = Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS)
+    const ended = await awaitEnd(state, grace)
+    if (!ended || !isTerminal(ended.meta.status)) slurm(state, ['scancel', '--signal=KILL', jobId], 'cancel', note)
+  }
+  notifyStateChange(home)
+  const final = await awaitEnd(state, RESULT_WAIT_MS)
+  if (final && isTerminal(final.meta.status)) return endedDocument(final, action, {via: 'slurm', job_id: jobId, fallback: `${note}; scancel`})
+  return {...base, status: final?.meta.status ?? meta.status, changed: true, settled: false, result: null, fallback: `${note}; scancel`}
+}
+
+/** Wait for the Run to be terminal, re-reading (and so reconciling through Slurm) at least every REMOTE_POLL_MS. */
+function awaitEnd(state: RunState, timeoutMs: number): Promise<RunState | undefined> {
+  return watchUntil(state.dir, () => readRunState(state.dir), (s) => !s || isTerminal(s.meta.status), {timeoutMs, pollMs: REMOTE_POLL_MS})
+}
+
+/** What a stop/kill reports once the Run has ended. */
+function endedDocument(state: RunState, action: string, extra: Record<string, unknown>): Record<string, unknown> {
+  return {
+    action,
+    run: state.meta.run,
+    run_instance_id: state.meta.run_instance_id,
+    status: state.meta.status,
+    signalled: [],
+    changed: true,
+    settled: true,
+    result: state.result ?? null,
+    handled_by: 'kernel',
+    ...extra,
+  }
+}
+
+/** `status` without a job step: what the files and Slurm say (no process list: the node's process table is not ours to read). */
+function statusFromFiles(state: RunState, job: SlurmJob | undefined): Record<string, unknown> {
+  const files = kernelStatus({...state, meta: {...state.meta, children_processes: [], child_pid: undefined}})
+  return {
+    action: 'status',
+    ...files,
+    child_pid: state.meta.child_pid ?? null,
+    pids: [],
+    identity_mismatch: [],
+    supervisor_alive: job?.state === 'RUNNING' || job?.state === 'SUSPENDED',
+    via: 'slurm',
+    executor: {kind: 'slurm', job_id: slurmJobId(state.meta), state: job?.state ?? null, node: job?.node ?? null},
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The Slurm executor's view of a Run: its `executor` record in run.json and
+ * the reconciliation rule (SPEC: Executors). A pending job is `queued`, a
+ * suspended one `paused`; a job that ended without result.json is `failed`
+ * (reason timeout) after a time limit, `cancelled` when cancelled outside
+ * actors, otherwise `exited`, with Slurm's state kept as `executor_state`.
+ */
+import type {RunMeta} from '../run-types.js'
+import type {SlurmOptions} from './choice.js'
+import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
+import type {SupervisorCheck} from './types.js'
+
+/** run.json's `executor` for a Slurm Run. */
+export interface SlurmExecutorRecord extends SlurmOptions {
+  kind: 'slurm'
+  /** Set once sbatch accepted the job. */
+  job_id?: string
+  /** The node the supervisor runs on (written by the supervisor). */
+  node?: string
+  /** When `run` began submitting (a submission that never records a job id is lost after a grace period). */
+  submitting_at?: string
+  submitted_at?: string
+}
+
+export type SlurmRunMeta = RunMeta & {executor: SlurmExecutorRecord}
+
+export function isSlurmRun(meta: RunMeta): meta is SlurmRunMeta {
+  const executor = meta.executor as {kind?: unknown} | undefined
+  return typeof executor === 'object' && executor !== null && executor.kind === 'slurm'
+}
+
+/** The Run's Slurm job id, once submitted. */
+export function slurmJobId(meta: RunMeta): string | undefined {
+  if (!isSlurmRun(meta)) return undefined
+  const id = meta.executor.job_id
+  return typeof id === 'string' && /^\d+(_\d+)?$/.test(id) ? id : undefined
+}
+
+/** True inside the Run's own job (the supervisor, its command, or a step that `control` started there). */
+export function insideOwnJob(meta: RunMeta, env: NodeJS.ProcessEnv = process.env): boolean {
+  const id = slurmJobId(meta)
+  return id !== undefined && env.SLURM_JOB_ID === id
+}
+
+/** How long a submission may take before a Run without a job id counts as lost. */
+const SUBMIT_GRACE_MS = 30_000
+
+/**
+ * Slurm's answer for a live Slurm Run. When Slurm cannot be asked (no
+ * squeue, controller down) nobody can tell, and the Run stays as it is.
+ */
+export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
+  const jobId = slurmJobId(meta)
+  if (!jobId) {
+    // Never submitted yet: held by its parent's max-parallel queue, or `run` is submitting it right now.
+    const since = meta.executor.submitting_at
+    if (since && Date.now() - Date.parse(since) > SUBMIT_GRACE_MS) return {alive: false, status: 'exited', reason: 'submit_lost', details: {executor_state: null}}
+    return {alive: true}
+  }
+  const job = querySlurmJob(jobId)
+  if (job === undefined) return {alive: true}
+  if (job === JOB_FORGOTTEN) {
+    // Purged from Slurm's memory (MinJobAge) without a result: nothing says how it ended.
+    return {alive: false, status: 'exited', reason: 'job_forgotten', details: {executor_state: null}}
+  }
+  if (jobIsWaiting(job)) return {alive: true, status: 'queued'}
+  if (job.state === 'SUSPENDED') return {alive: true, status: 'paused'}
+  if (!jobHasEnded(job)) return {alive: true}
+  const details = {executor_state: job.state, ...(job.reason ? {executor_reason: job.reason} : {})}
+  // A stop or kill that went through Slurm itself (no job step could start) marked the Run first.
+  if (meta.ending) return {alive: false, status: meta.ending.status, reason: meta.ending.status === 'killed' ? 'kill' : 'stop', details}
+  if (job.state === 'TIMEOUT' || job.state === 'DEADLINE') return {alive: false, status: 'failed', reason: 'timeout', details}
+  if (job.state === 'CANCELLED') return {alive: false, status: 'cancelled', reason: 'slurm_cancelled', details}
+  return {alive: false, status: 'exited', reason: 'supervisor_lost', details}
+}
