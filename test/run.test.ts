@@ -206,7 +206,9 @@ describe('run', () => {
     // The setsid'd shell left the command's process group; once its TERM trap is set it writes its pid, and
     // the trap records SIGTERM. If the timeout signalled the group alone, only SIGKILL would reach it, after
     // the long kill_grace, and the trap would never run.
-    const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; echo $$ > ${pidFile}; sleep 300 & wait' & sleep 300`
+    // It never ends on its own (a loop, not one `wait` that returns once its sleep took its own SIGTERM), so
+    // only the trap or the late SIGKILL can end it.
+    const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; echo $$ > ${pidFile}; while :; do sleep 1; done' & sleep 300`
     writeFileSync(join(recipes, 'graceful.yaml'), [`template: [sh, -c, ${JSON.stringify(script)}]`, 'kill_grace: 20s', ''].join('\n'))
     const r = actors(home, ['run', 'graceful', '--recipes', recipes, '--timeout', '5s', '--json'])
     expect(r.code, r.stderr).toBe(0)
