@@ -7,8 +7,10 @@
 import {execute} from '@oclif/core'
 import {jsonRequested, reportError} from './lib/cli/definition.js'
 import {usageError} from './lib/errors.js'
+import Adopt from './commands/adopt.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
+import Inbox from './commands/inbox.js'
 import Inspect from './commands/inspect.js'
 import LockAcquire from './commands/lock/acquire.js'
 import LockExec from './commands/lock/exec.js'
@@ -22,12 +24,16 @@ import MusicServe from './commands/music/serve.js'
 import Prune from './commands/prune.js'
 import Recipes from './commands/recipes/index.js'
 import RecipesValidate from './commands/recipes/validate.js'
+import Rerun from './commands/rerun.js'
 import Run from './commands/run.js'
+import Send from './commands/send.js'
 import Wait from './commands/wait.js'
 
 export const COMMANDS = {
+  adopt: Adopt,
   control: Control,
   emit: Emit,
+  inbox: Inbox,
   inspect: Inspect,
   'lock:acquire': LockAcquire,
   'lock:exec': LockExec,
@@ -41,7 +47,9 @@ export const COMMANDS = {
   prune: Prune,
   recipes: Recipes,
   'recipes:validate': RecipesValidate,
+  rerun: Rerun,
   run: Run,
+  send: Send,
   wait: Wait,
 }
 

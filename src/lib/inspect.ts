@@ -4,10 +4,11 @@
  */
 import {compareText} from './compare.js'
 import {usageError} from './errors.js'
-import {resolveRunRef, runsDir} from './home.js'
+import {runsDir} from './home.js'
 import {sep} from 'node:path'
 import {ListingCache} from './listing-cache.js'
-import {listRunIds, readListedRun, requireRun, runFile} from './run-store.js'
+import {listRunIds, readListedRun, runFile} from './run-store.js'
+import {requireGeneration} from './generations/list.js'
 import {summarizeRun, type RunSummary} from './run-summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './run-types.js'
@@ -70,9 +71,9 @@ export interface RunDetail extends RunSummary {
   trace: TraceEvent[]
 }
 
-/** Everything about one Run (id or state dir). */
+/** Everything about one Run (id or state dir; `RUN@N` for its generation N). */
 export function inspectRun(home: string, ref: string, traceTail = 20): RunDetail {
-  const state = requireRun(home, resolveRunRef(home, ref))
+  const state = requireGeneration(home, ref)
   return {
     ...summarizeRun(state),
     meta: state.meta,

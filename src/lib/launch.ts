@@ -4,8 +4,7 @@
  * supervisor process exists; the supervisor fills in the command's pids.
  */
 import {childProcess, randomHex, randomUuid} from './builtins.js'
-import {mkdirSync, rmSync, statSync} from 'node:fs'
-import {join} from 'node:path'
+import {mkdirSync, statSync} from 'node:fs'
 import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
 import {withLockSync} from './lock.js'
@@ -15,7 +14,9 @@ import {supervisorEnvironment} from './supervisor-env.js'
 import {submitSlurmRun} from './executors/slurm-submit.js'
 import {isSlurmRun} from './executors/slurm.js'
 import {readProcessIdentity} from './process-identity.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta} from './run-store.js'
+import {startGenerationLocked} from './generations/start.js'
+import {adoptEarlierChildren} from './steer/adopt-children.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from './state-files.js'
 import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta} from './run-types.js'
 import type {ResolvedRecipe} from './recipes/types.js'
@@ -44,6 +45,12 @@ export interface LaunchSpec extends Omit<ResolvedRecipe, 'cwd' | 'singleton'> {
   depth: number
   /** Create the Run as `queued` and do not start it (a parent's parallel cap is full). */
   queued?: boolean
+  /** How `actors send` reaches the live Run (Recipe field `inbox`, `run --inbox`). */
+  inbox?: 'stdin' | 'file'
+  /** false: `actors send` may not resume the finished Run. */
+  resume?: boolean
+  /** The message a resumed generation starts with (ACTORS_MESSAGE). */
+  message?: {id: string; text: string}
 }
 
 export interface LaunchResult {
@@ -85,7 +92,7 @@ const CREATING_GRACE_MS = 30_000
  * under the Run's lock, so two launches of one id can never both win. A fresh
  * id gets a new directory (mkdir is the atomic claim); an existing id may be
  * relaunched only when the user chose it and its Run is terminal, and then its
- * previous generation's files are cleared.
+ * previous generation's files move to generations/<n>/ (generations/start.ts).
  */
 function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta} {
   const dir = runDir(spec.home, id)
@@ -112,19 +119,17 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       if (!meta && Date.now() - statSync(dir).ctimeMs < CREATING_GRACE_MS) {
         throw refusedError(`Run ${id} is being created by another launch`, 'pick another --name, or retry in a moment')
       }
-      for (const name of Object.values(RUN_FILES)) {
-        if (name === RUN_FILES.lock) continue
-        rmSync(join(dir, name), {force: true})
-      }
+      // An earlier generation: archived to generations/<n>/, and the new one's run.json written (crash-safe).
+      if (meta) return {dir, meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation))}
     }
-    const meta = newRunMeta(spec, id, dir)
+    const meta = newRunMeta(spec, id, dir, 1)
     writeJsonAtomic(runFile(dir, 'meta'), meta)
     return {dir, meta}
   })
 }
 
-/** Build run.json for a new generation. */
-function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
+/** Build run.json for generation `generation` of the Run. */
+function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: number): RunMeta {
   return {
     schema: RUN_SCHEMA,
     run: id,
@@ -154,6 +159,10 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string): RunMeta {
     ...(spec.singleton ? {singleton: true} : {}),
     ...(spec.maxParallel !== undefined ? {max_parallel: spec.maxParallel} : {}),
     ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
+    ...(spec.inbox ? {inbox: spec.inbox} : {}),
+    ...(spec.resume === false ? {resume: false} : {}),
+    ...(spec.message ? {message: spec.message} : {}),
+    generation,
     state_dir: dir,
     executor: spec.executor ?? {kind: 'local'},
   }
@@ -167,7 +176,7 @@ const META_HEADROOM_BYTES = 64 * 1024
  * large to read back (huge values, argv or env): every later read would fail.
  */
 function refuseOversizedMeta(spec: LaunchSpec, id: string): void {
-  const bytes = Buffer.byteLength(JSON.stringify(newRunMeta(spec, id, runDir(spec.home, id)), null, 2))
+  const bytes = Buffer.byteLength(JSON.stringify(newRunMeta(spec, id, runDir(spec.home, id), 1), null, 2))
   const limit = MAX_JSON_BYTES - META_HEADROOM_BYTES
   if (bytes > limit) {
     throw usageError(
@@ -183,6 +192,8 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
   const id = validateRunId(spec.id)
   refuseOversizedMeta(spec, id)
   const {dir, meta} = claimRunDir(spec, id)
+  // A new generation of a parent takes over its earlier generations' live children.
+  if (meta.generation !== undefined && meta.generation > 1) adoptEarlierChildren(spec.home, dir, meta)
   if (spec.queued) {
     notifyStateChange(spec.home)
     return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null}

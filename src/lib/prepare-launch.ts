@@ -4,6 +4,7 @@
  * `actors run` and the MCP `run` tool, so both launch exactly the same way.
  */
 import {resolveAdHoc} from './ad-hoc.js'
+import {usageError} from './errors.js'
 import {parseDuration} from './duration.js'
 import {findRecipe, recipeRoots, resolveRecipe, type Recipe} from './recipes/index.js'
 import type {LaunchOverrides, PreparedLaunch} from './run-launcher.js'
@@ -33,6 +34,7 @@ export function launchOverrides(flags: {
   'max-parallel'?: number
   'budget-tokens'?: number
   on?: string
+  inbox?: string
 }): LaunchOverrides {
   return {
     name: flags.name,
@@ -43,5 +45,12 @@ export function launchOverrides(flags: {
     maxParallel: flags['max-parallel'],
     budgetTokens: flags['budget-tokens'],
     on: flags.on,
+    inbox: parseInboxFlag(flags.inbox),
   }
+}
+
+/** `--inbox stdin|file` (SPEC: Generations and steering); anything else is a usage error. */
+function parseInboxFlag(value: string | undefined): 'stdin' | 'file' | undefined {
+  if (value === undefined || value === 'stdin' || value === 'file') return value
+  throw usageError(`--inbox ${JSON.stringify(value)} is not stdin or file`, '--inbox stdin (messages arrive as lines on stdin) or --inbox file (read them with `actors inbox`)')
 }

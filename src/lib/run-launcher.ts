@@ -35,6 +35,8 @@ export interface LaunchOverrides {
   budgetTokens?: number
   /** `--on`: the executor (SPEC: Executors); validated here. */
   on?: string
+  /** `run --inbox stdin|file`: make an ad-hoc Run steerable with `actors send`. */
+  inbox?: 'stdin' | 'file'
 }
 
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */
@@ -78,6 +80,8 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     ...(resolved.locks ? {locks: resolved.locks} : {}), // [locks]
     maxParallel: overrides.maxParallel,
     budgetTokens: overrides.budgetTokens,
+    inbox: overrides.inbox ?? resolved.inbox,
+    resume: resolved.resume,
     owner: lineage.owner,
     parent: lineage.parent,
     root: lineage.root,

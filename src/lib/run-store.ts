@@ -6,6 +6,7 @@
 import {readdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {afterRunEnded} from './after-run.js'
+import {completeMove} from './generations/move.js'
 import {corruptStateError, notFoundError} from './errors.js'
 import {runDir, runsDir} from './home.js'
 import {withLockSync} from './lock.js'
@@ -130,8 +131,14 @@ export function settledResult(meta: RunMeta, status: TerminalStatus, reason: str
  * moment always wins.
  */
 export function readRunState(dir: string, options: {withResult?: boolean} = {}): RunState | undefined {
-  const meta = readRunMetaRaw(dir)
+  let meta = readRunMetaRaw(dir)
   if (!meta) return undefined
+  // A generation move that crashed after its commit is finished before anyone reads the Run's files.
+  if (meta.generation_move) {
+    completeMove(dir)
+    meta = readRunMetaRaw(dir)
+    if (!meta) return undefined
+  }
   if (isTerminal(meta.status)) {
     return {dir, meta, result: options.withResult === false ? undefined : readRunResult(dir, meta)}
   }

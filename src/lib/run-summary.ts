@@ -4,6 +4,7 @@
  */
 import type {RunState} from './run-store.js'
 import {isTerminal} from './run-types.js'
+import {generationOf} from './generations/layout.js'
 
 export interface RunSummary {
   run: string
@@ -21,6 +22,8 @@ export interface RunSummary {
   exit_code: number | null
   pid: number | null
   notification: 'normal' | 'silent'
+  /** Which launch of the Run id (1 for the first; absent in listings cached by earlier versions). */
+  generation?: number
   state_dir: string
   /** A queued Run waiting for resource locks: their names ([locks]). */
   waiting_for?: string[]
@@ -58,6 +61,7 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     exit_code: result?.exit_code ?? (meta.exit_code as number | undefined) ?? null,
     pid: meta.pid ?? null,
     notification: meta.notification === 'silent' ? 'silent' : 'normal',
+    generation: generationOf(meta),
     state_dir: state.dir,
     ...(meta.status === 'queued' && Array.isArray(meta.waiting_for) ? {waiting_for: meta.waiting_for as string[]} : {}),
     ...executorSummary(meta),

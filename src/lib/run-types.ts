@@ -73,6 +73,14 @@ export interface RunMeta {
   singleton?: boolean
   max_parallel?: number
   budget_tokens?: number
+  /** Which launch of this Run id this is (SPEC: Generations and steering); absent = 1. */
+  generation?: number
+  /** How `actors send` reaches a live Run: one line on the command's stdin, or its inbox.jsonl. */
+  inbox?: 'stdin' | 'file'
+  /** false: a finished Run refuses to be resumed by `actors send`. */
+  resume?: boolean
+  /** The message that resumed this generation (ACTORS_MESSAGE), with its inbox record id. */
+  message?: {id: string; text: string}
   /** Set by control: why the Run is ending (so the supervisor records cancelled/killed). */
   ending?: {status: 'cancelled' | 'killed'; at: string; by: string}
   [extra: string]: unknown

@@ -25,6 +25,9 @@ import {watchUntil} from './watch-until.js'
 import {budgetMark} from './tree/limits.js'
 import {releaseRunLocks, takeRunLocks} from './locks/run-locks.js'
 import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './executors/on-node.js'
+import {generationOf} from './generations/layout.js'
+import {completeMove} from './generations/move.js'
+import {StdinPump} from './steer/stdin-pump.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from './run-types.js'
 
 interface StepOutcome {
@@ -59,6 +62,8 @@ export function commandEnvironment(meta: RunMeta, home: string, dir: string): No
     ACTORS_OWNER: meta.owner,
     ACTORS_ROOT: meta.root,
     ACTORS_DEPTH: String(meta.depth),
+    ACTORS_GENERATION: String(generationOf(meta)),
+    ACTORS_MESSAGE: meta.message?.text,
     ACTORS_BIN_DIR: undefined,
     ACTORS_SUPERVISOR: undefined,
   })
@@ -69,12 +74,16 @@ class Supervisor {
   private records: ChildProcessRecord[] = []
   private timedOut = false
   private ending = false
+  /** `inbox: stdin`: writes `actors send` messages to the running step's stdin. */
+  private readonly pump: StdinPump | undefined
 
   constructor(
     private readonly dir: string,
     private readonly home: string,
     private meta: RunMeta,
-  ) {}
+  ) {
+    this.pump = meta.inbox === 'stdin' ? new StdinPump(dir, generationOf(meta)) : undefined
+  }
 
   async run(): Promise<void> {
     let startedAt = new Date()
@@ -84,7 +93,10 @@ class Supervisor {
 
     // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
     const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
+    // [inbox] stdin messages are written once the command runs (they wait in inbox.jsonl until then).
+    void this.pump?.run()
     if (locks.status !== 'held') {
+      this.pump?.close()
       if (locks.status === 'error') this.appendStderr(`actors: could not take the Run's locks: ${locks.message}\n`)
       this.finish({exitCode: null, signal: null, timedOut: false, lockError: locks.status === 'error' ? locks.message : undefined}, 0, startedAt)
       return
@@ -104,6 +116,7 @@ class Supervisor {
       if (requested || this.ending) break
       if (outcome.exitCode === 0 && !outcome.timedOut) break
     }
+    this.pump?.close()
     releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
     this.finish(outcome, attempt, startedAt)
   }
@@ -152,7 +165,7 @@ class Supervisor {
           cwd: this.meta.cwd,
           env: commandEnvironment(this.meta, this.home, this.dir),
           detached: true,
-          stdio: ['ignore', out, err],
+          stdio: [this.pump ? 'pipe' : 'ignore', out, err],
         })
       } catch (error) {
         closeSync(out)
@@ -170,6 +183,7 @@ class Supervisor {
         resolve({exitCode: 127, signal: null, spawnError: error.message})
       })
       if (child.pid !== undefined) this.recordChild(child, step)
+      if (this.pump && child.stdin) this.pump.attach(child.stdin)
       child.once('exit', (code, signal) => {
         if (child.pid !== undefined) this.live.delete(child.pid)
         if (settled) return
@@ -324,6 +338,8 @@ class Supervisor {
 
 /** Entry point used by src/supervisor.ts: supervise the Run in `dir` until it is terminal. */
 export async function superviseRun(dir: string): Promise<void> {
+  // A generation move that crashed after its commit is finished before the new generation writes anything.
+  if (readRunMetaRaw(dir)?.generation_move) completeMove(dir)
   const meta = readRunMetaRaw(dir)
   if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
   // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.

@@ -5,10 +5,11 @@ import {defineCommand} from './definition.js'
 
 export const controlCommand = defineCommand({
   id: 'control',
-  summary: 'Control a Run: pause, resume, stop, kill, status, or one of its declared actions',
+  summary: 'Control a Run: pause, resume, stop, kill, interrupt, status, or one of its declared actions',
   description: [
     "pause/resume send SIGSTOP/SIGCONT to the Run's processes; stop sends SIGTERM to the whole tree and SIGKILL after kill_grace (result cancelled);",
-    "kill sends SIGKILL at once (result killed); status prints the kernel's view merged with the service's reply.",
+    "kill sends SIGKILL at once (result killed); interrupt sends SIGINT to the command's process group (the Run stays live);",
+    "status prints the kernel's view merged with the service's reply.",
     "Other actions must be declared by the Recipe (`control:`) and are delivered to the Run's service.",
   ].join(' '),
   examples: [
@@ -19,7 +20,7 @@ export const controlCommand = defineCommand({
   ],
   args: {
     run: {description: 'Run id or state dir', required: true},
-    action: {description: 'pause, resume, stop, kill, status, or a declared action', required: true},
+    action: {description: 'pause, resume, stop, kill, interrupt, status, or a declared action', required: true},
     value: {description: 'value for a declared action (at most 4 KiB)'},
   },
   flags: {},
@@ -36,6 +37,10 @@ function formatOutcome(outcome: ControlOutcome): string {
   if ('standalone' in outcome) return formatReply(outcome)
   if ('generation' in outcome) return formatStatus(outcome)
   if (outcome.handled_by === 'service') return formatReply(outcome.reply)
+  if (outcome.action === 'interrupt') {
+    process.stderr.write(`actors: SIGINT sent to ${outcome.signalled_groups.length} process group(s) of ${outcome.run}${outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''}\n`)
+    return `${outcome.run} ${outcome.status}\n`
+  }
   const note = outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''
   if (outcome.action === 'pause' || outcome.action === 'resume') {
     process.stderr.write(`actors: ${outcome.action === 'pause' ? 'stopped' : 'continued'} ${outcome.signalled.length} process(es) of ${outcome.run}${note}\n`)

@@ -9,14 +9,18 @@ import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../view
 import {formatRunTable, watchRunsPlain, type WatchedListing} from '../views/runs-plain.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'
 import {buildForest} from '../tree/forest.js'
+import {usageError} from '../errors.js'
+import {listGenerations, type GenerationListing} from '../generations/list.js'
+import {displayRunName} from '../generations/layout.js'
 import {renderForest} from '../tree/render.js'
 
 export const inspectCommand = defineCommand({
   id: 'inspect',
   summary: 'Show Runs: a table, one Run in detail, or the Run tree',
   examples: ['<%= config.bin %> inspect', '<%= config.bin %> inspect build-1 --json', '<%= config.bin %> inspect --status running,paused'],
-  args: {run: {description: 'Run id or state dir'}},
+  args: {run: {description: 'Run id or state dir; RUN@N for its generation N'}},
   flags: {
+    generations: {type: 'boolean', description: "list RUN's generations (generation, instance, status, started, ended, exit code)"},
     status: {type: 'string', description: 'only Runs with these statuses (comma-separated)'},
     tree: {type: 'boolean', description: 'show the Run forest (or the subtree of RUN)'},
     watch: {type: 'boolean', description: 'live view until interrupted'},
@@ -24,6 +28,12 @@ export const inspectCommand = defineCommand({
 
   async run({args, flags, json}) {
     const home = resolveHome(flags.home)
+    if (flags.generations) {
+      if (!args.run) throw usageError('--generations needs a RUN', 'actors inspect RUN --generations')
+      const listing = listGenerations(home, args.run)
+      if (!json) process.stdout.write(formatGenerations(listing))
+      return listing
+    }
     if (flags.watch) return watch(home, flags, args.run, json)
     if (flags.tree) {
       const forest = buildForest(home, args.run)
@@ -97,10 +107,19 @@ async function watchStore<T extends WatchedListing>(
   }
 }
 
+function formatGenerations(listing: GenerationListing): string {
+  const lines = [['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'].join('  ')]
+  for (const g of listing.generations) {
+    lines.push([String(g.generation).padEnd(3), g.run_instance_id, g.status.padEnd(9), g.started_at ?? '-', g.ended_at ?? '-', g.exit_code ?? '-'].join('  ') + (g.current ? '  (current)' : ''))
+  }
+  return lines.join('\n') + '\n'
+}
+
 function formatDetail(d: RunDetail): string {
   const lines = [
-    `run:        ${d.run}`,
+    `run:        ${displayRunName(d.run, d.generation)}`,
     `instance:   ${d.run_instance_id}`,
+    `generation: ${d.generation}`,
     `recipe:     ${d.recipe ?? '(ad-hoc)'}`,
     `status:     ${d.status}${d.exit_code !== null ? ` (exit ${d.exit_code})` : ''}${d.result?.reason ? ` reason ${d.result.reason}` : ''}`,
     `argv:       ${JSON.stringify(d.meta.argv)}`,

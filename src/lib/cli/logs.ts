@@ -1,15 +1,16 @@
 /** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
 import {followToEnd} from '../follow-output.js'
-import {resolveHome, resolveRunRef} from '../home.js'
+import {resolveHome} from '../home.js'
+import {requireGeneration} from '../generations/list.js'
 import {tailFile, type StreamName} from '../logs.js'
-import {requireRun, runFile} from '../run-store.js'
+import {runFile} from '../run-store.js'
 import {defineCommand} from './definition.js'
 
 export const logsCommand = defineCommand({
   id: 'logs',
   summary: "Print a Run's output (stdout; --stderr for stderr)",
-  examples: ['<%= config.bin %> logs build-1 --tail 50', '<%= config.bin %> logs build-1 --follow'],
-  args: {run: {description: 'Run id or state dir', required: true}},
+  examples: ['<%= config.bin %> logs build-1 --tail 50', '<%= config.bin %> logs build-1 --follow', '<%= config.bin %> logs build-1@2'],
+  args: {run: {description: 'Run id or state dir; RUN@N for its generation N', required: true}},
   flags: {
     follow: {type: 'boolean', char: 'f', description: 'keep printing output as it arrives until the Run ends'},
     stderr: {type: 'boolean', description: 'stderr instead of stdout'},
@@ -18,7 +19,7 @@ export const logsCommand = defineCommand({
 
   async run({args, flags, json}) {
     const home = resolveHome(flags.home)
-    const state = requireRun(home, resolveRunRef(home, args.run!))
+    const state = requireGeneration(home, args.run!)
     const stream: StreamName = flags.stderr ? 'stderr' : 'stdout'
     if (flags.follow) {
       // With --tail, start from the last N lines; otherwise from the beginning.

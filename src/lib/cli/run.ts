@@ -28,6 +28,7 @@ export const runCommand = defineCommand({
     wait: {type: 'boolean', description: 'block until the Run ends, then print its completion batch'},
     follow: {type: 'boolean', description: "stream the Run's output while it runs"},
     on: {type: 'string', description: 'where the supervisor runs: local or slurm (default: the Recipe\'s executor, else $ACTORS_EXECUTOR, else local)'},
+    inbox: {type: 'string', description: 'stdin or file: let `actors send` steer this Run (as a Recipe\'s inbox field does)'},
   },
 
   async run({args, argv, passthrough, flags, json}) {

@@ -22,6 +22,7 @@ import {appendControlRecord, completeControl, readControlRecord, validateControl
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
 import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
 import {controlSlurmRun, endRunAnywhere, needsSlurmControl} from '../executors/slurm-control.js'
+import {interruptRun, type InterruptResult} from '../steer/interrupt.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
@@ -67,7 +68,7 @@ function mergeServiceStatus(view: StatusResult, reply: ControlReply): StatusResu
   return merged
 }
 
-export type ControlOutcome = KernelActionResult | ServiceActionResult | StatusResult | {standalone: true; [key: string]: unknown}
+export type ControlOutcome = KernelActionResult | ServiceActionResult | StatusResult | InterruptResult | {standalone: true; [key: string]: unknown}
 
 /** Reason a service could not be reached: the kernel may act instead. */
 class Unreachable {
@@ -93,6 +94,16 @@ export async function controlRun(home: string, ref: string, action: string, valu
   if (action === 'status') {
     if (value !== undefined && !declared.includes('status')) throw noValueError(action, value)
     return statusAction(state, declared.includes('status'), value)
+  }
+  if (action === 'interrupt') {
+    // SIGINT to the command's process group, unless its service declared `interrupt` (then the kernel only stands in).
+    if (!declared.includes('interrupt')) {
+      if (value !== undefined) throw noValueError(action, value)
+      return interruptRun(state.dir)
+    }
+    if (isTerminal(state.meta.status)) throw finishedError(state, action)
+    const outcome = await serviceAction(state, action, value, true)
+    return outcome instanceof Unreachable ? interruptRun(state.dir, outcome.reason) : outcome
   }
   if (isRuntimeAction(action)) {
     const runtime = action as 'pause' | 'resume' | 'stop' | 'kill'

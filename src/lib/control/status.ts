@@ -8,10 +8,11 @@ import {readProcessIdentity, isSameProcess} from '../process-identity.js'
 import {findRunProcesses} from '../process-tree.js'
 import type {RunState} from '../run-store.js'
 import {isTerminal, type ChildProcessRecord} from '../run-types.js'
+import {generationOf} from '../generations/layout.js'
 import {readControlEndpoint, type ControlEndpoint} from './endpoint.js'
 import {isPendingControl, readControlRecords} from './journal.js'
 
-export const RUNTIME_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
+export const RUNTIME_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status', 'interrupt'] as const
 export type RuntimeAction = (typeof RUNTIME_ACTIONS)[number]
 
 export function isRuntimeAction(action: string): action is RuntimeAction {
@@ -21,8 +22,8 @@ export function isRuntimeAction(action: string): action is RuntimeAction {
 export interface RunControlStatus {
   run: string
   run_instance_id: string
-  /** The generation a control must carry (same as run_instance_id). */
-  generation: string
+  /** Which launch of the Run id this is (run.json `generation`; 1 for the first). Controls are fenced by run_instance_id. */
+  generation: number
   status: string
   state_dir: string
   recipe: string | null
@@ -84,7 +85,7 @@ export function kernelStatus(state: RunState): RunControlStatus {
   return {
     run: meta.run,
     run_instance_id: meta.run_instance_id,
-    generation: meta.run_instance_id,
+    generation: generationOf(meta),
     status: meta.status,
     state_dir: dir,
     recipe: meta.recipe ?? null,

@@ -21,6 +21,7 @@ export const MAX_RECIPE_BYTES = 256 * 1024
 export const RECIPE_FIELDS = [
   'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
   'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks', 'executor',
+  'inbox', 'resume',
 ] as const
 /** Actions `actors control` handles itself; a Recipe may not redeclare them. */
 export const BUILTIN_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
@@ -192,8 +193,21 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   // Executors: validated in executors/choice.ts.
   if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
 
+  readSteering(data, recipe, fail)
   checkPlaceholders(recipe, fail)
   return recipe
+}
+
+/** `inbox` (stdin | file) and `resume` (bool): how `actors send` reaches the Run (SPEC: Generations and steering). */
+function readSteering(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
+  if (data.inbox !== undefined) {
+    if (data.inbox !== 'stdin' && data.inbox !== 'file') throw fail('inbox', `${JSON.stringify(data.inbox)} is not stdin or file`, 'write inbox: stdin (messages arrive as lines on stdin) or inbox: file (read them with `actors inbox`)')
+    recipe.inbox = data.inbox
+  }
+  if (data.resume !== undefined) {
+    if (typeof data.resume !== 'boolean') throw fail('resume', `${JSON.stringify(data.resume)} is not true or false`, 'write resume: false to refuse resuming a finished Run with `actors send`')
+    recipe.resume = data.resume
+  }
 }
 
 type Fail = (field: string, problem: string, fix: string) => ActorsError

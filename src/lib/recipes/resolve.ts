@@ -44,7 +44,7 @@ function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, st
  * `path` values and a relative `cwd` resolve against the caller's cwd
  * (`runtime.cwd`, default `process.cwd()`).
  */
-export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: RuntimeValues): ResolvedRecipe {
+export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: RuntimeValues, previous?: Record<string, unknown>): ResolvedRecipe {
   const callerCwd = runtime.cwd ?? process.cwd()
   const given = parseAssignments(recipe, assignments)
   const values: Record<string, unknown> = {}
@@ -54,6 +54,9 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
       if (raws !== undefined) {
         const converted = raws.map((raw) => convertArgValue(spec, raw, callerCwd))
         values[spec.name] = spec.type === 'array' ? converted.flat() : converted[0]
+      } else if (previous && spec.name in previous) {
+        // `actors rerun`: a value not given again keeps the earlier generation's (already converted) value.
+        values[spec.name] = previous[spec.name]
       } else if ('default' in spec) {
         values[spec.name] = spec.type === 'path' ? resolvePath(String(spec.default), callerCwd) : spec.default
       } else {
@@ -91,6 +94,8 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
     control: [...recipe.control],
     singleton: recipe.singleton,
     notification: recipe.notification,
+    ...(recipe.inbox ? {inbox: recipe.inbox} : {}),
+    ...(recipe.resume === false ? {resume: false} : {}),
   }
   if (recipe.locks?.length) resolved.locks = renderRecipeLocks(recipe, scope, (field, problem, fix) => recipeError(recipe.file, field, problem, fix)) // [locks]
   if (recipe.cwd !== undefined) resolved.cwd = resolve(callerCwd, renderString(recipe.cwd, scope))

@@ -36,6 +36,8 @@ export interface Recipe {
   locks?: LockSpec[]
   /** Where its Runs run by default (SPEC: Executors). */
   executor?: ExecutorChoice
+  inbox?: 'stdin' | 'file'
+  resume?: boolean
 }
 
 /** Runtime values available to templates besides the args. */
@@ -63,4 +65,6 @@ export interface ResolvedRecipe {
   locks?: LockSpec[]
   /** Where the supervisor runs (SPEC: Executors); absent means local. */
   executor?: ExecutorChoice
+  inbox?: 'stdin' | 'file'
+  resume?: boolean
 }

@@ -29,17 +29,22 @@ export function recordChild(parentDir: string, child: ChildRecord): void {
 }
 
 /**
- * The parent's children that still belong to it, in launch order (FIFO). A
- * child id relaunched elsewhere since (another instance, another parent) is
- * not this parent's any more and is skipped; damaged lines are skipped too.
+ * The parent's children that still belong to it, in launch order (FIFO; a
+ * child launched again counts from its latest record). A child id relaunched
+ * elsewhere since (another instance, another parent) is not this parent's any
+ * more and is skipped; damaged lines are skipped too.
  */
 export function readChildren(home: string, parentDir: string, parent: Pick<RunMeta, 'run_instance_id'>): RunState[] {
   const {records} = readJsonLines<ChildRecord>(runFile(parentDir, 'children'))
-  const seen = new Set<string>()
-  const children: RunState[] = []
+  // A child resumed as a new generation is recorded again: its latest record (and place in the queue) counts.
+  const latest = new Map<string, ChildRecord>()
   for (const record of records) {
-    if (typeof record.run !== 'string' || seen.has(record.run)) continue
-    seen.add(record.run)
+    if (typeof record.run !== 'string') continue
+    latest.delete(record.run)
+    latest.set(record.run, record)
+  }
+  const children: RunState[] = []
+  for (const record of latest.values()) {
     let state: RunState | undefined
     try {
       state = readRunState(runDir(home, record.run), {withResult: false})

@@ -1,7 +1,7 @@
 /**
  * The Run forest for `inspect --tree`: every Run under its parent (matched by
- * run id and instance, so a relaunched parent does not adopt an earlier
- * generation's children), with status, duration and usage per node and the
+ * run id and instance; a parent with earlier generations also keeps their
+ * finished children, which belong to its Run id), with status, duration and usage per node and the
  * usage total per tree ("unknown" when any Run in it did not report).
  */
 import {notFoundError} from '../errors.js'
@@ -17,6 +17,8 @@ export interface TreeNode {
   recipe: string | null
   status: string
   depth: number
+  /** Which launch of the Run id (views show `build#3` from 2 on). */
+  generation?: number
   created_at: string
   duration_ms: number | null
   /** Tokens this Run reported, or null when it reported none. */
@@ -52,6 +54,7 @@ export function buildForest(home: string, ref?: string): Forest {
       recipe: summary.recipe,
       status: summary.status,
       depth: summary.depth,
+      generation: summary.generation,
       created_at: summary.created_at,
       duration_ms: summary.duration_ms,
       usage: runTokens(state.dir),
@@ -65,7 +68,9 @@ export function buildForest(home: string, ref?: string): Forest {
   for (const node of nodes.values()) {
     const parentRef = parents.get(node.run)
     const parent = parentRef ? nodes.get(parentRef.run) : undefined
-    if (parent && parent.run_instance_id === parentRef!.run_instance_id && parent !== node) parent.children.push(node)
+    // A finished child of an earlier generation of its parent stays under the parent id (children belong to the Run id).
+    const sameRun = parent && (parent.run_instance_id === parentRef!.run_instance_id || (parent.generation ?? 1) > 1)
+    if (parent && sameRun && parent !== node) parent.children.push(node)
     else roots.push(node)
   }
   const byCreation = (a: TreeNode, b: TreeNode) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run)

@@ -7,6 +7,7 @@ import {formatDuration} from '../duration.js'
 import {displayStatus} from '../run-summary.js'
 import type {TreeNode} from './forest.js'
 import {formatTreeUsage} from './usage-rollup.js'
+import {displayRunName} from '../generations/layout.js'
 
 /** Render trees as text lines (ends with a newline when not empty). */
 export function renderForest(forest: TreeNode[]): string {
@@ -21,7 +22,7 @@ export function renderForest(forest: TreeNode[]): string {
 
 function walk(node: TreeNode, lead: string, childLead: string, lines: string[]): void {
   const usage = node.usage === null ? '' : `  ${node.usage} tokens`
-  lines.push(`${lead}${node.run}  ${displayStatus(node)}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`)
+  lines.push(`${lead}${displayRunName(node.run, node.generation)}  ${displayStatus(node)}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`)
   node.children.forEach((child, index) => {
     const last = index === node.children.length - 1
     walk(child, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, lines)

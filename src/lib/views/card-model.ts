@@ -5,7 +5,7 @@
  */
 import {formatDuration} from '../duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {rowLevels} from '../wait/render.js'
+import {rowLabel, rowLevels} from '../wait/render.js'
 import {countByStatus} from './run-rows.js'
 import {printableLine} from '../output.js'
 
@@ -46,7 +46,7 @@ export function cardModel(doc: BatchDocument): CardModel {
   const rows = doc.rows.map((row, i) => ({
     key: `${row.run}/${row.run_instance_id}`,
     level: levels[i] ?? 0,
-    run: row.run,
+    run: rowLabel(row),
     status: row.status,
     duration: formatDuration(row.duration_ms ?? undefined),
     summary: oneLine(row.summary),

@@ -10,6 +10,7 @@ import type {Forest, TreeNode} from '../tree/forest.js'
 import {formatTreeUsage} from '../tree/usage-rollup.js'
 import {isTerminal} from '../run-types.js'
 import {displayStatus} from '../run-summary.js'
+import {displayRunName} from '../generations/layout.js'
 
 /** Ink colour names the status styles use. */
 type ColorName = 'gray' | 'cyan' | 'yellow' | 'green' | 'red' | 'magenta'
@@ -107,7 +108,7 @@ export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
   return listing.runs.map((r) => ({
     key: r.state_dir,
     prefix: '',
-    run: r.run,
+    run: displayRunName(r.run, r.generation),
     recipe: r.recipe,
     status: r.status,
     started_at: r.started_at,
@@ -124,7 +125,7 @@ export function treeRows(forest: Pick<Forest, 'forest'>): RunRow[] {
   const rows: RunRow[] = []
   const walk = (node: TreeNode, parent: string | null, lead: string, childLead: string, top: boolean) => {
     const usage = top && node.tree_usage && node.children.length > 0 ? `tree ${formatTreeUsage(node.tree_usage)}` : node.usage === null ? '' : `${node.usage} tokens`
-    rows.push({key: node.state_dir, prefix: lead, run: node.run, recipe: node.recipe, status: node.status, started_at: null, duration_ms: node.duration_ms, parent, usage, ...(node.waiting_for ? {waiting_for: node.waiting_for} : {})})
+    rows.push({key: node.state_dir, prefix: lead, run: displayRunName(node.run, node.generation), recipe: node.recipe, status: node.status, started_at: null, duration_ms: node.duration_ms, parent, usage, ...(node.waiting_for ? {waiting_for: node.waiting_for} : {})})
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1
       walk(child, node.run, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, false)

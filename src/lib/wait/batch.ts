@@ -9,7 +9,8 @@ import {outputTail} from '../logs.js'
 import {readRunResult} from '../run-store.js'
 import {readTraceTail} from '../trace.js'
 import type {ArtifactRecord} from '../run-types.js'
-import type {RunEntry, Selection} from './select.js'
+import {memberKey, type RunEntry, type Selection} from './select.js'
+import {generationOf} from '../generations/layout.js'
 
 export const BATCH_SCHEMA = 'actors-batch-v1'
 export const MAX_ROWS = 64
@@ -26,6 +27,10 @@ export function boundSummary(summary: string): string {
 export interface BatchRow {
   run: string
   run_instance_id: string
+  /** Which launch of the Run id; a row above 1 is a resumed (or rerun) generation. Always set in documents. */
+  generation?: number
+  /** An earlier generation delivered after the Run moved on (its files are in generations/<n>/). */
+  archived?: boolean
   status: string
   depth: number
   parent: string | null
@@ -125,7 +130,7 @@ export function readRowFacts(entry: RunEntry): RowFacts {
 export interface BatchInput {
   owner: string
   selection: Pick<Selection, 'members' | 'deferred' | 'pending' | 'unknown' | 'already_reported'>
-  /** Facts for the first MAX_ROWS members, by run id. */
+  /** Facts for the first MAX_ROWS members, by memberKey(run, instance). */
   facts: Map<string, RowFacts>
   attention: AttentionItem[]
   timedOut: boolean
@@ -140,10 +145,12 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   for (const member of selection.members) counts[member.meta.status] = (counts[member.meta.status] ?? 0) + 1
   const ends = selection.members.map((m) => m.meta.ended_at).filter((t): t is string => typeof t === 'string').sort()
   const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
-    const facts = input.facts.get(entry.meta.run) ?? {summary: entry.meta.status, output: '', artifacts: [], exit_code: null, duration_ms: null}
+    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {summary: entry.meta.status, output: '', artifacts: [], exit_code: null, duration_ms: null}
     return {
       run: entry.meta.run,
       run_instance_id: entry.meta.run_instance_id,
+      generation: generationOf(entry.meta),
+      ...(entry.archived ? {archived: true} : {}),
       status: entry.meta.status,
       depth: entry.meta.depth,
       parent: entry.meta.parent?.run ?? null,

@@ -17,6 +17,7 @@ import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDoc
 import {Doorbell} from './doorbell.js'
 import {forgetVanished, markDelivered, withJournal, type PendingBatch} from './journal.js'
 import {memberKey, selectBatch, type RunEntry} from './select.js'
+import {readOwedGenerations} from '../generations/delivery.js'
 
 export interface WaitRequest {
   home: string
@@ -55,18 +56,22 @@ function selfIdentity(): ProcessIdentity {
   return self
 }
 
-function snapshot(home: string): Map<string, RunEntry> {
+function snapshot(home: string): {runs: Map<string, RunEntry>; archived: RunEntry[]} {
   const runs = new Map<string, RunEntry>()
+  const archived: RunEntry[] = []
   for (const state of listRuns(home, {withResult: false})) {
-    if (!state.error && state.meta) runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
+    if (state.error || !state.meta) continue
+    runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
+    // Earlier generations still owed: only those listed in run.json are read.
+    if (state.meta.unreported_generations) for (const owed of readOwedGenerations(state.dir, state.meta)) archived.push({...owed, archived: true})
   }
-  return runs
+  return {runs, archived}
 }
 
 /** One look at the state, under the owner's journal lock: claim a ready batch, or say "not yet". */
 function attempt(request: WaitRequest, timedOut: boolean): Attempt {
   return withJournal<Attempt>(request.home, request.owner, (journal) => {
-    const runs = snapshot(request.home)
+    const {runs, archived} = snapshot(request.home)
     const orphan = findOrphan(request, journal.pending, runs, journal.reported)
     if (orphan) {
       orphan.claimer = selfIdentity()
@@ -79,7 +84,7 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
       for (const a of batch.attention) claimedEvents.add(a.event_id)
     }
-    const selection = selectBatch({runs, owner: request.owner, reported: journal.reported, claimed, scope: request.scope, ids: request.ids})
+    const selection = selectBatch({runs, archived, reportedArchived: journal.reported_archived, owner: request.owner, reported: journal.reported, claimed, scope: request.scope, ids: request.ids})
     const pruned = forgetVanished(journal, new Set(runs.keys()))
     const attention = findAttention(selection.candidates, journal, claimedEvents)
     const onlyUnknown = request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
@@ -91,7 +96,7 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     // A live remote Run rings no doorbell here: poll while one is in the selection (executors/index.ts).
     if (!ready && !timedOut) return {value: {ready: false, remote: selection.candidates.some((c) => !isTerminal(c.meta.status) && isRemoteRun(c.meta))}, write: pruned}
     const facts = new Map<string, RowFacts>()
-    for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(member.meta.run, readRowFacts(member))
+    for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
     const document = buildBatchDocument({owner: request.owner, selection, facts, attention, timedOut: timedOut && !ready})
     const silentStatuses = selection.silent.map((s) => s.meta.status)
     if (document.members === 0 && attention.length === 0) return {value: {ready: true, document, silentStatuses}, write: pruned}
@@ -100,7 +105,7 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       phase: 'pending',
       claimed_at: new Date().toISOString(),
       claimer: selfIdentity(),
-      members: selection.members.map((m) => ({run: m.meta.run, run_instance_id: m.meta.run_instance_id})),
+      members: selection.members.map((m) => ({run: m.meta.run, run_instance_id: m.meta.run_instance_id, ...(m.archived ? {archived: true} : {})})),
       attention: attention.map((a) => ({run: a.run, run_instance_id: a.run_instance_id, event_id: a.event_id})),
       document,
     }

@@ -25,6 +25,8 @@ const DELIVERED_HISTORY = 32
 export interface MemberRef {
   run: string
   run_instance_id: string
+  /** An earlier generation of the Run (read from generations/<n>/), not its current one. */
+  archived?: boolean
 }
 
 export interface PendingBatch {
@@ -42,6 +44,8 @@ export interface DeliveryJournal {
   owner: string
   /** Run id -> the instance of it that was reported (one instance lives in a state dir at a time). */
   reported: Record<string, string>
+  /** Run id -> earlier-generation instances reported (delivered from their archive, or displaced from `reported`). */
+  reported_archived?: Record<string, string[]>
   /** Run id -> attention events of its current instance already reported. */
   attention_reported: Record<string, {run_instance_id: string; event_ids: string[]}>
   pending: PendingBatch[]
@@ -112,7 +116,15 @@ export function withJournal<T>(home: string, owner: string, change: (journal: De
 /** Record a printed batch as delivered: its members and attention events are reported for good. */
 export function markDelivered(journal: DeliveryJournal, batch: PendingBatch): void {
   journal.pending = journal.pending.filter((p) => p.batch_id !== batch.batch_id)
-  for (const member of batch.members) journal.reported[member.run] = member.run_instance_id
+  for (const member of batch.members) {
+    const earlier = journal.reported[member.run]
+    if (member.archived) rememberArchived(journal, member.run, member.run_instance_id)
+    else {
+      // The instance it replaces may be an earlier generation still listed as owed: keep it known as reported.
+      if (earlier !== undefined && earlier !== member.run_instance_id) rememberArchived(journal, member.run, earlier)
+      journal.reported[member.run] = member.run_instance_id
+    }
+  }
   for (const event of batch.attention) {
     const entry = journal.attention_reported[event.run]
     if (entry && entry.run_instance_id === event.run_instance_id) {
@@ -127,12 +139,26 @@ export function markDelivered(journal: DeliveryJournal, batch: PendingBatch): vo
   ].slice(-DELIVERED_HISTORY)
 }
 
+/** Most earlier-generation instances remembered per Run id (a Run owes at most its recent generations). */
+const ARCHIVED_HISTORY = 64
+
+function rememberArchived(journal: DeliveryJournal, run: string, instance: string): void {
+  const list = (journal.reported_archived ??= {})[run] ?? []
+  if (!list.includes(instance)) journal.reported_archived[run] = [...list, instance].slice(-ARCHIVED_HISTORY)
+}
+
 /** Forget reported entries of Runs whose state dirs are gone (pruned), so the journal stays bounded. */
 export function forgetVanished(journal: DeliveryJournal, existing: Set<string>): boolean {
   let changed = false
   for (const run of Object.keys(journal.reported)) {
     if (!existing.has(run)) {
       delete journal.reported[run]
+      changed = true
+    }
+  }
+  for (const run of Object.keys(journal.reported_archived ?? {})) {
+    if (!existing.has(run)) {
+      delete journal.reported_archived![run]
       changed = true
     }
   }

@@ -8,6 +8,12 @@ import {formatDuration} from '../duration.js'
 import type {BatchDocument} from './batch.js'
 import {compareText} from '../compare.js'
 import {printableLine} from '../output.js'
+import {displayRunName} from '../generations/layout.js'
+
+/** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id. */
+export function rowLabel(row: {run: string; generation?: number}): string {
+  return row.generation !== undefined && row.generation > 1 ? `${displayRunName(row.run, row.generation)} (resumed)` : row.run
+}
 
 const ONE_LINE = 100
 
@@ -33,9 +39,9 @@ export function renderBatchPlain(doc: BatchDocument): string {
   const head = doc.members === 0 ? 'no finished Runs' : `${doc.members} Run${doc.members === 1 ? '' : 's'}: ${counts.join(', ')}`
   lines.push(`${head}${doc.timed_out ? ' (timed out)' : ''}${doc.redelivered ? ' (redelivered)' : ''}  batch ${doc.batch_id.slice(0, 8)}`)
   const levels = rowLevels(doc)
-  const width = Math.min(40, Math.max(0, ...doc.rows.map((r, i) => r.run.length + levels[i] * 2)))
+  const width = Math.min(40, Math.max(0, ...doc.rows.map((r, i) => rowLabel(r).length + levels[i] * 2)))
   doc.rows.forEach((row, i) => {
-    const name = `${'  '.repeat(levels[i])}${row.run}`.padEnd(width)
+    const name = `${'  '.repeat(levels[i])}${rowLabel(row)}`.padEnd(width)
     lines.push(`  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(row.summary)}`.trimEnd())
   })
   if (doc.overflow > 0) lines.push(`  … ${doc.overflow} more not shown`)

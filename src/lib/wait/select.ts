@@ -17,6 +17,8 @@ export const MAX_MEMBERS = 256
 export interface RunEntry {
   dir: string
   meta: RunMeta
+  /** An earlier generation still owed to its owner (dir is generations/<n>/). */
+  archived?: boolean
 }
 
 export interface SelectionInput {
@@ -25,6 +27,10 @@ export interface SelectionInput {
   owner: string
   /** Run id -> reported instance (from the journal). */
   reported: Record<string, string>
+  /** Earlier generations' owed entries (see generations/delivery.ts). */
+  archived?: RunEntry[]
+  /** Run id -> earlier-generation instances already reported (from the journal). */
+  reportedArchived?: Record<string, string[]>
   /** `run\0instance` keys claimed by another live wait's pending batch. */
   claimed: Set<string>
   /** The Run the wait itself runs in: only its descendants are in scope. */
@@ -62,12 +68,17 @@ export function memberKey(run: string, instance: string): string {
 export function selectBatch(input: SelectionInput): Selection {
   const {runs, owner, reported, claimed, scope} = input
   const ids = input.ids ? new Set(input.ids) : undefined
+  const archived = input.archived ?? []
+  // A child of an earlier generation sits under that generation's entry when it is owed too.
+  const archivedByInstance = new Map(archived.map((e) => [e.meta.run_instance_id, e]))
   const parentOf = (entry: RunEntry): RunEntry | undefined => {
     const ref = entry.meta.parent
     if (!ref) return undefined
-    const parent = runs.get(ref.run)
-    return parent && parent.meta.run_instance_id === ref.run_instance_id && parent !== entry ? parent : undefined
+    const current = runs.get(ref.run)
+    const parent = current && current.meta.run_instance_id === ref.run_instance_id ? current : archivedByInstance.get(ref.run_instance_id)
+    return parent && parent.meta.run === ref.run && parent !== entry ? parent : undefined
   }
+  const wasReported = (m: RunMeta): boolean => reported[m.run] === m.run_instance_id || (input.reportedArchived?.[m.run]?.includes(m.run_instance_id) ?? false)
   const inScope = (entry: RunEntry): boolean => {
     if (!ids && !scope) return true
     if (ids?.has(entry.meta.run)) return true
@@ -87,7 +98,7 @@ export function selectBatch(input: SelectionInput): Selection {
       value =
         m.owner === owner &&
         m.notification !== 'silent' &&
-        reported[m.run] !== m.run_instance_id &&
+        !wasReported(m) &&
         !claimed.has(memberKey(m.run, m.run_instance_id)) &&
         inScope(entry)
       candidateMemo.set(entry, value)
@@ -109,7 +120,7 @@ export function selectBatch(input: SelectionInput): Selection {
     return value
   }
 
-  const candidates = [...runs.values()].filter(isCandidate)
+  const candidates = [...runs.values(), ...archived].filter(isCandidate)
   const unknown: string[] = []
   const alreadyReported: string[] = []
   const silent: RunEntry[] = []
@@ -121,9 +132,14 @@ export function selectBatch(input: SelectionInput): Selection {
     waitedSet = []
     for (const id of ids) {
       const entry = runs.get(id)
+      // `wait RUN` covers every unreported generation of RUN.
+      const earlier = entry && entry.meta.owner === owner ? archived.filter((e) => e.meta.run === id && isCandidate(e)) : []
+      waitedSet.push(...earlier)
       if (!entry || entry.meta.owner !== owner) unknown.push(id)
       else if (entry.meta.notification === 'silent') silent.push(entry)
-      else if (reported[id] === entry.meta.run_instance_id) alreadyReported.push(id)
+      else if (reported[id] === entry.meta.run_instance_id) {
+        if (earlier.length === 0) alreadyReported.push(id)
+      }
       else if (isCandidate(entry)) waitedSet.push(entry)
       else if (claimed.has(memberKey(entry.meta.run, entry.meta.run_instance_id))) inFlight++
     }

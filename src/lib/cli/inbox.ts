@@ -1,0 +1,41 @@
+/** `actors inbox`: inside a Run, the messages `actors send` left for it. */
+import {resolveHome} from '../home.js'
+import {messageLine, type InboxRecord} from '../steer/inbox.js'
+import {followInbox, resolveInboxTarget, takeInbox} from '../steer/inbox-reader.js'
+import {defineCommand} from './definition.js'
+
+export const inboxCommand = defineCommand({
+  id: 'inbox',
+  summary: "Read this Run's messages (sent with `actors send`) from inside the Run",
+  description: [
+    'Prints the messages sent to this generation of the Run that it has not read yet, one a line (a message with line breaks as a JSON string), and moves its cursor past them.',
+    '--all prints every record of the inbox without moving the cursor; --follow keeps printing new messages until the Run ends.',
+    '--json prints {records: [...]}, or with --follow one record a line.',
+  ].join(' '),
+  examples: ['<%= config.bin %> inbox', '<%= config.bin %> inbox --follow | while read -r msg; do ...; done', '<%= config.bin %> inbox --all --json'],
+  args: {},
+  flags: {
+    follow: {type: 'boolean', char: 'f', description: 'keep printing new messages until the Run ends'},
+    all: {type: 'boolean', description: 'every record of the inbox (all generations), without moving the cursor'},
+  },
+
+  async run({flags, json}) {
+    resolveHome(flags.home)
+    const target = resolveInboxTarget()
+    if (flags.follow) {
+      const stop = new AbortController()
+      const end = () => stop.abort()
+      process.once('SIGINT', end)
+      process.once('SIGTERM', end)
+      const print = (records: InboxRecord[]) => {
+        for (const r of records) process.stdout.write(json ? JSON.stringify(r) + '\n' : messageLine(r.message) + '\n')
+      }
+      await followInbox(target, flags.all, print, stop.signal)
+      return undefined
+    }
+    const records = takeInbox(target, flags.all, (list) => {
+      if (!json) for (const r of list) process.stdout.write(messageLine(r.message) + '\n')
+    })
+    return {records}
+  },
+})

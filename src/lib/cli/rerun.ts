@@ -1,0 +1,29 @@
+/** `actors rerun`: start a finished Run again as its next generation, with some values replaced. */
+import {notFoundError} from '../errors.js'
+import {resolveHome, resolveRunRef, runDir, runsDir} from '../home.js'
+import {readRunState} from '../run-store.js'
+import {startNextGeneration} from '../steer/next-generation.js'
+import {defineCommand} from './definition.js'
+
+export const rerunCommand = defineCommand({
+  id: 'rerun',
+  summary: 'Start a finished Run again as its next generation (NAME=VALUE replaces earlier values)',
+  description: 'Same Recipe, values, cwd and lineage as the last generation; values given are validated like a launch (exit 2, nothing started). A live Run is refused (exit 5). Returns {run, generation, run_instance_id, state_dir, status, pid}.',
+  examples: ['<%= config.bin %> rerun build-1', '<%= config.bin %> rerun build-1 target=release --json'],
+  strict: false,
+  args: {run: {description: 'Run id or state dir, followed by NAME=VALUE arguments', required: true}},
+  flags: {},
+
+  async run({args, argv, flags, json}) {
+    const home = resolveHome(flags.home)
+    const id = resolveRunRef(home, args.run!)
+    const state = readRunState(runDir(home, id))
+    if (!state) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
+    const started = startNextGeneration(home, state, {assignments: argv.slice(1)})
+    if (!json) {
+      process.stdout.write(`${started.run}\n`)
+      process.stderr.write(`actors: ${started.status} ${started.run} generation ${started.generation} in ${started.state_dir}\n`)
+    }
+    return started
+  },
+})

@@ -1,0 +1,46 @@
+/** `actors send`: steer a live Run through its inbox, or resume a finished one with a message. */
+import {readFileSync} from 'node:fs'
+import {usageError} from '../errors.js'
+import {resolveHome} from '../home.js'
+import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
+import {sendMessage} from '../steer/send.js'
+import {defineCommand} from './definition.js'
+
+export const sendCommand = defineCommand({
+  id: 'send',
+  summary: 'Send a message to a Run: steer it while it runs, or resume it when it has finished',
+  description: [
+    'A live Run with inbox: stdin gets the message as one line on its stdin; with inbox: file it is appended to its inbox.jsonl (read with `actors inbox`).',
+    'A live Run without an inbox is refused (exit 3). A finished Run is resumed as its next generation with ACTORS_MESSAGE set (refused with exit 3 when its Recipe says resume: false).',
+    'MESSAGE is at most 64 KiB; "-" reads it from stdin.',
+  ].join(' '),
+  examples: ['<%= config.bin %> send worker-1 "focus on the failing test"', '<%= config.bin %> send review-2 "now check the docs" --json', 'git diff | <%= config.bin %> send reviewer -'],
+  args: {
+    run: {description: 'Run id or state dir', required: true},
+    message: {description: 'the message ("-": read stdin)', required: true},
+  },
+  flags: {},
+
+  async run({args, flags, json}) {
+    const message = args.message === '-' ? readStdinMessage() : args.message!
+    const reply = await sendMessage(resolveHome(flags.home), args.run!, message)
+    if (!json) {
+      const how = reply.delivered === 'resumed' ? `resumed as generation ${reply.generation} (${reply.status})` : `delivered to its ${reply.delivered}${reply.written === false ? ' journal; not yet written to stdin' : ''}`
+      process.stderr.write(`actors: ${reply.run}: message ${reply.message_id} ${how}\n`)
+      process.stdout.write(`${reply.message_id}\n`)
+    }
+    return reply
+  },
+})
+
+/** The message from stdin, refused when over the limit (read one byte more than allowed to tell). */
+function readStdinMessage(): string {
+  let bytes: Buffer
+  try {
+    bytes = readFileSync(0)
+  } catch (error) {
+    throw usageError(`cannot read the message from stdin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'pipe the message in, or pass it as an argument')
+  }
+  if (bytes.length > MAX_MESSAGE_BYTES) throw usageError(`the message is ${bytes.length} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit`, 'put large content in a file and send its path')
+  return bytes.toString('utf8').replace(/\n$/, '')
+}

@@ -1,0 +1,31 @@
+/**
+ * Starting generation n+1 of a Run id whose generation n is terminal: the
+ * launch's part, called under the Run's lock once the launch was validated
+ * (launch.ts). Archives generation n (move.ts) and carries over what belongs
+ * to the Run id rather than to one generation: the generations still owed to
+ * the owner's `wait`.
+ */
+import type {RunMeta} from '../run-types.js'
+import {readRunResult} from '../run-store.js'
+import {owedAfterArchive} from './delivery.js'
+import {generationOf} from './layout.js'
+import {archiveAndStartLocked, completeMoveLocked} from './move.js'
+import {appendInboxRecord} from '../steer/inbox.js'
+
+/**
+ * Archive the terminal generation `current` of the Run in `dir` and write the
+ * run.json `build(n+1)` returns. Caller holds the Run's lock. Returns the new meta.
+ */
+export function startGenerationLocked(home: string, dir: string, current: RunMeta, build: (generation: number) => RunMeta): RunMeta {
+  current = completeMoveLocked(dir, current)
+  // A result written without its mirror in run.json (a crash in between) still says how the generation ended.
+  const result = readRunResult(dir, current)
+  const ended: RunMeta = result && current.status !== result.status ? {...current, status: result.status, ended_at: result.completed_at, exit_code: result.exit_code} : current
+  const next = build(generationOf(ended) + 1)
+  const owed = owedAfterArchive(home, ended)
+  if (owed.length) next.unreported_generations = owed
+  archiveAndStartLocked(dir, ended, next)
+  // The message that resumes the Run is its new generation's first inbox record, there before the command starts.
+  if (next.message) appendInboxRecord(dir, {id: next.message.id, message: next.message.text, generation: generationOf(next), via: 'resume'})
+  return next
+}

@@ -1,0 +1,90 @@
+/**
+ * Starting the next generation of a finished Run from what its run.json
+ * recorded (SPEC: `send` resumes, `rerun` starts again): same Recipe, values,
+ * cwd and lineage, through the same tree policy as any launch (depth limit,
+ * the root's budget, the parent's max-parallel queue).
+ */
+import {dirname} from 'node:path'
+import {randomUuid} from '../builtins.js'
+import {notActiveError, usageError} from '../errors.js'
+import {runDir} from '../home.js'
+import type {LaunchResult, LaunchSpec} from '../launch.js'
+import {loadRecipeFile, recipeError} from '../recipes/load.js'
+import {resolveRecipe} from '../recipes/resolve.js'
+import {readRunMetaRaw, type RunState} from '../run-store.js'
+import type {RunMeta} from '../run-types.js'
+import {launchInTree} from '../tree/admission.js'
+import {checkBudget} from '../tree/limits.js'
+import {existsSync} from 'node:fs'
+
+export interface NextGeneration {
+  /** The message that resumes the Run (send), or none (rerun). */
+  message?: string
+  /** `NAME=VALUE` words replacing earlier values (rerun); validated like a launch. */
+  assignments?: string[]
+}
+
+export interface NextGenerationResult extends LaunchResult {
+  generation: number
+  message_id?: string
+}
+
+/** The launch of `state`'s Run as its next generation; refusals are the launch's (2, 3, 5). */
+export function startNextGeneration(home: string, state: RunState, change: NextGeneration): NextGenerationResult {
+  const {meta} = state
+  const spec = specFromMeta(home, meta, change.assignments ?? [])
+  const messageId = change.message !== undefined ? randomUuid() : undefined
+  if (change.message !== undefined) spec.message = {id: messageId!, text: change.message}
+  const launched = launchInTree(spec)
+  const now = readRunMetaRaw(launched.state_dir)
+  return {...launched, generation: typeof now?.generation === 'number' ? now.generation : 1, ...(messageId ? {message_id: messageId} : {})}
+}
+
+/** Rebuild a LaunchSpec from run.json; with assignments, re-resolve the Recipe so new values are checked like at launch. */
+function specFromMeta(home: string, meta: RunMeta, assignments: string[]): LaunchSpec {
+  let resolved = {values: meta.values, plan: meta.plan, env: meta.env}
+  if (assignments.length > 0) {
+    if (!meta.recipe_file) throw usageError(`Run ${meta.run} is an ad-hoc command; it takes no NAME=VALUE`, `rerun it as it was (actors rerun ${meta.run}), or launch a changed command with actors run --name ${meta.run} -- ...`)
+    if (!existsSync(meta.recipe_file)) throw recipeError(meta.recipe_file, null, 'is gone; its Run cannot be re-resolved with new values', `restore the Recipe, or rerun without values (actors rerun ${meta.run})`)
+    const recipe = loadRecipeFile(meta.recipe_file, dirname(meta.recipe_file))
+    resolved = resolveRecipe({...recipe, name: meta.recipe ?? recipe.name}, assignments, {run_id: meta.run, state_dir: runDir(home, meta.run)}, meta.values)
+  }
+  const spec: LaunchSpec = {
+    home,
+    id: meta.run,
+    explicitId: true,
+    recipe: meta.recipe,
+    recipeFile: meta.recipe_file,
+    values: resolved.values,
+    plan: resolved.plan,
+    cwd: meta.cwd,
+    env: resolved.env,
+    timeoutMs: meta.timeout_ms,
+    retry: meta.retry,
+    killGraceMs: meta.kill_grace_ms,
+    control: meta.control,
+    artifacts: meta.artifacts,
+    notification: meta.notification,
+    singleton: meta.singleton,
+    maxParallel: meta.max_parallel,
+    owner: meta.owner,
+    depth: meta.depth,
+    inbox: meta.inbox,
+    resume: meta.resume,
+  }
+  if (!meta.parent) {
+    // A root keeps its budget; a spent one refuses the new generation like any launch in the tree.
+    if (typeof meta.budget_tokens === 'number') checkBudget(home, meta.run)
+    spec.budgetTokens = meta.budget_tokens
+    return spec
+  }
+  // The new generation joins its parent's current generation (which may have been resumed meanwhile).
+  const parentDir = runDir(home, meta.parent.run)
+  const parent = readRunMetaRaw(parentDir)
+  if (!parent) {
+    throw notActiveError(`Run ${meta.run}'s parent ${meta.parent.run} no longer exists`, `start a new top-level Run instead (actors run ... ), or adopt it elsewhere`)
+  }
+  spec.parent = {run: parent.run, run_instance_id: parent.run_instance_id, state_dir: parentDir}
+  spec.root = parent.root
+  return spec
+}
