@@ -41,6 +41,6 @@ function readStdinMessage(): string {
   } catch (error) {
     throw usageError(`cannot read the message from stdin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'pipe the message in, or pass it as an argument')
   }
-  if (bytes.length > MAX_MESSAGE_BYTES) throw usageError(`the message is ${bytes.length} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit`, 'put large content in a file and send its path')
+  if (bytes.length > MAX_MESSAGE_BYTES) throw usageError(`the message is ${bytes.length} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`, 'put large content in a file and send its path')
   return bytes.toString('utf8').replace(/\n$/, '')
 }

@@ -34,8 +34,14 @@ export interface GenerationMoveMark {
   staging: string
 }
 
-/** Test-only: ACTORS_TEST_GENERATION_MOVE_DELAY_MS holds the move after staging and after the commit, so a test can kill it there. */
-function testPause(): void {
+/**
+ * Test-only: ACTORS_TEST_GENERATION_MOVE_DELAY_MS holds the move after staging
+ * and after the commit (only at ACTORS_TEST_GENERATION_MOVE_AT, `staged` or
+ * `committed`, when set), so a test can kill it there.
+ */
+function testPause(stage: 'staged' | 'committed'): void {
+  const at = process.env.ACTORS_TEST_GENERATION_MOVE_AT
+  if (at && at !== stage) return
   const ms = Number(process.env.ACTORS_TEST_GENERATION_MOVE_DELAY_MS ?? 0)
   if (Number.isFinite(ms) && ms > 0) sleepSync(Math.min(ms, 60_000))
 }
@@ -56,10 +62,10 @@ export function archiveAndStartLocked(dir: string, current: RunMeta, next: RunMe
   const staging = join(base, `.staging-${n}-${process.pid}-${randomHex(3)}`)
   mkdirSync(staging)
   writeJsonAtomic(join(staging, 'run.json'), {...current, ...archived})
-  testPause()
+  testPause('staged')
   const mark: GenerationMoveMark = {from: n, staging: basename(staging)}
   writeJsonAtomic(metaFile(dir), {...next, generation_move: mark})
-  testPause()
+  testPause('committed')
   finishMoveLocked(dir, mark)
   writeJsonAtomic(metaFile(dir), next)
 }

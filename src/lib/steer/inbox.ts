@@ -41,7 +41,7 @@ function inboxLock(dir: string): string {
 export function validateMessage(message: string): string {
   const bytes = Buffer.byteLength(message)
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw usageError(`the message is ${bytes} bytes, over the ${MAX_MESSAGE_BYTES}-byte limit`, 'put large content in a file and send its path')
+    throw usageError(`the message is ${bytes} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`, 'put large content in a file and send its path')
   }
   if (message === '') throw usageError('the message is empty', 'send some text, e.g. actors send RUN "focus on the tests"')
   return message
