@@ -175,7 +175,9 @@ describe('generations', () => {
     await waitForResult(runDirOf(h, 'n'))
     expect(actors(h, ['wait', '--json', '--timeout', '5s']).json.rows.map((r: any) => r.generation)).toEqual([3])
     expect(actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation)).toEqual([1, 2, 3])
-    // prune removes the Run with all its generations.
+    // --earlier-generations keeps the current generation; a plain prune removes the Run with all its generations.
+    expect(actors(h, ['prune', 'n', '--earlier-generations', '--json']).json.pruned_generations).toEqual([{run: 'n', generations: [1, 2]}])
+    expect(actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation)).toEqual([3])
     expect(actors(h, ['prune', 'n', '--json']).json.pruned).toEqual(['n'])
     expect(existsSync(runDirOf(h, 'n'))).toBe(false)
   })

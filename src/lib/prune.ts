@@ -9,17 +9,22 @@ import {EXIT} from './errors.js'
 import {resolveRunRef, runDir, runsDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
-import {listRunIds, readRunState, runFile} from './run-store.js'
+import {listRunIds, readRunMetaRaw, readRunState, runFile} from './run-store.js'
+import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from './generations/layout.js'
 import {isTerminal} from './run-types.js'
 
 export interface PruneOptions {
   refs: string[]
   olderThanMs?: number
   keepArtifacts: boolean
+  /** Delete only earlier generations (generations/<n>/), keeping every Run's current one. */
+  earlierGenerations?: boolean
 }
 
 export interface PruneReport {
   pruned: string[]
+  /** With earlierGenerations: the generations removed, per Run. */
+  pruned_generations?: Array<{run: string; generations: number[]}>
   kept_artifacts: Array<{run: string; name: string; path: string}>
   /** Runs left in place: `problem` says why (damaged files, a named Run not found, a live one). */
   skipped: Array<{run: string; reason: string; problem: 'damaged' | 'not_found' | 'live'}>
@@ -39,10 +44,15 @@ export function pruneExitCode(report: PruneReport): number {
   return EXIT.ok
 }
 
-/** Prune the named Runs, or every terminal Run when none are named. */
+/**
+ * Prune the named Runs, or every terminal Run when none are named. A Run goes
+ * with all its generations; `earlierGenerations` removes only the archived
+ * ones (generations/<n>/), of live Runs too.
+ */
 export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   const report: PruneReport = {pruned: [], kept_artifacts: [], skipped: []}
   const ids = options.refs.length ? options.refs.map((ref) => resolveRunRef(home, ref)) : listRunIds(home)
+  if (options.earlierGenerations) return pruneEarlierGenerations(home, ids, options, report)
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
   for (const id of ids) {
     const dir = runDir(home, id)
@@ -90,3 +100,39 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
 }
 
 
+
+/** `--earlier-generations`: remove archived generations (older than the cutoff), under each Run's lock. */
+function pruneEarlierGenerations(home: string, ids: string[], options: PruneOptions, report: PruneReport): PruneReport {
+  const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
+  report.pruned_generations = []
+  for (const id of ids) {
+    const dir = runDir(home, id)
+    let state
+    try {
+      state = readRunState(dir)
+    } catch (error) {
+      report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
+      continue
+    }
+    if (!state) {
+      if (options.refs.length) report.skipped.push({run: id, reason: 'not found', problem: 'not_found'})
+      continue
+    }
+    const removed = withLockSync(runFile(dir, 'lock'), () => {
+      const gone: number[] = []
+      for (const n of archivedGenerations(dir)) {
+        if (n >= generationOf(state.meta)) continue
+        const archive = archivedGenerationDir(dir, n)
+        const ended = Date.parse(String(readRunMetaRaw(archive)?.ended_at ?? ''))
+        if (cutoff !== undefined && !(ended <= cutoff)) continue
+        const doomed = join(generationsDir(dir), `.pruning-${n}-${process.pid}`)
+        renameSync(archive, doomed)
+        rmSync(doomed, {recursive: true, force: true})
+        gone.push(n)
+      }
+      return gone
+    })
+    if (removed.length) report.pruned_generations.push({run: id, generations: removed})
+  }
+  return report
+}
