@@ -108,9 +108,11 @@ async function watchStore<T extends WatchedListing>(
 }
 
 function formatGenerations(listing: GenerationListing): string {
-  const lines = [['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'].join('  ')]
+  const widths = [3, 36, 9, 24, 24]
+  const line = (cells: string[]) => cells.map((c, i) => (i < widths.length ? c.padEnd(widths[i]) : c)).join('  ').trimEnd()
+  const lines = [line(['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'])]
   for (const g of listing.generations) {
-    lines.push([String(g.generation).padEnd(3), g.run_instance_id, g.status.padEnd(9), g.started_at ?? '-', g.ended_at ?? '-', g.exit_code ?? '-'].join('  ') + (g.current ? '  (current)' : ''))
+    lines.push(line([String(g.generation), g.run_instance_id, g.status, g.started_at ?? '-', g.ended_at ?? '-', `${g.exit_code ?? '-'}${g.current ? '  (current)' : ''}`]))
   }
   return lines.join('\n') + '\n'
 }

@@ -1,7 +1,6 @@
 /** `actors rerun`: start a finished Run again as its next generation, with some values replaced. */
-import {notFoundError} from '../errors.js'
-import {resolveHome, resolveRunRef, runDir, runsDir} from '../home.js'
-import {readRunState} from '../run-store.js'
+import {resolveHome, resolveRunRef} from '../home.js'
+import {requireRun} from '../run-store.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {defineCommand} from './definition.js'
 
@@ -16,9 +15,7 @@ export const rerunCommand = defineCommand({
 
   async run({args, argv, flags, json}) {
     const home = resolveHome(flags.home)
-    const id = resolveRunRef(home, args.run!)
-    const state = readRunState(runDir(home, id))
-    if (!state) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
+    const state = requireRun(home, resolveRunRef(home, args.run!))
     const started = startNextGeneration(home, state, {assignments: argv.slice(1)})
     if (!json) {
       process.stdout.write(`${started.run}\n`)

@@ -5,11 +5,11 @@
  * parent's caps (max-parallel, the tree's budget). Every check passes for
  * every Run before anything is changed.
  */
-import {notActiveError, notFoundError, refusedError, usageError} from '../errors.js'
-import {resolveRunRef, runDir, runsDir} from '../home.js'
+import {notActiveError, refusedError, usageError} from '../errors.js'
+import {resolveRunRef} from '../home.js'
 import {withLockSync} from '../lock.js'
 import {notifyStateChange} from '../notify.js'
-import {readRunState, updateRunMeta, type RunState} from '../run-store.js'
+import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
 import {isTerminal, type RunMeta} from '../run-types.js'
 import {childrenLock, collectDescendants, readChildren, recordChild} from '../tree/children.js'
 import {checkBudget, maxDepth} from '../tree/limits.js'
@@ -35,10 +35,7 @@ function resolveParent(home: string, parentRef: string | undefined, env: NodeJS.
 }
 
 function requireState(home: string, ref: string): RunState {
-  const id = resolveRunRef(home, ref)
-  const state = readRunState(runDir(home, id))
-  if (!state) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
-  return state
+  return requireRun(home, resolveRunRef(home, ref))
 }
 
 /** Adopt the Runs `refs` under the parent; see the module comment. */

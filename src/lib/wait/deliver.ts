@@ -86,7 +86,8 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     }
     const selection = selectBatch({runs, archived, reportedArchived: journal.reported_archived, owner: request.owner, reported: journal.reported, claimed, scope: request.scope, ids: request.ids})
     const pruned = forgetVanished(journal, new Set(runs.keys()))
-    const attention = findAttention(selection.candidates, journal, claimedEvents)
+    // An earlier generation is finished: its result row is what is owed, not its old attention requests.
+    const attention = findAttention(selection.candidates.filter((c) => !c.archived), journal, claimedEvents)
     const onlyUnknown = request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
     const ready =
       onlyUnknown ||
