@@ -6,12 +6,14 @@
  * generation move killed half way.
  */
 import {spawn} from 'node:child_process'
-import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {describe, expect, it, vi} from 'vitest'
 import {BIN, actors, actorsAsync, cliEnv, homeWithRecipes, homesPerTest, processAlive, readJson, removeHome, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-gen-')
+// Each test drives dozens of CLI calls and real processes; on a shared, loaded machine that takes a while.
+vi.setConfig({testTimeout: 180_000})
 
 const runDirOf = (h: string, id: string) => join(h, 'runs', id)
 const runJson = (h: string, id: string) => readJson(join(runDirOf(h, id), 'run.json'))
@@ -107,6 +109,11 @@ describe('steering a live Run', () => {
     expect(actors(h, ['inspect', 'plain@2']).code).toBe(4)
     expect(actors(h, ['logs', 'plain@7']).code).toBe(4)
     expect(actors(h, ['run', '--name', 'x', '--inbox', 'pipe', '--', 'true']).code).toBe(2)
+    // A send racing a launch of the same id (its dir exists, run.json not yet written): a clear refusal.
+    mkdirSync(runDirOf(h, 'racing'))
+    const racing = actors(h, ['send', 'racing', 'hi'])
+    expect(racing.code).toBe(3)
+    expect(racing.stderr).toContain('being created')
     // Relaunching a live id stays refused (exit 5), and so does a rerun of it.
     expect(actors(h, ['run', '--name', 'plain', '--', 'true']).code).toBe(5)
     expect(actors(h, ['rerun', 'plain']).code).toBe(5)
@@ -233,6 +240,33 @@ describe('generations', () => {
     const result = await waitForResult(runDirOf(h, 'b'))
     expect(result.status).toBe('done')
     expect(runJson(h, 'b').generation).toBe(2)
+  })
+
+  it('a resumed root obeys its spent budget (exit 5, no generation started)', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'spender', '--budget-tokens', '10', '--', 'actors', 'emit', 'usage', '--tokens', '20']).code).toBe(0)
+    await waitForResult(runDirOf(h, 'spender'))
+    const refused = actors(h, ['send', 'spender', 'more'])
+    expect(refused.code).toBe(5)
+    expect(refused.stderr).toContain('budget')
+    expect(runJson(h, 'spender').generation).toBe(1)
+  })
+
+  it('the library Recipes: a stdin line service and a job resumed from its checkpoint', async () => {
+    const h = home()
+    expect(actors(h, ['run', 'steer/line-service', '--name', 'up', 'prefix=> ']).code).toBe(0)
+    expect(actors(h, ['send', 'up', 'hello']).code).toBe(0)
+    await waitFor(() => stdoutOf(h, 'up').includes('1 > HELLO'), 15_000, 'the answer')
+    expect(actors(h, ['send', 'up', 'quit']).code).toBe(0)
+    expect((await waitForResult(runDirOf(h, 'up'))).status).toBe('done')
+    expect(actors(h, ['run', 'steer/resumable', '--name', 'count', 'steps=2']).code).toBe(0)
+    await waitForResult(runDirOf(h, 'count'))
+    expect(actors(h, ['send', 'count', 'again']).code).toBe(0)
+    await waitForResult(runDirOf(h, 'count'))
+    expect(stdoutOf(h, 'count')).toBe('generation 2 continues at 2 (message: again)\nnow at 4\n')
+    expect(actors(h, ['rerun', 'count', 'steps=1']).code).toBe(0)
+    await waitForResult(runDirOf(h, 'count'))
+    expect(stdoutOf(h, 'count')).toBe('generation 3 continues at 4\nnow at 5\n')
   })
 
   it('survives a crash in the middle of a generation move: old layout before the commit, new layout after', async () => {
