@@ -141,6 +141,8 @@ describe('loading', () => {
       ['template: x\nenv: {A: {b: 1}}\n', /field "env" value of "A" is not a string/],
       ['template: x\nsingleton: yes please\n', /field "singleton"/],
       ['template: x\nnotification: loud\n', /field "notification" "loud" is not normal or silent/],
+      ['template: x\ninbox: socket\n', /field "inbox" "socket" is not stdin or file/],
+      ['template: x\nresume: maybe\n', /field "resume" "maybe" is not true or false/],
       ['template: x\nargs: [{name: x}]\n', /field "args" args entry/],
       ['template: x\nargs: ["n:integer"]\n', /field "args" unknown arg type "integer"/],
       ['template: x\nargs: ["n:int=two"]\n', /field "args" default of arg "n": "two" is not an integer/],

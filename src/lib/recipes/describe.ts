@@ -19,6 +19,10 @@ export interface RecipeDescription {
   artifacts: Record<string, string>
   singleton: boolean
   notification: 'normal' | 'silent'
+  /** How `actors send` steers the live Run, or null when it is not steerable. */
+  inbox: 'stdin' | 'file' | null
+  /** Whether `actors send` may resume the finished Run. */
+  resume: boolean
 }
 
 /** Describe a loaded Recipe with its templates split into (unrendered) argv words. */
@@ -46,6 +50,8 @@ export function describeRecipe(recipe: Recipe): RecipeDescription {
     artifacts: recipe.artifacts ?? {},
     singleton: recipe.singleton,
     notification: recipe.notification,
+    inbox: recipe.inbox ?? null,
+    resume: recipe.resume !== false,
   }
 }
 
@@ -75,6 +81,8 @@ export function formatDescription(d: RecipeDescription): string {
   for (const [k, v] of Object.entries(d.artifacts)) lines.push([`artifact.${k}`, v])
   if (d.singleton) lines.push(['singleton', 'true'])
   if (d.notification !== 'normal') lines.push(['notification', d.notification])
+  if (d.inbox) lines.push(['inbox', d.inbox])
+  if (!d.resume) lines.push(['resume', 'false'])
   const width = Math.max(...lines.map(([k]) => k.length))
   return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')
 }

@@ -47,7 +47,9 @@ export async function sendMessage(home: string, ref: string, message: string): P
     const {meta, record} = live
     notifyStateChange(home)
     const reply: SendReply = {run: meta.run, generation: record.generation, message_id: record.id, delivered: meta.inbox === 'stdin' ? 'stdin' : 'inbox', run_instance_id: meta.run_instance_id}
-    if (meta.inbox === 'stdin') {
+    // A queued Run's supervisor writes the line once it starts: nothing to wait for yet.
+    if (meta.inbox === 'stdin' && meta.status === 'queued') reply.written = false
+    else if (meta.inbox === 'stdin') {
       const ack = await watchUntil(dir, () => readStdinAck(dir, record.generation), (seq) => seq >= record.seq, {timeoutMs: STDIN_ACK_MS, pollMs: 200})
       reply.written = ack >= record.seq
     }
