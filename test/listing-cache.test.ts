@@ -14,7 +14,7 @@ beforeEach(() => {
 })
 afterEach(() => removeHome(home))
 
-const cacheFile = () => join(home, '.listing-cache.json')
+const cacheFile = () => join(home, 'runs', '.cache', 'listing.json')
 
 /** `inspect --json` twice: through whatever cache there is, then with none. Both must agree (live Runs' durations tick). */
 function listing() {

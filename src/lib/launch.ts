@@ -4,7 +4,7 @@
  * supervisor process exists; the supervisor fills in the command's pids.
  */
 import {childProcess, randomHex, randomUuid} from './builtins.js'
-import {mkdirSync, rmSync, statSync} from 'node:fs'
+import {rmSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
@@ -15,6 +15,7 @@ import {supervisorEnvironment} from './supervisor-env.js'
 import {submitSlurmRun} from './executors/slurm-submit.js'
 import {isSlurmRun} from './executors/slurm.js'
 import {readProcessIdentity} from './process-identity.js'
+import {addIndexMarker, claimRunDirName} from './run-index.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta, RUN_FILES} from './run-store.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from './state-files.js'
 import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta} from './run-types.js'
@@ -88,14 +89,7 @@ const CREATING_GRACE_MS = 30_000
  * previous generation's files are cleared.
  */
 function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta} {
-  const dir = runDir(spec.home, id)
-  let fresh = false
-  try {
-    mkdirSync(dir)
-    fresh = true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  }
+  const {dir, fresh} = claimRunDirName(spec.home, id)
   if (!fresh) {
     if (!spec.explicitId) throw new RunIdTaken(id)
     // Settle a Run whose supervisor vanished first: reconciliation takes the lock itself (not reentrant).
@@ -118,6 +112,8 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       }
     }
     const meta = newRunMeta(spec, id, dir)
+    // In the run index before run.json exists, so before the Run can end: live commands find it from now on.
+    addIndexMarker(spec.home, id, meta.run_instance_id)
     writeJsonAtomic(runFile(dir, 'meta'), meta)
     return {dir, meta}
   })

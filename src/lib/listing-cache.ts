@@ -11,14 +11,16 @@
  * read). The cache is disposable: a missing, damaged, foreign or oversized
  * file is ignored and rebuilt, and it is written without fsync.
  */
-import {statSync, type Stats} from 'node:fs'
+import {mkdirSync, statSync, type Stats} from 'node:fs'
 import {join} from 'node:path'
+import {historyCacheDir} from './home.js'
 import {isTerminal} from './run-types.js'
 import type {RunSummary} from './run-summary.js'
 import {readJsonFile, writeFileAtomic} from './state-files.js'
 
 const CACHE_SCHEMA = 'actors-listing-cache-v1'
-const CACHE_FILE = '.listing-cache.json'
+/** Under runs/.cache/ (home.ts): it grows with the history it caches. */
+const CACHE_FILE = 'listing.json'
 /** Past this the cache costs more to parse than it saves; listings then read every run.json. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
 
@@ -40,8 +42,8 @@ export class ListingCache {
   private readonly keys = new Map<string, string>()
   private changed = false
 
-  constructor(home: string) {
-    this.file = join(home, CACHE_FILE)
+  constructor(private readonly home: string) {
+    this.file = join(historyCacheDir(home), CACHE_FILE)
     this.previous = readEntries(this.file)
   }
 
@@ -76,6 +78,7 @@ export class ListingCache {
   save(): void {
     if (!this.changed && Object.keys(this.previous).length === Object.keys(this.next).length) return
     try {
+      mkdirSync(historyCacheDir(this.home), {recursive: true})
       writeFileAtomic(this.file, JSON.stringify({schema: CACHE_SCHEMA, entries: this.next} satisfies CacheFile), {durable: false})
     } catch {}
   }
