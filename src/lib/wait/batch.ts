@@ -206,10 +206,19 @@ function boundBatchBytes(doc: BatchDocument): BatchDocument {
     if (batchBytes(doc) <= limit) return doc
     if (cap === 0) break
   }
-  while (doc.rows.length > 0 && batchBytes(doc) > limit) {
-    doc.overflow_runs.unshift(doc.rows.pop()!.run)
-    doc.overflow++
+  // The most rows that fit (binary search: each probe serialises the document once).
+  const rows = doc.rows
+  const fits = (n: number) => batchBytes({...doc, rows: rows.slice(0, n), overflow_runs: [...rows.slice(n).map((r) => r.run), ...doc.overflow_runs]}) <= limit
+  let low = 0
+  let high = rows.length - 1
+  while (low < high) {
+    const mid = (low + high + 1) >> 1
+    if (fits(mid)) low = mid
+    else high = mid - 1
   }
+  doc.overflow_runs = [...rows.slice(low).map((r) => r.run), ...doc.overflow_runs]
+  doc.overflow += rows.length - low
+  doc.rows = rows.slice(0, low)
   return doc
 }
 
