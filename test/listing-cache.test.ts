@@ -96,7 +96,7 @@ describe('the listing cache', () => {
     // An entry whose key matches but whose summary was edited to name another Run or state dir is a miss.
     actors(home, ['inspect', '--json'])
     const cache = readJson(cacheFile())
-    cache.entries.one.summary = {...cache.entries.one.summary, status: 'failed', state_dir: join(home, 'runs', 'elsewhere')}
+    cache.entries.one.value = {...cache.entries.one.value, status: 'failed', state_dir: join(home, 'runs', 'elsewhere')}
     writeFileSync(cacheFile(), JSON.stringify(cache))
     expect(actors(home, ['inspect', '--json']).json.runs).toEqual([expect.objectContaining({run: 'one', status: 'done', state_dir: dir})])
   })

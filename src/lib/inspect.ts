@@ -151,7 +151,7 @@ function everyListing(home: string, now: number): RunListing {
   const base = runsDir(home)
   for (const id of listRunIds(home)) {
     const dir = base + sep + id
-    let summary = cache.lookup(id, dir, runFile(dir, 'meta'))
+    let summary = cache.lookup(id, runFile(dir, 'meta'))
     if (!summary) {
       const state = readListedRun(dir, {withResult: false})
       if (!state) continue

@@ -6,6 +6,7 @@
  * copied, restored) and the state dirs stay the truth the index is rebuilt
  * from.
  */
+import {existsSync} from 'node:fs'
 import {sep} from 'node:path'
 import {runDir} from './home.js'
 import {readRunMetaRaw} from './run-store.js'
@@ -26,6 +27,8 @@ function reportedFile(dir: string): string {
 
 /** The instance whose completion was reported, per the Run's state dir; undefined when none (or unreadable: then it is reported again rather than lost). */
 export function reportedInstance(dir: string): string | undefined {
+  // Most Runs a reader asks about are unreported: a failed open would cost an exception each.
+  if (!existsSync(reportedFile(dir))) return undefined
   try {
     const record = readJsonFile<Partial<ReportedRecord>>(reportedFile(dir), {maxBytes: 64 * 1024})
     return typeof record?.run_instance_id === 'string' ? record.run_instance_id : undefined

@@ -26,7 +26,8 @@ import {indexDir, isPlainName, runsDir} from './home.js'
 import {appendLaunch, rewriteLaunchLog} from './launch-log.js'
 import {withLockSync} from './lock.js'
 import {recordReported, reportedInstance} from './reported.js'
-import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './run-store.js'
+import {RunJsonCache} from './listing-cache.js'
+import {listRunIds, readRunMetaRaw, readRunState, RUN_FILES, type RunState} from './run-store.js'
 import {readJsonFile, writeFileAtomic} from './state-files.js'
 import {isTerminal, type RunMeta} from './run-types.js'
 
@@ -162,8 +163,11 @@ export type IndexedInstance =
  * read (and reconciled) from its state dir. An instance is unreported while
  * it is terminal, not silent, and its state dir holds no reported.json for it.
  */
-export function readIndexedInstance(home: string, id: string, instance: string): IndexedInstance {
+export function readIndexedInstance(home: string, id: string, instance: string, cache?: TerminalCache): IndexedInstance {
   const dir = runsDir(home) + sep + id
+  const name = id + '@' + instance
+  const cached = cache?.lookup(name, dir + sep + RUN_FILES.meta)
+  if (cached) return needsReport(dir, cached) ? {kind: 'unreported', state: {dir, meta: cached}} : {kind: 'settled'}
   let state: RunState | undefined
   try {
     state = readRunState(dir, {withResult: false})
@@ -174,7 +178,31 @@ export function readIndexedInstance(home: string, id: string, instance: string):
   if (state.meta.run_instance_id !== instance) return {kind: 'gone'}
   if (!isTerminal(state.meta.status)) return {kind: 'live', state}
   if (!needsReport(dir, state.meta)) return {kind: 'settled'}
+  cache?.remember(name, indexedFields(state.meta))
   return {kind: 'unreported', state}
+}
+
+/**
+ * What live commands read of a finished, unreported Run (selection, batch rows,
+ * listings): cached by run.json's stat in index/.terminal.json, so repeated
+ * waits over thousands of unreported Runs (draining a backlog) stat each
+ * run.json instead of parsing it. Finished Runs read through the index carry
+ * only these fields.
+ */
+const INDEXED_FIELDS = ['schema', 'run', 'run_instance_id', 'recipe', 'status', 'owner', 'parent', 'root', 'depth', 'created_at', 'started_at', 'ended_at', 'duration_ms', 'exit_code', 'pid', 'notification', 'generation'] as const
+
+type TerminalCache = RunJsonCache<RunMeta>
+
+function indexedFields(meta: RunMeta): RunMeta {
+  const picked: Record<string, unknown> = {}
+  for (const field of INDEXED_FIELDS) if (meta[field] !== undefined) picked[field] = meta[field]
+  return picked as RunMeta
+}
+
+function terminalCache(home: string): TerminalCache {
+  return new RunJsonCache<RunMeta>(join(indexDir(home), '.terminal.json'), 'actors-index-terminal-v1', (name, meta) => {
+    return typeof meta.status === 'string' && isTerminal(meta.status) && `${meta.run}@${meta.run_instance_id}` === name && typeof meta.owner === 'string'
+  })
 }
 
 /** Whether a terminal Run still has to be reported to its owner. */
@@ -204,17 +232,19 @@ export function readIndexedRuns(home: string): IndexedRuns {
   } catch {
     names = []
   }
+  const cache = terminalCache(home)
   for (const name of names) {
     const at = name.lastIndexOf('@')
     if (name.startsWith('.') || at <= 0) continue
     const id = name.slice(0, at)
     const instance = name.slice(at + 1)
     if (!isPlainName(id)) continue
-    const found = readIndexedInstance(home, id, instance)
+    const found = readIndexedInstance(home, id, instance, cache)
     if (found.kind === 'live' || found.kind === 'unreported') runs.push(found.state)
     else if (found.kind === 'damaged') damaged.push({state_dir: found.dir, error: found.error})
     else if (found.kind === 'settled' || found.kind === 'gone') dropIndexMarker(home, id, instance)
   }
+  cache.save()
   return {runs, damaged}
 }
 
