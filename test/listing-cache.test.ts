@@ -91,7 +91,7 @@ describe('the listing cache', () => {
     for (const text of ['{not json', JSON.stringify({schema: 'other', entries: {}}), '[]']) {
       writeFileSync(cacheFile(), text)
       expect(actors(home, ['inspect', '--json']).json).toEqual(expected)
-      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v1')
+      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v2')
     }
     // An entry whose key matches but whose summary was edited to name another Run or state dir is a miss.
     actors(home, ['inspect', '--json'])
