@@ -65,7 +65,7 @@ describe('the run index', () => {
     expect(journal.pending).toEqual([])
     expect(bytesOutsideRuns(h)).toBeLessThan(16 * 1024)
     expect(actors(h, ['wait', '--json']).json.members).toBe(0)
-  })
+  }, 240_000)
 
   it('notices a state dir copied in by hand and a hand-edited finished Run', async () => {
     const h = home()
@@ -161,7 +161,7 @@ describe('the run index', () => {
     await closed
     expect(drain(h).length).toBe(400)
     expect(markers(h)).toEqual([])
-  })
+  }, 240_000)
 })
 
 describe('inspect filters and bounds', () => {
