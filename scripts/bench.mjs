@@ -1,7 +1,8 @@
 // `npm run bench`: start-up, launch, listing, wait and supervision costs of
 // actors, each as a ratio against a baseline measured in the same run
 // (mostly `node -e 0`), so figures compare across machines.
-// Not part of the test suite. Usage: node scripts/bench.mjs [--quick] [--mcp-only]
+// Not part of the test suite. Usage: node scripts/bench.mjs [--quick] [--mcp-only] [--only history]
+// (`--only history` runs just the 20,000-Run history section).
 import {spawn, spawnSync} from 'node:child_process'
 import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
@@ -11,6 +12,7 @@ import {randomUUID} from 'node:crypto'
 const ROOT = resolve(import.meta.dirname, '..')
 const BIN = join(ROOT, 'bin', 'actors')
 const quick = process.argv.includes('--quick')
+const only = process.argv.includes('--only') ? process.argv[process.argv.indexOf('--only') + 1] : undefined
 const REPEAT = quick ? 7 : 21
 const results = []
 
@@ -192,16 +194,25 @@ try {
   const seedDir = join(full, 'runs', seedRun)
   const meta = JSON.parse(readFileSync(join(seedDir, 'run.json'), 'utf8'))
   const result = JSON.parse(readFileSync(join(seedDir, 'result.json'), 'utf8'))
-  /** `count` finished copies of the seed Run under `root`, named `prefix-NNNN`; `resultFor(i)` adds result fields. */
+  /**
+   * `count` finished copies of the seed Run under `root`, named `prefix-NNNN`;
+   * `resultFor(i)` adds result fields (mirrored into run.json as the kernel does).
+   */
   const seedRuns = (root, prefix, count, resultFor = () => ({})) => {
     for (let i = 0; i < count; i++) {
       const id = `${prefix}-${String(i).padStart(String(count - 1).length, '0')}`
       const dir = join(root, 'runs', id)
       cpSync(seedDir, dir, {recursive: true})
       const instance = randomUUID()
-      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
-      writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, ...resultFor(i)}))
+      const extra = resultFor(i)
+      const ended = extra.completed_at ? {ended_at: extra.completed_at} : {}
+      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, ...ended, run: id, root: id, run_instance_id: instance, state_dir: dir}))
+      writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, ...extra}))
     }
+  }
+  if (only === 'history') {
+    await benchHistory(seedRuns)
+    throw 'done'
   }
   seedRuns(full, 'hist', 2000)
   const freshHome = () => join(tmp, `fresh-${randomUUID()}`)
@@ -278,9 +289,70 @@ try {
       process.kill(m.child_pid, 'SIGKILL')
     } catch {}
   }
+  await benchHistory(seedRuns)
+} catch (error) {
+  if (error !== 'done') throw error
 } finally {
   await new Promise((r) => setTimeout(r, 500))
   rmSync(tmp, {recursive: true, force: true})
+}
+
+/** Bytes of every file under `dir`, skipping its `runs/` (what the state root holds besides the Runs themselves). */
+function bytesOutsideRuns(dir, top = true) {
+  let total = 0
+  for (const entry of readdirSync(dir, {withFileTypes: true})) {
+    if (top && entry.name === 'runs') continue
+    const path = join(dir, entry.name)
+    total += entry.isDirectory() ? bytesOutsideRuns(path, false) : statSync(path).size
+  }
+  return total
+}
+
+/** One figure measured once (a duration, a size), recorded beside the ratios. */
+function record(name, fields) {
+  results.push({name, ...fields})
+  console.error(`${name.padEnd(52)} ${Object.entries(fields).map(([k, v]) => `${k} ${v}`).join('  ')}`)
+}
+
+/**
+ * History (issue 12): a state root holding 20,000 finished Runs against an
+ * empty one, in the same run. Draining 20,000 unreported Runs, what delivery
+ * bookkeeping leaves outside runs/, the live commands (which must cost what is
+ * live, not what is history), launch, listings and prune.
+ */
+async function benchHistory(seedRuns) {
+  const COUNT = 20_000
+  const hist = join(tmp, 'history')
+  const hour = Date.now() - 2 * 3600_000
+  // The first half ended two hours ago (prune --older-than 1h removes those), the rest just now.
+  seedRuns(hist, 'h', COUNT, (i) => ({completed_at: new Date((i < COUNT / 2 ? hour : Date.now()) + i).toISOString()}))
+  const start = process.hrtime.bigint()
+  let batches = 0
+  for (;;) {
+    const r = spawnSync(process.execPath, [BIN, 'wait', '--json'], {env: env(hist), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
+    const members = JSON.parse(r.stdout).members
+    if (!members) break
+    batches++
+  }
+  record('drain 20,000 unreported Runs (wait until empty)', {seconds: +(Number(process.hrtime.bigint() - start) / 1e9).toFixed(1), batches, target: '< 15 s'})
+  record('bytes outside runs/ after 20,000 reports', {bytes: bytesOutsideRuns(hist), target: '<= 262144'})
+
+  const empty = join(tmp, 'history-empty')
+  mkdirSync(join(empty, 'runs'), {recursive: true})
+  const both = (args) => [() => timeOnce(process.execPath, [BIN, ...args], {env: env(hist)}), () => timeOnce(process.execPath, [BIN, ...args], {env: env(empty)})]
+  compare('wait, all reported (20,000 vs empty root)', ...both(['wait', '--json']), '<= 1.3x')
+  // One live Run in each root: the live views have something to show.
+  for (const home of [hist, empty]) spawnSync(process.execPath, [BIN, 'run', '--json', '--name', 'live-one', '--', 'sleep', '600'], {env: env(home)})
+  compare('inspect --status running (20,000 vs empty root)', ...both(['inspect', '--status', 'running', '--json']), '<= 1.3x')
+  compare('inspect --limit 20 (20,000 vs empty root)', ...both(['inspect', '--limit', '20', '--json']), '<= 1.3x')
+  const fresh = () => join(tmp, `history-fresh-${randomUUID()}`)
+  compare('run -- true (20,000 vs empty root)', () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(hist)}), () => timeOnce(process.execPath, [BIN, 'run', '--json', '--', 'true'], {env: env(fresh())}), '<= 1.1x')
+  compare('inspect --json over 20,000 Runs vs node -e 0', () => timeOnce(process.execPath, [BIN, 'inspect', '--json'], {env: env(hist)}), nodeBare, 'report')
+  for (const home of [hist, empty]) spawnSync(process.execPath, [BIN, 'control', 'live-one', 'kill'], {env: env(home)})
+
+  const pruneStart = process.hrtime.bigint()
+  const pruned = spawnSync(process.execPath, [BIN, 'prune', '--older-than', '1h', '--json'], {env: env(hist), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
+  record('prune of 10,000 Runs (of 20,000)', {seconds: +(Number(process.hrtime.bigint() - pruneStart) / 1e9).toFixed(1), pruned: JSON.parse(pruned.stdout).pruned.length})
 }
 
 console.log(JSON.stringify({node: process.version, repeat: REPEAT, results}, null, 2))

@@ -9,6 +9,9 @@ import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, w
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
+import {randomUUID} from 'node:crypto'
+import {RUN_SCHEMA} from '../src/lib/run-types.js'
+import {writeJsonAtomic} from '../src/lib/state-files.js'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'actors')
@@ -206,4 +209,34 @@ export async function waitForResult(stateDir: string, timeoutMs = 15_000): Promi
     const meta = readJson(join(stateDir, 'run.json'))
     return meta.run_instance_id === result.run_instance_id && meta.status === result.status && result
   }, timeoutMs, `result.json in ${stateDir}, mirrored in run.json`)
+}
+
+/**
+ * Write a finished Run's run.json and result.json directly (kernel writer,
+ * kernel schema), as if launched and ended at `ended`: for tests that need
+ * hundreds of finished Runs without launching hundreds of processes on a
+ * 2-core machine. `meta` and `result` add or override fields; returns the state dir.
+ */
+export function writeFinishedRun(
+  home: string,
+  id: string,
+  options: {ended?: string; status?: string; meta?: Record<string, unknown>; result?: Record<string, unknown>} = {},
+): string {
+  const dir = join(home, 'runs', id)
+  mkdirSync(dir, {recursive: true})
+  const instance = randomUUID()
+  const ended = options.ended ?? new Date().toISOString()
+  const status = options.status ?? 'done'
+  const exitCode = status === 'done' ? 0 : 1
+  writeJsonAtomic(join(dir, 'run.json'), {
+    schema: RUN_SCHEMA, run: id, run_instance_id: instance, recipe: null, recipe_file: null, values: {}, argv: ['true'],
+    plan: {mode: 'single', steps: [['true']]}, cwd: home, env: {}, created_at: ended, started_at: ended, ended_at: ended, status,
+    owner: 'default', root: id, depth: 0, control: [], notification: 'normal', retry: 1, kill_grace_ms: 5000, exit_code: exitCode, duration_ms: 5,
+    ...options.meta,
+  })
+  writeJsonAtomic(join(dir, 'result.json'), {
+    status, exit_code: exitCode, signal: null, reason: null, attempts: 1, started_at: ended, completed_at: ended, duration_ms: 5, artifacts: [], run_instance_id: instance,
+    ...options.result,
+  })
+  return dir
 }

@@ -14,7 +14,7 @@ beforeEach(() => {
 })
 afterEach(() => removeHome(home))
 
-const cacheFile = () => join(home, '.listing-cache.json')
+const cacheFile = () => join(home, 'runs', '.cache', 'listing.json')
 
 /** `inspect --json` twice: through whatever cache there is, then with none. Both must agree (live Runs' durations tick). */
 function listing() {
@@ -91,12 +91,12 @@ describe('the listing cache', () => {
     for (const text of ['{not json', JSON.stringify({schema: 'other', entries: {}}), '[]']) {
       writeFileSync(cacheFile(), text)
       expect(actors(home, ['inspect', '--json']).json).toEqual(expected)
-      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v1')
+      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v2')
     }
     // An entry whose key matches but whose summary was edited to name another Run or state dir is a miss.
     actors(home, ['inspect', '--json'])
     const cache = readJson(cacheFile())
-    cache.entries.one.summary = {...cache.entries.one.summary, status: 'failed', state_dir: join(home, 'runs', 'elsewhere')}
+    cache.entries.one.value = {...cache.entries.one.value, status: 'failed', state_dir: join(home, 'runs', 'elsewhere')}
     writeFileSync(cacheFile(), JSON.stringify(cache))
     expect(actors(home, ['inspect', '--json']).json.runs).toEqual([expect.objectContaining({run: 'one', status: 'done', state_dir: dir})])
   })

@@ -5,12 +5,10 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {RUN_SCHEMA} from '../src/lib/run-types.js'
-import {writeJsonAtomic} from '../src/lib/state-files.js'
-import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, type CliResult} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-wait-')
 
@@ -173,24 +171,10 @@ describe('wait', () => {
 
   it('bounds batches: 300 finished Runs come as 256 members (64 rows + overflow) then 44', () => {
     const h = home()
-    // The 300 finished Runs are written directly as valid run.json/result.json (kernel
-    // writer, kernel schema) instead of launching 300 processes on a 2-core machine.
+    // The 300 finished Runs are written directly instead of launching 300 processes on a 2-core machine.
     const base = Date.parse('2026-01-01T00:00:00Z')
     for (let i = 0; i < 300; i++) {
-      const id = `bulk-${String(i).padStart(3, '0')}`
-      const dir = join(h, 'runs', id)
-      mkdirSync(dir, {recursive: true})
-      const instance = randomUUID()
-      const ended = new Date(base + (299 - i) * 1000).toISOString()
-      const status = i % 50 === 0 ? 'failed' : 'done'
-      writeJsonAtomic(join(dir, 'run.json'), {
-        schema: RUN_SCHEMA, run: id, run_instance_id: instance, recipe: null, recipe_file: null, values: {}, argv: ['true'],
-        plan: {mode: 'single', steps: [['true']]}, cwd: h, env: {}, created_at: ended, started_at: ended, ended_at: ended, status,
-        owner: 'default', root: id, depth: 0, control: [], notification: 'normal', retry: 1, kill_grace_ms: 5000, exit_code: status === 'done' ? 0 : 1, duration_ms: 5,
-      })
-      writeJsonAtomic(join(dir, 'result.json'), {
-        status, exit_code: status === 'done' ? 0 : 1, signal: null, reason: null, attempts: 1, started_at: ended, completed_at: ended, duration_ms: 5, artifacts: [], run_instance_id: instance,
-      })
+      writeFinishedRun(h, `bulk-${String(i).padStart(3, '0')}`, {ended: new Date(base + (299 - i) * 1000).toISOString(), status: i % 50 === 0 ? 'failed' : 'done'})
     }
     const first = actors(h, ['wait', '--json'])
     expect(first.code).toBe(1)

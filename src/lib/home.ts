@@ -21,10 +21,25 @@ export function runsDir(home: string): string {
   return join(home, 'runs')
 }
 
+/**
+ * Caches derived from the whole history (the listing cache, the launch log):
+ * under runs/ because they grow with it, in a dot-dir so listings skip it and
+ * writing them never changes runs/ itself (the run index watches that).
+ */
+export function historyCacheDir(home: string): string {
+  return join(home, 'runs', '.cache')
+}
+
+/** The run index of live and unreported Runs (run-index.ts). */
+export function indexDir(home: string): string {
+  return join(home, 'index')
+}
+
 /** Create the state root's directories on first use. */
 export function ensureHome(home: string): void {
   try {
     mkdirSync(runsDir(home), {recursive: true})
+    mkdirSync(indexDir(home), {recursive: true})
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     throw usageError(

@@ -4,10 +4,13 @@
  */
 import {compareText} from './compare.js'
 import {usageError} from './errors.js'
-import {runsDir} from './home.js'
+import {isPlainName, resolveRunRef, runsDir} from './home.js'
+import {recentLaunches} from './launch-log.js'
+import {addIndexMarker, readIndexedRuns} from './run-index.js'
+import {collectDescendants} from './tree/children.js'
 import {sep} from 'node:path'
 import {ListingCache} from './listing-cache.js'
-import {listRunIds, readListedRun, runFile} from './run-store.js'
+import {listRunIds, readListedRun, requireRun, runFile} from './run-store.js'
 import {requireGeneration} from './generations/list.js'
 import {summarizeRun, type RunSummary} from './run-summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
@@ -33,19 +36,123 @@ export interface RunListing {
   damaged: Array<{state_dir: string; error: string}>
 }
 
+/** `inspect` filters and bounds (SPEC: Commands). */
+export interface ListingFilter {
+  statuses?: Set<string>
+  /** The N most recent by start time, plus every live Run older than those. */
+  limit?: number
+  /** Created within this many ms. */
+  sinceMs?: number
+  recipe?: string
+  owner?: string
+  /** That Run (id or state dir) and its descendants. */
+  root?: string
+}
+
+const LIVE: ReadonlySet<string> = new Set(LIVE_STATUSES)
+/** Launch-log lines are written just before the Run's created_at: look this much past a --since cutoff. */
+const LOG_SKEW_MS = 60_000
+
 /**
- * Every Run under the state root, oldest first, optionally filtered by status.
- * Finished Runs come from the listing cache while their run.json is unchanged.
+ * The Runs under the state root that pass `filter`, oldest first. Each filter
+ * reads from the cheapest source that holds every answer: a subtree from the
+ * children journals (--root), live statuses from the run index, the most
+ * recent ones from the end of the launch log (--limit, --since); only the
+ * rest reads every state dir (finished Runs through the listing cache).
  */
-export function listRunSummaries(home: string, statuses?: Set<string>): RunListing {
+export function listRunSummaries(home: string, filter: ListingFilter = {}): RunListing {
+  const now = Date.now()
+  const keep = (s: RunSummary) =>
+    (!filter.statuses || filter.statuses.has(s.status)) &&
+    (filter.recipe === undefined || s.recipe === filter.recipe) &&
+    (filter.owner === undefined || s.owner === filter.owner) &&
+    (filter.sinceMs === undefined || Date.parse(s.created_at) >= now - filter.sinceMs)
+  let listing: RunListing
+  if (filter.root !== undefined) listing = subtreeListing(home, filter.root, now)
+  else if (filter.statuses && [...filter.statuses].every((s) => LIVE.has(s))) listing = activeListing(home, now, true)
+  else if (filter.limit !== undefined || filter.sinceMs !== undefined) listing = recentListing(home, filter, keep, now) ?? everyListing(home, now)
+  else listing = everyListing(home, now)
+  let runs = listing.runs.filter(keep)
+  if (filter.limit !== undefined) runs = newestWithLive(runs, filter.limit)
+  runs.sort((a, b) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run))
+  return {runs, damaged: listing.damaged}
+}
+
+/** The live and unreported Runs (what a wait's live view follows), from the run index. */
+export function listActiveSummaries(home: string): RunListing {
+  return activeListing(home, Date.now(), false)
+}
+
+/** Start time used by --limit: when the Run started, else when it was created. */
+const startTime = (s: RunSummary) => s.started_at ?? s.created_at
+
+/** The `limit` most recent by start time, plus every live Run older than those (live Runs are never cut). */
+function newestWithLive(runs: RunSummary[], limit: number): RunSummary[] {
+  const newest = [...runs].sort((a, b) => compareText(startTime(b), startTime(a)) || compareText(b.run, a.run))
+  return newest.filter((s, i) => i < limit || LIVE.has(s.status))
+}
+
+/** Live and unreported Runs, from the run index (`liveOnly`: the live ones). */
+function activeListing(home: string, now: number, liveOnly: boolean): RunListing {
+  const indexed = readIndexedRuns(home)
+  const runs = indexed.runs.filter((state) => !liveOnly || LIVE.has(state.meta.status)).map((state) => summarizeRun(state, now))
+  return {runs, damaged: indexed.damaged}
+}
+
+/**
+ * Every live Run, plus Runs from the end of the launch log until the filter
+ * cannot match earlier ones (enough matches for --limit, launches older than
+ * --since). Undefined when there is no launch log.
+ */
+function recentListing(home: string, filter: ListingFilter, keep: (s: RunSummary) => boolean, now: number): RunListing | undefined {
+  const live = activeListing(home, now, true)
+  const launches = recentLaunches(home)
+  if (!launches) return undefined
+  const byId = new Map(live.runs.map((s) => [s.run, s]))
+  const damaged = [...live.damaged]
+  const starts: string[] = []
+  const base = runsDir(home)
+  for (const line of launches) {
+    if (filter.sinceMs !== undefined && Date.parse(line.at) < now - filter.sinceMs - LOG_SKEW_MS) break
+    // A Run starts after it is launched: once `limit` matches started after this launch, earlier launches cannot beat them.
+    if (filter.limit !== undefined && starts.length >= filter.limit && compareText(line.at, starts[filter.limit - 1]) < 0) break
+    if (byId.has(line.id) || !isPlainName(line.id)) continue
+    const state = readListedRun(base + sep + line.id, {withResult: false})
+    if (!state) continue
+    if (state.error) {
+      damaged.push({state_dir: state.dir, error: state.error})
+      continue
+    }
+    const summary = summarizeRun(state, now)
+    byId.set(line.id, summary)
+    if (!keep(summary) || filter.limit === undefined) continue
+    starts.push(startTime(summary))
+    starts.sort((a, b) => compareText(b, a))
+    if (starts.length > filter.limit) starts.length = filter.limit
+  }
+  return {runs: [...byId.values()], damaged}
+}
+
+/** One Run (id or state dir) and its descendants, through the children journals. */
+function subtreeListing(home: string, ref: string, now: number): RunListing {
+  const top = requireRun(home, resolveRunRef(home, ref))
+  const states = [top, ...collectDescendants(home, top.dir, top.meta)]
+  return {runs: states.map((state) => summarizeRun(state, now)), damaged: []}
+}
+
+/**
+ * Every Run under the state root. Finished Runs come from the listing cache
+ * while their run.json is unchanged; a live Run missing from the run index (a
+ * hand-edited run.json) is entered on the way.
+ */
+function everyListing(home: string, now: number): RunListing {
   const runs: RunSummary[] = []
   const damaged: RunListing['damaged'] = []
-  const now = Date.now()
   const cache = new ListingCache(home)
   const base = runsDir(home)
   for (const id of listRunIds(home)) {
     const dir = base + sep + id
-    let summary = cache.lookup(id, dir, runFile(dir, 'meta'))
+    let summary = cache.lookup(id, runFile(dir, 'meta'))
     if (!summary) {
       const state = readListedRun(dir, {withResult: false})
       if (!state) continue
@@ -55,11 +162,11 @@ export function listRunSummaries(home: string, statuses?: Set<string>): RunListi
       }
       summary = summarizeRun(state, now)
       cache.remember(id, summary)
+      if (LIVE.has(summary.status)) addIndexMarker(home, summary.run, summary.run_instance_id)
     }
-    if (!statuses || statuses.has(summary.status)) runs.push(summary)
+    runs.push(summary)
   }
   cache.save()
-  runs.sort((a, b) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run))
   return {runs, damaged}
 }
 

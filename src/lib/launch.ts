@@ -4,7 +4,7 @@
  * supervisor process exists; the supervisor fills in the command's pids.
  */
 import {childProcess, randomHex, randomUuid} from './builtins.js'
-import {mkdirSync, statSync} from 'node:fs'
+import {statSync} from 'node:fs'
 import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
 import {withLockSync} from './lock.js'
@@ -14,6 +14,7 @@ import {supervisorEnvironment} from './supervisor-env.js'
 import {submitSlurmRun} from './executors/slurm-submit.js'
 import {isSlurmRun} from './executors/slurm.js'
 import {readProcessIdentity} from './process-identity.js'
+import {addIndexMarker, claimRunDirName} from './run-index.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta} from './run-store.js'
 import {startGenerationLocked} from './generations/start.js'
 import {adoptEarlierChildren} from './steer/adopt-children.js'
@@ -95,14 +96,7 @@ const CREATING_GRACE_MS = 30_000
  * previous generation's files move to generations/<n>/ (generations/start.ts).
  */
 function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta} {
-  const dir = runDir(spec.home, id)
-  let fresh = false
-  try {
-    mkdirSync(dir)
-    fresh = true
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
-  }
+  const {dir, fresh} = claimRunDirName(spec.home, id)
   if (!fresh) {
     if (!spec.explicitId) throw new RunIdTaken(id)
     // Settle a Run whose supervisor vanished first: reconciliation takes the lock itself (not reentrant).
@@ -123,6 +117,8 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       if (meta) return {dir, meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation))}
     }
     const meta = newRunMeta(spec, id, dir, 1)
+    // In the run index before run.json exists, so before the Run can end: live commands find it from now on.
+    addIndexMarker(spec.home, id, meta.run_instance_id)
     writeJsonAtomic(runFile(dir, 'meta'), meta)
     return {dir, meta}
   })

@@ -6,9 +6,10 @@
 import {cpSync, mkdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from './errors.js'
-import {resolveRunRef, runDir, runsDir} from './home.js'
+import {resolveRunRef, runDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
+import {removeRunDirName} from './run-index.js'
 import {listRunIds, readRunMetaRaw, readRunState, runFile} from './run-store.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from './generations/layout.js'
 import {isTerminal} from './run-types.js'
@@ -87,10 +88,10 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
           report.kept_artifacts.push({run: id, name: artifact.name, path: target})
         }
       }
-      // Rename first so a half-deleted dir never looks like a Run.
-      const doomed = join(runsDir(home), `.pruning-${id}-${process.pid}`)
+      // Rename first (out of runs/, under the run index's lock) so a half-deleted dir never looks like a Run.
+      const doomed = join(home, `.pruning-${id}-${process.pid}`)
       rmSync(doomed, {recursive: true, force: true})
-      renameSync(dir, doomed)
+      removeRunDirName(home, () => renameSync(dir, doomed))
       rmSync(doomed, {recursive: true, force: true})
       report.pruned.push(id)
     })

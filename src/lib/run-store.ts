@@ -28,6 +28,7 @@ export const RUN_FILES = {
   lock: '.lock',
   children: 'children.jsonl',
   usage: 'usage.json',
+  reported: 'reported.json',
 } as const
 
 export function runFile(dir: string, name: keyof typeof RUN_FILES): string {

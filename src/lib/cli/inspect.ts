@@ -2,8 +2,8 @@
 import {importView} from '../esm-import.js'
 import {resolveHome} from '../home.js'
 import {defineCommand} from './definition.js'
-import {formatDuration} from '../duration.js'
-import {inspectRun, listRunSummaries, parseStatusFilter, type RunDetail} from '../inspect.js'
+import {formatDuration, parseDuration} from '../duration.js'
+import {inspectRun, listRunSummaries, parseStatusFilter, type ListingFilter, type RunDetail} from '../inspect.js'
 import {decideOutput, printableLine, type OutputMode} from '../output.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
 import {formatRunTable, watchRunsPlain, type WatchedListing} from '../views/runs-plain.js'
@@ -17,11 +17,21 @@ import {renderForest} from '../tree/render.js'
 export const inspectCommand = defineCommand({
   id: 'inspect',
   summary: 'Show Runs: a table, one Run in detail, or the Run tree',
-  examples: ['<%= config.bin %> inspect', '<%= config.bin %> inspect build-1 --json', '<%= config.bin %> inspect --status running,paused'],
+  examples: [
+    '<%= config.bin %> inspect',
+    '<%= config.bin %> inspect build-1 --json',
+    '<%= config.bin %> inspect --status running,paused',
+    '<%= config.bin %> inspect --limit 20 --since 1h --recipe build',
+  ],
   args: {run: {description: 'Run id or state dir; RUN@N for its generation N'}},
   flags: {
     generations: {type: 'boolean', description: "list RUN's generations (generation, instance, status, started, ended, exit code)"},
     status: {type: 'string', description: 'only Runs with these statuses (comma-separated)'},
+    limit: {type: 'integer', description: 'the N most recent Runs by start time (live Runs are always shown)', min: 1},
+    since: {type: 'string', description: 'only Runs created within this long (30s, 5m, 1h, 2d)'},
+    recipe: {type: 'string', description: 'only Runs of this Recipe'},
+    owner: {type: 'string', description: 'only Runs of this owner'},
+    root: {type: 'string', description: 'only this Run (id or state dir) and its descendants'},
     tree: {type: 'boolean', description: 'show the Run forest (or the subtree of RUN)'},
     watch: {type: 'boolean', description: 'live view until interrupted'},
   },
@@ -49,7 +59,7 @@ export const inspectCommand = defineCommand({
       if (!json) process.stdout.write(formatDetail(detail))
       return detail
     }
-    const listing = listRunSummaries(home, parseStatusFilter(flags.status))
+    const listing = listRunSummaries(home, listingFilter(flags))
     if (!json) {
       process.stdout.write(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
       if (!listing.runs.length) process.stderr.write('no Runs yet; start one with `actors run demo`\n')
@@ -64,7 +74,7 @@ export const inspectCommand = defineCommand({
  * view on a TTY; otherwise the same text as without --watch, printed again
  * after every change (NDJSON snapshots under --json), until SIGINT or SIGTERM.
  */
-async function watch(home: string, flags: {tree: boolean; status?: string}, ref: string | undefined, json: boolean): Promise<undefined> {
+async function watch(home: string, flags: ListingFlags & {tree: boolean}, ref: string | undefined, json: boolean): Promise<undefined> {
   const mode = decideOutput(json)
   if (flags.tree || ref !== undefined) {
     // The store reads once on creation: an unknown RUN fails fast there (exit 4), before any watching.
@@ -76,14 +86,35 @@ async function watch(home: string, flags: {tree: boolean; status?: string}, ref:
     })
     return undefined
   }
-  const statuses = parseStatusFilter(flags.status)
-  await watchStore(mode, createStateStore(home, () => listRunSummaries(home, statuses), {tickMs: mode === 'ink' ? 1000 : 0}), {
+  const filter = listingFilter(flags)
+  await watchStore(mode, createStateStore(home, () => listRunSummaries(home, filter), {tickMs: mode === 'ink' ? 1000 : 0}), {
     title: `actors · Runs · ${home}`,
     layout: 'table',
     toRows: tableRows,
     format: (listing, clock) => formatRunTable(tableRows(listing), 'table', clock),
   })
   return undefined
+}
+
+interface ListingFlags {
+  status?: string
+  limit?: number
+  since?: string
+  recipe?: string
+  owner?: string
+  root?: string
+}
+
+/** The listing filter of the table flags (checked before anything is read). */
+function listingFilter(flags: ListingFlags): ListingFilter {
+  return {
+    statuses: parseStatusFilter(flags.status),
+    limit: flags.limit,
+    sinceMs: flags.since === undefined ? undefined : parseDuration(flags.since, '--since'),
+    recipe: flags.recipe,
+    owner: flags.owner,
+    root: flags.root,
+  }
 }
 
 async function watchStore<T extends WatchedListing>(

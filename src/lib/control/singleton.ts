@@ -11,7 +11,7 @@ import {refusedError} from '../errors.js'
 import {ensureHome} from '../home.js'
 import type {LaunchResult} from '../launch.js'
 import {withLockSync} from '../lock.js'
-import {listRuns} from '../run-store.js'
+import {readIndexedRuns} from '../run-index.js'
 import {isTerminal} from '../run-types.js'
 
 export type SingletonLaunchResult = LaunchResult & {reused?: true}
@@ -47,9 +47,8 @@ export function launchSingleton(home: string, recipe: string, values: Record<str
   ensureHome(home)
   const lock = join(home, `.singleton-${nodeCrypto().createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`)
   return withLockSync(lock, () => {
-    const running = listRuns(home, {withResult: false}).find(
-      (r) => !r.error && r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status),
-    )
+    // Live Runs are all in the run index: the check costs what is live, not the history.
+    const running = readIndexedRuns(home).runs.find((r) => r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status))
     if (!running) return launch()
     const meta = running.meta
     const differences = valueDifferences(meta.values ?? {}, values)

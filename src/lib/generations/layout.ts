@@ -21,6 +21,8 @@ export const GENERATION_FILES = [
   'control-endpoint.json',
   'inbox-cursor.json',
   'inbox-stdin.json',
+  // Whether this generation was reported to its owner (reported.ts): an archived generation keeps its own mark.
+  'reported.json',
 ] as const
 
 export function generationsDir(dir: string): string {

@@ -8,6 +8,7 @@
 import type {RunMeta} from '../run-types.js'
 import {readRunResult} from '../run-store.js'
 import {owedAfterArchive} from './delivery.js'
+import {addIndexMarker} from '../run-index.js'
 import {generationOf} from './layout.js'
 import {archiveAndStartLocked, completeMoveLocked} from './move.js'
 import {appendInboxRecord} from '../steer/inbox.js'
@@ -22,8 +23,11 @@ export function startGenerationLocked(home: string, dir: string, current: RunMet
   const result = readRunResult(dir, current)
   const ended: RunMeta = result && current.status !== result.status ? {...current, status: result.status, ended_at: result.completed_at, exit_code: result.exit_code} : current
   const next = build(generationOf(ended) + 1)
-  const owed = owedAfterArchive(home, ended)
+  const owed = owedAfterArchive(dir, ended)
   if (owed.length) next.unreported_generations = owed
+  // In the run index before its run.json exists (as a fresh launch): live commands find it from now on.
+  // The owed generations keep their own markers (<run>@<instance>) until they are reported.
+  addIndexMarker(home, next.run, next.run_instance_id)
   archiveAndStartLocked(dir, ended, next)
   // The message that resumes the Run is its new generation's first inbox record, there before the command starts.
   if (next.message) appendInboxRecord(dir, {id: next.message.id, message: next.message.text, generation: generationOf(next), via: 'resume'})

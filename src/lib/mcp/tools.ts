@@ -128,8 +128,8 @@ const inspectTool = defineTool({
       const exit = detail.exit_code !== null ? ` (exit ${detail.exit_code})` : ''
       return {document: detail, summary: `${detail.run} ${detail.status}${exit}`, bound: (doc, s) => boundDetail(doc, s)}
     }
-    let listing = listRunSummaries(home, status ? new Set(status) : undefined)
-    if (limit !== undefined) listing = limitListing(listing, limit)
+    // The kernel's --limit (most recent by start time, live Runs never cut) reads only what it returns.
+    const listing = listRunSummaries(home, {statuses: status ? new Set(status) : undefined, limit})
     return {document: listing, summary: listingSummary(listing), bound: (doc, s) => boundListing(doc, s)}
   },
 })

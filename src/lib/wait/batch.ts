@@ -18,6 +18,10 @@ export const MAX_OUTPUT_CHARS = 4000
 export const MAX_ROW_ARTIFACTS = 4
 export const MAX_PENDING_LISTED = 64
 export const MAX_SUMMARY_CHARS = 500
+/** A batch document, as printed by `wait --json`, is at most this large (SPEC: Completion batches). */
+export const MAX_BATCH_BYTES = 1024 * 1024
+/** Room kept for what a printer adds to the document (`run --wait` adds `launched`). */
+const PRINTER_HEADROOM_BYTES = 8 * 1024
 
 /** A summary cut to MAX_SUMMARY_CHARS (rows and attention items alike). */
 export function boundSummary(summary: string): string {
@@ -166,7 +170,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   })
   const overflowRuns = selection.members.slice(MAX_ROWS).map((m) => m.meta.run)
   const first = rows[0]?.run
-  return {
+  return boundBatchBytes({
     schema: BATCH_SCHEMA,
     batch_id: input.batchId ?? randomUuid(),
     owner: input.owner,
@@ -186,7 +190,43 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
     timed_out: input.timedOut,
     redelivered: false,
     hint: first ? `actors inspect ${first} (one Run in detail), actors inspect --tree (the forest)` : 'actors inspect --tree (the forest)',
+  })
+}
+
+/** Bytes of the document as `wait --json` prints it. */
+export function batchBytes(doc: BatchDocument): number {
+  return Buffer.byteLength(JSON.stringify(doc, null, 2))
+}
+
+/**
+ * Keep the document within MAX_BATCH_BYTES: shorten every row's output tail
+ * (halving its length until it fits, down to nothing), then move rows from
+ * the end into `overflow`. Escaped control characters and multi-byte text
+ * are why a 4000-character tail can take far more than 4000 bytes.
+ */
+function boundBatchBytes(doc: BatchDocument): BatchDocument {
+  const limit = MAX_BATCH_BYTES - PRINTER_HEADROOM_BYTES
+  if (batchBytes(doc) <= limit) return doc
+  const full = doc.rows.map((row) => row.output)
+  for (let cap = MAX_OUTPUT_CHARS >> 1; ; cap >>= 1) {
+    doc.rows.forEach((row, i) => (row.output = cap === 0 ? '' : full[i].slice(-cap)))
+    if (batchBytes(doc) <= limit) return doc
+    if (cap === 0) break
   }
+  // The most rows that fit (binary search: each probe serialises the document once).
+  const rows = doc.rows
+  const fits = (n: number) => batchBytes({...doc, rows: rows.slice(0, n), overflow_runs: [...rows.slice(n).map((r) => r.run), ...doc.overflow_runs]}) <= limit
+  let low = 0
+  let high = rows.length - 1
+  while (low < high) {
+    const mid = (low + high + 1) >> 1
+    if (fits(mid)) low = mid
+    else high = mid - 1
+  }
+  doc.overflow_runs = [...rows.slice(low).map((r) => r.run), ...doc.overflow_runs]
+  doc.overflow += rows.length - low
+  doc.rows = rows.slice(0, low)
+  return doc
 }
 
 const FAILING = new Set(['failed', 'killed', 'exited'])

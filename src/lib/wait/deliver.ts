@@ -7,17 +7,17 @@
  * batch (same batch_id) before choosing anything new.
  */
 import {ensureHome} from '../home.js'
+import {isTerminal} from '../run-types.js'
 import {sleepSync} from '../lock.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../process-identity.js'
-import {listRuns} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
 import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {Doorbell} from './doorbell.js'
-import {forgetVanished, markDelivered, withJournal, type PendingBatch} from './journal.js'
+import {dropIndexMarker} from '../run-index.js'
+import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
 import {memberKey, selectBatch, type RunEntry} from './select.js'
-import {readOwedGenerations} from '../generations/delivery.js'
+import {readWaitSnapshot} from './snapshot.js'
 
 export interface WaitRequest {
   home: string
@@ -56,23 +56,12 @@ function selfIdentity(): ProcessIdentity {
   return self
 }
 
-function snapshot(home: string): {runs: Map<string, RunEntry>; archived: RunEntry[]} {
-  const runs = new Map<string, RunEntry>()
-  const archived: RunEntry[] = []
-  for (const state of listRuns(home, {withResult: false})) {
-    if (state.error || !state.meta) continue
-    runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
-    // Earlier generations still owed: only those listed in run.json are read.
-    if (state.meta.unreported_generations) for (const owed of readOwedGenerations(state.dir, state.meta)) archived.push({...owed, archived: true})
-  }
-  return {runs, archived}
-}
-
 /** One look at the state, under the owner's journal lock: claim a ready batch, or say "not yet". */
 function attempt(request: WaitRequest, timedOut: boolean): Attempt {
   return withJournal<Attempt>(request.home, request.owner, (journal) => {
-    const {runs, archived} = snapshot(request.home)
-    const orphan = findOrphan(request, journal.pending, runs, journal.reported)
+    const migrated = migrateLegacyReported(request.home, journal)
+    const {runs, archived, reported} = readWaitSnapshot(request.home, request.ids)
+    const orphan = findOrphan(request, journal.pending, runs, archived, reported)
     if (orphan) {
       orphan.claimer = selfIdentity()
       orphan.claimed_at = new Date().toISOString()
@@ -84,10 +73,12 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
       for (const a of batch.attention) claimedEvents.add(a.event_id)
     }
-    const selection = selectBatch({runs, archived, reportedArchived: journal.reported_archived, owner: request.owner, reported: journal.reported, claimed, scope: request.scope, ids: request.ids})
-    const pruned = forgetVanished(journal, new Set(runs.keys()))
+    const selection = selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
+    const pruned = forgetVanished(journal, new Set(runs.keys())) || migrated
+    // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
-    const attention = findAttention(selection.candidates.filter((c) => !c.archived), journal, claimedEvents)
+    const members = new Set(selection.members)
+    const attention = findAttention(selection.candidates.filter((c) => !c.archived && (members.has(c) || !isTerminal(c.meta.status))), journal, claimedEvents)
     const onlyUnknown = request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
     const ready =
       onlyUnknown ||
@@ -119,11 +110,11 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
  * A pending batch whose claimer died before printing it, and that concerns
  * this wait (any, for a plain `wait`; one touching its ids or scope otherwise).
  */
-function findOrphan(request: WaitRequest, pending: PendingBatch[], runs: Map<string, RunEntry>, reported: Record<string, string>): PendingBatch | undefined {
+function findOrphan(request: WaitRequest, pending: PendingBatch[], runs: Map<string, RunEntry>, archived: RunEntry[], reported: Record<string, string>): PendingBatch | undefined {
   const orphans = pending.filter((p) => !isSameProcess(p.claimer))
   if (orphans.length === 0) return undefined
   if (!request.ids && !request.scope) return orphans[0]
-  const inScope = selectBatch({runs, owner: request.owner, reported, claimed: new Set(), scope: request.scope, ids: request.ids}).candidates
+  const inScope = selectBatch({runs, archived, owner: request.owner, reported, claimed: new Set(), scope: request.scope, ids: request.ids}).candidates
   const keys = new Set(inScope.map((c) => memberKey(c.meta.run, c.meta.run_instance_id)))
   return orphans.find((p) => [...p.members, ...p.attention].some((m) => keys.has(memberKey(m.run, m.run_instance_id))))
 }
@@ -175,11 +166,13 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
     throw error
   }
   if (pending) {
-    withJournal(request.home, request.owner, (journal) => {
+    const delivered = withJournal(request.home, request.owner, (journal) => {
       const current = journal.pending.find((p) => p.batch_id === pending.batch_id)
-      if (current) markDelivered(journal, current)
-      return {value: undefined, write: current !== undefined}
+      if (current) markDelivered(request.home, journal, current)
+      return {value: current, write: current !== undefined}
     })
+    // Only once the journal no longer holds the batch: the members leave the run index.
+    if (delivered) for (const m of delivered.members) dropIndexMarker(request.home, m.run, m.run_instance_id)
   }
   return {
     document: claimed.document,

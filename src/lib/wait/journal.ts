@@ -1,10 +1,12 @@
 /**
  * The delivery journal of one owner (`$ACTORS_HOME/delivery/<owner>.json`, a
- * lowdb document): which Run instances and attention events were already
- * reported to that owner, and the batches being delivered right now
- * (`pending`, with the wait process that claimed them). Every read-modify-write
- * happens under a cross-process lock, which is what lets two `wait`s of one
- * owner split the work without reporting a Run twice or losing one.
+ * lowdb document): the batches being delivered right now (`pending`, with the
+ * wait process that claimed them), attention events of live or unreported
+ * Runs already reported, and the last few delivered batch ids. Every
+ * read-modify-write happens under a cross-process lock, which is what lets
+ * two `wait`s of one owner split the work without reporting a Run twice or
+ * losing one. Which Runs were reported is recorded in each Run's own state
+ * dir (reported.ts), so the journal stays small however long the history.
  */
 import {mkdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
@@ -15,6 +17,7 @@ import {validateOwner} from '../lineage.js'
 import {withLockSync} from '../lock.js'
 import type {ProcessIdentity} from '../process-identity.js'
 import {parseJsonDocument} from '../state-files.js'
+import {markInstanceReported} from '../reported.js'
 import type {BatchDocument} from './batch.js'
 
 export const DELIVERY_SCHEMA = 'actors-delivery-v1'
@@ -42,11 +45,9 @@ export interface PendingBatch {
 export interface DeliveryJournal {
   schema: typeof DELIVERY_SCHEMA
   owner: string
-  /** Run id -> the instance of it that was reported (one instance lives in a state dir at a time). */
+  /** Earlier format: Run id -> reported instance. Now always empty (moved into the Runs' reported.json). */
   reported: Record<string, string>
-  /** Run id -> earlier-generation instances reported (delivered from their archive, or displaced from `reported`). */
-  reported_archived?: Record<string, string[]>
-  /** Run id -> attention events of its current instance already reported. */
+  /** Run id -> attention events of its current instance already reported (live or unreported Runs only). */
   attention_reported: Record<string, {run_instance_id: string; event_ids: string[]}>
   pending: PendingBatch[]
   delivered: Array<{batch_id: string; delivered_at: string; members: number; attention: number}>
@@ -113,18 +114,15 @@ export function withJournal<T>(home: string, owner: string, change: (journal: De
   }, {timeoutMs: 30_000})
 }
 
-/** Record a printed batch as delivered: its members and attention events are reported for good. */
-export function markDelivered(journal: DeliveryJournal, batch: PendingBatch): void {
+/**
+ * Record a printed batch as delivered: its members are marked reported in
+ * their state dirs first, then the batch leaves `pending` (written by the
+ * caller), so a crash in between redelivers it rather than losing it.
+ */
+export function markDelivered(home: string, journal: DeliveryJournal, batch: PendingBatch): void {
+  for (const member of batch.members) markInstanceReported(home, member, journal.owner, batch.batch_id)
   journal.pending = journal.pending.filter((p) => p.batch_id !== batch.batch_id)
-  for (const member of batch.members) {
-    const earlier = journal.reported[member.run]
-    if (member.archived) rememberArchived(journal, member.run, member.run_instance_id)
-    else {
-      // The instance it replaces may be an earlier generation still listed as owed: keep it known as reported.
-      if (earlier !== undefined && earlier !== member.run_instance_id) rememberArchived(journal, member.run, earlier)
-      journal.reported[member.run] = member.run_instance_id
-    }
-  }
+  for (const member of batch.members) delete journal.attention_reported[member.run]
   for (const event of batch.attention) {
     const entry = journal.attention_reported[event.run]
     if (entry && entry.run_instance_id === event.run_instance_id) {
@@ -139,29 +137,12 @@ export function markDelivered(journal: DeliveryJournal, batch: PendingBatch): vo
   ].slice(-DELIVERED_HISTORY)
 }
 
-/** Most earlier-generation instances remembered per Run id (a Run owes at most its recent generations). */
-const ARCHIVED_HISTORY = 64
-
-function rememberArchived(journal: DeliveryJournal, run: string, instance: string): void {
-  const list = (journal.reported_archived ??= {})[run] ?? []
-  if (!list.includes(instance)) journal.reported_archived[run] = [...list, instance].slice(-ARCHIVED_HISTORY)
-}
-
-/** Forget reported entries of Runs whose state dirs are gone (pruned), so the journal stays bounded. */
+/**
+ * Forget attention entries of Runs no longer live or unreported (reported,
+ * pruned): they can never be candidates again, so the journal stays bounded.
+ */
 export function forgetVanished(journal: DeliveryJournal, existing: Set<string>): boolean {
   let changed = false
-  for (const run of Object.keys(journal.reported)) {
-    if (!existing.has(run)) {
-      delete journal.reported[run]
-      changed = true
-    }
-  }
-  for (const run of Object.keys(journal.reported_archived ?? {})) {
-    if (!existing.has(run)) {
-      delete journal.reported_archived![run]
-      changed = true
-    }
-  }
   for (const run of Object.keys(journal.attention_reported)) {
     if (!existing.has(run)) {
       delete journal.attention_reported[run]
@@ -169,4 +150,18 @@ export function forgetVanished(journal: DeliveryJournal, existing: Set<string>):
     }
   }
   return changed
+}
+
+/**
+ * Move a `reported` map of the earlier journal format into the Runs' own
+ * reported.json files, then empty it. Returns whether the journal changed.
+ */
+export function migrateLegacyReported(home: string, journal: DeliveryJournal): boolean {
+  const entries = Object.entries(journal.reported)
+  if (entries.length === 0) return false
+  for (const [run, instance] of entries) {
+    if (typeof instance === 'string') markInstanceReported(home, {run, run_instance_id: instance}, journal.owner, 'legacy')
+  }
+  journal.reported = {}
+  return true
 }

@@ -25,12 +25,10 @@ export interface SelectionInput {
   /** Every readable Run of the state root, by id. */
   runs: Map<string, RunEntry>
   owner: string
-  /** Run id -> reported instance (from the journal). */
+  /** Run id -> reported instance (from the Runs' reported.json; see wait/snapshot.ts). */
   reported: Record<string, string>
-  /** Earlier generations' owed entries (see generations/delivery.ts). */
+  /** Earlier generations not yet reported (from the run index; each dir is generations/<n>/). */
   archived?: RunEntry[]
-  /** Run id -> earlier-generation instances already reported (from the journal). */
-  reportedArchived?: Record<string, string[]>
   /** `run\0instance` keys claimed by another live wait's pending batch. */
   claimed: Set<string>
   /** The Run the wait itself runs in: only its descendants are in scope. */
@@ -78,7 +76,7 @@ export function selectBatch(input: SelectionInput): Selection {
     const parent = current && current.meta.run_instance_id === ref.run_instance_id ? current : archivedByInstance.get(ref.run_instance_id)
     return parent && parent.meta.run === ref.run && parent !== entry ? parent : undefined
   }
-  const wasReported = (m: RunMeta): boolean => reported[m.run] === m.run_instance_id || (input.reportedArchived?.[m.run]?.includes(m.run_instance_id) ?? false)
+  const wasReported = (m: RunMeta): boolean => reported[m.run] === m.run_instance_id
   const inScope = (entry: RunEntry): boolean => {
     if (!ids && !scope) return true
     if (ids?.has(entry.meta.run)) return true

@@ -1,0 +1,93 @@
+/**
+ * The launch log (`runs/.cache/launches.log`): one line per launch, `<time>
+ * <run id>`, appended under the run index's lock, so it is in launch order.
+ * `inspect --limit N` and `--since` read it from the end and stop early,
+ * instead of reading every state dir. It is a cache: lines of pruned Runs are
+ * skipped by readers, a relaunched id appears again (its newest line counts),
+ * and the index rebuild rewrites it from the state dirs.
+ */
+import {appendFileSync, closeSync, mkdirSync, openSync, readSync, fstatSync} from 'node:fs'
+import {join} from 'node:path'
+import {historyCacheDir} from './home.js'
+import {writeFileAtomic} from './state-files.js'
+
+const LOG_FILE = 'launches.log'
+const CHUNK = 64 * 1024
+
+function logFile(home: string): string {
+  return join(historyCacheDir(home), LOG_FILE)
+}
+
+/** Append one launch of `id`. Caller holds the run index's lock. */
+export function appendLaunch(home: string, id: string, at = new Date()): void {
+  const file = logFile(home)
+  try {
+    appendFileSync(file, `${at.toISOString()} ${id}\n`)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    mkdirSync(historyCacheDir(home), {recursive: true})
+    appendFileSync(file, `${at.toISOString()} ${id}\n`)
+  }
+}
+
+/** Replace the log with these launches (oldest first). Caller holds the run index's lock. */
+export function rewriteLaunchLog(home: string, launches: Array<{at: string; id: string}>): void {
+  mkdirSync(historyCacheDir(home), {recursive: true})
+  writeFileAtomic(logFile(home), launches.map((l) => `${l.at} ${l.id}\n`).join(''), {durable: false})
+}
+
+export interface LaunchLine {
+  id: string
+  /** When the launch was logged (ISO). */
+  at: string
+}
+
+/**
+ * Launches newest first, each id once (its newest line). Undefined when there
+ * is no log (callers then read the state dirs). Reads the file from the end
+ * in chunks, so a caller that stops after N lines reads about N lines.
+ */
+export function recentLaunches(home: string): Iterable<LaunchLine> | undefined {
+  let fd: number
+  try {
+    fd = openSync(logFile(home), 'r')
+  } catch {
+    return undefined
+  }
+  return {
+    *[Symbol.iterator]() {
+      const seen = new Set<string>()
+      try {
+        let end = fstatSync(fd).size
+        let carry = ''
+        while (end > 0) {
+          const start = Math.max(0, end - CHUNK)
+          const buffer = Buffer.allocUnsafe(end - start)
+          const read = readSync(fd, buffer, 0, end - start, start)
+          const text = buffer.toString('utf8', 0, read) + carry
+          const lines = text.split('\n')
+          // The first piece may be a partial line: keep it for the next (earlier) chunk.
+          carry = start > 0 ? lines.shift()! : ''
+          for (let i = lines.length - 1; i >= 0; i--) {
+            const line = parseLine(lines[i])
+            if (!line || seen.has(line.id)) continue
+            seen.add(line.id)
+            yield line
+          }
+          end = start
+        }
+        const first = parseLine(carry)
+        if (first && !seen.has(first.id)) yield first
+      } finally {
+        closeSync(fd)
+      }
+    },
+  }
+}
+
+function parseLine(text: string): LaunchLine | undefined {
+  const space = text.indexOf(' ')
+  if (space <= 0) return undefined
+  const id = text.slice(space + 1)
+  return id ? {at: text.slice(0, space), id} : undefined
+}
