@@ -6,6 +6,7 @@
  */
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
+import {followUpEndedRuns} from './lib/after-run.js'
 import {HOME_FLAG, reportError, withBooleanDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
 import {resolveHome} from './lib/home.js'
 import {printJson} from './lib/output.js'
@@ -42,6 +43,12 @@ export abstract class ActorsCommand extends Command {
   /** Print JSON without oclif's colouring: agents parse this. */
   override logJson(json: unknown): void {
     printJson(json)
+  }
+
+  /** After every command: the follow-ups of Runs its reads settled (queued siblings start), outside every lock. */
+  override async finally(error: Error | undefined): Promise<unknown> {
+    followUpEndedRuns()
+    return super.finally(error)
   }
 
   override async catch(error: Error): Promise<void> {

@@ -7,6 +7,7 @@
  * command) returns false and bin/actors hands the argv to the oclif CLI, so
  * help and every parse error still come from oclif.
  */
+import {followUpEndedRuns} from './lib/after-run.js'
 import {printResult, reportError} from './lib/cli/definition.js'
 import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
@@ -25,6 +26,9 @@ export async function run(argv: string[]): Promise<boolean> {
     printResult(await definition.run(invocation), invocation.json)
   } catch (error) {
     reportError(error as Error, invocation.json, definition.id)
+  } finally {
+    // Runs the command's reads settled: their follow-ups (queued siblings start), outside every lock.
+    followUpEndedRuns()
   }
   return true
 }

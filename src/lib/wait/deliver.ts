@@ -6,6 +6,7 @@
  * pending under a dead claimer; the next wait of the owner delivers that same
  * batch (same batch_id) before choosing anything new.
  */
+import {followUpEndedRuns} from '../after-run.js'
 import {ensureHome} from '../home.js'
 import {sleepSync} from '../lock.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../process-identity.js'
@@ -151,6 +152,8 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
       request.signal?.throwIfAborted()
       bell.clear()
       const result = attempt(request, Date.now() >= deadline)
+      // Outside the journal lock: lost Runs this look settled free their slots now, not when the wait ends.
+      followUpEndedRuns()
       if (result.ready) {
         claimed = result
         break
