@@ -11,6 +11,7 @@ import {followUpEndedRuns} from './lib/after-run.js'
 import {printResult, reportError} from './lib/cli/definition.js'
 import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
+import {guardStdout} from './lib/output-guard.js'
 
 /** Serve `argv` (without node and script) if it is a clean hot-command invocation; false otherwise. */
 export async function run(argv: string[]): Promise<boolean> {
@@ -18,10 +19,8 @@ export async function run(argv: string[]): Promise<boolean> {
   const definition = Object.hasOwn(HOT_COMMANDS, argv[0] ?? '') ? HOT_COMMANDS[argv[0]] : undefined
   const invocation = definition && parseInvocation(definition, argv.slice(1))
   if (!definition || !invocation) return false
-  // As oclif does: a reader that closes the pipe early (`| head`) is not an error.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error
-  })
+  // A reader that closes the pipe early (`| head`) or a full disk is not a bug.
+  guardStdout()
   try {
     printResult(await definition.run(invocation), invocation.json)
   } catch (error) {

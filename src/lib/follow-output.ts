@@ -8,6 +8,7 @@ import {importView} from './esm-import.js'
 import {EXIT} from './errors.js'
 import {followRunOutput, type OutputChunk, type StreamName} from './logs.js'
 import {decideOutput} from './output.js'
+import {stdoutClosed} from './output-guard.js'
 import {readRunState} from './run-store.js'
 import {createFollowStore} from './views/follow-store.js'
 
@@ -36,7 +37,9 @@ export async function followToEnd(dir: string, options: FollowOptions): Promise<
       else (chunk.stream === 'stderr' && streams.length > 1 ? process.stderr : process.stdout).write(chunk.text)
     }
     if (options.head?.text) write(options.head)
-    for await (const chunk of followRunOutput(dir, streams, options.fromStart)) write(chunk)
+    // A reader that went away (`| head`) ends the follow; the Run goes on.
+    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutClosed)) write(chunk)
+    if (stdoutClosed.aborted) return true
   }
   printFollowEnd(dir, json)
   return true

@@ -11,6 +11,7 @@
  */
 import {EXIT, isActorsError} from '../errors.js'
 import {printJson} from '../output.js'
+import {isOutputError, stdoutFailure} from '../output-guard.js'
 
 export type FlagDefinition =
   | {type: 'boolean'; description: string; char?: string}
@@ -90,7 +91,7 @@ export function printResult(result: unknown, json: boolean): void {
  * ActorsErrors are user-facing (message, fix, documented exit code, no stack
  * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
  */
-export function reportError(error: Error & {code?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+export function reportError(error: Error & {code?: string; syscall?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
   if (isActorsError(error)) {
     process.exitCode = error.exitCode
     process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
@@ -109,6 +110,13 @@ export function reportError(error: Error & {code?: string; oclif?: {exit?: numbe
     return
   }
   if (error.code === 'EEXIT') return
+  // stdout went away (the output guard already said so, or a closed pipe needs no words) or a file system is full.
+  if (error === stdoutFailure() || error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
+  if (error.code === 'ENOSPC' || error.code === 'EDQUOT' || (isOutputError(error) && error.syscall === 'write')) {
+    process.exitCode = EXIT.failed
+    process.stderr.write(`actors: ${error.code === 'EDQUOT' ? 'disk quota exceeded' : error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space in the state root ($ACTORS_HOME) and where the output goes, then retry\n`)
+    return
+  }
   process.exitCode = EXIT.failed
   process.stderr.write(`actors: internal error: ${error.message}\n`)
   if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
