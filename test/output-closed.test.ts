@@ -47,7 +47,7 @@ function toFullDisk(h: string, args: string[], env: NodeJS.ProcessEnv = {}): Pro
   const child = spawn(process.execPath, [BIN, ...args], {cwd: ROOT, env: cliEnv(h, env), stdio: ['ignore', full, 'pipe']})
   closeSync(full)
   let stderr = ''
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
+  child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
   return new Promise((resolve) => child.on('close', (code) => resolve({code, stderr})))
 }
 

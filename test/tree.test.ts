@@ -170,6 +170,24 @@ describe('nested trees', () => {
   })
 })
 
+describe('owners', () => {
+  it("a child's owner is its parent's, whatever ACTORS_OWNER says, so the root's wait still collects the subtree", async () => {
+    const h = home()
+    const grandchild = 'actors run --name gc -- true >/dev/null'
+    const script = `ACTORS_OWNER=eve actors run --name kid -- sh -c '${grandchild}' >/dev/null; sleep 0.5; ACTORS_OWNER=eve actors wait --json > "$ACTORS_STATE_DIR/batch.json"`
+    expect(actors(h, ['run', '--name', 'root', '--', 'sh', '-c', script], {env: {ACTORS_OWNER: 'ada'}}).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'root'), 30_000)
+    expect(['root', 'kid', 'gc'].map((id) => runJson(h, id).owner)).toEqual(['ada', 'ada', 'ada'])
+    // The coordinator's own wait (ACTORS_OWNER=eve in its environment) collected its subtree for the tree's owner.
+    const inner = readJson(join(h, 'runs', 'root', 'batch.json'))
+    expect(inner.owner).toBe('ada')
+    expect(inner.rows.map((r: any) => r.run)).toEqual(['kid', 'gc'])
+    // eve has nothing; the root's owner gets the root, its subtree already reported to the coordinator.
+    expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'eve'}}).json.members).toBe(0)
+    expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'ada'}}).json.rows.map((r: any) => r.run)).toEqual(['root'])
+  })
+})
+
 describe('max-parallel', () => {
   it('never runs more than N children; the rest queue FIFO and start after the parent exited', async () => {
     const h = home()

@@ -17,7 +17,7 @@ import {NowPlaying} from '../src/views/now-playing.js'
 import {WaitView} from '../src/views/wait-view.js'
 
 function row(run: string, status: string, extra: Partial<BatchRow> = {}): BatchRow {
-  return {run, run_instance_id: `i-${run}`, status, depth: 0, parent: null, summary: `${run} summary`, output: '', artifacts: [], artifacts_total: 0, exit_code: 0, duration_ms: 1200, ended_at: null, state_dir: `/s/${run}`, ...extra}
+  return {run, run_instance_id: `i-${run}`, generation: 1, status, depth: 0, parent: null, summary: `${run} summary`, output: '', artifacts: [], artifacts_total: 0, usage: null, exit_code: 0, duration_ms: 1200, ended_at: null, state_dir: `/s/${run}`, ...extra}
 }
 
 function batch(rows: BatchRow[], extra: Partial<BatchDocument> = {}): BatchDocument {

@@ -242,4 +242,42 @@ describe('wait', () => {
     expect(card.stdout).toContain('second line')
     expect(card.stdout).not.toMatch(/\u001B/)
   })
+
+  it('a stopped (cancelled) Run is in the batch but never makes wait exit 1; a failed one does', async () => {
+    const h = home()
+    const stopped = async (name: string) => {
+      const dir = launch(h, name, 'sleep', '30')
+      await waitFor(() => readJson(join(dir, 'run.json')).child_pid, 15_000, `${name} running its command`)
+      expect(actors(h, ['control', name, 'stop']).code).toBe(0)
+      await waitForResult(dir)
+    }
+    await stopped('stopped')
+    const alone = actors(h, ['wait', '--json'])
+    expect([alone.code, alone.json.counts]).toEqual([0, {cancelled: 1}])
+    // A follow of it ends the same way: chosen, not failed.
+    expect(actors(h, ['logs', 'stopped', '--follow']).code).toBe(0)
+    await stopped('again')
+    await waitForResult(launch(h, 'broke', 'false'))
+    const mixed = actors(h, ['wait', '--json'])
+    expect(mixed.json.counts).toEqual({cancelled: 1, failed: 1})
+    expect(mixed.code).toBe(1)
+  })
+
+  it('rows carry the generation (1 unless run.json says otherwise) and the usage the Run reported, or null', async () => {
+    const h = home()
+    await waitForResult(launch(h, 'spender', 'sh', '-c', 'actors emit usage --prompt-tokens 30 --completion-tokens 12 >/dev/null'))
+    await waitForResult(launch(h, 'quiet', 'true'))
+    const later = launch(h, 'later', 'true')
+    await waitForResult(later)
+    // A Run of a later generation records it in run.json (what `send` and `rerun` will write).
+    const meta = readJson(join(later, 'run.json'))
+    writeJsonAtomic(join(later, 'run.json'), {...meta, generation: 3})
+    const rows = actors(h, ['wait', '--json']).json.rows
+    const byRun = Object.fromEntries(rows.map((row: any) => [row.run, row]))
+    expect(byRun.spender).toMatchObject({generation: 1, usage: {tokens: 42, prompt_tokens: 30, completion_tokens: 12}})
+    expect(byRun.quiet).toMatchObject({generation: 1, usage: null})
+    expect(byRun.later.generation).toBe(3)
+    // SPEC field order: run, run_instance_id, generation, status, ...
+    expect(Object.keys(byRun.quiet).slice(0, 4)).toEqual(['run', 'run_instance_id', 'generation', 'status'])
+  })
 })

@@ -10,6 +10,7 @@ import {followRunOutput, type OutputChunk, type StreamName} from './logs.js'
 import {decideOutput} from './output.js'
 import {stdoutClosed} from './output-guard.js'
 import {readRunState} from './run-store.js'
+import {FAILING_STATUSES} from './run-types.js'
 import {createFollowStore} from './views/follow-store.js'
 
 export interface FollowOptions {
@@ -56,5 +57,6 @@ export function printFollowEnd(dir: string, json: boolean): void {
   } else {
     process.stderr.write(`actors: ${state.meta.run} ${status}${result?.exit_code !== null && result?.exit_code !== undefined ? ` (exit ${result.exit_code})` : ''}\n`)
   }
-  process.exitCode = status === 'done' ? EXIT.ok : EXIT.failed
+  // As for `wait`: a stopped (cancelled) Run is an outcome someone chose, not a failure.
+  process.exitCode = FAILING_STATUSES.has(status) ? EXIT.failed : EXIT.ok
 }
