@@ -280,4 +280,25 @@ describe('wait', () => {
     // SPEC field order: run, run_instance_id, generation, status, ...
     expect(Object.keys(byRun.quiet).slice(0, 4)).toEqual(['run', 'run_instance_id', 'generation', 'status'])
   })
+
+  it("the README's fanout shows, under the coordinator, the Runs its own wait collected; who gets which batch is unchanged", async () => {
+    const h = home()
+    const r = actors(h, ['run', 'fanout', 'recipe=demo', 'count=3', 'values=seconds=0.1', '--name', 'fan', '--wait'], {timeout: 120_000})
+    expect(r.code, r.stderr).toBe(0)
+    // One member: the coordinator. Its children were reported to its own wait, not to this batch.
+    expect(r.stdout).toMatch(/^1 Run: 1 done/)
+    expect(r.stdout).toMatch(/^ {2}fan\s+done/m)
+    expect(r.stdout).toContain('its own wait collected 3 Runs (reported to it):')
+    for (const i of [1, 2, 3]) expect(r.stdout).toMatch(new RegExp(`↳ fan-${i}\\s+done\\s+step 1: demo \\(run fan-${i}\\)`))
+    const doc = readJson(join(h, 'runs', 'fan', 'collected.json'))
+    expect(doc).toMatchObject({total: 3, counts: {done: 3}})
+    // The JSON batch carries the same, bounded, on the coordinator's row (here through the owner's re-run of wait fan).
+    const again = actors(h, ['run', 'fanout', 'recipe=hello', 'count=2', '--name', 'fan2', '--wait', '--json'], {timeout: 120_000})
+    expect(again.code, again.stderr).toBe(0)
+    expect(runsOf(again)).toEqual(['fan2'])
+    expect(again.json.rows[0]).toMatchObject({collected_total: 2, collected: [{run: 'fan2-1', status: 'done'}, {run: 'fan2-2', status: 'done'}]})
+    expect(again.json.rows[0].collected[0].summary).toMatch(/hello/i)
+    // Nothing else is left for the owner: the children went to the coordinator.
+    expect(actors(h, ['wait', '--json']).json.members).toBe(0)
+  })
 })

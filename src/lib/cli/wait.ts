@@ -32,6 +32,7 @@ export const waitCommand = defineCommand({
       any: flags.any,
       timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
       scope: lineage.parent,
+      collector: lineage.parent,
     }
     // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
     const outcome = await waitAndShow(request, json)

@@ -10,6 +10,7 @@ import {readRunResult} from '../run-store.js'
 import {readTraceTail} from '../trace.js'
 import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../run-types.js'
 import {readUsage} from '../usage.js'
+import {readCollected, type CollectedRun} from './collected.js'
 import type {RunEntry, Selection} from './select.js'
 
 export const BATCH_SCHEMA = 'actors-batch-v1'
@@ -45,6 +46,9 @@ export interface BatchRow {
   artifacts_total: number
   /** What the Run reported, or null when it reported none. */
   usage: RowUsage | null
+  /** Runs this Run's own waits collected (reported to it, so not rows here): at most 10 (wait/collected.ts). */
+  collected: CollectedRun[]
+  collected_total: number
   exit_code: number | null
   duration_ms: number | null
   ended_at: string | null
@@ -93,6 +97,8 @@ export interface RowFacts {
   output: string
   artifacts: ArtifactRecord[]
   usage: RowUsage | null
+  collected: CollectedRun[]
+  collected_total: number
   exit_code: number | null
   duration_ms: number | null
 }
@@ -136,6 +142,7 @@ export function readRowFacts(entry: RunEntry): RowFacts {
     output,
     artifacts: result?.artifacts ?? [],
     usage,
+    ...readCollected(entry.dir, entry.meta.run_instance_id),
     exit_code: exitCode,
     duration_ms: result?.duration_ms ?? (entry.meta.duration_ms as number | undefined) ?? null,
   }
@@ -159,7 +166,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   for (const member of selection.members) counts[member.meta.status] = (counts[member.meta.status] ?? 0) + 1
   const ends = selection.members.map((m) => m.meta.ended_at).filter((t): t is string => typeof t === 'string').sort()
   const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
-    const facts = input.facts.get(entry.meta.run) ?? {summary: entry.meta.status, output: '', artifacts: [], usage: null, exit_code: null, duration_ms: null}
+    const facts = input.facts.get(entry.meta.run) ?? {summary: entry.meta.status, output: '', artifacts: [], usage: null, collected: [], collected_total: 0, exit_code: null, duration_ms: null}
     return {
       run: entry.meta.run,
       run_instance_id: entry.meta.run_instance_id,
@@ -172,6 +179,8 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       artifacts: facts.artifacts.slice(0, MAX_ROW_ARTIFACTS),
       artifacts_total: facts.artifacts.length,
       usage: facts.usage,
+      collected: facts.collected,
+      collected_total: facts.collected_total,
       exit_code: facts.exit_code,
       duration_ms: facts.duration_ms,
       ended_at: typeof entry.meta.ended_at === 'string' ? entry.meta.ended_at : null,

@@ -15,6 +15,7 @@ import {isTerminal} from '../run-types.js'
 import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
+import {recordCollected} from './collected.js'
 import {Doorbell} from './doorbell.js'
 import {forgetVanished, markDelivered, withJournal, type PendingBatch} from './journal.js'
 import {memberKey, selectBatch, type RunEntry} from './select.js'
@@ -31,6 +32,8 @@ export interface WaitRequest {
   scope?: {run: string; run_instance_id: string}
   /** Stop waiting (rejects with the signal's reason) before a batch is claimed; used by `actors mcp` when a call is cancelled. */
   signal?: AbortSignal
+  /** The Run this wait runs inside, credited with what it collects (its batch row shows them; wait/collected.ts). */
+  collector?: {run: string; run_instance_id: string}
 }
 
 /**
@@ -177,6 +180,7 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
       if (current) markDelivered(journal, current)
       return {value: undefined, write: current !== undefined}
     })
+    if (request.collector) recordCollected(request.home, request.collector, claimed.document)
   }
   return {
     document: claimed.document,
