@@ -13,6 +13,9 @@ import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
 import {guardStdout} from './lib/output-guard.js'
 
+/** The commands served here; the build writes them to dist/hot-commands.json, which bin/actors reads to pick this bundle. */
+export const hotCommandNames: readonly string[] = Object.keys(HOT_COMMANDS)
+
 /** Serve `argv` (without node and script) if it is a clean hot-command invocation; false otherwise. */
 export async function run(argv: string[]): Promise<boolean> {
   if (process.env.ACTORS_FAST === '0') return false
