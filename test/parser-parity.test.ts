@@ -12,12 +12,13 @@ import {describe, expect, it} from 'vitest'
 import {commandFromDefinition} from '../src/base-command.js'
 import {withFlagDefaults, type AnyCommandDefinition, type FlagDefinition} from '../src/lib/cli/definition.js'
 import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
+import {mcpCommand} from '../src/lib/cli/mcp.js'
 import {musicPlayCommand, musicServeCommand} from '../src/lib/cli/music.js'
 import {parseInvocation} from '../src/lib/cli/parse-argv.js'
 import {pruneCommand} from '../src/lib/cli/prune.js'
 import {recipesCommand, recipesValidateCommand} from '../src/lib/cli/recipes.js'
 
-const DEFINITIONS: AnyCommandDefinition[] = [...Object.values(HOT_COMMANDS), pruneCommand, recipesCommand, recipesValidateCommand, musicPlayCommand, musicServeCommand]
+const DEFINITIONS: AnyCommandDefinition[] = [...Object.values(HOT_COMMANDS), pruneCommand, recipesCommand, recipesValidateCommand, musicPlayCommand, musicServeCommand, mcpCommand]
 const CASES = 1000
 
 /** mulberry32: a small seeded PRNG. */
