@@ -1,6 +1,6 @@
 // Bundle with esbuild for fast start-up.
 //  - dist/fast.cjs: the hot commands without oclif (src/fast.ts), which
-//    bin/actors tries first.
+//    bin/actors tries first for the commands dist/hot-commands.json names.
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
@@ -13,7 +13,8 @@
 // ink and react stay external: they load (from node_modules) only on the TTY
 // path, through dynamic import().
 import {build} from 'esbuild'
-import {existsSync, readdirSync, renameSync, rmSync} from 'node:fs'
+import {existsSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {basename, dirname, resolve} from 'node:path'
 
 const esmEntries = {service: 'src/lib/control/service.ts'}
@@ -102,6 +103,11 @@ await build({
   // Bundled CommonJS dependencies still call require() for Node built-ins.
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
 })
+
+// The hot commands, from the fast bundle itself: bin/actors reads this list to
+// decide which bundle to load, so there is no second copy to keep in step.
+const {hotCommandNames} = createRequire(import.meta.url)(resolve(out, 'fast.cjs'))
+writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 
 const old = `dist.old-${process.pid}`
 if (existsSync('dist')) renameSync('dist', old)

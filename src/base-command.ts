@@ -6,7 +6,8 @@
  */
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
-import {HOME_FLAG, reportError, withBooleanDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
+import {followUpEndedRuns} from './lib/after-run.js'
+import {HOME_FLAG, reportError, withFlagDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
 import {resolveHome} from './lib/home.js'
 import {printJson} from './lib/output.js'
 
@@ -44,6 +45,12 @@ export abstract class ActorsCommand extends Command {
     printJson(json)
   }
 
+  /** After every command: the follow-ups of Runs its reads settled (queued siblings start), outside every lock. */
+  override async finally(error: Error | undefined): Promise<unknown> {
+    followUpEndedRuns()
+    return super.finally(error)
+  }
+
   override async catch(error: Error): Promise<void> {
     // A parse error is reported here; without this, oclif (under NODE_ENV=development or test)
     // adds a warning that the command "did not parse its arguments".
@@ -65,9 +72,10 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
     static override flags = Object.fromEntries(Object.entries(definition.flags as Record<string, FlagDefinition>).map(([name, flag]) => [name, oclifFlag(flag)]))
 
     async run(): Promise<unknown> {
-      const parsed = await this.parse()
+      if (definition.normalizeArgv) this.argv = definition.normalizeArgv(this.argv)
+      const parsed = await this.parse(undefined, this.argv)
       const dash = this.argv.indexOf('--')
-      const flags = withBooleanDefaults(definition, {...parsed.flags})
+      const flags = withFlagDefaults(definition, {...parsed.flags})
       const invocation: Invocation = {
         args: parsed.args as Invocation['args'],
         argv: parsed.argv as string[],
@@ -80,13 +88,14 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
   }
 }
 
-function oclifFlag(flag: FlagDefinition) {
+/** The oclif flag for a flag definition (exported for the parser parity test). */
+export function oclifFlag(flag: FlagDefinition) {
   switch (flag.type) {
     case 'boolean':
-      return Flags.boolean({description: flag.description, char: flag.char as Interfaces.AlphabetLowercase | undefined})
+      return Flags.boolean({description: flag.description, char: flag.char as Interfaces.AlphabetLowercase | undefined, allowNo: flag.allowNo ?? false, default: flag.default})
     case 'integer':
-      return Flags.integer({description: flag.description, min: flag.min, max: flag.max})
+      return Flags.integer({description: flag.description, min: flag.min, max: flag.max, default: flag.default, required: flag.required ?? false})
     case 'string':
-      return Flags.string({description: flag.description})
+      return Flags.string({description: flag.description, options: flag.options ? [...flag.options] : undefined, default: flag.default, required: flag.required ?? false})
   }
 }

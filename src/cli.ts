@@ -8,6 +8,7 @@ import {execute} from '@oclif/core'
 import {jsonRequested, reportError} from './lib/cli/definition.js'
 import {usageError} from './lib/errors.js'
 import Adopt from './commands/adopt.js'
+import {guardStdout} from './lib/output-guard.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inbox from './commands/inbox.js'
@@ -55,6 +56,8 @@ export const COMMANDS = {
 
 /** Run the CLI with `argv` (without node and script). */
 export async function run(argv: string[]): Promise<void> {
+  // A reader that closes the pipe early (`| head`) or a full disk is not a bug.
+  guardStdout()
   // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
   if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
   const unknown = unknownCommand(argv)

@@ -7,9 +7,14 @@
  * command) returns false and bin/actors hands the argv to the oclif CLI, so
  * help and every parse error still come from oclif.
  */
+import {followUpEndedRuns} from './lib/after-run.js'
 import {printResult, reportError} from './lib/cli/definition.js'
 import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
+import {guardStdout} from './lib/output-guard.js'
+
+/** The commands served here; the build writes them to dist/hot-commands.json, which bin/actors reads to pick this bundle. */
+export const hotCommandNames: readonly string[] = Object.keys(HOT_COMMANDS)
 
 /** Serve `argv` (without node and script) if it is a clean hot-command invocation; false otherwise. */
 export async function run(argv: string[]): Promise<boolean> {
@@ -17,14 +22,15 @@ export async function run(argv: string[]): Promise<boolean> {
   const definition = Object.hasOwn(HOT_COMMANDS, argv[0] ?? '') ? HOT_COMMANDS[argv[0]] : undefined
   const invocation = definition && parseInvocation(definition, argv.slice(1))
   if (!definition || !invocation) return false
-  // As oclif does: a reader that closes the pipe early (`| head`) is not an error.
-  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-    if (error.code !== 'EPIPE') throw error
-  })
+  // A reader that closes the pipe early (`| head`) or a full disk is not a bug.
+  guardStdout()
   try {
     printResult(await definition.run(invocation), invocation.json)
   } catch (error) {
     reportError(error as Error, invocation.json, definition.id)
+  } finally {
+    // Runs the command's reads settled: their follow-ups (queued siblings start), outside every lock.
+    followUpEndedRuns()
   }
   return true
 }

@@ -7,7 +7,7 @@
  * stop or a signal, and `music play`'s plain lines.
  */
 import {spawn, type ChildProcess} from 'node:child_process'
-import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
@@ -108,7 +108,10 @@ describe('music serve with mpv', () => {
     expect(await ipc.get('pause')).toBe(false)
     expect(control(dir, 'toggle').code).toBe(0)
     expect(await ipc.get('pause')).toBe(true)
-    expect(control(dir, 'toggle').code).toBe(0)
+    // resume is play's alias (SPEC: Music).
+    r = control(dir, 'resume')
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json.status.state).toBe('playing')
     expect(await ipc.get('pause')).toBe(false)
 
     // Volume changes the running track: same mpv, position keeps going.
@@ -231,13 +234,19 @@ describe('music serve with mpv', () => {
     expect(r.json.status).toMatchObject({state: 'stopped', reason: 'service-gone', service: 'not running', track: tracks[0]})
   })
 
-  it('refuses a second service on the same state dir (exit 5)', async () => {
+  it('refuses a second service on the same state dir (exit 5), touching none of the live one\'s files', async () => {
     const dir = join(root, 'state-single')
     const first = serve([tracks[0], '--state-dir', dir])
     const {pid, ipc} = await ready(dir)
+    // Paused, the live service rewrites nothing by itself, so any change below is the refused one's.
+    expect(control(dir, 'pause').code).toBe(0)
+    const files = ['playback.json', 'playback-endpoint.json', 'mpv-queue.m3u']
+    const before = files.map((name) => readFileSync(join(dir, name), 'utf8'))
     const r = actors(root, ['music', 'serve', tracks[1], '--state-dir', dir, '--output', 'null'])
     expect(r.code).toBe(5)
     expect(r.stderr).toContain('already runs')
+    expect(files.map((name) => readFileSync(join(dir, name), 'utf8'))).toEqual(before)
+    expect(readJson(join(dir, 'playback.json'))).toMatchObject({state: 'paused', service_instance_id: readJson(join(dir, 'playback-endpoint.json')).service_instance_id})
     expect(await ipc.get('path')).toBe(tracks[0])
     expect(control(dir, 'stop').code).toBe(0)
     expect(await first.exit).toBe(0)

@@ -48,6 +48,23 @@ describe('recipes/music/playback as a Run', () => {
     // The service paused its player; the kernel did not SIGSTOP anything.
     expect(processState(mpvPid)).not.toBe('T')
 
+    // resume is play's alias: the service un-pauses its player (the kernel's SIGCONT would leave it paused).
+    r = actors(home, ['control', 'player', 'resume', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json).toMatchObject({handled_by: 'service', reply: {ok: true, status: {state: 'playing'}}})
+    expect(await ipc.get('pause')).toBe(false)
+    expect(actors(home, ['control', 'player', 'pause']).code).toBe(0)
+
+    // A bad value is refused before anything is sent (exit 2): no journal record, the player untouched.
+    const journalBefore = readFileSync(join(dir, 'controls.jsonl'), 'utf8')
+    for (const [action, value] of [['volume', '150'], ['seek', 'loud'], ['pause', 'now']]) {
+      r = actors(home, ['control', 'player', action, value, '--json'])
+      expect([action, value, r.code]).toEqual([action, value, 2])
+      expect(r.json.error.message).toContain(action)
+    }
+    expect(readFileSync(join(dir, 'controls.jsonl'), 'utf8')).toBe(journalBefore)
+    expect(await ipc.get('volume')).toBe(20)
+
     r = actors(home, ['control', 'player', 'next', '--json'])
     expect(r.code).toBe(0)
     expect(await ipc.get('playlist-pos')).toBe(1)
@@ -69,5 +86,12 @@ describe('recipes/music/playback as a Run', () => {
     const kinds = readFileSync(join(dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind)
     expect(kinds).toEqual(expect.arrayContaining(['music.track', 'music.volume', 'music.pause', 'music.stop']))
     expect(readJson(join(dir, 'playback.json'))).toMatchObject({state: 'stopped', index: 1, volume: 20})
+
+    // A finished playback Run still says where it stopped: the last known state from its checkpoint.
+    r = actors(home, ['control', 'player', 'status', '--json'])
+    expect(r.code).toBe(0)
+    expect(r.json).toMatchObject({status: 'cancelled', state: 'stopped', index: 1, count: 2, volume: 20, player: 'mpv', track: tracks[1]})
+    expect(r.json.service).toMatchObject({ok: true, source: 'checkpoint'})
+    expect(actors(home, ['control', 'player', 'status']).stdout).toContain('playback:    stopped 2/2')
   })
 })

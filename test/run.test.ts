@@ -469,6 +469,22 @@ describe('inspect, logs, emit, prune', () => {
     expect(actors(home, ['emit', 'x', '--run', r.json.run, '--level', 'loud']).code).toBe(2)
   })
 
+  it('emit refuses kinds under runtime. (exit 2): only the kernel writes them, so none reaches a batch', async () => {
+    const script = 'actors emit runtime.ended --attention steer --summary fake; echo "emit=$?"; actors emit runtime --summary fake; echo "bare=$?"; actors emit runtimex.ok >/dev/null; echo "near=$?"'
+    const r = actors(home, ['run', '--json', '--', 'sh', '-c', script])
+    await waitForResult(r.json.state_dir)
+    const out = readFileSync(join(r.json.state_dir, 'stdout.log'), 'utf8')
+    expect(out).toContain('emit=2')
+    expect(out).toContain('bare=2')
+    expect(out).toContain('near=0')
+    expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain('written by the kernel only')
+    const trace = actors(home, ['inspect', r.json.run, '--json']).json.trace
+    expect(trace.filter((e: any) => e.summary === 'fake')).toEqual([])
+    const batch = actors(home, ['wait', r.json.run, '--json']).json
+    expect(batch.attention).toEqual([])
+    expect(actors(home, ['emit', 'runtime.adopted', '--run', r.json.run]).code).toBe(2)
+  })
+
   it('inspect prints a Run\'s own Trace text without its escape codes or line breaks', async () => {
     const r = actors(home, ['run', '--json', '--', 'true'])
     await waitForResult(r.json.state_dir)

@@ -5,8 +5,8 @@
  */
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
+import {afterEach, describe, expect, it} from 'vitest'
+import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-tree-')
 
@@ -170,6 +170,24 @@ describe('nested trees', () => {
   })
 })
 
+describe('owners', () => {
+  it("a child's owner is its parent's, whatever ACTORS_OWNER says, so the root's wait still collects the subtree", async () => {
+    const h = home()
+    const grandchild = 'actors run --name gc -- true >/dev/null'
+    const script = `ACTORS_OWNER=eve actors run --name kid -- sh -c '${grandchild}' >/dev/null; sleep 0.5; ACTORS_OWNER=eve actors wait --json > "$ACTORS_STATE_DIR/batch.json"`
+    expect(actors(h, ['run', '--name', 'root', '--', 'sh', '-c', script], {env: {ACTORS_OWNER: 'ada'}}).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'root'), 30_000)
+    expect(['root', 'kid', 'gc'].map((id) => runJson(h, id).owner)).toEqual(['ada', 'ada', 'ada'])
+    // The coordinator's own wait (ACTORS_OWNER=eve in its environment) collected its subtree for the tree's owner.
+    const inner = readJson(join(h, 'runs', 'root', 'batch.json'))
+    expect(inner.owner).toBe('ada')
+    expect(inner.rows.map((r: any) => r.run)).toEqual(['kid', 'gc'])
+    // eve has nothing; the root's owner gets the root, its subtree already reported to the coordinator.
+    expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'eve'}}).json.members).toBe(0)
+    expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'ada'}}).json.rows.map((r: any) => r.run)).toEqual(['root'])
+  })
+})
+
 describe('max-parallel', () => {
   it('never runs more than N children; the rest queue FIFO and start after the parent exited', async () => {
     const h = home()
@@ -224,5 +242,74 @@ describe('cascade', () => {
     // g2 never started: no supervisor ever ran for it.
     expect(runJson(h, 'g2').started_at).toBeUndefined()
     expect(Date.parse(runJson(h, 'g1').ended_at)).toBeLessThanOrEqual(Date.parse(runJson(h, 'mid').ended_at))
+  })
+})
+
+describe('a read starts nothing', () => {
+  /** `actors` as if called by the command of Run `id` (its lineage in the environment). */
+  const inside = (h: string, id: string) => {
+    const meta = runJson(h, id)
+    return {ACTORS_RUN: id, ACTORS_RUN_INSTANCE: meta.run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', id), ACTORS_ROOT: meta.root, ACTORS_DEPTH: String(meta.depth), ACTORS_OWNER: meta.owner}
+  }
+
+  // c1's command outlives its killed supervisor in its own process group: end it after each test.
+  const orphanGroups: number[] = []
+  afterEach(() => {
+    for (const pgid of orphanGroups.splice(0)) {
+      try {
+        process.kill(-pgid, 'SIGKILL')
+      } catch {}
+    }
+  })
+
+  /** Parent `p` (max-parallel 1) with child c1 running and cq queued behind it; then c1's supervisor is SIGKILLed. */
+  async function lostChildWithQueuedSibling(h: string): Promise<NodeJS.ProcessEnv> {
+    expect(actors(h, ['run', '--name', 'p', '--max-parallel', '1', '--', 'sleep', '60']).code).toBe(0)
+    await waitFor(() => runJson(h, 'p').process_identity, 15_000, 'p supervised')
+    const env = inside(h, 'p')
+    expect(actors(h, ['run', '--name', 'c1', '--', 'sleep', '60'], {env}).code).toBe(0)
+    expect(actors(h, ['run', '--name', 'cq', '--json', '--', 'true'], {env}).json.status).toBe('queued')
+    const c1 = await waitFor(() => {
+      const meta = runJson(h, 'c1')
+      return meta.process_identity && meta.child_pid && meta
+    }, 15_000, 'c1 running its command')
+    orphanGroups.push(c1.pgid)
+    process.kill(c1.pid, 'SIGKILL')
+    await waitFor(() => !processAlive(c1.pid), 10_000, 'c1 supervisor gone')
+    expect(runJson(h, 'c1').status).toBe('running')
+    return env
+  }
+
+  it('a launch that settles a lost sibling under the children lock returns at once and the queue moves on', async () => {
+    const h = home()
+    const env = await lostChildWithQueuedSibling(h)
+    const started = Date.now()
+    const r = actors(h, ['run', '--name', 'c2', '--json', '--', 'true'], {env})
+    const took = Date.now() - started
+    expect(r.code, r.stderr).toBe(0)
+    // Before: the settle of c1 asked for the children lock its own caller held, and waited out its 10 s timeout.
+    expect(took).toBeLessThan(3000)
+    expect(runJson(h, 'c1').status).toBe('exited')
+    // cq was first in line for c1's slot; c2 follows it once it ends.
+    expect((await waitForResult(join(h, 'runs', 'cq'))).status).toBe('done')
+    expect((await waitForResult(join(h, 'runs', 'c2'))).status).toBe('done')
+    expect(Date.parse(runJson(h, 'c2').started_at)).toBeGreaterThanOrEqual(Date.parse(runJson(h, 'cq').ended_at))
+  })
+
+  it('a listing settles the lost Run and, after it, the command releases the queued sibling', async () => {
+    const h = home()
+    await lostChildWithQueuedSibling(h)
+    const listing = actors(h, ['inspect', '--json'])
+    expect(listing.code, listing.stderr).toBe(0)
+    expect(listing.json.runs.find((r: any) => r.run === 'c1').status).toBe('exited')
+    expect((await waitForResult(join(h, 'runs', 'cq'))).status).toBe('done')
+  })
+
+  it('a wait that settles the lost Run releases the queued sibling while it waits, not after', async () => {
+    const h = home()
+    await lostChildWithQueuedSibling(h)
+    const r = actors(h, ['wait', 'cq', '--timeout', '20s', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.json.rows.map((row: any) => [row.run, row.status])).toEqual([['cq', 'done']])
   })
 })

@@ -17,7 +17,7 @@ import {NowPlaying} from '../src/views/now-playing.js'
 import {WaitView} from '../src/views/wait-view.js'
 
 function row(run: string, status: string, extra: Partial<BatchRow> = {}): BatchRow {
-  return {run, run_instance_id: `i-${run}`, status, depth: 0, parent: null, summary: `${run} summary`, output: '', artifacts: [], artifacts_total: 0, exit_code: 0, duration_ms: 1200, ended_at: null, state_dir: `/s/${run}`, ...extra}
+  return {run, run_instance_id: `i-${run}`, generation: 1, status, depth: 0, parent: null, summary: `${run} summary`, output: '', artifacts: [], artifacts_total: 0, usage: null, collected: [], collected_total: 0, exit_code: 0, duration_ms: 1200, ended_at: null, state_dir: `/s/${run}`, ...extra}
 }
 
 function batch(rows: BatchRow[], extra: Partial<BatchDocument> = {}): BatchDocument {
@@ -73,6 +73,22 @@ describe('CompletionCard', () => {
     expect(frame).toContain('pending: 1 still live (late)')
     expect(frame).toContain('attention: worker-2 followup review.ready: please look')
     expect(frame).toContain('more: actors inspect coord (one Run in detail)')
+    view.unmount()
+  })
+
+  it("lists under a coordinator the Runs its own waits collected, marked as reported to it", () => {
+    const collected = [
+      {run: 'fan-1', status: 'done', summary: 'step 1: demo (run fan-1)'},
+      {run: 'fan-2', status: 'failed', summary: 'boom\nsecond line'},
+    ]
+    const view = render(<CompletionCard card={cardModel(batch([row('fan', 'done', {collected, collected_total: 5})]))} />)
+    const frame = strip(view.lastFrame()!)
+    expect(frame).toContain('1 Run finished')
+    expect(frame).toMatch(/✔ fan\s+done/)
+    expect(frame).toContain('its own wait collected 5 Runs (reported to it):')
+    expect(frame).toMatch(/↳ fan-1\s+done\s+step 1: demo \(run fan-1\)/)
+    expect(frame).toMatch(/↳ fan-2\s+failed\s+boom second line/)
+    expect(frame).toContain('… 3 more')
     view.unmount()
   })
 

@@ -8,6 +8,7 @@ import {randomUUID} from 'node:crypto'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {writeJsonAtomic} from '../src/lib/state-files.js'
 import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-wait-')
@@ -225,5 +226,64 @@ describe('wait', () => {
     expect(card.stdout).toContain('red')
     expect(card.stdout).toContain('second line')
     expect(card.stdout).not.toMatch(/\u001B/)
+  })
+
+  it('a stopped (cancelled) Run is in the batch but never makes wait exit 1; a failed one does', async () => {
+    const h = home()
+    const stopped = async (name: string) => {
+      const dir = launch(h, name, 'sleep', '30')
+      await waitFor(() => readJson(join(dir, 'run.json')).child_pid, 15_000, `${name} running its command`)
+      expect(actors(h, ['control', name, 'stop']).code).toBe(0)
+      await waitForResult(dir)
+    }
+    await stopped('stopped')
+    const alone = actors(h, ['wait', '--json'])
+    expect([alone.code, alone.json.counts]).toEqual([0, {cancelled: 1}])
+    // A follow of it ends the same way: chosen, not failed.
+    expect(actors(h, ['logs', 'stopped', '--follow']).code).toBe(0)
+    await stopped('again')
+    await waitForResult(launch(h, 'broke', 'false'))
+    const mixed = actors(h, ['wait', '--json'])
+    expect(mixed.json.counts).toEqual({cancelled: 1, failed: 1})
+    expect(mixed.code).toBe(1)
+  })
+
+  it('rows carry the generation (1 unless run.json says otherwise) and the usage the Run reported, or null', async () => {
+    const h = home()
+    await waitForResult(launch(h, 'spender', 'sh', '-c', 'actors emit usage --prompt-tokens 30 --completion-tokens 12 >/dev/null'))
+    await waitForResult(launch(h, 'quiet', 'true'))
+    const later = launch(h, 'later', 'true')
+    await waitForResult(later)
+    // A Run of a later generation records it in run.json (what `send` and `rerun` will write).
+    const meta = readJson(join(later, 'run.json'))
+    writeJsonAtomic(join(later, 'run.json'), {...meta, generation: 3})
+    const rows = actors(h, ['wait', '--json']).json.rows
+    const byRun = Object.fromEntries(rows.map((row: any) => [row.run, row]))
+    expect(byRun.spender).toMatchObject({generation: 1, usage: {tokens: 42, prompt_tokens: 30, completion_tokens: 12}})
+    expect(byRun.quiet).toMatchObject({generation: 1, usage: null})
+    expect(byRun.later.generation).toBe(3)
+    // SPEC field order: run, run_instance_id, generation, status, ...
+    expect(Object.keys(byRun.quiet).slice(0, 4)).toEqual(['run', 'run_instance_id', 'generation', 'status'])
+  })
+
+  it("the README's fanout shows, under the coordinator, the Runs its own wait collected; who gets which batch is unchanged", async () => {
+    const h = home()
+    const r = actors(h, ['run', 'fanout', 'recipe=demo', 'count=3', 'values=seconds=0.1', '--name', 'fan', '--wait'], {timeout: 120_000})
+    expect(r.code, r.stderr).toBe(0)
+    // One member: the coordinator. Its children were reported to its own wait, not to this batch.
+    expect(r.stdout).toMatch(/^1 Run: 1 done/)
+    expect(r.stdout).toMatch(/^ {2}fan\s+done/m)
+    expect(r.stdout).toContain('its own wait collected 3 Runs (reported to it):')
+    for (const i of [1, 2, 3]) expect(r.stdout).toMatch(new RegExp(`↳ fan-${i}\\s+done\\s+step 1: demo \\(run fan-${i}\\)`))
+    const doc = readJson(join(h, 'runs', 'fan', 'collected.json'))
+    expect(doc).toMatchObject({total: 3, counts: {done: 3}})
+    // The JSON batch carries the same, bounded, on the coordinator's row (here through the owner's re-run of wait fan).
+    const again = actors(h, ['run', 'fanout', 'recipe=hello', 'count=2', '--name', 'fan2', '--wait', '--json'], {timeout: 120_000})
+    expect(again.code, again.stderr).toBe(0)
+    expect(runsOf(again)).toEqual(['fan2'])
+    expect(again.json.rows[0]).toMatchObject({collected_total: 2, collected: [{run: 'fan2-1', status: 'done'}, {run: 'fan2-2', status: 'done'}]})
+    expect(again.json.rows[0].collected[0].summary).toMatch(/hello/i)
+    // Nothing else is left for the owner: the children went to the coordinator.
+    expect(actors(h, ['wait', '--json']).json.members).toBe(0)
   })
 })

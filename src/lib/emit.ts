@@ -49,8 +49,16 @@ export interface EmitInput {
 const MAX_SUMMARY = 2000
 const LEVELS = ['info', 'warn', 'error'] as const
 
+/** Refuse kinds only the kernel writes (`runtime.*`): a Run must not fake its own end or adoption (exit 2). */
+export function checkEmittableKind(kind: string): void {
+  if (kind === 'runtime' || kind.startsWith('runtime.')) {
+    throw usageError(`event kind ${JSON.stringify(kind)} is reserved: kinds under "runtime." are written by the kernel only`, 'name your own kind, e.g. build.done or review.question')
+  }
+}
+
 /** Append one Trace event; attention other than `notify` rings the doorbell so the owner's `wait` wakes. */
 export function emitEvent(target: EmitTarget, input: EmitInput): TraceEvent {
+  checkEmittableKind(input.kind)
   let data: unknown
   if (input.data !== undefined) {
     try {

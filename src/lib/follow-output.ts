@@ -8,7 +8,9 @@ import {importView} from './esm-import.js'
 import {EXIT} from './errors.js'
 import {followRunOutput, type OutputChunk, type StreamName} from './logs.js'
 import {decideOutput} from './output.js'
+import {stdoutClosed} from './output-guard.js'
 import {readRunState} from './run-store.js'
+import {FAILING_STATUSES} from './run-types.js'
 import {createFollowStore} from './views/follow-store.js'
 
 export interface FollowOptions {
@@ -36,7 +38,9 @@ export async function followToEnd(dir: string, options: FollowOptions): Promise<
       else (chunk.stream === 'stderr' && streams.length > 1 ? process.stderr : process.stdout).write(chunk.text)
     }
     if (options.head?.text) write(options.head)
-    for await (const chunk of followRunOutput(dir, streams, options.fromStart)) write(chunk)
+    // A reader that went away (`| head`) ends the follow; the Run goes on.
+    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutClosed)) write(chunk)
+    if (stdoutClosed.aborted) return true
   }
   printFollowEnd(dir, json)
   return true
@@ -53,5 +57,6 @@ export function printFollowEnd(dir: string, json: boolean): void {
   } else {
     process.stderr.write(`actors: ${state.meta.run} ${status}${result?.exit_code !== null && result?.exit_code !== undefined ? ` (exit ${result.exit_code})` : ''}\n`)
   }
-  process.exitCode = status === 'done' ? EXIT.ok : EXIT.failed
+  // As for `wait`: a stopped (cancelled) Run is an outcome someone chose, not a failure.
+  process.exitCode = FAILING_STATUSES.has(status) ? EXIT.failed : EXIT.ok
 }

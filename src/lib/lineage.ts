@@ -3,7 +3,8 @@
  * variables the supervisor gives every command (SPEC: Trees, owners and limits).
  */
 import {usageError} from './errors.js'
-import {isPlainName} from './home.js'
+import {isPlainName, runDir} from './home.js'
+import {readRunMetaRaw} from './run-store.js'
 import type {ParentRef} from './run-types.js'
 
 export interface Lineage {
@@ -43,4 +44,19 @@ export function lineageFromEnv(env: NodeJS.ProcessEnv = process.env): Lineage {
     root: env.ACTORS_ROOT || run,
     depth: (Number.isInteger(parentDepth) && parentDepth >= 0 ? parentDepth : 0) + 1,
   }
+}
+
+/**
+ * The owner a command inside a tree acts for: the Run it runs in records its
+ * tree's owner, and that wins over ACTORS_OWNER (which any process can
+ * change), so no part of a tree can leave its root's `wait`. Outside a Run:
+ * ACTORS_OWNER, else "default".
+ */
+export function treeOwner(home: string, lineage: Lineage): string {
+  if (!lineage.parent) return lineage.owner
+  try {
+    const owner = readRunMetaRaw(runDir(home, lineage.parent.run))?.owner
+    if (typeof owner === 'string' && isPlainName(owner)) return owner
+  } catch {}
+  return lineage.owner
 }

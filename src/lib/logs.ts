@@ -39,6 +39,19 @@ export function outputTail(dir: string, chars: number): string {
   return text.length > chars ? text.slice(-chars) : text
 }
 
+/** The first line of the Run's stdout with any text (read from its first 4 KiB), or '' when there is none. */
+export function firstOutputLine(dir: string): string {
+  const file = runFile(dir, 'stdout')
+  let size: number
+  try {
+    size = statSync(file).size
+  } catch {
+    return ''
+  }
+  const head = readRange(file, 0, Math.min(size, 4096))
+  return head.split('\n').find((line) => line.trim() !== '') ?? ''
+}
+
 /**
  * Size of a log file: 0 when it does not exist yet; a directory or other
  * non-regular file where a log belongs fails closed, naming it.

@@ -1,12 +1,14 @@
 /**
  * Reading and writing one Run's files, with reconciliation on every read: a
  * Run whose supervisor vanished without writing a result is settled as
- * `exited` (and gets its result.json) the moment anyone looks at it.
+ * `exited` (and gets its result.json) the moment anyone looks at it. A read
+ * only settles files and starts nothing: the follow-ups of that end are noted
+ * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
 import {readdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
-import {afterRunEnded} from './after-run.js'
 import {completeMove} from './generations/move.js'
+import {noteEndedRun} from './ended-runs.js'
 import {corruptStateError, notFoundError} from './errors.js'
 import {runDir, runsDir} from './home.js'
 import {withLockSync} from './lock.js'
@@ -165,8 +167,9 @@ function reconcileLostRun(dir: string): RunState | undefined {
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
     return {dir, meta: {...meta, status: check.status}, result}
   })
-  // Outside the Run's lock: the same follow-ups as a supervisor's own end (queued siblings start).
-  if (settled) afterRunEnded(dirname(dirname(dir)), settled)
+  // Reads may run under other locks (a parent's children lock): the follow-ups
+  // of this end (queued siblings start) are only noted, and run outside every lock.
+  if (settled) noteEndedRun(dirname(dirname(dir)), settled)
   return state
 }
 

@@ -19,6 +19,17 @@ export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status)
 }
 
+/**
+ * Terminal statuses that make `wait` (and a follow) exit 1. `cancelled` is
+ * not one: a stop is an outcome someone chose (SPEC: exit codes).
+ */
+export const FAILING_STATUSES: ReadonlySet<string> = new Set<TerminalStatus>(['failed', 'killed', 'exited'])
+
+/** A Run's generation: run.json's `generation`, 1 when absent (or not a positive whole number). */
+export function runGeneration(meta: {generation?: unknown}): number {
+  return Number.isSafeInteger(meta.generation) && (meta.generation as number) >= 1 ? (meta.generation as number) : 1
+}
+
 export interface ParentRef {
   run: string
   run_instance_id: string

@@ -13,7 +13,7 @@ import type {ChildProcess} from 'node:child_process'
 import {childProcess} from './builtins.js'
 import {closeSync, openSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
-import {afterRunEnded} from './after-run.js'
+import {afterRunEnded, followUpEndedRuns} from './after-run.js'
 import {collectArtifacts} from './artifacts.js'
 import {dropTestFaults} from './launch.js'
 import {sleepSync, withLockSync} from './lock.js'
@@ -355,4 +355,6 @@ export async function superviseRun(dir: string): Promise<void> {
     ...supervisorStartFields(current),
   }))
   await new Supervisor(dir, home, started ?? meta).run()
+  // Runs its reads settled on the way (a lost sibling, say): their follow-ups too.
+  followUpEndedRuns()
 }

@@ -1,8 +1,31 @@
 /** The completion card of `actors wait` on a TTY: counts, one row per member (indented forest), notes, the hint. */
 import {Box, Text} from 'ink'
 import type {CardModel} from '../lib/views/card-model.js'
+import {printableLine} from '../lib/output.js'
 import {statusStyle} from '../lib/views/run-rows.js'
 import {StatusCounts} from './status-counts.js'
+
+/** Under a coordinator's row: the Runs its own waits collected (reported to it), status and first output line. */
+function CollectedRuns({level, note}: {level: number; note: NonNullable<CardModel['rows'][number]['collected']>}) {
+  const indent = '  '.repeat(level + 2)
+  const width = Math.min(40, Math.max(0, ...note.runs.map((r) => r.run.length)))
+  return (
+    <Box flexDirection="column">
+      <Text dimColor wrap="truncate">{`${indent}${note.header}`}</Text>
+      {note.runs.map((r) => {
+        const style = statusStyle(r.status)
+        return (
+          <Text key={r.run} wrap="truncate">
+            {`${indent}↳ ${r.run.padEnd(width)}  `}
+            <Text color={style.color}>{r.status.padEnd(9)}</Text>
+            <Text dimColor>{` ${printableLine(r.summary, 1000)}`}</Text>
+          </Text>
+        )
+      })}
+      {note.more > 0 ? <Text dimColor>{`${indent}… ${note.more} more`}</Text> : null}
+    </Box>
+  )
+}
 
 export function CompletionCard({card}: {card: CardModel}) {
   const width = Math.min(40, Math.max(0, ...card.rows.map((r) => r.run.length + r.level * 2)))
@@ -24,6 +47,7 @@ export function CompletionCard({card}: {card: CardModel}) {
               <Text dimColor>{row.summary}</Text>
             </Text>
             {row.artifacts.length ? <Text dimColor wrap="truncate">{`${'  '.repeat(row.level + 2)}↳ ${row.artifacts.join(', ')}`}</Text> : null}
+            {row.collected ? <CollectedRuns level={row.level} note={row.collected} /> : null}
           </Box>
         )
       })}

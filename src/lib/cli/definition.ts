@@ -1,7 +1,7 @@
 /**
  * A command as plain data: its flags, arguments and the function that does the
- * work. The hot commands (run, inspect, control, wait, emit, logs) are written
- * this way so that two front ends can serve them from one definition:
+ * work. Every command is written this way, so that one definition serves both
+ * front ends (the hot ones, src/lib/cli/hot-commands.ts, through both):
  *  - src/base-command.ts turns a definition into an oclif command (help,
  *    manifest, every error message about flags);
  *  - src/fast.ts parses clean invocations itself and runs them without loading
@@ -11,18 +11,28 @@
  */
 import {EXIT, isActorsError} from '../errors.js'
 import {printJson} from '../output.js'
+import {isOutputError, stdoutFailure} from '../output-guard.js'
 
 export type FlagDefinition =
-  | {type: 'boolean'; description: string; char?: string}
-  | {type: 'string'; description: string}
-  | {type: 'integer'; description: string; min?: number; max?: number}
+  | {type: 'boolean'; description: string; char?: string; /** `--no-NAME` sets it false. */ allowNo?: boolean; default?: boolean}
+  | {type: 'string'; description: string; /** The only values accepted. */ options?: readonly string[]; default?: string; required?: boolean}
+  | {type: 'integer'; description: string; min?: number; max?: number; default?: number; required?: boolean}
 
 export interface ArgDefinition {
   description: string
   required?: boolean
 }
 
-type FlagValue<D extends FlagDefinition> = D['type'] extends 'boolean' ? boolean : D['type'] extends 'integer' ? number | undefined : string | undefined
+/** A flag's value as `run` sees it: never undefined for booleans, nor when the flag has a default or is required. */
+type FlagValue<D extends FlagDefinition> = D extends {type: 'boolean'}
+  ? boolean
+  : D extends {default: string | number} | {required: true}
+    ? D extends {type: 'integer'}
+      ? number
+      : string
+    : D extends {type: 'integer'}
+      ? number | undefined
+      : string | undefined
 
 /** What a command's `run` receives, the same whichever front end parsed it. */
 export interface Invocation<F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>, A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>> {
@@ -46,6 +56,12 @@ export interface CommandDefinition<F extends Record<string, FlagDefinition> = Re
   strict?: boolean
   args: A
   flags: F
+  /**
+   * Rewrite the tokens before either front end parses them (e.g. `--loop=false`,
+   * as Recipe templates render bools, into oclif's `--no-loop`). Throws
+   * ActorsErrors for what it refuses.
+   */
+  normalizeArgv?: (tokens: string[]) => string[]
   /** Do the work. A returned value is printed as the JSON document under --json. */
   run(invocation: Invocation<F, A>): Promise<unknown>
 }
@@ -61,9 +77,15 @@ export function defineCommand<const F extends Record<string, FlagDefinition>, co
   return definition
 }
 
-/** Boolean flags that were not given are false (oclif leaves them undefined), so both front ends agree. */
-export function withBooleanDefaults(definition: AnyCommandDefinition, flags: Record<string, unknown>): Record<string, unknown> {
-  for (const [name, flag] of Object.entries(definition.flags as Record<string, FlagDefinition>)) if (flag.type === 'boolean') flags[name] ??= false
+/**
+ * Flags that were not given take their default, and booleans without one are
+ * false (oclif leaves those undefined), so both front ends hand `run` the same.
+ */
+export function withFlagDefaults(definition: AnyCommandDefinition, flags: Record<string, unknown>): Record<string, unknown> {
+  for (const [name, flag] of Object.entries(definition.flags as Record<string, FlagDefinition>)) {
+    if (flags[name] === undefined && flag.default !== undefined) flags[name] = flag.default
+    if (flag.type === 'boolean') flags[name] ??= false
+  }
   return flags
 }
 
@@ -90,7 +112,7 @@ export function printResult(result: unknown, json: boolean): void {
  * ActorsErrors are user-facing (message, fix, documented exit code, no stack
  * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
  */
-export function reportError(error: Error & {code?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+export function reportError(error: Error & {code?: string; syscall?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
   if (isActorsError(error)) {
     process.exitCode = error.exitCode
     process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
@@ -109,6 +131,13 @@ export function reportError(error: Error & {code?: string; oclif?: {exit?: numbe
     return
   }
   if (error.code === 'EEXIT') return
+  // stdout went away (the output guard already said so, or a closed pipe needs no words) or a file system is full.
+  if (error === stdoutFailure() || error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
+  if (error.code === 'ENOSPC' || error.code === 'EDQUOT' || (isOutputError(error) && error.syscall === 'write')) {
+    process.exitCode = EXIT.failed
+    process.stderr.write(`actors: ${error.code === 'EDQUOT' ? 'disk quota exceeded' : error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space in the state root ($ACTORS_HOME) and where the output goes, then retry\n`)
+    return
+  }
   process.exitCode = EXIT.failed
   process.stderr.write(`actors: internal error: ${error.message}\n`)
   if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)

@@ -1,5 +1,5 @@
 /** `actors emit`: Trace events and token usage, reported from inside a Run. */
-import {emitEvent, emitUsage, resolveEmitTarget} from '../emit.js'
+import {checkEmittableKind, emitEvent, emitUsage, resolveEmitTarget} from '../emit.js'
 import {resolveHome} from '../home.js'
 import {defineCommand} from './definition.js'
 
@@ -25,6 +25,8 @@ export const emitCommand = defineCommand({
   },
 
   async run({args, flags, json}) {
+    // Refused before the Run is even looked up: nothing of it is read or written.
+    if (args.kind !== 'usage') checkEmittableKind(args.kind!)
     const target = resolveEmitTarget(resolveHome(flags.home), flags.run)
     if (args.kind === 'usage') {
       const {event, totals} = emitUsage(target, {tokens: flags.tokens, prompt: flags['prompt-tokens'], completion: flags['completion-tokens']})

@@ -5,6 +5,7 @@ import {defineCommand} from './definition.js'
 import {formatDuration, parseDuration} from '../duration.js'
 import {inspectRun, listRunSummaries, parseStatusFilter, type ListingFilter, type RunDetail} from '../inspect.js'
 import {decideOutput, printableLine, type OutputMode} from '../output.js'
+import {stdoutClosed} from '../output-guard.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
 import {formatRunTable, watchRunsPlain, type WatchedListing} from '../views/runs-plain.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'
@@ -132,6 +133,8 @@ async function watchStore<T extends WatchedListing>(
     const end = () => stop.abort()
     process.once('SIGINT', end)
     process.once('SIGTERM', end)
+    // A reader that went away (`| head`) ends the watch too.
+    stdoutClosed.addEventListener('abort', end, {once: true})
     await watchRunsPlain(store, {json: mode === 'json', toRows: view.toRows, format: view.format, write: (text) => process.stdout.write(text), signal: stop.signal})
   } finally {
     store.close()

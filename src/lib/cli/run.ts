@@ -2,7 +2,7 @@
 import {EXIT, usageError} from '../errors.js'
 import {followToEnd} from '../follow-output.js'
 import type {LaunchResult} from '../launch.js'
-import {lineageFromEnv} from '../lineage.js'
+import {lineageFromEnv, treeOwner} from '../lineage.js'
 import {findLaunchRecipe, launchOverrides, prepareAdHoc, prepareRecipe} from '../prepare-launch.js'
 import {launchPrepared, type PreparedLaunch} from '../run-launcher.js'
 import {waitAndShow} from '../wait/print.js'
@@ -66,7 +66,9 @@ async function afterLaunch(home: string, launched: LaunchResult, flags: {wait: b
   if (flags.wait) {
     // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
     if (!json) process.stderr.write(`actors: ${launched.status} ${launched.run}; waiting for it to end\n`)
-    const request = {home, owner: lineageFromEnv().owner, ids: [launched.run], any: false}
+    const lineage = lineageFromEnv()
+    // Inside a Run, the batch is credited to it like any wait it makes (its own row then shows the Run).
+    const request = {home, owner: treeOwner(home, lineage), ids: [launched.run], any: false, collector: lineage.parent}
     const outcome = await waitAndShow(request, json, {launched})
     process.exitCode = outcome.exitCode
     return undefined

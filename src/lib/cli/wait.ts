@@ -1,7 +1,7 @@
 /** `actors wait`: block until Runs are terminal, then print one completion batch. */
 import {parseDuration} from '../duration.js'
 import {resolveHome, resolveRunRef} from '../home.js'
-import {lineageFromEnv} from '../lineage.js'
+import {lineageFromEnv, treeOwner} from '../lineage.js'
 import {unknownRunsProblem} from '../wait/batch.js'
 import {waitAndShow} from '../wait/print.js'
 import {defineCommand} from './definition.js'
@@ -10,7 +10,7 @@ export const waitCommand = defineCommand({
   id: 'wait',
   summary: 'Block until Runs are terminal, then print one completion batch',
   description:
-    'Default: every unreported Run of the current owner (ACTORS_OWNER, default "default"); inside a Run, its descendants. ' +
+    'Default: every unreported Run of the current owner (ACTORS_OWNER, default "default"); inside a Run, its descendants, for the owner of its tree. ' +
     'Members are marked reported once printed, so the next wait never repeats them. ' +
     'Exit 0; 1 when a member failed, was killed or exited; 124 on timeout with nothing ready; 4 when every RUN is unknown.',
   examples: ['<%= config.bin %> wait', '<%= config.bin %> wait build-1 test-2 --json', '<%= config.bin %> wait --any --timeout 30s'],
@@ -26,11 +26,13 @@ export const waitCommand = defineCommand({
     const lineage = lineageFromEnv()
     const request = {
       home,
-      owner: lineage.owner,
+      // Inside a Run: its tree's owner (the one its children were launched for), whatever ACTORS_OWNER says.
+      owner: treeOwner(home, lineage),
       ids: argv.length > 0 ? [...new Set(argv.map((ref) => resolveRunRef(home, ref)))] : undefined,
       any: flags.any,
       timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
       scope: lineage.parent,
+      collector: lineage.parent,
     }
     // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
     const outcome = await waitAndShow(request, json)

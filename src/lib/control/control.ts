@@ -15,7 +15,9 @@ import {resolveRunRef, runsDir} from '../home.js'
 import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import {awaitRunEnd} from '../await-run.js'
-import {controlStandalonePlayback, holdsPlaybackFiles} from '../music/standalone-control.js'
+import {checkpointFile} from '../music/checkpoint.js'
+import {parsePlaybackRequestOrUsage} from '../music/requests.js'
+import {controlStandalonePlayback, holdsPlaybackFiles, readPlaybackStatus} from '../music/standalone-control.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
@@ -90,6 +92,10 @@ export async function controlRun(home: string, ref: string, action: string, valu
   // Executors: a Run in a Slurm job is controlled inside that job, on its node (executors/slurm-control.ts).
   if (needsSlurmControl(state.meta)) return (await controlSlurmRun(home, state, action, value)) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
+  if (action !== 'kill' && declared.includes(action) && isPlaybackRun(state)) {
+    // A playback service's values are checked here as for a standalone one: a bad one is exit 2, and nothing is sent.
+    parsePlaybackRequestOrUsage(action, value)
+  }
 
   if (action === 'status') {
     if (value !== undefined && !declared.includes('status')) throw noValueError(action, value)
@@ -276,10 +282,28 @@ function settleReply(outcome: ServiceActionResult): ServiceActionResult {
   throw new ActorsError(`Run ${outcome.run}: ${outcome.action} failed: ${outcome.reply.error}`, code, undefined, {reply: outcome.reply, record: outcome.record})
 }
 
-/** The kernel's view, merged with the service's reply when the Run has an endpoint of its generation. */
+/** A Run whose service is the playback service: it keeps its checkpoint (playback.json) in the Run's state dir. */
+function isPlaybackRun(state: RunState): boolean {
+  return existsSync(checkpointFile(state.dir))
+}
+
+/**
+ * The kernel's view, merged with the service's reply when the Run has an
+ * endpoint of its generation. A finished playback Run has no service to ask:
+ * its last known playback state comes from its checkpoint (SPEC: Music).
+ */
 async function statusAction(state: RunState, declared: boolean, value: string | undefined): Promise<StatusResult> {
   const view: StatusResult = {action: 'status', ...kernelStatus(state)}
-  if (isTerminal(state.meta.status)) return view
+  if (isTerminal(state.meta.status)) {
+    if (!isPlaybackRun(state)) return view
+    try {
+      view.service = {ok: true, action: 'status', source: 'checkpoint', status: readPlaybackStatus(state.dir)}
+    } catch (error) {
+      view.service = {ok: false, error: (error as Error).message}
+      return view
+    }
+    return mergeServiceStatus(view, view.service as ControlReply)
+  }
   let endpoint: ControlEndpoint | undefined
   try {
     endpoint = readControlEndpoint(state.dir)

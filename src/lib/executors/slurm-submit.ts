@@ -6,7 +6,7 @@
  * A refused submission settles the Run as `failed` with sbatch's message.
  */
 import {appendFileSync} from 'node:fs'
-import {afterRunEnded} from '../after-run.js'
+import {noteEndedRun} from '../ended-runs.js'
 import {usageError} from '../errors.js'
 import {parseDuration} from '../duration.js'
 import {withLockSync} from '../lock.js'
@@ -119,6 +119,8 @@ function failSubmission(home: string, dir: string, message: string): {pid: null;
     const result = {...settledResult(meta, 'failed', 'submit_failed'), error: text, executor_state: null}
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: 'failed'}
   })
-  if (settled) afterRunEnded(home, settled)
+  // A submission may run under a parent's children lock (a queued child released): the follow-ups of this
+  // end (queued siblings start) are only noted, and run outside every lock (after-run.ts, followUpEndedRuns).
+  if (settled) noteEndedRun(home, settled)
   return {pid: null, status: 'failed', error: text}
 }

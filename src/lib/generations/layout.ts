@@ -8,7 +8,7 @@
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {usageError} from '../errors.js'
-import type {RunMeta} from '../run-types.js'
+import {runGeneration, type RunMeta} from '../run-types.js'
 
 /** A generation's own files: what moves to `generations/<n>/` (run.json last, see move.ts). */
 export const GENERATION_FILES = [
@@ -34,10 +34,9 @@ export function archivedGenerationDir(dir: string, n: number): string {
   return join(generationsDir(dir), String(n))
 }
 
-/** A Run's generation number: run.json `generation`, absent (state of earlier versions) = 1. */
+/** A Run's generation number: run.json `generation`, absent (state of earlier versions) = 1 (run-types.ts runGeneration). */
 export function generationOf(meta: Pick<RunMeta, 'generation'>): number {
-  const n = meta.generation
-  return typeof n === 'number' && Number.isInteger(n) && n >= 1 ? n : 1
+  return runGeneration(meta)
 }
 
 /** The numbers of the archived generations in `dir`, ascending (staging and stale dirs are skipped). */

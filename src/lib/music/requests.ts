@@ -21,13 +21,17 @@ export class RequestProblem extends Error {
   }
 }
 
+/** Names that mean another action: `resume` is `play` (SPEC: Music), for a standalone service and a Run alike. */
+export const PLAYBACK_ALIASES: Readonly<Record<string, PlaybackAction>> = {resume: 'play'}
+
 /** Parse an action and its value; throws RequestProblem naming the bad part. */
 export function parsePlaybackRequest(action: string, value?: string | number | null): PlaybackRequest {
   const raw = value === undefined || value === null ? '' : String(value).trim()
-  if (!(PLAYBACK_ACTIONS as readonly string[]).includes(action)) {
-    throw new RequestProblem(`unknown playback action ${JSON.stringify(action)}`, `use one of: ${PLAYBACK_ACTIONS.join(', ')}`)
+  const named = Object.hasOwn(PLAYBACK_ALIASES, action) ? PLAYBACK_ALIASES[action] : action
+  if (!(PLAYBACK_ACTIONS as readonly string[]).includes(named)) {
+    throw new RequestProblem(`unknown playback action ${JSON.stringify(action)}`, `use one of: ${[...PLAYBACK_ACTIONS, ...Object.keys(PLAYBACK_ALIASES)].join(', ')}`)
   }
-  const a = action as PlaybackAction
+  const a = named as PlaybackAction
   if (a === 'seek') {
     const n = Number(raw.replace(/%$/, ''))
     if (raw === '' || !Number.isFinite(n) || n < 0 || n > 100) {
@@ -45,6 +49,12 @@ export function parsePlaybackRequest(action: string, value?: string | number | n
   }
   if (raw !== '') throw new RequestProblem(`${a} takes no value, got ${JSON.stringify(raw)}`, `run it as just \`${a}\``)
   return {action: a}
+}
+
+/** A service's refusal of a request it could not parse: exit 2 for whoever sent it, as the client's own check. */
+export function requestProblemReply(error: unknown): {ok: false; error: string; code: string; exit_code: 2} | undefined {
+  if (!(error instanceof RequestProblem)) return undefined
+  return {ok: false, error: `${error.message} (${error.fix})`, code: 'bad-request', exit_code: 2}
 }
 
 /** The same check for command-line callers: a usage error (exit 2). */

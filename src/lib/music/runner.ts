@@ -137,6 +137,9 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
   }
 
   let outcome: PlaybackOutcome
+  // Until this service owns the state dir (its endpoint is claimed), it must write nothing there:
+  // a refused second service (exit 5) leaves the live one's checkpoint and endpoint alone.
+  let claimed = !stateDir
   try {
     if (stateDir && runMode) {
       const server = await serveControlEndpoint({
@@ -149,6 +152,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     } else if (stateDir) {
       standalone = await serveStandaloneEndpoint(stateDir, handle, serviceInstanceId)
     }
+    claimed = true
     // A player left behind by a service that crashed on this dir is ended before ours starts.
     if (checkpoint && !isSameProcess(checkpoint.service_identity) && reapOrphanPlayer(checkpoint.player_process)) {
       options.warn(`ended player pid ${checkpoint.player_process?.pid} left behind by an earlier service`)
@@ -161,7 +165,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     markReady()
     outcome = await service.finished
   } catch (error) {
-    await service.stop('failed', true).catch(() => {})
+    if (claimed) await service.stop('failed', true).catch(() => {})
     await cleanup()
     throw error
   }

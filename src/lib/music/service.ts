@@ -13,7 +13,7 @@ import {PLAYBACK_SCHEMA, writeCheckpoint, type PlaybackCheckpoint} from './check
 import {MpvBackend} from './mpv-backend.js'
 import type {ResolvedPlayer} from './players.js'
 import {ProcessBackend} from './process-backend.js'
-import {parsePlaybackRequest, RequestProblem, type PlaybackRequest} from './requests.js'
+import {parsePlaybackRequest, requestProblemReply, type PlaybackRequest} from './requests.js'
 import {projectStatus} from './status.js'
 import type {OutputMode, PlaybackAction, PlaybackReply, PlaybackStatus, Track} from './types.js'
 
@@ -146,8 +146,8 @@ export class PlaybackService {
     try {
       request = parsePlaybackRequest(action, value)
     } catch (error) {
-      const fix = error instanceof RequestProblem ? ` (${error.fix})` : ''
-      return Promise.resolve({ok: false, error: `${(error as Error).message}${fix}`})
+      // A bad value is the sender's mistake: exit 2 (a client that checked first never sends one).
+      return Promise.resolve(requestProblemReply(error) ?? {ok: false, error: (error as Error).message})
     }
     return this.serialized(async (): Promise<PlaybackReply> => {
       try {

@@ -66,15 +66,24 @@ export function sendPlaybackRequest(endpoint: Pick<PlaybackEndpoint, 'path'>, re
   return new Promise((resolve, reject) => {
     const socket = nodeNet().createConnection(endpoint.path)
     let data = ''
-    const timer = setTimeout(() => {
+    let bytes = 0
+    const fail = (error: Error) => {
+      clearTimeout(timer)
       socket.destroy()
-      reject(notActiveError(`the playback service did not answer within ${timeoutMs / 1000}s`, 'it may be stuck; check it with `actors control DIR status` or stop it'))
+      reject(error)
+    }
+    const timer = setTimeout(() => {
+      fail(notActiveError(`the playback service did not answer within ${timeoutMs / 1000}s`, 'it may be stuck; check it with `actors control DIR status` or stop it'))
     }, timeoutMs)
     socket.setEncoding('utf8')
     socket.on('connect', () => socket.write(JSON.stringify(request) + '\n'))
     socket.on('data', (chunk: string) => {
       data += chunk
-      if (data.length > MAX_MESSAGE_BYTES * 2) socket.destroy(new Error('reply too large'))
+      bytes += Buffer.byteLength(chunk)
+      // One line of at most 4 KiB, as on a Run's endpoint (SPEC: Music): a longer reply is refused, not read on.
+      if (bytes > MAX_MESSAGE_BYTES + 1) {
+        fail(new ActorsError(`the playback service sent a reply over ${MAX_MESSAGE_BYTES} bytes`, EXIT.failed, 'the service broke the protocol (one JSON line, at most 4 KiB); restart it'))
+      }
     })
     socket.on('error', (error) => {
       clearTimeout(timer)
@@ -131,6 +140,7 @@ export async function controlStandalonePlayback(dir: string, action: string, val
     if (reply.code === 'foreign-instance' || reply.code === 'stopping') {
       throw notActiveError(`the playback service refused ${action}: ${reply.error}`, `re-read ${dir}/${ENDPOINT_FILE} and retry`, {reply})
     }
+    if (reply.exit_code === EXIT.usage) throw new ActorsError(`the playback service refused ${action}: ${reply.error}`, EXIT.usage, undefined, {reply})
     throw new ActorsError(`the playback service refused ${action}: ${reply.error}`, EXIT.failed, undefined, {reply})
   }
   return {ok: true, action: reply.action, status: reply.status, source: 'service'}

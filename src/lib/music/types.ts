@@ -49,4 +49,4 @@ export interface PlaybackStatus {
 }
 
 /** A reply on either endpoint: one JSON line, at most 4 KiB. */
-export type PlaybackReply = ({ok: true; action: PlaybackAction} & {status: PlaybackStatus}) | {ok: false; error: string; code?: string}
+export type PlaybackReply = ({ok: true; action: PlaybackAction} & {status: PlaybackStatus}) | {ok: false; error: string; code?: string; exit_code?: number}

@@ -6,7 +6,7 @@
  */
 import {resolve} from 'node:path'
 import {notActiveError, usageError} from '../errors.js'
-import {runDir} from '../home.js'
+import {isPlainName, runDir} from '../home.js'
 import {launchRun, type LaunchResult, type LaunchSpec} from '../launch.js'
 import {readRunMetaRaw} from '../run-store.js'
 import {checkBudget, checkDepth} from './limits.js'
@@ -38,11 +38,13 @@ export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.
       'this process belongs to an earlier launch of the parent; its launches are refused',
     )
   }
-  // The verified parent, not ACTORS_ROOT / ACTORS_DEPTH (which any process can change), places the child:
-  // a stale or edited variable must not dodge the depth cap or the root's budget.
+  // The verified parent, not ACTORS_ROOT / ACTORS_DEPTH / ACTORS_OWNER (which any process can change), places
+  // the child: a stale or edited variable must not dodge the depth cap or the root's budget, nor move the
+  // child (and its subtree) out of its root's `wait`.
   const depth = (Number.isInteger(parent.depth) && parent.depth >= 0 ? parent.depth : 0) + 1
   const root = typeof parent.root === 'string' && parent.root !== '' ? parent.root : parent.run
+  const owner = typeof parent.owner === 'string' && isPlainName(parent.owner) ? parent.owner : spec.owner
   checkDepth(depth, env)
   checkBudget(spec.home, root)
-  return launchChild(parentDir, {...spec, root, depth})
+  return launchChild(parentDir, {...spec, root, depth, owner})
 }

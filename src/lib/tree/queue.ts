@@ -57,8 +57,8 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
       created_at: new Date().toISOString(),
       queued,
     })
-    // A slot may be free with children still queued (a running child was settled by
-    // reconciliation, which starts nobody): start them now, oldest first.
+    // A slot may be free with children still queued (the read above settled a lost
+    // running child, and a read starts nobody): start them now, oldest first.
     if (queued && parent) {
       fillSlotsLocked(spec.home, parentDir, parent)
       const now = readRunMetaRaw(launched.state_dir)

@@ -5,7 +5,7 @@
  */
 import {formatDuration} from '../duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {rowLabel, rowLevels} from '../wait/render.js'
+import {collectedNote, rowLabel, rowLevels, type CollectedNote} from '../wait/render.js'
 import {countByStatus} from './run-rows.js'
 import {printableLine} from '../output.js'
 
@@ -19,6 +19,8 @@ export interface CardRow {
   summary: string
   /** `name (123 B)` per artifact, `+N more` when the row holds more than it lists. */
   artifacts: string[]
+  /** The Runs this Run's own waits collected (reported to it), shown under it. */
+  collected?: CollectedNote
 }
 
 export interface CardModel {
@@ -51,6 +53,7 @@ export function cardModel(doc: BatchDocument): CardModel {
     duration: formatDuration(row.duration_ms ?? undefined),
     summary: oneLine(row.summary),
     artifacts: [...row.artifacts.map(artifactLabel), ...(row.artifacts_total > row.artifacts.length ? [`+${row.artifacts_total - row.artifacts.length} more`] : [])],
+    collected: collectedNote(row),
   }))
   const notes: string[] = []
   if (doc.overflow > 0) notes.push(`… ${doc.overflow} more not shown`)

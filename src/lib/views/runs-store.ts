@@ -9,6 +9,7 @@
  * live durations move.
  */
 import {watch, type FSWatcher} from 'node:fs'
+import {followUpEndedRuns} from '../after-run.js'
 import {runsDir} from '../home.js'
 
 export interface StateSnapshot<T> {
@@ -53,7 +54,10 @@ export function createStateStore<T>(home: string, read: () => T, options: StateS
 
   function load(): StateSnapshot<T> {
     const now = Date.now()
-    return {data: read(), readAt: now, now, version: ++version}
+    const data = read()
+    // Lost Runs this read settled: their follow-ups (queued siblings start) while the view stays open.
+    followUpEndedRuns()
+    return {data, readAt: now, now, version: ++version}
   }
   function emit(): void {
     for (const listener of listeners) listener()

@@ -8,9 +8,10 @@ import {randomUuid} from '../builtins.js'
 import {outputTail} from '../logs.js'
 import {readRunResult} from '../run-store.js'
 import {readTraceTail} from '../trace.js'
-import type {ArtifactRecord} from '../run-types.js'
+import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../run-types.js'
+import {readUsage} from '../usage.js'
+import {readCollected, type CollectedRun} from './collected.js'
 import {memberKey, type RunEntry, type Selection} from './select.js'
-import {generationOf} from '../generations/layout.js'
 
 export const BATCH_SCHEMA = 'actors-batch-v1'
 export const MAX_ROWS = 64
@@ -28,11 +29,18 @@ export function boundSummary(summary: string): string {
   return summary.length > MAX_SUMMARY_CHARS ? summary.slice(0, MAX_SUMMARY_CHARS - 1) + '…' : summary
 }
 
+/** Tokens a Run reported with `actors emit usage` (its totals). */
+export interface RowUsage {
+  tokens: number
+  prompt_tokens: number
+  completion_tokens: number
+}
+
 export interface BatchRow {
   run: string
   run_instance_id: string
-  /** Which launch of the Run id; a row above 1 is a resumed (or rerun) generation. Always set in documents. */
-  generation?: number
+  /** Which launch of the Run id (run.json's `generation`; absent means 1); a row above 1 is a resumed (or rerun) generation. */
+  generation: number
   /** An earlier generation delivered after the Run moved on (its files are in generations/<n>/). */
   archived?: boolean
   status: string
@@ -42,6 +50,11 @@ export interface BatchRow {
   output: string
   artifacts: ArtifactRecord[]
   artifacts_total: number
+  /** What the Run reported, or null when it reported none. */
+  usage: RowUsage | null
+  /** Runs this Run's own waits collected (reported to it, so not rows here): at most 10 (wait/collected.ts). */
+  collected: CollectedRun[]
+  collected_total: number
   exit_code: number | null
   duration_ms: number | null
   ended_at: string | null
@@ -89,6 +102,9 @@ export interface RowFacts {
   summary: string
   output: string
   artifacts: ArtifactRecord[]
+  usage: RowUsage | null
+  collected: CollectedRun[]
+  collected_total: number
   exit_code: number | null
   duration_ms: number | null
 }
@@ -122,10 +138,17 @@ export function readRowFacts(entry: RunEntry): RowFacts {
   try {
     output = outputTail(entry.dir, MAX_OUTPUT_CHARS)
   } catch {}
+  let usage: RowUsage | null = null
+  try {
+    const totals = readUsage(entry.dir)
+    if (totals) usage = {tokens: totals.tokens, prompt_tokens: totals.prompt_tokens, completion_tokens: totals.completion_tokens}
+  } catch {}
   return {
     summary: boundSummary(summary),
     output,
     artifacts: result?.artifacts ?? [],
+    usage,
+    ...readCollected(entry.dir, entry.meta.run_instance_id),
     exit_code: exitCode,
     duration_ms: result?.duration_ms ?? (entry.meta.duration_ms as number | undefined) ?? null,
   }
@@ -149,11 +172,11 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   for (const member of selection.members) counts[member.meta.status] = (counts[member.meta.status] ?? 0) + 1
   const ends = selection.members.map((m) => m.meta.ended_at).filter((t): t is string => typeof t === 'string').sort()
   const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
-    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {summary: entry.meta.status, output: '', artifacts: [], exit_code: null, duration_ms: null}
+    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {summary: entry.meta.status, output: '', artifacts: [], usage: null, collected: [], collected_total: 0, exit_code: null, duration_ms: null}
     return {
       run: entry.meta.run,
       run_instance_id: entry.meta.run_instance_id,
-      generation: generationOf(entry.meta),
+      generation: runGeneration(entry.meta),
       ...(entry.archived ? {archived: true} : {}),
       status: entry.meta.status,
       depth: entry.meta.depth,
@@ -162,6 +185,9 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       output: facts.output.length > MAX_OUTPUT_CHARS ? facts.output.slice(-MAX_OUTPUT_CHARS) : facts.output,
       artifacts: facts.artifacts.slice(0, MAX_ROW_ARTIFACTS),
       artifacts_total: facts.artifacts.length,
+      usage: facts.usage,
+      collected: facts.collected,
+      collected_total: facts.collected_total,
       exit_code: facts.exit_code,
       duration_ms: facts.duration_ms,
       ended_at: typeof entry.meta.ended_at === 'string' ? entry.meta.ended_at : null,
@@ -229,8 +255,6 @@ function boundBatchBytes(doc: BatchDocument): BatchDocument {
   return doc
 }
 
-const FAILING = new Set(['failed', 'killed', 'exited'])
-
 /**
  * The exit code of `wait` for a delivered document: 1 when any member (or
  * explicitly waited silent Run) failed, was killed or exited; 124 when the
@@ -239,8 +263,8 @@ const FAILING = new Set(['failed', 'killed', 'exited'])
 export function batchExitCode(doc: BatchDocument, context: {requested: number; silentStatuses?: string[]}): number {
   const delivered = doc.members > 0 || doc.attention.length > 0
   if (!delivered && context.requested > 0 && doc.unknown.length === context.requested) return 4
-  if (Object.keys(doc.counts).some((status) => FAILING.has(status))) return 1
-  if ((context.silentStatuses ?? []).some((status) => FAILING.has(status))) return 1
+  if (Object.keys(doc.counts).some((status) => FAILING_STATUSES.has(status))) return 1
+  if ((context.silentStatuses ?? []).some((status) => FAILING_STATUSES.has(status))) return 1
   if (!delivered && doc.timed_out) return 124
   return 0
 }

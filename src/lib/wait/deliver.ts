@@ -6,6 +6,7 @@
  * pending under a dead claimer; the next wait of the owner delivers that same
  * batch (same batch_id) before choosing anything new.
  */
+import {followUpEndedRuns} from '../after-run.js'
 import {ensureHome} from '../home.js'
 import {isTerminal} from '../run-types.js'
 import {sleepSync} from '../lock.js'
@@ -13,6 +14,7 @@ import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../proce
 import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
+import {recordCollected} from './collected.js'
 import {Doorbell} from './doorbell.js'
 import {dropIndexMarker} from '../run-index.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
@@ -31,6 +33,8 @@ export interface WaitRequest {
   scope?: {run: string; run_instance_id: string}
   /** Stop waiting (rejects with the signal's reason) before a batch is claimed; used by `actors mcp` when a call is cancelled. */
   signal?: AbortSignal
+  /** The Run this wait runs inside, credited with what it collects (its batch row shows them; wait/collected.ts). */
+  collector?: {run: string; run_instance_id: string}
 }
 
 /**
@@ -148,6 +152,8 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
       request.signal?.throwIfAborted()
       bell.clear()
       const result = attempt(request, Date.now() >= deadline)
+      // Outside the journal lock: lost Runs this look settled free their slots now, not when the wait ends.
+      followUpEndedRuns()
       if (result.ready) {
         claimed = result
         break
@@ -173,6 +179,7 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
     })
     // Only once the journal no longer holds the batch: the members leave the run index.
     if (delivered) for (const m of delivered.members) dropIndexMarker(request.home, m.run, m.run_instance_id)
+    if (request.collector) recordCollected(request.home, request.collector, claimed.document)
   }
   return {
     document: claimed.document,

@@ -5,7 +5,8 @@
  * Pure: it draws a BatchDocument and nothing else.
  */
 import {formatDuration} from '../duration.js'
-import type {BatchDocument} from './batch.js'
+import type {BatchDocument, BatchRow} from './batch.js'
+import type {CollectedRun} from './collected.js'
 import {compareText} from '../compare.js'
 import {printableLine} from '../output.js'
 import {displayRunName} from '../generations/layout.js'
@@ -30,6 +31,21 @@ export function rowLevels(doc: BatchDocument): number[] {
   })
 }
 
+/** What goes under a row whose own waits collected Runs (reported to it, so not rows of this batch). */
+export interface CollectedNote {
+  header: string
+  runs: CollectedRun[]
+  /** Collected Runs not listed. */
+  more: number
+}
+
+/** The collected-Runs note of a row, or undefined when its waits collected nothing (plain and Ink cards alike). */
+export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total'>): CollectedNote | undefined {
+  if (!row.collected_total) return undefined
+  const n = row.collected_total
+  return {header: `its own wait collected ${n} Run${n === 1 ? '' : 's'} (reported to it):`, runs: row.collected, more: Math.max(0, n - row.collected.length)}
+}
+
 /** Render the batch as plain text lines ending with a newline. */
 export function renderBatchPlain(doc: BatchDocument): string {
   const lines: string[] = []
@@ -43,6 +59,14 @@ export function renderBatchPlain(doc: BatchDocument): string {
   doc.rows.forEach((row, i) => {
     const name = `${'  '.repeat(levels[i])}${rowLabel(row)}`.padEnd(width)
     lines.push(`  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(row.summary)}`.trimEnd())
+    const note = collectedNote(row)
+    if (note) {
+      const indent = '  '.repeat(levels[i] + 2)
+      const runWidth = Math.min(40, Math.max(0, ...note.runs.map((r) => r.run.length)))
+      lines.push(`${indent}${note.header}`)
+      for (const r of note.runs) lines.push(`${indent}↳ ${r.run.padEnd(runWidth)}  ${r.status.padEnd(9)} ${oneLine(r.summary)}`.trimEnd())
+      if (note.more > 0) lines.push(`${indent}… ${note.more} more`)
+    }
   })
   if (doc.overflow > 0) lines.push(`  … ${doc.overflow} more not shown`)
   if (doc.deferred > 0) lines.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)

@@ -1,0 +1,73 @@
+/**
+ * What happens when stdout cannot take more (SPEC: Commands): a reader that
+ * closed the pipe early (`actors logs RUN | head`) ends the command quietly
+ * with the exit code it would have had anyway; a full disk (`> /dev/full`,
+ * ENOSPC) says so in one line and exits 1. Never a stack trace, never
+ * "internal error". Both front ends call guardStdout() first; after the
+ * first failed write every later one is dropped (its callback gets the
+ * error, so a `wait` knows its batch was not printed and leaves it for the
+ * next wait), and long-running commands stop at `stdoutClosed`.
+ */
+import {EXIT} from './errors.js'
+
+/** Errors that mean "the output went nowhere", not a bug. */
+const OUTPUT_ERRORS = new Set(['EPIPE', 'ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'ERR_STREAM_DESTROYED'])
+
+const closed = new AbortController()
+/** Aborted once stdout failed: a follow or a watch stops instead of writing into the void. */
+export const stdoutClosed: AbortSignal = closed.signal
+let failure: NodeJS.ErrnoException | undefined
+
+/** The error stdout failed with, once it did (reportError stays quiet about it: it was said here). */
+export function stdoutFailure(): NodeJS.ErrnoException | undefined {
+  return failure
+}
+
+/** Whether `error` is a write to stdout that failed because of where it goes. */
+export function isOutputError(error: unknown): error is NodeJS.ErrnoException {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code
+  return code !== undefined && OUTPUT_ERRORS.has(code) && (error as NodeJS.ErrnoException).syscall !== 'open'
+}
+
+/** Say why stdout failed, once: nothing for a closed pipe, one line and exit 1 for a full disk. */
+function outputFailed(error: NodeJS.ErrnoException): void {
+  if (failure) return
+  failure = error
+  closed.abort()
+  if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
+  process.exitCode = EXIT.failed
+  process.stderr.write(`actors: cannot write the output: ${error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space where stdout goes, or send it elsewhere\n`)
+}
+
+type WriteCallback = (error?: Error | null) => void
+
+/** Make stdout fail quietly (see above). Idempotent. */
+export function guardStdout(stream: NodeJS.WriteStream = process.stdout): void {
+  if ((stream as {actorsGuarded?: boolean}).actorsGuarded) return
+  ;(stream as {actorsGuarded?: boolean}).actorsGuarded = true
+  // Pipes report a closed reader asynchronously, as an 'error' event; a failed
+  // synchronous write emits one too. This guard is the one listener: oclif's own
+  // rethrows anything but EPIPE, which would turn a full disk into a crash.
+  stream.removeAllListeners('error')
+  stream.on('error', (error: NodeJS.ErrnoException) => {
+    if (!isOutputError(error)) throw error
+    outputFailed(error)
+  })
+  const write = stream.write
+  // Files (and /dev/full) are written synchronously: their errors are thrown by write() itself.
+  stream.write = function guardedWrite(this: NodeJS.WriteStream, ...args: unknown[]): boolean {
+    const callback = args.find((arg): arg is WriteCallback => typeof arg === 'function')
+    if (failure) {
+      if (callback) process.nextTick(callback, failure)
+      return true
+    }
+    try {
+      return (write as (...a: unknown[]) => boolean).apply(this, args)
+    } catch (error) {
+      if (!isOutputError(error)) throw error
+      outputFailed(error)
+      if (callback) process.nextTick(callback, error)
+      return true
+    }
+  } as typeof stream.write
+}
