@@ -6,7 +6,7 @@
  * generation move killed half way.
  */
 import {spawn} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
 import {BIN, actors, actorsAsync, cliEnv, homeWithRecipes, homesPerTest, processAlive, readJson, removeHome, waitFor, waitForResult} from './helpers.js'
@@ -187,6 +187,37 @@ describe('generations', () => {
     expect(actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation)).toEqual([3])
     expect(actors(h, ['prune', 'n', '--json']).json.pruned).toEqual(['n'])
     expect(existsSync(runDirOf(h, 'n'))).toBe(false)
+  })
+
+  it('an archived generation keeps its index marker until reported, and its reported.json moves with it', async () => {
+    const h = home()
+    const dir = runDirOf(h, 'g')
+    expect(actors(h, ['run', '--name', 'g', '--', 'true']).code).toBe(0)
+    await waitForResult(dir)
+    const first = runJson(h, 'g').run_instance_id
+    // Generation 1 reported before the relaunch: its mark moves into generations/1/, the new generation starts unreported.
+    expect(actors(h, ['wait', 'g', '--json', '--timeout', '5s']).json.rows.map((r: any) => r.generation)).toEqual([1])
+    expect(readJson(join(dir, 'reported.json')).run_instance_id).toBe(first)
+    expect(actors(h, ['run', '--name', 'g', '--', 'sh', '-c', 'exit 3']).code).toBe(0)
+    await waitForResult(dir)
+    const second = runJson(h, 'g').run_instance_id
+    expect(existsSync(join(dir, 'reported.json'))).toBe(false)
+    expect(readJson(join(dir, 'generations', '1', 'reported.json')).run_instance_id).toBe(first)
+    expect(runJson(h, 'g').unreported_generations).toBeUndefined()
+    // Generation 2 archived unreported: owed in run.json, and its own marker stays in the index.
+    expect(actors(h, ['run', '--name', 'g', '--', 'true']).code).toBe(0)
+    await waitForResult(dir)
+    expect(runJson(h, 'g').unreported_generations).toEqual([{generation: 2, run_instance_id: second}])
+    expect(readdirSync(join(h, 'index'))).toContain(`g@${second}`)
+    // A lost index is rebuilt from the state dirs, owed generations included.
+    rmSync(join(h, 'index'), {recursive: true, force: true})
+    const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
+    expect(batch.code).toBe(1)
+    expect(batch.json.rows.map((r: any) => [r.generation, r.status, r.archived ?? false])).toEqual([[2, 'failed', true], [3, 'done', false]])
+    // Delivered: marked in its own archive, its marker gone, never delivered again.
+    expect(readJson(join(dir, 'generations', '2', 'reported.json')).run_instance_id).toBe(second)
+    expect(readdirSync(join(h, 'index')).filter((n) => n.startsWith('g@'))).toEqual([])
+    expect(actors(h, ['wait', '--json', '--timeout', '0']).json.rows).toEqual([])
   })
 
   it('rerun replaces values, validated like a launch; a bad value starts nothing; resume: false refuses send', async () => {
