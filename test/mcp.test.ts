@@ -62,7 +62,7 @@ describe('actors mcp', () => {
     const {home} = newHome()
     const {client} = await connect(home)
     const {tools} = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['control', 'inspect', 'logs', 'recipes', 'run', 'wait'])
+    expect(tools.map((t) => t.name).sort()).toEqual(['control', 'inspect', 'lock', 'logs', 'recipes', 'run', 'wait'])
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
     const run = byName.run.inputSchema as any
     expect(Object.keys(run.properties)).toEqual(expect.arrayContaining(['recipe', 'command', 'values', 'name', 'timeout', 'silent']))
@@ -72,6 +72,7 @@ describe('actors mcp', () => {
     expect((byName.logs.inputSchema as any).properties.limit_bytes.maximum).toBe(CAP)
     for (const tool of tools) expect(tool.description!.length, tool.name).toBeGreaterThan(80)
     expect(byName.inspect.annotations?.readOnlyHint).toBe(true)
+    expect(Object.keys((byName.lock.inputSchema as any).properties)).toEqual(expect.arrayContaining(['op', 'name', 'slots', 'lease', 'wait', 'holder']))
   })
 
   it('runs a Recipe with values, waits for it and returns its row; the CLI documents match', async () => {
@@ -284,5 +285,47 @@ describe('actors mcp', () => {
     // The Run's stdin was not the server's: `cat` ended at once on its own empty stdin.
     const row = JSON.parse(lines.find((l) => l.includes('"id":3'))!).result.structuredContent.rows[0]
     expect(row).toMatchObject({status: 'done', output: 'to-stdout\n'})
+  })
+
+  it('lock: a named holder with a lease acquires, shows in status, makes a second holder busy (5) or time out (124), and releases', async () => {
+    const {home} = newHome()
+    const {client} = await connect(home)
+    const anonymous = await call(client, 'lock', {op: 'acquire', name: 'repo'})
+    expect(anonymous.isError).toBe(true)
+    expect(anonymous.content[0].text).toMatch(/needs a holder: this server process is not a durable holder/)
+    expect(anonymous.structuredContent.error.exit_code).toBe(2)
+    const noLease = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-a'})
+    expect(noLease.isError).toBe(true)
+    expect(noLease.content[0].text).toMatch(/needs a lease/)
+
+    const taken = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-a', lease: '10m'})
+    expect(taken.isError).toBeFalsy()
+    expect(taken.structuredContent).toMatchObject({lock: 'repo', holder: 'agent-a', held: 1, slots: 1, already: false})
+    expect(taken.structuredContent.lease_expires_at).toEqual(expect.any(String))
+    expect(taken.content[0].text).toMatch(/^agent-a holds lock repo \(1\/1, lease until /)
+
+    const status = await call(client, 'lock', {op: 'status', name: 'repo'})
+    expect(status.structuredContent.holders.map((h: any) => h.holder)).toEqual(['agent-a'])
+    expect(status.structuredContent).toEqual(JSON.parse(actors(home, ['lock', 'status', 'repo', '--json']).stdout))
+    const all = await call(client, 'lock', {op: 'status'})
+    expect(all.structuredContent.locks.map((l: any) => l.lock)).toEqual(['repo'])
+
+    const busy = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-b', lease: '10m'})
+    expect(busy.isError).toBe(true)
+    expect(busy.structuredContent.error).toMatchObject({exit_code: 5, lock: 'repo', held: 1})
+    expect(busy.content[0].text).toMatch(/lock repo is busy \(1\/1 held by agent-a\)/)
+    const timedOut = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-b', lease: '10m', wait: '300ms'})
+    expect(timedOut.isError).toBe(true)
+    expect(timedOut.structuredContent.error.exit_code).toBe(124)
+    expect(timedOut.content[0].text).toMatch(/not free within 300 ms/)
+
+    const renewed = await call(client, 'lock', {op: 'renew', name: 'repo', holder: 'agent-a', lease: '20m'})
+    expect(Date.parse(renewed.structuredContent.lease_expires_at)).toBeGreaterThan(Date.parse(taken.structuredContent.lease_expires_at))
+    const notMine = await call(client, 'lock', {op: 'release', name: 'repo', holder: 'agent-b'})
+    expect(notMine.structuredContent.error.exit_code).toBe(3)
+    const released = await call(client, 'lock', {op: 'release', name: 'repo', holder: 'agent-a'})
+    expect(released.structuredContent).toMatchObject({lock: 'repo', holder: 'agent-a', held: 0, released: true})
+    const next = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-b', lease: '1m'})
+    expect(next.structuredContent).toMatchObject({holder: 'agent-b', held: 1})
   })
 })

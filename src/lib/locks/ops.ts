@@ -49,6 +49,8 @@ export interface AcquireOptions {
   /** Undefined: do not wait (busy is exit 5). */
   waitMs?: number
   holder: HolderRef
+  /** Checked on every wake while waiting: true gives up (the waiter leaves the queue; reported as the timeout). */
+  stop?: () => boolean
 }
 
 export interface AcquireReply extends LockView {
@@ -80,7 +82,7 @@ export async function acquireLock(home: string, options: AcquireOptions): Promis
     }
     return replyFor(outcome.states[0], options.holder, outcome.already, started)
   }
-  const waited = await waitForLocks(home, [spec], request, {deadline: started + options.waitMs, onTraces: appendLockTraces})
+  const waited = await waitForLocks(home, [spec], request, {deadline: started + options.waitMs, stop: options.stop, onTraces: appendLockTraces})
   if (waited.status !== 'granted') {
     const view = lockView(settleLock(home, name).state)
     throw new ActorsError(`lock ${name} was not free within ${options.waitMs} ms (${view.held}/${view.slots} held by ${view.holders.map((h) => h.holder).join(', ') || 'nobody'})`, EXIT.timeout, 'wait longer (--wait), or see who holds it: actors lock status ' + name, {...view})

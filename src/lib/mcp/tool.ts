@@ -8,7 +8,7 @@
  * Adding a tool over an existing kernel function is one `defineTool` in
  * tools.ts plus its name in TOOLS.
  */
-import type * as z from 'zod/v4'
+import * as z from 'zod/v4'
 import type {McpPolicy} from './policy.js'
 
 export interface ToolContext {
@@ -45,6 +45,9 @@ export interface McpTool<S extends z.ZodRawShape = z.ZodRawShape> {
   readOnly?: boolean
   call(input: z.infer<z.ZodObject<S>>, context: ToolContext): Promise<ToolOutcome>
 }
+
+/** A duration input as the CLI takes it (500ms, 30s, 5m, 1h). */
+export const durationInput = () => z.string().regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*$/, 'a duration such as 500ms, 30s, 5m or 1h')
 
 /** Identity function that lets TypeScript infer a tool's input type from its shape. */
 export function defineTool<S extends z.ZodRawShape>(tool: McpTool<S>): McpTool<S> {

@@ -22,10 +22,9 @@ import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
-import {defineTool, type McpTool} from './tool.js'
+import {lockTool} from './lock-tool.js'
+import {defineTool, durationInput, type McpTool} from './tool.js'
 
-/** A duration as the CLI takes it. */
-const duration = () => z.string().regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*$/, 'a duration such as 500ms, 30s, 5m or 1h')
 const runRef = () => z.string().min(1).describe('Run id (or its state dir)')
 const STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES] as [string, ...string[]]
 
@@ -52,7 +51,7 @@ const runTool = defineTool({
       .describe("the Recipe's args by name, e.g. {\"seconds\": 5}"),
     name: z.string().optional().describe('Run id to use (letters, digits, _ . -); default: generated from the Recipe name'),
     cwd: z.string().optional().describe('working directory of the command'),
-    timeout: duration().optional().describe('end the Run after this long (500ms, 30s, 5m, 1h)'),
+    timeout: durationInput().optional().describe('end the Run after this long (500ms, 30s, 5m, 1h)'),
     retry: z.number().int().min(1).max(100).optional().describe('total attempts when the command fails'),
     silent: z.boolean().optional().describe('never report this Run in a completion batch'),
     max_parallel: z.number().int().min(1).optional().describe('children of this Run running at once (more wait as queued)'),
@@ -162,7 +161,7 @@ const waitTool = defineTool({
   input: {
     runs: z.array(runRef()).optional().describe('Run ids to wait for (default: every unreported Run of the owner)'),
     any: z.boolean().optional().describe('return once at least one Run is terminal'),
-    timeout: duration().optional().describe(`give up waiting after this long (default ${DEFAULT_WAIT_TIMEOUT}); 0 looks once`),
+    timeout: durationInput().optional().describe(`give up waiting after this long (default ${DEFAULT_WAIT_TIMEOUT}); 0 looks once`),
   },
   async call({runs, any, timeout}, context) {
     const {home, policy} = context
@@ -270,4 +269,4 @@ const recipesTool = defineTool({
 })
 
 /** Every tool the server registers, in the order tools/list shows them. */
-export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool] as unknown as McpTool[]
+export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool, lockTool] as unknown as McpTool[]
