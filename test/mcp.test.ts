@@ -62,7 +62,7 @@ describe('actors mcp', () => {
     const {home} = newHome()
     const {client} = await connect(home)
     const {tools} = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['control', 'inspect', 'lock', 'logs', 'recipes', 'run', 'wait'])
+    expect(tools.map((t) => t.name).sort()).toEqual(['control', 'inspect', 'lock', 'logs', 'recipes', 'rerun', 'run', 'send', 'wait'])
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
     const run = byName.run.inputSchema as any
     expect(Object.keys(run.properties)).toEqual(expect.arrayContaining(['recipe', 'command', 'values', 'name', 'timeout', 'silent']))
@@ -327,5 +327,35 @@ describe('actors mcp', () => {
     expect(released.structuredContent).toMatchObject({lock: 'repo', holder: 'agent-a', held: 0, released: true})
     const next = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-b', lease: '1m'})
     expect(next.structuredContent).toMatchObject({holder: 'agent-b', held: 1})
+  })
+
+  it('send resumes a finished Run as its next generation, rerun replaces a value; both obey the launch policy', async () => {
+    const {home} = newHome()
+    const {client} = await connect(home, ['--allow', 'hello'])
+    const launched = await call(client, 'run', {recipe: 'hello', values: {name: 'Ada'}})
+    const run = launched.structuredContent.run
+    await call(client, 'wait', {runs: [run]})
+
+    const sent = await call(client, 'send', {run, message: 'once more'})
+    expect(sent.isError).toBeFalsy()
+    expect(sent.structuredContent).toMatchObject({run, generation: 2, delivered: 'resumed'})
+    expect(sent.content[0].text).toMatch(/resumed as generation 2/)
+    const second = await call(client, 'wait', {runs: [run]})
+    expect(second.structuredContent.rows).toEqual([expect.objectContaining({run, generation: 2, status: 'done', output: 'hello, Ada\n'})])
+
+    const rerun = await call(client, 'rerun', {run, values: {name: 'Bob'}})
+    expect(rerun.isError).toBeFalsy()
+    expect(rerun.structuredContent).toMatchObject({run, generation: 3})
+    const third = await call(client, 'wait', {runs: [run]})
+    expect(third.structuredContent.rows).toEqual([expect.objectContaining({run, generation: 3, output: 'hello, Bob\n'})])
+
+    // A server that may not launch hello may not restart its Runs either: a tool error naming the rule, nothing started.
+    const {client: narrow} = await connect(home, ['--allow', 'gate'])
+    const refused = await call(narrow, 'rerun', {run})
+    expect(refused.isError).toBe(true)
+    expect(refused.content[0].text).toMatch(/refused by policy --allow gate/)
+    const resend = await call(narrow, 'send', {run, message: 'again'})
+    expect(resend.isError).toBe(true)
+    expect(readJson(join(home, 'runs', run, 'run.json')).generation).toBe(3)
   })
 })

@@ -53,3 +53,8 @@ export const durationInput = () => z.string().regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)
 export function defineTool<S extends z.ZodRawShape>(tool: McpTool<S>): McpTool<S> {
   return tool
 }
+
+/** A value as the CLI's NAME=VALUE text: arrays as a JSON array (the `array` type reads both forms). */
+export function valueText(value: string | number | boolean | string[]): string {
+  return Array.isArray(value) ? JSON.stringify(value) : String(value)
+}

@@ -23,7 +23,8 @@ import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
 import {lockTool} from './lock-tool.js'
-import {defineTool, durationInput, type McpTool} from './tool.js'
+import {rerunTool, sendTool} from './steer-tools.js'
+import {defineTool, durationInput, valueText, type McpTool} from './tool.js'
 
 const runRef = () => z.string().min(1).describe('Run id (or its state dir)')
 const STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES] as [string, ...string[]]
@@ -74,10 +75,6 @@ const runTool = defineTool({
   },
 })
 
-/** A value as the CLI's NAME=VALUE text: arrays as a JSON array (the `array` type reads both forms). */
-function valueText(value: string | number | boolean | string[]): string {
-  return Array.isArray(value) ? JSON.stringify(value) : String(value)
-}
 
 const controlTool = defineTool({
   name: 'control',
@@ -269,4 +266,4 @@ const recipesTool = defineTool({
 })
 
 /** Every tool the server registers, in the order tools/list shows them. */
-export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool, lockTool] as unknown as McpTool[]
+export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool, lockTool, sendTool, rerunTool] as unknown as McpTool[]

@@ -1,0 +1,67 @@
+/**
+ * The steering tools of `actors mcp` (SPEC: Generations and steering): `send`
+ * and `rerun`, over the same kernel functions as `actors send` and `actors
+ * rerun`, returning their --json documents.
+ *
+ * Both may start a new generation of the Run (send to a finished Run resumes
+ * it), so both obey the launch policy for the Run's Recipe: a server that may
+ * not launch a Recipe (or ad-hoc commands) may not steer or restart its Runs
+ * either. Checking before the state is read keeps the rule simple and race-free.
+ */
+import * as z from 'zod/v4'
+import {resolveRunRef} from '../home.js'
+import {requireRun} from '../run-store.js'
+import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
+import {startNextGeneration} from '../steer/next-generation.js'
+import {sendMessage} from '../steer/send.js'
+import {enforceLaunchPolicy, type McpPolicy} from './policy.js'
+import {defineTool, valueText} from './tool.js'
+
+/** Refuse (exit 5, naming the rule) steering a Run whose Recipe this server may not launch. */
+function enforceSteerPolicy(policy: McpPolicy, home: string, run: string): void {
+  const {meta} = requireRun(home, resolveRunRef(home, run))
+  enforceLaunchPolicy(policy, typeof meta.recipe === 'string' ? {recipe: meta.recipe} : {command: true})
+}
+
+export const sendTool = defineTool({
+  name: 'send',
+  title: 'Send a message to a Run',
+  description: [
+    'Steer a live Run or continue a finished one. A live Run whose Recipe has an inbox gets the message (one stdin line, or its inbox file);',
+    'a live Run without an inbox is refused (exit 3). A finished Run is resumed as its next generation with the message (ACTORS_MESSAGE),',
+    'and its result reaches `wait` again. Use it to redirect a participant or ask a finished one a follow-up instead of launching a new Run.',
+  ].join(' '),
+  input: {
+    run: z.string().min(1).describe('Run id or state dir'),
+    message: z.string().min(1).describe(`the message (at most ${MAX_MESSAGE_BYTES} bytes)`),
+  },
+  async call({run, message}, {home, policy}) {
+    enforceSteerPolicy(policy, home, run)
+    const reply = await sendMessage(home, run, message)
+    const how = reply.delivered === 'resumed' ? `resumed as generation ${reply.generation}` : `delivered to its ${reply.delivered}`
+    return {document: reply, summary: `${reply.run}: message ${reply.message_id} ${how}`}
+  },
+})
+
+export const rerunTool = defineTool({
+  name: 'rerun',
+  title: 'Run a finished Run again',
+  description: [
+    'Start a finished Run again as its next generation: same Recipe, cwd and lineage; `values` replace earlier values and are validated like a launch',
+    '(nothing starts on a bad value). A live Run is refused (exit 5). Collect the new generation with `wait`.',
+  ].join(' '),
+  input: {
+    run: z.string().min(1).describe('Run id or state dir'),
+    values: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
+      .optional()
+      .describe('Recipe args to replace, e.g. {"target": "release"}'),
+  },
+  async call({run, values}, {home, policy}) {
+    enforceSteerPolicy(policy, home, run)
+    const state = requireRun(home, resolveRunRef(home, run))
+    const assignments = Object.entries(values ?? {}).map(([name, value]) => `${name}=${valueText(value)}`)
+    const started = startNextGeneration(home, state, {assignments})
+    return {document: started, summary: `${started.status} ${started.run} generation ${started.generation}; collect it with wait`}
+  },
+})
