@@ -55,7 +55,7 @@ function compare(name, target, baseline, target_ms_limit) {
  * commands an agent polls (`wait --timeout 0`, `inspect --status running`,
  * `control RUN status`) should not slow down with history they never show.
  * Both roots hold one live Run, so only the history differs. Also reports the
- * delivery journal's size and a cold listing cache (`.listing-cache.json`
+ * delivery journal's size and a cold listing cache (`runs/.cache/listing.json`
  * removed before each sample) next to the warm one.
  */
 function reportedHistoryBench(tmp, seedRuns) {
@@ -83,7 +83,7 @@ function reportedHistoryBench(tmp, seedRuns) {
     results.push({name: 'delivery journal after reporting 2,000 Runs', bytes, target: 'report'})
     console.error(`${'delivery journal after reporting 2,000 Runs'.padEnd(52)} ${(bytes / 1024).toFixed(1)} KiB (${journal.slice(reported.length + 1)})`)
 
-    const cache = join(reported, '.listing-cache.json')
+    const cache = join(reported, 'runs', '.cache', 'listing.json')
     const inspectAll = () => timeOnce(process.execPath, [BIN, 'inspect', '--json'], {env: env(reported)})
     compare('inspect --json over 2,000 Runs: cold listing cache vs warm', () => {
       rmSync(cache, {force: true})
@@ -283,7 +283,7 @@ try {
   const avgMiB = pss.reduce((a, b) => a + b, 0) / pss.length / 1024
   results.push({name: 'supervisor PSS per live Run (50 live)', mib: +avgMiB.toFixed(2), target: '<= 10 MiB'})
   console.error(`${'supervisor PSS per live Run (50 live)'.padEnd(52)} ${avgMiB.toFixed(2)} MiB (target <= 10 MiB)`)
-  for (const dir of readdirSync(join(mem, 'runs'))) {
+  for (const dir of readdirSync(join(mem, 'runs')).filter((name) => !name.startsWith('.'))) {
     const m = JSON.parse(readFileSync(join(mem, 'runs', dir, 'run.json'), 'utf8'))
     try {
       process.kill(m.child_pid, 'SIGKILL')
