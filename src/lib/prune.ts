@@ -10,7 +10,7 @@ import {resolveRunRef, runDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
 import {removeRunDirName} from './run-index.js'
-import {listRunIds, readRunMetaRaw, readRunState, runFile} from './run-store.js'
+import {listRunIds, readRunMetaRaw, readRunState, runFile, type RunState} from './run-store.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from './generations/layout.js'
 import {isTerminal} from './run-types.js'
 
@@ -57,17 +57,8 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
   for (const id of ids) {
     const dir = runDir(home, id)
-    let state
-    try {
-      state = readRunState(dir)
-    } catch (error) {
-      report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
-      continue
-    }
-    if (!state) {
-      if (options.refs.length) report.skipped.push({run: id, reason: 'not found', problem: 'not_found'})
-      continue
-    }
+    const state = readPruneCandidate(dir, id, options, report)
+    if (!state) continue
     if (!isTerminal(state.meta.status)) {
       if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
       continue
@@ -100,7 +91,18 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   return report
 }
 
-
+/** A Run's state for prune, or undefined after noting why it is skipped (damaged; not found when named). */
+function readPruneCandidate(dir: string, id: string, options: PruneOptions, report: PruneReport): RunState | undefined {
+  let state
+  try {
+    state = readRunState(dir)
+  } catch (error) {
+    report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
+    return undefined
+  }
+  if (!state && options.refs.length) report.skipped.push({run: id, reason: 'not found', problem: 'not_found'})
+  return state
+}
 
 /** `--earlier-generations`: remove archived generations (older than the cutoff), under each Run's lock. */
 function pruneEarlierGenerations(home: string, ids: string[], options: PruneOptions, report: PruneReport): PruneReport {
@@ -108,17 +110,8 @@ function pruneEarlierGenerations(home: string, ids: string[], options: PruneOpti
   report.pruned_generations = []
   for (const id of ids) {
     const dir = runDir(home, id)
-    let state
-    try {
-      state = readRunState(dir)
-    } catch (error) {
-      report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
-      continue
-    }
-    if (!state) {
-      if (options.refs.length) report.skipped.push({run: id, reason: 'not found', problem: 'not_found'})
-      continue
-    }
+    const state = readPruneCandidate(dir, id, options, report)
+    if (!state) continue
     const removed = withLockSync(runFile(dir, 'lock'), () => {
       const gone: number[] = []
       for (const n of archivedGenerations(dir)) {
