@@ -1,6 +1,7 @@
 /** `actors control`: runtime actions on a Run, or one of the actions its Recipe declares. */
 import {controlRun, type ControlOutcome, type StatusResult} from '../control/control.js'
 import {resolveHome} from '../home.js'
+import {formatClock} from '../music/status.js'
 import {defineCommand} from './definition.js'
 
 export const controlCommand = defineCommand({
@@ -78,7 +79,7 @@ function formatReply(reply: Record<string, unknown>): string {
 /** One line of playback status: state, position in the queue, track, time and volume. */
 function formatPlayback(p: Record<string, unknown>): string {
   const where = typeof p.index === 'number' && typeof p.count === 'number' ? ` ${p.index + 1}/${p.count}` : ''
-  const clock = (seconds: unknown) => (typeof seconds === 'number' ? `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}` : '-:--')
+  const clock = (seconds: unknown) => formatClock(typeof seconds === 'number' ? seconds : null)
   const time = typeof p.position_seconds === 'number' ? `  ${clock(p.position_seconds)} / ${clock(p.duration_seconds)}` : ''
   return `${p.state}${where}${p.track ? `  ${p.track}` : ''}${time}${typeof p.volume === 'number' ? `  volume ${p.volume}` : ''}`
 }
