@@ -2,6 +2,7 @@
 import {controlRun, type ControlOutcome, type StatusResult} from '../control/control.js'
 import {resolveHome} from '../home.js'
 import {formatClock} from '../music/status.js'
+import {SERVICE_KINDS} from '../service-kinds.js'
 import {defineCommand} from './definition.js'
 
 export const controlCommand = defineCommand({
@@ -28,7 +29,7 @@ export const controlCommand = defineCommand({
 
   async run({args, flags, json}) {
     // stop/kill end descendant Runs first (controlRun → tree/cascade.ts), reported as `descendants`.
-    const outcome = await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value)
+    const outcome = await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value, SERVICE_KINDS)
     if (!json) process.stdout.write(formatOutcome(outcome))
     return outcome
   },
