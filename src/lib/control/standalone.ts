@@ -143,7 +143,7 @@ export async function serveStandaloneEndpoint(dir: string, options: ServeStandal
     } catch {
       existing = undefined // a damaged endpoint file describes nothing alive
     }
-    if (existing && existing.service_pid !== process.pid && standaloneAlive(existing)) {
+    if (existing && standaloneAlive(existing)) {
       throw refusedError(
         `a ${kind} service already runs for ${dir} (pid ${existing.service_pid})`,
         `control it with \`actors control ${dir} status\`, or stop it with \`actors control ${dir} stop\``,
