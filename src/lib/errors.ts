@@ -32,6 +32,21 @@ export class ActorsError extends Error {
   }
 }
 
+/**
+ * A problem with one piece of input (a Recipe's arg declaration or value, a
+ * playback request's action or value), with the fix to show. Thrown where the
+ * context is not known yet; the caller that knows it (the file, the command)
+ * turns it into an ActorsError.
+ */
+export class InputProblem extends Error {
+  constructor(
+    message: string,
+    readonly fix: string,
+  ) {
+    super(message)
+  }
+}
+
 /** Bad flags, arguments, Recipe fields or values: exit 2. */
 export function usageError(message: string, fix?: string, details?: Record<string, unknown>): ActorsError {
   return new ActorsError(message, EXIT.usage, fix, details)

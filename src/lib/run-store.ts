@@ -82,9 +82,14 @@ export function updateRunMeta(dir: string, change: (meta: RunMeta) => RunMeta | 
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
     const next = change(meta)
-    if (next) writeJsonAtomic(runFile(dir, 'meta'), next)
+    if (next) writeRunMetaLocked(dir, next)
     return next ?? meta
   })
+}
+
+/** Replace run.json atomically. Caller must hold the Run's lock (updateRunMeta does; so do the control actions). */
+export function writeRunMetaLocked(dir: string, meta: RunMeta): void {
+  writeJsonAtomic(runFile(dir, 'meta'), meta)
 }
 
 /**

@@ -1,6 +1,8 @@
 /** `actors control`: runtime actions on a Run, or one of the actions its Recipe declares. */
 import {controlRun, type ControlOutcome, type StatusResult} from '../control/control.js'
 import {resolveHome} from '../home.js'
+import {formatClock} from '../music/status.js'
+import {SERVICE_KINDS} from '../service-kinds.js'
 import {defineCommand} from './definition.js'
 
 export const controlCommand = defineCommand({
@@ -27,7 +29,7 @@ export const controlCommand = defineCommand({
 
   async run({args, flags, json}) {
     // stop/kill end descendant Runs first (controlRun → tree/cascade.ts), reported as `descendants`.
-    const outcome = await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value)
+    const outcome = await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value, SERVICE_KINDS)
     if (!json) process.stdout.write(formatOutcome(outcome))
     return outcome
   },
@@ -78,7 +80,7 @@ function formatReply(reply: Record<string, unknown>): string {
 /** One line of playback status: state, position in the queue, track, time and volume. */
 function formatPlayback(p: Record<string, unknown>): string {
   const where = typeof p.index === 'number' && typeof p.count === 'number' ? ` ${p.index + 1}/${p.count}` : ''
-  const clock = (seconds: unknown) => (typeof seconds === 'number' ? `${Math.floor(seconds / 60)}:${String(Math.floor(seconds % 60)).padStart(2, '0')}` : '-:--')
+  const clock = (seconds: unknown) => formatClock(typeof seconds === 'number' ? seconds : null)
   const time = typeof p.position_seconds === 'number' ? `  ${clock(p.position_seconds)} / ${clock(p.duration_seconds)}` : ''
   return `${p.state}${where}${p.track ? `  ${p.track}` : ''}${time}${typeof p.volume === 'number' ? `  volume ${p.volume}` : ''}`
 }

@@ -15,14 +15,13 @@ import {resolveRunRef, runsDir} from '../home.js'
 import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import {awaitRunEnd} from '../await-run.js'
-import {checkpointFile} from '../music/checkpoint.js'
-import {parsePlaybackRequestOrUsage} from '../music/requests.js'
-import {controlStandalonePlayback, holdsPlaybackFiles, readPlaybackStatus} from '../music/standalone-control.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'
+import {controlStandaloneService, kindHolding, type ServiceKind} from './standalone.js'
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from './runtime-actions.js'
-import {isRuntimeAction, kernelStatus, RUNTIME_ACTIONS, type RunControlStatus} from './status.js'
+import {isRuntimeAction, RUNTIME_ACTIONS} from './actions.js'
+import {kernelStatus, type RunControlStatus} from './status.js'
 import {controlSlurmRun, endRunAnywhere, needsSlurmControl} from '../executors/slurm-control.js'
 import {interruptRun, type InterruptResult} from '../steer/interrupt.js'
 
@@ -83,23 +82,25 @@ class Unreachable {
  * 2 bad action/value, 3 finished Run / stale generation / endpoint not
  * ready, 4 unknown Run, 5 backpressure.
  */
-export async function controlRun(home: string, ref: string, action: string, value?: string): Promise<ControlOutcome> {
-  const standalone = standalonePlaybackDir(home, ref, action)
-  if (standalone) return controlStandalone(standalone, action, value)
+export async function controlRun(home: string, ref: string, action: string, value: string | undefined, services: readonly ServiceKind[]): Promise<ControlOutcome> {
+  const standalone = standaloneServiceDir(home, ref, action, services)
+  if (standalone) return controlStandalone(standalone.dir, standalone.kind, action, value)
 
   validateControlInput(action, value)
   const state = requireRun(home, resolveRunRef(home, ref))
   // Executors: a Run in a Slurm job is controlled inside that job, on its node (executors/slurm-control.ts).
   if (needsSlurmControl(state.meta)) return (await controlSlurmRun(home, state, action, value)) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
-  if (action !== 'kill' && declared.includes(action) && isPlaybackRun(state)) {
-    // A playback service's values are checked here as for a standalone one: a bad one is exit 2, and nothing is sent.
-    parsePlaybackRequestOrUsage(action, value)
+  // A Run whose service is of a kind we know (its files in the state dir: a playback Run keeps playback.json there).
+  const kind = kindHolding(state.dir, services)
+  if (action !== 'kill' && declared.includes(action)) {
+    // Its requests are checked here as for a standalone service of that kind: a bad value is exit 2, nothing is sent or journaled.
+    kind?.checkRequest?.(action, value)
   }
 
   if (action === 'status') {
     if (value !== undefined && !declared.includes('status')) throw noValueError(action, value)
-    return statusAction(state, declared.includes('status'), value)
+    return statusAction(state, declared.includes('status'), value, kind)
   }
   if (action === 'interrupt') {
     // SIGINT to the command's process group, unless its service declared `interrupt` (then the kernel only stands in).
@@ -282,22 +283,18 @@ function settleReply(outcome: ServiceActionResult): ServiceActionResult {
   throw new ActorsError(`Run ${outcome.run}: ${outcome.action} failed: ${outcome.reply.error}`, code, undefined, {reply: outcome.reply, record: outcome.record})
 }
 
-/** A Run whose service is the playback service: it keeps its checkpoint (playback.json) in the Run's state dir. */
-function isPlaybackRun(state: RunState): boolean {
-  return existsSync(checkpointFile(state.dir))
-}
-
 /**
  * The kernel's view, merged with the service's reply when the Run has an
- * endpoint of its generation. A finished playback Run has no service to ask:
- * its last known playback state comes from its checkpoint (SPEC: Music).
+ * endpoint of its generation. A finished Run has no service to ask: when its
+ * service is of a known kind, its last known state comes from what the
+ * service left (a playback Run's checkpoint, SPEC: Music).
  */
-async function statusAction(state: RunState, declared: boolean, value: string | undefined): Promise<StatusResult> {
+async function statusAction(state: RunState, declared: boolean, value: string | undefined, kind: ServiceKind | undefined): Promise<StatusResult> {
   const view: StatusResult = {action: 'status', ...kernelStatus(state)}
   if (isTerminal(state.meta.status)) {
-    if (!isPlaybackRun(state)) return view
+    if (!kind?.lastKnownStatus) return view
     try {
-      view.service = {ok: true, action: 'status', source: 'checkpoint', status: readPlaybackStatus(state.dir)}
+      view.service = {ok: true, action: 'status', source: 'checkpoint', status: kind.lastKnownStatus(state.dir)}
     } catch (error) {
       view.service = {ok: false, error: (error as Error).message}
       return view
@@ -340,14 +337,14 @@ async function statusAction(state: RunState, declared: boolean, value: string | 
 }
 
 /**
- * A directory given by path, outside $ACTORS_HOME/runs, holding a standalone
- * playback service's files (`actors music serve --state-dir DIR`: its
- * playback-endpoint.json, or the playback.json checkpoint a stopped service
- * leaves) is controlled by the music service's client; so is `status` of any
- * other directory outside the state root. Any other path is a Run reference
- * (and refused unless it is a Run state dir).
+ * A directory given by path, outside $ACTORS_HOME/runs, holding the files of
+ * a standalone service of a known kind (`actors music serve --state-dir DIR`:
+ * its playback-endpoint.json, or the playback.json a stopped service leaves)
+ * is that service's; `status` of any other directory outside the state root
+ * asks the first kind (the shipped default, playback: state "unknown"). Any
+ * other path is a Run reference (and refused unless it is a Run state dir).
  */
-function standalonePlaybackDir(home: string, ref: string, action: string): string | undefined {
+function standaloneServiceDir(home: string, ref: string, action: string, services: readonly ServiceKind[]): {dir: string; kind: ServiceKind} | undefined {
   if (!ref.includes('/') && ref !== '.' && ref !== '..') return undefined
   const dir = resolve(ref)
   try {
@@ -356,17 +353,18 @@ function standalonePlaybackDir(home: string, ref: string, action: string): strin
     return undefined
   }
   // `status` of a directory no service has used yet answers state "unknown" (SPEC: Music).
-  if (action !== 'status' && !holdsPlaybackFiles(dir)) return undefined
+  const kind = kindHolding(dir, services) ?? (action === 'status' ? services[0] : undefined)
+  if (!kind) return undefined
   const runs = runsDir(home)
   const realRuns = existsSync(runs) ? realpathSync(runs) : runs
   if (dirname(realpathSync(dir)) === realRuns) return undefined
-  return dir
+  return {dir, kind}
 }
 
-/** Hand a standalone playback directory to the music service's own control client. */
-async function controlStandalone(dir: string, action: string, value: string | undefined): Promise<ControlOutcome> {
-  const reply = (await controlStandalonePlayback(dir, action, value)) as unknown as Record<string, unknown>
-  // status: the playback fields at the top level too (SPEC: `status` prints {state, index, count, track, ...}).
+/** A standalone service's directory: reached through its published endpoint, like any other. */
+async function controlStandalone(dir: string, kind: ServiceKind, action: string, value: string | undefined): Promise<ControlOutcome> {
+  const reply = await controlStandaloneService(dir, kind, action, value)
+  // status: the service's status fields at the top level too (SPEC: `status` prints {state, index, count, track, ...}).
   const status = action === 'status' && reply.status && typeof reply.status === 'object' ? (reply.status as Record<string, unknown>) : {}
   return {standalone: true, ...status, ...reply}
 }

@@ -1,13 +1,12 @@
 /**
  * The client side of a Run's control endpoint: read `control-endpoint.json`,
  * trust it only when it names the Run's current generation, then send one
- * JSON line over its Unix socket and read one reply line (at most
- * MAX_REPLY_BYTES, at most REQUEST_TIMEOUT_MS).
+ * JSON line over its Unix socket (the line-socket transport) and read one
+ * reply line (at most MAX_REPLY_BYTES, at most REQUEST_TIMEOUT_MS).
  */
-import {nodeNet} from '../builtins.js'
 import {runFile} from '../run-store.js'
 import {readJsonFile} from '../state-files.js'
-import {MAX_REPLY_BYTES} from './journal.js'
+import {LineSocketError, MAX_REPLY_BYTES, requestLine} from './line-socket.js'
 
 export const REQUEST_TIMEOUT_MS = 5000
 /** Largest control-endpoint.json we read: it holds a path and three short fields. */
@@ -32,14 +31,7 @@ export interface ControlRequest {
 export type ControlReply = {ok: true; [key: string]: unknown} | {ok: false; error: string; [key: string]: unknown}
 
 /** Why a request got no reply; `unreachable` means nothing was delivered (safe to fall back). */
-export class EndpointError extends Error {
-  constructor(
-    message: string,
-    readonly kind: 'unreachable' | 'timeout' | 'protocol',
-  ) {
-    super(message)
-  }
-}
+export {LineSocketError as EndpointError} from './line-socket.js'
 
 /**
  * The Run's endpoint as written by its service, or undefined when there is
@@ -51,69 +43,29 @@ export function readControlEndpoint(dir: string): ControlEndpoint | undefined {
   const data = readJsonFile<Record<string, unknown>>(file, {maxBytes: MAX_ENDPOINT_BYTES})
   if (!data) return undefined
   if (data.type !== 'unix' || typeof data.path !== 'string' || data.path === '' || typeof data.run_instance_id !== 'string') {
-    throw new EndpointError(`${file}: expected {path, type: "unix", run_instance_id, ready_at}`, 'protocol')
+    throw new LineSocketError(`${file}: expected {path, type: "unix", run_instance_id, ready_at}`, 'protocol')
   }
   return data as unknown as ControlEndpoint
 }
 
 /**
- * Send one request and resolve with the parsed reply. Rejects with an
- * EndpointError: `unreachable` when the socket does not accept (missing,
- * refused: nothing was delivered), `timeout` after `timeoutMs`, `protocol`
- * for an oversized or non-JSON reply.
+ * Send one request to a Run's endpoint and resolve with the parsed reply.
+ * Rejects with an EndpointError: `unreachable` when the socket does not
+ * accept (missing, refused: nothing was delivered), `timeout` after
+ * `timeoutMs`, `protocol` for an oversized or non-JSON reply.
  */
-export function sendControlRequest(endpoint: ControlEndpoint, request: ControlRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ControlReply> {
-  return new Promise((resolve, reject) => {
-    let settled = false
-    let connected = false
-    let buffer = Buffer.alloc(0)
-    const socket = nodeNet().createConnection({path: endpoint.path})
-    const finish = (error: EndpointError | undefined, reply?: ControlReply) => {
-      if (settled) return
-      settled = true
-      clearTimeout(timer)
-      socket.destroy()
-      if (error) reject(error)
-      else resolve(reply!)
-    }
-    const settleWith = (text: string) => {
-      let reply: ControlReply
-      try {
-        reply = parseReply(text, endpoint.path)
-      } catch (error) {
-        finish(error as EndpointError)
-        return
-      }
-      finish(undefined, reply)
-    }
-    const timer = setTimeout(
-      () => finish(new EndpointError(`no reply from ${endpoint.path} within ${timeoutMs}ms`, connected ? 'timeout' : 'unreachable')),
-      timeoutMs,
-    )
-    socket.on('connect', () => {
-      connected = true
-      socket.write(JSON.stringify(request) + '\n')
-    })
-    socket.on('data', (chunk: Buffer) => {
-      buffer = Buffer.concat([buffer, chunk])
-      const newline = buffer.indexOf(10)
-      const line = newline >= 0 ? buffer.subarray(0, newline) : buffer
-      if (line.length > MAX_REPLY_BYTES) {
-        finish(new EndpointError(`reply from ${endpoint.path} is over ${MAX_REPLY_BYTES} bytes`, 'protocol'))
-        return
-      }
-      if (newline < 0) return
-      settleWith(line.toString('utf8'))
-    })
-    socket.on('end', () => {
-      if (buffer.length > 0 && buffer.indexOf(10) < 0) settleWith(buffer.toString('utf8'))
-      else finish(new EndpointError(`${endpoint.path} closed the connection without a reply`, 'protocol'))
-    })
-    socket.on('error', (error: NodeJS.ErrnoException) => {
-      const unreachable = !connected && ['ENOENT', 'ECONNREFUSED', 'ENOTSOCK', 'EACCES', 'ENOTDIR', 'EINVAL', 'ENAMETOOLONG'].includes(error.code ?? '')
-      finish(new EndpointError(`${endpoint.path}: ${error.code ?? error.message}`, unreachable ? 'unreachable' : 'protocol'))
-    })
-  })
+export function sendControlRequest(endpoint: Pick<ControlEndpoint, 'path'>, request: ControlRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ControlReply> {
+  return requestJsonReply(endpoint.path, request, timeoutMs)
+}
+
+/**
+ * One JSON request line to the socket at `path`, one `{ok: true|false, ...}`
+ * reply line back (at most 4 KiB): the exchange every endpoint speaks, a
+ * Run's and a standalone service's alike.
+ */
+export async function requestJsonReply(path: string, request: object, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ControlReply> {
+  const line = await requestLine(path, JSON.stringify(request), {timeoutMs, maxReply: MAX_REPLY_BYTES})
+  return parseReply(line, path)
 }
 
 function parseReply(text: string, where: string): ControlReply {
@@ -121,10 +73,10 @@ function parseReply(text: string, where: string): ControlReply {
   try {
     value = JSON.parse(text)
   } catch {
-    throw new EndpointError(`reply from ${where} is not JSON`, 'protocol')
+    throw new LineSocketError(`reply from ${where} is not JSON: ${text.slice(0, 200)}`, 'protocol')
   }
   if (!value || typeof value !== 'object' || Array.isArray(value) || typeof (value as {ok?: unknown}).ok !== 'boolean') {
-    throw new EndpointError(`reply from ${where} is not {ok: true|false, ...}`, 'protocol')
+    throw new LineSocketError(`reply from ${where} is not {ok: true|false, ...}`, 'protocol')
   }
   const reply = value as ControlReply
   if (!reply.ok && typeof reply.error !== 'string') return {...reply, ok: false, error: 'service refused without a reason'}

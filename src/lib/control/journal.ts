@@ -18,15 +18,14 @@ import {withLockSync} from '../lock.js'
 import {readRunMetaRaw, runFile} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import {readJsonLines, writeFileAtomic} from '../state-files.js'
+import {ACTION_PATTERN, MAX_ACTION_CHARS} from './actions.js'
+import {MAX_REPLY_BYTES} from './line-socket.js'
 
-export const MAX_ACTION_CHARS = 64
 export const MAX_INPUT_BYTES = 4096
-export const MAX_REPLY_BYTES = 4096
 export const MAX_PENDING = 64
 export const MAX_FINISHED = 128
 /** Bound on the journal file we agree to read: pending + finished records at their largest, with room. */
 export const MAX_JOURNAL_BYTES = 4 * 1024 * 1024
-export const ACTION_PATTERN = /^[a-z][a-z0-9_-]*$/
 
 export type ControlStatus = 'queued' | 'claimed' | 'handled' | 'failed'
 

@@ -15,9 +15,8 @@ import {sleepSync, withLockSync} from '../lock.js'
 import {notifyStateChange} from '../notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../process-tree.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, type RunState} from '../run-store.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, writeRunMetaLocked, type RunState} from '../run-store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../run-types.js'
-import {writeJsonAtomic} from '../state-files.js'
 import {appendTraceEvent} from '../trace.js'
 import {awaitRunEnd} from '../await-run.js'
 
@@ -174,7 +173,7 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
       const next: RunMeta = {...meta, status: wanted}
       if (action === 'pause') next.paused_at = new Date().toISOString()
       else delete next.paused_at
-      writeJsonAtomicMeta(dir, next)
+      writeRunMetaLocked(dir, next)
       return {meta: next, signalled, changed}
     })
     if (outcome) break
@@ -183,10 +182,6 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
   trace(dir, outcome.meta, action, {pids: outcome.signalled})
   notifyStateChange(home)
   return {action, run: outcome.meta.run, run_instance_id: outcome.meta.run_instance_id, status: outcome.meta.status, signalled: outcome.signalled, changed: outcome.changed}
-}
-
-function writeJsonAtomicMeta(dir: string, meta: RunMeta): void {
-  writeJsonAtomic(runFile(dir, 'meta'), meta)
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
@@ -262,7 +257,7 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
       signalRun(query, 'SIGCONT')
     }
     if (supervised) {
-      writeJsonAtomicMeta(dir, marked)
+      writeRunMetaLocked(dir, marked)
     } else {
       // Nobody will record the end: a queued Run, or a supervisor that is gone.
       writeResultLocked(dir, marked, settledResult(marked, ending.status, ending.status === 'killed' ? 'kill' : 'stop'))

@@ -1,6 +1,6 @@
 /**
  * The server side for Node services: serve a Run's declared actions on a Unix
- * socket in its state dir. `serveControlEndpoint` listens, then publishes
+ * socket in its state dir (over the line-socket transport). `serveControlEndpoint` listens, then publishes
  * `control-endpoint.json` atomically (so a client never finds an endpoint
  * that is not yet accepting), answers one JSON line per connection, keeps
  * the Run's control journal in step (claimed → handled/failed) and removes
@@ -11,26 +11,17 @@
  * (which also exports the polling API: listQueuedControls, claimControl,
  * completeControl).
  */
-import {nodeCrypto, nodeNet} from '../builtins.js'
-import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
-import type {Server, Socket} from 'node:net'
-import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {readFileSync, unlinkSync} from 'node:fs'
 import {runFile} from '../run-store.js'
 import {writeJsonAtomic} from '../state-files.js'
 import type {ControlReply, ControlRequest} from './endpoint.js'
 import {boundedReply, claimControl, completeControl, readControlRecord, type ControlRecord} from './journal.js'
+import {serveLines, socketPathIn} from './line-socket.js'
 
 // Services that poll instead of serving a socket use the journal API directly.
 export {claimControl, completeControl, listQueuedControls, readControlRecords} from './journal.js'
 export type {ControlRecord, ControlStatus} from './journal.js'
 
-/** Largest request line accepted: a 4 KiB input may grow when JSON-escaped. */
-const MAX_REQUEST_BYTES = 64 * 1024
-/** A client that connects and says nothing is dropped after this long. */
-const IDLE_TIMEOUT_MS = 10_000
-/** Unix socket paths are limited to ~108 bytes; longer state dirs get a socket in the temp dir. */
-const MAX_SOCKET_PATH = 100
 
 /** What a handler receives: the request, and its journal record when it has one. */
 export interface ControlRequestContext extends ControlRequest {
@@ -63,24 +54,9 @@ export interface ControlEndpointServer {
   close(): Promise<void>
 }
 
-/** Where the socket goes: in the state dir, unless that path is too long for a Unix socket. */
-export function controlSocketPath(stateDir: string, runInstanceId: string): string {
-  const inDir = join(stateDir, 'control.sock')
-  if (Buffer.byteLength(inDir) <= MAX_SOCKET_PATH) return inDir
-  const hash = nodeCrypto().createHash('sha256').update(`${stateDir}\0${runInstanceId}`).digest('hex').slice(0, 20)
-  return join(tmpdir(), `actors-control-${hash}.sock`)
-}
-
-/** Remove a leftover socket at `path`; refuse to touch anything that is not a socket. */
-function removeStaleSocket(path: string): void {
-  let isSocket: boolean
-  try {
-    isSocket = lstatSync(path).isSocket()
-  } catch {
-    return
-  }
-  if (!isSocket) throw new Error(`${path} exists and is not a socket; refusing to replace it`)
-  unlinkSync(path)
+/** Where the socket goes: `control.sock` in the state dir, unless that path is too long for a Unix socket. */
+export function controlSocketPath(stateDir: string): string {
+  return socketPathIn(stateDir, 'control.sock')
 }
 
 /** Turn whatever the handler produced into the one reply line. */
@@ -109,9 +85,8 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
   if (!stateDir || !runInstanceId) {
     throw new Error('serveControlEndpoint needs stateDir and runInstanceId (or ACTORS_STATE_DIR and ACTORS_RUN_INSTANCE from a Run)')
   }
-  const path = options.socketPath ?? controlSocketPath(stateDir, runInstanceId)
+  const path = options.socketPath ?? controlSocketPath(stateDir)
   const endpointFile = runFile(stateDir, 'endpoint')
-  removeStaleSocket(path)
 
   let chain: Promise<unknown> = Promise.resolve()
   const serialised = (task: () => Promise<ControlReply>): Promise<ControlReply> => {
@@ -149,39 +124,7 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
     return reply
   }
 
-  const onConnection = (socket: Socket) => {
-    let buffer = Buffer.alloc(0)
-    let answered = false
-    socket.setTimeout(IDLE_TIMEOUT_MS, () => socket.destroy())
-    socket.on('error', () => {})
-    const respond = (reply: ControlReply) => {
-      answered = true
-      socket.end(JSON.stringify(reply) + '\n')
-    }
-    socket.on('data', (chunk: Buffer) => {
-      if (answered) return
-      buffer = Buffer.concat([buffer, chunk])
-      const newline = buffer.indexOf(10)
-      if (newline < 0) {
-        if (buffer.length > MAX_REQUEST_BYTES) respond({ok: false, error: `request is over ${MAX_REQUEST_BYTES} bytes`})
-        return
-      }
-      answered = true
-      answer(buffer.subarray(0, newline).toString('utf8')).then(
-        (reply) => socket.end(JSON.stringify(reply) + '\n'),
-        (error: Error) => socket.end(JSON.stringify({ok: false, error: error.message}) + '\n'),
-      )
-    })
-  }
-
-  const server: Server = nodeNet().createServer(onConnection)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(path, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
+  const server = await serveLines(path, async (line) => JSON.stringify(await answer(line)))
   writeJsonAtomic(endpointFile, {path, type: 'unix', run_instance_id: runInstanceId, ready_at: new Date().toISOString(), pid: process.pid})
 
   let closed = false
@@ -214,7 +157,7 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
     close: async () => {
       for (const signal of armed) process.off(signal, onSignal)
       process.off('exit', cleanupSync)
-      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await server.close()
       cleanupSync()
     },
   }

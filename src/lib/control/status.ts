@@ -11,13 +11,8 @@ import {isTerminal, type ChildProcessRecord} from '../run-types.js'
 import {generationOf} from '../generations/layout.js'
 import {readControlEndpoint, type ControlEndpoint} from './endpoint.js'
 import {isPendingControl, readControlRecords} from './journal.js'
+import {RUNTIME_ACTIONS} from './actions.js'
 
-export const RUNTIME_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status', 'interrupt'] as const
-export type RuntimeAction = (typeof RUNTIME_ACTIONS)[number]
-
-export function isRuntimeAction(action: string): action is RuntimeAction {
-  return (RUNTIME_ACTIONS as readonly string[]).includes(action)
-}
 
 export interface RunControlStatus {
   run: string

@@ -6,6 +6,7 @@
  */
 import * as z from 'zod/v4'
 import {controlRun} from '../control/control.js'
+import {SERVICE_KINDS} from '../service-kinds.js'
 import {usageError} from '../errors.js'
 import {resolveRunRef} from '../home.js'
 import {inspectRun, listRunSummaries, type RunListing} from '../inspect.js'
@@ -90,7 +91,7 @@ const controlTool = defineTool({
     value: z.string().max(4096).optional().describe('value for a declared action, e.g. 40 for volume'),
   },
   async call({run, action, value}, {home}) {
-    const outcome = await controlRun(home, run, action, value)
+    const outcome = await controlRun(home, run, action, value, SERVICE_KINDS)
     const status = 'status' in outcome && typeof outcome.status === 'string' ? ` → ${outcome.status}` : ''
     return {document: outcome, summary: `${action} ${run}${status}`}
   },

@@ -4,25 +4,13 @@
  * socket. Pause, seek and volume change the running track; position and
  * duration come from mpv itself.
  */
-import {nodeCrypto} from '../builtins.js'
 import {unlinkSync} from 'node:fs'
-import {tmpdir} from 'node:os'
 import type {Socket} from 'node:net'
 import {join} from 'node:path'
+import {socketPathIn} from '../control/line-socket.js'
 import {writeFileAtomic} from '../state-files.js'
 import {killPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
 import {MpvIpcClient, type MpvEvent} from './mpv-ipc.js'
-
-/** Unix socket paths are limited to ~104-108 bytes; longer ones move to the temp dir. */
-const MAX_SOCKET_PATH = 100
-
-/** A socket path inside `dir`, or a short stable one in the temp dir when `dir` is too deep. */
-export function socketPathFor(dir: string, name: string): string {
-  const inside = join(dir, name)
-  if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside
-  const hash = nodeCrypto().createHash('sha256').update(inside).digest('hex').slice(0, 16)
-  return join(tmpdir(), `actors-${hash}-${name}`)
-}
 
 /** The mpv command line for a queue (exported for tests and docs). */
 export function buildMpvArgs(options: {socket: string; playlistFile: string; at: StartAt; loop: boolean; output: 'default' | 'null'}): string[] {
@@ -65,7 +53,7 @@ export class MpvBackend implements PlayerBackend {
   private lastIndex = -1
 
   constructor(private readonly options: BackendOptions) {
-    this.socket = socketPathFor(options.workDir, 'mpv.sock')
+    this.socket = socketPathIn(options.workDir, 'mpv.sock')
     this.playlistFile = join(options.workDir, 'mpv-queue.m3u')
   }
 

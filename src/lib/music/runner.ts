@@ -15,7 +15,8 @@ import {serveControlEndpoint} from '../control/service.js'
 import {isSameProcess} from '../process-identity.js'
 import {killPlayerNow, reapOrphanPlayer} from './backend.js'
 import {readCheckpoint, resumePoint, type PlaybackCheckpoint} from './checkpoint.js'
-import {serveStandaloneEndpoint, type StandaloneEndpoint} from './endpoint.js'
+import type {StandaloneServer} from '../control/standalone.js'
+import {servePlaybackEndpoint} from './endpoint.js'
 import {parsePlayerChoice, resolvePlayer} from './players.js'
 import {buildQueue} from './queue.js'
 import {PlaybackService, type PlaybackOutcome} from './service.js'
@@ -117,7 +118,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     return service.handleRequest(action, value)
   }
 
-  let standalone: StandaloneEndpoint | undefined
+  let standalone: StandaloneServer | undefined
   let closeRunEndpoint: (() => Promise<void>) | undefined
   const onSignal = (signal: NodeJS.Signals) => void service.stop(`signal ${signal}`)
   const onExit = () => {
@@ -150,7 +151,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
       })
       closeRunEndpoint = () => server.close()
     } else if (stateDir) {
-      standalone = await serveStandaloneEndpoint(stateDir, handle, serviceInstanceId)
+      standalone = await servePlaybackEndpoint(stateDir, handle, serviceInstanceId)
     }
     claimed = true
     // A player left behind by a service that crashed on this dir is ended before ours starts.

@@ -1,21 +1,20 @@
 /**
- * The client side of a standalone playback service: what `actors control DIR
- * ACTION [VALUE]` calls for a DIR holding `playback-endpoint.json`. It sends
- * one request carrying the endpoint's service_instance_id, waits at most 5 s,
- * and maps every outcome to a documented exit code. `status` also works with
- * no service running, from the checkpoint.
+ * What the control router needs to know about playback services beyond their
+ * endpoint (which it reaches like any standalone service's, through
+ * control/standalone.ts): which dirs hold one, the request check made before
+ * anything is sent, and `status` with no service running, from the checkpoint
+ * (a stopped standalone service, a finished playback Run).
  */
 import {existsSync} from 'node:fs'
-import {nodeNet} from '../builtins.js'
-import {ActorsError, EXIT, corruptStateError, notActiveError} from '../errors.js'
+import {REQUEST_TIMEOUT_MS, requestJsonReply} from '../control/endpoint.js'
+import type {ServiceKind} from '../control/standalone.js'
+import {ActorsError, EXIT} from '../errors.js'
 import {isSameProcess} from '../process-identity.js'
 import {checkpointFile, readCheckpoint} from './checkpoint.js'
-import {ENDPOINT_FILE, MAX_MESSAGE_BYTES, endpointFile, endpointAlive, readEndpoint, type EndpointReply, type EndpointRequest, type PlaybackEndpoint} from './endpoint.js'
+import {PLAYBACK_KIND, endpointFile, type EndpointReply, type EndpointRequest, type PlaybackEndpoint} from './endpoint.js'
 import {parsePlaybackRequestOrUsage} from './requests.js'
 import {projectStatus, unknownStatus} from './status.js'
 import type {PlaybackStatus} from './types.js'
-
-export const CONTROL_TIMEOUT_MS = 5000
 
 /**
  * Whether `dir` holds a standalone playback service's files: its endpoint, or
@@ -61,87 +60,25 @@ export function readPlaybackStatus(dir: string): PlaybackStatus {
   return projectStatus(status)
 }
 
-/** Send one request to an endpoint and return its reply (exported so tests can send a foreign instance id). */
-export function sendPlaybackRequest(endpoint: Pick<PlaybackEndpoint, 'path'>, request: EndpointRequest, timeoutMs = CONTROL_TIMEOUT_MS): Promise<EndpointReply> {
-  return new Promise((resolve, reject) => {
-    const socket = nodeNet().createConnection(endpoint.path)
-    let data = ''
-    let bytes = 0
-    const fail = (error: Error) => {
-      clearTimeout(timer)
-      socket.destroy()
-      reject(error)
-    }
-    const timer = setTimeout(() => {
-      fail(notActiveError(`the playback service did not answer within ${timeoutMs / 1000}s`, 'it may be stuck; check it with `actors control DIR status` or stop it'))
-    }, timeoutMs)
-    socket.setEncoding('utf8')
-    socket.on('connect', () => socket.write(JSON.stringify(request) + '\n'))
-    socket.on('data', (chunk: string) => {
-      data += chunk
-      bytes += Buffer.byteLength(chunk)
-      // One line of at most 4 KiB, as on a Run's endpoint (SPEC: Music): a longer reply is refused, not read on.
-      if (bytes > MAX_MESSAGE_BYTES + 1) {
-        fail(new ActorsError(`the playback service sent a reply over ${MAX_MESSAGE_BYTES} bytes`, EXIT.failed, 'the service broke the protocol (one JSON line, at most 4 KiB); restart it'))
-      }
-    })
-    socket.on('error', (error) => {
-      clearTimeout(timer)
-      reject(error)
-    })
-    socket.on('end', () => {
-      clearTimeout(timer)
-      try {
-        resolve(JSON.parse(data.trim()))
-      } catch {
-        reject(new ActorsError(`the playback service sent a reply that is not JSON: ${data.slice(0, 200)}`, EXIT.failed))
-      }
-    })
-  })
-}
-
-export interface StandaloneControlResult {
-  ok: true
-  action: string
-  status: PlaybackStatus
-  /** `service` when a running service answered, `checkpoint` when status came from playback.json. */
-  source: 'service' | 'checkpoint'
+/**
+ * Send one request to an endpoint and return its reply, whatever it says
+ * (exported so tests can send a foreign instance id). The same exchange
+ * `actors control` makes (control/standalone.ts).
+ */
+export function sendPlaybackRequest(endpoint: Pick<PlaybackEndpoint, 'path'>, request: EndpointRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<EndpointReply> {
+  return requestJsonReply(endpoint.path, request, timeoutMs) as Promise<EndpointReply>
 }
 
 /**
- * Apply ACTION [VALUE] to the standalone service of `dir`. Bad input: exit 2.
- * No live service: `status` answers from the checkpoint (exit 0), anything
- * else is exit 3. A service that refuses (foreign instance id): exit 3.
+ * The playback service as a kind of service the control router knows: its
+ * files mark a dir (or a Run) as playback's, its requests are checked before
+ * anything is sent (a bad value is exit 2, nothing journaled), and with no
+ * service running `status` answers from the checkpoint.
  */
-export async function controlStandalonePlayback(dir: string, action: string, value?: string | number | null): Promise<StandaloneControlResult> {
-  parsePlaybackRequestOrUsage(action, value)
-  let endpoint: PlaybackEndpoint | undefined
-  try {
-    endpoint = readEndpoint(dir)
-  } catch (error) {
-    if (error instanceof ActorsError) throw error
-    throw corruptStateError(`${dir}/${ENDPOINT_FILE}`, (error as Error).message)
-  }
-  const notRunning = () => {
-    if (action === 'status') return {ok: true as const, action, status: readPlaybackStatus(dir), source: 'checkpoint' as const}
-    throw notActiveError(`no playback service is running for ${dir}`, `start one with \`actors music serve SOURCE --state-dir ${dir}\``)
-  }
-  if (!endpoint || !endpointAlive(endpoint)) return notRunning()
-  let reply: EndpointReply
-  try {
-    reply = await sendPlaybackRequest(endpoint, {service_instance_id: endpoint.service_instance_id, action, value: value ?? null})
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ECONNREFUSED' || code === 'ENOENT') return notRunning()
-    throw error
-  }
-  if (!reply.ok) {
-    // Refused for who is asking or when (another instance, shutting down): not active, exit 3.
-    if (reply.code === 'foreign-instance' || reply.code === 'stopping') {
-      throw notActiveError(`the playback service refused ${action}: ${reply.error}`, `re-read ${dir}/${ENDPOINT_FILE} and retry`, {reply})
-    }
-    if (reply.exit_code === EXIT.usage) throw new ActorsError(`the playback service refused ${action}: ${reply.error}`, EXIT.usage, undefined, {reply})
-    throw new ActorsError(`the playback service refused ${action}: ${reply.error}`, EXIT.failed, undefined, {reply})
-  }
-  return {ok: true, action: reply.action, status: reply.status, source: 'service'}
+export const playbackServiceKind: ServiceKind = {
+  name: PLAYBACK_KIND,
+  holds: holdsPlaybackFiles,
+  checkRequest: (action, value) => void parsePlaybackRequestOrUsage(action, value),
+  lastKnownStatus: (dir) => readPlaybackStatus(dir) as unknown as Record<string, unknown>,
+  startHint: (dir) => `start one with \`actors music serve SOURCE --state-dir ${dir}\``,
 }

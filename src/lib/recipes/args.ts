@@ -1,25 +1,17 @@
 /**
  * Typed Recipe args: parsing the `name:type=default` declarations and
  * converting command-line strings into typed values. Errors here are plain
- * `ArgProblem`s (reason + fix); the caller knows the file and adds it.
+ * `InputProblem`s (reason + fix); the caller knows the file and adds it.
  */
 import {homedir} from 'node:os'
 import {resolve} from 'node:path'
+import {InputProblem} from '../errors.js'
 import type {ArgSpec, ArgType} from './types.js'
 
 export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 export const RUNTIME_NAMES = ['run_id', 'state_dir', 'recipe_dir'] as const
 export const TYPE_NAMES = ['string', 'path', 'int', 'number', 'bool', 'array', 'enum(a,b,...)'] as const
 
-/** A problem with one declaration or value, before the file name is known. */
-export class ArgProblem extends Error {
-  constructor(
-    message: string,
-    readonly fix: string,
-  ) {
-    super(message)
-  }
-}
 
 /** Parse a type name such as `int` or `enum(fast,slow)`. */
 export function parseArgType(text: string): ArgType {
@@ -30,12 +22,12 @@ export function parseArgType(text: string): ArgType {
   if (m) {
     const values = m[1].split(',').map((v) => v.trim())
     if (values.length === 0 || values.some((v) => v === '')) {
-      throw new ArgProblem(`enum type "${t}" has an empty value`, 'list the allowed values, e.g. enum(fast,slow)')
+      throw new InputProblem(`enum type "${t}" has an empty value`, 'list the allowed values, e.g. enum(fast,slow)')
     }
-    if (new Set(values).size !== values.length) throw new ArgProblem(`enum type "${t}" repeats a value`, 'list each value once')
+    if (new Set(values).size !== values.length) throw new InputProblem(`enum type "${t}" repeats a value`, 'list each value once')
     return {enum: values}
   }
-  throw new ArgProblem(`unknown arg type "${t}"`, `use one of: ${TYPE_NAMES.join(', ')}`)
+  throw new InputProblem(`unknown arg type "${t}"`, `use one of: ${TYPE_NAMES.join(', ')}`)
 }
 
 /** The type as written in a Recipe, for listings and messages. */
@@ -63,7 +55,7 @@ export function formatValue(value: unknown): string {
  */
 export function parseArgSpec(entry: unknown): ArgSpec {
   if (typeof entry !== 'string') {
-    throw new ArgProblem(
+    throw new InputProblem(
       `args entry ${JSON.stringify(entry)} is not a string`,
       'write each arg as "name", "name:type" or "name:type=default" (quote it in YAML)',
     )
@@ -74,10 +66,10 @@ export function parseArgSpec(entry: unknown): ArgSpec {
   const name = (colon === -1 ? head : head.slice(0, colon)).trim()
   const type = colon === -1 ? 'string' : parseArgType(head.slice(colon + 1))
   if (!ARG_NAME.test(name)) {
-    throw new ArgProblem(`arg name "${name}" is not valid`, 'use letters, digits and "_", starting with a letter or "_"')
+    throw new InputProblem(`arg name "${name}" is not valid`, 'use letters, digits and "_", starting with a letter or "_"')
   }
   if ((RUNTIME_NAMES as readonly string[]).includes(name)) {
-    throw new ArgProblem(`arg name "${name}" is reserved for a runtime value`, `pick another name (reserved: ${RUNTIME_NAMES.join(', ')})`)
+    throw new InputProblem(`arg name "${name}" is reserved for a runtime value`, `pick another name (reserved: ${RUNTIME_NAMES.join(', ')})`)
   }
   const spec: ArgSpec = {name, type}
   if (eq !== -1) {
@@ -87,7 +79,7 @@ export function parseArgSpec(entry: unknown): ArgSpec {
       const converted = convertArgValue(spec, raw, '/')
       spec.default = type === 'path' ? raw : converted
     } catch (error) {
-      if (error instanceof ArgProblem) throw new ArgProblem(`default of arg "${name}": ${error.message}`, error.fix)
+      if (error instanceof InputProblem) throw new InputProblem(`default of arg "${name}": ${error.message}`, error.fix)
       throw error
     }
   }
@@ -105,7 +97,7 @@ const FALSE = ['false', 'no', '0']
  */
 export function convertArgValue(spec: ArgSpec, raw: string, cwd: string): unknown {
   const {type} = spec
-  const bad = (expected: string, fix: string) => new ArgProblem(`${JSON.stringify(raw)} is not ${expected}`, fix)
+  const bad = (expected: string, fix: string) => new InputProblem(`${JSON.stringify(raw)} is not ${expected}`, fix)
   if (typeof type === 'object') {
     if (!type.enum.includes(raw)) throw bad(`one of ${type.enum.join(', ')}`, `use one of: ${type.enum.join(', ')}`)
     return raw
@@ -137,7 +129,7 @@ export function convertArgValue(spec: ArgSpec, raw: string, cwd: string): unknow
   }
 }
 
-function parseArray(raw: string, bad: (expected: string, fix: string) => ArgProblem): string[] {
+function parseArray(raw: string, bad: (expected: string, fix: string) => InputProblem): string[] {
   const text = raw.trim()
   if (text.startsWith('[')) {
     let parsed: unknown

@@ -4,7 +4,7 @@
  */
 export type {Recipe, ArgSpec, ArgType, ResolvedRecipe, RuntimeValues} from './types.js'
 export {recipeRoots, findRecipe, listRecipes, type RecipeRoot, type RecipeListing} from './roots.js'
-export {loadRecipeFile, recipeNameOf, displayPath, RECIPE_FIELDS, RECIPE_EXTENSIONS, MAX_RECIPE_BYTES, BUILTIN_ACTIONS} from './load.js'
+export {loadRecipeFile, recipeNameOf, displayPath, RECIPE_FIELDS, RECIPE_EXTENSIONS, MAX_RECIPE_BYTES} from './load.js'
 export {resolveRecipe} from './resolve.js'
 export {validateRecipeFiles, type ValidationResult} from './validate.js'
 export {describeRecipe, formatDescription, type RecipeDescription} from './describe.js'

@@ -6,13 +6,14 @@
 import {readFileSync, statSync} from 'node:fs'
 import {basename, extname, isAbsolute, relative, sep} from 'node:path'
 import {parseDocument} from 'yaml'
-import {usageError, type ActorsError} from '../errors.js'
+import {InputProblem, usageError, type ActorsError} from '../errors.js'
 import {parseDuration} from '../duration.js'
-import {ArgProblem, parseArgSpec, RUNTIME_NAMES} from './args.js'
+import {parseArgSpec, RUNTIME_NAMES} from './args.js'
 import {didYouMean} from './did-you-mean.js'
 import {shellSplit} from './shell-split.js'
 import {placeholdersOf} from './template.js'
 import type {ArgSpec, Recipe} from './types.js'
+import {isActionName, RUNTIME_ACTIONS} from '../control/actions.js'
 import {readRecipeLocks} from '../locks/recipe-field.js'
 import {readRecipeExecutor} from '../executors/choice.js'
 
@@ -23,9 +24,6 @@ export const RECIPE_FIELDS = [
   'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks', 'executor',
   'inbox', 'resume',
 ] as const
-/** Actions `actors control` handles itself; a Recipe may not redeclare them. */
-export const BUILTIN_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'status'] as const
-const ACTION_NAME = /^[a-z][a-z0-9_-]*$/
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const ARTIFACT_NAME = /^[A-Za-z0-9_.-]+$/
 
@@ -165,12 +163,12 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   if (data.control !== undefined) {
     if (!Array.isArray(data.control)) throw fail('control', 'is not a list of action names', 'write control: [next, prev]')
     for (const action of data.control) {
-      if (typeof action !== 'string' || !ACTION_NAME.test(action) || action.length > 64) {
+      if (typeof action !== 'string' || !isActionName(action)) {
         throw fail('control', `action ${JSON.stringify(action)} is not a valid name`, 'use lowercase letters, digits, "_" and "-", starting with a letter (at most 64 characters)')
       }
       // A Recipe may take over pause/resume/stop/status (its service handles them, SPEC: Control); kill is always the kernel's.
       if (action === 'kill') {
-        throw fail('control', 'action "kill" is always the kernel\'s', `drop it; a service may declare ${BUILTIN_ACTIONS.filter((a) => a !== 'kill').join(', ')} to handle them itself`)
+        throw fail('control', 'action "kill" is always the kernel\'s', `drop it; a service may declare ${RUNTIME_ACTIONS.filter((a) => a !== 'kill').join(', ')} to handle them itself`)
       }
     }
     if (new Set(data.control).size !== data.control.length) throw fail('control', 'lists an action twice', 'list each action once')
@@ -220,7 +218,7 @@ function readArgs(value: unknown, fail: Fail): ArgSpec[] {
     try {
       specs.push(parseArgSpec(entry))
     } catch (error) {
-      if (error instanceof ArgProblem) throw fail('args', error.message, error.fix)
+      if (error instanceof InputProblem) throw fail('args', error.message, error.fix)
       throw error
     }
     const name = specs.at(-1)!.name

@@ -4,8 +4,9 @@
  * value problems are refused here (exit 2) before anything starts.
  */
 import {dirname, resolve} from 'node:path'
+import {InputProblem} from '../errors.js'
 import {parseDuration} from '../duration.js'
-import {ArgProblem, convertArgValue, formatArgSpec, resolvePath} from './args.js'
+import {convertArgValue, formatArgSpec, resolvePath} from './args.js'
 import {didYouMean} from './did-you-mean.js'
 import {recipeError, templateWords} from './load.js'
 import {renderString, renderWord} from './template.js'
@@ -63,7 +64,7 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
         throw recipeError(recipe.file, null, `arg "${spec.name}" is required by Recipe ${recipe.name}`, `pass ${spec.name}=VALUE (${formatArgSpec(spec)})`)
       }
     } catch (error) {
-      if (error instanceof ArgProblem) {
+      if (error instanceof InputProblem) {
         throw recipeError(recipe.file, null, `arg "${spec.name}" (${formatArgSpec(spec)}): ${error.message}`, error.fix)
       }
       throw error
