@@ -26,6 +26,9 @@ const initialized = {jsonrpc: '2.0', method: 'notifications/initialized'}
 const request = (id: number | string, method: string, params?: object) => ({jsonrpc: '2.0', id, method, ...(params ? {params} : {})})
 const recipesCall = (id: number | string) => request(id, 'tools/call', {name: 'recipes', arguments: {}})
 
+/** For tests that start the server many times: a session can take seconds on a loaded machine. */
+const SESSIONS_TIMEOUT = 300_000
+
 interface Exchange {
   /** Every line the server wrote to stdout, in order. */
   lines: string[]
@@ -103,7 +106,7 @@ describe('actors mcp greeter', () => {
     expect(versions).toContain('2025-11-25')
     for (const version of versions) await expectSameAsSdk(home, [[initialize('a', version), initialized, request('b', 'tools/list'), recipesCall('c')]], 2)
     await expectSameAsSdk(home, [[initialize(7, '2025-06-18')], [initialized, request(8, 'tools/list')]], 2)
-  })
+  }, SESSIONS_TIMEOUT)
 
   it('leaves everything else to the SDK: other versions, parameters, requests before initialize, bad JSON', async () => {
     await expectSameAsSdk(home, [[initialize(1, '1999-01-01')], [initialized, request(2, 'tools/list')]], 0)
@@ -112,7 +115,7 @@ describe('actors mcp greeter', () => {
     // Greeted initialize, then a tools/list with a cursor and a duplicate id: both the SDK's.
     await expectSameAsSdk(home, [[initialize(1, '2025-11-25')], [initialized, request(2, 'tools/list', {cursor: 'x'})], [request(1, 'ping')]], 1)
     await expectSameAsSdk(home, [[initialize(1, '2025-11-25')], ['{"jsonrpc": "2.0", "id": 2, "meth', recipesCall(3)]], 1)
-  })
+  }, SESSIONS_TIMEOUT)
 
   it('exits when stdin closes during the greeting, without loading the SDK', async () => {
     const {lines, stderr} = await exchange(home, [[initialize(1, '2025-11-25')]])
@@ -164,7 +167,7 @@ describe('actors mcp fallbacks', () => {
     expect(await serves()).not.toContain('greeted')
     rmSync(greetings)
     expect(await serves()).not.toContain('greeted')
-  })
+  }, SESSIONS_TIMEOUT)
 
   it('serves when the code caches are corrupt (rejected by V8) and rewrites them', async () => {
     await serves()
@@ -174,7 +177,7 @@ describe('actors mcp fallbacks', () => {
     expect(stderr).not.toMatch(/error/i)
     for (const cache of caches) expect(readFileSync(cache, 'utf8'), cache).not.toBe('not a V8 code cache')
     await serves()
-  })
+  }, SESSIONS_TIMEOUT)
 })
 
 describe('greet()', () => {
