@@ -93,14 +93,14 @@ export function greet(greetings: Greetings, stdin: Readable, write: (line: strin
 
   return new Promise((resolve) => {
     let done = false
-    const ignoreWriteErrors = () => {} // a vanished client: stdin ends next, and that ends the session
-    process.stdout.on('error', ignoreWriteErrors)
+    // A vanished client (EPIPE) is no crash: stdin ends next, and that ends the session. Kept for the SDK's
+    // whole session too: its own listener comes only once it has started, after loading.
+    process.stdout.on('error', () => {})
     const finish = (how: 'handover' | 'closed') => {
       if (done) return
       done = true
       stdin.off('data', onData)
       stdin.off('end', onEnd)
-      process.stdout.off('error', ignoreWriteErrors)
       if (how === 'closed') return resolve('closed')
       stdin.pause()
       const input = new PassThrough()
