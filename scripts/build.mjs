@@ -4,8 +4,11 @@
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
-//  - dist/mcp.cjs: `actors mcp` (src/mcp.ts) with the MCP SDK; bin/actors
-//    loads it for that command only, through the same code cache.
+//  - dist/mcp.cjs: the `actors mcp` front (src/mcp.ts): checks the invocation
+//    and answers the MCP handshake from dist/mcp-greetings.json, which this
+//    build records from the real server; then it loads dist/mcp-server.cjs
+//    (src/mcp-server.ts: the server with the MCP SDK and zod). bin/actors
+//    loads both for that command only, through the same code cache.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
@@ -13,7 +16,7 @@
 // ink and react stay external: they load (from node_modules) only on the TTY
 // path, through dynamic import().
 import {build} from 'esbuild'
-import {existsSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {basename, dirname, resolve} from 'node:path'
 
@@ -55,6 +58,22 @@ const debugOnlyWhenAsked = {
   },
 }
 
+/** The SDK's Node shim → scripts/stubs/mcp-shims.mjs: the same exports without ajv, which `actors mcp` never uses. */
+const mcpWithoutAjv = {
+  name: 'mcp-without-ajv',
+  setup(b) {
+    b.onResolve({filter: /^@modelcontextprotocol\/server\/_shims$/}, () => ({path: resolve('scripts/stubs/mcp-shims.mjs')}))
+  },
+}
+
+/** The `actors mcp` front must never bundle the SDK or zod: answering before they load is its whole point. */
+const noMcpSdk = {
+  name: 'no-mcp-sdk',
+  setup(b) {
+    b.onResolve({filter: /^(@modelcontextprotocol\/|zod(\/|$))/}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/mcp.cjs must not load the MCP SDK or zod (they belong in dist/mcp-server.cjs, src/lib/mcp/server.ts)`}]}))
+  },
+}
+
 /** The fast front end must never bundle oclif: not loading it is its whole point. */
 const noOclif = {
   name: 'no-oclif',
@@ -91,8 +110,9 @@ const commonJs = {
 await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked]})
 await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif]})
 await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
-// `actors mcp` only: the MCP server with the SDK (and zod), never loaded by any other command.
-await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif]})
+// `actors mcp` only: the front with the greeter, and the server with the SDK (and zod); never loaded by any other command.
+await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk]})
+await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv]})
 await build({
   ...shared,
   entryPoints: esmEntries,
@@ -108,6 +128,12 @@ await build({
 // decide which bundle to load, so there is no second copy to keep in step.
 const {hotCommandNames} = createRequire(import.meta.url)(resolve(out, 'fast.cjs'))
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
+
+// The greeter's answers (src/lib/mcp/greeter.ts), recorded from the server just built, so they are the SDK's own.
+const {version} = JSON.parse(readFileSync('package.json', 'utf8'))
+const greetings = await createRequire(import.meta.url)(resolve(out, 'mcp-server.cjs')).recordGreetings(version)
+if (Object.keys(greetings.answers).length === 0) throw new Error('recording the MCP greetings: the server accepted no protocol version')
+writeFileSync(`${out}/mcp-greetings.json`, JSON.stringify(greetings) + '\n')
 
 const old = `dist.old-${process.pid}`
 if (existsSync('dist')) renameSync('dist', old)

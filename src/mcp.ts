@@ -1,18 +1,25 @@
 /**
- * The `actors mcp` bundle (dist/mcp.cjs): the MCP server and the SDK, loaded
- * by bin/actors for `actors mcp` only, so no other command pays for them.
+ * The `actors mcp` front (dist/mcp.cjs): parses and checks the invocation,
+ * answers the MCP handshake with the greeter (src/lib/mcp/greeter.ts) from
+ * the answers the build recorded (dist/mcp-greetings.json), then loads the
+ * server with the SDK (dist/mcp-server.cjs) and hands it the session. It
+ * stays small (no SDK, no zod): a client gets its tool list in about the time
+ * node takes to start, and the SDK loads while the client reads it.
  * Invocations it cannot parse exactly as oclif would (help, bad flags) return
  * false and go to the oclif CLI, as in the fast front end.
  */
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
 import {join} from 'node:path'
 import {reportError} from './lib/cli/definition.js'
 import {mcpCommand} from './lib/cli/mcp.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
-import {resolveHome} from './lib/home.js'
+import {ensureHome, resolveHome} from './lib/home.js'
+import {greet, parseGreetings, type Handover} from './lib/mcp/greeter.js'
 import {policyFromFlags} from './lib/mcp/policy.js'
-import {serveMcp} from './lib/mcp/server.js'
 import {packageRoot} from './lib/package-root.js'
+
+type ServerBundle = typeof import('./mcp-server.js')
 
 /** Serve `actors mcp ARGS` (argv without node, script and `mcp`); false: let oclif handle it. */
 export async function run(argv: string[]): Promise<boolean> {
@@ -27,12 +34,50 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
   // stdout belongs to JSON-RPC: anything that logs (a dependency's console.log) goes to stderr.
   for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
   try {
-    const version = (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as {version: string}).version
-    await serveMcp({home: resolveHome(flags.home), policy: policyFromFlags(flags), recipesFlag: flags.recipes, version})
+    // Everything that can refuse the invocation happens before the first answer, as without the greeter.
+    const root = packageRoot()
+    const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {version: string}).version
+    const home = resolveHome(flags.home)
+    const policy = policyFromFlags(flags)
+    ensureHome(home)
+    const serverFile = join(root, 'dist', 'mcp-server.cjs')
+    if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
+    const started = performance.now()
+    const handover = await greetFirst(root, version)
+    if (handover === 'closed') return process.exit()
+    const server = loadServer(serverFile)
+    if (handover && process.env.ACTORS_DEBUG) {
+      process.stderr.write(`actors mcp: greeted ${handover.answered.size} request(s); the SDK took over after ${Math.round(performance.now() - started)} ms\n`)
+    }
+    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version}, handover)
   } catch (error) {
     // stdout belongs to JSON-RPC: the message goes to stderr only.
     reportError(error as Error, false, 'mcp')
   }
   // A tool call still blocked (a wait) must not keep a session without a client alive.
   process.exit()
+}
+
+/**
+ * Answer the handshake from the recorded greetings; undefined (the SDK
+ * serves from the first byte) when they are missing or not this version's,
+ * or when ACTORS_MCP_GREET=0.
+ */
+async function greetFirst(root: string, version: string): Promise<Handover | 'closed' | undefined> {
+  if (process.env.ACTORS_MCP_GREET === '0') return undefined
+  let text: string
+  try {
+    text = readFileSync(join(root, 'dist', 'mcp-greetings.json'), 'utf8')
+  } catch {
+    return undefined
+  }
+  const greetings = parseGreetings(text, version)
+  if (!greetings) return undefined
+  return greet(greetings, process.stdin, (line, written) => process.stdout.write(`${line}\n`, () => written()))
+}
+
+/** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */
+function loadServer(file: string): ServerBundle {
+  const load = (globalThis as {__actorsLoadBundle?: (name: string) => unknown}).__actorsLoadBundle
+  return (load ? load('mcp-server') : createRequire(import.meta.url)(file)) as ServerBundle
 }

@@ -5,12 +5,12 @@
  * fast path really never loads the oclif bundle.
  */
 import {spawnSync} from 'node:child_process'
-import {cpSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
 import {parseInvocation} from '../src/lib/cli/parse-argv.js'
-import {actors, cliEnv, type CliResult, removeDir, removeHome, ROOT, tempDir, waitForResult} from './helpers.js'
+import {actors, cliEnv, type CliResult, packageWithout, removeDir, removeHome, ROOT, tempDir, waitForResult} from './helpers.js'
 
 describe('the fast parser', () => {
   const run = HOT_COMMANDS.run
@@ -120,18 +120,6 @@ describe('either front end', () => {
   })
 })
 
-/** A copy of the installed CLI (in a temp dir) without the named dist bundles, and their code caches. */
-function packageWithout(bundles: string[]): string {
-  const pkg = tempDir('actors-pkg-')
-  for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
-  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
-  for (const bundle of bundles) {
-    rmSync(join(pkg, 'dist', `${bundle}.cjs`))
-    rmSync(join(pkg, 'dist', `${bundle}.cache`), {force: true})
-  }
-  return pkg
-}
-
 describe('the fast path', () => {
   let pkg: string
   let home: string
@@ -181,8 +169,8 @@ describe('the MCP bundle', () => {
   let pkg: string
   let home: string
   beforeAll(() => {
-    // Without dist/mcp.cjs every command but `actors mcp` must still work.
-    pkg = packageWithout(['mcp'])
+    // Without dist/mcp.cjs and dist/mcp-server.cjs every command but `actors mcp` must still work.
+    pkg = packageWithout(['mcp', 'mcp-server'])
     home = tempDir()
   })
   afterAll(() => {

@@ -5,7 +5,7 @@
  */
 import {spawnSync} from 'node:child_process'
 import {execa} from 'execa'
-import {existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
@@ -25,6 +25,18 @@ export function tempDir(prefix = 'actors-test-'): string {
  * Remove a temp dir. A supervisor finishing its last writes (the state root's
  * doorbell is rung after result.json) can briefly re-populate it, so retry.
  */
+/** A copy of the installed CLI (in a temp dir) without the named dist bundles, and their code caches; remove it with removeDir. */
+export function packageWithout(bundles: string[]): string {
+  const pkg = tempDir('actors-pkg-')
+  for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
+  symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
+  for (const bundle of bundles) {
+    rmSync(join(pkg, 'dist', `${bundle}.cjs`))
+    rmSync(join(pkg, 'dist', `${bundle}.cache`), {force: true})
+  }
+  return pkg
+}
+
 export function removeDir(dir: string): void {
   for (let attempt = 0; ; attempt++) {
     try {

@@ -1,9 +1,10 @@
 /**
  * `actors mcp`: the kernel as tools for AI agents, over the Model Context
- * Protocol on stdio (src/lib/mcp/). The server and the MCP SDK live in their
- * own bundle, dist/mcp.cjs, which bin/actors loads for this command only
- * (src/mcp.ts); this definition, shared with the oclif CLI for help and the
- * command list, loads that bundle when oclif ends up running it.
+ * Protocol on stdio (src/lib/mcp/). The command lives in its own bundles,
+ * dist/mcp.cjs (src/mcp.ts: the front, which answers the handshake) and
+ * dist/mcp-server.cjs (the server with the MCP SDK), which bin/actors loads
+ * for this command only; this definition, shared with the oclif CLI for help
+ * and the command list, loads the front when oclif ends up running it.
  */
 import {createRequire} from 'node:module'
 import {join} from 'node:path'
