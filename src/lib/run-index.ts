@@ -34,7 +34,7 @@
  * index missing, damaged or foreign. Then the index is rebuilt from every
  * state dir, once.
  */
-import {closeSync, existsSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync} from 'node:fs'
+import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from './home.js'
 import {appendLaunch, rewriteLaunchLog} from './launch-log.js'
@@ -49,6 +49,8 @@ import {isTerminal, type RunMeta} from './run-types.js'
 const INDEX_SCHEMA = 'actors-index-v2'
 const STAMP_FILE = '.stamp.json'
 const LOCK_FILE = '.lock'
+/** The empty file markers are hard links to. */
+const PROTO_FILE = '.marker'
 
 interface Stamp {
   schema: typeof INDEX_SCHEMA
@@ -148,7 +150,19 @@ export function addIndexMarker(home: string, id: string, instance: string): void
   touch(markerFile(home, id, instance), home)
 }
 
+/**
+ * Create the empty marker `file`: a hard link to index/.marker when it can
+ * (a directory entry only: a rebuild enters hundreds at once), else a new
+ * empty file (no .marker yet, a file system without hard links, or the
+ * link-count limit reached).
+ */
 function touch(file: string, home: string): void {
+  try {
+    linkSync(join(indexDir(home), PROTO_FILE), file)
+    return
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+  }
   try {
     closeSync(openSync(file, 'a'))
   } catch (error) {
@@ -156,6 +170,9 @@ function touch(file: string, home: string): void {
     mkdirSync(indexDir(home), {recursive: true})
     closeSync(openSync(file, 'a'))
   }
+  try {
+    linkSync(file, join(indexDir(home), PROTO_FILE))
+  } catch {}
 }
 
 /**
@@ -164,9 +181,10 @@ function touch(file: string, home: string): void {
  * without it a queued marker is left for the next reader to find settled.
  */
 export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): void {
-  unlinkQuietly(markerFile(home, id, instance))
+  // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
   const queued = meta && queuedMarkerName(id, instance, meta)
-  if (queued) unlinkQuietly(indexDir(home) + sep + queued)
+  if (queued && unlinkQuietly(indexDir(home) + sep + queued)) return
+  unlinkQuietly(markerFile(home, id, instance))
 }
 
 /**
@@ -190,10 +208,14 @@ export function dropIndexMarkers(home: string, members: Array<{run: string; run_
   }
 }
 
-function unlinkQuietly(file: string): void {
+/** Unlink `file`; whether it was there. */
+function unlinkQuietly(file: string): boolean {
   try {
     unlinkSync(file)
-  } catch {}
+    return true
+  } catch {
+    return false
+  }
 }
 
 function listIndex(home: string): string[] {
@@ -284,9 +306,10 @@ export type IndexedInstance =
   | {kind: 'damaged'; dir: string; error: string}
 
 /**
- * run.json of finished Runs an index rebuild just read, so the readers in the
- * same command do not parse them again (terminal Runs change only by hand:
- * a cache for one command, not across commands). Taken on first use.
+ * run.json of finished, unreported Runs an index rebuild just read, so the
+ * readers in the same command do not read them again (a finished Run changes
+ * only by hand or by being reported, and reporting happens after the read
+ * anyway: a cache for one command, never across commands). Taken on first use.
  */
 const justRead = new Map<string, RunMeta>()
 
@@ -301,6 +324,8 @@ export function readIndexedInstance(home: string, id: string, instance: string):
   const rebuilt = justRead.get(dir)
   if (rebuilt) {
     justRead.delete(dir)
+    // Found finished and unreported a moment ago, by the rebuild this command ran.
+    if (rebuilt.run_instance_id === instance) return {kind: 'unreported', state: {dir, meta: rebuilt}}
     state = {dir, meta: rebuilt}
   } else {
     try {
