@@ -9,7 +9,7 @@ import {EXIT} from './errors.js'
 import {resolveRunRef, runDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
-import {removeRunDirName} from './run-index.js'
+import {compactLaunches, removeRunDirName} from './run-index.js'
 import {listRunIds, readRunMetaRaw, readRunState, runFile, type RunState} from './run-store.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from './generations/layout.js'
 import {isTerminal} from './run-types.js'
@@ -87,7 +87,10 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       report.pruned.push(id)
     })
   }
-  if (report.pruned.length) notifyStateChange(home)
+  if (report.pruned.length) {
+    compactLaunches(home)
+    notifyStateChange(home)
+  }
   return report
 }
 

@@ -37,7 +37,7 @@
 import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from './home.js'
-import {appendLaunch, rewriteLaunchLog} from './launch-log.js'
+import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
 import {withLockSync} from './lock.js'
 import {recordReported, reportedInstance} from './reported.js'
 import {owedGenerations, readOwedArchive} from './generations/owed.js'
@@ -141,6 +141,14 @@ export function removeRunDirName(home: string, moveAway: () => void): void {
   })
 }
 
+/**
+ * After a prune: drop the launch log's lines of Runs no longer in runs/
+ * (launch-log.ts), under the index lock that launches append under.
+ */
+export function compactLaunches(home: string): number {
+  return withIndexLock(home, () => compactLaunchLog(home, new Set(listRunIds(home))))
+}
+
 function markerFile(home: string, id: string, instance: string): string {
   return indexDir(home) + sep + id + '@' + instance
 }
@@ -177,29 +185,28 @@ function touch(file: string, home: string): void {
 
 /**
  * Remove a Run instance from the index: only once it needs nothing (terminal
- * and reported, silent, or gone). `meta`, when known, names its queued marker;
- * without it a queued marker is left for the next reader to find settled.
+ * and reported, silent, or gone). `meta`, when known, names its queued
+ * marker. Returns whether a marker was removed (none: it is under a name
+ * `meta` does not give, or gone already).
  */
-export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): void {
+export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): boolean {
   // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
   const queued = meta && queuedMarkerName(id, instance, meta)
-  if (queued && unlinkQuietly(indexDir(home) + sep + queued)) return
-  unlinkQuietly(markerFile(home, id, instance))
+  if (queued && unlinkQuietly(indexDir(home) + sep + queued)) return true
+  return unlinkQuietly(markerFile(home, id, instance))
 }
 
 /**
  * Remove the markers of delivered instances, in both forms. Members whose
  * run.json fields are in `metas` (by `run@instance`) are removed by name;
- * any other (a batch redelivered after its wait died) costs one listing of
- * the index.
+ * the others (a batch redelivered after its wait died, or a Run whose
+ * run.json changed after its marker was named) cost one listing of the index.
  */
 export function dropIndexMarkers(home: string, members: Array<{run: string; run_instance_id: string}>, metas: Map<string, RunMeta> = new Map()): void {
   const unknown = new Set<string>()
   for (const m of members) {
     const key = m.run + '@' + m.run_instance_id
-    const meta = metas.get(key)
-    dropIndexMarker(home, m.run, m.run_instance_id, meta)
-    if (!meta) unknown.add(key)
+    if (!dropIndexMarker(home, m.run, m.run_instance_id, metas.get(key))) unknown.add(key)
   }
   if (unknown.size === 0) return
   for (const name of listIndex(home)) {
@@ -467,8 +474,11 @@ export class RunIndexReader {
     if (entry.kind === 'live') found.runs.push(entry.state)
     else if (entry.kind === 'unreported') found.runs.push(entry.state)
     else found.archived.push(entry.state)
-    // The marker's form follows the instance: live ones are read by every live command, finished ones wait in the queue.
-    const wanted = entry.kind === 'live' ? key : queuedMarkerName(marker.id, marker.instance, entry.state.meta)
+    // The marker's form follows the instance: live ones are read by every live command, finished ones wait in the
+    // queue. A Run read between its result and the mirror of its end time into run.json is queued by a later read.
+    const meta = entry.state.meta
+    const ending = entry.kind !== 'live' && typeof meta.ended_at !== 'string' && !marker.queued
+    const wanted = entry.kind === 'live' ? key : ending ? undefined : queuedMarkerName(marker.id, marker.instance, meta)
     if (wanted && wanted !== marker.name) {
       try {
         renameSync(dir + sep + marker.name, dir + sep + wanted)
