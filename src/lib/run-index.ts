@@ -211,7 +211,7 @@ export function dropIndexMarkers(home: string, members: Array<{run: string; run_
   if (unknown.size === 0) return
   for (const name of listIndex(home)) {
     const parsed = parseMarker(name)
-    if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance)) unlinkQuietly(indexDir(home) + sep + name)
+    if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance) && validMarker(parsed)) unlinkQuietly(indexDir(home) + sep + name)
   }
 }
 
@@ -244,11 +244,12 @@ interface Marker {
   name: string
   id: string
   instance: string
-  /** Set for a queued marker. */
-  queued?: QueueKey & {owner: string; root: string}
+  /** Set for a queued marker; `order` sorts as compareQueueKeys does (the parts joined by NUL). */
+  queued?: QueueKey & {owner: string; root: string; order: string}
 }
 
 const QUEUED_PREFIX = '~'
+const QUEUED_CODE = QUEUED_PREFIX.charCodeAt(0)
 /** What an end time may look like in a marker name (run.json's ISO time); anything else sorts last, as select.ts does. */
 const ENDED_PATTERN = /^[0-9A-Za-z:.+-]{1,40}$/
 const TAG_PATTERN = /^[0-9a-f]{8}$/
@@ -278,20 +279,29 @@ function queuedMarkerName(id: string, instance: string, meta: RunMeta): string |
   return ['', endedKey(meta), markerTag(meta.owner), treeTag(meta), `${id}@${instance}`].join(QUEUED_PREFIX)
 }
 
+/**
+ * Split a marker name into its parts, cheaply: a plain wait lists every
+ * queued marker of the index to pick the oldest. The parts are checked
+ * (validMarker) only for the markers actually read.
+ */
 function parseMarker(name: string): Marker | undefined {
   const at = name.lastIndexOf('@')
   if (at <= 0) return undefined
   const instance = name.slice(at + 1)
-  if (!isPlainName(instance)) return undefined
-  if (!name.startsWith(QUEUED_PREFIX)) {
-    const id = name.slice(0, at)
-    return isPlainName(id) ? {name, id, instance} : undefined
-  }
-  const parts = name.slice(0, at).split(QUEUED_PREFIX)
-  if (parts.length !== 5) return undefined
-  const [, ended, owner, root, id] = parts
-  if (!ENDED_PATTERN.test(ended) || !TAG_PATTERN.test(owner) || !TAG_PATTERN.test(root) || !isPlainName(id)) return undefined
-  return {name, id, instance, queued: {ended, run: id, instance, owner, root}}
+  if (name.charCodeAt(0) !== QUEUED_CODE) return {name, id: name.slice(0, at), instance}
+  // ~<ended>~<owner: 8>~<root: 8>~<run>@<instance>
+  const end = name.indexOf(QUEUED_PREFIX, 1)
+  if (end < 2 || at <= end + 19 || name.charCodeAt(end + 9) !== QUEUED_CODE || name.charCodeAt(end + 18) !== QUEUED_CODE) return undefined
+  const id = name.slice(end + 19, at)
+  const ended = name.slice(1, end)
+  return {name, id, instance, queued: {ended, run: id, instance, owner: name.slice(end + 1, end + 9), root: name.slice(end + 10, end + 18), order: ended + '\u0000' + id + '\u0000' + instance}}
+}
+
+/** Whether a parsed marker is one the kernel could have written (anything else is not the index's: left alone). */
+function validMarker(marker: Marker): boolean {
+  if (!isPlainName(marker.id) || !isPlainName(marker.instance)) return false
+  const queued = marker.queued
+  return !queued || (ENDED_PATTERN.test(queued.ended) && TAG_PATTERN.test(queued.owner) && TAG_PATTERN.test(queued.root))
 }
 
 /** Batch order of two queue keys (end time, run id, instance), as select.ts orders trees. */
@@ -403,7 +413,7 @@ export class RunIndexReader {
       if (!marker.queued) this.live_.push(marker)
       else if (owner === undefined || marker.queued.owner === owner) this.queue.push(marker)
     }
-    this.queue.sort((a, b) => compareQueueKeys(a.queued!, b.queued!))
+    this.queue.sort((a, b) => compareText(a.queued!.order, b.queued!.order))
   }
 
   /** Every live marker (live Runs, and finished ones no reader has queued yet: they are queued now). */
@@ -458,7 +468,7 @@ export class RunIndexReader {
 
   private read(marker: Marker, found: IndexedRuns): void {
     const key = marker.id + '@' + marker.instance
-    if (this.seen.has(key)) return
+    if (this.seen.has(key) || !validMarker(marker)) return
     this.seen.add(key)
     const entry = readIndexedInstance(this.home, marker.id, marker.instance)
     const dir = indexDir(this.home)

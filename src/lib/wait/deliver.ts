@@ -20,7 +20,7 @@ import {compareQueueKeys, dropIndexMarkers} from '../run-index.js'
 import type {RunMeta} from '../run-types.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
 import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type RunEntry, type Selection} from './select.js'
-import {FIRST_WINDOW, WaitSnapshot} from './snapshot.js'
+import {WaitSnapshot} from './snapshot.js'
 
 export interface WaitRequest {
   home: string
@@ -53,6 +53,9 @@ export interface WaitOutcome {
 /** Prints a batch (stdout); resolves once written. Members are marked reported only after it resolves. */
 export type BatchPrinter = (document: BatchDocument) => Promise<void>
 
+/** Queued Runs read beyond a batch and the claimed ones: a few stale entries or ineligible Runs need not cost a second read. */
+const WINDOW_SLACK = 16
+
 type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, RunMeta>}
 
 let self: ProcessIdentity | undefined
@@ -65,7 +68,14 @@ function selfIdentity(): ProcessIdentity {
 function attempt(request: WaitRequest, timedOut: boolean): Attempt {
   return withJournal<Attempt>(request.home, request.owner, (journal) => {
     const migrated = migrateLegacyReported(request.home, journal)
-    const snapshot = new WaitSnapshot(request.home, request)
+    const claimed = new Set<string>()
+    const claimedEvents = new Set<string>()
+    for (const batch of journal.pending) {
+      for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
+      for (const a of batch.attention) claimedEvents.add(a.event_id)
+    }
+    // The first window: a full batch, what other waits have claimed, and a little slack (see settled()).
+    const snapshot = new WaitSnapshot(request.home, request, MAX_MEMBERS + claimed.size + WINDOW_SLACK)
     const {runs, archived, reported} = snapshot
     const orphan = findOrphan(request, journal.pending, runs, archived, reported)
     if (orphan) {
@@ -73,16 +83,10 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       orphan.claimed_at = new Date().toISOString()
       return {value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []}, write: true}
     }
-    const claimed = new Set<string>()
-    const claimedEvents = new Set<string>()
-    for (const batch of journal.pending) {
-      for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
-      for (const a of batch.attention) claimedEvents.add(a.event_id)
-    }
     const select = () => selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
     // Read the queue on until the batch is settled: full, and ending at a tree every unread Run sorts after.
     let selection = select()
-    for (let window = FIRST_WINDOW * 4; !snapshot.complete && !settled(selection, snapshot); window *= 4) {
+    for (let window = 4 * MAX_MEMBERS; !snapshot.complete && !settled(selection, snapshot); window *= 4) {
       snapshot.more(window)
       selection = select()
     }

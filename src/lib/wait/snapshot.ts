@@ -16,9 +16,6 @@ import {readRunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import type {RunEntry} from './select.js'
 
-/** Queued Runs a plain wait reads first: room for a full batch plus a batch claimed by another wait. */
-export const FIRST_WINDOW = 512
-
 export interface SnapshotRequest {
   owner: string
   ids?: string[]
@@ -38,8 +35,8 @@ export class WaitSnapshot {
   private readonly expanded = new Set<string>()
   private readonly archivedKeys = new Set<string>()
 
-  /** Read the live Runs, then the explicit ids' or the scope's trees, or the first `window` queued Runs and their trees. */
-  constructor(private readonly home: string, private readonly request: SnapshotRequest, window = FIRST_WINDOW) {
+  /** Read the live Runs, then the explicit ids' or the scope's trees, or (a plain wait) the first `window` queued Runs and their trees. */
+  constructor(private readonly home: string, private readonly request: SnapshotRequest, window: number) {
     this.reader = new RunIndexReader(home, {owner: request.owner})
     this.add(this.reader.live())
     if (request.ids || request.scope) {
