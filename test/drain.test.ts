@@ -104,6 +104,9 @@ describe('prune and the launch log', () => {
     expect(logLines(h)).toEqual(['p0', 'p1', 'p2', 'p3', 'p0'])
     expect(actors(h, ['prune', 'p1', 'p2', '--json']).json.pruned).toEqual(['p1', 'p2'])
     expect(logLines(h)).toEqual(['p3', 'p0'])
+    // Pruned unreported Runs leave the run index at once.
+    expect(entries(h).filter((name) => /(^|~)p[12]@/.test(name))).toEqual([])
+    expect(entries(h).filter((name) => /(^|~)p3@/.test(name))).toHaveLength(1)
     expect(actors(h, ['inspect', '--limit', '5', '--json']).json.runs.map((r: any) => r.run)).toEqual(['p3', 'p0'])
   })
 
