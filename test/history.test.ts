@@ -16,7 +16,8 @@ const home = homesPerTest('actors-history-')
 
 const runsOf = (r: CliResult) => (r.json?.rows ?? []).map((row: any) => row.run)
 const listed = (r: CliResult) => (r.json?.runs ?? []).map((run: any) => run.run)
-const markers = (h: string) => (existsSync(join(h, 'index')) ? readdirSync(join(h, 'index')).filter((n) => !n.startsWith('.')) : [])
+/** Index entries as `run@instance`, whatever their form (a queued marker's name starts with `~<ended>~<owner tag>~<root tag>~`). */
+const markers = (h: string) => (existsSync(join(h, 'index')) ? readdirSync(join(h, 'index')).filter((n) => !n.startsWith('.')).map((n) => n.slice(n.lastIndexOf('~') + 1)) : [])
 
 /** Bytes of every file of the state root outside runs/. */
 function bytesOutsideRuns(dir: string, top = true): number {

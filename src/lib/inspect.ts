@@ -94,7 +94,7 @@ function newestWithLive(runs: RunSummary[], limit: number): RunSummary[] {
 
 /** Live and unreported Runs, from the run index (`liveOnly`: the live ones). */
 function activeListing(home: string, now: number, liveOnly: boolean): RunListing {
-  const indexed = readIndexedRuns(home)
+  const indexed = readIndexedRuns(home, {queued: liveOnly ? 'none' : 'all'})
   const runs = indexed.runs.filter((state) => !liveOnly || LIVE.has(state.meta.status)).map((state) => summarizeRun(state, now))
   return {runs, damaged: indexed.damaged}
 }

@@ -4,15 +4,18 @@
  * `inspect --limit N` and `--since` read it from the end and stop early,
  * instead of reading every state dir. It is a cache: lines of pruned Runs are
  * skipped by readers, a relaunched id appears again (its newest line counts),
- * and the index rebuild rewrites it from the state dirs.
+ * the index rebuild rewrites it from the state dirs, and prune compacts it
+ * (compactLaunchLog), so it follows the Runs kept, not every launch ever.
  */
-import {appendFileSync, closeSync, mkdirSync, openSync, readSync, fstatSync} from 'node:fs'
+import {appendFileSync, closeSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {historyCacheDir} from './home.js'
 import {writeFileAtomic} from './state-files.js'
 
 const LOG_FILE = 'launches.log'
 const CHUNK = 64 * 1024
+/** A log larger than this is left as it is by compaction (it would be read whole); the next index rebuild rewrites it. */
+const MAX_COMPACT_BYTES = 64 * 1024 * 1024
 
 function logFile(home: string): string {
   return join(historyCacheDir(home), LOG_FILE)
@@ -34,6 +37,38 @@ export function appendLaunch(home: string, id: string, at = new Date()): void {
 export function rewriteLaunchLog(home: string, launches: Array<{at: string; id: string}>): void {
   mkdirSync(historyCacheDir(home), {recursive: true})
   writeFileAtomic(logFile(home), launches.map((l) => `${l.at} ${l.id}\n`).join(''), {durable: false})
+}
+
+/**
+ * Rewrite the log keeping, for each id `kept` still holds, its newest line
+ * (in log order); lines of pruned Runs and older launches of a relaunched id
+ * go. Atomic (a reader sees the old log or the new one). Caller holds the run
+ * index's lock, which every append also takes, so no launch logged meanwhile
+ * is lost. Returns how many lines were dropped.
+ */
+export function compactLaunchLog(home: string, kept: Set<string>): number {
+  const file = logFile(home)
+  let text: string
+  try {
+    if (statSync(file).size > MAX_COMPACT_BYTES) return 0
+    text = readFileSync(file, 'utf8')
+  } catch {
+    return 0
+  }
+  const lines = text.split('\n')
+  const newest = new Map<string, number>()
+  lines.forEach((line, i) => {
+    const parsed = parseLine(line)
+    if (parsed && kept.has(parsed.id)) newest.set(parsed.id, i)
+  })
+  const keep = lines.filter((line, i) => {
+    const parsed = parseLine(line)
+    return parsed !== undefined && newest.get(parsed.id) === i
+  })
+  const dropped = lines.filter((line) => line !== '').length - keep.length
+  if (dropped === 0) return 0
+  writeFileAtomic(file, keep.map((line) => line + '\n').join(''), {durable: false})
+  return dropped
 }
 
 export interface LaunchLine {

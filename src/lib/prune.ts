@@ -9,7 +9,7 @@ import {EXIT} from './errors.js'
 import {resolveRunRef, runDir} from './home.js'
 import {withLockSync} from './lock.js'
 import {notifyStateChange} from './notify.js'
-import {removeRunDirName} from './run-index.js'
+import {compactLaunches, dropIndexMarker, removeRunDirName} from './run-index.js'
 import {listRunIds, readRunMetaRaw, readRunState, runFile, type RunState} from './run-store.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from './generations/layout.js'
 import {isTerminal} from './run-types.js'
@@ -83,11 +83,16 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       const doomed = join(home, `.pruning-${id}-${process.pid}`)
       rmSync(doomed, {recursive: true, force: true})
       removeRunDirName(home, () => renameSync(dir, doomed))
+      // A Run pruned before it was reported leaves the run index now, not when a wait's window reaches it.
+      dropIndexMarker(home, id, again.meta.run_instance_id, again.meta)
       rmSync(doomed, {recursive: true, force: true})
       report.pruned.push(id)
     })
   }
-  if (report.pruned.length) notifyStateChange(home)
+  if (report.pruned.length) {
+    compactLaunches(home)
+    notifyStateChange(home)
+  }
   return report
 }
 

@@ -6,7 +6,7 @@
  * copied, restored) and the state dirs stay the truth the index is rebuilt
  * from.
  */
-import {existsSync} from 'node:fs'
+import {existsSync, writeFileSync} from 'node:fs'
 import {sep} from 'node:path'
 import {runDir} from './home.js'
 import {readRunMetaRaw} from './run-store.js'
@@ -42,13 +42,26 @@ export function reportedInstance(dir: string): string | undefined {
  * Record that `instance` of the Run in `dir` was reported. Not fsynced: it is
  * written before the owner's delivery journal drops the batch, and a record
  * lost in a crash means the Run is reported again, never lost.
+ *
+ * The first record of a state dir is created in place (one create and one
+ * write, not a temporary file and a rename: a batch marks up to 256 Runs).
+ * That is safe because of the journal: a wait killed between the create and
+ * the write leaves its batch pending, so the next wait delivers that batch
+ * again and rewrites the record (atomically, as it is there now); until then
+ * an empty record reads as "not reported", never as reported.
  */
 export function recordReported(dir: string, record: ReportedRecord): void {
+  const text = JSON.stringify(record) + '\n'
   try {
-    writeFileAtomic(reportedFile(dir), JSON.stringify(record) + '\n', {durable: false})
-  } catch {
-    // The state dir vanished (pruned): nothing left to report.
+    writeFileSync(reportedFile(dir), text, {flag: 'wx'})
+    return
+  } catch (error) {
+    // ENOENT: the state dir vanished (pruned): nothing left to report.
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') return
   }
+  try {
+    writeFileAtomic(reportedFile(dir), text, {durable: false})
+  } catch {}
 }
 
 /**

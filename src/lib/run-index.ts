@@ -3,38 +3,54 @@
  * look at, so `wait`, `inspect --status running`, singleton checks and the
  * live views cost what is live or unreported, not what is history.
  *
- * One empty marker file `<run>@<run_instance_id>` per Run instance that is
- * live, or finished and not yet reported to its owner. A launch creates its
- * marker (under the Run's lock, before run.json exists, so before the Run can
- * end); a marker is removed only once its instance is proven to need nothing
+ * One empty marker file per Run instance that is live, or finished and not
+ * yet reported to its owner, in one of two forms:
+ *
+ * - `<run>@<instance>` (a "live" marker): made by the launch (under the Run's
+ *   lock, before run.json exists, so before the Run can end). Live commands
+ *   read every one of these.
+ * - `~<ended_at>~<owner tag>~<root tag>~<run>@<instance>` (a "queued"
+ *   marker): a finished, unreported instance in the delivery queue. A reader
+ *   that finds a live marker of a finished, unreported instance renames it to
+ *   this form (one atomic rename: the entry is under one name or the other,
+ *   never neither). Sorting the names gives the delivery order (end time, run
+ *   id, instance: the order of completion batches) and the tags (hashes of
+ *   the owner and of the tree's root Run) let a `wait` pick its owner's
+ *   oldest entries and the rest of their trees from a directory listing,
+ *   reading only the state dirs it delivers (RunIndexReader).
+ *
+ * A marker is removed only once its instance is proven to need nothing
  * (terminal and reported, or silent; or its state dir is gone). Because each
  * entry is its own file named by a unique instance, concurrent writers never
  * rewrite a shared document and a relaunch can never have its marker removed
  * on behalf of an earlier instance: no entry is lost.
  *
  * The state dirs stay the truth; the index is a cache of them. Every entry is
- * re-read from its state dir on use (a hand-edited run.json is seen), and the
- * stamp (`.stamp.json`: runs/'s mtime, link count and number of entries, kept
+ * re-read from its state dir on use (a hand-edited run.json is seen, and a
+ * queued marker whose name no longer matches is renamed), and the stamp
+ * (`.stamp.json`: runs/'s mtime, link count and number of entries, kept
  * current by every launch and prune under the index lock) tells when runs/
  * changed behind the kernel's back: a state dir copied in or restored, or the
  * index missing, damaged or foreign. Then the index is rebuilt from every
  * state dir, once.
  */
-import {closeSync, existsSync, mkdirSync, openSync, readdirSync, statSync, unlinkSync} from 'node:fs'
+import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from './home.js'
-import {appendLaunch, rewriteLaunchLog} from './launch-log.js'
+import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
 import {withLockSync} from './lock.js'
 import {recordReported, reportedInstance} from './reported.js'
 import {owedGenerations, readOwedArchive} from './generations/owed.js'
-import {RunJsonCache} from './listing-cache.js'
-import {listRunIds, readRunMetaRaw, readRunState, RUN_FILES, type RunState} from './run-store.js'
+import {compareText} from './compare.js'
+import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './run-store.js'
 import {readJsonFile, writeFileAtomic} from './state-files.js'
 import {isTerminal, type RunMeta} from './run-types.js'
 
-const INDEX_SCHEMA = 'actors-index-v1'
+const INDEX_SCHEMA = 'actors-index-v2'
 const STAMP_FILE = '.stamp.json'
 const LOCK_FILE = '.lock'
+/** The empty file markers are hard links to. */
+const PROTO_FILE = '.marker'
 
 interface Stamp {
   schema: typeof INDEX_SCHEMA
@@ -125,13 +141,36 @@ export function removeRunDirName(home: string, moveAway: () => void): void {
   })
 }
 
+/**
+ * After a prune: drop the launch log's lines of Runs no longer in runs/
+ * (launch-log.ts), under the index lock that launches append under.
+ */
+export function compactLaunches(home: string): number {
+  return withIndexLock(home, () => compactLaunchLog(home, new Set(listRunIds(home))))
+}
+
 function markerFile(home: string, id: string, instance: string): string {
   return indexDir(home) + sep + id + '@' + instance
 }
 
-/** Enter a Run instance in the index (idempotent). Launch calls it before writing run.json. */
+/** Enter a Run instance in the index as live (idempotent). Launch calls it before writing run.json. */
 export function addIndexMarker(home: string, id: string, instance: string): void {
-  const file = markerFile(home, id, instance)
+  touch(markerFile(home, id, instance), home)
+}
+
+/**
+ * Create the empty marker `file`: a hard link to index/.marker when it can
+ * (a directory entry only: a rebuild enters hundreds at once), else a new
+ * empty file (no .marker yet, a file system without hard links, or the
+ * link-count limit reached).
+ */
+function touch(file: string, home: string): void {
+  try {
+    linkSync(join(indexDir(home), PROTO_FILE), file)
+    return
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+  }
   try {
     closeSync(openSync(file, 'a'))
   } catch (error) {
@@ -139,13 +178,135 @@ export function addIndexMarker(home: string, id: string, instance: string): void
     mkdirSync(indexDir(home), {recursive: true})
     closeSync(openSync(file, 'a'))
   }
+  try {
+    linkSync(file, join(indexDir(home), PROTO_FILE))
+  } catch {}
 }
 
-/** Remove a Run instance from the index: only once it needs nothing (terminal and reported, silent, or gone). */
-export function dropIndexMarker(home: string, id: string, instance: string): void {
+/**
+ * Remove a Run instance from the index: only once it needs nothing (terminal
+ * and reported, silent, or gone). `meta`, when known, names its queued
+ * marker. Returns whether a marker was removed (none: it is under a name
+ * `meta` does not give, or gone already).
+ */
+export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): boolean {
+  // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
+  const queued = meta && queuedMarkerName(id, instance, meta)
+  if (queued && unlinkQuietly(indexDir(home) + sep + queued)) return true
+  return unlinkQuietly(markerFile(home, id, instance))
+}
+
+/**
+ * Remove the markers of delivered instances, in both forms. Members whose
+ * run.json fields are in `metas` (by `run@instance`) are removed by name;
+ * the others (a batch redelivered after its wait died, or a Run whose
+ * run.json changed after its marker was named) cost one listing of the index.
+ */
+export function dropIndexMarkers(home: string, members: Array<{run: string; run_instance_id: string}>, metas: Map<string, RunMeta> = new Map()): void {
+  const unknown = new Set<string>()
+  for (const m of members) {
+    const key = m.run + '@' + m.run_instance_id
+    if (!dropIndexMarker(home, m.run, m.run_instance_id, metas.get(key))) unknown.add(key)
+  }
+  if (unknown.size === 0) return
+  for (const name of listIndex(home)) {
+    const parsed = parseMarker(name)
+    if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance) && validMarker(parsed)) unlinkQuietly(indexDir(home) + sep + name)
+  }
+}
+
+/** Unlink `file`; whether it was there. */
+function unlinkQuietly(file: string): boolean {
   try {
-    unlinkSync(markerFile(home, id, instance))
-  } catch {}
+    unlinkSync(file)
+    return true
+  } catch {
+    return false
+  }
+}
+
+function listIndex(home: string): string[] {
+  try {
+    return readdirSync(indexDir(home))
+  } catch {
+    return []
+  }
+}
+
+/** Where a queued entry sorts: the order of completion batches (select.ts), known from the marker's name. */
+export interface QueueKey {
+  ended: string
+  run: string
+  instance: string
+}
+
+interface Marker {
+  name: string
+  id: string
+  instance: string
+  /** Set for a queued marker; `order` sorts as compareQueueKeys does (the parts joined by NUL). */
+  queued?: QueueKey & {owner: string; root: string; order: string}
+}
+
+const QUEUED_PREFIX = '~'
+const QUEUED_CODE = QUEUED_PREFIX.charCodeAt(0)
+/** What an end time may look like in a marker name (run.json's ISO time); anything else sorts last, as select.ts does. */
+const ENDED_PATTERN = /^[0-9A-Za-z:.+-]{1,40}$/
+const TAG_PATTERN = /^[0-9a-f]{8}$/
+
+/** A short, stable hash (32-bit FNV-1a) naming an owner or a root in a marker: a collision only costs a read. */
+export function markerTag(text: string): string {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return (hash >>> 0).toString(16).padStart(8, '0')
+}
+
+/** The tree a Run belongs to (its root Run's id), as tagged in queued markers. */
+export function treeTag(meta: RunMeta): string {
+  return markerTag(typeof meta.root === 'string' ? meta.root : meta.run)
+}
+
+function endedKey(meta: RunMeta): string {
+  return typeof meta.ended_at === 'string' && ENDED_PATTERN.test(meta.ended_at) ? meta.ended_at : '9999'
+}
+
+/** The queued marker of a finished instance (undefined when its fields cannot make a safe file name). */
+function queuedMarkerName(id: string, instance: string, meta: RunMeta): string | undefined {
+  if (!isPlainName(id) || !isPlainName(instance) || typeof meta.owner !== 'string') return undefined
+  return ['', endedKey(meta), markerTag(meta.owner), treeTag(meta), `${id}@${instance}`].join(QUEUED_PREFIX)
+}
+
+/**
+ * Split a marker name into its parts, cheaply: a plain wait lists every
+ * queued marker of the index to pick the oldest. The parts are checked
+ * (validMarker) only for the markers actually read.
+ */
+function parseMarker(name: string): Marker | undefined {
+  const at = name.lastIndexOf('@')
+  if (at <= 0) return undefined
+  const instance = name.slice(at + 1)
+  if (name.charCodeAt(0) !== QUEUED_CODE) return {name, id: name.slice(0, at), instance}
+  // ~<ended>~<owner: 8>~<root: 8>~<run>@<instance>
+  const end = name.indexOf(QUEUED_PREFIX, 1)
+  if (end < 2 || at <= end + 19 || name.charCodeAt(end + 9) !== QUEUED_CODE || name.charCodeAt(end + 18) !== QUEUED_CODE) return undefined
+  const id = name.slice(end + 19, at)
+  const ended = name.slice(1, end)
+  return {name, id, instance, queued: {ended, run: id, instance, owner: name.slice(end + 1, end + 9), root: name.slice(end + 10, end + 18), order: ended + '\u0000' + id + '\u0000' + instance}}
+}
+
+/** Whether a parsed marker is one the kernel could have written (anything else is not the index's: left alone). */
+function validMarker(marker: Marker): boolean {
+  if (!isPlainName(marker.id) || !isPlainName(marker.instance)) return false
+  const queued = marker.queued
+  return !queued || (ENDED_PATTERN.test(queued.ended) && TAG_PATTERN.test(queued.owner) && TAG_PATTERN.test(queued.root))
+}
+
+/** Batch order of two queue keys (end time, run id, instance), as select.ts orders trees. */
+export function compareQueueKeys(a: QueueKey, b: QueueKey): number {
+  return compareText(a.ended, b.ended) || compareText(a.run, b.run) || compareText(a.instance, b.instance)
 }
 
 /** What an index marker stands for. */
@@ -162,26 +323,38 @@ export type IndexedInstance =
   | {kind: 'damaged'; dir: string; error: string}
 
 /**
+ * run.json of finished, unreported Runs an index rebuild just read, so the
+ * readers in the same command do not read them again (a finished Run changes
+ * only by hand or by being reported, and reporting happens after the read
+ * anyway: a cache for one command, never across commands). Taken on first use.
+ */
+const justRead = new Map<string, RunMeta>()
+
+/**
  * The one place that maps an index entry to the Run instance it stands for,
  * read (and reconciled) from its state dir. An instance is unreported while
  * it is terminal, not silent, and its state dir holds no reported.json for it.
  */
-export function readIndexedInstance(home: string, id: string, instance: string, cache?: TerminalCache): IndexedInstance {
+export function readIndexedInstance(home: string, id: string, instance: string): IndexedInstance {
   const dir = runsDir(home) + sep + id
-  const name = id + '@' + instance
-  const cached = cache?.lookup(name, dir + sep + RUN_FILES.meta)
-  if (cached) return needsReport(dir, cached) ? {kind: 'unreported', state: {dir, meta: cached}} : {kind: 'settled'}
   let state: RunState | undefined
-  try {
-    state = readRunState(dir, {withResult: false})
-  } catch (error) {
-    return {kind: 'damaged', dir, error: (error as Error).message}
+  const rebuilt = justRead.get(dir)
+  if (rebuilt) {
+    justRead.delete(dir)
+    // Found finished and unreported a moment ago, by the rebuild this command ran.
+    if (rebuilt.run_instance_id === instance) return {kind: 'unreported', state: {dir, meta: rebuilt}}
+    state = {dir, meta: rebuilt}
+  } else {
+    try {
+      state = readRunState(dir, {withResult: false})
+    } catch (error) {
+      return {kind: 'damaged', dir, error: (error as Error).message}
+    }
   }
   if (!state) return existsSync(dir) ? {kind: 'creating'} : {kind: 'gone'}
   if (state.meta.run_instance_id !== instance) return readOwedInstance(dir, state.meta, instance)
   if (!isTerminal(state.meta.status)) return {kind: 'live', state}
   if (!needsReport(dir, state.meta)) return {kind: 'settled'}
-  cache?.remember(name, indexedFields(state.meta))
   return {kind: 'unreported', state}
 }
 
@@ -194,29 +367,6 @@ function readOwedInstance(dir: string, current: RunMeta, instance: string): Inde
   const archive = readOwedArchive(dir, current, instance)
   if (!archive || !isTerminal(archive.meta.status) || !needsReport(archive.dir, archive.meta)) return {kind: 'gone'}
   return {kind: 'owed', state: archive}
-}
-
-/**
- * What live commands read of a finished, unreported Run (selection, batch rows,
- * listings): cached by run.json's stat in index/.terminal.json, so repeated
- * waits over thousands of unreported Runs (draining a backlog) stat each
- * run.json instead of parsing it. Finished Runs read through the index carry
- * only these fields.
- */
-const INDEXED_FIELDS = ['schema', 'run', 'run_instance_id', 'recipe', 'status', 'owner', 'parent', 'root', 'depth', 'created_at', 'started_at', 'ended_at', 'duration_ms', 'exit_code', 'pid', 'notification', 'generation'] as const
-
-type TerminalCache = RunJsonCache<RunMeta>
-
-function indexedFields(meta: RunMeta): RunMeta {
-  const picked: Record<string, unknown> = {}
-  for (const field of INDEXED_FIELDS) if (meta[field] !== undefined) picked[field] = meta[field]
-  return picked as RunMeta
-}
-
-function terminalCache(home: string): TerminalCache {
-  return new RunJsonCache<RunMeta>(join(indexDir(home), '.terminal.json'), 'actors-index-terminal-v1', (name, meta) => {
-    return typeof meta.status === 'string' && isTerminal(meta.status) && `${meta.run}@${meta.run_instance_id}` === name && typeof meta.owner === 'string'
-  })
 }
 
 /** Whether a terminal Run still has to be reported to its owner. */
@@ -232,38 +382,139 @@ export interface IndexedRuns {
   damaged: Array<{state_dir: string; error: string}>
 }
 
+const noRuns = (): IndexedRuns => ({runs: [], archived: [], damaged: []})
+
 /**
- * Every live or unreported Run, read from its state dir. Cost: one stat of
- * runs/ plus one read per entry; the index is rebuilt first when runs/
- * changed behind the kernel's back. Entries that need nothing any more are
- * dropped on the way (a cache's upkeep, safe under concurrency: see above).
+ * Reads the run index in the pieces a command needs: every live marker
+ * (`live()`), then queued entries oldest first (`more(n)`), the rest of some
+ * trees (`trees(tags)`), or all of them (`rest()`). Each entry is read from
+ * its state dir once; entries that need nothing any more are dropped, and
+ * markers whose form or name no longer matches their state dir are renamed
+ * (a cache's upkeep, safe under concurrency: see the module comment).
  */
-export function readIndexedRuns(home: string): IndexedRuns {
-  refreshIndex(home)
-  const runs: RunState[] = []
-  const archived: RunState[] = []
-  const damaged: IndexedRuns['damaged'] = []
-  let names: string[]
-  try {
-    names = readdirSync(indexDir(home))
-  } catch {
-    names = []
+export class RunIndexReader {
+  /** Queued markers not read yet, in batch order (only `owner`'s, when given). */
+  private readonly queue: Marker[] = []
+  private readonly taken: boolean[] = []
+  private cursor = 0
+  private readonly live_: Marker[] = []
+  private readonly seen = new Set<string>()
+  /** Every Run id with a marker, read or not (an unread one is live or unreported too). */
+  readonly indexedIds = new Set<string>()
+  private last: QueueKey | undefined
+
+  constructor(private readonly home: string, options: {owner?: string} = {}) {
+    refreshIndex(home)
+    const owner = options.owner === undefined ? undefined : markerTag(options.owner)
+    for (const name of listIndex(home)) {
+      const marker = parseMarker(name)
+      if (!marker) continue
+      this.indexedIds.add(marker.id)
+      if (!marker.queued) this.live_.push(marker)
+      else if (owner === undefined || marker.queued.owner === owner) this.queue.push(marker)
+    }
+    this.queue.sort((a, b) => compareText(a.queued!.order, b.queued!.order))
   }
-  const cache = terminalCache(home)
-  for (const name of names) {
-    const at = name.lastIndexOf('@')
-    if (name.startsWith('.') || at <= 0) continue
-    const id = name.slice(0, at)
-    const instance = name.slice(at + 1)
-    if (!isPlainName(id)) continue
-    const found = readIndexedInstance(home, id, instance, cache)
-    if (found.kind === 'live' || found.kind === 'unreported') runs.push(found.state)
-    else if (found.kind === 'owed') archived.push(found.state)
-    else if (found.kind === 'damaged') damaged.push({state_dir: found.dir, error: found.error})
-    else if (found.kind === 'settled' || found.kind === 'gone') dropIndexMarker(home, id, instance)
+
+  /** Every live marker (live Runs, and finished ones no reader has queued yet: they are queued now). */
+  live(): IndexedRuns {
+    const found = noRuns()
+    for (const marker of this.live_) this.read(marker, found)
+    return found
   }
-  cache.save()
-  return {runs, archived, damaged}
+
+  /** The next `count` queued entries in batch order. */
+  more(count: number): IndexedRuns {
+    const found = noRuns()
+    for (let n = 0; n < count && this.cursor < this.queue.length; this.cursor++) {
+      const marker = this.queue[this.cursor]
+      this.last = marker.queued
+      if (this.taken[this.cursor]) continue
+      this.taken[this.cursor] = true
+      this.read(marker, found)
+      n++
+    }
+    return found
+  }
+
+  /** Every queued entry not read yet whose tree tag (treeTag) is in `tags`. */
+  trees(tags: Set<string>): IndexedRuns {
+    const found = noRuns()
+    if (tags.size === 0) return found
+    for (let i = this.cursor; i < this.queue.length; i++) {
+      if (this.taken[i] || !tags.has(this.queue[i].queued!.root)) continue
+      this.taken[i] = true
+      this.read(this.queue[i], found)
+    }
+    return found
+  }
+
+  /** Every queued entry not read yet. */
+  rest(): IndexedRuns {
+    return this.more(Infinity)
+  }
+
+  /** Queued entries not read yet (an estimate of what is left: some may turn out settled). */
+  get unread(): number {
+    let n = 0
+    for (let i = this.cursor; i < this.queue.length; i++) if (!this.taken[i]) n++
+    return n
+  }
+
+  /** The key of the last entry `more()` read: every queued entry not read yet sorts after it. */
+  get frontier(): QueueKey | undefined {
+    return this.last
+  }
+
+  private read(marker: Marker, found: IndexedRuns): void {
+    const key = marker.id + '@' + marker.instance
+    if (this.seen.has(key) || !validMarker(marker)) return
+    this.seen.add(key)
+    const entry = readIndexedInstance(this.home, marker.id, marker.instance)
+    const dir = indexDir(this.home)
+    if (entry.kind === 'settled' || entry.kind === 'gone') {
+      unlinkQuietly(dir + sep + marker.name)
+      return
+    }
+    if (entry.kind === 'damaged') {
+      found.damaged.push({state_dir: entry.dir, error: entry.error})
+      return
+    }
+    if (entry.kind === 'creating') return
+    if (entry.kind === 'live') found.runs.push(entry.state)
+    else if (entry.kind === 'unreported') found.runs.push(entry.state)
+    else found.archived.push(entry.state)
+    // The marker's form follows the instance: live ones are read by every live command, finished ones wait in the
+    // queue. A Run read between its result and the mirror of its end time into run.json is queued by a later read.
+    const meta = entry.state.meta
+    const ending = entry.kind !== 'live' && typeof meta.ended_at !== 'string' && !marker.queued
+    const wanted = entry.kind === 'live' ? key : ending ? undefined : queuedMarkerName(marker.id, marker.instance, meta)
+    if (wanted && wanted !== marker.name) {
+      try {
+        renameSync(dir + sep + marker.name, dir + sep + wanted)
+      } catch {
+        // Renamed or dropped by another reader meanwhile: either way the entry is where it belongs.
+      }
+    }
+  }
+}
+
+/**
+ * Every live or unreported Run, read from its state dir (`queued: 'none'`:
+ * the live markers only, what a command about live Runs needs). Cost: one
+ * stat of runs/, one listing of the index, one read per entry read; the
+ * index is rebuilt first when runs/ changed behind the kernel's back.
+ */
+export function readIndexedRuns(home: string, options: {queued?: 'all' | 'none'} = {}): IndexedRuns {
+  const reader = new RunIndexReader(home)
+  const found = reader.live()
+  if (options.queued !== 'none') {
+    const rest = reader.rest()
+    found.runs.push(...rest.runs)
+    found.archived.push(...rest.archived)
+    found.damaged.push(...rest.damaged)
+  }
+  return found
 }
 
 /**
@@ -288,15 +539,18 @@ export function refreshIndex(home: string): void {
 }
 
 /**
- * Rebuild from every state dir: a marker for each live or unreported Run
- * (existing markers stay: they are re-checked on use), and the launch log.
- * Runs a delivery journal of the earlier format lists as reported get their
- * reported.json, so an upgraded state root does not report its history again.
+ * Rebuild from every state dir: a live marker for each live Run, a queued
+ * marker for each finished, unreported one (existing markers stay: they are
+ * re-checked on use), and the launch log. Runs a delivery journal of the
+ * earlier format lists as reported get their reported.json, so an upgraded
+ * state root does not report its history again.
  */
 function rebuildIndex(home: string, names: string[]): void {
   const legacy = legacyReported(home)
   const launches: Array<{at: string; id: string}> = []
   const base = runsDir(home)
+  // The run.json stat cache of an earlier index format: no longer used.
+  unlinkQuietly(join(indexDir(home), '.terminal.json'))
   for (const id of names) {
     const dir = base + sep + id
     let meta: RunMeta | undefined
@@ -309,7 +563,8 @@ function rebuildIndex(home: string, names: string[]): void {
     launches.push({at: typeof meta.created_at === 'string' ? meta.created_at : '', id})
     // Earlier generations still owed keep their own markers.
     for (const owed of owedGenerations(meta)) {
-      if (readOwedInstance(dir, meta, owed.run_instance_id).kind === 'owed') addIndexMarker(home, id, owed.run_instance_id)
+      const found = readOwedInstance(dir, meta, owed.run_instance_id)
+      if (found.kind === 'owed') enterFinished(home, id, owed.run_instance_id, found.state.meta)
     }
     if (!isTerminal(meta.status)) {
       addIndexMarker(home, id, meta.run_instance_id)
@@ -321,10 +576,18 @@ function rebuildIndex(home: string, names: string[]): void {
       recordReported(dir, {run_instance_id: was, owner: meta.owner, batch_id: 'legacy', reported_at: new Date().toISOString()})
       continue
     }
-    addIndexMarker(home, id, meta.run_instance_id)
+    if (!meta.generation_move) justRead.set(dir, meta)
+    enterFinished(home, id, meta.run_instance_id, meta)
   }
   launches.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
   rewriteLaunchLog(home, launches)
+}
+
+/** Enter a finished, unreported instance: queued when its fields allow, else live (a reader sorts it out). */
+function enterFinished(home: string, id: string, instance: string, meta: RunMeta): void {
+  const queued = queuedMarkerName(id, instance, meta)
+  if (queued) touch(indexDir(home) + sep + queued, home)
+  else if (isPlainName(instance)) addIndexMarker(home, id, instance)
 }
 
 /** `owner\0run` -> reported instance, from delivery journals that still carry a `reported` map (the earlier format). */

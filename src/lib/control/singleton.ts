@@ -48,7 +48,7 @@ export function launchSingleton(home: string, recipe: string, values: Record<str
   const lock = join(home, `.singleton-${nodeCrypto().createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`)
   return withLockSync(lock, () => {
     // Live Runs are all in the run index: the check costs what is live, not the history.
-    const running = readIndexedRuns(home).runs.find((r) => r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status))
+    const running = readIndexedRuns(home, {queued: 'none'}).runs.find((r) => r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status))
     if (!running) return launch()
     const meta = running.meta
     const differences = valueDifferences(meta.values ?? {}, values)

@@ -16,10 +16,11 @@ import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {recordCollected} from './collected.js'
 import {Doorbell} from './doorbell.js'
-import {dropIndexMarker} from '../run-index.js'
+import {compareQueueKeys, dropIndexMarkers} from '../run-index.js'
+import type {RunMeta} from '../run-types.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
-import {memberKey, selectBatch, type RunEntry} from './select.js'
-import {readWaitSnapshot} from './snapshot.js'
+import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type RunEntry, type Selection} from './select.js'
+import {WaitSnapshot} from './snapshot.js'
 
 export interface WaitRequest {
   home: string
@@ -52,7 +53,10 @@ export interface WaitOutcome {
 /** Prints a batch (stdout); resolves once written. Members are marked reported only after it resolves. */
 export type BatchPrinter = (document: BatchDocument) => Promise<void>
 
-type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]}
+/** Queued Runs read beyond a batch and the claimed ones: a few stale entries or ineligible Runs need not cost a second read. */
+const WINDOW_SLACK = 16
+
+type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, RunMeta>}
 
 let self: ProcessIdentity | undefined
 function selfIdentity(): ProcessIdentity {
@@ -64,21 +68,31 @@ function selfIdentity(): ProcessIdentity {
 function attempt(request: WaitRequest, timedOut: boolean): Attempt {
   return withJournal<Attempt>(request.home, request.owner, (journal) => {
     const migrated = migrateLegacyReported(request.home, journal)
-    const {runs, archived, reported} = readWaitSnapshot(request.home, request.ids)
-    const orphan = findOrphan(request, journal.pending, runs, archived, reported)
-    if (orphan) {
-      orphan.claimer = selfIdentity()
-      orphan.claimed_at = new Date().toISOString()
-      return {value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []}, write: true}
-    }
     const claimed = new Set<string>()
     const claimedEvents = new Set<string>()
     for (const batch of journal.pending) {
       for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
       for (const a of batch.attention) claimedEvents.add(a.event_id)
     }
-    const selection = selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
-    const pruned = forgetVanished(journal, new Set(runs.keys())) || migrated
+    // The first window: a full batch, what other waits have claimed, and a little slack (see settled()).
+    const snapshot = new WaitSnapshot(request.home, request, MAX_MEMBERS + claimed.size + WINDOW_SLACK)
+    const {runs, archived, reported} = snapshot
+    const orphan = findOrphan(request, journal.pending, runs, archived, reported)
+    if (orphan) {
+      orphan.claimer = selfIdentity()
+      orphan.claimed_at = new Date().toISOString()
+      return {value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []}, write: true}
+    }
+    const select = () => selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
+    // Read the queue on until the batch is settled: full, and ending at a tree every unread Run sorts after.
+    let selection = select()
+    for (let window = 4 * MAX_MEMBERS; !snapshot.complete && !settled(selection, snapshot); window *= 4) {
+      snapshot.more(window)
+      selection = select()
+    }
+    // Runs the index lists but this look did not read are still owed: the batch counts them as deferred.
+    selection = {...selection, deferred: selection.deferred + snapshot.unread}
+    const pruned = forgetVanished(journal, new Set([...runs.keys(), ...snapshot.indexedIds])) || migrated
     // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
     const members = new Set(selection.members)
@@ -106,8 +120,15 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       document,
     }
     journal.pending.push(pending)
-    return {value: {ready: true, document, pending, silentStatuses}, write: true}
+    const metas = new Map(selection.members.map((m) => [`${m.meta.run}@${m.meta.run_instance_id}`, m.meta]))
+    return {value: {ready: true, document, pending, silentStatuses, metas}, write: true}
   })
+}
+
+/** A selection that no unread queued Run could change: a full batch whose last tree's top sorts before every unread Run. */
+function settled(selection: Selection, snapshot: WaitSnapshot): boolean {
+  const frontier = snapshot.frontier
+  return selection.members.length >= MAX_MEMBERS && selection.boundary !== undefined && frontier !== undefined && compareQueueKeys(treeOrderKey(selection.boundary), frontier) <= 0
 }
 
 /**
@@ -178,7 +199,7 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
       return {value: current, write: current !== undefined}
     })
     // Only once the journal no longer holds the batch: the members leave the run index.
-    if (delivered) for (const m of delivered.members) dropIndexMarker(request.home, m.run, m.run_instance_id)
+    if (delivered) dropIndexMarkers(request.home, delivered.members, claimed.metas)
     if (request.collector) recordCollected(request.home, request.collector, claimed.document)
   }
   return {

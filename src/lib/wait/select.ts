@@ -56,6 +56,8 @@ export interface Selection {
   all_terminal: boolean
   /** In-scope candidates (any status): where attention events may come from. */
   candidates: RunEntry[]
+  /** With a full batch: the top of the tree its last member belongs to (where the batch ends in tree order). */
+  boundary?: RunEntry
 }
 
 export function memberKey(run: string, instance: string): string {
@@ -165,11 +167,15 @@ export function selectBatch(input: SelectionInput): Selection {
     compareText(a.meta.run_instance_id, b.meta.run_instance_id)
   tops.sort(order)
   const ordered: RunEntry[] = []
+  let boundary: RunEntry | undefined
   const visit = (entry: RunEntry) => {
     ordered.push(entry)
     for (const child of (children.get(entry) ?? []).sort(order)) visit(child)
   }
-  for (const top of tops) visit(top)
+  for (const top of tops) {
+    visit(top)
+    if (!boundary && ordered.length >= MAX_MEMBERS) boundary = top
+  }
 
   const waitedAll = [...waitedSet, ...silent]
   return {
@@ -182,7 +188,13 @@ export function selectBatch(input: SelectionInput): Selection {
     waited: waitedAll.length + inFlight,
     all_terminal: inFlight === 0 && waitedAll.every((e) => isTerminal(e.meta.status)),
     candidates,
+    boundary,
   }
+}
+
+/** Where a tree's top sorts among completion batches: its terminal time, run id, instance id (see selectBatch). */
+export function treeOrderKey(entry: RunEntry): {ended: string; run: string; instance: string} {
+  return {ended: terminalTime(entry), run: entry.meta.run, instance: entry.meta.run_instance_id}
 }
 
 /** When the Run ended (run.json mirrors the result); Runs without one sort last. */

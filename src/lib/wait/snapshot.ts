@@ -1,62 +1,136 @@
 /**
- * What one look of `wait` reads: the live and unreported Runs from the run
- * index (run-index.ts), plus the few others selection needs to place them
- * (Runs named on the command line, and the ancestors of every Run read, so
- * scopes and trees resolve even through parents reported long ago). Its cost
- * follows the live and unreported Runs, not the history of the state root.
+ * What one look of `wait` reads: the live Runs and the owner's oldest
+ * unreported ones from the run index (run-index.ts), plus the few others
+ * selection needs to place them (Runs named on the command line, and the
+ * ancestors of every Run read, so scopes and trees resolve even through
+ * parents reported long ago). A plain `wait` reads the delivery queue in
+ * windows, oldest first, with the rest of each tree it touches; a `wait` for
+ * named Runs or inside a Run reads just their trees. Its cost follows what
+ * is live plus what it delivers, not the history of the state root, nor the
+ * whole backlog of unreported Runs.
  */
 import {runDir} from '../home.js'
-import {readIndexedRuns} from '../run-index.js'
+import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../run-index.js'
 import {reportedInstance} from '../reported.js'
 import {readRunState} from '../run-store.js'
 import {isTerminal} from '../run-types.js'
 import type {RunEntry} from './select.js'
 
-export interface WaitSnapshot {
-  /** Every Run read, by id. */
-  runs: Map<string, RunEntry>
-  /** Earlier generations not yet reported (from their index markers; dirs are generations/<n>/). */
-  archived: RunEntry[]
-  /** Run id -> its reported instance, for the Runs read that are not in the index. */
-  reported: Record<string, string>
+export interface SnapshotRequest {
+  owner: string
+  ids?: string[]
+  scope?: {run: string; run_instance_id: string}
 }
 
-/** Read the index, the explicit `ids` and every ancestor of what was read. */
-export function readWaitSnapshot(home: string, ids: string[] = []): WaitSnapshot {
-  const runs = new Map<string, RunEntry>()
-  const reported: Record<string, string> = Object.create(null)
-  const indexed = readIndexedRuns(home)
-  for (const state of indexed.runs) runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
-  const archived: RunEntry[] = indexed.archived.map((state) => ({dir: state.dir, meta: state.meta, archived: true}))
+export class WaitSnapshot {
+  /** Every Run read, by id. */
+  readonly runs = new Map<string, RunEntry>()
+  /** Earlier generations not yet reported (from their index markers; dirs are generations/<n>/). */
+  readonly archived: RunEntry[] = []
+  /** Run id -> its reported instance, for the Runs read that are not in the index. */
+  readonly reported: Record<string, string> = Object.create(null)
+  /** Whether every queued Run this wait could deliver was read (else more() reads on). */
+  complete = false
+  private readonly reader: RunIndexReader
+  private readonly expanded = new Set<string>()
+  private readonly archivedKeys = new Set<string>()
+
+  /** Read the live Runs, then the explicit ids' or the scope's trees, or (a plain wait) the first `window` queued Runs and their trees. */
+  constructor(private readonly home: string, private readonly request: SnapshotRequest, window: number) {
+    this.reader = new RunIndexReader(home, {owner: request.owner})
+    this.add(this.reader.live())
+    if (request.ids || request.scope) {
+      // Everything in scope shares the root of a named Run or of the scope's Run.
+      const tops = [...(request.ids ?? []), ...(request.scope ? [request.scope.run] : [])]
+      const tags = new Set<string>()
+      for (const id of tops) {
+        const entry = this.readOther(id)
+        if (entry) tags.add(treeTag(entry.meta))
+      }
+      this.add(this.reader.trees(tags))
+      this.readAncestors()
+      this.complete = true
+      return
+    }
+    this.more(window)
+  }
+
+  /** Every Run id the index lists, read or not: each is live or unreported. */
+  get indexedIds(): Set<string> {
+    return this.reader.indexedIds
+  }
+
+  /** Queued Runs of the owner not read (counted as deferred: the index lists them, unread). */
+  get unread(): number {
+    return this.complete ? 0 : this.reader.unread
+  }
+
+  /** Every queued Run not read yet sorts after this key. */
+  get frontier(): QueueKey | undefined {
+    return this.reader.frontier
+  }
+
+  /**
+   * Read the next `count` queued Runs (oldest first), then the rest of the
+   * tree of every finished, unreported Run of the owner read: a batch lists a
+   * tree in preorder right after its top, and descendants may have ended later.
+   */
+  more(count: number): void {
+    this.add(this.reader.more(count))
+    for (;;) {
+      this.readAncestors()
+      const tags = new Set<string>()
+      for (const entry of [...this.runs.values(), ...this.archived]) {
+        const m = entry.meta
+        if (!isTerminal(m.status) || m.owner !== this.request.owner || m.notification === 'silent' || this.reported[m.run] === m.run_instance_id) continue
+        const tag = treeTag(m)
+        if (!this.expanded.has(tag)) tags.add(tag)
+      }
+      if (tags.size === 0) break
+      for (const tag of tags) this.expanded.add(tag)
+      this.add(this.reader.trees(tags))
+    }
+    this.complete = this.reader.unread === 0
+  }
+
+  private add(found: IndexedRuns): void {
+    for (const state of found.runs) this.runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
+    for (const state of found.archived) {
+      const key = `${state.meta.run}@${state.meta.run_instance_id}`
+      if (this.archivedKeys.has(key)) continue
+      this.archivedKeys.add(key)
+      this.archived.push({dir: state.dir, meta: state.meta, archived: true})
+    }
+  }
+
   /** Read a Run the index did not list (reported or silent when terminal). */
-  const readOther = (id: string): RunEntry | undefined => {
-    let entry = runs.get(id)
-    if (entry || runs.has(id)) return entry
-    let dir: string
+  private readOther(id: string): RunEntry | undefined {
+    let entry = this.runs.get(id)
+    if (entry || this.runs.has(id)) return entry
     try {
-      dir = runDir(home, id)
-      const state = readRunState(dir, {withResult: false})
+      const state = readRunState(runDir(this.home, id), {withResult: false})
       entry = state ? {dir: state.dir, meta: state.meta} : undefined
     } catch {
       entry = undefined
     }
     if (!entry) return undefined
-    runs.set(id, entry)
+    this.runs.set(id, entry)
     if (isTerminal(entry.meta.status)) {
       const instance = reportedInstance(entry.dir)
-      if (instance !== undefined) reported[id] = instance
+      if (instance !== undefined) this.reported[id] = instance
     }
     return entry
   }
-  for (const id of ids) readOther(id)
-  // An owed generation's Run id is read too (its current generation places it under `wait RUN`).
-  for (const entry of archived) readOther(entry.meta.run)
-  for (const entry of [...runs.values(), ...archived]) {
-    let up = entry.meta.parent
-    for (let hops = 0; up && hops < 64; hops++) {
-      if (runs.has(up.run)) break
-      up = readOther(up.run)?.meta.parent
+
+  /** Every ancestor of what was read, and an owed generation's current Run (it places it under `wait RUN`). */
+  private readAncestors(): void {
+    for (const entry of this.archived) this.readOther(entry.meta.run)
+    for (const entry of [...this.runs.values(), ...this.archived]) {
+      let up = entry.meta.parent
+      for (let hops = 0; up && hops < 64; hops++) {
+        if (this.runs.has(up.run)) break
+        up = this.readOther(up.run)?.meta.parent
+      }
     }
   }
-  return {runs, archived, reported}
 }

@@ -1,0 +1,129 @@
+/**
+ * Draining a backlog (issue 12): a plain `wait` reads the run index's delivery
+ * queue in windows (markers named by end time, owner and tree), so it must
+ * still deliver in batch order across windows, keep trees whole, count what
+ * it did not read, and never report a Run twice or lose one, also with two
+ * waits at once; the index tolerates foreign names and markers of the
+ * earlier form. And prune compacts the launch log. Timing lives in the bench.
+ */
+import {existsSync, readFileSync, readdirSync, renameSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, actorsAsync, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
+
+const home = homesPerTest('actors-drain-')
+const BASE = Date.parse('2026-01-01T00:00:00Z')
+const at = (seconds: number) => new Date(BASE + seconds * 1000).toISOString()
+const delivered = (r: CliResult): string[] => [...(r.json?.rows ?? []).map((row: any) => row.run), ...(r.json?.overflow_runs ?? [])]
+const entries = (h: string) => (existsSync(join(h, 'index')) ? readdirSync(join(h, 'index')).filter((n) => !n.startsWith('.')) : [])
+const instanceOf = (h: string, id: string) => readJson(join(h, 'runs', id, 'run.json')).run_instance_id
+
+describe('draining a backlog through the delivery queue', () => {
+  it('delivers oldest first across windows, keeps a tree whole, counts the rest, and two waits split the rest once each', async () => {
+    const h = home()
+    // 700 Runs whose end times run against their names (q-699 ended first): order comes from end times.
+    const ids = Array.from({length: 700}, (_, i) => `q-${String(i).padStart(3, '0')}`)
+    ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(100 + (699 - i))}))
+    // A tree whose top ended before everything and whose child ended after everything: far outside the first window.
+    const top = writeFinishedRun(h, 'tree-top', {ended: at(0)})
+    const parent = {run: 'tree-top', run_instance_id: instanceOf(h, 'tree-top'), state_dir: top}
+    writeFinishedRun(h, 'tree-kid', {ended: at(5000), meta: {parent, root: 'tree-top', depth: 1}})
+    const expected = ['tree-top', 'tree-kid', ...[...ids].reverse()]
+
+    const first = actors(h, ['wait', '--json'])
+    expect(first.code, first.stderr).toBe(0)
+    expect(first.json.members).toBe(256)
+    expect(first.json.rows[1]).toMatchObject({run: 'tree-kid', depth: 1, parent: 'tree-top'})
+    expect(delivered(first)).toEqual(expected.slice(0, 256))
+    // What the wait did not read is still counted.
+    expect(first.json.deferred).toBe(702 - 256)
+    const second = actors(h, ['wait', '--json'])
+    expect(delivered(second)).toEqual(expected.slice(256, 512))
+
+    // Two waits at once over the rest: each Run exactly once, none lost.
+    const seen: string[] = []
+    const loop = async () => {
+      for (let i = 0; i < 20; i++) {
+        const r = await actorsAsync(h, ['wait', '--json'])
+        expect([0, 124], r.stderr).toContain(r.code)
+        if (r.json.members === 0) return
+        seen.push(...delivered(r))
+      }
+    }
+    await Promise.all([loop(), loop()])
+    expect(seen.length).toBe(702 - 512)
+    expect(new Set([...delivered(first), ...delivered(second), ...seen])).toEqual(new Set(expected))
+    expect(entries(h)).toEqual([])
+    expect(actors(h, ['wait', '--json', '--timeout', '0']).json.members).toBe(0)
+  }, 240_000)
+
+  it('a finished Run waits in the queue under a name of its end time, owner and tree; live commands skip the queue', async () => {
+    const h = home()
+    writeFinishedRun(h, 'done-one', {ended: at(7)})
+    const live = actors(h, ['run', '--json', '--name', 'live-one', '--', 'sleep', '30']).json
+    await waitFor(() => readJson(join(live.state_dir, 'run.json')).started_at, 10_000, 'the live Run to start')
+    const running = actors(h, ['inspect', '--status', 'running', '--json'])
+    expect(running.json.runs.map((r: any) => r.run)).toEqual(['live-one'])
+    const names = entries(h).sort()
+    expect(names).toHaveLength(2)
+    expect(names[0]).toBe(`live-one@${live.run_instance_id}`)
+    expect(names[1]).toMatch(new RegExp(`^~${at(7).replace(/\./g, '\\.')}~[0-9a-f]{8}~[0-9a-f]{8}~done-one@${instanceOf(h, 'done-one')}$`))
+    // The live Run, once finished, is queued and delivered with the other.
+    actors(h, ['control', 'live-one', 'kill'])
+    await waitForResult(live.state_dir)
+    const got = actors(h, ['wait', '--json'])
+    expect(delivered(got).sort()).toEqual(['done-one', 'live-one'])
+    expect(entries(h)).toEqual([])
+  })
+
+  it('ignores foreign names in the index and takes markers of the earlier form (finished Runs not queued yet)', () => {
+    const h = home()
+    const ids = ['e-0', 'e-1', 'e-2'].map((id, i) => (writeFinishedRun(h, id, {ended: at(i)}), id))
+    expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
+    // Back to the earlier form: `<run>@<instance>` for finished Runs; plus names no kernel wrote.
+    for (const name of entries(h)) renameSync(join(h, 'index', name), join(h, 'index', name.slice(name.lastIndexOf('~') + 1)))
+    const foreign = ['~not~a~marker@x', '~2026~zzzzzzzz~00000000~e-0@y', '~a~b~c~d~e~f@g', 'nothing-here', '@', '~']
+    for (const name of foreign) writeFileSync(join(h, 'index', name), '')
+    const first = actors(h, ['wait', '--json'])
+    expect(first.code, first.stderr).toBe(0)
+    expect(delivered(first)).toEqual(ids)
+    expect(actors(h, ['wait', '--json', '--timeout', '0']).json.members).toBe(0)
+    // Foreign files are not the index's to delete.
+    expect(entries(h).sort()).toEqual([...foreign].sort())
+  })
+})
+
+describe('prune and the launch log', () => {
+  const logLines = (h: string) => readFileSync(join(h, 'runs', '.cache', 'launches.log'), 'utf8').trim().split('\n').map((line) => line.split(' ')[1])
+
+  it('prune drops the lines of pruned Runs and older launches of a relaunched id', async () => {
+    const h = home()
+    for (const id of ['p0', 'p1', 'p2', 'p3']) await waitForResult(actors(h, ['run', '--json', '--name', id, '--', 'true']).json.state_dir)
+    await waitForResult(actors(h, ['run', '--json', '--name', 'p0', '--', 'true']).json.state_dir)
+    await waitFor(() => readJson(join(h, 'runs', 'p0', 'run.json')).generation === 2 && readJson(join(h, 'runs', 'p0', 'run.json')).status === 'done', 10_000, 'the relaunch to end')
+    expect(logLines(h)).toEqual(['p0', 'p1', 'p2', 'p3', 'p0'])
+    expect(actors(h, ['prune', 'p1', 'p2', '--json']).json.pruned).toEqual(['p1', 'p2'])
+    expect(logLines(h)).toEqual(['p3', 'p0'])
+    // Pruned unreported Runs leave the run index at once.
+    expect(entries(h).filter((name) => /(^|~)p[12]@/.test(name))).toEqual([])
+    expect(entries(h).filter((name) => /(^|~)p3@/.test(name))).toHaveLength(1)
+    expect(actors(h, ['inspect', '--limit', '5', '--json']).json.runs.map((r: any) => r.run)).toEqual(['p3', 'p0'])
+  })
+
+  it('launches logged while a prune compacts are all kept', async () => {
+    const h = home()
+    for (let i = 0; i < 300; i++) writeFinishedRun(h, `old-${i}`, {ended: at(i)})
+    // The index rebuild logs the copied-in Runs.
+    expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
+    expect(logLines(h)).toHaveLength(300)
+    const prune = actorsAsync(h, ['prune', '--json'])
+    const launches = Array.from({length: 6}, (_, i) => actorsAsync(h, ['run', '--json', '--name', `new-${i}`, '--', 'sleep', '20']))
+    const [pruned, ...started] = await Promise.all([prune, ...launches])
+    expect(pruned.code, pruned.stderr).toBe(0)
+    for (const r of started) expect(r.code, r.stderr).toBe(0)
+    const lines = logLines(h)
+    for (let i = 0; i < 6; i++) expect(lines).toContain(`new-${i}`)
+    expect(lines.filter((id) => id.startsWith('old-'))).toEqual([])
+    for (let i = 0; i < 6; i++) actors(h, ['control', `new-${i}`, 'kill'])
+  }, 240_000)
+})
