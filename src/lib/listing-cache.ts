@@ -29,7 +29,7 @@ import {readJsonFile, writeFileAtomic} from './state-files.js'
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
 
 /** inode, size, mtime and ctime (ms) of run.json when the value was made. */
-type Key = [number, number, number, number]
+export type Key = [number, number, number, number]
 
 interface Entry<T> {
   key: Key
@@ -41,8 +41,8 @@ interface CacheFile<T> {
   entries: Record<string, Entry<T>>
 }
 
-/** The stat key of `metaFile`, or undefined when it is not a regular file. */
-function statKey(metaFile: string): Key | undefined {
+/** The stat key of `metaFile` (a run.json), or undefined when it is not a regular file. */
+export function statKey(metaFile: string): Key | undefined {
   let stat
   try {
     stat = statSync(metaFile, {throwIfNoEntry: false})
@@ -79,7 +79,11 @@ abstract class StatKeyedCache<T, Stored> {
 
   /** The cached value for `name` when `metaFile` is unchanged since; stats `metaFile` either way. */
   lookup(name: string, metaFile: string): T | undefined {
-    const key = statKey(metaFile)
+    return this.lookupKey(name, statKey(metaFile))
+  }
+
+  /** lookup() with the stat key taken by the caller (statKey(); undefined: no regular run.json). */
+  lookupKey(name: string, key: Key | undefined): T | undefined {
     if (!key) return undefined
     const stored = this.previous[name]
     const value = stored === undefined ? undefined : this.decode(name, stored, key)
