@@ -8,7 +8,7 @@ import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {randomHex, randomUuid} from '../src/lib/builtins.js'
+import {isoTime, randomHex, randomUuid} from '../src/lib/builtins.js'
 import {parseDuration} from '../src/lib/duration.js'
 import {isActorsError} from '../src/lib/errors.js'
 import {resolveRunRef, validateRunId} from '../src/lib/home.js'
@@ -220,6 +220,17 @@ describe('lock files', () => {
     // A link whose target is not an identity (planted, or damaged) is removed after a second, like a torn lock file.
     symlinkSync('not an identity', lock)
     expect(withLockSync(lock, () => 8, {timeoutMs: 5000})).toBe(8)
+  })
+})
+
+describe('isoTime', () => {
+  it('formats exactly as toISOString', () => {
+    const samples = [0, 1, 999, Date.parse('2026-12-31T23:59:59.999Z'), Date.parse('2000-02-29T12:00:00.050Z'), Date.now(), Date.parse('0005-01-01T00:00:00Z'), Date.parse('9999-12-31T23:59:59.999Z')]
+    for (let i = 0; i < 500; i++) samples.push(Math.floor(Math.random() * 4e12))
+    for (const ms of samples) expect(isoTime(new Date(ms))).toBe(new Date(ms).toISOString())
+    // Outside 0-9999 it is toISOString's own (expanded-year) text.
+    expect(isoTime(new Date(Date.UTC(10000, 0, 1)))).toBe(new Date(Date.UTC(10000, 0, 1)).toISOString())
+    expect(isoTime()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
   })
 })
 

@@ -3,7 +3,7 @@
  * detached supervisor and record its identity. Returns as soon as the
  * supervisor process exists; the supervisor fills in the command's pids.
  */
-import {childProcess, randomHex, randomUuid} from './builtins.js'
+import {childProcess, isoTime, randomHex, randomUuid} from './builtins.js'
 import {statSync} from 'node:fs'
 import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
@@ -137,7 +137,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     plan: spec.plan,
     cwd: spec.cwd,
     env: spec.env,
-    created_at: new Date().toISOString(),
+    created_at: isoTime(),
     // A Slurm Run waits as queued until its job starts the supervisor on a node;
     // [locks] a Run with Recipe locks starts queued, waiting for them (its supervisor takes them).
     status: spec.queued || spec.locks?.length || spec.executor?.kind === 'slurm' ? 'queued' : 'running',
