@@ -42,28 +42,31 @@ function outputFailed(error: NodeJS.ErrnoException): void {
 
 type WriteCallback = (error?: Error | null) => void
 
-let stdoutMade = false
+/** True while guardStdout() holds process.stdout unmade: writeStdout() may then write to descriptor 1 itself. */
+let direct = false
 
 /**
- * Make stdout fail quietly (see above), without making it: Node builds
- * process.stdout on first use, and for a pipe that loads the net and stream
- * modules (milliseconds at start-up). The guard goes on when something first
- * asks for process.stdout; writeStdout() reaches the descriptor directly
- * until then. Idempotent.
+ * Make stdout fail quietly (see above). Idempotent. `lazy` (the fast front
+ * end, which runs before anything touched stdout): without making it, since
+ * Node builds process.stdout on first use and for a pipe that loads the net
+ * and stream modules (milliseconds at start-up). The guard then goes on when
+ * something first asks for process.stdout, and writeStdout() reaches the
+ * descriptor directly until then.
  */
-export function guardStdout(): void {
+export function guardStdout(options: {lazy?: boolean} = {}): void {
+  if (direct) return
   const made = Object.getOwnPropertyDescriptor(process, 'stdout')
-  if (!made?.get || !made.configurable) {
-    stdoutMade = true
+  if (!options.lazy || !made?.get || !made.configurable) {
     guardStream(process.stdout)
     return
   }
+  direct = true
   Object.defineProperty(process, 'stdout', {
     configurable: true,
     enumerable: made.enumerable,
     get() {
       Object.defineProperty(process, 'stdout', made)
-      stdoutMade = true
+      direct = false
       const stream = process.stdout
       guardStream(stream)
       return stream
@@ -79,7 +82,7 @@ export function guardStdout(): void {
  * reader ends quietly, a full disk says so once.
  */
 export function writeStdout(text: string): void {
-  if (stdoutMade || failure) {
+  if (!direct || failure) {
     process.stdout.write(text)
     return
   }
