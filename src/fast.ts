@@ -22,8 +22,8 @@ export async function run(argv: string[]): Promise<boolean> {
   const definition = Object.hasOwn(HOT_COMMANDS, argv[0] ?? '') ? HOT_COMMANDS[argv[0]] : undefined
   const invocation = definition && parseInvocation(definition, argv.slice(1))
   if (!definition || !invocation) return false
-  // A reader that closes the pipe early (`| head`) or a full disk is not a bug.
-  guardStdout()
+  // A reader that closes the pipe early (`| head`) or a full disk is not a bug. Lazy: nothing has made stdout yet.
+  guardStdout({lazy: true})
   try {
     printResult(await definition.run(invocation), invocation.json)
   } catch (error) {

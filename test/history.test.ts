@@ -7,7 +7,7 @@
  * Timing targets live in the bench (`npm run bench`), not here.
  */
 import {spawn} from 'node:child_process'
-import {cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
@@ -157,7 +157,8 @@ describe('the run index', () => {
     seed(h, 'k', 400)
     const child = spawn(process.execPath, [BIN, 'inspect', '--status', 'running', '--json'], {env: cliEnv(h), stdio: 'ignore'})
     const closed = new Promise((r) => child.once('close', r))
-    await waitFor(() => existsSync(join(h, 'index', '.lock')) || existsSync(join(h, 'index', '.stamp.json')), 10_000, 'the rebuild to start')
+    // The index lock is a symbolic link to no file: lstat, not existsSync, sees it.
+    await waitFor(() => lstatSync(join(h, 'index', '.lock'), {throwIfNoEntry: false}) || existsSync(join(h, 'index', '.stamp.json')), 10_000, 'the rebuild to start')
     child.kill('SIGKILL')
     await closed
     expect(drain(h).length).toBe(400)

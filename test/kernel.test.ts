@@ -3,12 +3,12 @@
  * between real processes, process identity, fail-closed reads, trace bounds.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {closeSync, mkdirSync, openSync, readSync, readdirSync, statSync, writeFileSync} from 'node:fs'
+import {appendFileSync, closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {randomHex, randomUuid} from '../src/lib/builtins.js'
+import {isoTime, randomHex, randomUuid} from '../src/lib/builtins.js'
 import {parseDuration} from '../src/lib/duration.js'
 import {isActorsError} from '../src/lib/errors.js'
 import {resolveRunRef, validateRunId} from '../src/lib/home.js'
@@ -206,6 +206,34 @@ describe('locks', () => {
   })
 })
 
+describe('lock files', () => {
+  it('are symbolic links naming the holder; one left by a dead process is broken', () => {
+    const lock = join(dir, 'link.lock')
+    const seen = withLockSync(lock, () => JSON.parse(readlinkSync(lock)))
+    expect(seen).toMatchObject({pid: process.pid})
+    expect(lstatSync(lock, {throwIfNoEntry: false})).toBeUndefined()
+    const dead = spawnSync(process.execPath, ['-e', 'console.log(process.pid)'], {encoding: 'utf8'})
+    symlinkSync(JSON.stringify({pid: Number(dead.stdout.trim()), start: '1'}), lock)
+    const started = Date.now()
+    expect(withLockSync(lock, () => 7, {timeoutMs: 2000})).toBe(7)
+    expect(Date.now() - started).toBeLessThan(1500)
+    // A link whose target is not an identity (planted, or damaged) is removed after a second, like a torn lock file.
+    symlinkSync('not an identity', lock)
+    expect(withLockSync(lock, () => 8, {timeoutMs: 5000})).toBe(8)
+  })
+})
+
+describe('isoTime', () => {
+  it('formats exactly as toISOString', () => {
+    const samples = [0, 1, 999, Date.parse('2026-12-31T23:59:59.999Z'), Date.parse('2000-02-29T12:00:00.050Z'), Date.now(), Date.parse('0005-01-01T00:00:00Z'), Date.parse('9999-12-31T23:59:59.999Z')]
+    for (let i = 0; i < 500; i++) samples.push(Math.floor(Math.random() * 4e12))
+    for (const ms of samples) expect(isoTime(new Date(ms))).toBe(new Date(ms).toISOString())
+    // Outside 0-9999 it is toISOString's own (expanded-year) text.
+    expect(isoTime(new Date(Date.UTC(10000, 0, 1)))).toBe(new Date(Date.UTC(10000, 0, 1)).toISOString())
+    expect(isoTime()).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+  })
+})
+
 describe('random ids', () => {
   it('makes version 4 UUIDs and hex of the asked length, never repeating', () => {
     const uuids = Array.from({length: 2000}, randomUuid)
@@ -272,6 +300,35 @@ describe('trace', () => {
     expect(damaged).toBe(0)
     expect(records.length).toBeLessThanOrEqual(SPEC_MAX_EVENTS)
     expect(readTraceTail(runDir, 1)[0].summary).toBe(`step ${SPEC_MAX_EVENTS + 199}`)
+  })
+
+  it('keeps the event count beside a large journal, and recounts one changed behind its back', () => {
+    mkdirSync(join(dir, 'run'))
+    const runDir = join(dir, 'run')
+    const file = join(runDir, 'trace.jsonl')
+    const line = (i: number) => JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
+    const append = (i: number) => appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
+    const counted = () => readJsonFile<{events: number}>(join(runDir, '.trace.count'))?.events
+    writeFileSync(file, Array.from({length: SPEC_MAX_EVENTS - 10}, (_, i) => line(i)).join('\n') + '\n')
+    // The first append past the small-journal threshold counts once; later ones add one each.
+    append(SPEC_MAX_EVENTS - 10)
+    expect(counted()).toBe(SPEC_MAX_EVENTS - 9)
+    append(SPEC_MAX_EVENTS - 9)
+    expect(counted()).toBe(SPEC_MAX_EVENTS - 8)
+    // Seven events written behind the kernel's back: the next append recounts, lands exactly on the bound...
+    appendFileSync(file, Array.from({length: 7}, (_, i) => line(SPEC_MAX_EVENTS - 8 + i)).join('\n') + '\n')
+    append(SPEC_MAX_EVENTS - 1)
+    expect(traceLines(runDir).records.length).toBe(SPEC_MAX_EVENTS)
+    expect(counted()).toBe(SPEC_MAX_EVENTS)
+    expect(firstLine(file)).not.toContain('runtime.trace_compacted')
+    // ...and the one after crosses it, whatever the count file said before.
+    append(SPEC_MAX_EVENTS)
+    expect(firstLine(file)).toContain('"kind":"runtime.trace_compacted"')
+    expect(counted()).toBe(traceLines(runDir).records.length)
+    // A damaged count file is a recount, never an error.
+    writeFileSync(join(runDir, '.trace.count'), '{torn')
+    append(SPEC_MAX_EVENTS + 1)
+    expect(traceLines(runDir).records.at(-1)?.summary).toBe(`step ${SPEC_MAX_EVENTS + 1}`)
   })
 
   it('compacts on bytes first: ~60 KiB events cross 4 MiB long before 2048 events', () => {

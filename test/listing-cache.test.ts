@@ -87,17 +87,39 @@ describe('the listing cache', () => {
 
   it('ignores a cache file that is damaged, foreign or lies about a Run, and rebuilds it', async () => {
     const dir = await finished('one', 'true')
+    await finished('two', 'false')
     const expected = listing()
-    for (const text of ['{not json', JSON.stringify({schema: 'other', entries: {}}), '[]']) {
+    for (const text of ['{not json', JSON.stringify({schema: 'other', entries: {}}), '[]', JSON.stringify({schema: 'actors-listing-cache-v2', entries: {}})]) {
       writeFileSync(cacheFile(), text)
       expect(actors(home, ['inspect', '--json']).json).toEqual(expected)
-      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v2')
+      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v3')
     }
-    // An entry whose key matches but whose summary was edited to name another Run or state dir is a miss.
+    // Rows that are damaged, claim a live status, or moved under another Run's id are misses: the state dir is read.
     actors(home, ['inspect', '--json'])
     const cache = readJson(cacheFile())
-    cache.entries.one.value = {...cache.entries.one.value, status: 'failed', state_dir: join(home, 'runs', 'elsewhere')}
-    writeFileSync(cacheFile(), JSON.stringify(cache))
-    expect(actors(home, ['inspect', '--json']).json.runs).toEqual([expect.objectContaining({run: 'one', status: 'done', state_dir: dir})])
+    const row = cache.entries.one as unknown[]
+    const status = row.indexOf('done')
+    for (const lie of [
+      {one: row.slice(0, -1)},
+      {one: row.map((v, i) => (i === status ? 'running' : v))},
+      {one: cache.entries.two, two: row},
+    ]) {
+      writeFileSync(cacheFile(), JSON.stringify({...cache, entries: {...cache.entries, ...lie}}))
+      expect(actors(home, ['inspect', '--json']).json.runs).toEqual([
+        expect.objectContaining({run: 'one', status: 'done', state_dir: dir}),
+        expect.objectContaining({run: 'two', status: 'failed', state_dir: join(home, 'runs', 'two')}),
+      ])
+    }
+  })
+
+  it('prints a cached Run exactly as a freshly read one, field order included', async () => {
+    await finished('first', 'true')
+    await finished('second', 'sh', '-c', 'exit 3')
+    rmSync(cacheFile(), {force: true})
+    const fresh = actors(home, ['inspect', '--json'])
+    expect(readJson(cacheFile()).entries).toHaveProperty('second')
+    const cached = actors(home, ['inspect', '--json'])
+    expect(cached.stdout).toBe(fresh.stdout)
+    expect(fresh.json.runs.map((r: {status: string}) => r.status)).toEqual(['done', 'failed'])
   })
 })

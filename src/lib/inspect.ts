@@ -9,8 +9,8 @@ import {recentLaunches} from './launch-log.js'
 import {addIndexMarker, readIndexedRuns} from './run-index.js'
 import {collectDescendants} from './tree/children.js'
 import {sep} from 'node:path'
-import {ListingCache} from './listing-cache.js'
-import {listRunIds, readListedRun, requireRun, runFile} from './run-store.js'
+import {ListingCache, statKey} from './listing-cache.js'
+import {listRunIds, readListedRun, requireRun, RUN_FILES} from './run-store.js'
 import {requireGeneration} from './generations/list.js'
 import {summarizeRun, type RunSummary} from './run-summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
@@ -148,11 +148,17 @@ function subtreeListing(home: string, ref: string, now: number): RunListing {
 function everyListing(home: string, now: number): RunListing {
   const runs: RunSummary[] = []
   const damaged: RunListing['damaged'] = []
-  const cache = new ListingCache(home)
   const base = runsDir(home)
-  for (const id of listRunIds(home)) {
+  const ids = listRunIds(home)
+  // Every run.json stat before the cache is parsed: the stats' garbage is then
+  // collected while little else is alive (a young-generation collection
+  // copies what is alive, and a parsed cache is thousands of objects).
+  const keys = ids.map((id) => statKey(base + sep + id + sep + RUN_FILES.meta))
+  const cache = new ListingCache(home)
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]
     const dir = base + sep + id
-    let summary = cache.lookup(id, runFile(dir, 'meta'))
+    let summary = cache.lookupKey(id, keys[i])
     if (!summary) {
       const state = readListedRun(dir, {withResult: false})
       if (!state) continue

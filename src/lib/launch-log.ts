@@ -9,6 +9,7 @@
  */
 import {appendFileSync, closeSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, statSync} from 'node:fs'
 import {join} from 'node:path'
+import {isoTime} from './builtins.js'
 import {historyCacheDir} from './home.js'
 import {writeFileAtomic} from './state-files.js'
 
@@ -25,11 +26,11 @@ function logFile(home: string): string {
 export function appendLaunch(home: string, id: string, at = new Date()): void {
   const file = logFile(home)
   try {
-    appendFileSync(file, `${at.toISOString()} ${id}\n`)
+    appendFileSync(file, `${isoTime(at)} ${id}\n`)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     mkdirSync(historyCacheDir(home), {recursive: true})
-    appendFileSync(file, `${at.toISOString()} ${id}\n`)
+    appendFileSync(file, `${isoTime(at)} ${id}\n`)
   }
 }
 

@@ -3,7 +3,7 @@
  * detached supervisor and record its identity. Returns as soon as the
  * supervisor process exists; the supervisor fills in the command's pids.
  */
-import {childProcess, randomHex, randomUuid} from './builtins.js'
+import {childProcess, isoTime, randomHex, randomUuid} from './builtins.js'
 import {statSync} from 'node:fs'
 import {refusedError, usageError} from './errors.js'
 import {ensureHome, runDir, validateRunId} from './home.js'
@@ -137,7 +137,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     plan: spec.plan,
     cwd: spec.cwd,
     env: spec.env,
-    created_at: new Date().toISOString(),
+    created_at: isoTime(),
     // A Slurm Run waits as queued until its job starts the supervisor on a node;
     // [locks] a Run with Recipe locks starts queued, waiting for them (its supervisor takes them).
     status: spec.queued || spec.locks?.length || spec.executor?.kind === 'slurm' ? 'queued' : 'running',
@@ -194,7 +194,7 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
     notifyStateChange(spec.home)
     return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null}
   }
-  const started = startRun(spec.home, dir)
+  const started = startRun(spec.home, dir, meta)
   notifyStateChange(spec.home)
   return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null, ...started}
 }
@@ -204,8 +204,9 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
  * Slurm job (executors/slurm-submit.ts; a refused submission settles the Run
  * as failed). Used for fresh Runs and for queued children whose slot freed.
  */
-export function startRun(home: string, dir: string): Partial<LaunchResult> {
-  const meta = readRunMetaRaw(dir)
+export function startRun(home: string, dir: string, created?: RunMeta): Partial<LaunchResult> {
+  // A launch passes the run.json it just wrote (its executor cannot have changed since): one read fewer.
+  const meta = created ?? readRunMetaRaw(dir)
   if (meta && isSlurmRun(meta)) return submitSlurmRun(home, dir)
   return {pid: startSupervisor(home, dir)}
 }
@@ -223,11 +224,17 @@ export function startSupervisor(home: string, dir: string): number {
   const pid = child.pid
   if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
   const identity = readProcessIdentity(pid)
-  updateRunMeta(dir, (meta) => ({
-    ...meta,
-    status: meta.status === 'queued' && !meta.waiting_for ? 'running' : meta.status, // [locks] still waiting for its locks
-    pid: meta.pid ?? pid,
-    process_identity: meta.process_identity ?? identity,
-  }))
+  // Not fsynced: after a crash of the machine this pid and identity name nothing, and a Run whose
+  // identity was never recorded is settled as lost after the launch grace (executors/local.ts).
+  updateRunMeta(
+    dir,
+    (meta) => ({
+      ...meta,
+      status: meta.status === 'queued' && !meta.waiting_for ? 'running' : meta.status, // [locks] still waiting for its locks
+      pid: meta.pid ?? pid,
+      process_identity: meta.process_identity ?? identity,
+    }),
+    {durable: false},
+  )
   return pid
 }

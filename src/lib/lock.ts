@@ -1,10 +1,9 @@
 /**
- * Cross-process mutual exclusion through an exclusively created lock file
+ * Cross-process mutual exclusion through an exclusively created lock (a symbolic link)
  * holding the owner's process identity. A lock whose owner is dead (or whose
  * pid was recycled) is stale and is broken; a live owner is waited for.
  */
-import {closeSync, linkSync, openSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync, writeSync} from 'node:fs'
-import {randomHex} from './builtins.js'
+import {closeSync, lstatSync, openSync, readFileSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync} from 'node:fs'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 
@@ -18,34 +17,28 @@ export function sleepSync(ms: number): void {
 let selfIdentity: ProcessIdentity | undefined
 
 /**
- * Create the lock file with its holder's identity already in it: written to a
- * private temp file, then hard-linked into place (link fails with EEXIST when
- * the lock is taken). A lock file is never seen empty, so a holder that is
- * descheduled for a long while right after taking the lock (a loaded machine)
- * is never mistaken for an abandoned torn write and broken. File systems
- * without hard links fall back to create-then-write.
+ * Create the lock with its holder's identity already in it, in one system
+ * call: a symbolic link whose target is the identity (symlink() fails with
+ * EEXIST when the lock is taken, and a link is never seen half-made). So a
+ * holder descheduled for a long while right after taking the lock (a loaded
+ * machine) is never mistaken for an abandoned torn write and broken, and a
+ * lock costs two system calls (symlink, unlink) instead of the six a
+ * temp-file-and-hard-link scheme takes. Lock files of the older kind (regular
+ * files holding the identity, made by exclusive create) are still read and
+ * broken the same way. File systems without symbolic links fall back to
+ * create-then-write.
  */
 function tryAcquire(lockFile: string): boolean {
   selfIdentity ??= readProcessIdentity(process.pid) ?? {pid: process.pid, start: 'unknown'}
   const identity = JSON.stringify(selfIdentity)
-  const temp = `${lockFile}.${process.pid}.${randomHex(4)}.new`
   try {
-    writeFileSync(temp, identity, {mode: 0o644})
-  } catch {
-    return tryCreate(lockFile, identity)
-  }
-  try {
-    linkSync(temp, lockFile)
+    symlinkSync(identity, lockFile)
     return true
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EEXIST') return false
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'EXDEV') return tryCreate(lockFile, identity)
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return tryCreate(lockFile, identity)
     throw error
-  } finally {
-    try {
-      unlinkSync(temp)
-    } catch {}
   }
 }
 
@@ -72,7 +65,7 @@ type LockFileState = {holder: ProcessIdentity} | {torn: string}
 /** Read the lock file once per contention step; undefined when there is none. */
 function readLockFile(lockFile: string): LockFileState | undefined {
   try {
-    const holder: unknown = JSON.parse(readFileSync(lockFile, 'utf8'))
+    const holder: unknown = JSON.parse(readLockText(lockFile))
     if (holder && typeof holder === 'object') return {holder: holder as ProcessIdentity}
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
@@ -81,11 +74,21 @@ function readLockFile(lockFile: string): LockFileState | undefined {
   // is writing right now. Identify the file (inode and change time) so that
   // a fresh lock caught mid-write is never taken for an old torn one.
   try {
-    const stat = statSync(lockFile, {bigint: true})
+    const stat = lstatSync(lockFile, {bigint: true})
     return {torn: `${stat.ino}:${stat.ctimeNs}`}
   } catch {
     return undefined
   }
+}
+
+/** The identity text a lock holds: a symbolic link's target, or the content of a lock file of the older kind. */
+function readLockText(lockFile: string): string {
+  try {
+    return readlinkSync(lockFile)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EINVAL') throw error
+  }
+  return readFileSync(lockFile, 'utf8')
 }
 
 /** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
@@ -101,7 +104,7 @@ function breakIfStale(lockFile: string, holder: ProcessIdentity): void {
   // Another breaker may have replaced the stale lock with a live one between
   // our read and rename; if what we moved is live, put it back.
   try {
-    const moved = JSON.parse(readFileSync(aside, 'utf8')) as ProcessIdentity
+    const moved = JSON.parse(readLockText(aside)) as ProcessIdentity
     if (isSameProcess(moved) && moved.pid !== process.pid) {
       renameSync(aside, lockFile)
       return

@@ -8,6 +8,7 @@
  * error, so a `wait` knows its batch was not printed and leaves it for the
  * next wait), and long-running commands stop at `stdoutClosed`.
  */
+import {writeSync} from 'node:fs'
 import {EXIT} from './errors.js'
 
 /** Errors that mean "the output went nowhere", not a bug. */
@@ -41,8 +42,66 @@ function outputFailed(error: NodeJS.ErrnoException): void {
 
 type WriteCallback = (error?: Error | null) => void
 
-/** Make stdout fail quietly (see above). Idempotent. */
-export function guardStdout(stream: NodeJS.WriteStream = process.stdout): void {
+/** True while guardStdout() holds process.stdout unmade: writeStdout() may then write to descriptor 1 itself. */
+let direct = false
+
+/**
+ * Make stdout fail quietly (see above). Idempotent. `lazy` (the fast front
+ * end, which runs before anything touched stdout): without making it, since
+ * Node builds process.stdout on first use and for a pipe that loads the net
+ * and stream modules (milliseconds at start-up). The guard then goes on when
+ * something first asks for process.stdout, and writeStdout() reaches the
+ * descriptor directly until then.
+ */
+export function guardStdout(options: {lazy?: boolean} = {}): void {
+  if (direct) return
+  const made = Object.getOwnPropertyDescriptor(process, 'stdout')
+  if (!options.lazy || !made?.get || !made.configurable) {
+    guardStream(process.stdout)
+    return
+  }
+  direct = true
+  Object.defineProperty(process, 'stdout', {
+    configurable: true,
+    enumerable: made.enumerable,
+    get() {
+      Object.defineProperty(process, 'stdout', made)
+      direct = false
+      const stream = process.stdout
+      guardStream(stream)
+      return stream
+    },
+  })
+}
+
+/**
+ * Write `text` to stdout, as a command's one result. Before anything made
+ * process.stdout, one synchronous write(2) loop on descriptor 1 (no stream
+ * to build); a descriptor that would block (O_NONBLOCK, set by whoever shares
+ * it) hands the rest to process.stdout. Failures are the guard's: a closed
+ * reader ends quietly, a full disk says so once.
+ */
+export function writeStdout(text: string): void {
+  if (!direct || failure) {
+    process.stdout.write(text)
+    return
+  }
+  const bytes = Buffer.from(text)
+  let done = 0
+  try {
+    while (done < bytes.length) done += writeSync(1, bytes, done)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+      process.stdout.write(bytes.subarray(done))
+      return
+    }
+    if (!isOutputError(error)) throw error
+    outputFailed(error)
+  }
+}
+
+/** Guard one stream (the real process.stdout, or a test's). Idempotent. */
+export function guardStream(stream: NodeJS.WriteStream): void {
   if ((stream as {actorsGuarded?: boolean}).actorsGuarded) return
   ;(stream as {actorsGuarded?: boolean}).actorsGuarded = true
   // Pipes report a closed reader asynchronously, as an 'error' event; a failed

@@ -75,21 +75,26 @@ export interface RunState {
 
 /**
  * Update run.json under the Run's lock; `change` gets the current document and
- * returns the next one, or undefined to leave the file untouched.
+ * returns the next one, or undefined to leave the file untouched. Always
+ * atomic (rename); `durable: false` skips the fsync, for facts that mean
+ * nothing after a crash of the machine (a process's pid and identity).
  */
-export function updateRunMeta(dir: string, change: (meta: RunMeta) => RunMeta | undefined): RunMeta | undefined {
+export function updateRunMeta(dir: string, change: (meta: RunMeta) => RunMeta | undefined, options: {durable?: boolean} = {}): RunMeta | undefined {
   return withLockSync(runFile(dir, 'lock'), () => {
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
     const next = change(meta)
-    if (next) writeRunMetaLocked(dir, next)
+    if (next) writeRunMetaLocked(dir, next, options)
     return next ?? meta
   })
 }
 
-/** Replace run.json atomically. Caller must hold the Run's lock (updateRunMeta does; so do the control actions). */
-export function writeRunMetaLocked(dir: string, meta: RunMeta): void {
-  writeJsonAtomic(runFile(dir, 'meta'), meta)
+/**
+ * Replace run.json atomically (`durable: false`: without fsync, see updateRunMeta).
+ * Caller must hold the Run's lock (updateRunMeta does; so do the control actions).
+ */
+export function writeRunMetaLocked(dir: string, meta: RunMeta, options: {durable?: boolean} = {}): void {
+  writeJsonAtomic(runFile(dir, 'meta'), meta, options)
 }
 
 /**

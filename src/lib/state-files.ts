@@ -12,9 +12,9 @@ import {corruptStateError} from './errors.js'
 /** Largest JSON document we will parse (run.json, result.json, endpoints...). */
 export const MAX_JSON_BYTES = 1024 * 1024
 
-/** Write `data` as JSON to `file` atomically: temp file in the same dir, fsync, rename. */
-export function writeJsonAtomic(file: string, data: unknown): void {
-  writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n')
+/** Write `data` as JSON to `file` atomically: temp file in the same dir, fsync (unless `durable: false`), rename. */
+export function writeJsonAtomic(file: string, data: unknown, options: {durable?: boolean} = {}): void {
+  writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n', options)
 }
 
 /** Write a whole text file atomically (same-directory temp file, then rename). */

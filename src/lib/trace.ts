@@ -9,6 +9,7 @@ import {join} from 'node:path'
 import {usageError} from './errors.js'
 import {withLockSync} from './lock.js'
 import {runFile} from './run-store.js'
+import {readFileSync, statSync, writeFileSync} from 'node:fs'
 import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from './state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
@@ -49,19 +50,54 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
   const file = traceFile(dir)
   // Appends and compaction share one lock so a compaction never loses an event appended meanwhile.
   withLockSync(traceLock(dir), () => {
+    const before = traceStat(file)
     appendJsonLine(file, event)
-    if (fileSize(file) > MAX_TRACE_BYTES || countLinesCheap(file) > MAX_TRACE_EVENTS) compactTraceLocked(dir)
+    const after = traceStat(file)
+    if (after && (after.size > MAX_TRACE_BYTES || countEvents(dir, file, before, after) > MAX_TRACE_EVENTS)) compactTraceLocked(dir)
   })
   return event
 }
 
-// Counting lines on every append would be O(n); instead estimate from size and
-// only count exactly when the file is large enough to possibly hold too many.
+/**
+ * The event count is needed exactly, but counting lines on every append would
+ * make each emit cost the whole journal (4 MiB at the byte bound). Below
+ * MAX_TRACE_EVENTS * MIN_EVENT_BYTES the journal cannot hold too many events
+ * (every event is longer than that), so nothing is counted. Above it, the
+ * count lives in `.trace.count` beside the journal: `{key, events}`, valid
+ * while the journal keeps the inode, size and mtime it had when the count was
+ * written; an append that finds it valid adds one. Anything else (missing,
+ * damaged, a journal changed behind the kernel's back) is a recount, once.
+ */
 const MIN_EVENT_BYTES = 60
-function countLinesCheap(file: string): number {
-  const size = fileSize(file)
-  if (size < MAX_TRACE_EVENTS * MIN_EVENT_BYTES) return 0
-  return readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
+
+type TraceStat = {key: string; size: number}
+
+function traceStat(file: string): TraceStat | undefined {
+  const stat = statSync(file, {throwIfNoEntry: false})
+  return stat && {key: `${stat.ino}:${stat.size}:${stat.mtimeMs}`, size: stat.size}
+}
+
+function countFile(dir: string): string {
+  return join(dir, '.trace.count')
+}
+
+/** Events in the journal after an append (`before`/`after`: its stat around the append). Caller holds the trace lock. */
+function countEvents(dir: string, file: string, before: TraceStat | undefined, after: TraceStat): number {
+  if (after.size < MAX_TRACE_EVENTS * MIN_EVENT_BYTES) return 0
+  let kept: {key?: unknown; events?: unknown} | undefined
+  try {
+    kept = JSON.parse(readFileSync(countFile(dir), 'utf8'))
+  } catch {}
+  const events = before && kept?.key === before.key && Number.isInteger(kept.events) ? (kept.events as number) + 1 : readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
+  keepCount(dir, after, events)
+  return events
+}
+
+/** Remember how many events the journal with stat `stat` holds (a cache: written in place, never trusted beyond its key). */
+function keepCount(dir: string, stat: TraceStat | undefined, events: number): void {
+  try {
+    if (stat) writeFileSync(countFile(dir), JSON.stringify({key: stat.key, events}))
+  } catch {}
 }
 
 function traceLock(dir: string): string {
@@ -73,7 +109,11 @@ function compactTraceLocked(dir: string): void {
   const file = traceFile(dir)
   {
     const {records} = readJsonLines<TraceEvent>(file, MAX_TRACE_BYTES * 4)
-    if (records.length <= MAX_TRACE_EVENTS && fileSize(file) <= MAX_TRACE_BYTES) return
+    if (records.length <= MAX_TRACE_EVENTS && fileSize(file) <= MAX_TRACE_BYTES) {
+      // A count that said otherwise was wrong (a journal edited by hand): keep the true one.
+      keepCount(dir, traceStat(file), records.length)
+      return
+    }
     let keep = records.slice(-Math.floor(MAX_TRACE_EVENTS / 2))
     let bytes = keep.reduce((sum, e) => sum + JSON.stringify(e).length + 1, 0)
     while (bytes > MAX_TRACE_BYTES / 2 && keep.length > 1) {
@@ -89,6 +129,7 @@ function compactTraceLocked(dir: string): void {
       data: {dropped},
     }
     writeFileAtomic(file, [marker, ...keep].map((e) => JSON.stringify(e)).join('\n') + '\n')
+    keepCount(dir, traceStat(file), keep.length + 1)
   }
 }
 
