@@ -8,7 +8,7 @@
  * error, so a `wait` knows its batch was not printed and leaves it for the
  * next wait), and long-running commands stop at `stdoutClosed`.
  */
-import {EXIT} from './errors.js'
+import {EXIT} from '../errors.js'
 
 /** Errors that mean "the output went nowhere", not a bug. */
 const OUTPUT_ERRORS = new Set(['EPIPE', 'ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'ERR_STREAM_DESTROYED'])
