@@ -10,7 +10,8 @@ import {importView} from '../esm-import.js'
 import type {PlaybackRunResult, RunPlaybackOptions} from '../music/runner.js'
 import type {PlaybackService} from '../music/service.js'
 import {formatClock} from '../music/status.js'
-import {documentResult, liveResult, type LiveResult} from './result.js'
+import {documentResult, liveResult, type LiveResult, type TextSinks} from './result.js'
+import {writeNote, writeOut} from './write.js'
 
 /** A track line: `3/12 /music/album/03 song.flac`. */
 export function formatTrackLine(index: number, count: number, track: string): string {
@@ -18,11 +19,11 @@ export function formatTrackLine(index: number, count: number, track: string): st
 }
 
 /** Subscribe plain lines to `service`; returns the unsubscribe function. */
-export function renderPlainLines(service: PlaybackService, out: NodeJS.WritableStream = process.stdout, err: NodeJS.WritableStream = process.stderr): () => void {
+export function renderPlainLines(service: PlaybackService, to: Pick<TextSinks, 'out' | 'note'> = {out: writeOut, note: writeNote}): () => void {
   return service.subscribe((status, event) => {
-    if (event.type === 'track') out.write(formatTrackLine(event.index, status.count, event.track) + '\n')
-    else if (event.type === 'warning') err.write(`actors: ${event.message}\n`)
-    else if (event.type === 'stop') err.write(`actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`)
+    if (event.type === 'track') to.out(formatTrackLine(event.index, status.count, event.track) + '\n')
+    else if (event.type === 'warning') to.note(`actors: ${event.message}\n`)
+    else if (event.type === 'stop') to.note(`actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`)
   })
 }
 
