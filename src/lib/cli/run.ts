@@ -1,7 +1,7 @@
 /** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
 import {EXIT, usageError} from '../errors.js'
 import {followRun} from '../present/follow.js'
-import {launchFailedNote, plainLaunched, plainLaunchFailed} from '../present/launch.js'
+import {launchFailedNote, plainLaunched, plainLaunchFailed, waitingNote} from '../present/launch.js'
 import {documentResult, type CommandResult} from '../present/result.js'
 import {waitResult} from '../present/wait.js'
 import type {LaunchResult} from '../launch.js'
@@ -60,7 +60,7 @@ function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean
     const lineage = lineageFromEnv()
     // Inside a Run, the batch is credited to it like any wait it makes (its own row then shows the Run).
     const request = {home, owner: treeOwner(home, lineage), ids: [launched.run], any: false, collector: lineage.parent}
-    return waitResult(request, {extra: {launched}, note: `actors: ${launched.status} ${launched.run}; waiting for it to end\n`})
+    return waitResult(request, {extra: {launched}, note: waitingNote(launched)})
   }
   return documentResult(launched, plainLaunched)
 }

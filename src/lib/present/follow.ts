@@ -45,12 +45,12 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
     json: async () => {
       if (launched) writeNdjson({type: 'launched', ...launched})
       await streamChunks((chunk) => writeNdjson({type: 'output', ...chunk}))
-      return stdoutClosed.aborted ? undefined : followEnd(dir, true)
+      return stdoutClosed.aborted ? undefined : jsonEnd(dir)
     },
     plain: async () => {
       sayLaunched()
       await streamChunks((chunk) => (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.text))
-      return stdoutClosed.aborted ? undefined : followEnd(dir, false)
+      return stdoutClosed.aborted ? undefined : plainEnd(dir)
     },
     ink: async () => {
       sayLaunched()
@@ -58,22 +58,35 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
       const store = createFollowStore(dir, {streams, fromStart: options.fromStart, head: options.head, tickMs: 1000})
       // Interrupting the view stops following only; the Run keeps going (exit 130).
       if (await showFollow(store)) return exitResult(130)
-      return followEnd(dir, false)
+      return plainEnd(dir)
     },
   })
 }
 
-/** The Run's result as the last line of a follow (an NDJSON `result` line, or a line on stderr) and the exit code it implies. */
-function followEnd(dir: string, json: boolean): CommandResult {
+/** How the followed Run ended: its result (the NDJSON `result` line), the line for stderr, and the exit code it implies. */
+function followEnd(dir: string): {result: Record<string, unknown>; line: string; exitCode: number} | undefined {
   const state = readRunState(dir)
   if (!state) return undefined
   const result = state.result
   const status = result?.status ?? state.meta.status
-  // As for `wait`: a stopped (cancelled) Run is an outcome someone chose, not a failure.
-  const exitCode = FAILING_STATUSES.has(status) ? EXIT.failed : EXIT.ok
-  if (json) {
-    writeNdjson({type: 'result', run: state.meta.run, run_instance_id: state.meta.run_instance_id, status, exit_code: result?.exit_code ?? null, reason: result?.reason ?? null, duration_ms: result?.duration_ms ?? null})
-    return exitResult(exitCode)
+  return {
+    result: {type: 'result', run: state.meta.run, run_instance_id: state.meta.run_instance_id, status, exit_code: result?.exit_code ?? null, reason: result?.reason ?? null, duration_ms: result?.duration_ms ?? null},
+    line: `actors: ${state.meta.run} ${status}${result?.exit_code !== null && result?.exit_code !== undefined ? ` (exit ${result.exit_code})` : ''}\n`,
+    // As for `wait`: a stopped (cancelled) Run is an outcome someone chose, not a failure.
+    exitCode: FAILING_STATUSES.has(status) ? EXIT.failed : EXIT.ok,
   }
-  return exitResult(exitCode, `actors: ${state.meta.run} ${status}${result?.exit_code !== null && result?.exit_code !== undefined ? ` (exit ${result.exit_code})` : ''}\n`)
+}
+
+/** The end of a follow under --json: the NDJSON `result` line. */
+function jsonEnd(dir: string): CommandResult {
+  const end = followEnd(dir)
+  if (!end) return undefined
+  writeNdjson(end.result)
+  return exitResult(end.exitCode)
+}
+
+/** The end of a plain or live follow: the result line on stderr. */
+function plainEnd(dir: string): CommandResult {
+  const end = followEnd(dir)
+  return end && exitResult(end.exitCode, end.line)
 }

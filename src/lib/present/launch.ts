@@ -17,3 +17,8 @@ export function plainLaunchFailed(launched: LaunchResult, to: TextSinks): void {
 export function launchFailedNote(launched: LaunchResult): string {
   return `actors: ${launched.run} failed to start: ${launched.error}\n  fix: see \`actors logs ${launched.run} --stderr\` and docs/slurm.md\n`
 }
+
+/** `run --wait`: said on stderr before waiting (not under --json). */
+export function waitingNote(launched: LaunchResult): string {
+  return `actors: ${launched.status} ${launched.run}; waiting for it to end\n`
+}
