@@ -7,9 +7,11 @@
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
 import {followUpEndedRuns} from './lib/after-run.js'
-import {HOME_FLAG, reportError, withFlagDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
+import {HOME_FLAG, withFlagDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
 import {resolveHome} from './lib/home.js'
-import {printJson} from './lib/output.js'
+import {present} from './lib/present/present.js'
+import {reportError} from './lib/present/report-error.js'
+import {printJson} from './lib/present/write.js'
 
 type FlagOutput = {[name: string]: unknown}
 type ArgOutput = {[name: string]: unknown}
@@ -71,7 +73,8 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
     )
     static override flags = Object.fromEntries(Object.entries(definition.flags as Record<string, FlagDefinition>).map(([name, flag]) => [name, oclifFlag(flag)]))
 
-    async run(): Promise<unknown> {
+    /** Runs the definition and shows its result (src/lib/present/present.ts); returns nothing, so oclif prints nothing of its own. */
+    async run(): Promise<undefined> {
       if (definition.normalizeArgv) this.argv = definition.normalizeArgv(this.argv)
       const parsed = await this.parse(undefined, this.argv)
       const dash = this.argv.indexOf('--')
@@ -83,7 +86,8 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
         flags: flags as Invocation['flags'],
         json: this.jsonEnabled(),
       }
-      return definition.run(invocation)
+      await present(await definition.run(invocation), invocation.json)
+      return undefined
     }
   }
 }

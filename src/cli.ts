@@ -5,10 +5,11 @@
  * the TTY path only.
  */
 import {execute} from '@oclif/core'
-import {jsonRequested, reportError} from './lib/cli/definition.js'
+import {jsonRequested} from './lib/cli/definition.js'
+import {reportError} from './lib/present/report-error.js'
 import {usageError} from './lib/errors.js'
 import Adopt from './commands/adopt.js'
-import {guardStdout} from './lib/output-guard.js'
+import {guardStdout} from './lib/present/output-guard.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inbox from './commands/inbox.js'

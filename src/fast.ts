@@ -8,10 +8,11 @@
  * help and every parse error still come from oclif.
  */
 import {followUpEndedRuns} from './lib/after-run.js'
-import {printResult, reportError} from './lib/cli/definition.js'
 import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
-import {guardStdout} from './lib/output-guard.js'
+import {guardStdout} from './lib/present/output-guard.js'
+import {present} from './lib/present/present.js'
+import {reportError} from './lib/present/report-error.js'
 
 /** The commands served here; the build writes them to dist/hot-commands.json, which bin/actors reads to pick this bundle. */
 export const hotCommandNames: readonly string[] = Object.keys(HOT_COMMANDS)
@@ -25,7 +26,8 @@ export async function run(argv: string[]): Promise<boolean> {
   // A reader that closes the pipe early (`| head`) or a full disk is not a bug. Lazy: nothing has made stdout yet.
   guardStdout({lazy: true})
   try {
-    printResult(await definition.run(invocation), invocation.json)
+    // The definition returns its result; the one output step decides the mode and shows it.
+    await present(await definition.run(invocation), invocation.json)
   } catch (error) {
     reportError(error as Error, invocation.json, definition.id)
   } finally {

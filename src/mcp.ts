@@ -11,7 +11,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {join} from 'node:path'
-import {reportError} from './lib/cli/definition.js'
+import {reportError} from './lib/present/report-error.js'
 import {mcpCommand} from './lib/cli/mcp.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
 import {ensureHome, resolveHome} from './lib/home.js'

@@ -1,7 +1,7 @@
 /** The completion card of `actors wait` on a TTY: counts, one row per member (indented forest), notes, the hint. */
 import {Box, Text} from 'ink'
 import type {CardModel} from '../lib/views/card-model.js'
-import {printableLine} from '../lib/output.js'
+import {printableLine} from '../lib/present/text.js'
 import {statusStyle} from '../lib/views/run-rows.js'
 import {StatusCounts} from './status-counts.js'
 

@@ -6,7 +6,7 @@
 import {render} from 'ink'
 import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/views/run-rows.js'
 import type {StateStore} from '../lib/views/runs-store.js'
-import type {WatchedListing} from '../lib/views/runs-plain.js'
+import type {WatchedListing} from '../lib/present/runs-table.js'
 import {QuitKeys} from './quit-keys.js'
 import {RunsScreen} from './runs-screen.js'
 

@@ -1,6 +1,8 @@
 /** `actors adopt`: make top-level Runs children of a Run. */
 import {resolveHome} from '../home.js'
 import {adoptRuns} from '../steer/adopt.js'
+import {documentResult} from '../present/result.js'
+import {plainAdopted} from '../present/steer.js'
 import {defineCommand} from './definition.js'
 
 export const adoptCommand = defineCommand({
@@ -12,9 +14,7 @@ export const adoptCommand = defineCommand({
   args: {run: {description: 'Run ids or state dirs to adopt', required: true}},
   flags: {parent: {type: 'string', description: 'the adopting Run (default: the Run this command runs in)'}},
 
-  async run({argv, flags, json}) {
-    const reply = adoptRuns(resolveHome(flags.home), argv, flags.parent)
-    if (!json) for (const a of reply.adopted) process.stderr.write(`actors: ${reply.parent} adopted ${a.run} (depth ${a.depth}, ${a.descendants} descendant(s))\n`)
-    return reply
+  async run({argv, flags}) {
+    return documentResult(adoptRuns(resolveHome(flags.home), argv, flags.parent), plainAdopted)
   },
 })

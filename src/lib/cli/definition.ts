@@ -9,9 +9,7 @@
  *    launch budget (README.md, "Layout").
  * Definitions must not import oclif.
  */
-import {EXIT, isActorsError} from '../errors.js'
-import {printJson} from '../output.js'
-import {isOutputError, stdoutFailure} from '../output-guard.js'
+import type {CommandResult} from '../present/result.js'
 
 export type FlagDefinition =
   | {type: 'boolean'; description: string; char?: string; /** `--no-NAME` sets it false. */ allowNo?: boolean; default?: boolean}
@@ -42,7 +40,11 @@ export interface Invocation<F extends Record<string, FlagDefinition> = Record<st
   /** The tokens after the first `--`, or undefined when there is none (`actors run -- COMMAND`). */
   passthrough: string[] | undefined
   flags: {[K in keyof F]: FlagValue<F[K]>} & {home: string | undefined}
-  /** `--json` given (before any `--`), or ACTORS_CONTENT_TYPE=json. */
+  /**
+   * `--json` given (before any `--`), or ACTORS_CONTENT_TYPE=json. For the
+   * front end's output step (src/lib/present/present.ts): definitions return
+   * results and never read it.
+   */
   json: boolean
 }
 
@@ -62,8 +64,11 @@ export interface CommandDefinition<F extends Record<string, FlagDefinition> = Re
    * ActorsErrors for what it refuses.
    */
   normalizeArgv?: (tokens: string[]) => string[]
-  /** Do the work. A returned value is printed as the JSON document under --json. */
-  run(invocation: Invocation<F, A>): Promise<unknown>
+  /**
+   * Do the work and return the result (src/lib/present/result.ts): the front
+   * end shows it as JSON, plain text or Ink. A definition never prints.
+   */
+  run(invocation: Invocation<F, A>): Promise<CommandResult>
 }
 
 /** Any definition, whatever its flags and arguments (what the front ends take). */
@@ -100,47 +105,4 @@ export function jsonRequested(argv: string[], env: NodeJS.ProcessEnv = process.e
   if (env.ACTORS_CONTENT_TYPE?.toLowerCase() === 'json') return true
   const end = argv.indexOf('--')
   return (end === -1 ? argv : argv.slice(0, end)).includes('--json')
-}
-
-/** Print a command's result the way oclif does: as JSON under --json, when there is one. */
-export function printResult(result: unknown, json: boolean): void {
-  if (result && json) printJson(result)
-}
-
-/**
- * The single place where a failure becomes a message and an exit code.
- * ActorsErrors are user-facing (message, fix, documented exit code, no stack
- * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
- */
-export function reportError(error: Error & {code?: string; syscall?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
-  if (isActorsError(error)) {
-    process.exitCode = error.exitCode
-    process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
-    if (json) printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
-    return
-  }
-  const oclifExit = error.oclif?.exit
-  if (oclifExit !== undefined || error.name === 'CLIError' || /Parse|Flag|Arg/.test(error.constructor?.name ?? '')) {
-    const code = oclifExit === 0 ? 0 : EXIT.usage
-    process.exitCode = code
-    if (code !== 0) {
-      const id = commandId?.replaceAll(':', ' ') ?? ''
-      process.stderr.write(`actors: ${error.message.trim()}\n  fix: see \`actors ${id} --help\`\n`)
-      if (json) printJson({error: {message: error.message.trim(), exit_code: code, fix: `actors ${id} --help`}})
-    }
-    return
-  }
-  if (error.code === 'EEXIT') return
-  // stdout went away (the output guard already said so, or a closed pipe needs no words) or a file system is full.
-  if (error === stdoutFailure() || error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
-  if (error.code === 'ENOSPC' || error.code === 'EDQUOT' || (isOutputError(error) && error.syscall === 'write')) {
-    process.exitCode = EXIT.failed
-    process.stderr.write(`actors: ${error.code === 'EDQUOT' ? 'disk quota exceeded' : error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space in the state root ($ACTORS_HOME) and where the output goes, then retry\n`)
-    return
-  }
-  process.exitCode = EXIT.failed
-  process.stderr.write(`actors: internal error: ${error.message}\n`)
-  if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
-  else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
-  if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})
 }

@@ -1,6 +1,8 @@
 /** `actors emit`: Trace events and token usage, reported from inside a Run. */
 import {checkEmittableKind, emitEvent, emitUsage, resolveEmitTarget} from '../emit.js'
 import {resolveHome} from '../home.js'
+import {plainEmitted, plainUsage} from '../present/emit.js'
+import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
 export const emitCommand = defineCommand({
@@ -24,17 +26,15 @@ export const emitCommand = defineCommand({
     run: {type: 'string', description: 'target Run (default: the Run this command runs in)'},
   },
 
-  async run({args, flags, json}) {
+  async run({args, flags}) {
     // Refused before the Run is even looked up: nothing of it is read or written.
     if (args.kind !== 'usage') checkEmittableKind(args.kind!)
     const target = resolveEmitTarget(resolveHome(flags.home), flags.run)
     if (args.kind === 'usage') {
       const {event, totals} = emitUsage(target, {tokens: flags.tokens, prompt: flags['prompt-tokens'], completion: flags['completion-tokens']})
-      if (!json) process.stderr.write(`actors: ${target.run} usage now ${totals.tokens} tokens\n`)
-      return {run: target.run, event, usage: totals}
+      return documentResult({run: target.run, event, usage: totals}, plainUsage)
     }
     const event = emitEvent(target, {kind: args.kind!, summary: flags.summary, data: flags.data, attention: flags.attention, level: flags.level})
-    if (!json) process.stdout.write(`${event.id}\n`)
-    return {run: target.run, event}
+    return documentResult({run: target.run, event}, plainEmitted)
   },
 })

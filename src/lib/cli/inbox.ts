@@ -1,7 +1,7 @@
 /** `actors inbox`: inside a Run, the messages `actors send` left for it. */
 import {resolveHome} from '../home.js'
-import {messageLine, type InboxRecord} from '../steer/inbox.js'
 import {followInbox, resolveInboxTarget, takeInbox} from '../steer/inbox-reader.js'
+import {inboxFollow, inboxRecords} from '../present/steer.js'
 import {defineCommand} from './definition.js'
 
 export const inboxCommand = defineCommand({
@@ -19,7 +19,7 @@ export const inboxCommand = defineCommand({
     all: {type: 'boolean', description: 'every record of the inbox (all generations), without moving the cursor'},
   },
 
-  async run({flags, json}) {
+  async run({flags}) {
     resolveHome(flags.home)
     const target = resolveInboxTarget()
     if (flags.follow) {
@@ -27,15 +27,8 @@ export const inboxCommand = defineCommand({
       const end = () => stop.abort()
       process.once('SIGINT', end)
       process.once('SIGTERM', end)
-      const print = (records: InboxRecord[]) => {
-        for (const r of records) process.stdout.write(json ? JSON.stringify(r) + '\n' : messageLine(r.message) + '\n')
-      }
-      await followInbox(target, flags.all, print, stop.signal)
-      return undefined
+      return inboxFollow((print) => followInbox(target, flags.all, print, stop.signal))
     }
-    const records = takeInbox(target, flags.all, (list) => {
-      if (!json) for (const r of list) process.stdout.write(messageLine(r.message) + '\n')
-    })
-    return {records}
+    return inboxRecords((print) => takeInbox(target, flags.all, print))
   },
 })

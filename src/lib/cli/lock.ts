@@ -3,8 +3,9 @@ import {parseDuration} from '../duration.js'
 import {usageError} from '../errors.js'
 import {resolveHome} from '../home.js'
 import {execWithLock} from '../locks/exec.js'
-import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease, type AcquireReply} from '../locks/ops.js'
-import {formatLockLine, type LockView} from '../locks/views.js'
+import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
+import {plainAcquired, plainLockStatus, plainReleased, plainRenewed} from '../present/locks.js'
+import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
 const NAME_ARG = {description: 'lock name (letters, digits, "_", ".", ":" and "-")', required: true} as const
@@ -14,10 +15,6 @@ const HOLDER_FLAG = {type: 'string', description: 'hold as this named holder ins
 
 function optionalDuration(value: string | undefined, flag: string): number | undefined {
   return value === undefined ? undefined : parseDuration(value, flag)
-}
-
-function printHeld(reply: AcquireReply, verb: string): void {
-  process.stderr.write(`actors: ${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})\n`)
 }
 
 export const lockAcquireCommand = defineCommand({
@@ -32,7 +29,7 @@ export const lockAcquireCommand = defineCommand({
   args: {name: NAME_ARG},
   flags: {slots: SLOTS_FLAG, lease: {type: 'string', description: 'the slot expires after this long unless renewed (actors lock renew)'}, wait: WAIT_FLAG, holder: HOLDER_FLAG},
 
-  async run({args, flags, json}) {
+  async run({args, flags}) {
     const reply = await acquireLock(resolveHome(flags.home), {
       name: args.name!,
       slots: flags.slots,
@@ -40,8 +37,7 @@ export const lockAcquireCommand = defineCommand({
       waitMs: optionalDuration(flags.wait, '--wait'),
       holder: callerHolder(flags.holder),
     })
-    if (!json) printHeld(reply, reply.already ? 'already holds' : 'holds')
-    return reply
+    return documentResult(reply, plainAcquired)
   },
 })
 
@@ -53,10 +49,8 @@ export const lockReleaseCommand = defineCommand({
   args: {name: NAME_ARG},
   flags: {holder: {type: 'string', description: 'release for this named holder'}},
 
-  async run({args, flags, json}) {
-    const reply = releaseLock(resolveHome(flags.home), args.name!, callerHolder(flags.holder))
-    if (!json) process.stderr.write(`actors: ${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
-    return reply
+  async run({args, flags}) {
+    return documentResult(releaseLock(resolveHome(flags.home), args.name!, callerHolder(flags.holder)), plainReleased)
   },
 })
 
@@ -68,10 +62,8 @@ export const lockRenewCommand = defineCommand({
   args: {name: NAME_ARG},
   flags: {holder: {type: 'string', description: 'renew for this named holder'}, lease: {type: 'string', description: 'new lease length (default: the current one)'}},
 
-  async run({args, flags, json}) {
-    const reply = renewLockLease(resolveHome(flags.home), args.name!, callerHolder(flags.holder), optionalDuration(flags.lease, '--lease'))
-    if (!json) printHeld(reply, 'renewed')
-    return reply
+  async run({args, flags}) {
+    return documentResult(renewLockLease(resolveHome(flags.home), args.name!, callerHolder(flags.holder), optionalDuration(flags.lease, '--lease')), plainRenewed)
   },
 })
 
@@ -83,14 +75,8 @@ export const lockStatusCommand = defineCommand({
   args: {name: {description: 'one lock (default: all)'}},
   flags: {},
 
-  async run({args, flags, json}) {
-    const status = lockStatus(resolveHome(flags.home), args.name)
-    if (!json) {
-      const views: LockView[] = 'locks' in status ? status.locks : [status]
-      process.stdout.write(views.length ? views.map((v) => formatLockLine(v)).join('\n') + '\n' : '')
-      if (views.length === 0) process.stderr.write('actors: no locks yet\n')
-    }
-    return status
+  async run({args, flags}) {
+    return documentResult(lockStatus(resolveHome(flags.home), args.name), plainLockStatus)
   },
 })
 
@@ -109,8 +95,8 @@ export const lockExecCommand = defineCommand({
   async run({args, passthrough, flags}) {
     if (!passthrough || passthrough.length === 0) throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
     const reply = await execWithLock(resolveHome(flags.home), {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough})
-    process.exitCode = reply.exit_code
-    return reply
+    // Under --json the summary follows the command's own output; plain: the command's output says it all.
+    return documentResult(reply, undefined, {exitCode: reply.exit_code})
   },
 })
 

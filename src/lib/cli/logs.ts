@@ -1,5 +1,6 @@
 /** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
-import {followToEnd} from '../follow-output.js'
+import {followRun, plainLogText} from '../present/follow.js'
+import {documentResult} from '../present/result.js'
 import {resolveHome} from '../home.js'
 import {requireGeneration} from '../generations/list.js'
 import {tailFile, type StreamName} from '../logs.js'
@@ -17,18 +18,16 @@ export const logsCommand = defineCommand({
     tail: {type: 'integer', description: 'only the last N lines', min: 0},
   },
 
-  async run({args, flags, json}) {
+  async run({args, flags}) {
     const home = resolveHome(flags.home)
     const state = requireGeneration(home, args.run!)
     const stream: StreamName = flags.stderr ? 'stderr' : 'stdout'
     if (flags.follow) {
       // With --tail, start from the last N lines; otherwise from the beginning.
       const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
-      await followToEnd(state.dir, {streams: [stream], json, fromStart: flags.tail === undefined, head})
-      return undefined
+      return followRun(state.dir, {streams: [stream], fromStart: flags.tail === undefined, head})
     }
     const text = tailFile(runFile(state.dir, stream), flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? 64 * 1024 * 1024 : undefined)
-    if (!json) process.stdout.write(text)
-    return {run: state.meta.run, stream, text}
+    return documentResult({run: state.meta.run, stream, text}, plainLogText)
   },
 })

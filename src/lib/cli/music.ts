@@ -1,10 +1,9 @@
 /** `actors music play` (foreground) and `actors music serve` (a standalone playback service): one service core. */
-import {importView} from '../esm-import.js'
 import {usageError} from '../errors.js'
-import {renderPlainLines} from '../music/plain.js'
+import {showPlayback} from '../present/playback.js'
+import {writeNote} from '../present/write.js'
 import {runPlayback, type RunPlaybackOptions} from '../music/runner.js'
 import {PLAYER_NAMES} from '../music/types.js'
-import {decideOutput} from '../output.js'
 import {defineCommand, type FlagDefinition} from './definition.js'
 
 /** The SOURCE argument of both. */
@@ -51,7 +50,7 @@ function playbackOptions(
     volume: flags.volume,
     output: flags.output,
     stateDir: flags['state-dir'],
-    warn: (message) => process.stderr.write(`actors: ${message}\n`),
+    warn: (message) => writeNote(`actors: ${message}\n`),
     onService,
   }
 }
@@ -77,21 +76,9 @@ export const musicPlayCommand = defineCommand({
   },
   normalizeArgv: (tokens) => normalizeBoolArgv(tokens),
 
-  async run({argv, flags, json}) {
+  async run({argv, flags}) {
     // On a TTY the now-playing view mounts on the service; its keys send the service's own requests.
-    const mode = decideOutput(json)
-    const view = mode === 'ink' ? await importView<typeof import('../../views/now-playing-live.js')>('now-playing-live') : undefined
-    let nowPlaying: {close(): Promise<void>} | undefined
-    try {
-      return await runPlayback(
-        playbackOptions(argv, flags, (service) => {
-          if (view) nowPlaying = view.mountNowPlaying(service)
-          else if (mode !== 'json') renderPlainLines(service)
-        }),
-      )
-    } finally {
-      await nowPlaying?.close()
-    }
+    return showPlayback((onService) => runPlayback(playbackOptions(argv, flags, onService)), {ink: true})
   },
 })
 
@@ -117,11 +104,8 @@ export const musicServeCommand = defineCommand({
   },
   normalizeArgv: (tokens) => normalizeBoolArgv(tokens),
 
-  async run({argv, flags, json}) {
-    return runPlayback(
-      playbackOptions(argv, flags, (service) => {
-        if (!json) renderPlainLines(service)
-      }),
-    )
+  async run({argv, flags}) {
+    // Its log stays plain on a terminal too.
+    return showPlayback((onService) => runPlayback(playbackOptions(argv, flags, onService)), {ink: false})
   },
 })

@@ -2,6 +2,8 @@
 import {parseDuration} from '../duration.js'
 import {resolveHome} from '../home.js'
 import {pruneExitCode, pruneRuns} from '../prune.js'
+import {plainPruned} from '../present/prune.js'
+import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
 export const pruneCommand = defineCommand({
@@ -18,20 +20,13 @@ export const pruneCommand = defineCommand({
     'earlier-generations': {type: 'boolean', description: "delete only earlier generations (generations/<n>/), keeping each Run's current one"},
   },
 
-  async run({argv, flags, json}) {
+  async run({argv, flags}) {
     const report = pruneRuns(resolveHome(flags.home), {
       refs: argv,
       olderThanMs: flags['older-than'] === undefined ? undefined : parseDuration(flags['older-than'], '--older-than'),
       keepArtifacts: flags['keep-artifacts'],
       earlierGenerations: flags['earlier-generations'],
     })
-    if (!json) {
-      for (const id of report.pruned) process.stdout.write(`${id}\n`)
-      for (const g of report.pruned_generations ?? []) process.stdout.write(`${g.generations.map((n) => `${g.run}@${n}`).join('\n')}\n`)
-      for (const s of report.skipped) process.stderr.write(`actors: kept ${s.run}: ${s.reason}\n`)
-      process.stderr.write(`actors: pruned ${report.pruned.length} Run(s)\n`)
-    }
-    process.exitCode = pruneExitCode(report)
-    return report
+    return documentResult(report, plainPruned, {exitCode: pruneExitCode(report)})
   },
 })

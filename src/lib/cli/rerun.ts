@@ -2,6 +2,8 @@
 import {resolveHome, resolveRunRef} from '../home.js'
 import {requireRun} from '../run-store.js'
 import {startNextGeneration} from '../steer/next-generation.js'
+import {documentResult} from '../present/result.js'
+import {plainRerun} from '../present/steer.js'
 import {defineCommand} from './definition.js'
 
 export const rerunCommand = defineCommand({
@@ -13,14 +15,9 @@ export const rerunCommand = defineCommand({
   args: {run: {description: 'Run id or state dir, followed by NAME=VALUE arguments', required: true}},
   flags: {},
 
-  async run({args, argv, flags, json}) {
+  async run({args, argv, flags}) {
     const home = resolveHome(flags.home)
     const state = requireRun(home, resolveRunRef(home, args.run!))
-    const started = startNextGeneration(home, state, {assignments: argv.slice(1)})
-    if (!json) {
-      process.stdout.write(`${started.run}\n`)
-      process.stderr.write(`actors: ${started.status} ${started.run} generation ${started.generation} in ${started.state_dir}\n`)
-    }
-    return started
+    return documentResult(startNextGeneration(home, state, {assignments: argv.slice(1)}), plainRerun)
   },
 })

@@ -1,11 +1,13 @@
 /** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
 import {EXIT, usageError} from '../errors.js'
-import {followToEnd} from '../follow-output.js'
+import {followRun} from '../present/follow.js'
+import {launchFailedNote, plainLaunched, plainLaunchFailed, waitingNote} from '../present/launch.js'
+import {documentResult, type CommandResult} from '../present/result.js'
+import {waitResult} from '../present/wait.js'
 import type {LaunchResult} from '../launch.js'
 import {lineageFromEnv, treeOwner} from '../lineage.js'
 import {findLaunchRecipe, launchOverrides, prepareAdHoc, prepareRecipe} from '../prepare-launch.js'
 import {launchPrepared, type PreparedLaunch} from '../run-launcher.js'
-import {waitAndShow} from '../wait/print.js'
 import {resolveHome} from '../home.js'
 import {defineCommand} from './definition.js'
 
@@ -31,7 +33,7 @@ export const runCommand = defineCommand({
     inbox: {type: 'string', description: 'stdin or file: let `actors send` steer this Run (as a Recipe\'s inbox field does)'},
   },
 
-  async run({args, argv, passthrough, flags, json}) {
+  async run({args, argv, passthrough, flags}) {
     const home = resolveHome(flags.home)
     // `run -- COMMAND`: the command is everything after `--` (a Recipe name, if any, comes before it).
     const adHoc = passthrough !== undefined && argv.length === passthrough.length
@@ -43,39 +45,22 @@ export const runCommand = defineCommand({
       prepared = prepareRecipe(findLaunchRecipe(home, args.recipe, flags.recipes), argv.slice(1))
     }
     const launched = launchPrepared(home, prepared, launchOverrides(flags))
-    return afterLaunch(home, launched, flags, json)
+    return afterLaunch(home, launched, flags)
   },
 })
 
-/** Print the launch, then follow or wait when asked. */
-async function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean; follow: boolean}, json: boolean): Promise<unknown> {
-  if (launched.error !== undefined) {
-    // The Run exists but never started (Slurm refused the job): say why, exit 1.
-    process.stderr.write(`actors: ${launched.run} failed to start: ${launched.error}\n  fix: see \`actors logs ${launched.run} --stderr\` and docs/slurm.md\n`)
-    process.exitCode = EXIT.failed
-    if (!json) process.stdout.write(`${launched.run}\n`)
-    return launched
-  }
-  if (flags.follow) {
-    if (json) process.stdout.write(JSON.stringify({type: 'launched', ...launched}) + '\n')
-    else process.stderr.write(`actors: started ${launched.run} (${launched.state_dir})\n`)
-    // Interrupting the view stops following only; the Run keeps going.
-    await followToEnd(launched.state_dir, {streams: ['stdout', 'stderr'], json, fromStart: true})
-    return undefined
-  }
+/** The launch as the result, or following or waiting for the Run when asked. */
+function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean; follow: boolean}): CommandResult {
+  // The Run exists but never started (Slurm refused the job): say why, exit 1.
+  if (launched.error !== undefined) return documentResult(launched, plainLaunchFailed, {notes: launchFailedNote(launched), exitCode: EXIT.failed})
+  // Interrupting the follow view stops following only; the Run keeps going.
+  if (flags.follow) return followRun(launched.state_dir, {streams: ['stdout', 'stderr'], fromStart: true, launched})
   if (flags.wait) {
     // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
-    if (!json) process.stderr.write(`actors: ${launched.status} ${launched.run}; waiting for it to end\n`)
     const lineage = lineageFromEnv()
     // Inside a Run, the batch is credited to it like any wait it makes (its own row then shows the Run).
     const request = {home, owner: treeOwner(home, lineage), ids: [launched.run], any: false, collector: lineage.parent}
-    const outcome = await waitAndShow(request, json, {launched})
-    process.exitCode = outcome.exitCode
-    return undefined
+    return waitResult(request, {extra: {launched}, note: waitingNote(launched)})
   }
-  if (!json) {
-    process.stdout.write(`${launched.run}\n`)
-    process.stderr.write(`actors: ${launched.status} ${launched.run} in ${launched.state_dir}\n`)
-  }
-  return launched
+  return documentResult(launched, plainLaunched)
 }

@@ -4,6 +4,8 @@ import {usageError} from '../errors.js'
 import {resolveHome} from '../home.js'
 import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
 import {sendMessage} from '../steer/send.js'
+import {documentResult} from '../present/result.js'
+import {plainSent} from '../present/steer.js'
 import {defineCommand} from './definition.js'
 
 export const sendCommand = defineCommand({
@@ -21,15 +23,9 @@ export const sendCommand = defineCommand({
   },
   flags: {},
 
-  async run({args, flags, json}) {
+  async run({args, flags}) {
     const message = args.message === '-' ? readStdinMessage() : args.message!
-    const reply = await sendMessage(resolveHome(flags.home), args.run!, message)
-    if (!json) {
-      const how = reply.delivered === 'resumed' ? `resumed as generation ${reply.generation} (${reply.status})` : `delivered to its ${reply.delivered}${reply.written === false ? ' journal; not yet written to stdin' : ''}`
-      process.stderr.write(`actors: ${reply.run}: message ${reply.message_id} ${how}\n`)
-      process.stdout.write(`${reply.message_id}\n`)
-    }
-    return reply
+    return documentResult(await sendMessage(resolveHome(flags.home), args.run!, message), plainSent)
   },
 })
 

@@ -2,8 +2,7 @@
 import {parseDuration} from '../duration.js'
 import {resolveHome, resolveRunRef} from '../home.js'
 import {lineageFromEnv, treeOwner} from '../lineage.js'
-import {unknownRunsProblem} from '../wait/batch.js'
-import {waitAndShow} from '../wait/print.js'
+import {waitResult} from '../present/wait.js'
 import {defineCommand} from './definition.js'
 
 export const waitCommand = defineCommand({
@@ -21,7 +20,7 @@ export const waitCommand = defineCommand({
     timeout: {type: 'string', description: 'give up after this long (500ms, 30s, 5m); exit 124 when nothing was ready'},
   },
 
-  async run({argv, flags, json}) {
+  async run({argv, flags}) {
     const home = resolveHome(flags.home)
     const lineage = lineageFromEnv()
     const request = {
@@ -35,14 +34,6 @@ export const waitCommand = defineCommand({
       collector: lineage.parent,
     }
     // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
-    const outcome = await waitAndShow(request, json)
-    const doc = outcome.document
-    if (outcome.exitCode === 4) {
-      const problem = unknownRunsProblem(doc)
-      process.stderr.write(`actors: ${problem.message}\n  fix: ${problem.fix}\n`)
-    }
-    if (outcome.exitCode === 124) process.stderr.write(`actors: timed out after ${flags.timeout} with nothing ready (${doc.pending_count} still live)\n`)
-    process.exitCode = outcome.exitCode
-    return undefined
+    return waitResult(request, {timeout: flags.timeout})
   },
 })

@@ -5,9 +5,9 @@
  */
 import {formatDuration} from '../duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {collectedNote, rowLabel, rowLevels, type CollectedNote} from '../wait/render.js'
+import {collectedNote, rowLabel, rowLevels, type CollectedNote} from '../present/batch-card.js'
 import {countByStatus} from './run-rows.js'
-import {printableLine} from '../output.js'
+import {printableLine} from '../present/text.js'
 
 export interface CardRow {
   key: string

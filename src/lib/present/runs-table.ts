@@ -1,12 +1,12 @@
 /**
  * The plain-text face of the Run views: the table `actors inspect` prints,
- * and `inspect --watch` without a TTY, which prints the table (or tree) again
- * each time a Run appears, disappears or changes status (separated by an
- * empty line), or one NDJSON snapshot per change under `--json`.
+ * and the change detection of `inspect --watch` without a TTY, which shows
+ * the table (or tree) again each time a Run appears, disappears or changes
+ * status (./inspect.ts: plain text, or one NDJSON snapshot per change).
  */
-import {formatTable} from '../output.js'
-import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from './run-rows.js'
-import {rowsKey, type StateStore} from './runs-store.js'
+import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
+import {rowsKey, type StateSnapshot, type StateStore} from '../views/runs-store.js'
+import {formatTable} from './text.js'
 
 /** The plain table of `rows` ('' when there are none). */
 export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock): string {
@@ -20,19 +20,17 @@ export interface WatchedListing {
   damaged: unknown[]
 }
 
-export interface PlainWatchOptions<T extends WatchedListing> {
-  json: boolean
+export interface WatchChangesOptions<T extends WatchedListing> {
   /** Rows of a read: what is compared to decide that something changed. */
   toRows: (data: T) => RunRow[]
-  /** The plain text of a read (the same as the command prints without --watch). */
-  format: (data: T, clock: Clock) => string
-  write: (text: string) => void
+  /** Show a read that differs from the last one shown (`first`: the first read). */
+  show: (snapshot: StateSnapshot<T>, first: boolean) => void
   /** Ends the watch (SIGINT, SIGTERM, or a test). */
   signal: AbortSignal
 }
 
-/** Print the store's Runs now and after every change until `signal` aborts. */
-export function watchRunsPlain<T extends WatchedListing>(store: StateStore<T>, options: PlainWatchOptions<T>): Promise<void> {
+/** Show the store's Runs now and after every change until `signal` aborts. */
+export function watchRunChanges<T extends WatchedListing>(store: StateStore<T>, options: WatchChangesOptions<T>): Promise<void> {
   let lastKey: string | undefined
   const print = () => {
     const snapshot = store.snapshot()
@@ -41,12 +39,7 @@ export function watchRunsPlain<T extends WatchedListing>(store: StateStore<T>, o
     if (key === lastKey) return
     const first = lastKey === undefined
     lastKey = key
-    if (options.json) {
-      options.write(JSON.stringify({type: 'snapshot', at: new Date(snapshot.readAt).toISOString(), ...snapshot.data}) + '\n')
-      return
-    }
-    const text = options.format(snapshot.data, snapshot)
-    options.write((first ? '' : '\n') + (text || '(no Runs)\n'))
+    options.show(snapshot, first)
   }
   return new Promise((resolve) => {
     const unsubscribe = store.subscribe(print)

@@ -9,7 +9,7 @@
  * next wait), and long-running commands stop at `stdoutClosed`.
  */
 import {writeSync} from 'node:fs'
-import {EXIT} from './errors.js'
+import {EXIT} from '../errors.js'
 
 /** Errors that mean "the output went nowhere", not a bug. */
 const OUTPUT_ERRORS = new Set(['EPIPE', 'ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'ERR_STREAM_DESTROYED'])
@@ -42,7 +42,7 @@ function outputFailed(error: NodeJS.ErrnoException): void {
 
 type WriteCallback = (error?: Error | null) => void
 
-/** True while guardStdout() holds process.stdout unmade: writeStdout() may then write to descriptor 1 itself. */
+/** True while guardStdout() holds process.stdout unmade: writeWhole() may then write to descriptor 1 itself. */
 let direct = false
 
 /**
@@ -50,7 +50,7 @@ let direct = false
  * end, which runs before anything touched stdout): without making it, since
  * Node builds process.stdout on first use and for a pipe that loads the net
  * and stream modules (milliseconds at start-up). The guard then goes on when
- * something first asks for process.stdout, and writeStdout() reaches the
+ * something first asks for process.stdout, and writeWhole() reaches the
  * descriptor directly until then.
  */
 export function guardStdout(options: {lazy?: boolean} = {}): void {
@@ -81,7 +81,7 @@ export function guardStdout(options: {lazy?: boolean} = {}): void {
  * it) hands the rest to process.stdout. Failures are the guard's: a closed
  * reader ends quietly, a full disk says so once.
  */
-export function writeStdout(text: string): void {
+export function writeWhole(text: string): void {
   if (!direct || failure) {
     process.stdout.write(text)
     return

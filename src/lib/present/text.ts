@@ -1,25 +1,4 @@
-/**
- * The one output decision every command makes: `--json` → one JSON document;
- * stdout not a TTY, `CI` set or `TERM=dumb` → plain lines without escape codes;
- * otherwise an Ink view, loaded with dynamic import() only then.
- */
-import {writeStdout} from './output-guard.js'
-
-export type OutputMode = 'json' | 'plain' | 'ink'
-
-export function decideOutput(json: boolean, stream?: NodeJS.WriteStream): OutputMode {
-  if (json) return 'json'
-  // Only now: making process.stdout costs start-up time a --json command need not pay.
-  if (!(stream ?? process.stdout).isTTY) return 'plain'
-  if (process.env.CI !== undefined && process.env.CI !== '' && process.env.CI !== 'false' && process.env.CI !== '0') return 'plain'
-  if (process.env.TERM === 'dumb') return 'plain'
-  return 'ink'
-}
-
-/** Print one JSON document on stdout, in one write. */
-export function printJson(value: unknown): void {
-  writeStdout(JSON.stringify(value, null, 2) + '\n')
-}
+/** Plain text helpers shared by the plain formatters and the Ink views: aligned tables and one safe line of Run-written text. */
 
 /** Width of each column so `rows` of cells line up under `headers` (the plain table and the Ink one alike). */
 export function columnWidths(headers: string[], rows: string[][]): number[] {

@@ -5,8 +5,8 @@
  */
 import {formatDuration} from '../duration.js'
 import {displayStatus} from '../run-summary.js'
-import type {TreeNode} from './forest.js'
-import {formatTreeUsage} from './usage-rollup.js'
+import type {TreeNode} from '../tree/forest.js'
+import {formatTreeUsage} from '../tree/usage-rollup.js'
 import {displayRunName} from '../generations/layout.js'
 
 /** Render trees as text lines (ends with a newline when not empty). */

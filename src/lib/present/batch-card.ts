@@ -5,10 +5,10 @@
  * Pure: it draws a BatchDocument and nothing else.
  */
 import {formatDuration} from '../duration.js'
-import type {BatchDocument, BatchRow} from './batch.js'
-import type {CollectedRun} from './collected.js'
+import type {BatchDocument, BatchRow} from '../wait/batch.js'
+import type {CollectedRun} from '../wait/collected.js'
 import {compareText} from '../compare.js'
-import {printableLine} from '../output.js'
+import {printableLine} from './text.js'
 import {displayRunName} from '../generations/layout.js'
 
 /** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id. */

@@ -1,0 +1,140 @@
+/**
+ * The faces of `actors inspect`: the Run table, the Run forest, one Run in
+ * detail, its generations; and `--watch`, live: the Ink view on a TTY,
+ * otherwise the same text as without --watch printed again after every
+ * change (NDJSON snapshots under --json), until SIGINT or SIGTERM.
+ */
+import {formatDuration} from '../duration.js'
+import {importView} from '../esm-import.js'
+import type {GenerationListing} from '../generations/list.js'
+import {displayRunName} from '../generations/layout.js'
+import type {RunDetail, RunListing} from '../inspect.js'
+import type {Forest} from '../tree/forest.js'
+import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
+import {createStateStore, type StateStore} from '../views/runs-store.js'
+import {stdoutClosed} from './output-guard.js'
+import {liveResult, type LiveResult, type TextSinks} from './result.js'
+import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table.js'
+import {printableLine} from './text.js'
+import {renderForest} from './tree.js'
+import {writeNdjson, writeOut} from './write.js'
+
+const NO_RUNS = 'no Runs yet; start one with `actors run demo`\n'
+
+function noteDamaged(damaged: Array<{state_dir: string; error: string}>, to: TextSinks): void {
+  for (const d of damaged) to.note(`actors: skipped ${d.state_dir}: ${d.error}\n`)
+}
+
+/** `inspect`: the table of Runs. */
+export function plainListing(listing: RunListing, to: TextSinks): void {
+  to.out(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
+  if (!listing.runs.length) to.note(NO_RUNS)
+  noteDamaged(listing.damaged, to)
+}
+
+/** `inspect --tree`: the Run forest. */
+export function plainForest(forest: Forest, to: TextSinks): void {
+  to.out(renderForest(forest.forest))
+  if (!forest.forest.length) to.note(NO_RUNS)
+  noteDamaged(forest.damaged, to)
+}
+
+/** `inspect RUN --generations`. */
+export function plainGenerations(listing: GenerationListing, to: TextSinks): void {
+  const widths = [3, 36, 9, 24, 24]
+  const line = (cells: string[]) => cells.map((c, i) => (i < widths.length ? c.padEnd(widths[i]) : c)).join('  ').trimEnd()
+  const lines = [line(['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'])]
+  for (const g of listing.generations) {
+    lines.push(line([String(g.generation), g.run_instance_id, g.status, g.started_at ?? '-', g.ended_at ?? '-', `${g.exit_code ?? '-'}${g.current ? '  (current)' : ''}`]))
+  }
+  to.out(lines.join('\n') + '\n')
+}
+
+/** `inspect RUN`: one Run in detail. */
+export function plainDetail(d: RunDetail, to: TextSinks): void {
+  const lines = [
+    `run:        ${displayRunName(d.run, d.generation)}`,
+    `instance:   ${d.run_instance_id}`,
+    `generation: ${d.generation}`,
+    `recipe:     ${d.recipe ?? '(ad-hoc)'}`,
+    `status:     ${d.status}${d.exit_code !== null ? ` (exit ${d.exit_code})` : ''}${d.result?.reason ? ` reason ${d.result.reason}` : ''}`,
+    `argv:       ${JSON.stringify(d.meta.argv)}`,
+    `started:    ${d.started_at ?? '-'}`,
+    `duration:   ${formatDuration(d.duration_ms ?? undefined)}`,
+    `parent:     ${d.parent ?? '-'}`,
+    `state dir:  ${d.state_dir}`,
+  ]
+  if (d.executor && d.executor !== 'local') lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
+  if (d.controls.length) lines.push(`controls:   ${d.controls.join(', ')}`)
+  for (const a of d.artifacts) lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
+  if (d.trace.length) {
+    lines.push('trace:')
+    for (const e of d.trace) lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${printableLine(e.summary)}` : ''}`)
+  }
+  to.out(lines.join('\n') + '\n')
+}
+
+/** `inspect --tree --watch` (`RUN --watch`: its subtree): `read` gives the forest. */
+export function watchForest(home: string, ref: string | undefined, read: () => Forest): LiveResult {
+  return watchRuns(home, read, {
+    title: `actors · Run tree${ref ? ` of ${ref}` : ''} · ${home}`,
+    layout: 'tree',
+    toRows: treeRows,
+    format: (forest) => renderForest(forest.forest),
+  })
+}
+
+/** `inspect --watch`: `read` gives the (filtered) listing. */
+export function watchListing(home: string, read: () => RunListing): LiveResult {
+  return watchRuns(home, read, {
+    title: `actors · Runs · ${home}`,
+    layout: 'table',
+    toRows: tableRows,
+    format: (listing, clock) => formatRunTable(tableRows(listing), 'table', clock),
+  })
+}
+
+/** What a watch shows: a title (Ink), the layout, the rows of a read and its plain text. */
+interface WatchView<T> {
+  title: string
+  layout: Layout
+  toRows: (data: T) => RunRow[]
+  format: (data: T, clock: Clock) => string
+}
+
+/**
+ * `read` (the listing or the forest) shown live. The store
+ * reads once on creation: an unknown RUN fails fast there (exit 4), before
+ * any watching.
+ */
+function watchRuns<T extends WatchedListing>(home: string, read: () => T, view: WatchView<T>): LiveResult {
+  const plainly = (show: (snapshot: {data: T; readAt: number; now: number}, first: boolean) => void) => async () => {
+    const store = createStateStore(home, read, {tickMs: 0})
+    try {
+      const stop = new AbortController()
+      const end = () => stop.abort()
+      process.once('SIGINT', end)
+      process.once('SIGTERM', end)
+      // A reader that went away (`| head`) ends the watch too.
+      stdoutClosed.addEventListener('abort', end, {once: true})
+      await watchRunChanges(store, {toRows: view.toRows, show, signal: stop.signal})
+    } finally {
+      store.close()
+    }
+    return undefined
+  }
+  return liveResult({
+    json: plainly((snapshot) => writeNdjson({type: 'snapshot', at: new Date(snapshot.readAt).toISOString(), ...snapshot.data})),
+    plain: plainly((snapshot, first) => writeOut((first ? '' : '\n') + (view.format(snapshot.data, snapshot) || '(no Runs)\n'))),
+    ink: async () => {
+      const store: StateStore<T> = createStateStore(home, read, {tickMs: 1000})
+      try {
+        const {showRunsLive} = await importView<typeof import('../../views/runs-live.js')>('runs-live')
+        await showRunsLive(store, view)
+      } finally {
+        store.close()
+      }
+      return undefined
+    },
+  })
+}

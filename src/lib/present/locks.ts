@@ -1,0 +1,30 @@
+/** The plain faces of `actors lock ...`: what was taken, released or renewed on stderr; `lock status` one line per lock. */
+import type {AcquireReply} from '../locks/ops.js'
+import {formatLockLine, type LockView} from '../locks/views.js'
+import type {TextSinks} from './result.js'
+
+function held(reply: AcquireReply, verb: string, to: TextSinks): void {
+  to.note(`actors: ${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})\n`)
+}
+
+/** `lock acquire`. */
+export function plainAcquired(reply: AcquireReply, to: TextSinks): void {
+  held(reply, reply.already ? 'already holds' : 'holds', to)
+}
+
+/** `lock renew`. */
+export function plainRenewed(reply: AcquireReply, to: TextSinks): void {
+  held(reply, 'renewed', to)
+}
+
+/** `lock release`. */
+export function plainReleased(reply: LockView & {holder: string}, to: TextSinks): void {
+  to.note(`actors: ${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
+}
+
+/** `lock status`: one line per lock. */
+export function plainLockStatus(status: LockView | {locks: LockView[]}, to: TextSinks): void {
+  const views: LockView[] = 'locks' in status ? status.locks : [status]
+  to.out(views.length ? views.map((v) => formatLockLine(v)).join('\n') + '\n' : '')
+  if (views.length === 0) to.note('actors: no locks yet\n')
+}

@@ -1,0 +1,45 @@
+/**
+ * Failures as the user sees them (both front ends): a message and fix on
+ * stderr, the error document under --json, the exit code.
+ */
+import {EXIT, isActorsError} from '../errors.js'
+import {isOutputError, stdoutFailure} from './output-guard.js'
+import {printJson} from './write.js'
+
+/**
+ * The single place where a failure becomes a message and an exit code.
+ * ActorsErrors are user-facing (message, fix, documented exit code, no stack
+ * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
+ */
+export function reportError(error: Error & {code?: string; syscall?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+  if (isActorsError(error)) {
+    process.exitCode = error.exitCode
+    process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
+    if (json) printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
+    return
+  }
+  const oclifExit = error.oclif?.exit
+  if (oclifExit !== undefined || error.name === 'CLIError' || /Parse|Flag|Arg/.test(error.constructor?.name ?? '')) {
+    const code = oclifExit === 0 ? 0 : EXIT.usage
+    process.exitCode = code
+    if (code !== 0) {
+      const id = commandId?.replaceAll(':', ' ') ?? ''
+      process.stderr.write(`actors: ${error.message.trim()}\n  fix: see \`actors ${id} --help\`\n`)
+      if (json) printJson({error: {message: error.message.trim(), exit_code: code, fix: `actors ${id} --help`}})
+    }
+    return
+  }
+  if (error.code === 'EEXIT') return
+  // stdout went away (the output guard already said so, or a closed pipe needs no words) or a file system is full.
+  if (error === stdoutFailure() || error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
+  if (error.code === 'ENOSPC' || error.code === 'EDQUOT' || (isOutputError(error) && error.syscall === 'write')) {
+    process.exitCode = EXIT.failed
+    process.stderr.write(`actors: ${error.code === 'EDQUOT' ? 'disk quota exceeded' : error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space in the state root ($ACTORS_HOME) and where the output goes, then retry\n`)
+    return
+  }
+  process.exitCode = EXIT.failed
+  process.stderr.write(`actors: internal error: ${error.message}\n`)
+  if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
+  else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
+  if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})
+}

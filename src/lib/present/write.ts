@@ -1,0 +1,45 @@
+/**
+ * The one writer of stdout (the Ink views aside, which draw through ink):
+ * a JSON document, an NDJSON line, plain text, each optionally acknowledged
+ * once handed to the OS. Every command's `--json` output goes through here,
+ * so its format (two-space indent, trailing newline; NDJSON: one compact
+ * object a line) is decided once.
+ */
+import {writeWhole} from './output-guard.js'
+
+/** Write text to stdout and resolve once it was handed to the OS (reject on EPIPE and the like). */
+export function writeStdout(text: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    process.stdout.write(text, (error) => (error ? reject(error) : resolve()))
+  })
+}
+
+/** Plain text on stdout, not waited for. */
+export function writeOut(text: string): void {
+  process.stdout.write(text)
+}
+
+/** Human text on stderr. */
+export function writeNote(text: string): void {
+  process.stderr.write(text)
+}
+
+/** One JSON document as printed: indented, ending with a newline. */
+export function jsonDocument(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n'
+}
+
+/** Print one JSON document on stdout (in one write(2) when nothing made process.stdout yet: see writeWhole). */
+export function printJson(value: unknown): void {
+  writeWhole(jsonDocument(value))
+}
+
+/** Print one JSON document on stdout and resolve once it was handed to the OS (a batch is marked reported only then). */
+export function printJsonAcknowledged(value: unknown): Promise<void> {
+  return writeStdout(jsonDocument(value))
+}
+
+/** One NDJSON line on stdout: an event of a stream (`--follow`, `--watch` under --json). */
+export function writeNdjson(value: unknown): void {
+  process.stdout.write(JSON.stringify(value) + '\n')
+}
