@@ -29,7 +29,7 @@ for (const file of readdirSync('src/views').filter((f) => /\.tsx?$/.test(f))) {
 
 /**
  * The CommonJS CLI must never bundle a view (they import ESM-only ink): views
- * are loaded at run time with importView() from src/lib/esm-import.ts.
+ * are loaded at run time with importView() from src/lib/platform/esm-import.ts.
  */
 const viewsStayOut = {
   name: 'views-stay-out',
@@ -37,7 +37,7 @@ const viewsStayOut = {
     b.onResolve({filter: /views\/[^/]+\.js$/}, (args) => {
       const target = resolve(args.resolveDir, args.path)
       if (dirname(target) !== resolve('src/views')) return undefined
-      return {errors: [{text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/esm-import.ts`}]}
+      return {errors: [{text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/platform/esm-import.ts`}]}
     })
   },
 }

@@ -6,9 +6,9 @@
  */
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
-import {followUpEndedRuns} from './lib/after-run.js'
+import {followUpEndedRuns} from './lib/runs/after-run.js'
 import {HOME_FLAG, withFlagDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from './lib/cli/definition.js'
-import {resolveHome} from './lib/home.js'
+import {resolveHome} from './lib/platform/home.js'
 import {present} from './lib/present/present.js'
 import {reportError} from './lib/present/report-error.js'
 import {printJson} from './lib/present/write.js'

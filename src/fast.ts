@@ -7,7 +7,7 @@
  * command) returns false and bin/actors hands the argv to the oclif CLI, so
  * help and every parse error still come from oclif.
  */
-import {followUpEndedRuns} from './lib/after-run.js'
+import {followUpEndedRuns} from './lib/runs/after-run.js'
 import {HOT_COMMANDS} from './lib/cli/hot-commands.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
 import {guardStdout} from './lib/present/output-guard.js'

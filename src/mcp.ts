@@ -14,10 +14,10 @@ import {join} from 'node:path'
 import {reportError} from './lib/present/report-error.js'
 import {mcpCommand} from './lib/cli/mcp.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
-import {ensureHome, resolveHome} from './lib/home.js'
+import {ensureHome, resolveHome} from './lib/platform/home.js'
 import {greet, parseGreetings, type Handover} from './lib/mcp/greeter.js'
 import {policyFromFlags} from './lib/mcp/policy.js'
-import {packageRoot} from './lib/package-root.js'
+import {packageRoot} from './lib/platform/package-root.js'
 
 type ServerBundle = typeof import('./mcp-server.js')
 

@@ -3,7 +3,7 @@
  * Kept separate from the CLI bundle so a live Run costs one small Node process
  * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
  */
-import {superviseRun} from './lib/supervise.js'
+import {superviseRun} from './lib/launch/supervise.js'
 
 const dir = process.argv[2]
 if (!dir) {

@@ -149,7 +149,7 @@ describe('the fast path', () => {
     expect(JSON.parse(cli(['inspect', '--json']).stdout).runs.map((r: {run: string}) => r.run)).toEqual([run])
     expect(cli(['control', run, 'status']).stdout).toMatch(/status: +done/)
     expect(cli(['wait', '--json']).status).toBe(0)
-    // ...and the reading commands load none of the built-ins that cost milliseconds (src/lib/builtins.ts)...
+    // ...and the reading commands load none of the built-ins that cost milliseconds (src/lib/platform/builtins.ts)...
     const loadedBy = (args: string[]) => {
       const list = join(home, 'loaded.txt')
       const preload = join(home, 'list-modules.cjs')

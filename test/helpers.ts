@@ -10,8 +10,8 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
 import {randomUUID} from 'node:crypto'
-import {RUN_SCHEMA} from '../src/lib/run-types.js'
-import {writeJsonAtomic} from '../src/lib/state-files.js'
+import {RUN_SCHEMA} from '../src/lib/runs/types.js'
+import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'actors')

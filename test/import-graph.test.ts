@@ -85,12 +85,25 @@ describe('import graph of src/', () => {
     expect(staticImports(text)).toEqual(['./a.js', './e.js', '../f.js', './side.js'])
     const graph = importGraph()
     // The scan sees real edges: reads depend on locks and state files.
-    expect(graph.get(join(SRC, 'lib/run-store.ts'))).toContain(join(SRC, 'lib/lock.ts'))
+    expect(graph.get(join(SRC, 'lib/runs/store.ts'))).toContain(join(SRC, 'lib/platform/lock.ts'))
     expect(graph.size).toBeGreaterThan(50)
   })
 
   it('has no cycle', () => {
     const cycles = findCycles(importGraph()).map((cycle) => cycle.map((file) => relative(SRC, file)).join(' → '))
     expect(cycles).toEqual([])
+  })
+})
+
+describe('the folders of src/lib/', () => {
+  it('hold every kernel module (none loose at the top) and are each described in the README Layout table, which names no folder that is gone', () => {
+    const lib = join(SRC, 'lib')
+    const entries = readdirSync(lib, {withFileTypes: true})
+    expect(entries.filter((entry) => entry.isFile()).map((entry) => entry.name)).toEqual([])
+    const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
+    const layout = readme.slice(readme.indexOf('## Layout'), readme.indexOf('\n## ', readme.indexOf('## Layout') + 1))
+    const described = [...layout.matchAll(/^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1])).sort()
+    expect(described).toEqual(folders)
   })
 })

@@ -8,14 +8,14 @@ import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {isoTime, randomHex, randomUuid} from '../src/lib/builtins.js'
-import {parseDuration} from '../src/lib/duration.js'
-import {isActorsError} from '../src/lib/errors.js'
-import {resolveRunRef, validateRunId} from '../src/lib/home.js'
-import {withLockSync} from '../src/lib/lock.js'
-import {isSameProcess, readProcessIdentity} from '../src/lib/process-identity.js'
-import {readJsonFile, readJsonLines, writeJsonAtomic} from '../src/lib/state-files.js'
-import {appendTraceEvent, readTraceTail} from '../src/lib/trace.js'
+import {isoTime, randomHex, randomUuid} from '../src/lib/platform/builtins.js'
+import {parseDuration} from '../src/lib/platform/duration.js'
+import {isActorsError} from '../src/lib/platform/errors.js'
+import {resolveRunRef, validateRunId} from '../src/lib/platform/home.js'
+import {withLockSync} from '../src/lib/platform/lock.js'
+import {isSameProcess, readProcessIdentity} from '../src/lib/platform/process-identity.js'
+import {readJsonFile, readJsonLines, writeJsonAtomic} from '../src/lib/platform/state-files.js'
+import {appendTraceEvent, readTraceTail} from '../src/lib/runs/trace.js'
 import {ROOT, removeDir, tempDir} from './helpers.js'
 
 let dir: string
@@ -25,7 +25,7 @@ let stateFilesBundle: string
 beforeAll(async () => {
   bundleDir = tempDir('actors-bundle-')
   stateFilesBundle = join(bundleDir, 'state-files.mjs')
-  await build({entryPoints: [join(ROOT, 'src/lib/state-files.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: stateFilesBundle, logLevel: 'warning'})
+  await build({entryPoints: [join(ROOT, 'src/lib/platform/state-files.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: stateFilesBundle, logLevel: 'warning'})
 })
 afterAll(() => removeDir(bundleDir))
 beforeEach(() => {
@@ -120,7 +120,7 @@ describe('state files', () => {
     const file = join(dir, 'hot.json')
     const stop = join(dir, 'stop')
     writeJsonAtomic(file, {n: 0, pad: 'x'.repeat(200_000)})
-    // A tight loop of writeJsonAtomic (src/lib/state-files.ts, bundled in beforeAll) in a child process while we read.
+    // A tight loop of writeJsonAtomic (src/lib/platform/state-files.ts, bundled in beforeAll) in a child process while we read.
     const child = spawn(process.execPath, ['--input-type=module', '-e', `
       import {writeJsonAtomic} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)};
       import fs from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * The listing cache (src/lib/listing-cache.ts) must never change what
+ * The listing cache (src/lib/runs/listing-cache.ts) must never change what
  * `inspect` shows: every listing below is compared with one made with the
  * cache file removed, after the ways a Run's run.json can change under it.
  */

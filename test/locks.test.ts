@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {releaseLocks, takeLocks} from '../src/lib/locks/core.js'
 import {MAX_JOURNAL_RECORDS} from '../src/lib/locks/journal.js'
-import {readProcessIdentity} from '../src/lib/process-identity.js'
+import {readProcessIdentity} from '../src/lib/platform/process-identity.js'
 import {BIN, actors, actorsAsync, cliEnv, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
 
 let homes: string[] = []

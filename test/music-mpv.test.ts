@@ -11,7 +11,7 @@ import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
-import {sendPlaybackRequest} from '../src/lib/music/standalone-control.js'
+import {sendPlaybackRequest} from '../src/lib/music/playback-kind.js'
 import {BIN, actors, cliEnv, processAlive, readJson, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
 
 let root: string

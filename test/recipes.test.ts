@@ -4,7 +4,7 @@ import {homedir, tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {isActorsError} from '../src/lib/errors.js'
+import {isActorsError} from '../src/lib/platform/errors.js'
 import {
   findRecipe,
   listRecipes,

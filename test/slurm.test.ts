@@ -8,7 +8,7 @@ import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it, onTestFinished} from 'vitest'
 import {ROOT, actors, actorsAsync, homeWithRecipes, homesPerTest, readJson, removeHome, waitFor} from './helpers.js'
-import {findRunProcesses} from '../src/lib/process-tree.js'
+import {findRunProcesses} from '../src/lib/platform/process-tree.js'
 
 function clusterState(): string {
   const r = spawnSync('sinfo', ['-h', '-N', '-o', '%T'], {encoding: 'utf8', timeout: 10_000})

@@ -8,7 +8,7 @@ import {randomUUID} from 'node:crypto'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {writeJsonAtomic} from '../src/lib/state-files.js'
+import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-wait-')

@@ -5,7 +5,7 @@
  * resolves once it is written, so members are marked reported only then.
  */
 import {render} from 'ink'
-import type {RunListing} from '../lib/inspect.js'
+import type {RunListing} from '../lib/runs/inspect.js'
 import {cardModel} from '../lib/views/card-model.js'
 import type {StateStore} from '../lib/views/runs-store.js'
 import {WaitTracker, type WaitScope} from '../lib/views/wait-tracker.js'

@@ -5,7 +5,7 @@
  */
 import {Box, Static, Text} from 'ink'
 import type {CardModel} from '../lib/views/card-model.js'
-import type {RunSummary} from '../lib/run-summary.js'
+import type {RunSummary} from '../lib/runs/summary.js'
 import {displayDuration, statusStyle, type Clock} from '../lib/views/run-rows.js'
 import {CompletionCard} from './completion-card.js'
 

@@ -1,5 +1,5 @@
 /** `actors adopt`: make top-level Runs children of a Run. */
-import {resolveHome} from '../home.js'
+import {resolveHome} from '../platform/home.js'
 import {adoptRuns} from '../steer/adopt.js'
 import {documentResult} from '../present/result.js'
 import {plainAdopted} from '../present/steer.js'

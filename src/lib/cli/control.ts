@@ -1,9 +1,9 @@
 /** `actors control`: runtime actions on a Run, or one of the actions its Recipe declares. */
 import {controlRun} from '../control/control.js'
-import {resolveHome} from '../home.js'
+import {resolveHome} from '../platform/home.js'
 import {plainControlOutcome} from '../present/control.js'
 import {documentResult} from '../present/result.js'
-import {SERVICE_KINDS} from '../service-kinds.js'
+import {SERVICE_KINDS} from '../control/service-kinds.js'
 import {defineCommand} from './definition.js'
 
 export const controlCommand = defineCommand({

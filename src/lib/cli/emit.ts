@@ -1,6 +1,6 @@
 /** `actors emit`: Trace events and token usage, reported from inside a Run. */
-import {checkEmittableKind, emitEvent, emitUsage, resolveEmitTarget} from '../emit.js'
-import {resolveHome} from '../home.js'
+import {checkEmittableKind, emitEvent, emitUsage, resolveEmitTarget} from '../runs/emit.js'
+import {resolveHome} from '../platform/home.js'
 import {plainEmitted, plainUsage} from '../present/emit.js'
 import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'

@@ -1,7 +1,7 @@
 /** `actors lock acquire|release|renew|status|exec`: named resource locks shared by Runs and scripts (SPEC: Resource locks). */
-import {parseDuration} from '../duration.js'
-import {usageError} from '../errors.js'
-import {resolveHome} from '../home.js'
+import {parseDuration} from '../platform/duration.js'
+import {usageError} from '../platform/errors.js'
+import {resolveHome} from '../platform/home.js'
 import {execWithLock} from '../locks/exec.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
 import {plainAcquired, plainLockStatus, plainReleased, plainRenewed} from '../present/locks.js'

@@ -1,10 +1,10 @@
 /** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
 import {followRun, plainLogText} from '../present/follow.js'
 import {documentResult} from '../present/result.js'
-import {resolveHome} from '../home.js'
+import {resolveHome} from '../platform/home.js'
 import {requireGeneration} from '../generations/list.js'
-import {tailFile, type StreamName} from '../logs.js'
-import {runFile} from '../run-store.js'
+import {tailFile, type StreamName} from '../runs/logs.js'
+import {runFile} from '../runs/store.js'
 import {defineCommand} from './definition.js'
 
 export const logsCommand = defineCommand({

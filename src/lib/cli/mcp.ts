@@ -8,7 +8,7 @@
  */
 import {createRequire} from 'node:module'
 import {join} from 'node:path'
-import {packageRoot} from '../package-root.js'
+import {packageRoot} from '../platform/package-root.js'
 import {defineCommand} from './definition.js'
 
 export const mcpCommand = defineCommand({

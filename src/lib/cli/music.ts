@@ -1,5 +1,5 @@
 /** `actors music play` (foreground) and `actors music serve` (a standalone playback service): one service core. */
-import {usageError} from '../errors.js'
+import {usageError} from '../platform/errors.js'
 import {showPlayback} from '../present/playback.js'
 import {writeNote} from '../present/write.js'
 import {runPlayback, type RunPlaybackOptions} from '../music/runner.js'

@@ -1,6 +1,6 @@
 /** `actors recipes [NAME]` and `actors recipes validate PATH...`. */
-import {EXIT} from '../errors.js'
-import {resolveHome} from '../home.js'
+import {EXIT} from '../platform/errors.js'
+import {resolveHome} from '../platform/home.js'
 import {recipesDocument} from '../recipes/document.js'
 import {validateRecipeFiles} from '../recipes/index.js'
 import {plainRecipes, plainValidated} from '../present/recipes.js'

@@ -1,6 +1,6 @@
 /** `actors rerun`: start a finished Run again as its next generation, with some values replaced. */
-import {resolveHome, resolveRunRef} from '../home.js'
-import {requireRun} from '../run-store.js'
+import {resolveHome, resolveRunRef} from '../platform/home.js'
+import {requireRun} from '../runs/store.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {documentResult} from '../present/result.js'
 import {plainRerun} from '../present/steer.js'

@@ -1,14 +1,14 @@
 /** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
-import {EXIT, usageError} from '../errors.js'
+import {EXIT, usageError} from '../platform/errors.js'
 import {followRun} from '../present/follow.js'
 import {launchFailedNote, plainLaunched, plainLaunchFailed, waitingNote} from '../present/launch.js'
 import {documentResult, type CommandResult} from '../present/result.js'
 import {waitResult} from '../present/wait.js'
-import type {LaunchResult} from '../launch.js'
-import {lineageFromEnv, treeOwner} from '../lineage.js'
-import {findLaunchRecipe, launchOverrides, prepareAdHoc, prepareRecipe} from '../prepare-launch.js'
-import {launchPrepared, type PreparedLaunch} from '../run-launcher.js'
-import {resolveHome} from '../home.js'
+import type {LaunchResult} from '../launch/launch.js'
+import {lineageFromEnv, treeOwner} from '../runs/lineage.js'
+import {findLaunchRecipe, launchOverrides, prepareAdHoc, prepareRecipe} from '../launch/prepare-launch.js'
+import {launchPrepared, type PreparedLaunch} from '../launch/run-launcher.js'
+import {resolveHome} from '../platform/home.js'
 import {defineCommand} from './definition.js'
 
 export const runCommand = defineCommand({

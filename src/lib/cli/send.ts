@@ -1,7 +1,7 @@
 /** `actors send`: steer a live Run through its inbox, or resume a finished one with a message. */
 import {readFileSync} from 'node:fs'
-import {usageError} from '../errors.js'
-import {resolveHome} from '../home.js'
+import {usageError} from '../platform/errors.js'
+import {resolveHome} from '../platform/home.js'
 import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
 import {sendMessage} from '../steer/send.js'
 import {documentResult} from '../present/result.js'

@@ -1,7 +1,7 @@
 /** `actors wait`: block until Runs are terminal, then print one completion batch. */
-import {parseDuration} from '../duration.js'
-import {resolveHome, resolveRunRef} from '../home.js'
-import {lineageFromEnv, treeOwner} from '../lineage.js'
+import {parseDuration} from '../platform/duration.js'
+import {resolveHome, resolveRunRef} from '../platform/home.js'
+import {lineageFromEnv, treeOwner} from '../runs/lineage.js'
 import {waitResult} from '../present/wait.js'
 import {defineCommand} from './definition.js'
 

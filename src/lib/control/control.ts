@@ -7,14 +7,14 @@
  * are sent over the Run's endpoint when it has one of its own generation, or
  * left queued for a polling service.
  */
-import {randomUuid} from '../builtins.js'
+import {randomUuid} from '../platform/builtins.js'
 import {existsSync, realpathSync, statSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
-import {ActorsError, EXIT, notActiveError, usageError} from '../errors.js'
-import {resolveRunRef, runsDir} from '../home.js'
-import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
-import {awaitRunEnd} from '../await-run.js'
+import {ActorsError, EXIT, notActiveError, usageError} from '../platform/errors.js'
+import {resolveRunRef, runsDir} from '../platform/home.js'
+import {requireRun, updateRunMeta, type RunState} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
+import {awaitRunEnd} from '../runs/await-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from './endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from './journal.js'

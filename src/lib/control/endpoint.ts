@@ -4,9 +4,9 @@
  * JSON line over its Unix socket (the line-socket transport) and read one
  * reply line (at most MAX_REPLY_BYTES, at most REQUEST_TIMEOUT_MS).
  */
-import {runFile} from '../run-store.js'
-import {readJsonFile} from '../state-files.js'
-import {LineSocketError, MAX_REPLY_BYTES, requestLine} from './line-socket.js'
+import {runFile} from '../runs/store.js'
+import {readJsonFile} from '../platform/state-files.js'
+import {LineSocketError, MAX_REPLY_BYTES, requestLine} from '../platform/line-socket.js'
 
 export const REQUEST_TIMEOUT_MS = 5000
 /** Largest control-endpoint.json we read: it holds a path and three short fields. */
@@ -31,7 +31,7 @@ export interface ControlRequest {
 export type ControlReply = {ok: true; [key: string]: unknown} | {ok: false; error: string; [key: string]: unknown}
 
 /** Why a request got no reply; `unreachable` means nothing was delivered (safe to fall back). */
-export {LineSocketError as EndpointError} from './line-socket.js'
+export {LineSocketError as EndpointError} from '../platform/line-socket.js'
 
 /**
  * The Run's endpoint as written by its service, or undefined when there is

@@ -10,16 +10,16 @@
  * then `claimControl` (fenced by the expected status, so two pollers never
  * both win), then `completeControl` with the reply or the error.
  */
-import {randomUuid} from '../builtins.js'
-import {watchUntil} from '../watch-until.js'
+import {randomUuid} from '../platform/builtins.js'
+import {watchUntil} from '../bell/watch-until.js'
 import {join} from 'node:path'
-import {notActiveError, refusedError, usageError} from '../errors.js'
-import {withLockSync} from '../lock.js'
-import {readRunMetaRaw, runFile} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
-import {readJsonLines, writeFileAtomic} from '../state-files.js'
+import {notActiveError, refusedError, usageError} from '../platform/errors.js'
+import {withLockSync} from '../platform/lock.js'
+import {readRunMetaRaw, runFile} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
+import {readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 import {ACTION_PATTERN, MAX_ACTION_CHARS} from './actions.js'
-import {MAX_REPLY_BYTES} from './line-socket.js'
+import {MAX_REPLY_BYTES} from '../platform/line-socket.js'
 
 export const MAX_INPUT_BYTES = 4096
 export const MAX_PENDING = 64

@@ -9,16 +9,16 @@
  * the verified processes' groups and to every process of the Run found in the
  * process table (setsid'd and re-parented descendants included).
  */
-import {afterRunEnded} from '../after-run.js'
-import {notActiveError} from '../errors.js'
-import {sleepSync, withLockSync} from '../lock.js'
-import {notifyStateChange} from '../notify.js'
-import {isSameProcess, readProcStat, readProcessIdentity} from '../process-identity.js'
-import {findRunProcesses, signalPids, type RunProcessQuery} from '../process-tree.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, writeRunMetaLocked, type RunState} from '../run-store.js'
-import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../run-types.js'
-import {appendTraceEvent} from '../trace.js'
-import {awaitRunEnd} from '../await-run.js'
+import {afterRunEnded} from '../runs/after-run.js'
+import {notActiveError} from '../platform/errors.js'
+import {sleepSync, withLockSync} from '../platform/lock.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
+import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, writeRunMetaLocked, type RunState} from '../runs/store.js'
+import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../runs/types.js'
+import {appendTraceEvent} from '../runs/trace.js'
+import {awaitRunEnd} from '../runs/await-run.js'
 
 export type EndMode = 'stop' | 'kill'
 

@@ -12,11 +12,11 @@
  * completeControl).
  */
 import {readFileSync, unlinkSync} from 'node:fs'
-import {runFile} from '../run-store.js'
-import {writeJsonAtomic} from '../state-files.js'
+import {runFile} from '../runs/store.js'
+import {writeJsonAtomic} from '../platform/state-files.js'
 import type {ControlReply, ControlRequest} from './endpoint.js'
 import {boundedReply, claimControl, completeControl, readControlRecord, type ControlRecord} from './journal.js'
-import {serveLines, socketPathIn} from './line-socket.js'
+import {serveLines, socketPathIn} from '../platform/line-socket.js'
 
 // Services that poll instead of serving a socket use the journal API directly.
 export {claimControl, completeControl, listQueuedControls, readControlRecords} from './journal.js'

@@ -5,14 +5,14 @@
  * refused (exit 5) naming each value that differs. Check and launch happen
  * under one lock per Recipe, so two simultaneous launches cannot both start.
  */
-import {nodeCrypto} from '../builtins.js'
+import {nodeCrypto} from '../platform/builtins.js'
 import {join} from 'node:path'
-import {refusedError} from '../errors.js'
-import {ensureHome} from '../home.js'
-import type {LaunchResult} from '../launch.js'
-import {withLockSync} from '../lock.js'
-import {readIndexedRuns} from '../run-index.js'
-import {isTerminal} from '../run-types.js'
+import {refusedError} from '../platform/errors.js'
+import {ensureHome} from '../platform/home.js'
+import type {LaunchResult} from '../launch/launch.js'
+import {withLockSync} from '../platform/lock.js'
+import {readIndexedRuns} from '../runs/live-index.js'
+import {isTerminal} from '../runs/types.js'
 
 export type SingletonLaunchResult = LaunchResult & {reused?: true}
 

@@ -14,14 +14,14 @@
  */
 import {existsSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
-import {randomUuid} from '../builtins.js'
-import {ActorsError, EXIT, corruptStateError, notActiveError, refusedError, usageError} from '../errors.js'
-import {withLock} from '../lock.js'
-import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../process-identity.js'
-import {readJsonFile, writeJsonAtomic} from '../state-files.js'
+import {randomUuid} from '../platform/builtins.js'
+import {ActorsError, EXIT, corruptStateError, notActiveError, refusedError, usageError} from '../platform/errors.js'
+import {withLock} from '../platform/lock.js'
+import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../platform/process-identity.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {REQUEST_TIMEOUT_MS, requestJsonReply, type ControlReply} from './endpoint.js'
 import {validateControlInput} from './journal.js'
-import {LineSocketError, serveLines} from './line-socket.js'
+import {LineSocketError, serveLines} from '../platform/line-socket.js'
 
 /** What a standalone service publishes about itself. */
 export interface StandaloneEndpoint {

@@ -4,10 +4,10 @@
  * process of the Run, declared actions, the endpoint and the journal. Reading
  * it never signals anything and never fails on a mismatched pid: it reports it.
  */
-import {readProcessIdentity, isSameProcess} from '../process-identity.js'
-import {findRunProcesses} from '../process-tree.js'
-import type {RunState} from '../run-store.js'
-import {isTerminal, type ChildProcessRecord} from '../run-types.js'
+import {readProcessIdentity, isSameProcess} from '../platform/process-identity.js'
+import {findRunProcesses} from '../platform/process-tree.js'
+import type {RunState} from '../runs/store.js'
+import {isTerminal, type ChildProcessRecord} from '../runs/types.js'
 import {generationOf} from '../generations/layout.js'
 import {readControlEndpoint, type ControlEndpoint} from './endpoint.js'
 import {isPendingControl, readControlRecords} from './journal.js'

@@ -4,8 +4,8 @@
  * Recipe's `executor` field, else `ACTORS_EXECUTOR`, else local; every source
  * is validated before anything is created.
  */
-import {usageError, type ActorsError} from '../errors.js'
-import {parseDuration} from '../duration.js'
+import {usageError, type ActorsError} from '../platform/errors.js'
+import {parseDuration} from '../platform/duration.js'
 import {didYouMean} from '../recipes/did-you-mean.js'
 import {shellSplit} from '../recipes/shell-split.js'
 

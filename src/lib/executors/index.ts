@@ -5,7 +5,7 @@
  * (checked through its recorded identity); a Slurm one is a batch job
  * (checked through Slurm, never through this machine's /proc).
  */
-import type {RunMeta} from '../run-types.js'
+import type {RunMeta} from '../runs/types.js'
 import {checkLocalSupervisor} from './local.js'
 import {checkSlurmSupervisor, isSlurmRun} from './slurm.js'
 import type {SupervisorCheck} from './types.js'

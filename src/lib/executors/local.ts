@@ -3,8 +3,8 @@
  * on this machine, alive while its recorded process identity matches.
  */
 import {hostname} from 'node:os'
-import {isSameProcess} from '../process-identity.js'
-import type {RunMeta} from '../run-types.js'
+import {isSameProcess} from '../platform/process-identity.js'
+import type {RunMeta} from '../runs/types.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from './types.js'
 

@@ -4,7 +4,7 @@
  * whether a SIGTERM it receives is Slurm ending the job at its time limit.
  */
 import {hostname} from 'node:os'
-import type {RunMeta} from '../run-types.js'
+import type {RunMeta} from '../runs/types.js'
 import {jobReachedTimeLimit, showSlurmJob} from './slurm-cli.js'
 import {isSlurmRun} from './slurm.js'
 

@@ -5,7 +5,7 @@
  * of every job Slurm remembers is cached for a moment so reading many Slurm
  * Runs costs one `squeue`, not one per Run.
  */
-import {childProcess} from '../builtins.js'
+import {childProcess} from '../platform/builtins.js'
 import {statSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
 

@@ -7,15 +7,15 @@
  * acts: `scancel` for stop and kill (TERM, then KILL after kill_grace),
  * `scontrol suspend`/`resume` for pause and resume.
  */
-import {ActorsError, EXIT, notActiveError} from '../errors.js'
-import {notifyStateChange} from '../notify.js'
-import {binDir} from '../package-root.js'
-import {readRunState, updateRunMeta, type RunState} from '../run-store.js'
-import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../run-types.js'
-import {appendTraceEvent} from '../trace.js'
+import {ActorsError, EXIT, notActiveError} from '../platform/errors.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {binDir} from '../platform/package-root.js'
+import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
+import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../runs/types.js'
+import {appendTraceEvent} from '../runs/trace.js'
 import {kernelStatus} from '../control/status.js'
 import {endRun} from '../control/runtime-actions.js'
-import {watchUntil} from '../watch-until.js'
+import {watchUntil} from '../bell/watch-until.js'
 import {REMOTE_POLL_MS} from './index.js'
 import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
 import {insideOwnJob, isSlurmRun, slurmJobId} from './slurm.js'

@@ -5,7 +5,7 @@
  * (reason timeout) after a time limit, `cancelled` when cancelled outside
  * actors, otherwise `exited`, with Slurm's state kept as `executor_state`.
  */
-import type {RunMeta} from '../run-types.js'
+import type {RunMeta} from '../runs/types.js'
 import type {SlurmOptions} from './choice.js'
 import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from './types.js'

@@ -1,5 +1,5 @@
 /** What an executor answers about a live Run's supervisor (see index.ts). */
-import type {LiveStatus, TerminalStatus} from '../run-types.js'
+import type {LiveStatus, TerminalStatus} from '../runs/types.js'
 
 export type SupervisorCheck =
   /** Still live; `status`, when set, is what the executor says the Run is now (a pending job is queued, a suspended one paused). */

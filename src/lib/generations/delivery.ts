@@ -8,8 +8,8 @@
  * (`<run>@<instance>`) until it is reported, so `wait` reads only those
  * archives, never every Run's history (run-index.ts).
  */
-import {reportedInstance} from '../reported.js'
-import type {RunMeta} from '../run-types.js'
+import {reportedInstance} from '../runs/reported.js'
+import type {RunMeta} from '../runs/types.js'
 import {archivedGenerationDir, generationOf} from './layout.js'
 import {owedGenerations, type OwedGeneration} from './owed.js'
 

@@ -7,8 +7,8 @@
  */
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
-import {usageError} from '../errors.js'
-import {runGeneration, type RunMeta} from '../run-types.js'
+import {usageError} from '../platform/errors.js'
+import {runGeneration, type RunMeta} from '../runs/types.js'
 
 /** A generation's own files: what moves to `generations/<n>/` (run.json last, see move.ts). */
 export const GENERATION_FILES = [

@@ -2,10 +2,10 @@
  * Reading a Run's generations: `inspect RUN --generations` and `RUN@N` in
  * `inspect` and `logs` (SPEC: Generations and steering).
  */
-import {notFoundError} from '../errors.js'
-import {resolveRunRef} from '../home.js'
-import {readRunMetaRaw, readRunResult, requireRun, type RunState} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
+import {notFoundError} from '../platform/errors.js'
+import {resolveRunRef} from '../platform/home.js'
+import {readRunMetaRaw, readRunResult, requireRun, type RunState} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, parseGenerationRef} from './layout.js'
 
 export interface GenerationRow {

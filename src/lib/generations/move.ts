@@ -18,10 +18,10 @@
  */
 import {existsSync, mkdirSync, readdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, join} from 'node:path'
-import {randomHex} from '../builtins.js'
-import {sleepSync, withLockSync} from '../lock.js'
-import {RUN_SCHEMA, type RunMeta} from '../run-types.js'
-import {readJsonFile, writeJsonAtomic} from '../state-files.js'
+import {randomHex} from '../platform/builtins.js'
+import {sleepSync, withLockSync} from '../platform/lock.js'
+import {RUN_SCHEMA, type RunMeta} from '../runs/types.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {GENERATION_FILES, archivedGenerationDir, generationOf, generationsDir} from './layout.js'
 
 // Paths spelled out here (not through run-store.ts, which calls completeMove: no import cycle).

@@ -6,8 +6,8 @@
  * run-index.ts can use it without an import cycle.
  */
 import {join} from 'node:path'
-import {readJsonFile} from '../state-files.js'
-import type {RunMeta} from '../run-types.js'
+import {readJsonFile} from '../platform/state-files.js'
+import type {RunMeta} from '../runs/types.js'
 import {archivedGenerationDir} from './layout.js'
 
 export interface OwedGeneration {

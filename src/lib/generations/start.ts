@@ -5,10 +5,10 @@
  * to the Run id rather than to one generation: the generations still owed to
  * the owner's `wait`.
  */
-import type {RunMeta} from '../run-types.js'
-import {readRunResult} from '../run-store.js'
+import type {RunMeta} from '../runs/types.js'
+import {readRunResult} from '../runs/store.js'
 import {owedAfterArchive} from './delivery.js'
-import {addIndexMarker} from '../run-index.js'
+import {addIndexMarker} from '../runs/live-index.js'
 import {generationOf} from './layout.js'
 import {archiveAndStartLocked, completeMoveLocked} from './move.js'
 import {appendInboxRecord} from '../steer/inbox.js'

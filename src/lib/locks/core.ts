@@ -13,8 +13,8 @@
  * Run-end follow-ups that use this module): callers get the Trace events to
  * append as `traces` (see ops.ts).
  */
-import {notActiveError, refusedError, usageError} from '../errors.js'
-import type {ProcessIdentity} from '../process-identity.js'
+import {notActiveError, refusedError, usageError} from '../platform/errors.js'
+import type {ProcessIdentity} from '../platform/process-identity.js'
 import {appendLockJournal, type JournalRecord} from './journal.js'
 import {settleLockState, type Departure} from './liveness.js'
 import {readLockState, withLockMutexes, writeLockState} from './store.js'

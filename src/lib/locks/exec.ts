@@ -5,8 +5,8 @@
  * it could not release it.
  */
 import {constants} from 'node:os'
-import {childProcess} from '../builtins.js'
-import {ActorsError, EXIT} from '../errors.js'
+import {childProcess} from '../platform/builtins.js'
+import {ActorsError, EXIT} from '../platform/errors.js'
 import {releaseLocks} from './core.js'
 import {acquireLock, appendLockTraces, selfIdentity, type AcquireReply} from './ops.js'
 

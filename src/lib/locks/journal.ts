@@ -5,8 +5,8 @@
  * under the journal's own mutex (`.mutex/#journal.lock`: no lock name has a "#"; always taken last, so it nests under the
  * lock mutexes without any ordering problem).
  */
-import {withLockSync} from '../lock.js'
-import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../state-files.js'
+import {withLockSync} from '../platform/lock.js'
+import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 import {journalFile, lockMutexFile} from './types.js'
 
 export const MAX_JOURNAL_RECORDS = 512

@@ -7,9 +7,9 @@
  * out; a waiter is gone once its waiting process died.
  */
 import {join} from 'node:path'
-import {isSameProcess} from '../process-identity.js'
-import {RUN_SCHEMA, isTerminal, type RunMeta} from '../run-types.js'
-import {readJsonFile} from '../state-files.js'
+import {isSameProcess} from '../platform/process-identity.js'
+import {RUN_SCHEMA, isTerminal, type RunMeta} from '../runs/types.js'
+import {readJsonFile} from '../platform/state-files.js'
 import type {HolderEntry, HolderRef, LockState, WaiterEntry} from './types.js'
 
 /**

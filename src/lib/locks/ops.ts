@@ -4,9 +4,9 @@
  * Run holders are appended here, after the lock mutexes are released.
  */
 import {readdirSync} from 'node:fs'
-import {ActorsError, EXIT, refusedError, usageError} from '../errors.js'
-import {readProcessIdentity, type ProcessIdentity} from '../process-identity.js'
-import {appendTraceEvent} from '../trace.js'
+import {ActorsError, EXIT, refusedError, usageError} from '../platform/errors.js'
+import {readProcessIdentity, type ProcessIdentity} from '../platform/process-identity.js'
+import {appendTraceEvent} from '../runs/trace.js'
 import {releaseLocks, renewLock, settleLock, takeLocks, type LockRequest, type LockTrace} from './core.js'
 import {lockView, type LockView} from './views.js'
 import {waitForLocks} from './wait.js'

@@ -4,7 +4,7 @@
  * rendered for a launch; written without placeholders they are checked at
  * load time too.
  */
-import type {ActorsError} from '../errors.js'
+import type {ActorsError} from '../platform/errors.js'
 import {renderString} from '../recipes/template.js'
 import type {Recipe} from '../recipes/types.js'
 import {isLockName, type LockSpec} from './types.js'

@@ -7,7 +7,7 @@
  * Run's Trace: once result.json exists its Trace is closed.
  */
 import {existsSync, readdirSync} from 'node:fs'
-import type {RunMeta} from '../run-types.js'
+import type {RunMeta} from '../runs/types.js'
 import {releaseLocks} from './core.js'
 import {isLockName, locksDir} from './types.js'
 

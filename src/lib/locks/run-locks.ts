@@ -5,9 +5,9 @@
  * stoppable meanwhile (a stop marks run.json, which the waiting supervisor
  * watches). The supervisor releases them once the command is done.
  */
-import {notifyStateChange} from '../notify.js'
-import {readRunMetaRaw, readRunResult, updateRunMeta} from '../run-store.js'
-import type {RunMeta} from '../run-types.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {readRunMetaRaw, readRunResult, updateRunMeta} from '../runs/store.js'
+import type {RunMeta} from '../runs/types.js'
 import {releaseLocks} from './core.js'
 import {appendLockTraces, selfIdentity} from './ops.js'
 import type {HolderRef, LockSpec} from './types.js'

@@ -1,15 +1,15 @@
 /**
  * Reading and writing lock state files. Every change happens under the
- * lock's mutex (src/lib/lock.ts) with an atomic write; several locks are
+ * lock's mutex (src/lib/platform/lock.ts) with an atomic write; several locks are
  * taken in sorted name order, so two requests for `a,b` and `b,a` can never
  * hold one mutex each and wait for the other. A state file that is corrupt,
  * oversized or of a foreign schema fails closed, naming the file.
  */
 import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
-import {corruptStateError} from '../errors.js'
-import {withLockSync} from '../lock.js'
-import {readJsonFile, writeJsonAtomic} from '../state-files.js'
+import {corruptStateError} from '../platform/errors.js'
+import {withLockSync} from '../platform/lock.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {LOCK_SCHEMA, lockMutexFile, lockStateFile, type LockState} from './types.js'
 
 /**

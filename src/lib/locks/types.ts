@@ -4,8 +4,8 @@
  * holders (one slot each) and the FIFO queue of waiters.
  */
 import {join} from 'node:path'
-import {usageError} from '../errors.js'
-import type {ProcessIdentity} from '../process-identity.js'
+import {usageError} from '../platform/errors.js'
+import type {ProcessIdentity} from '../platform/process-identity.js'
 
 export const LOCK_SCHEMA = 'actors-lock-v1'
 const LOCK_NAME = /^[A-Za-z0-9_.:-]+$/

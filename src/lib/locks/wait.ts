@@ -8,7 +8,7 @@
  * safety re-check catches what rings nobody: a holder process that died.
  */
 import {mkdirSync} from 'node:fs'
-import {Doorbell} from '../wait/doorbell.js'
+import {Doorbell} from '../bell/doorbell.js'
 import {leaseExpired, nextExpiry, settleLockState} from './liveness.js'
 import {leaveQueues, takeLocks, type LockRequest, type LockTrace, type TakeOutcome} from './core.js'
 import {readLockState} from './store.js'

@@ -4,8 +4,8 @@
  * least is lost (oldest finished Runs, long outputs, old trace events), and
  * the cut is said in a `cut` field with how to get the rest.
  */
-import {isTerminal} from '../run-types.js'
-import type {RunListing, RunDetail} from '../inspect.js'
+import {isTerminal} from '../runs/types.js'
+import type {RunListing, RunDetail} from '../runs/inspect.js'
 import type {Forest, TreeNode} from '../tree/forest.js'
 import type {BatchDocument} from '../wait/batch.js'
 

@@ -10,8 +10,8 @@
  * Run holds, as `actors lock` does inside a Run, and its end frees the slot.
  */
 import * as z from 'zod/v4'
-import {parseDuration} from '../duration.js'
-import {usageError} from '../errors.js'
+import {parseDuration} from '../platform/duration.js'
+import {usageError} from '../platform/errors.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
 import type {HolderRef} from '../locks/types.js'
 import type {LockView} from '../locks/views.js'

@@ -4,8 +4,8 @@
  * Recipe files given by path, which are just as arbitrary) only with
  * `--allow-adhoc`. A refusal names the rule and happens before anything starts.
  */
-import {refusedError} from '../errors.js'
-import {validateOwner} from '../lineage.js'
+import {refusedError} from '../platform/errors.js'
+import {validateOwner} from '../runs/lineage.js'
 
 export interface McpPolicy {
   /** Glob patterns of Recipe names that may be launched; undefined: every Recipe. */

@@ -9,8 +9,8 @@
  * either. Checking before the state is read keeps the rule simple and race-free.
  */
 import * as z from 'zod/v4'
-import {resolveRunRef} from '../home.js'
-import {requireRun} from '../run-store.js'
+import {resolveRunRef} from '../platform/home.js'
+import {requireRun} from '../runs/store.js'
 import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {sendMessage} from '../steer/send.js'

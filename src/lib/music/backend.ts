@@ -5,8 +5,8 @@
  * order), always killed as a whole group, continued first if stopped.
  */
 import type {ChildProcess} from 'node:child_process'
-import {childProcess} from '../builtins.js'
-import {readProcessIdentity, type ProcessIdentity, isSameProcess} from '../process-identity.js'
+import {childProcess} from '../platform/builtins.js'
+import {readProcessIdentity, type ProcessIdentity, isSameProcess} from '../platform/process-identity.js'
 import type {PlayerName, Track} from './types.js'
 
 /** What the backend tells the service. */

@@ -5,9 +5,9 @@
  * no service running. A corrupt checkpoint is reported, never trusted.
  */
 import {join} from 'node:path'
-import {isActorsError} from '../errors.js'
-import type {ProcessIdentity} from '../process-identity.js'
-import {readJsonFile, writeJsonAtomic} from '../state-files.js'
+import {isActorsError} from '../platform/errors.js'
+import type {ProcessIdentity} from '../platform/process-identity.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {PLAYBACK_STATES, type PlaybackStatus, type PlayerName, type Track} from './types.js'
 
 export const PLAYBACK_SCHEMA = 'actors-playback-v1'

@@ -8,8 +8,8 @@
  * publishes, and a reply encoding that shortens a long track name rather than
  * failing the reply.
  */
-import {randomUuid} from '../builtins.js'
-import {MAX_REPLY_BYTES, socketPathIn} from '../control/line-socket.js'
+import {randomUuid} from '../platform/builtins.js'
+import {MAX_REPLY_BYTES, socketPathIn} from '../platform/line-socket.js'
 import {
   readStandaloneEndpoint,
   serveStandaloneEndpoint,

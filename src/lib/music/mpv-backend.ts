@@ -7,8 +7,8 @@
 import {unlinkSync} from 'node:fs'
 import type {Socket} from 'node:net'
 import {join} from 'node:path'
-import {socketPathIn} from '../control/line-socket.js'
-import {writeFileAtomic} from '../state-files.js'
+import {socketPathIn} from '../platform/line-socket.js'
+import {writeFileAtomic} from '../platform/state-files.js'
 import {killPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
 import {MpvIpcClient, type MpvEvent} from './mpv-ipc.js'
 

@@ -5,7 +5,7 @@
  * volume change the running track instead of restarting it.
  */
 import type {Socket} from 'node:net'
-import {nodeNet} from '../builtins.js'
+import {nodeNet} from '../platform/builtins.js'
 
 export interface MpvEvent {
   event: string

@@ -5,7 +5,7 @@
  */
 import {accessSync, constants, statSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
-import {ActorsError, EXIT, usageError} from '../errors.js'
+import {ActorsError, EXIT, usageError} from '../platform/errors.js'
 import {PLAYER_NAMES, type OutputMode, type PlayerChoice, type PlayerName} from './types.js'
 
 /** The `auto` order per platform (SPEC: Music). */

@@ -5,7 +5,7 @@
  */
 import {readFileSync, statSync} from 'node:fs'
 import {extname} from 'node:path'
-import {ActorsError, EXIT} from '../errors.js'
+import {ActorsError, EXIT} from '../platform/errors.js'
 import {PLAYLIST_EXTENSIONS} from './types.js'
 
 /** A playlist larger than this is not a playlist. */

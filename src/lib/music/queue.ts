@@ -4,12 +4,12 @@
  * relative entries resolve against the playlist's folder, `|`-separated
  * lists and `~`. Missing entries become warnings; an empty queue is exit 66.
  */
-import {nodeCrypto} from '../builtins.js'
+import {nodeCrypto} from '../platform/builtins.js'
 import {readdirSync, realpathSync, statSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, extname, isAbsolute, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
-import {ActorsError, EXIT} from '../errors.js'
+import {ActorsError, EXIT} from '../platform/errors.js'
 import {isPlaylistFile, readPlaylist} from './playlists.js'
 import {AUDIO_EXTENSIONS, type Track} from './types.js'
 

@@ -3,7 +3,7 @@
  * optional text value. Checked the same way on the client (so bad input is a
  * usage error, exit 2, before anything is sent) and in the service.
  */
-import {InputProblem, usageError} from '../errors.js'
+import {InputProblem, usageError} from '../platform/errors.js'
 import {PLAYBACK_ACTIONS, type PlaybackAction} from './types.js'
 
 export type PlaybackRequest =

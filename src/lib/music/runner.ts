@@ -6,13 +6,13 @@
  * open the endpoint, start, stop cleanly on a request or a signal, and never
  * leave a player process behind.
  */
-import {randomUuid} from '../builtins.js'
+import {randomUuid} from '../platform/builtins.js'
 import {mkdirSync, mkdtempSync, realpathSync, rmSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {resolve} from 'node:path'
-import {ActorsError, EXIT, usageError} from '../errors.js'
+import {ActorsError, EXIT, usageError} from '../platform/errors.js'
 import {serveControlEndpoint} from '../control/service.js'
-import {isSameProcess} from '../process-identity.js'
+import {isSameProcess} from '../platform/process-identity.js'
 import {killPlayerNow, reapOrphanPlayer} from './backend.js'
 import {readCheckpoint, resumePoint, type PlaybackCheckpoint} from './checkpoint.js'
 import type {StandaloneServer} from '../control/standalone.js'

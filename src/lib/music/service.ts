@@ -6,8 +6,8 @@
  * the Run's Trace, and exposes a tiny store (getStatus + subscribe) that plain
  * lines and the Ink now-playing view render.
  */
-import {readProcessIdentity} from '../process-identity.js'
-import {appendTraceEvent} from '../trace.js'
+import {readProcessIdentity} from '../platform/process-identity.js'
+import {appendTraceEvent} from '../runs/trace.js'
 import type {BackendEvents, PlayerBackend} from './backend.js'
 import {PLAYBACK_SCHEMA, writeCheckpoint, type PlaybackCheckpoint} from './checkpoint.js'
 import {MpvBackend} from './mpv-backend.js'

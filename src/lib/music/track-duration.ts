@@ -3,7 +3,7 @@
  * asked of ffprobe or soxi when installed, cached per track, unknown
  * otherwise (then seek by percent is refused with the reason).
  */
-import {childProcess} from '../builtins.js'
+import {childProcess} from '../platform/builtins.js'
 import {findExecutable} from './players.js'
 import type {Track} from './types.js'
 

@@ -4,10 +4,10 @@
  * what is still pending, attention requests and the `actors inspect` hint.
  * Pure: it draws a BatchDocument and nothing else.
  */
-import {formatDuration} from '../duration.js'
+import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument, BatchRow} from '../wait/batch.js'
 import type {CollectedRun} from '../wait/collected.js'
-import {compareText} from '../compare.js'
+import {compareText} from '../platform/compare.js'
 import {printableLine} from './text.js'
 import {displayRunName} from '../generations/layout.js'
 

@@ -1,5 +1,5 @@
 /** The plain faces of `actors emit`: the event id on stdout, or the usage total on stderr. */
-import type {TraceEvent} from '../trace.js'
+import type {TraceEvent} from '../runs/trace.js'
 import type {TextSinks} from './result.js'
 
 /** `emit KIND`: the new event's id. */

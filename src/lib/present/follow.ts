@@ -4,12 +4,12 @@
  * a TTY, NDJSON under `--json`, the raw text otherwise), then the Run's
  * result line and the exit code it implies.
  */
-import {importView} from '../esm-import.js'
-import {EXIT} from '../errors.js'
-import type {LaunchResult} from '../launch.js'
-import {followRunOutput, type OutputChunk, type StreamName} from '../logs.js'
-import {readRunState} from '../run-store.js'
-import {FAILING_STATUSES} from '../run-types.js'
+import {importView} from '../platform/esm-import.js'
+import {EXIT} from '../platform/errors.js'
+import type {LaunchResult} from '../launch/launch.js'
+import {followRunOutput, type OutputChunk, type StreamName} from '../runs/logs.js'
+import {readRunState} from '../runs/store.js'
+import {FAILING_STATUSES} from '../runs/types.js'
 import {createFollowStore} from '../views/follow-store.js'
 import {stdoutClosed} from './output-guard.js'
 import {exitResult, liveResult, type CommandResult, type LiveResult, type TextSinks} from './result.js'

@@ -4,11 +4,11 @@
  * otherwise the same text as without --watch printed again after every
  * change (NDJSON snapshots under --json), until SIGINT or SIGTERM.
  */
-import {formatDuration} from '../duration.js'
-import {importView} from '../esm-import.js'
+import {formatDuration} from '../platform/duration.js'
+import {importView} from '../platform/esm-import.js'
 import type {GenerationListing} from '../generations/list.js'
 import {displayRunName} from '../generations/layout.js'
-import type {RunDetail, RunListing} from '../inspect.js'
+import type {RunDetail, RunListing} from '../runs/inspect.js'
 import type {Forest} from '../tree/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'

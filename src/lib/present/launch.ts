@@ -1,5 +1,5 @@
 /** The plain faces of a launch (`actors run`): the Run id on stdout, how it went on stderr. */
-import type {LaunchResult} from '../launch.js'
+import type {LaunchResult} from '../launch/launch.js'
 import type {TextSinks} from './result.js'
 
 /** A started (or queued) Run. */

@@ -9,7 +9,7 @@
  * next wait), and long-running commands stop at `stdoutClosed`.
  */
 import {writeSync} from 'node:fs'
-import {EXIT} from '../errors.js'
+import {EXIT} from '../platform/errors.js'
 
 /** Errors that mean "the output went nowhere", not a bug. */
 const OUTPUT_ERRORS = new Set(['EPIPE', 'ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'ERR_STREAM_DESTROYED'])

@@ -6,7 +6,7 @@
  * reads the store and never drives playback; under --json nothing until the
  * final document.
  */
-import {importView} from '../esm-import.js'
+import {importView} from '../platform/esm-import.js'
 import type {PlaybackRunResult, RunPlaybackOptions} from '../music/runner.js'
 import type {PlaybackService} from '../music/service.js'
 import {formatClock} from '../music/status.js'

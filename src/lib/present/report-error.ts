@@ -2,7 +2,7 @@
  * Failures as the user sees them (both front ends): a message and fix on
  * stderr, the error document under --json, the exit code.
  */
-import {EXIT, isActorsError} from '../errors.js'
+import {EXIT, isActorsError} from '../platform/errors.js'
 import {isOutputError, stdoutFailure} from './output-guard.js'
 import {printJson} from './write.js'
 

@@ -3,8 +3,8 @@
  * per Run with box-drawing branches, status, duration and usage, and each
  * tree's usage total under its top line.
  */
-import {formatDuration} from '../duration.js'
-import {displayStatus} from '../run-summary.js'
+import {formatDuration} from '../platform/duration.js'
+import {displayStatus} from '../runs/summary.js'
 import type {TreeNode} from '../tree/forest.js'
 import {formatTreeUsage} from '../tree/usage-rollup.js'
 import {displayRunName} from '../generations/layout.js'

@@ -5,8 +5,8 @@
  * The journal marks members reported only after a printer resolves, so a
  * printer settles on the write's callback, not on the call.
  */
-import {importView} from '../esm-import.js'
-import {listActiveSummaries} from '../inspect.js'
+import {importView} from '../platform/esm-import.js'
+import {listActiveSummaries} from '../runs/inspect.js'
 import {createStateStore} from '../views/runs-store.js'
 import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {waitForBatch, type WaitOutcome, type WaitRequest} from '../wait/deliver.js'

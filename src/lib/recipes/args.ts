@@ -5,7 +5,7 @@
  */
 import {homedir} from 'node:os'
 import {resolve} from 'node:path'
-import {InputProblem} from '../errors.js'
+import {InputProblem} from '../platform/errors.js'
 import type {ArgSpec, ArgType} from './types.js'
 
 export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/

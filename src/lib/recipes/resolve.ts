@@ -4,15 +4,15 @@
  * value problems are refused here (exit 2) before anything starts.
  */
 import {dirname, resolve} from 'node:path'
-import {InputProblem} from '../errors.js'
-import {parseDuration} from '../duration.js'
+import {InputProblem} from '../platform/errors.js'
+import {parseDuration} from '../platform/duration.js'
 import {convertArgValue, formatArgSpec, resolvePath} from './args.js'
 import {didYouMean} from './did-you-mean.js'
 import {recipeError, templateWords} from './load.js'
 import {renderString, renderWord} from './template.js'
 import type {Recipe, ResolvedRecipe, RuntimeValues} from './types.js'
 import {renderRecipeLocks} from '../locks/recipe-field.js'
-import {DEFAULT_KILL_GRACE_MS} from '../run-types.js'
+import {DEFAULT_KILL_GRACE_MS} from '../runs/types.js'
 
 /** Split `NAME=VALUE` words into a map, refusing malformed or repeated ones (arrays may repeat to append). */
 function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, string[]> {

@@ -5,12 +5,12 @@
  */
 import {existsSync, readdirSync, realpathSync, statSync} from 'node:fs'
 import {delimiter, extname, isAbsolute, join, resolve} from 'node:path'
-import {isActorsError, usageError} from '../errors.js'
-import {packageRoot} from '../package-root.js'
+import {isActorsError, usageError} from '../platform/errors.js'
+import {packageRoot} from '../platform/package-root.js'
 import {formatArgSpec} from './args.js'
 import {loadRecipeFile, RECIPE_EXTENSIONS, recipeNameOf} from './load.js'
 import type {Recipe} from './types.js'
-import {compareText} from '../compare.js'
+import {compareText} from '../platform/compare.js'
 
 export interface RecipeRoot {
   dir: string

@@ -1,5 +1,5 @@
 /** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
-import type {RunPlan} from '../run-types.js'
+import type {RunPlan} from '../runs/types.js'
 import type {LockSpec} from '../locks/types.js'
 import type {ExecutorChoice} from '../executors/choice.js'
 

@@ -1,9 +1,9 @@
 /** Checking Recipe files on demand (`actors recipes validate`), reporting every file rather than stopping at the first. */
 import {readdirSync, statSync} from 'node:fs'
 import {dirname, extname, join, resolve} from 'node:path'
-import {isActorsError} from '../errors.js'
+import {isActorsError} from '../platform/errors.js'
 import {displayPath, loadRecipeFile, RECIPE_EXTENSIONS} from './load.js'
-import {compareText} from '../compare.js'
+import {compareText} from '../platform/compare.js'
 
 export interface ValidationResult {
   file: string

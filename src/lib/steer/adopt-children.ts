@@ -6,12 +6,12 @@
  * generation's `wait` find them through children.jsonl as usual) and a
  * `runtime.adopted` event lands in both Traces.
  */
-import {withLockSync} from '../lock.js'
-import {runDir} from '../home.js'
-import {runFile, updateRunMeta} from '../run-store.js'
-import {isTerminal, type RunMeta} from '../run-types.js'
-import {readJsonLines} from '../state-files.js'
-import {appendTraceEvent} from '../trace.js'
+import {withLockSync} from '../platform/lock.js'
+import {runDir} from '../platform/home.js'
+import {runFile, updateRunMeta} from '../runs/store.js'
+import {isTerminal, type RunMeta} from '../runs/types.js'
+import {readJsonLines} from '../platform/state-files.js'
+import {appendTraceEvent} from '../runs/trace.js'
 import {childrenLock, type ChildRecord} from '../tree/children.js'
 import {generationOf} from '../generations/layout.js'
 

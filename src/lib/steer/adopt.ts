@@ -5,12 +5,12 @@
  * parent's caps (max-parallel, the tree's budget). Every check passes for
  * every Run before anything is changed.
  */
-import {notActiveError, refusedError, usageError} from '../errors.js'
-import {resolveRunRef} from '../home.js'
-import {withLockSync} from '../lock.js'
-import {notifyStateChange} from '../notify.js'
-import {requireRun, updateRunMeta, type RunState} from '../run-store.js'
-import {isTerminal, type RunMeta} from '../run-types.js'
+import {notActiveError, refusedError, usageError} from '../platform/errors.js'
+import {resolveRunRef} from '../platform/home.js'
+import {withLockSync} from '../platform/lock.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {requireRun, updateRunMeta, type RunState} from '../runs/store.js'
+import {isTerminal, type RunMeta} from '../runs/types.js'
 import {childrenLock, collectDescendants, readChildren, recordChild} from '../tree/children.js'
 import {checkBudget, maxDepth} from '../tree/limits.js'
 import {traceAdoption} from './adopt-children.js'

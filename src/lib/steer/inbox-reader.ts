@@ -5,10 +5,10 @@
  * its supervisor gave it; a process of an earlier generation is refused.
  */
 import {dirname} from 'node:path'
-import {notActiveError, usageError} from '../errors.js'
-import {readRunState, requireRun} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
-import {Doorbell} from '../wait/doorbell.js'
+import {notActiveError, usageError} from '../platform/errors.js'
+import {readRunState, requireRun} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
+import {Doorbell} from '../bell/doorbell.js'
 import {generationOf} from '../generations/layout.js'
 import {saveCursor, unreadRecords, type InboxRecord} from './inbox.js'
 

@@ -7,11 +7,11 @@
  * (`inbox-cursor.json`, one of the generation's own files: each generation
  * reads the messages sent to it).
  */
-import {randomUuid} from '../builtins.js'
+import {randomUuid} from '../platform/builtins.js'
 import {join} from 'node:path'
-import {usageError} from '../errors.js'
-import {withLockSync} from '../lock.js'
-import {appendJsonLine, readJsonFile, readJsonLines, writeFileAtomic, writeJsonAtomic} from '../state-files.js'
+import {usageError} from '../platform/errors.js'
+import {withLockSync} from '../platform/lock.js'
+import {appendJsonLine, readJsonFile, readJsonLines, writeFileAtomic, writeJsonAtomic} from '../platform/state-files.js'
 
 export const MAX_MESSAGE_BYTES = 64 * 1024
 export const MAX_INBOX_RECORDS = 512

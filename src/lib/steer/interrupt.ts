@@ -4,12 +4,12 @@
  * live; the command decides what an interrupt means (an agent stops its
  * current step, a shell loop runs its trap).
  */
-import {notActiveError} from '../errors.js'
-import {withLockSync} from '../lock.js'
-import {readProcStat} from '../process-identity.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
-import {appendTraceEvent} from '../trace.js'
+import {notActiveError} from '../platform/errors.js'
+import {withLockSync} from '../platform/lock.js'
+import {readProcStat} from '../platform/process-identity.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
+import {appendTraceEvent} from '../runs/trace.js'
 import {verifyCommandProcesses} from '../control/runtime-actions.js'
 
 export interface InterruptResult {

@@ -7,8 +7,8 @@
  */
 import {statSync} from 'node:fs'
 import type {Writable} from 'node:stream'
-import {writeJsonAtomic} from '../state-files.js'
-import {Doorbell} from '../wait/doorbell.js'
+import {writeJsonAtomic} from '../platform/state-files.js'
+import {Doorbell} from '../bell/doorbell.js'
 import {inboxFile, messageLine, readInbox, readStdinAck, stdinAckFile} from './inbox.js'
 
 export class StdinPump {

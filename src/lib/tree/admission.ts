@@ -5,10 +5,10 @@
  * and the parent's max-parallel queue.
  */
 import {resolve} from 'node:path'
-import {notActiveError, usageError} from '../errors.js'
-import {isPlainName, runDir} from '../home.js'
-import {launchRun, type LaunchResult, type LaunchSpec} from '../launch.js'
-import {readRunMetaRaw} from '../run-store.js'
+import {notActiveError, usageError} from '../platform/errors.js'
+import {isPlainName, runDir} from '../platform/home.js'
+import {launchRun, type LaunchResult, type LaunchSpec} from '../launch/launch.js'
+import {readRunMetaRaw} from '../runs/store.js'
 import {checkBudget, checkDepth} from './limits.js'
 import {launchChild} from './queue.js'
 

@@ -4,8 +4,8 @@
  * the next queued sibling; and if it was stopped or killed, its own queued
  * children will never be wanted, so cancel them.
  */
-import {runDir} from '../home.js'
-import type {RunMeta} from '../run-types.js'
+import {runDir} from '../platform/home.js'
+import type {RunMeta} from '../runs/types.js'
 import {releaseQueuedChildren} from './queue.js'
 
 /** Start queued siblings of `meta`'s Run and settle its own queue. Never throws. */

@@ -4,8 +4,8 @@
  * ended deepest first, so no child outlives the parent that would have
  * reaped it; queued children never started and are settled `cancelled`.
  */
-import {readRunMetaRaw} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
+import {readRunMetaRaw} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
 import {collectDescendants} from './children.js'
 import {cancelQueuedRun} from './queue.js'
 

@@ -5,10 +5,10 @@
  * all walk these journals instead of scanning the whole state root.
  */
 import {join} from 'node:path'
-import {runDir} from '../home.js'
-import {readRunState, runFile, type RunState} from '../run-store.js'
-import {appendJsonLine, readJsonLines} from '../state-files.js'
-import type {RunMeta} from '../run-types.js'
+import {runDir} from '../platform/home.js'
+import {readRunState, runFile, type RunState} from '../runs/store.js'
+import {appendJsonLine, readJsonLines} from '../platform/state-files.js'
+import type {RunMeta} from '../runs/types.js'
 
 export interface ChildRecord {
   run: string

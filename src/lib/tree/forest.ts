@@ -4,12 +4,12 @@
  * finished children, which belong to its Run id), with status, duration and usage per node and the
  * usage total per tree ("unknown" when any Run in it did not report).
  */
-import {notFoundError} from '../errors.js'
-import {resolveRunRef, runsDir} from '../home.js'
-import {listRuns} from '../run-store.js'
-import {summarizeRun} from '../run-summary.js'
+import {notFoundError} from '../platform/errors.js'
+import {resolveRunRef, runsDir} from '../platform/home.js'
+import {listRuns} from '../runs/store.js'
+import {summarizeRun} from '../runs/summary.js'
 import {combineUsage, runTokens, type TreeUsage} from './usage-rollup.js'
-import {compareText} from '../compare.js'
+import {compareText} from '../platform/compare.js'
 
 export interface TreeNode {
   run: string

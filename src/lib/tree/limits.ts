@@ -3,10 +3,10 @@
  * limits): the depth cap and the root's token budget. Both refuse with exit 5
  * and say what the limit is, so a coordinator can tell "refused" from "failed".
  */
-import {refusedError, usageError} from '../errors.js'
-import {runDir} from '../home.js'
-import {readRunMetaRaw} from '../run-store.js'
-import type {RunMeta} from '../run-types.js'
+import {refusedError, usageError} from '../platform/errors.js'
+import {runDir} from '../platform/home.js'
+import {readRunMetaRaw} from '../runs/store.js'
+import type {RunMeta} from '../runs/types.js'
 import {runTokens, treeUsage, type TreeUsage} from './usage-rollup.js'
 
 export const DEFAULT_MAX_DEPTH = 8

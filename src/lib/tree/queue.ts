@@ -5,12 +5,12 @@
  * parent's children lock, so two launches or two endings at the same moment
  * never overfill the cap and never skip a queued child.
  */
-import {withLockSync} from '../lock.js'
-import {launchRun, startRun, type LaunchResult, type LaunchSpec} from '../launch.js'
+import {withLockSync} from '../platform/lock.js'
+import {launchRun, startRun, type LaunchResult, type LaunchSpec} from '../launch/launch.js'
 import {slurmJobId} from '../executors/slurm.js'
-import {notifyStateChange} from '../notify.js'
-import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../run-store.js'
-import type {RunMeta} from '../run-types.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../runs/store.js'
+import type {RunMeta} from '../runs/types.js'
 import {childrenLock, readChildren, recordChild} from './children.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])

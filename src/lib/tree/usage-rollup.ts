@@ -3,9 +3,9 @@
  * the total unknown: we report what was reported as a lower bound, never as a
  * smaller complete number.
  */
-import {readUsage} from '../usage.js'
+import {readUsage} from '../runs/usage.js'
 import {collectDescendants} from './children.js'
-import type {RunMeta} from '../run-types.js'
+import type {RunMeta} from '../runs/types.js'
 
 export interface TreeUsage {
   /** The tree's total, or null ("unknown") when any Run in it has not reported usage. */

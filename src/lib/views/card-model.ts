@@ -3,7 +3,7 @@
  * `wait --json` prints and the plain card renders) turned into display lines,
  * so the component only lays them out.
  */
-import {formatDuration} from '../duration.js'
+import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
 import {collectedNote, rowLabel, rowLevels, type CollectedNote} from '../present/batch-card.js'
 import {countByStatus} from './run-rows.js'

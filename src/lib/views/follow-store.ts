@@ -5,8 +5,8 @@
  * paths print and from notifications on the Run's dir (status changes).
  */
 import {watch, type FSWatcher} from 'node:fs'
-import {followRunOutput, type StreamName} from '../logs.js'
-import {readRunState} from '../run-store.js'
+import {followRunOutput, type StreamName} from '../runs/logs.js'
+import {readRunState} from '../runs/store.js'
 
 export interface FollowLine {
   id: number

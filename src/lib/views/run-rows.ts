@@ -4,12 +4,12 @@
  * of a table (from the `inspect` listing) or of a tree (from the `inspect
  * --tree` forest), and which rows fit on the screen.
  */
-import {formatDuration} from '../duration.js'
-import type {RunListing} from '../inspect.js'
+import {formatDuration} from '../platform/duration.js'
+import type {RunListing} from '../runs/inspect.js'
 import type {Forest, TreeNode} from '../tree/forest.js'
 import {formatTreeUsage} from '../tree/usage-rollup.js'
-import {isTerminal} from '../run-types.js'
-import {displayStatus} from '../run-summary.js'
+import {isTerminal} from '../runs/types.js'
+import {displayStatus} from '../runs/summary.js'
 import {displayRunName} from '../generations/layout.js'
 
 /** Ink colour names the status styles use. */

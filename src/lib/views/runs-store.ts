@@ -9,8 +9,8 @@
  * live durations move.
  */
 import {watch, type FSWatcher} from 'node:fs'
-import {followUpEndedRuns} from '../after-run.js'
-import {runsDir} from '../home.js'
+import {followUpEndedRuns} from '../runs/after-run.js'
+import {runsDir} from '../platform/home.js'
 
 export interface StateSnapshot<T> {
   data: T

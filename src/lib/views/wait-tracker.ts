@@ -5,9 +5,9 @@
  * Runs store as `inspect --watch`; the completion batch itself stays the wait
  * service's decision.
  */
-import type {RunListing} from '../inspect.js'
-import type {RunSummary} from '../run-summary.js'
-import {isTerminal} from '../run-types.js'
+import type {RunListing} from '../runs/inspect.js'
+import type {RunSummary} from '../runs/summary.js'
+import {isTerminal} from '../runs/types.js'
 
 export interface WaitScope {
   owner: string

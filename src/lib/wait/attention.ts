@@ -5,12 +5,12 @@
  * per-process cache keyed by Trace size keeps repeated wake-ups cheap.
  */
 import {statSync} from 'node:fs'
-import {readJsonLines} from '../state-files.js'
-import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../trace.js'
+import {readJsonLines} from '../platform/state-files.js'
+import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../runs/trace.js'
 import {boundSummary, type AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
 import type {RunEntry} from './select.js'
-import {compareText} from '../compare.js'
+import {compareText} from '../platform/compare.js'
 
 /** Attention levels that wake a wait (`notify` only shows in live views). */
 export const WAKING_ATTENTION = new Set(['followup', 'steer'])

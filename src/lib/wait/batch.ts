@@ -4,12 +4,12 @@
  * `batchExitCode` are pure, so the plain card, the JSON output and the Ink
  * card all show the same document.
  */
-import {randomUuid} from '../builtins.js'
-import {outputTail} from '../logs.js'
-import {readRunResult} from '../run-store.js'
-import {readTraceTail} from '../trace.js'
-import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../run-types.js'
-import {readUsage} from '../usage.js'
+import {randomUuid} from '../platform/builtins.js'
+import {outputTail} from '../runs/logs.js'
+import {readRunResult} from '../runs/store.js'
+import {readTraceTail} from '../runs/trace.js'
+import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../runs/types.js'
+import {readUsage} from '../runs/usage.js'
 import {readCollected, type CollectedRun} from './collected.js'
 import {memberKey, type RunEntry, type Selection} from './select.js'
 

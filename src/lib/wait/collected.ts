@@ -8,12 +8,12 @@
  * coordinator's batch row shows them. Who receives which batch is unchanged.
  */
 import {join} from 'node:path'
-import {runDir} from '../home.js'
-import {withLockSync} from '../lock.js'
-import {firstOutputLine} from '../logs.js'
+import {runDir} from '../platform/home.js'
+import {withLockSync} from '../platform/lock.js'
+import {firstOutputLine} from '../runs/logs.js'
 import {printableLine} from '../present/text.js'
-import {readRunMetaRaw} from '../run-store.js'
-import {readJsonFile, writeJsonAtomic} from '../state-files.js'
+import {readRunMetaRaw} from '../runs/store.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import type {BatchDocument} from './batch.js'
 
 export const COLLECTED_SCHEMA = 'actors-collected-v1'

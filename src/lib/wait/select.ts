@@ -9,8 +9,8 @@
  * terminal" holds. Trees are ordered by their top's terminal time, run id,
  * instance id; inside a tree, preorder.
  */
-import {isTerminal, type RunMeta} from '../run-types.js'
-import {compareText} from '../compare.js'
+import {isTerminal, type RunMeta} from '../runs/types.js'
+import {compareText} from '../platform/compare.js'
 
 export const MAX_MEMBERS = 256
 

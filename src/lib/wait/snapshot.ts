@@ -9,11 +9,11 @@
  * is live plus what it delivers, not the history of the state root, nor the
  * whole backlog of unreported Runs.
  */
-import {runDir} from '../home.js'
-import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../run-index.js'
-import {reportedInstance} from '../reported.js'
-import {readRunState} from '../run-store.js'
-import {isTerminal} from '../run-types.js'
+import {runDir} from '../platform/home.js'
+import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../runs/live-index.js'
+import {reportedInstance} from '../runs/reported.js'
+import {readRunState} from '../runs/store.js'
+import {isTerminal} from '../runs/types.js'
 import type {RunEntry} from './select.js'
 
 export interface SnapshotRequest {

@@ -6,16 +6,16 @@
  */
 import {existsSync, statSync} from 'node:fs'
 import {resolve, sep} from 'node:path'
-import {usageError} from './errors.js'
-import {recipeError} from './recipes/load.js'
-import {validateRunId, runDir} from './home.js'
+import {usageError} from '../platform/errors.js'
+import {recipeError} from '../recipes/load.js'
+import {validateRunId, runDir} from '../platform/home.js'
 import {makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
-import {launchSingleton} from './control/singleton.js'
-import {lineageFromEnv} from './lineage.js'
-import {launchInTree} from './tree/admission.js'
-import {chooseExecutor} from './executors/choice.js'
-import {requireSlurmClient} from './executors/slurm-submit.js'
-import type {ResolvedRecipe, RuntimeValues} from './recipes/types.js'
+import {launchSingleton} from '../control/singleton.js'
+import {lineageFromEnv} from '../runs/lineage.js'
+import {launchInTree} from '../tree/admission.js'
+import {chooseExecutor} from '../executors/choice.js'
+import {requireSlurmClient} from '../executors/slurm-submit.js'
+import type {ResolvedRecipe, RuntimeValues} from '../recipes/types.js'
 
 export interface PreparedLaunch {
   idHint: string

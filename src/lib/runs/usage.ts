@@ -4,10 +4,10 @@
  * budgets can sum usage without replaying every Trace.
  */
 import {join} from 'node:path'
-import {corruptStateError} from './errors.js'
-import {withLockSync} from './lock.js'
-import {runFile} from './run-store.js'
-import {readJsonFile, writeJsonAtomic} from './state-files.js'
+import {corruptStateError} from '../platform/errors.js'
+import {withLockSync} from '../platform/lock.js'
+import {runFile} from './store.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 
 export interface UsageTotals {
   tokens: number

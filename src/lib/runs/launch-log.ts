@@ -9,9 +9,9 @@
  */
 import {appendFileSync, closeSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, statSync} from 'node:fs'
 import {join} from 'node:path'
-import {isoTime} from './builtins.js'
-import {historyCacheDir} from './home.js'
-import {writeFileAtomic} from './state-files.js'
+import {isoTime} from '../platform/builtins.js'
+import {historyCacheDir} from '../platform/home.js'
+import {writeFileAtomic} from '../platform/state-files.js'
 
 const LOG_FILE = 'launches.log'
 const CHUNK = 64 * 1024

@@ -2,10 +2,10 @@
  * Who is launching: the owner and, inside a Run, the parent Run, read from the
  * variables the supervisor gives every command (SPEC: Trees, owners and limits).
  */
-import {usageError} from './errors.js'
-import {isPlainName, runDir} from './home.js'
-import {readRunMetaRaw} from './run-store.js'
-import type {ParentRef} from './run-types.js'
+import {usageError} from '../platform/errors.js'
+import {isPlainName, runDir} from '../platform/home.js'
+import {readRunMetaRaw} from './store.js'
+import type {ParentRef} from './types.js'
 
 export interface Lineage {
   owner: string

@@ -4,13 +4,13 @@
  * crossed the oldest half is dropped under the Run's lock and replaced by one
  * `runtime.trace_compacted` marker saying how many events went.
  */
-import {randomUuid} from './builtins.js'
+import {randomUuid} from '../platform/builtins.js'
 import {join} from 'node:path'
-import {usageError} from './errors.js'
-import {withLockSync} from './lock.js'
-import {runFile} from './run-store.js'
+import {usageError} from '../platform/errors.js'
+import {withLockSync} from '../platform/lock.js'
+import {runFile} from './store.js'
 import {readFileSync, statSync, writeFileSync} from 'node:fs'
-import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from './state-files.js'
+import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
 export const MAX_TRACE_BYTES = 4 * 1024 * 1024

@@ -5,14 +5,14 @@
  */
 import {cpSync, mkdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, join, relative} from 'node:path'
-import {EXIT} from './errors.js'
-import {resolveRunRef, runDir} from './home.js'
-import {withLockSync} from './lock.js'
-import {notifyStateChange} from './notify.js'
-import {compactLaunches, dropIndexMarker, removeRunDirName} from './run-index.js'
-import {listRunIds, readRunMetaRaw, readRunState, runFile, type RunState} from './run-store.js'
-import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from './generations/layout.js'
-import {isTerminal} from './run-types.js'
+import {EXIT} from '../platform/errors.js'
+import {resolveRunRef, runDir} from '../platform/home.js'
+import {withLockSync} from '../platform/lock.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {compactLaunches, dropIndexMarker, removeRunDirName} from './live-index.js'
+import {listRunIds, readRunMetaRaw, readRunState, runFile, type RunState} from './store.js'
+import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from '../generations/layout.js'
+import {isTerminal} from './types.js'
 
 export interface PruneOptions {
   refs: string[]

@@ -2,7 +2,7 @@
  * The shapes of a Run's files (SPEC: Run state dir). Field names are the
  * public contract; extra fields are allowed and kept.
  */
-import type {ProcessIdentity} from './process-identity.js'
+import type {ProcessIdentity} from '../platform/process-identity.js'
 
 export const RUN_SCHEMA = 'actors-run-v1'
 

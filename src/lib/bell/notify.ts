@@ -4,7 +4,7 @@
  * rename; watchers of the state root directory get one inotify event for it
  * without a recursive watch over thousands of Run dirs.
  */
-import {randomHex} from './builtins.js'
+import {randomHex} from '../platform/builtins.js'
 import {renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 

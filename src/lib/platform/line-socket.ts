@@ -10,7 +10,7 @@ import {lstatSync, unlinkSync} from 'node:fs'
 import type {Server, Socket} from 'node:net'
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {nodeCrypto, nodeNet} from '../builtins.js'
+import {nodeCrypto, nodeNet} from './builtins.js'
 
 /** Replies are one line of at most this many bytes, everywhere (SPEC: Control, Music). */
 export const MAX_REPLY_BYTES = 4096

@@ -1,8 +1,8 @@
 /** Recording a Run's declared artifacts in its result: size and sha256 of each file. */
-import {nodeCrypto} from './builtins.js'
+import {nodeCrypto} from '../platform/builtins.js'
 import {openSync, readSync, closeSync, statSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
-import type {ArtifactRecord} from './run-types.js'
+import type {ArtifactRecord} from './types.js'
 
 function sha256File(file: string): string {
   const hash = nodeCrypto().createHash('sha256')

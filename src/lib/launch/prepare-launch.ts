@@ -4,9 +4,9 @@
  * `actors run` and the MCP `run` tool, so both launch exactly the same way.
  */
 import {resolveAdHoc} from './ad-hoc.js'
-import {usageError} from './errors.js'
-import {parseDuration} from './duration.js'
-import {findRecipe, recipeRoots, resolveRecipe, type Recipe} from './recipes/index.js'
+import {usageError} from '../platform/errors.js'
+import {parseDuration} from '../platform/duration.js'
+import {findRecipe, recipeRoots, resolveRecipe, type Recipe} from '../recipes/index.js'
 import type {LaunchOverrides, PreparedLaunch} from './run-launcher.js'
 
 /** An ad-hoc command (`actors run -- COMMAND ARG...`): the argv exactly as given. */

@@ -10,7 +10,7 @@
  * look. This module imports nothing of the kernel, so reads stay at the
  * bottom of the import graph.
  */
-import type {RunMeta} from './run-types.js'
+import type {RunMeta} from './types.js'
 
 export interface EndedRun {
   home: string

@@ -5,10 +5,10 @@
  * process of an earlier generation cannot write into a newer one.
  */
 import {dirname} from 'node:path'
-import {notActiveError, usageError} from './errors.js'
-import {resolveRunRef} from './home.js'
-import {notifyStateChange} from './notify.js'
-import {requireRun} from './run-store.js'
+import {notActiveError, usageError} from '../platform/errors.js'
+import {resolveRunRef} from '../platform/home.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {requireRun} from './store.js'
 import {ATTENTION_LEVELS, appendTraceEvent, type Attention, type TraceEvent} from './trace.js'
 import {addUsage, type UsageTotals} from './usage.js'
 

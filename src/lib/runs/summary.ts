@@ -2,9 +2,9 @@
  * The one flat description of a Run used by listings, JSON output, trees and
  * live views alike, so every view reports the same fields the same way.
  */
-import type {RunState} from './run-store.js'
-import {isTerminal} from './run-types.js'
-import {generationOf} from './generations/layout.js'
+import type {RunState} from './store.js'
+import {isTerminal} from './types.js'
+import {generationOf} from '../generations/layout.js'
 
 export interface RunSummary {
   run: string

@@ -8,10 +8,10 @@
  */
 import {existsSync, writeFileSync} from 'node:fs'
 import {sep} from 'node:path'
-import {runDir} from './home.js'
-import {readRunMetaRaw} from './run-store.js'
-import {readOwedArchive} from './generations/owed.js'
-import {readJsonFile, writeFileAtomic} from './state-files.js'
+import {runDir} from '../platform/home.js'
+import {readRunMetaRaw} from './store.js'
+import {readOwedArchive} from '../generations/owed.js'
+import {readJsonFile, writeFileAtomic} from '../platform/state-files.js'
 
 export const REPORTED_FILE = 'reported.json'
 

@@ -5,11 +5,11 @@
  * slow safety poll for file systems that do not notify.
  */
 import {closeSync, openSync, readSync, statSync} from 'node:fs'
-import {corruptStateError} from './errors.js'
-import {readRunMetaRaw, readRunState, runFile} from './run-store.js'
-import {isRemoteRun, REMOTE_POLL_MS} from './executors/index.js'
-import {isTerminal} from './run-types.js'
-import {Doorbell} from './wait/doorbell.js'
+import {corruptStateError} from '../platform/errors.js'
+import {readRunMetaRaw, readRunState, runFile} from './store.js'
+import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
+import {isTerminal} from './types.js'
+import {Doorbell} from '../bell/doorbell.js'
 
 export type StreamName = 'stdout' | 'stderr'
 

@@ -5,7 +5,7 @@
  * conditions that change without touching the directory, like a process
  * exiting).
  */
-import {Doorbell} from './wait/doorbell.js'
+import {Doorbell} from './doorbell.js'
 
 export interface WatchUntilOptions {
   /** Give up after this long and return the last reading. */

@@ -3,9 +3,9 @@
  * given (never through a shell) and launched with the same defaults a Recipe
  * gets.
  */
-import {usageError} from './errors.js'
-import type {ResolvedRecipe} from './recipes/types.js'
-import {DEFAULT_KILL_GRACE_MS} from './run-types.js'
+import {usageError} from '../platform/errors.js'
+import type {ResolvedRecipe} from '../recipes/types.js'
+import {DEFAULT_KILL_GRACE_MS} from '../runs/types.js'
 
 export function resolveAdHoc(argv: string[]): ResolvedRecipe {
   if (argv.length === 0 || argv[0] === '') {

@@ -7,10 +7,10 @@
  * (see ended-runs.ts).
  */
 import {takeEndedRuns} from './ended-runs.js'
-import {releaseLocksOfEndedRun} from './locks/run-end.js'
-import {notifyStateChange} from './notify.js'
-import type {RunMeta} from './run-types.js'
-import {treeAfterRunEnded} from './tree/after-end.js'
+import {releaseLocksOfEndedRun} from '../locks/run-end.js'
+import {notifyStateChange} from '../bell/notify.js'
+import type {RunMeta} from './types.js'
+import {treeAfterRunEnded} from '../tree/after-end.js'
 
 /** The follow-ups of the end of the Run `meta`. Call outside every lock. Never throws. */
 export function afterRunEnded(home: string, meta: RunMeta): void {

@@ -6,7 +6,7 @@
  * (control/standalone.ts). The first kind answers `status` of a directory no
  * service has used.
  */
-import type {ServiceKind} from './control/standalone.js'
-import {playbackServiceKind} from './music/standalone-control.js'
+import type {ServiceKind} from './standalone.js'
+import {playbackServiceKind} from '../music/playback-kind.js'
 
 export const SERVICE_KINDS: readonly ServiceKind[] = [playbackServiceKind]

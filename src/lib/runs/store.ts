@@ -7,15 +7,15 @@
  */
 import {readdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
-import {completeMove} from './generations/move.js'
+import {completeMove} from '../generations/move.js'
 import {noteEndedRun} from './ended-runs.js'
-import {corruptStateError, notFoundError} from './errors.js'
-import {runDir, runsDir} from './home.js'
-import {withLockSync} from './lock.js'
-import {checkSupervisor, type SupervisorCheck} from './executors/index.js'
-import {readJsonFile, writeJsonAtomic} from './state-files.js'
-import {notifyStateChange} from './notify.js'
-import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './run-types.js'
+import {corruptStateError, notFoundError} from '../platform/errors.js'
+import {runDir, runsDir} from '../platform/home.js'
+import {withLockSync} from '../platform/lock.js'
+import {checkSupervisor, type SupervisorCheck} from '../executors/index.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './types.js'
 
 const KNOWN_STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 

@@ -2,19 +2,19 @@
  * Reading Runs for `actors inspect`: the table of all Runs and the detail of
  * one (meta, result, declared controls, artifacts, trace tail).
  */
-import {compareText} from './compare.js'
-import {usageError} from './errors.js'
-import {isPlainName, resolveRunRef, runsDir} from './home.js'
+import {compareText} from '../platform/compare.js'
+import {usageError} from '../platform/errors.js'
+import {isPlainName, resolveRunRef, runsDir} from '../platform/home.js'
 import {recentLaunches} from './launch-log.js'
-import {addIndexMarker, readIndexedRuns} from './run-index.js'
-import {collectDescendants} from './tree/children.js'
+import {addIndexMarker, readIndexedRuns} from './live-index.js'
+import {collectDescendants} from '../tree/children.js'
 import {sep} from 'node:path'
 import {ListingCache, statKey} from './listing-cache.js'
-import {listRunIds, readListedRun, requireRun, RUN_FILES} from './run-store.js'
-import {requireGeneration} from './generations/list.js'
-import {summarizeRun, type RunSummary} from './run-summary.js'
+import {listRunIds, readListedRun, requireRun, RUN_FILES} from './store.js'
+import {requireGeneration} from '../generations/list.js'
+import {summarizeRun, type RunSummary} from './summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
-import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './run-types.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './types.js'
 
 const ALL_STATUSES: readonly string[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 

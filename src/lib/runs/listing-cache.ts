@@ -20,10 +20,10 @@
  */
 import {mkdirSync, statSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
-import {historyCacheDir, runsDir} from './home.js'
-import {isTerminal, TERMINAL_STATUSES} from './run-types.js'
-import type {RunSummary} from './run-summary.js'
-import {readJsonFile, writeFileAtomic} from './state-files.js'
+import {historyCacheDir, runsDir} from '../platform/home.js'
+import {isTerminal, TERMINAL_STATUSES} from './types.js'
+import type {RunSummary} from './summary.js'
+import {readJsonFile, writeFileAtomic} from '../platform/state-files.js'
 
 /** Past this a cache costs more to parse than it saves; readers then read every run.json. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024

@@ -2,9 +2,9 @@
  * Waiting for one Run to become terminal, woken by the state root's doorbell
  * (see notify.ts). Used by controls that must report the final status.
  */
-import {readRunState, type RunState} from './run-store.js'
-import {isTerminal} from './run-types.js'
-import {watchUntil} from './watch-until.js'
+import {readRunState, type RunState} from './store.js'
+import {isTerminal} from './types.js'
+import {watchUntil} from '../bell/watch-until.js'
 
 /** Resolve with the Run's state once it is terminal (or undefined if its dir vanished), or at the timeout. */
 export function awaitRunEnd(home: string, dir: string, timeoutMs?: number): Promise<RunState | undefined> {
