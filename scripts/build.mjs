@@ -9,6 +9,10 @@
 //    build records from the real server; then it loads dist/mcp-server.cjs
 //    (src/mcp-server.ts: the server with the MCP SDK and zod). bin/actors
 //    loads both for that command only, through the same code cache.
+//  - dist/yaml.cjs: the yaml library (src/yaml.ts), most of what the other
+//    bundles would weigh; loaded through the same code cache the first time a
+//    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
+//    read no Recipe never evaluate it.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
@@ -82,6 +86,14 @@ const noOclif = {
   },
 }
 
+/** yaml lives in dist/yaml.cjs alone (src/yaml.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
+const yamlOnDemand = {
+  name: 'yaml-on-demand',
+  setup(b) {
+    b.onResolve({filter: /^yaml(\/|$)/}, (args) => (args.importer === resolve('src/yaml.ts') ? undefined : {errors: [{text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`}]}))
+  },
+}
+
 const shared = {
   bundle: true,
   platform: 'node',
@@ -107,12 +119,13 @@ const commonJs = {
   define: {'import.meta.url': '__actorsModuleUrl'},
   banner: {js: "const __actorsModuleUrl = require('node:url').pathToFileURL(__filename).href;"},
 }
-await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked]})
-await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif]})
-await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
+await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand]})
+await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {yaml: 'src/yaml.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front with the greeter, and the server with the SDK (and zod); never loaded by any other command.
-await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk]})
-await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv]})
+await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})
+await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand]})
 await build({
   ...shared,
   entryPoints: esmEntries,
