@@ -1,6 +1,9 @@
 // Bundle with esbuild for fast start-up.
-//  - dist/fast.cjs: the hot commands without oclif (src/fast.ts), which
-//    bin/actors tries first for the commands dist/hot-commands.json names.
+//  - dist/fast-<command>.cjs: each hot command without oclif (src/fast.ts
+//    and the command's definition, src/lib/cli/<command>.ts; the hot commands
+//    are those of src/lib/cli/hot-commands.ts), which bin/actors tries first
+//    for the commands dist/hot-commands.json names. One bundle per command:
+//    each compiles and evaluates only what its command imports.
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
@@ -82,7 +85,7 @@ const noMcpSdk = {
 const noOclif = {
   name: 'no-oclif',
   setup(b) {
-    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast.cjs must not load oclif (keep oclif in src/commands and src/base-command.ts)`}]}))
+    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/base-command.ts)`}]}))
   },
 }
 
@@ -120,7 +123,29 @@ const commonJs = {
   banner: {js: "const __actorsModuleUrl = require('node:url').pathToFileURL(__filename).href;"},
 }
 await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand]})
-await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+// The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
+// dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
+await build({...commonJs, entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+const hotCommandNames = Object.keys(createRequire(import.meta.url)(resolve(out, 'hot-commands.cjs')).HOT_COMMANDS)
+rmSync(resolve(out, 'hot-commands.cjs'))
+/** Entry `hot-entry:NAME`: the fast front of NAME with its definition (`NAMECommand` of src/lib/cli/NAME.ts). */
+const hotEntries = {
+  name: 'hot-entries',
+  setup(b) {
+    b.onResolve({filter: /^hot-entry:/}, (args) => ({path: args.path.slice('hot-entry:'.length), namespace: 'hot-entry'}))
+    b.onLoad({filter: /.*/, namespace: 'hot-entry'}, (args) => ({
+      resolveDir: resolve('.'),
+      loader: 'ts',
+      contents: `import {fastFront} from './src/fast.ts'\nimport {${args.path}Command} from './src/lib/cli/${args.path}.ts'\nexport const {command, run} = fastFront(${args.path}Command)\n`,
+    }))
+  },
+}
+await build({...commonJs, entryPoints: hotCommandNames.map((name) => ({in: `hot-entry:${name}`, out: `fast-${name}`})), plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand]})
+for (const name of hotCommandNames) {
+  const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
+  if (front.command !== name) throw new Error(`dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`)
+}
+writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}, plugins: [yamlOnDemand]})
 await build({...commonJs, entryPoints: {yaml: 'src/yaml.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front with the greeter, and the server with the SDK (and zod); never loaded by any other command.
@@ -137,10 +162,6 @@ await build({
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
 })
 
-// The hot commands, from the fast bundle itself: bin/actors reads this list to
-// decide which bundle to load, so there is no second copy to keep in step.
-const {hotCommandNames} = createRequire(import.meta.url)(resolve(out, 'fast.cjs'))
-writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 
 // The greeter's answers (src/lib/mcp/greeter.ts), recorded from the server just built, so they are the SDK's own.
 const {version} = JSON.parse(readFileSync('package.json', 'utf8'))

@@ -1,5 +1,5 @@
 /**
- * The fast front end (dist/fast.cjs) serves the hot commands without oclif.
+ * The fast front end (dist/fast-<command>.cjs) serves the hot commands without oclif.
  * These tests prove three things: it parses exactly what oclif would (or
  * declines), a hot command answers the same through either front end, and the
  * fast path really never loads the oclif bundle.
@@ -196,6 +196,20 @@ describe('the fast path', () => {
       removeDir(lean)
     }
   }, 120_000)
+
+  it('serves each hot command from its own bundle, without the other hot commands', () => {
+    const hot: string[] = JSON.parse(readFileSync(join(ROOT, 'dist', 'hot-commands.json'), 'utf8'))
+    const only = packageWithout(['cli', 'mcp', 'yaml', ...hot.filter((name) => name !== 'inspect').map((name) => `fast-${name}`)])
+    try {
+      const listed = spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'inspect', '--json'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+      expect(listed.stderr).toBe('')
+      expect(JSON.parse(listed.stdout).runs.length).toBeGreaterThan(0)
+      // The launcher is not in that copy at all: `run` has neither its front nor oclif there.
+      expect(spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'run', '--', 'true'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000}).status).not.toBe(0)
+    } finally {
+      removeDir(only)
+    }
+  })
 })
 
 describe('the MCP bundle', () => {
