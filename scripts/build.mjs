@@ -1,6 +1,9 @@
 // Bundle with esbuild for fast start-up.
-//  - dist/fast.cjs: the hot commands without oclif (src/fast.ts), which
-//    bin/actors tries first for the commands dist/hot-commands.json names.
+//  - dist/fast-<command>.cjs: each hot command without oclif (src/fast.ts
+//    and the command's definition, src/lib/cli/<command>.ts; the hot commands
+//    are those of src/lib/cli/hot-commands.ts), which bin/actors tries first
+//    for the commands dist/hot-commands.json names. One bundle per command:
+//    each compiles and evaluates only what its command imports.
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
@@ -9,6 +12,10 @@
 //    build records from the real server; then it loads dist/mcp-server.cjs
 //    (src/mcp-server.ts: the server with the MCP SDK and zod). bin/actors
 //    loads both for that command only, through the same code cache.
+//  - dist/yaml.cjs: the yaml library (src/yaml.ts), most of what the other
+//    bundles would weigh; loaded through the same code cache the first time a
+//    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
+//    read no Recipe never evaluate it.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
@@ -78,7 +85,15 @@ const noMcpSdk = {
 const noOclif = {
   name: 'no-oclif',
   setup(b) {
-    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast.cjs must not load oclif (keep oclif in src/commands and src/base-command.ts)`}]}))
+    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/base-command.ts)`}]}))
+  },
+}
+
+/** yaml lives in dist/yaml.cjs alone (src/yaml.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
+const yamlOnDemand = {
+  name: 'yaml-on-demand',
+  setup(b) {
+    b.onResolve({filter: /^yaml(\/|$)/}, (args) => (args.importer === resolve('src/yaml.ts') ? undefined : {errors: [{text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`}]}))
   },
 }
 
@@ -107,12 +122,35 @@ const commonJs = {
   define: {'import.meta.url': '__actorsModuleUrl'},
   banner: {js: "const __actorsModuleUrl = require('node:url').pathToFileURL(__filename).href;"},
 }
-await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked]})
-await build({...commonJs, entryPoints: {fast: 'src/fast.ts'}, plugins: [viewsStayOut, noOclif]})
-await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}})
+await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand]})
+// The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
+// dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
+await build({...commonJs, entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+const hotCommandNames = Object.keys(createRequire(import.meta.url)(resolve(out, 'hot-commands.cjs')).HOT_COMMANDS)
+rmSync(resolve(out, 'hot-commands.cjs'))
+/** Entry `hot-entry:NAME`: the fast front of NAME with its definition (`NAMECommand` of src/lib/cli/NAME.ts). */
+const hotEntries = {
+  name: 'hot-entries',
+  setup(b) {
+    b.onResolve({filter: /^hot-entry:/}, (args) => ({path: args.path.slice('hot-entry:'.length), namespace: 'hot-entry'}))
+    b.onLoad({filter: /.*/, namespace: 'hot-entry'}, (args) => ({
+      resolveDir: resolve('.'),
+      loader: 'ts',
+      contents: `import {fastFront} from './src/fast.ts'\nimport {${args.path}Command} from './src/lib/cli/${args.path}.ts'\nexport const {command, run} = fastFront(${args.path}Command)\n`,
+    }))
+  },
+}
+await build({...commonJs, entryPoints: hotCommandNames.map((name) => ({in: `hot-entry:${name}`, out: `fast-${name}`})), plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand]})
+for (const name of hotCommandNames) {
+  const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
+  if (front.command !== name) throw new Error(`dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`)
+}
+writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
+await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {yaml: 'src/yaml.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front with the greeter, and the server with the SDK (and zod); never loaded by any other command.
-await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk]})
-await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv]})
+await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})
+await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand]})
 await build({
   ...shared,
   entryPoints: esmEntries,
@@ -124,10 +162,6 @@ await build({
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
 })
 
-// The hot commands, from the fast bundle itself: bin/actors reads this list to
-// decide which bundle to load, so there is no second copy to keep in step.
-const {hotCommandNames} = createRequire(import.meta.url)(resolve(out, 'fast.cjs'))
-writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 
 // The greeter's answers (src/lib/mcp/greeter.ts), recorded from the server just built, so they are the SDK's own.
 const {version} = JSON.parse(readFileSync('package.json', 'utf8'))

@@ -18,6 +18,7 @@ import {ensureHome, resolveHome} from './lib/platform/home.js'
 import {greet, parseGreetings, type Handover} from './lib/mcp/greeter.js'
 import {policyFromFlags} from './lib/mcp/policy.js'
 import {packageRoot} from './lib/platform/package-root.js'
+import {loadBundle} from './lib/platform/bundles.js'
 
 type ServerBundle = typeof import('./mcp-server.js')
 
@@ -78,6 +79,5 @@ async function greetFirst(root: string, version: string): Promise<Handover | 'cl
 
 /** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */
 function loadServer(file: string): ServerBundle {
-  const load = (globalThis as {__actorsLoadBundle?: (name: string) => unknown}).__actorsLoadBundle
-  return (load ? load('mcp-server') : createRequire(import.meta.url)(file)) as ServerBundle
+  return loadBundle<ServerBundle>('mcp-server', () => createRequire(import.meta.url)(file))
 }

@@ -1,5 +1,5 @@
 /**
- * The fast front end (dist/fast.cjs) serves the hot commands without oclif.
+ * The fast front end (dist/fast-<command>.cjs) serves the hot commands without oclif.
  * These tests prove three things: it parses exactly what oclif would (or
  * declines), a hot command answers the same through either front end, and the
  * fast path really never loads the oclif bundle.
@@ -126,6 +126,7 @@ describe('the fast path', () => {
   let home: string
   beforeAll(() => {
     // Without the oclif bundle only the fast path can work; nor the MCP bundle: no hot command may load it.
+    // This copy keeps dist/yaml.cjs (its Recipe is YAML); the lean copy below has none.
     pkg = packageWithout(['cli', 'mcp'])
     home = tempDir()
     mkdirSync(join(home, 'recipes'))
@@ -163,6 +164,51 @@ describe('the fast path', () => {
     // ...while help and the other commands need the oclif bundle this copy lacks.
     expect(cli(['run', '--help']).status).not.toBe(0)
     expect(cli(['recipes']).status).not.toBe(0)
+  })
+
+  it('serves every hot command that reads no YAML Recipe without the yaml bundle, which a YAML Recipe loads', async () => {
+    // The yaml library is its own bundle (dist/yaml.cjs), loaded only when a YAML Recipe is parsed.
+    const lean = packageWithout(['cli', 'mcp', 'yaml'])
+    try {
+      const leanCli = (args: string[]) => spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+      // An ad-hoc Run whose command emits through the same lean CLI: run, emit (inside the Run) and wait.
+      const emitting = leanCli(['run', '--json', '--name', 'lean-emit', '--wait', '--', process.execPath, join(lean, 'bin', 'actors'), 'emit', 'lean.done', '--summary', 'no yaml'])
+      expect(emitting.stderr).toBe('')
+      expect(JSON.parse(emitting.stdout).rows[0]).toMatchObject({run: 'lean-emit', status: 'done'})
+      const detail = JSON.parse(leanCli(['inspect', 'lean-emit', '--json']).stdout)
+      expect(JSON.stringify(detail)).toContain('lean.done')
+      // A JSON Recipe needs no YAML parser.
+      writeFileSync(join(home, 'recipes', 'echo-json.json'), JSON.stringify({args: ['word'], template: 'echo {word}'}))
+      const fromJson = leanCli(['run', '--json', '--wait', 'echo-json', 'word=json'])
+      expect(fromJson.stderr).toBe('')
+      expect(JSON.parse(fromJson.stdout).rows[0]).toMatchObject({status: 'done', output: 'json\n'})
+      const live = JSON.parse(leanCli(['run', '--json', '--', 'sleep', '60']).stdout).run
+      expect(leanCli(['control', live, 'status']).stdout).toMatch(/status: +running/)
+      expect(leanCli(['control', live, 'stop']).status).toBe(0)
+      expect(leanCli(['wait', live, '--json']).status).not.toBe(2)
+      expect(leanCli(['logs', 'lean-emit']).status).toBe(0)
+      const runs = JSON.parse(leanCli(['inspect', '--json']).stdout).runs.map((r: {run: string}) => r.run)
+      expect(runs).toEqual(expect.arrayContaining(['lean-emit', live]))
+      // The package really lacks it: a YAML Recipe cannot start there, and starts where the bundle is (the test above).
+      expect(leanCli(['run', '--json', '--wait', 'echo', 'word=hi']).status).not.toBe(0)
+      expect(cli(['run', '--json', '--wait', 'echo', 'word=again']).status).toBe(0)
+    } finally {
+      removeDir(lean)
+    }
+  }, 120_000)
+
+  it('serves each hot command from its own bundle, without the other hot commands', () => {
+    const hot: string[] = JSON.parse(readFileSync(join(ROOT, 'dist', 'hot-commands.json'), 'utf8'))
+    const only = packageWithout(['cli', 'mcp', 'yaml', ...hot.filter((name) => name !== 'inspect').map((name) => `fast-${name}`)])
+    try {
+      const listed = spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'inspect', '--json'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+      expect(listed.stderr).toBe('')
+      expect(JSON.parse(listed.stdout).runs.length).toBeGreaterThan(0)
+      // The launcher is not in that copy at all: `run` has neither its front nor oclif there.
+      expect(spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'run', '--', 'true'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000}).status).not.toBe(0)
+    } finally {
+      removeDir(only)
+    }
   })
 })
 

@@ -15,6 +15,8 @@ beforeEach(() => {
 afterEach(() => removeHome(home))
 
 const cacheFile = () => join(home, 'runs', '.cache', 'listing.json')
+/** The cache's rows by Run id (each row starts with its Run id). */
+const cachedRows = (): Record<string, unknown[]> => Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
 
 /** `inspect --json` twice: through whatever cache there is, then with none. Both must agree (live Runs' durations tick). */
 function listing() {
@@ -57,8 +59,7 @@ describe('the listing cache', () => {
     await started(live.state_dir)
     listing()
     actors(home, ['inspect', '--json'])
-    const cached = readJson(cacheFile())
-    expect(Object.keys(cached.entries).sort()).toEqual(['bad', 'ok'])
+    expect(Object.keys(cachedRows()).sort()).toEqual(['bad', 'ok'])
 
     // A relaunch under the same name replaces run.json: the new generation shows, not the cached one.
     const relaunched = actors(home, ['run', '--json', '--name', 'ok', '--', 'sleep', '30']).json
@@ -82,29 +83,33 @@ describe('the listing cache', () => {
     // Pruned Runs leave the cache too.
     expect(actors(home, ['prune', 'ok', '--json']).code).toBe(0)
     actors(home, ['inspect', '--json'])
-    expect(Object.keys(readJson(cacheFile()).entries).sort()).toEqual(['live'])
+    expect(Object.keys(cachedRows()).sort()).toEqual(['live'])
   })
 
   it('ignores a cache file that is damaged, foreign or lies about a Run, and rebuilds it', async () => {
     const dir = await finished('one', 'true')
     await finished('two', 'false')
     const expected = listing()
-    for (const text of ['{not json', JSON.stringify({schema: 'other', entries: {}}), '[]', JSON.stringify({schema: 'actors-listing-cache-v2', entries: {}})]) {
+    const foreign = ['{not json', JSON.stringify({schema: 'other', rows: []}), '[]', JSON.stringify({schema: 'actors-listing-cache-v3', entries: {}}), JSON.stringify({schema: 'actors-listing-cache-v4', rows: {}})]
+    for (const text of foreign) {
       writeFileSync(cacheFile(), text)
       expect(actors(home, ['inspect', '--json']).json).toEqual(expected)
-      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v3')
+      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v4')
+      expect(Object.keys(cachedRows()).sort()).toEqual(['one', 'two'])
     }
     // Rows that are damaged, claim a live status, or moved under another Run's id are misses: the state dir is read.
     actors(home, ['inspect', '--json'])
     const cache = readJson(cacheFile())
-    const row = cache.entries.one as unknown[]
+    const {one: row, two: other} = cachedRows()
     const status = row.indexOf('done')
     for (const lie of [
-      {one: row.slice(0, -1)},
-      {one: row.map((v, i) => (i === status ? 'running' : v))},
-      {one: cache.entries.two, two: row},
+      [row.slice(0, -1), other],
+      [row.map((v, i) => (i === status ? 'running' : v)), other],
+      // Each Run's row under the other's id.
+      [['one', ...other.slice(1)], ['two', ...row.slice(1)]],
+      ['one', 7, null, other],
     ]) {
-      writeFileSync(cacheFile(), JSON.stringify({...cache, entries: {...cache.entries, ...lie}}))
+      writeFileSync(cacheFile(), JSON.stringify({...cache, rows: lie}))
       expect(actors(home, ['inspect', '--json']).json.runs).toEqual([
         expect.objectContaining({run: 'one', status: 'done', state_dir: dir}),
         expect.objectContaining({run: 'two', status: 'failed', state_dir: join(home, 'runs', 'two')}),
@@ -117,7 +122,7 @@ describe('the listing cache', () => {
     await finished('second', 'sh', '-c', 'exit 3')
     rmSync(cacheFile(), {force: true})
     const fresh = actors(home, ['inspect', '--json'])
-    expect(readJson(cacheFile()).entries).toHaveProperty('second')
+    expect(cachedRows()).toHaveProperty('second')
     const cached = actors(home, ['inspect', '--json'])
     expect(cached.stdout).toBe(fresh.stdout)
     expect(fresh.json.runs.map((r: {status: string}) => r.status)).toEqual(['done', 'failed'])

@@ -1,4 +1,7 @@
-/** The commands the fast front end serves (src/fast.ts); every other command goes to oclif. */
+/**
+ * The commands the fast front end serves (src/fast.ts); every other command goes to oclif.
+ * Each gets its own bundle, dist/fast-<name>.cjs (scripts/build.mjs), built from `<name>Command` of src/lib/cli/<name>.ts.
+ */
 import {controlCommand} from './control.js'
 import type {AnyCommandDefinition} from './definition.js'
 import {emitCommand} from './emit.js'

@@ -5,13 +5,13 @@
  */
 import {readFileSync, statSync} from 'node:fs'
 import {basename, extname, isAbsolute, relative, sep} from 'node:path'
-import {parseDocument} from 'yaml'
 import {InputProblem, usageError, type ActorsError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
 import {parseArgSpec, RUNTIME_NAMES} from './args.js'
 import {didYouMean} from './did-you-mean.js'
 import {shellSplit} from './shell-split.js'
 import {placeholdersOf} from './template.js'
+import {yamlLibrary} from './yaml.js'
 import type {ArgSpec, Recipe} from './types.js'
 import {isActionName, RUNTIME_ACTIONS} from '../control/actions.js'
 import {readRecipeLocks} from '../locks/recipe-field.js'
@@ -62,7 +62,7 @@ function parseRecipeText(file: string): Record<string, unknown> {
       throw recipeError(file, null, `is not valid JSON: ${(error as Error).message}`, 'fix the JSON syntax (a linter such as `jq . FILE` shows where)')
     }
   } else {
-    const doc = parseDocument(text, {uniqueKeys: true, prettyErrors: true})
+    const doc = yamlLibrary().parseDocument(text, {uniqueKeys: true, prettyErrors: true})
     if (doc.errors.length > 0) {
       const first = doc.errors[0].message.split('\n')[0].replace(/:$/, '')
       throw recipeError(file, null, `is not valid YAML: ${first}`, 'fix the YAML syntax; quote strings that contain ": ", "{" or "#"')

@@ -1,0 +1,18 @@
+/**
+ * The yaml library, loaded the first time a YAML Recipe is parsed: it lives
+ * in dist/yaml.cjs (src/yaml.ts), not in the bundles every command starts
+ * with, because it is most of their size and most hot commands never read a
+ * Recipe.
+ */
+import {createRequire} from 'node:module'
+import {loadBundle} from '../platform/bundles.js'
+
+type YamlBundle = typeof import('../../yaml.js')
+
+let yaml: YamlBundle | undefined
+
+/** The yaml library's parseDocument, loading dist/yaml.cjs on first use. */
+export function yamlLibrary(): YamlBundle {
+  yaml ??= loadBundle<YamlBundle>('yaml', () => createRequire(import.meta.url)('yaml'))
+  return yaml
+}
