@@ -40,6 +40,13 @@ export interface BatchReportedRecord {
   reported_at: string
 }
 
+/** A Run instance to mark; `archived`: an earlier generation (its files are in generations/<n>/). */
+interface MemberRef {
+  run: string
+  run_instance_id: string
+  archived?: boolean
+}
+
 function reportedFile(dir: string): string {
   return dir + sep + REPORTED_FILE
 }
@@ -92,9 +99,13 @@ export function recordReported(dir: string, record: ReportedRecord): void {
  * reported) or a vanished Run. run.json is read now, not trusted from the
  * batch's selection: the id may have been relaunched since.
  */
-function reportedDirOf(home: string, member: {run: string; run_instance_id: string}): string | undefined {
+function reportedDirOf(home: string, member: MemberRef): string | undefined {
   try {
     const dir = runDir(home, member.run)
+    // Never relaunched (no generations/, which a relaunch makes before it moves anything): the member is the dir's
+    // one instance, so run.json need not be read (a batch marks up to 256). Were the dir replaced by hand since,
+    // the record names an instance its Run does not have: nothing looks reported that was not.
+    if (!member.archived && !existsSync(dir + sep + 'generations')) return dir
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
     if (meta.run_instance_id === member.run_instance_id) return dir
@@ -106,7 +117,7 @@ function reportedDirOf(home: string, member: {run: string; run_instance_id: stri
 }
 
 /** Mark the Run instance `member` reported to `owner` in batch `batchId` (see reportedDirOf for where). */
-export function markInstanceReported(home: string, member: {run: string; run_instance_id: string}, owner: string, batchId: string): void {
+export function markInstanceReported(home: string, member: MemberRef, owner: string, batchId: string): void {
   const dir = reportedDirOf(home, member)
   if (dir) recordReported(dir, {run_instance_id: member.run_instance_id, owner, batch_id: batchId, reported_at: new Date().toISOString()})
 }
@@ -122,7 +133,7 @@ export function markInstanceReported(home: string, member: {run: string; run_ins
  * scratch file it left is replaced then (unlinked first: members linked to
  * it keep their copy).
  */
-export function markBatchReported(home: string, members: Array<{run: string; run_instance_id: string}>, owner: string, batchId: string, scratch: string): void {
+export function markBatchReported(home: string, members: MemberRef[], owner: string, batchId: string, scratch: string): void {
   const placed: Array<{dir: string; instance: string}> = []
   for (const member of members) {
     const dir = reportedDirOf(home, member)
@@ -167,8 +178,13 @@ function linkRecord(from: string, dir: string): boolean {
   // A record is there already (a redelivered batch, an earlier instance's): replace it whole, never write into it (it may be shared).
   const temp = `${file}.${process.pid}.tmp`
   try {
-    unlinkQuietly(temp)
-    linkSync(from, temp)
+    try {
+      linkSync(from, temp)
+    } catch {
+      // Left by an earlier process of the same pid: replace it.
+      unlinkQuietly(temp)
+      linkSync(from, temp)
+    }
     renameSync(temp, file)
     return true
   } catch {
