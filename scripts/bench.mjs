@@ -223,6 +223,8 @@ try {
       const id = `${prefix}-${String(i).padStart(String(count - 1).length, '0')}`
       const dir = join(root, 'runs', id)
       cpSync(seedDir, dir, {recursive: true})
+      // The seed was reported (run --wait): its copies are finished and unreported.
+      rmSync(join(dir, 'reported.json'), {force: true})
       const instance = randomUUID()
       const extra = resultFor(i)
       const ended = extra.completed_at ? {ended_at: extra.completed_at} : {}

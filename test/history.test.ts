@@ -60,6 +60,13 @@ describe('the run index', () => {
     expect(new Set(delivered)).toEqual(new Set(ids))
     // Reported-ness lives in each Run's dir; the index and the journal hold nothing per reported Run.
     expect(readJson(join(h, 'runs', 'old-000', 'reported.json'))).toMatchObject({owner: 'default'})
+    // One record per batch, hard-linked into each member (no new file per Run), and no scratch copy left outside runs/.
+    const first = join(h, 'runs', 'old-000', 'reported.json')
+    expect(readJson(first).run_instance_ids).toContain(readJson(join(h, 'runs', 'old-000', 'run.json')).run_instance_id)
+    expect(readJson(first).run_instance_ids).toHaveLength(256)
+    expect(statSync(first).nlink).toBe(256)
+    expect(statSync(join(h, 'runs', 'old-255', 'reported.json')).ino).toBe(statSync(first).ino)
+    expect(readdirSync(join(h, 'delivery')).filter((n) => n.endsWith('.reported'))).toEqual([])
     expect(markers(h)).toEqual([])
     const journal = readJson(join(h, 'delivery', 'default.json'))
     expect(journal.reported).toEqual({})
@@ -67,6 +74,46 @@ describe('the run index', () => {
     expect(bytesOutsideRuns(h)).toBeLessThan(16 * 1024)
     expect(actors(h, ['wait', '--json']).json.members).toBe(0)
   }, 240_000)
+
+  it('a wait killed while marking its batch: the next wait delivers that batch again, every Run once', () => {
+    const h = home()
+    const ids = seed(h, 'mk', 300)
+    // Killed after linking the batch record into 100 of its 256 members (printed, not yet dropped from the journal).
+    const killed = actors(h, ['wait', '--json'], {env: {ACTORS_TEST_MARK_KILL_AFTER: '100'}})
+    expect(killed.code).not.toBe(0)
+    const printed = JSON.parse(killed.stdout)
+    expect(printed.members).toBe(256)
+    expect(readJson(join(h, 'delivery', 'default.json')).pending.map((p: any) => p.batch_id)).toEqual([printed.batch_id])
+    const again = actors(h, ['wait', '--json'])
+    expect(again.json).toMatchObject({batch_id: printed.batch_id, redelivered: true, members: 256})
+    expect([...runsOf(again), ...again.json.overflow_runs]).toEqual([...runsOf({json: printed} as CliResult), ...printed.overflow_runs])
+    // Every member now holds the redelivery's record (the half-done one replaced whole), and nothing is left outside runs/.
+    expect(statSync(join(h, 'runs', 'mk-000', 'reported.json')).nlink).toBe(256)
+    expect(readdirSync(join(h, 'delivery')).filter((n) => n.endsWith('.reported'))).toEqual([])
+    const rest = drain(h)
+    expect(rest).toHaveLength(44)
+    expect(new Set([...runsOf(again), ...again.json.overflow_runs, ...rest])).toEqual(new Set(ids))
+  }, 120_000)
+
+  it('reads both forms of reported.json, and a copied-in state dir carries its delivery state', () => {
+    const h = home()
+    seed(h, 'fm', 3)
+    // The earlier form: one Run's own record.
+    const own = join(h, 'runs', 'fm-001')
+    const instance = readJson(join(own, 'run.json')).run_instance_id
+    writeFileSync(join(own, 'reported.json'), JSON.stringify({run_instance_id: instance, owner: 'default', batch_id: 'old', reported_at: '2026-01-01T00:00:00Z'}))
+    // A batch record naming other instances only does not mark this one.
+    const other = join(h, 'runs', 'fm-002')
+    writeFileSync(join(other, 'reported.json'), JSON.stringify({run_instance_ids: ['a', 'b'], owner: 'default', batch_id: 'x', reported_at: '2026-01-01T00:00:00Z'}))
+    expect(drain(h)).toEqual(['fm-000', 'fm-002'])
+    // A delivered Run copied in under another name (same instance) comes with its batch record: not reported again.
+    const copy = join(h, 'runs', 'fm-copy')
+    cpSync(join(h, 'runs', 'fm-000'), copy, {recursive: true})
+    writeFileSync(join(copy, 'run.json'), JSON.stringify({...readJson(join(copy, 'run.json')), run: 'fm-copy', root: 'fm-copy'}))
+    expect(statSync(join(copy, 'reported.json')).nlink).toBe(1)
+    expect(actors(h, ['wait', '--json']).json.members).toBe(0)
+    expect(markers(h)).toEqual([])
+  }, 60_000)
 
   it('notices a state dir copied in by hand and a hand-edited finished Run', async () => {
     const h = home()

@@ -8,7 +8,7 @@
  * (`<run>@<instance>`) until it is reported, so `wait` reads only those
  * archives, never every Run's history (run-index.ts).
  */
-import {reportedInstance} from '../runs/reported.js'
+import {isReported} from '../runs/reported.js'
 import type {RunMeta} from '../runs/types.js'
 import {archivedGenerationDir, generationOf} from './layout.js'
 import {owedGenerations, type OwedGeneration} from './owed.js'
@@ -19,8 +19,8 @@ import {owedGenerations, type OwedGeneration} from './owed.js'
  * reported since, plus `current` itself unless it was reported or is silent.
  */
 export function owedAfterArchive(dir: string, current: RunMeta): OwedGeneration[] {
-  const owed = owedGenerations(current).filter((g) => reportedInstance(archivedGenerationDir(dir, g.generation)) !== g.run_instance_id)
-  if (current.notification !== 'silent' && reportedInstance(dir) !== current.run_instance_id) {
+  const owed = owedGenerations(current).filter((g) => !isReported(archivedGenerationDir(dir, g.generation), g.run_instance_id))
+  if (current.notification !== 'silent' && !isReported(dir, current.run_instance_id)) {
     owed.push({generation: generationOf(current), run_instance_id: current.run_instance_id})
   }
   return owed

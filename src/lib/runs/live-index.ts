@@ -39,7 +39,7 @@ import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from '../platform/home.js'
 import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
 import {withLockSync} from '../platform/lock.js'
-import {recordReported, reportedInstance} from './reported.js'
+import {isReported, recordReported} from './reported.js'
 import {owedGenerations, readOwedArchive} from '../generations/owed.js'
 import {compareText} from '../platform/compare.js'
 import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.js'
@@ -371,7 +371,7 @@ function readOwedInstance(dir: string, current: RunMeta, instance: string): Inde
 
 /** Whether a terminal Run still has to be reported to its owner. */
 function needsReport(dir: string, meta: RunMeta): boolean {
-  return meta.notification !== 'silent' && reportedInstance(dir) !== meta.run_instance_id
+  return meta.notification !== 'silent' && !isReported(dir, meta.run_instance_id)
 }
 
 export interface IndexedRuns {

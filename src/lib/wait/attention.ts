@@ -5,7 +5,7 @@
  * per-process cache keyed by Trace size keeps repeated wake-ups cheap.
  */
 import {statSync} from 'node:fs'
-import {readJsonLines} from '../platform/state-files.js'
+import {readBoundedText} from '../platform/state-files.js'
 import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../runs/trace.js'
 import {boundSummary, type AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
@@ -29,11 +29,16 @@ function wakingEvents(dir: string): TraceEvent[] {
   }
   const hit = cache.get(dir)
   if (hit && hit.size === size) return hit.events
-  let events: TraceEvent[] = []
+  const events: TraceEvent[] = []
   try {
-    events = readJsonLines<TraceEvent>(file, MAX_TRACE_BYTES * 4).records.filter(
-      (e) => typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string',
-    )
+    // A batch scans every member's Trace: only lines that name the field are parsed (the kernel writes keys verbatim).
+    for (const line of (readBoundedText(file, MAX_TRACE_BYTES * 4) ?? '').split('\n')) {
+      if (!line.includes('"attention"')) continue
+      try {
+        const e = JSON.parse(line) as TraceEvent
+        if (e && typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string') events.push(e)
+      } catch {}
+    }
   } catch {}
   cache.set(dir, {size, events})
   return events

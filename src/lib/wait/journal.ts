@@ -17,7 +17,7 @@ import {validateOwner} from '../runs/lineage.js'
 import {withLockSync} from '../platform/lock.js'
 import type {ProcessIdentity} from '../platform/process-identity.js'
 import {parseJsonDocument} from '../platform/state-files.js'
-import {markInstanceReported} from '../runs/reported.js'
+import {batchRecordScratch, markBatchReported, markInstanceReported} from '../runs/reported.js'
 import type {BatchDocument} from './batch.js'
 
 export const DELIVERY_SCHEMA = 'actors-delivery-v1'
@@ -116,11 +116,11 @@ export function withJournal<T>(home: string, owner: string, change: (journal: De
 
 /**
  * Record a printed batch as delivered: its members are marked reported in
- * their state dirs first, then the batch leaves `pending` (written by the
+ * their state dirs first (one batch record, hard-linked into each), then the batch leaves `pending` (written by the
  * caller), so a crash in between redelivers it rather than losing it.
  */
 export function markDelivered(home: string, journal: DeliveryJournal, batch: PendingBatch): void {
-  for (const member of batch.members) markInstanceReported(home, member, journal.owner, batch.batch_id)
+  markBatchReported(home, batch.members, journal.owner, batch.batch_id, batchRecordScratch(join(home, 'delivery'), journal.owner))
   journal.pending = journal.pending.filter((p) => p.batch_id !== batch.batch_id)
   for (const member of batch.members) delete journal.attention_reported[member.run]
   for (const event of batch.attention) {

@@ -11,7 +11,7 @@
  */
 import {runDir} from '../platform/home.js'
 import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../runs/live-index.js'
-import {reportedInstance} from '../runs/reported.js'
+import {isReported} from '../runs/reported.js'
 import {readRunState} from '../runs/store.js'
 import {isTerminal} from '../runs/types.js'
 import type {RunEntry} from './select.js'
@@ -116,8 +116,7 @@ export class WaitSnapshot {
     if (!entry) return undefined
     this.runs.set(id, entry)
     if (isTerminal(entry.meta.status)) {
-      const instance = reportedInstance(entry.dir)
-      if (instance !== undefined) this.reported[id] = instance
+      if (isReported(entry.dir, entry.meta.run_instance_id)) this.reported[id] = entry.meta.run_instance_id
     }
     return entry
   }
