@@ -195,8 +195,10 @@ describe('the run index', () => {
     for (const r of results) expect(r.code, r.stderr).toBe(0)
     await Promise.all([loop(), loop()])
     expect([...seen].sort()).toEqual(names)
-    expect(markers(h)).toEqual([])
     expect(actors(h, ['wait', '--json', '--timeout', '0']).json.members).toBe(0)
+    // After a read: an index rebuild that read a Run's run.json while it was live can re-enter its live
+    // marker after the Run was delivered (the index is a cache); the next reader finds it settled and drops it.
+    expect(markers(h)).toEqual([])
   })
 
   it('an index reader killed mid-rebuild leaves nothing half-done', async () => {
