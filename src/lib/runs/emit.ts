@@ -4,10 +4,10 @@
  * ACTORS_RUN_INSTANCE), and the instance must match run.json so a leftover
  * process of an earlier generation cannot write into a newer one.
  */
-import {dirname} from 'node:path'
-import {notActiveError, usageError} from '../platform/errors.js'
+import {usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
 import {notifyStateChange} from '../bell/notify.js'
+import {resolveOwnRun} from './lineage.js'
 import {requireRun} from './store.js'
 import {ATTENTION_LEVELS, appendTraceEvent, type Attention, type TraceEvent} from './trace.js'
 import {addUsage, type UsageTotals} from './usage.js'
@@ -25,17 +25,11 @@ export function resolveEmitTarget(home: string, runRef: string | undefined, env:
     const state = requireRun(home, resolveRunRef(home, runRef))
     return {dir: state.dir, home, run: state.meta.run, runInstanceId: state.meta.run_instance_id}
   }
-  const stateDir = env.ACTORS_STATE_DIR
-  const instance = env.ACTORS_RUN_INSTANCE
-  if (!stateDir || !instance || !env.ACTORS_RUN) {
-    throw usageError('emit must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)', 'run it from a command started by `actors run`, or pass --run RUN')
-  }
-  const runHome = env.ACTORS_HOME ?? dirname(dirname(stateDir))
-  const state = requireRun(runHome, env.ACTORS_RUN)
-  if (state.meta.run_instance_id !== instance) {
-    throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`, 'this process belongs to an earlier launch of the Run; its events are refused')
-  }
-  return {dir: state.dir, home: runHome, run: state.meta.run, runInstanceId: instance}
+  const own = resolveOwnRun(
+    {command: 'emit', outsideFix: 'run it from a command started by `actors run`, or pass --run RUN', staleFix: 'this process belongs to an earlier launch of the Run; its events are refused'},
+    env,
+  )
+  return {dir: own.state.dir, home: own.home, run: own.state.meta.run, runInstanceId: own.instance}
 }
 
 export interface EmitInput {

@@ -2,10 +2,40 @@
  * Who is launching: the owner and, inside a Run, the parent Run, read from the
  * variables the supervisor gives every command (SPEC: Trees, owners and limits).
  */
-import {usageError} from '../platform/errors.js'
+import {dirname} from 'node:path'
+import {notActiveError, usageError} from '../platform/errors.js'
 import {isPlainName, runDir} from '../platform/home.js'
-import {readRunMetaRaw} from './store.js'
+import {readRunMetaRaw, requireRun, type RunState} from './store.js'
 import type {ParentRef} from './types.js'
+
+/** How a command that only works inside a Run words its refusals. */
+export interface OwnRunWording {
+  /** The command, as in "emit must be called from inside a Run". */
+  command: string
+  /** The fix when called outside a Run. */
+  outsideFix: string
+  /** The fix for a process of an earlier launch of the Run. */
+  staleFix: string
+}
+
+/**
+ * The Run this process runs in, from the variables the supervisor sets
+ * (ACTORS_STATE_DIR, ACTORS_RUN, ACTORS_RUN_INSTANCE): exit 2 outside a Run,
+ * 3 for a process of an earlier launch (the Run id now names another instance).
+ */
+export function resolveOwnRun(wording: OwnRunWording, env: NodeJS.ProcessEnv = process.env): {home: string; state: RunState; instance: string} {
+  const stateDir = env.ACTORS_STATE_DIR
+  const instance = env.ACTORS_RUN_INSTANCE
+  if (!stateDir || !instance || !env.ACTORS_RUN) {
+    throw usageError(`${wording.command} must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)`, wording.outsideFix)
+  }
+  const home = env.ACTORS_HOME ?? dirname(dirname(stateDir))
+  const state = requireRun(home, env.ACTORS_RUN)
+  if (state.meta.run_instance_id !== instance) {
+    throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`, wording.staleFix)
+  }
+  return {home, state, instance}
+}
 
 export interface Lineage {
   owner: string

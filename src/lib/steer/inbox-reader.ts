@@ -4,9 +4,8 @@
  * ones until the generation ends. The Run is found through the environment
  * its supervisor gave it; a process of an earlier generation is refused.
  */
-import {dirname} from 'node:path'
-import {notActiveError, usageError} from '../platform/errors.js'
-import {readRunState, requireRun} from '../runs/store.js'
+import {resolveOwnRun} from '../runs/lineage.js'
+import {readRunState} from '../runs/store.js'
 import {isTerminal} from '../runs/types.js'
 import {Doorbell} from '../bell/doorbell.js'
 import {generationOf} from '../generations/layout.js'
@@ -21,16 +20,14 @@ export interface InboxTarget {
 
 /** The Run this process runs in (exit 2 outside a Run, 3 for an earlier generation's process). */
 export function resolveInboxTarget(env: NodeJS.ProcessEnv = process.env): InboxTarget {
-  const stateDir = env.ACTORS_STATE_DIR
-  const instance = env.ACTORS_RUN_INSTANCE
-  if (!stateDir || !instance || !env.ACTORS_RUN) {
-    throw usageError('inbox must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)', 'run it from a command started by `actors run --inbox file`, or a Recipe with inbox: file')
-  }
-  const home = env.ACTORS_HOME ?? dirname(dirname(stateDir))
-  const state = requireRun(home, env.ACTORS_RUN)
-  if (state.meta.run_instance_id !== instance) {
-    throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`, 'this process belongs to an earlier generation of the Run; its inbox reads are refused')
-  }
+  const {state, instance} = resolveOwnRun(
+    {
+      command: 'inbox',
+      outsideFix: 'run it from a command started by `actors run --inbox file`, or a Recipe with inbox: file',
+      staleFix: 'this process belongs to an earlier generation of the Run; its inbox reads are refused',
+    },
+    env,
+  )
   return {dir: state.dir, run: state.meta.run, runInstanceId: instance, generation: generationOf(state.meta)}
 }
 
