@@ -12,7 +12,7 @@
  * carrying another service_instance_id is refused (`code: "foreign-instance"`),
  * so a client holding an old endpoint file never steers a newer service.
  */
-import {existsSync, unlinkSync} from 'node:fs'
+import {unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {randomUuid} from '../platform/builtins.js'
 import {ActorsError, EXIT, corruptStateError, notActiveError, refusedError, usageError} from '../platform/errors.js'
@@ -243,9 +243,4 @@ export async function controlStandaloneService(dir: string, kind: ServiceKind, a
 /** Whether any of `kinds` has its files in `dir` (the router's test for a standalone service dir). */
 export function kindHolding(dir: string, kinds: readonly ServiceKind[]): ServiceKind | undefined {
   return kinds.find((kind) => kind.holds(dir))
-}
-
-/** The default `holds`: the kind's endpoint file is there. */
-export function holdsEndpoint(dir: string, kind: string): boolean {
-  return existsSync(standaloneEndpointFile(dir, kind))
 }

@@ -52,8 +52,3 @@ function compactLocked(file: string): void {
   }
   writeFileAtomic(file, kept.reverse().join(''))
 }
-
-/** The journal's records, oldest first (damaged lines skipped). */
-export function readLockJournal(home: string): JournalRecord[] {
-  return readJsonLines<JournalRecord>(journalFile(home), 2 * MAX_JOURNAL_BYTES).records
-}

@@ -11,7 +11,6 @@
 import {randomUuid} from '../platform/builtins.js'
 import {MAX_REPLY_BYTES, socketPathIn} from '../platform/line-socket.js'
 import {
-  readStandaloneEndpoint,
   serveStandaloneEndpoint,
   standaloneAlive,
   standaloneEndpointFile,
@@ -35,11 +34,6 @@ export type EndpointReply = PlaybackReply
 
 export function endpointFile(dir: string): string {
   return standaloneEndpointFile(dir, PLAYBACK_KIND)
-}
-
-/** Read playback-endpoint.json; undefined when absent; throws (naming the file) when corrupt. */
-export function readEndpoint(dir: string): PlaybackEndpoint | undefined {
-  return readStandaloneEndpoint(dir, PLAYBACK_KIND)
 }
 
 /** Whether the service an endpoint file names is still the same live process. */
