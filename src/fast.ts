@@ -16,7 +16,7 @@
 import {followUpEndedRuns} from './lib/runs/after-run.js'
 import type {AnyCommandDefinition} from './lib/cli/definition.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
-import {guardStdout} from './lib/present/output-guard.js'
+import {exitIfFlushed, guardStdout} from './lib/present/output-guard.js'
 import {present} from './lib/present/present.js'
 import {reportError} from './lib/present/report-error.js'
 
@@ -47,5 +47,7 @@ async function serve(definition: AnyCommandDefinition, argv: string[]): Promise<
     // Runs the command's reads settled: their follow-ups (queued siblings start), outside every lock.
     followUpEndedRuns()
   }
+  // The command is over and its output handed to the OS: no need to wait for Node's teardown.
+  exitIfFlushed()
   return true
 }

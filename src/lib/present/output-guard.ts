@@ -55,35 +55,72 @@ let direct = false
  */
 export function guardStdout(options: {lazy?: boolean} = {}): void {
   if (direct) return
-  const made = Object.getOwnPropertyDescriptor(process, 'stdout')
-  if (!options.lazy || !made?.get || !made.configurable) {
+  if (!options.lazy || !isUnmade('stdout')) {
     guardStream(process.stdout)
     return
   }
   direct = true
-  Object.defineProperty(process, 'stdout', {
+  onFirstUse('stdout', (stream) => {
+    direct = false
+    guardStream(stream)
+  })
+  if (isUnmade('stderr')) {
+    stderrMade = false
+    onFirstUse('stderr', () => (stderrMade = true))
+  }
+}
+
+/** Whether process.stderr was built; unknown (true) unless the lazy guard tracks it. */
+let stderrMade = true
+
+/** Whether Node still builds process[name] on first use (a configurable getter), so it can be watched for that. */
+function isUnmade(name: 'stdout' | 'stderr'): boolean {
+  const made = Object.getOwnPropertyDescriptor(process, name)
+  return made?.get !== undefined && made.configurable === true
+}
+
+/** Call `first` with process[name] when something first asks for it; Node's own getter then serves it again. */
+function onFirstUse(name: 'stdout' | 'stderr', first: (stream: NodeJS.WriteStream) => void): void {
+  const made = Object.getOwnPropertyDescriptor(process, name)!
+  Object.defineProperty(process, name, {
     configurable: true,
     enumerable: made.enumerable,
     get() {
-      Object.defineProperty(process, 'stdout', made)
-      direct = false
-      const stream = process.stdout
-      guardStream(stream)
+      Object.defineProperty(process, name, made)
+      const stream = process[name]
+      first(stream)
       return stream
     },
   })
 }
 
 /**
- * Write `text` to stdout, as a command's one result. Before anything made
+ * Exit, with process.exitCode, once the failures of writes already made are
+ * heard (a stream reports them on the next tick: a full disk must still say
+ * so and exit 1), unless a write is still queued (a full pipe): then the
+ * natural exit drains it. A finished command need not wait for Node to tear
+ * its heap down, about 10 ms that a reader waiting on the process sees.
+ */
+export function exitIfFlushed(): void {
+  const queued = (stream: NodeJS.WriteStream) => stream.writableLength > 0 || stream.writableNeedDrain
+  setImmediate(() => {
+    if (!direct && queued(process.stdout)) return
+    if (stderrMade && queued(process.stderr)) return
+    process.exit()
+  })
+}
+
+/**
+ * Write `text` to stdout, as a command's one result; `callback` hears once it
+ * was handed to the OS (or why not). Before anything made
  * process.stdout, one synchronous write(2) loop on descriptor 1 (no stream
  * to build); a descriptor that would block (O_NONBLOCK, set by whoever shares
  * it) hands the rest to process.stdout. Failures are the guard's: a closed
  * reader ends quietly, a full disk says so once.
  */
-export function writeWhole(text: string): void {
+export function writeWhole(text: string, callback?: WriteCallback): void {
   if (!direct || failure) {
-    process.stdout.write(text)
+    process.stdout.write(text, callback)
     return
   }
   const bytes = Buffer.from(text)
@@ -92,12 +129,15 @@ export function writeWhole(text: string): void {
     while (done < bytes.length) done += writeSync(1, bytes, done)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-      process.stdout.write(bytes.subarray(done))
+      process.stdout.write(bytes.subarray(done), callback)
       return
     }
     if (!isOutputError(error)) throw error
     outputFailed(error)
+    callback?.(error)
+    return
   }
+  callback?.()
 }
 
 /** Guard one stream (the real process.stdout, or a test's). Idempotent. */

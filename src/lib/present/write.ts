@@ -7,10 +7,15 @@
  */
 import {writeWhole} from './output-guard.js'
 
-/** Write text to stdout and resolve once it was handed to the OS (reject on EPIPE and the like). */
+/**
+ * Write text to stdout and resolve once it was handed to the OS (reject on
+ * EPIPE and the like). Through writeWhole: a wait's batch goes out in one
+ * write(2) without building process.stdout, which for a pipe loads the net
+ * and stream modules while the reader is waiting for the batch.
+ */
 export function writeStdout(text: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    process.stdout.write(text, (error) => (error ? reject(error) : resolve()))
+    writeWhole(text, (error) => (error ? reject(error) : resolve()))
   })
 }
 
