@@ -1,6 +1,6 @@
 /** The plain faces of `actors lock ...`: what was taken, released or renewed on stderr; `lock status` one line per lock. */
 import type {AcquireReply} from '../locks/ops.js'
-import {formatLockLine, type LockView} from '../locks/views.js'
+import type {LockView} from '../locks/views.js'
 import type {TextSinks} from './result.js'
 
 function held(reply: AcquireReply, verb: string, to: TextSinks): void {
@@ -27,4 +27,11 @@ export function plainLockStatus(status: LockView | {locks: LockView[]}, to: Text
   const views: LockView[] = 'locks' in status ? status.locks : [status]
   to.out(views.length ? views.map((v) => formatLockLine(v)).join('\n') + '\n' : '')
   if (views.length === 0) to.note('actors: no locks yet\n')
+}
+
+/** One line per lock for people: `repo  1/1  run:build-1 (lease 30s)  queue: pid:4242`. */
+export function formatLockLine(view: LockView, now = Date.now()): string {
+  const holders = view.holders.map((h) => (h.lease_expires_at ? `${h.holder} (lease ${Math.max(0, Math.round((Date.parse(h.lease_expires_at) - now) / 1000))}s)` : h.holder))
+  const queue = view.queue.length ? `  queue: ${view.queue.map((w) => w.holder).join(', ')}` : ''
+  return `${view.lock}  ${view.held}/${view.slots}  ${holders.join(', ') || '-'}${queue}`
 }

@@ -1,6 +1,8 @@
 /** The plain faces of `actors recipes`: the table of Recipes, one Recipe described, and `recipes validate`'s verdicts. */
 import type {RecipesDocument} from '../recipes/document.js'
-import {formatDescription, type ValidationResult} from '../recipes/index.js'
+import {formatValue} from '../recipes/args.js'
+import type {RecipeDescription} from '../recipes/describe.js'
+import type {ValidationResult} from '../recipes/index.js'
 import type {TextSinks} from './result.js'
 import {formatTable} from './text.js'
 
@@ -25,4 +27,36 @@ export function plainValidated(doc: {files: ValidationResult[]}, to: TextSinks):
     }
   }
   if (doc.files.length === 0) to.note('actors: no Recipe files found (.yaml, .yml, .json)\n')
+}
+
+/** Quote an argv word for display only (never executed): bare when safe, else single-quoted. */
+export function quoteWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./{}-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+}
+
+/** The plain-text view of a description: aligned `key  value` lines. */
+export function formatDescription(d: RecipeDescription): string {
+  const lines: Array<[string, string]> = [
+    ['name', d.name],
+    ['file', d.file],
+    ['description', d.description || '-'],
+    ['args', d.args.length ? d.args.map((a) => a.spec).join('  ') : '-'],
+  ]
+  d.plan.steps.forEach((argv, i) => {
+    const label = d.plan.mode === 'single' ? 'template' : `${d.plan.mode}[${i}]`
+    lines.push([label, argv.map(quoteWord).join(' ')])
+  })
+  if (d.cwd) lines.push(['cwd', d.cwd])
+  for (const [k, v] of Object.entries(d.env)) lines.push([`env.${k}`, v])
+  if (d.timeout !== null) lines.push(['timeout', formatValue(d.timeout)])
+  if (d.retry !== 1) lines.push(['retry', String(d.retry)])
+  if (d.kill_grace !== null) lines.push(['kill_grace', formatValue(d.kill_grace)])
+  if (d.control.length) lines.push(['control', d.control.join(', ')])
+  for (const [k, v] of Object.entries(d.artifacts)) lines.push([`artifact.${k}`, v])
+  if (d.singleton) lines.push(['singleton', 'true'])
+  if (d.notification !== 'normal') lines.push(['notification', d.notification])
+  if (d.inbox) lines.push(['inbox', d.inbox])
+  if (!d.resume) lines.push(['resume', 'false'])
+  const width = Math.max(...lines.map(([k]) => k.length))
+  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')
 }

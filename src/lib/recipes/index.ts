@@ -7,6 +7,6 @@ export {recipeRoots, findRecipe, listRecipes, type RecipeRoot, type RecipeListin
 export {loadRecipeFile, recipeNameOf, displayPath, RECIPE_FIELDS, RECIPE_EXTENSIONS, MAX_RECIPE_BYTES} from './load.js'
 export {resolveRecipe} from './resolve.js'
 export {validateRecipeFiles, type ValidationResult} from './validate.js'
-export {describeRecipe, formatDescription, type RecipeDescription} from './describe.js'
+export {describeRecipe, type RecipeDescription} from './describe.js'
 export {formatArgSpec, formatArgType, parseArgSpec, convertArgValue} from './args.js'
 export {shellSplit} from './shell-split.js'
