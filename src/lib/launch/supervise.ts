@@ -74,6 +74,8 @@ class Supervisor {
   private records: ChildProcessRecord[] = []
   private timedOut = false
   private ending = false
+  /** The tree's termination under way (timeout, stop): the result waits for it, so a reader never sees a finished Run with processes left. */
+  private terminating: Promise<void> | undefined
   /** `inbox: stdin`: writes `actors send` messages to the running step's stdin. */
   private readonly pump: StdinPump | undefined
 
@@ -112,6 +114,9 @@ class Supervisor {
       updateRunMeta(this.dir, (meta) => ({...meta, attempts: attempt}))
       if (attempt > 1) this.trace('runtime.retry', `attempt ${attempt} of ${maxAttempts}`, {attempt})
       outcome = await this.runAttempt()
+      // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
+      await this.terminating
+      this.terminating = undefined
       const requested = this.requestedEnding()
       if (requested || this.ending) break
       if (outcome.exitCode === 0 && !outcome.timedOut) break
@@ -128,7 +133,7 @@ class Supervisor {
       ? setTimeout(() => {
           this.timedOut = true
           this.trace('runtime.timeout', `timed out after ${timeoutMs}ms`, {timeout_ms: timeoutMs})
-          void this.terminateTree()
+          this.endTree()
         }, timeoutMs)
       : undefined
     try {
@@ -219,7 +224,7 @@ class Supervisor {
     // to signal (it marks run.json under the same lock, so it is seen here):
     // carry it out now.
     if (ending?.status === 'killed') signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
-    else if (ending) void this.terminateTree()
+    else if (ending) this.endTree()
   }
 
   /** Resolve once run.json no longer says `paused` (woken by changes in the state dir). */
@@ -251,16 +256,25 @@ class Supervisor {
     return {rootPids: [...this.live.keys()], pgids: this.records.map((r) => r.pgid), runInstanceId: this.meta.run_instance_id}
   }
 
-  /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace. */
+  /** Terminate the tree once, however many reasons come (a timeout, then a stop). */
+  private endTree(): void {
+    this.terminating ??= this.terminateTree()
+  }
+
+  /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace; resolves once nothing of it is left (or a last second passed). */
   private async terminateTree(): Promise<void> {
     signalPids(findRunProcesses(this.processQuery()), 'SIGCONT')
     signalPids(findRunProcesses(this.processQuery()), 'SIGTERM')
-    const deadline = Date.now() + this.meta.kill_grace_ms
-    while (Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50))
-      if (findRunProcesses(this.processQuery()).length === 0) return
+    const gone = async (ms: number) => {
+      for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 50))
+        if (findRunProcesses(this.processQuery()).length === 0) return true
+      }
+      return false
     }
+    if (await gone(this.meta.kill_grace_ms)) return
     signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
+    await gone(1000)
   }
 
   /** The supervisor itself was told to stop: end the Run as cancelled rather than orphaning it. */
@@ -271,12 +285,12 @@ class Supervisor {
     if (signal === 'SIGTERM' && termIsJobTimeLimit(this.meta)) {
       this.timedOut = true
       this.trace('runtime.timeout', 'the Slurm job reached its time limit', {signal, executor: 'slurm'})
-      void this.terminateTree()
+      this.endTree()
       return
     }
     this.trace('runtime.supervisor_signal', `supervisor received ${signal}`, {signal})
     updateRunMeta(this.dir, (meta) => (meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}}))
-    void this.terminateTree()
+    this.endTree()
   }
 
   private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
