@@ -557,6 +557,7 @@ export class RunIndexReader {
     }
     return found
   }
+
   /** Every queued entry not read yet. */
   rest(): IndexedRuns {
     return this.more(Infinity)
