@@ -9,6 +9,7 @@
 import {existsSync, readFileSync, readdirSync, renameSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {markerTag} from '../src/lib/runs/live-index.js'
 import {actors, actorsAsync, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-drain-')
@@ -56,6 +57,30 @@ describe('draining a backlog through the delivery queue', () => {
     expect(entries(h)).toEqual([])
     expect(actors(h, ['wait', '--json', '--timeout', '0']).json.members).toBe(0)
   }, 240_000)
+
+  it('takes queued entries in batch order where their names sort otherwise: tied end times, an end time that is a prefix of another', () => {
+    const h = home()
+    // 300 Runs that ended at the same moment: batch order is by run id, while their names sort by tree tag (a hash).
+    // Chosen so that in name order the last Run of the first window (272, after the two below) is the greatest id: a
+    // reader trusting name order would read the wrong 272, find its batch settled (every unread Run would seem to sort
+    // later) and deliver it.
+    const pool = Array.from({length: 1000}, (_, i) => `t-${String(i).padStart(3, '0')}`)
+    const last = pool[999]
+    const below = pool.filter((id) => id !== last && markerTag(id) < markerTag(last))
+    const above = pool.filter((id) => id !== last && markerTag(id) > markerTag(last))
+    const tied = [...below.slice(0, 269), last, ...above.slice(0, 30)].sort()
+    for (const id of tied) writeFinishedRun(h, id, {ended: at(100)})
+    // An end time that is a prefix of another sorts first as a batch, last as a name (`~` follows it).
+    writeFinishedRun(h, 'pre-long', {ended: '2026-01-01T00:00:00.500Z'})
+    writeFinishedRun(h, 'pre-short', {ended: '2026-01-01T00:00:00'})
+    const first = actors(h, ['wait', '--json'])
+    expect(first.code, first.stderr).toBe(0)
+    expect(delivered(first)).toEqual(['pre-short', 'pre-long', ...tied.slice(0, 254)])
+    expect(first.json.deferred).toBe(302 - 256)
+    const second = actors(h, ['wait', '--json'])
+    expect(delivered(second)).toEqual(tied.slice(254))
+    expect(entries(h)).toEqual([])
+  }, 120_000)
 
   it('a finished Run waits in the queue under a name of its end time, owner and tree; live commands skip the queue', async () => {
     const h = home()

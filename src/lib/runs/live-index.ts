@@ -244,8 +244,8 @@ interface Marker {
   name: string
   id: string
   instance: string
-  /** Set for a queued marker; `order` sorts as compareQueueKeys does (the parts joined by NUL). */
-  queued?: QueueKey & {owner: string; root: string; order: string}
+  /** Set for a queued marker. */
+  queued?: QueueKey & {owner: string; root: string}
 }
 
 const QUEUED_PREFIX = '~'
@@ -289,12 +289,11 @@ function parseMarker(name: string): Marker | undefined {
   if (at <= 0) return undefined
   const instance = name.slice(at + 1)
   if (name.charCodeAt(0) !== QUEUED_CODE) return {name, id: name.slice(0, at), instance}
-  // ~<ended>~<owner: 8>~<root: 8>~<run>@<instance>
-  const end = name.indexOf(QUEUED_PREFIX, 1)
-  if (end < 2 || at <= end + 19 || name.charCodeAt(end + 9) !== QUEUED_CODE || name.charCodeAt(end + 18) !== QUEUED_CODE) return undefined
+  const end = queuedEnd(name)
+  if (end === -1) return undefined
   const id = name.slice(end + 19, at)
   const ended = name.slice(1, end)
-  return {name, id, instance, queued: {ended, run: id, instance, owner: name.slice(end + 1, end + 9), root: name.slice(end + 10, end + 18), order: ended + '\u0000' + id + '\u0000' + instance}}
+  return {name, id, instance, queued: {ended, run: id, instance, owner: name.slice(end + 1, end + 9), root: name.slice(end + 10, end + 18)}}
 }
 
 /** Whether a parsed marker is one the kernel could have written (anything else is not the index's: left alone). */
@@ -385,41 +384,141 @@ export interface IndexedRuns {
 const noRuns = (): IndexedRuns => ({runs: [], archived: [], damaged: []})
 
 /**
+ * Where the end time of a queued marker name (`~<ended>~<owner: 8>~<root: 8>~<run>@<instance>`) ends: the
+ * index of the `~` after it; -1 when the name does not have that shape. Found without allocating: a plain wait
+ * looks at every queued name of the index.
+ */
+function queuedEnd(name: string): number {
+  const end = name.indexOf(QUEUED_PREFIX, 1)
+  const at = name.lastIndexOf('@')
+  if (end < 2 || at <= end + 19 || name.charCodeAt(end + 9) !== QUEUED_CODE || name.charCodeAt(end + 18) !== QUEUED_CODE) return -1
+  return end
+}
+
+/** Code-unit order of `a[as, ae)` and `b[bs, be)`, as compareText orders the two substrings (without making them). */
+function compareRanges(a: string, as: number, ae: number, b: string, bs: number, be: number): number {
+  const n = Math.min(ae - as, be - bs)
+  for (let i = 0; i < n; i++) {
+    const d = a.charCodeAt(as + i) - b.charCodeAt(bs + i)
+    if (d !== 0) return d
+  }
+  return ae - as - (be - bs)
+}
+
+/** Batch order (compareQueueKeys) of two queued marker names, from the names (no parts are made). */
+function compareQueuedNames(a: string, b: string): number {
+  const aEnd = queuedEnd(a)
+  const bEnd = queuedEnd(b)
+  const aAt = a.lastIndexOf('@')
+  const bAt = b.lastIndexOf('@')
+  return (
+    compareRanges(a, 1, aEnd, b, 1, bEnd) ||
+    compareRanges(a, aEnd + 19, aAt, b, bEnd + 19, bAt) ||
+    compareRanges(a, aAt + 1, a.length, b, bAt + 1, b.length)
+  )
+}
+
+/**
+ * Whether queued name `b` comes after `a` in batch order. The usual case is
+ * decided by a native comparison of the whole names: end times of one length
+ * that differ (checked from their last characters, where adjacent ones
+ * differ) order the names as the end times do.
+ */
+function followsInOrder(a: string, aEnd: number, b: string, bEnd: number): boolean {
+  if (aEnd === bEnd && a < b) {
+    for (let i = aEnd - 1; i > 0; i--) if (a.charCodeAt(i) !== b.charCodeAt(i)) return true
+  }
+  return compareQueuedNames(a, b) <= 0
+}
+
+/** A tag's 8 hex digits (at `from` in `text`) as a number; -1 when they are not lowercase hex (TAG_PATTERN). */
+function tagValue(text: string, from: number): number {
+  let value = 0
+  for (let i = from; i < from + 8; i++) {
+    const c = text.charCodeAt(i)
+    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1
+    if (digit < 0) return -1
+    value = value * 16 + digit
+  }
+  return value
+}
+
+/**
  * Reads the run index in the pieces a command needs: every live marker
  * (`live()`), then queued entries oldest first (`more(n)`), the rest of some
  * trees (`trees(tags)`), or all of them (`rest()`). Each entry is read from
  * its state dir once; entries that need nothing any more are dropped, and
  * markers whose form or name no longer matches their state dir are renamed
  * (a cache's upkeep, safe under concurrency: see the module comment).
+ *
+ * A plain wait over a large backlog lists every queued marker but reads
+ * only a window of them, so the queue is kept as the listed names: a name is
+ * taken apart only when its entry is read. The listing comes sorted by name
+ * (libuv sorts it), which for names of distinct end times is batch order
+ * already: the order is checked in one pass and the names sorted only when
+ * it does not hold.
  */
 export class RunIndexReader {
-  /** Queued markers not read yet, in batch order (only `owner`'s, when given). */
-  private readonly queue: Marker[] = []
-  private readonly taken: boolean[] = []
+  /** Every name the index held when listed. */
+  private readonly names: string[]
+  /** Indices in `names` of the queued markers (only `owner`'s, when given), in batch order. */
+  private readonly queue: Int32Array
+  /** Per queue entry: its root tag as a number (tagValue), made on the first trees() call. */
+  private roots: Float64Array | undefined
+  private readonly taken: Uint8Array
   private cursor = 0
-  private readonly live_: Marker[] = []
+  private readonly liveNames: string[] = []
   private readonly seen = new Set<string>()
-  /** Every Run id with a marker, read or not (an unread one is live or unreported too). */
-  readonly indexedIds = new Set<string>()
+  private ids: Set<string> | undefined
   private last: QueueKey | undefined
 
   constructor(private readonly home: string, options: {owner?: string} = {}) {
     refreshIndex(home)
     const owner = options.owner === undefined ? undefined : markerTag(options.owner)
-    for (const name of listIndex(home)) {
-      const marker = parseMarker(name)
-      if (!marker) continue
-      this.indexedIds.add(marker.id)
-      if (!marker.queued) this.live_.push(marker)
-      else if (owner === undefined || marker.queued.owner === owner) this.queue.push(marker)
+    const names = listIndex(home)
+    this.names = names
+    const picked = new Int32Array(names.length)
+    let count = 0
+    let ordered = true
+    let previous = ''
+    let previousEnd = -1
+    for (let i = 0; i < names.length; i++) {
+      const name = names[i]
+      if (name.charCodeAt(0) !== QUEUED_CODE) {
+        this.liveNames.push(name)
+        continue
+      }
+      const end = queuedEnd(name)
+      if (end === -1 || (owner !== undefined && !name.startsWith(owner, end + 1))) continue
+      if (ordered && previousEnd !== -1 && !followsInOrder(previous, previousEnd, name, end)) ordered = false
+      picked[count++] = i
+      previous = name
+      previousEnd = end
     }
-    this.queue.sort((a, b) => compareText(a.queued!.order, b.queued!.order))
+    this.queue = picked.subarray(0, count)
+    if (!ordered) this.queue.sort((i, j) => compareQueuedNames(names[i], names[j]))
+    this.taken = new Uint8Array(count)
+  }
+
+  /** Whether the index holds a marker of Run `id` (any form, any owner; read or not: each is live or unreported). */
+  hasMarker(id: string): boolean {
+    if (!this.ids) {
+      this.ids = new Set()
+      for (const name of this.names) {
+        const marker = parseMarker(name)
+        if (marker) this.ids.add(marker.id)
+      }
+    }
+    return this.ids.has(id)
   }
 
   /** Every live marker (live Runs, and finished ones no reader has queued yet: they are queued now). */
   live(): IndexedRuns {
     const found = noRuns()
-    for (const marker of this.live_) this.read(marker, found)
+    for (const name of this.liveNames) {
+      const marker = parseMarker(name)
+      if (marker) this.read(marker, found)
+    }
     return found
   }
 
@@ -427,10 +526,10 @@ export class RunIndexReader {
   more(count: number): IndexedRuns {
     const found = noRuns()
     for (let n = 0; n < count && this.cursor < this.queue.length; this.cursor++) {
-      const marker = this.queue[this.cursor]
+      const marker = parseMarker(this.names[this.queue[this.cursor]])!
       this.last = marker.queued
       if (this.taken[this.cursor]) continue
-      this.taken[this.cursor] = true
+      this.taken[this.cursor] = 1
       this.read(marker, found)
       n++
     }
@@ -441,10 +540,20 @@ export class RunIndexReader {
   trees(tags: Set<string>): IndexedRuns {
     const found = noRuns()
     if (tags.size === 0) return found
+    const wanted = new Set<number>()
+    for (const tag of tags) wanted.add(tagValue(tag, 0))
+    wanted.delete(-1)
+    if (!this.roots) {
+      this.roots = new Float64Array(this.queue.length)
+      for (let i = 0; i < this.queue.length; i++) {
+        const name = this.names[this.queue[i]]
+        this.roots[i] = tagValue(name, queuedEnd(name) + 10)
+      }
+    }
     for (let i = this.cursor; i < this.queue.length; i++) {
-      if (this.taken[i] || !tags.has(this.queue[i].queued!.root)) continue
-      this.taken[i] = true
-      this.read(this.queue[i], found)
+      if (this.taken[i] || !wanted.has(this.roots[i])) continue
+      this.taken[i] = 1
+      this.read(parseMarker(this.names[this.queue[i]])!, found)
     }
     return found
   }

@@ -21,18 +21,28 @@ const cache = new Map<string, {size: number; events: TraceEvent[]}>()
 
 function wakingEvents(dir: string): TraceEvent[] {
   const file = traceFile(dir)
-  let size: number
-  try {
-    size = statSync(file).size
-  } catch {
-    return []
-  }
   const hit = cache.get(dir)
-  if (hit && hit.size === size) return hit.events
+  if (hit) {
+    // A later look of the same wait: a Trace that did not grow has nothing new.
+    let size: number
+    try {
+      size = statSync(file).size
+    } catch {
+      return []
+    }
+    if (hit.size === size) return hit.events
+  }
   const events: TraceEvent[] = []
+  let text: string | undefined
   try {
-    // A batch scans every member's Trace: only lines that name the field are parsed (the kernel writes keys verbatim).
-    for (const line of (readBoundedText(file, MAX_TRACE_BYTES * 4) ?? '').split('\n')) {
+    text = readBoundedText(file, MAX_TRACE_BYTES * 4)
+  } catch {}
+  if (text === undefined) return events
+  // The first look reads the Trace without a stat first (a batch scans every member's): its size is what was read.
+  const size = Buffer.byteLength(text)
+  try {
+    // Only lines that name the field are parsed (the kernel writes keys verbatim).
+    for (const line of text.split('\n')) {
       if (!line.includes('"attention"')) continue
       try {
         const e = JSON.parse(line) as TraceEvent

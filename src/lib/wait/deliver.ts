@@ -92,7 +92,7 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     }
     // Runs the index lists but this look did not read are still owed: the batch counts them as deferred.
     selection = {...selection, deferred: selection.deferred + snapshot.unread}
-    const pruned = forgetVanished(journal, new Set([...runs.keys(), ...snapshot.indexedIds])) || migrated
+    const pruned = forgetVanished(journal, (run) => snapshot.isIndexed(run)) || migrated
     // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
     const members = new Set(selection.members)

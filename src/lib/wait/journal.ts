@@ -141,10 +141,10 @@ export function markDelivered(home: string, journal: DeliveryJournal, batch: Pen
  * Forget attention entries of Runs no longer live or unreported (reported,
  * pruned): they can never be candidates again, so the journal stays bounded.
  */
-export function forgetVanished(journal: DeliveryJournal, existing: Set<string>): boolean {
+export function forgetVanished(journal: DeliveryJournal, exists: (run: string) => boolean): boolean {
   let changed = false
   for (const run of Object.keys(journal.attention_reported)) {
-    if (!existing.has(run)) {
+    if (!exists(run)) {
       delete journal.attention_reported[run]
       changed = true
     }

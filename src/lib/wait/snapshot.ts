@@ -55,9 +55,9 @@ export class WaitSnapshot {
     this.more(window)
   }
 
-  /** Every Run id the index lists, read or not: each is live or unreported. */
-  get indexedIds(): Set<string> {
-    return this.reader.indexedIds
+  /** Whether Run `id` was read or has an index marker (read or not): either way it is live or unreported. */
+  isIndexed(id: string): boolean {
+    return this.runs.has(id) || this.reader.hasMarker(id)
   }
 
   /** Queued Runs of the owner not read (counted as deferred: the index lists them, unread). */
