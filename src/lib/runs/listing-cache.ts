@@ -13,10 +13,15 @@
  * oversized file is ignored and rebuilt, an entry that fails its owner's
  * check is a miss, and it is written without fsync.
  *
- * The stat is the whole price of a hit, so it is kept small: the key is four
- * numbers compared as numbers (formatting floating-point times as text cost
- * more than the stat itself), and an unchanged cache is never rebuilt in
- * memory nor written back.
+ * Why one stat per Run, not one per directory: an edit in place (an editor
+ * that writes over the file, `sed -i` aside, or a test's writeFileSync)
+ * changes run.json's own times but not its directory's nor the runs/ dir's,
+ * so no cheaper check notices it; a Run dir's mtime would only catch
+ * replacements by rename. The stat is the whole price of a hit, so it is
+ * kept small: the key is four numbers compared as numbers (formatting
+ * floating-point times as text cost more than the stat itself), taken
+ * without building a Stats object (platform/file-key.ts), and an unchanged
+ * cache is never rebuilt in memory nor written back.
  */
 import {mkdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
