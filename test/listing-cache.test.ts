@@ -3,7 +3,7 @@
  * `inspect` shows: every listing below is compared with one made with the
  * cache file removed, after the ways a Run's run.json can change under it.
  */
-import {readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {actors, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
@@ -115,6 +115,24 @@ describe('the listing cache', () => {
         expect.objectContaining({run: 'two', status: 'failed', state_dir: join(home, 'runs', 'two')}),
       ])
     }
+  })
+
+  it('sees an in-place edit that keeps run.json\'s size, whichever way the key was taken', async () => {
+    const dir = await finished('kept', 'true')
+    const meta = join(dir, 'run.json')
+    // Keys taken through statSync (Node's fs binding is not used when it would warn) serve the binding's reader:
+    // the second listing hits every row, so the cache file is not rewritten (same inode).
+    const viaStatSync = actors(home, ['inspect', '--json'], {env: {NODE_PENDING_DEPRECATION: '1'}})
+    expect(viaStatSync.stderr).toBe('')
+    const inode = statSync(cacheFile()).ino
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(viaStatSync.stdout)
+    expect(statSync(cacheFile()).ino).toBe(inode)
+    // The same bytes count, written over the file: only its times (and ctime) tell the edit.
+    const text = readFileSync(meta, 'utf8')
+    expect(text).toContain('"notification": "normal"')
+    writeFileSync(meta, text.replace('"notification": "normal"', '"notification": "silent"'))
+    expect(statSync(meta).size).toBe(text.length)
+    expect(listing().runs).toEqual([expect.objectContaining({run: 'kept', notification: 'silent'})])
   })
 
   it('prints a cached Run exactly as a freshly read one, field order included', async () => {

@@ -102,12 +102,27 @@ function onFirstUse(name: 'stdout' | 'stderr', first: (stream: NodeJS.WriteStrea
  * its heap down, about 10 ms that a reader waiting on the process sees.
  */
 export function exitIfFlushed(): void {
+  // No stream was made: every write was a write(2) whose failure was heard then. Exit now, before the event
+  // loop turns and runs the tasks V8 left for it (after a 2,000-Run listing, a young-generation collection).
+  if (direct && !stderrMade) process.exit()
   const queued = (stream: NodeJS.WriteStream) => stream.writableLength > 0 || stream.writableNeedDrain
   setImmediate(() => {
     if (!direct && queued(process.stdout)) return
     if (stderrMade && queued(process.stderr)) return
     process.exit()
   })
+}
+
+/**
+ * `text` as UTF-8. ASCII text (JSON of ids, times and numbers nearly always
+ * is) is copied a byte per character through the latin1 encoder, which for
+ * ASCII gives the same bytes; Node 20's UTF-8 encoder walks a long string
+ * character by character (a 1.2 MB listing: about 4 ms against 0.4 ms for
+ * the length check). A string is ASCII exactly when its UTF-8 length equals
+ * its length: every other code unit takes two bytes or more.
+ */
+function encodeUtf8(text: string): Buffer {
+  return Buffer.byteLength(text) === text.length ? Buffer.from(text, 'latin1') : Buffer.from(text)
 }
 
 /**
@@ -123,7 +138,7 @@ export function writeWhole(text: string, callback?: WriteCallback): void {
     process.stdout.write(text, callback)
     return
   }
-  const bytes = Buffer.from(text)
+  const bytes = encodeUtf8(text)
   let done = 0
   try {
     while (done < bytes.length) done += writeSync(1, bytes, done)

@@ -9,7 +9,8 @@ import {recentLaunches} from './launch-log.js'
 import {addIndexMarker, readIndexedRuns} from './live-index.js'
 import {collectDescendants} from '../tree/children.js'
 import {sep} from 'node:path'
-import {ListingCache, statKey} from './listing-cache.js'
+import {ListingCache} from './listing-cache.js'
+import {fileKey} from '../platform/file-key.js'
 import {listRunIds, readListedRun, requireRun, RUN_FILES} from './store.js'
 import {requireGeneration} from '../generations/list.js'
 import {summarizeRun, type RunSummary} from './summary.js'
@@ -153,7 +154,7 @@ function everyListing(home: string, now: number): RunListing {
   // Every run.json stat before the cache is parsed: the stats' garbage is then
   // collected while little else is alive (a young-generation collection
   // copies what is alive, and a parsed cache is thousands of objects).
-  const keys = ids.map((id) => statKey(base + sep + id + sep + RUN_FILES.meta))
+  const keys = ids.map((id) => fileKey(base + sep + id + sep + RUN_FILES.meta))
   const cache = new ListingCache(home)
   for (let i = 0; i < ids.length; i++) {
     const id = ids[i]

@@ -13,23 +13,29 @@
  * oversized file is ignored and rebuilt, an entry that fails its owner's
  * check is a miss, and it is written without fsync.
  *
- * The stat is the whole price of a hit, so it is kept small: the key is four
- * numbers compared as numbers (formatting floating-point times as text cost
- * more than the stat itself), and an unchanged cache is never rebuilt in
- * memory nor written back.
+ * Why one stat per Run, not one per directory: an edit in place (an editor
+ * that writes over the file, `sed -i` aside, or a test's writeFileSync)
+ * changes run.json's own times but not its directory's nor the runs/ dir's,
+ * so no cheaper check notices it; a Run dir's mtime would only catch
+ * replacements by rename. The stat is the whole price of a hit, so it is
+ * kept small: the key is four numbers compared as numbers (formatting
+ * floating-point times as text cost more than the stat itself), taken
+ * without building a Stats object (platform/file-key.ts), and an unchanged
+ * cache is never rebuilt in memory nor written back.
  */
-import {mkdirSync, statSync} from 'node:fs'
+import {mkdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {historyCacheDir, runsDir} from '../platform/home.js'
 import {isTerminal, TERMINAL_STATUSES} from './types.js'
 import type {RunSummary} from './summary.js'
 import {readJsonFile, writeFileAtomic} from '../platform/state-files.js'
+import {fileKey, type FileKey} from '../platform/file-key.js'
 
 /** Past this a cache costs more to parse than it saves; readers then read every run.json. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
 
-/** inode, size, mtime and ctime (ms) of run.json when the value was made. */
-export type Key = [number, number, number, number]
+/** inode, size, mtime and ctime (ms) of run.json when the value was made (platform/file-key.ts). */
+export type Key = FileKey
 
 interface Entry<T> {
   key: Key
@@ -53,17 +59,6 @@ function keyedLayout<Stored>(): Layout<Stored> {
     },
     write: (entries) => ({entries: Object.fromEntries(entries)}),
   }
-}
-
-/** The stat key of `metaFile` (a run.json), or undefined when it is not a regular file. */
-export function statKey(metaFile: string): Key | undefined {
-  let stat
-  try {
-    stat = statSync(metaFile, {throwIfNoEntry: false})
-  } catch {
-    return undefined
-  }
-  return stat?.isFile() ? [stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs] : undefined
 }
 
 const sameKey = (a: unknown, b: Key) => Array.isArray(a) && a.length === 4 && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3]
@@ -93,10 +88,10 @@ abstract class StatKeyedCache<T, Stored> {
 
   /** The cached value for `name` when `metaFile` is unchanged since; stats `metaFile` either way. */
   lookup(name: string, metaFile: string): T | undefined {
-    return this.lookupKey(name, statKey(metaFile))
+    return this.lookupKey(name, fileKey(metaFile))
   }
 
-  /** lookup() with the stat key taken by the caller (statKey(); undefined: no regular run.json). */
+  /** lookup() with the key taken by the caller (fileKey(); undefined: no regular run.json). */
   lookupKey(name: string, key: Key | undefined): T | undefined {
     if (!key) return undefined
     const stored = this.previous.get(name)

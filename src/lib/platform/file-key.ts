@@ -1,0 +1,78 @@
+/**
+ * A file's key: its inode, size, mtime and ctime (ms), four numbers that
+ * change when the file is replaced (rename) or written in place. Caches of
+ * what a file says are valid while its key is unchanged (runs/listing-cache.ts).
+ *
+ * A listing takes one key per Run (2,000 run.json files for 2,000 Runs), so
+ * the per-call cost matters: on Node 20 fs.statSync() builds a Stats object
+ * and four Dates per call, which with the garbage they leave cost more than
+ * the stat(2) itself (2,000 keys: about 35 ms of CPU less without them, most
+ * of a listing's cost beyond start-up). Node's fs binding fills one shared
+ * array instead. That binding is internal (process.binding is deprecated,
+ * documentation-only: DEP0111), so it is trusted only after it agreed with
+ * statSync on the first file asked for, never when Node was asked to warn
+ * about it (--pending-deprecation), and any surprise (a throw, another
+ * layout) sends this process back to statSync for good. Either way the key
+ * is the same four numbers, so caches written by one path serve the other.
+ */
+import {statSync} from 'node:fs'
+
+/** inode, size, mtime and ctime (ms) of a regular file. */
+export type FileKey = [number, number, number, number]
+
+/** The slice of Node's fs binding used here: stat(path, bigint, request, throwIfNoEntry) into a shared array. */
+interface StatBinding {
+  stat(path: string, bigint: false, request: undefined, throwIfNoEntry: false): Float64Array | undefined
+}
+
+/** The fs binding while it is trusted; null once it is not (or cannot be had); undefined: not tried yet. */
+let binding: StatBinding | null | undefined
+
+const S_IFMT = 0o170000
+const S_IFREG = 0o100000
+
+/** The key of `file`, or undefined when it is not a regular file (missing, a directory, unreadable path). */
+export function fileKey(file: string): FileKey | undefined {
+  if (binding === undefined) return firstKey(file)
+  if (binding === null) return keyByStatSync(file)
+  let stats
+  try {
+    stats = binding.stat(file, false, undefined, false)
+  } catch {
+    // ENOTDIR, EACCES and the like: like statSync, not a regular file we can key.
+    return undefined
+  }
+  if (stats === undefined) return undefined
+  // The same arithmetic as Node's own Stats (seconds and nanoseconds to ms), so both paths give equal keys.
+  return (stats[1] & S_IFMT) === S_IFREG ? [stats[7], stats[8], stats[12] * 1000 + stats[13] / 1e6, stats[14] * 1000 + stats[15] / 1e6] : undefined
+}
+
+function keyByStatSync(file: string): FileKey | undefined {
+  let stat
+  try {
+    stat = statSync(file, {throwIfNoEntry: false})
+  } catch {
+    return undefined
+  }
+  return stat?.isFile() ? [stat.ino, stat.size, stat.mtimeMs, stat.ctimeMs] : undefined
+}
+
+/** The first key: through statSync, and the binding is trusted from now on only if it gives the same. */
+function firstKey(file: string): FileKey | undefined {
+  const key = keyByStatSync(file)
+  binding = null
+  if (key === undefined || warnsOnBinding()) return key
+  try {
+    binding = (process as unknown as {binding(name: string): StatBinding}).binding('fs')
+    const other = fileKey(file)
+    if (!other || other.some((value, i) => value !== key[i])) binding = null
+  } catch {
+    binding = null
+  }
+  return key
+}
+
+/** Whether Node would print a deprecation warning for process.binding (--pending-deprecation). */
+function warnsOnBinding(): boolean {
+  return typeof (process as {binding?: unknown}).binding !== 'function' || process.env.NODE_PENDING_DEPRECATION === '1' || process.execArgv.includes('--pending-deprecation') || (process.env.NODE_OPTIONS ?? '').includes('--pending-deprecation')
+}
