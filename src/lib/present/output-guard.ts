@@ -44,6 +44,8 @@ type WriteCallback = (error?: Error | null) => void
 
 /** True while guardStdout() holds process.stdout unmade: writeWhole() may then write to descriptor 1 itself. */
 let direct = false
+/** Whether process.stderr was built; unknown (true) unless the lazy guard tracks it. */
+let stderrMade = true
 
 /**
  * Make stdout fail quietly (see above). Idempotent. `lazy` (the fast front
@@ -69,9 +71,6 @@ export function guardStdout(options: {lazy?: boolean} = {}): void {
     onFirstUse('stderr', () => (stderrMade = true))
   }
 }
-
-/** Whether process.stderr was built; unknown (true) unless the lazy guard tracks it. */
-let stderrMade = true
 
 /** Whether Node still builds process[name] on first use (a configurable getter), so it can be watched for that. */
 function isUnmade(name: 'stdout' | 'stderr'): boolean {
