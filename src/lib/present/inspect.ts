@@ -8,16 +8,20 @@ import {formatDuration} from '../platform/duration.js'
 import {importView} from '../platform/esm-import.js'
 import type {GenerationListing} from '../generations/list.js'
 import {displayRunName} from '../generations/layout.js'
-import type {RunDetail, RunListing} from '../runs/inspect.js'
+import type {PrintedListing, RunDetail, RunListing} from '../runs/inspect.js'
+import {SEPARATOR} from '../runs/listing-text-cache.js'
 import type {Forest} from '../tree/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'
 import {stdoutClosed} from './output-guard.js'
-import {liveResult, type LiveResult, type TextSinks} from './result.js'
+import {documentResult, liveResult, type LiveResult, type TextSinks} from './result.js'
 import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table.js'
 import {printableLine} from './text.js'
 import {renderForest} from './tree.js'
-import {writeNdjson, writeOut} from './write.js'
+import {jsonAtDepth, jsonDocument, writeNdjson, writeOut} from './write.js'
+import {writeWhole} from './output-guard.js'
+
+const COMMA = 0x2c
 
 const NO_RUNS = 'no Runs yet; start one with `actors run demo`\n'
 
@@ -30,6 +34,56 @@ export function plainListing(listing: RunListing, to: TextSinks): void {
   to.out(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
   if (!listing.runs.length) to.note(NO_RUNS)
   noteDamaged(listing.damaged, to)
+}
+
+/**
+ * `inspect` without filters: under --json, the document built from each
+ * Run's printed text (`printed`, runs/inspect.ts printedListing: byte for
+ * byte what jsonDocument() makes of `read()`'s listing, without building
+ * it); otherwise the table of `read()`. A live result only because that is
+ * the result with one renderer per mode: nothing here is live.
+ */
+export function everyRunResult(printed: (print: (summary: object) => string) => PrintedListing, read: () => RunListing): LiveResult {
+  return liveResult({
+    json: async () => {
+      writeWhole(printedDocument(printed((summary) => jsonAtDepth(summary, 2))))
+      return undefined
+    },
+    plain: async () => documentResult(read(), plainListing),
+  })
+}
+
+/**
+ * The bytes of jsonDocument({runs, damaged}) from the Runs' texts at depth 2.
+ * Entries that lie back to back in one buffer (a warm cache: see
+ * runs/listing-text-cache.ts, its NUL-newline separator is as long as `,\n`)
+ * are copied in one go and their NULs made commas.
+ */
+export function printedDocument(listing: PrintedListing): Buffer {
+  const {entries} = listing
+  // The frame is jsonDocument's own with no Runs: `{\n  "runs": [],\n  "damaged": ...}\n`; the Runs go inside its `[]`.
+  const frame = jsonDocument({runs: [], damaged: listing.damaged})
+  const open = '{\n  "runs": ['
+  const head = Buffer.from(entries.length ? open + '\n' : open)
+  const tail = Buffer.from(entries.length ? '\n  ' + frame.slice(open.length) : frame.slice(open.length))
+  let size = head.length + tail.length
+  for (const e of entries) size += e.end - e.start + 2
+  if (entries.length) size -= 2
+  const out = Buffer.allocUnsafe(size)
+  let at = head.copy(out, 0)
+  for (let i = 0; i < entries.length; ) {
+    const first = entries[i]
+    let j = i
+    while (j + 1 < entries.length && entries[j + 1].bytes === first.bytes && entries[j + 1].start === entries[j].end + SEPARATOR) j++
+    if (i > 0) at += out.write(',\n', at, 'latin1')
+    const shift = at - first.start
+    at += first.bytes.copy(out, at, first.start, entries[j].end)
+    // Each separator inside the run: its NUL becomes the comma (its newline is already there).
+    for (let k = i; k < j; k++) out[shift + entries[k].end] = COMMA
+    i = j + 1
+  }
+  tail.copy(out, at)
+  return out
 }
 
 /** `inspect --tree`: the Run forest. */

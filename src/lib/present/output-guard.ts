@@ -125,19 +125,19 @@ function encodeUtf8(text: string): Buffer {
 }
 
 /**
- * Write `text` to stdout, as a command's one result; `callback` hears once it
+ * Write `text` (or its UTF-8 bytes) to stdout, as a command's one result; `callback` hears once it
  * was handed to the OS (or why not). Before anything made
  * process.stdout, one synchronous write(2) loop on descriptor 1 (no stream
  * to build); a descriptor that would block (O_NONBLOCK, set by whoever shares
  * it) hands the rest to process.stdout. Failures are the guard's: a closed
  * reader ends quietly, a full disk says so once.
  */
-export function writeWhole(text: string, callback?: WriteCallback): void {
+export function writeWhole(text: string | Uint8Array, callback?: WriteCallback): void {
   if (!direct || failure) {
     process.stdout.write(text, callback)
     return
   }
-  const bytes = encodeUtf8(text)
+  const bytes = typeof text === 'string' ? encodeUtf8(text) : text
   let done = 0
   try {
     while (done < bytes.length) done += writeSync(1, bytes, done)
