@@ -14,12 +14,11 @@ import type {Forest} from '../tree/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'
 import {stdoutClosed} from './output-guard.js'
-import {documentResult, liveResult, type LiveResult, type TextSinks} from './result.js'
+import {liveResult, printedDocumentResult, type DocumentResult, type LiveResult, type TextSinks} from './result.js'
 import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table.js'
 import {printableLine} from './text.js'
 import {renderForest} from './tree.js'
 import {jsonAtDepth, jsonDocument, writeNdjson, writeOut} from './write.js'
-import {writeWhole} from './output-guard.js'
 
 const COMMA = 0x2c
 
@@ -38,19 +37,12 @@ export function plainListing(listing: RunListing, to: TextSinks): void {
 
 /**
  * `inspect` without filters: under --json, the document built from each
- * Run's printed text (`printed`, runs/inspect.ts printedListing: byte for
+ * Run's printed text (`printed`: runs/inspect.ts printedListing, byte for
  * byte what jsonDocument() makes of `read()`'s listing, without building
- * it); otherwise the table of `read()`. A live result only because that is
- * the result with one renderer per mode: nothing here is live.
+ * it); otherwise the table of `read()`.
  */
-export function everyRunResult(printed: (print: (summary: object) => string) => PrintedListing, read: () => RunListing): LiveResult {
-  return liveResult({
-    json: async () => {
-      writeWhole(printedDocument(printed((summary) => jsonAtDepth(summary, 2))))
-      return undefined
-    },
-    plain: async () => documentResult(read(), plainListing),
-  })
+export function everyRunResult(printed: (print: (summary: object) => string) => PrintedListing, read: () => RunListing): DocumentResult<RunListing> {
+  return printedDocumentResult(read, () => printedDocument(printed((summary) => jsonAtDepth(summary, 2))), plainListing)
 }
 
 /**
