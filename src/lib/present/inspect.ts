@@ -46,36 +46,34 @@ export function everyRunResult(printed: (print: (summary: object) => string) => 
 }
 
 /**
- * The bytes of jsonDocument({runs, damaged}) from the Runs' texts at depth 2.
- * Entries that lie back to back in one buffer (a warm cache: see
- * runs/listing-text-cache.ts, its NUL-newline separator is as long as `,\n`)
- * are copied in one go and their NULs made commas.
+ * The bytes of jsonDocument({runs, damaged}) from the Runs' texts at depth
+ * 2, in pieces to write in order. Entries that lie back to back in one
+ * buffer (a warm cache: runs/listing-text-cache.ts writes them in listing
+ * order, each followed by NUL and newline, as long as the `,\n` between
+ * Runs) go out as one piece, their NULs made commas in place: the cache's
+ * buffer is not used after this. Not copying matters: touching fresh memory
+ * is a large part of printing a big listing (first-touch page faults).
  */
-export function printedDocument(listing: PrintedListing): Buffer {
+export function printedDocument(listing: PrintedListing): Uint8Array[] {
   const {entries} = listing
   // The frame is jsonDocument's own with no Runs: `{\n  "runs": [],\n  "damaged": ...}\n`; the Runs go inside its `[]`.
   const frame = jsonDocument({runs: [], damaged: listing.damaged})
   const open = '{\n  "runs": ['
-  const head = Buffer.from(entries.length ? open + '\n' : open)
-  const tail = Buffer.from(entries.length ? '\n  ' + frame.slice(open.length) : frame.slice(open.length))
-  let size = head.length + tail.length
-  for (const e of entries) size += e.end - e.start + 2
-  if (entries.length) size -= 2
-  const out = Buffer.allocUnsafe(size)
-  let at = head.copy(out, 0)
+  if (!entries.length) return [Buffer.from(frame)]
+  const pieces: Uint8Array[] = [Buffer.from(open + '\n')]
+  const comma = Buffer.from(',\n')
   for (let i = 0; i < entries.length; ) {
     const first = entries[i]
     let j = i
     while (j + 1 < entries.length && entries[j + 1].bytes === first.bytes && entries[j + 1].start === entries[j].end + SEPARATOR) j++
-    if (i > 0) at += out.write(',\n', at, 'latin1')
-    const shift = at - first.start
-    at += first.bytes.copy(out, at, first.start, entries[j].end)
-    // Each separator inside the run: its NUL becomes the comma (its newline is already there).
-    for (let k = i; k < j; k++) out[shift + entries[k].end] = COMMA
+    for (let k = i; k < j; k++) first.bytes[entries[k].end] = COMMA
+    if (i > 0) pieces.push(comma)
+    pieces.push(first.bytes.subarray(first.start, entries[j].end))
     i = j + 1
   }
-  tail.copy(out, at)
-  return out
+  pieces.push(Buffer.from('\n  ' + frame.slice(open.length)))
+  // Many pieces (a cold cache: one per Run) are one copy rather than a write(2) each.
+  return pieces.length > 64 ? [Buffer.concat(pieces)] : pieces
 }
 
 /** `inspect --tree`: the Run forest. */
