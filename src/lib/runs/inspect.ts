@@ -9,14 +9,14 @@ import {recentLaunches} from './launch-log.js'
 import {addIndexMarker, readIndexedRuns} from './live-index.js'
 import {collectDescendants} from '../tree/children.js'
 import {sep} from 'node:path'
-import {ListingCache} from './listing-cache.js'
+import {isListingCacheable, ListingCache} from './listing-cache.js'
 import {ListingTextCache, type PrintedEntry} from './listing-text-cache.js'
 import {fileKey} from '../platform/file-key.js'
 import {listRunIds, readListedRun, requireRun, RUN_FILES} from './store.js'
 import {requireGeneration} from '../generations/list.js'
 import {summarizeRun, type RunSummary} from './summary.js'
 import {readTraceTail, type TraceEvent} from './trace.js'
-import {isTerminal, LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './types.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from './types.js'
 
 const ALL_STATUSES: readonly string[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 
@@ -216,8 +216,7 @@ export function printedListing(home: string, print: (summary: RunSummary) => str
     const summary = summarizeRun(state, now)
     const text = Buffer.from(print(summary))
     const entry = {created: summary.created_at, run: summary.run, bytes: text, start: 0, end: text.length}
-    // Cached: finished Runs whose run.json names this id and state dir (as ListingCache.remember()).
-    if (key && isTerminal(summary.status) && summary.run === id && summary.state_dir === base + id && summary.waiting_for === undefined) cache.remember(id, key, entry)
+    if (key && isListingCacheable(summary, id, base)) cache.remember(id, key, entry)
     entries.push(entry)
     if (LIVE.has(summary.status)) addIndexMarker(home, summary.run, summary.run_instance_id)
   }

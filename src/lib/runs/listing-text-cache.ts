@@ -1,9 +1,8 @@
 /**
  * The cache behind a plain `inspect --json` (every Run, no filter): per
  * finished Run, the exact bytes its summary has inside the printed document,
- * so a warm listing is assembled by copying bytes instead of building 2,000
- * summary objects, stringifying and encoding them again (measured: most of
- * the garbage collection and printing of a 2,000-Run listing).
+ * so a warm listing is written from those bytes instead of building 2,000
+ * summary objects, stringifying and encoding them again.
  *
  * Staleness works as in ./listing-cache.ts (read its header): an entry serves
  * while run.json keeps the key it had when the entry was made, one stat per
@@ -16,8 +15,8 @@
  * then, for each entry in that order, its `bytes` bytes followed by a NUL and
  * a newline (JSON text never holds a raw NUL: inside strings it is escaped).
  * Entries are written in listing order and the separator is as long as the
- * `,\n` between Runs in the document, so a warm listing copies runs of
- * entries in one go and turns their NULs into commas. Reading
+ * `,\n` between Runs in the document, so a warm listing writes runs of
+ * entries as one piece, their NULs turned into commas. Reading
  * checks the schema, the base (a state root moved elsewhere prints other
  * state dirs), each entry's fields, that every NUL lies exactly where the
  * lengths say and nowhere else, and that the file ends there: anything else
