@@ -1,12 +1,15 @@
 /**
- * The listing cache (src/lib/runs/listing-cache.ts) must never change what
- * `inspect` shows: every listing below is compared with one made with the
- * cache file removed, after the ways a Run's run.json can change under it.
+ * The listing caches must never change what `inspect` shows: the rows of
+ * src/lib/runs/listing-cache.ts (filtered listings, the table) and the
+ * printed text of src/lib/runs/listing-text-cache.ts (a plain `inspect
+ * --json`). Every listing below is compared with one made with the cache
+ * files removed, after the ways a Run's run.json can change under it.
  */
-import {readFileSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {actors, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES} from '../src/lib/runs/types.js'
 
 let home: string
 beforeEach(() => {
@@ -15,20 +18,34 @@ beforeEach(() => {
 afterEach(() => removeHome(home))
 
 const cacheFile = () => join(home, 'runs', '.cache', 'listing.json')
+const textFile = () => join(home, 'runs', '.cache', 'listing-text')
 /** The cache's rows by Run id (each row starts with its Run id). */
 const cachedRows = (): Record<string, unknown[]> => Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
+/** The text cache's header line. */
+const textHeader = () => JSON.parse(readFileSync(textFile(), 'utf8').split('\n', 1)[0])
 
-/** `inspect --json` twice: through whatever cache there is, then with none. Both must agree (live Runs' durations tick). */
+/** Every Run through the summary objects and the rows cache: a status filter that keeps every status. */
+const ALL = ['--status', [...LIVE_STATUSES, ...TERMINAL_STATUSES].join(',')]
+const rowsListing = () => actors(home, ['inspect', '--json', ...ALL])
+
+/**
+ * `inspect --json` (text cache) and the same through the rows cache, then
+ * with no cache. All must agree (live Runs' durations tick).
+ */
 function listing() {
   const cached = actors(home, ['inspect', '--json'])
   expect(cached.code).toBe(0)
+  const rows = rowsListing()
+  expect(rows.code).toBe(0)
   rmSync(cacheFile(), {force: true})
+  rmSync(textFile(), {force: true})
   const fresh = actors(home, ['inspect', '--json'])
   const settled = (json: {runs: Array<{status: string; duration_ms?: number}>}) => ({
     ...json,
     runs: json.runs.map((r) => (['running', 'paused', 'queued'].includes(r.status) ? {...r, duration_ms: undefined} : r)),
   })
   expect(settled(cached.json)).toEqual(settled(fresh.json))
+  expect(settled(rows.json)).toEqual(settled(fresh.json))
   return fresh.json
 }
 
@@ -58,8 +75,10 @@ describe('the listing cache', () => {
     const live = actors(home, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
     await started(live.state_dir)
     listing()
+    rowsListing()
     actors(home, ['inspect', '--json'])
     expect(Object.keys(cachedRows()).sort()).toEqual(['bad', 'ok'])
+    expect(textHeader().entries.map((e: unknown[]) => e[0]).sort()).toEqual(['bad', 'ok'])
 
     // A relaunch under the same name replaces run.json: the new generation shows, not the cached one.
     const relaunched = actors(home, ['run', '--json', '--name', 'ok', '--', 'sleep', '30']).json
@@ -72,18 +91,22 @@ describe('the listing cache', () => {
     runs = listing().runs
     expect(Object.fromEntries(runs.map((r: {run: string; status: string}) => [r.run, r.status]))).toEqual({ok: 'killed', bad: 'failed', live: 'cancelled'})
 
-    // A run.json damaged after it was cached is reported as damaged, never served from the cache.
+    // A run.json damaged after it was cached is reported as damaged, never served from either cache.
     actors(home, ['inspect', '--json'])
+    rowsListing()
     const badMeta = join(home, 'runs', 'bad', 'run.json')
     writeFileSync(badMeta, readFileSync(badMeta, 'utf8').replace('"actors-run-v1"', '"something-else"'))
-    const damaged = actors(home, ['inspect', '--json']).json
-    expect(damaged.runs.map((r: {run: string}) => r.run).sort()).toEqual(['live', 'ok'])
-    expect(damaged.damaged).toEqual([expect.objectContaining({state_dir: join(home, 'runs', 'bad')})])
+    for (const damaged of [actors(home, ['inspect', '--json']).json, rowsListing().json]) {
+      expect(damaged.runs.map((r: {run: string}) => r.run).sort()).toEqual(['live', 'ok'])
+      expect(damaged.damaged).toEqual([expect.objectContaining({state_dir: join(home, 'runs', 'bad')})])
+    }
 
-    // Pruned Runs leave the cache too.
+    // Pruned Runs leave the caches too.
     expect(actors(home, ['prune', 'ok', '--json']).code).toBe(0)
+    rowsListing()
     actors(home, ['inspect', '--json'])
     expect(Object.keys(cachedRows()).sort()).toEqual(['live'])
+    expect(textHeader().entries.map((e: unknown[]) => e[0])).toEqual(['live'])
   })
 
   it('ignores a cache file that is damaged, foreign or lies about a Run, and rebuilds it', async () => {
@@ -93,12 +116,12 @@ describe('the listing cache', () => {
     const foreign = ['{not json', JSON.stringify({schema: 'other', rows: []}), '[]', JSON.stringify({schema: 'actors-listing-cache-v3', entries: {}}), JSON.stringify({schema: 'actors-listing-cache-v4', rows: {}})]
     for (const text of foreign) {
       writeFileSync(cacheFile(), text)
-      expect(actors(home, ['inspect', '--json']).json).toEqual(expected)
+      expect(rowsListing().json).toEqual(expected)
       expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v4')
       expect(Object.keys(cachedRows()).sort()).toEqual(['one', 'two'])
     }
     // Rows that are damaged, claim a live status, or moved under another Run's id are misses: the state dir is read.
-    actors(home, ['inspect', '--json'])
+    rowsListing()
     const cache = readJson(cacheFile())
     const {one: row, two: other} = cachedRows()
     const status = row.indexOf('done')
@@ -110,7 +133,7 @@ describe('the listing cache', () => {
       ['one', 7, null, other],
     ]) {
       writeFileSync(cacheFile(), JSON.stringify({...cache, rows: lie}))
-      expect(actors(home, ['inspect', '--json']).json.runs).toEqual([
+      expect(rowsListing().json.runs).toEqual([
         expect.objectContaining({run: 'one', status: 'done', state_dir: dir}),
         expect.objectContaining({run: 'two', status: 'failed', state_dir: join(home, 'runs', 'two')}),
       ])
@@ -124,9 +147,9 @@ describe('the listing cache', () => {
     // the second listing hits every row, so the cache file is not rewritten (same inode).
     const viaStatSync = actors(home, ['inspect', '--json'], {env: {NODE_PENDING_DEPRECATION: '1'}})
     expect(viaStatSync.stderr).toBe('')
-    const inode = statSync(cacheFile()).ino
+    const inode = statSync(textFile()).ino
     expect(actors(home, ['inspect', '--json']).stdout).toBe(viaStatSync.stdout)
-    expect(statSync(cacheFile()).ino).toBe(inode)
+    expect(statSync(textFile()).ino).toBe(inode)
     // The same bytes count, written over the file: only its times (and ctime) tell the edit.
     const text = readFileSync(meta, 'utf8')
     expect(text).toContain('"notification": "normal"')
@@ -139,10 +162,98 @@ describe('the listing cache', () => {
     await finished('first', 'true')
     await finished('second', 'sh', '-c', 'exit 3')
     rmSync(cacheFile(), {force: true})
-    const fresh = actors(home, ['inspect', '--json'])
+    rmSync(textFile(), {force: true})
+    const fresh = rowsListing()
     expect(cachedRows()).toHaveProperty('second')
-    const cached = actors(home, ['inspect', '--json'])
+    const cached = rowsListing()
     expect(cached.stdout).toBe(fresh.stdout)
     expect(fresh.json.runs.map((r: {status: string}) => r.status)).toEqual(['done', 'failed'])
+    // The text cache: cold, then warm, prints what the object path prints.
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(fresh.stdout)
+    expect(textHeader().entries).toHaveLength(2)
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(fresh.stdout)
+  })
+
+  it('prints the text-cached document byte for byte as the object path, odd characters and long values included', async () => {
+    const odd = 'é "quoted" \\ back\u0001\u001f\u007f tab\t nl\n \u2028\u2029 😀 </script> \ud800'
+    for (const [name, value] of [
+      ['plain', 'ascii'],
+      ['odd', odd],
+      ['long', odd + 'x'.repeat(20_000)],
+    ] as const) {
+      const meta = join(await finished(name, 'true'), 'run.json')
+      // Hand-edited values (run.json is the truth): every string a summary carries from it.
+      const data = readJson(meta)
+      writeFileSync(meta, JSON.stringify({...data, recipe: value, owner: value, executor: {kind: value, job_id: value, node: value}}, null, 2))
+    }
+    const live = actors(home, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
+    await started(live.state_dir)
+    actors(home, ['control', 'live', 'pause'])
+    const objects = () => {
+      rmSync(cacheFile(), {force: true})
+      return rowsListing()
+    }
+    const cold = actors(home, ['inspect', '--json'])
+    const warm = actors(home, ['inspect', '--json'])
+    expect(textHeader().entries.map((e: unknown[]) => e[0]).sort()).toEqual(['long', 'odd', 'plain'])
+    const reference = objects()
+    expect(reference.json.runs.find((r: {run: string}) => r.run === 'odd')).toMatchObject({recipe: odd, owner: odd, job_id: odd, node: odd})
+    // The live Run's duration ticks (a paused one's too): compare with it settled, then the finished Runs' bytes exactly.
+    const settle = (stdout: string) => stdout.replace(/"duration_ms": \d+/g, '"duration_ms": 0')
+    expect(settle(cold.stdout)).toBe(settle(reference.stdout))
+    expect(settle(warm.stdout)).toBe(settle(reference.stdout))
+    expect(actors(home, ['control', 'live', 'kill']).code).toBe(0)
+    await waitForResult(live.state_dir)
+    const finishedAll = objects()
+    actors(home, ['inspect', '--json'])
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(finishedAll.stdout)
+    expect(textHeader().entries).toHaveLength(4)
+  })
+
+  it('ignores a text cache that is truncated, damaged, foreign, moved or oversized, and rebuilds it', async () => {
+    await finished('one', 'true')
+    await finished('two', 'sh', '-c', 'exit 2')
+    rmSync(textFile(), {force: true})
+    const expected = rowsListing().stdout
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+    const good = readFileSync(textFile())
+    const text = good.toString('utf8')
+    const [head] = text.split('\n', 1)
+    const header = JSON.parse(head)
+    const body = text.slice(head.length + 1)
+    const withHeader = (changes: object) => JSON.stringify({...header, ...changes}) + '\n' + body
+    const firstLength = header.entries[0][6]
+    const damages: Array<string | Buffer> = [
+      good.subarray(0, good.length - 1),
+      good.subarray(0, good.length - 40),
+      Buffer.concat([good, Buffer.from('x')]),
+      text.replace('\u0000', ' '),
+      // A NUL moved into the first entry's text, lengths unchanged.
+      head + '\n' + body.slice(0, 10) + '\u0000' + body.slice(11),
+      withHeader({entries: header.entries.map((e: unknown[], i: number) => (i === 0 ? [...e.slice(0, 6), firstLength + 2] : e))}),
+      withHeader({entries: header.entries.map((e: unknown[], i: number) => (i === 0 ? [...e.slice(0, 6), firstLength - 2] : e))}),
+      withHeader({entries: header.entries.map((e: unknown[], i: number) => (i === 0 ? [...e.slice(0, 6), '12'] : e))}),
+      withHeader({entries: [header.entries[0]]}),
+      withHeader({entries: [...header.entries, ['three', 1, 2, 3, 4, 'x', 0]]}),
+      withHeader({schema: 'actors-listing-text-v0'}),
+      // A state root copied elsewhere: its cached state dirs are another root's.
+      withHeader({base: '/elsewhere/runs/'}),
+      '{not json\n' + body,
+      '',
+      'no header at all',
+    ]
+    for (const damage of damages) {
+      writeFileSync(textFile(), damage)
+      expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+      expect(textHeader()).toMatchObject({schema: header.schema, base: header.base})
+      expect(textHeader().entries.map((e: unknown[]) => e[0])).toEqual(['one', 'two'])
+      expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+    }
+    // Over the size limit (sparse): not read, rebuilt.
+    rmSync(textFile())
+    writeFileSync(textFile(), good)
+    truncateSync(textFile(), 65 * 1024 * 1024)
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+    expect(statSync(textFile()).size).toBe(good.length)
   })
 })

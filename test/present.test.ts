@@ -17,6 +17,7 @@ import {decideOutput, type OutputMode} from '../src/lib/present/mode.js'
 import {show} from '../src/lib/present/present.js'
 import {documentResult, liveResult, type CommandResult, type TextSinks} from '../src/lib/present/result.js'
 import {removeHome, ROOT, tempDir} from './helpers.js'
+import {jsonDocument} from '../src/lib/present/write.js'
 
 const SRC = join(ROOT, 'src')
 
@@ -36,7 +37,7 @@ function code(file: string): string {
 /** What a result showed, in order: `out:`, `note:` and `json:` entries. */
 function collector(): {to: TextSinks; shown: string[]} {
   const shown: string[] = []
-  return {shown, to: {out: (t) => shown.push(`out:${t}`), note: (t) => shown.push(`note:${t}`), json: (d) => shown.push(`json:${JSON.stringify(d)}`)}}
+  return {shown, to: {out: (t) => shown.push(`out:${t}`), note: (t) => shown.push(`note:${t}`), json: (d) => shown.push(`json:${JSON.stringify(d)}`), jsonText: (t) => shown.push(`json:${Buffer.concat(t).toString()}`)}}
 }
 
 describe('the output mode', () => {
@@ -217,6 +218,8 @@ describe('commands return their results', () => {
           await show(result, 'json', to)
           const json = shown.filter((s) => s.startsWith('json:'))
           expect(json, `${definition.id} ${argv.join(' ')}`).toHaveLength(1)
+          // A document printed from the command's own text (inspect --json): the very bytes its document prints as.
+          if (result?.kind === 'document' && result.printed) expect(json[0]).toBe(`json:${jsonDocument(result.document)}`)
           expect(shown.filter((s) => s.startsWith('out:')), definition.id).toEqual([])
         }
       } finally {

@@ -2,11 +2,11 @@
 import {resolveHome} from '../platform/home.js'
 import {defineCommand} from './definition.js'
 import {parseDuration} from '../platform/duration.js'
-import {inspectRun, listRunSummaries, parseStatusFilter, type ListingFilter} from '../runs/inspect.js'
+import {inspectRun, listRunSummaries, printedListing, parseStatusFilter, type ListingFilter} from '../runs/inspect.js'
 import {buildForest} from '../tree/forest.js'
 import {usageError} from '../platform/errors.js'
 import {listGenerations} from '../generations/list.js'
-import {plainDetail, plainForest, plainGenerations, plainListing, watchForest, watchListing} from '../present/inspect.js'
+import {everyRunResult, plainDetail, plainForest, plainGenerations, plainListing, watchForest, watchListing} from '../present/inspect.js'
 import {documentResult, type LiveResult} from '../present/result.js'
 
 export const inspectCommand = defineCommand({
@@ -40,7 +40,10 @@ export const inspectCommand = defineCommand({
     if (flags.watch) return watch(home, flags, args.run)
     if (flags.tree) return documentResult(buildForest(home, args.run), plainForest)
     if (args.run) return documentResult(inspectRun(home, args.run), plainDetail)
-    return documentResult(listRunSummaries(home, listingFilter(flags)), plainListing)
+    const filter = listingFilter(flags)
+    // Every Run, unfiltered: under --json printed from cached text (the common, big listing).
+    if (Object.values(filter).every((value) => value === undefined)) return everyRunResult((print) => printedListing(home, print), () => listRunSummaries(home, filter))
+    return documentResult(listRunSummaries(home, filter), plainListing)
   },
 })
 

@@ -18,11 +18,12 @@ export function writeJsonAtomic(file: string, data: unknown, options: {durable?:
 }
 
 /** Write a whole text file atomically (same-directory temp file, then rename). */
-export function writeFileAtomic(file: string, text: string, options: {durable?: boolean} = {}): void {
+export function writeFileAtomic(file: string, text: string | Uint8Array, options: {durable?: boolean} = {}): void {
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomHex(4)}.tmp`)
   const fd = openSync(temp, 'wx', 0o644)
   try {
-    writeSync(fd, text)
+    if (typeof text === 'string') writeSync(fd, text)
+    else writeSync(fd, text)
     // durable: false is for caches, which may be lost in a crash but never half-written.
     if (options.durable !== false) fsyncSync(fd)
   } finally {
@@ -94,6 +95,11 @@ export interface JsonLines<T> {
  * the same syscalls readFileSync makes, but a hostile huge file is never read.
  */
 export function readBoundedText(file: string, maxBytes: number): string | undefined {
+  return readBoundedBytes(file, maxBytes)?.toString('utf8')
+}
+
+/** readBoundedText()'s bytes, undecoded. */
+export function readBoundedBytes(file: string, maxBytes: number): Buffer | undefined {
   let fd: number
   try {
     // O_NONBLOCK: a FIFO planted where a state file belongs must not hang the reader.
@@ -114,7 +120,7 @@ export function readBoundedText(file: string, maxBytes: number): string | undefi
       if (n === 0) break
       read += n
     }
-    return buffer.toString('utf8', 0, read)
+    return read === size ? buffer : buffer.subarray(0, read)
   } finally {
     closeSync(fd)
   }

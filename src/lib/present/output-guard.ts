@@ -125,33 +125,44 @@ function encodeUtf8(text: string): Buffer {
 }
 
 /**
- * Write `text` to stdout, as a command's one result; `callback` hears once it
- * was handed to the OS (or why not). Before anything made
- * process.stdout, one synchronous write(2) loop on descriptor 1 (no stream
- * to build); a descriptor that would block (O_NONBLOCK, set by whoever shares
- * it) hands the rest to process.stdout. Failures are the guard's: a closed
- * reader ends quietly, a full disk says so once.
+ * Write `text` to stdout, as a command's one result: a string, its UTF-8
+ * bytes, or those bytes in pieces (written in order, never copied together:
+ * see printedDocument in ./inspect.ts). `callback` hears once it was handed
+ * to the OS (or why not). Before anything made process.stdout, a
+ * synchronous write(2) loop on descriptor 1 (no stream to build); a
+ * descriptor that would block (O_NONBLOCK, set by whoever shares it) hands
+ * the rest to process.stdout. Failures are the guard's: a closed reader
+ * ends quietly, a full disk says so once.
  */
-export function writeWhole(text: string, callback?: WriteCallback): void {
+export function writeWhole(text: string | Uint8Array | Uint8Array[], callback?: WriteCallback): void {
+  const pieces = Array.isArray(text) ? text : [text]
   if (!direct || failure) {
-    process.stdout.write(text, callback)
+    toStream(pieces, callback)
     return
   }
-  const bytes = encodeUtf8(text)
-  let done = 0
-  try {
-    while (done < bytes.length) done += writeSync(1, bytes, done)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-      process.stdout.write(bytes.subarray(done), callback)
+  for (let i = 0; i < pieces.length; i++) {
+    const piece = pieces[i]
+    const bytes = typeof piece === 'string' ? encodeUtf8(piece) : piece
+    let done = 0
+    try {
+      while (done < bytes.length) done += writeSync(1, bytes, done)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+        toStream([bytes.subarray(done), ...pieces.slice(i + 1)], callback)
+        return
+      }
+      if (!isOutputError(error)) throw error
+      outputFailed(error)
+      callback?.(error)
       return
     }
-    if (!isOutputError(error)) throw error
-    outputFailed(error)
-    callback?.(error)
-    return
   }
   callback?.()
+}
+
+/** Hand `pieces` to process.stdout in order; `callback` hears with the last. */
+function toStream(pieces: Array<string | Uint8Array>, callback?: WriteCallback): void {
+  pieces.forEach((piece, i) => process.stdout.write(piece, i === pieces.length - 1 ? callback : undefined))
 }
 
 /** Guard one stream (the real process.stdout, or a test's). Idempotent. */

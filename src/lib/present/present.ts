@@ -6,10 +6,11 @@
  */
 import {decideOutput, type OutputMode} from './mode.js'
 import type {CommandResult, TextSinks} from './result.js'
+import {writeWhole} from './output-guard.js'
 import {printJson, writeNote, writeOut} from './write.js'
 
 /** The process's own stdout and stderr. */
-export const PROCESS_SINKS: TextSinks = {out: writeOut, note: writeNote, json: printJson}
+export const PROCESS_SINKS: TextSinks = {out: writeOut, note: writeNote, json: printJson, jsonText: (text) => writeWhole(text)}
 
 /** Show `result` in the mode that `--json`, stdout and the environment call for. */
 export async function present(result: CommandResult, json: boolean): Promise<void> {
@@ -26,7 +27,8 @@ export async function show(result: CommandResult, mode: OutputMode, to: TextSink
   }
   if (result.notes) to.note(result.notes)
   if (mode === 'json') {
-    if (result.document !== undefined && result.document !== null) to.json(result.document)
+    if (result.printed) to.jsonText(result.printed())
+    else if (result.document !== undefined && result.document !== null) to.json(result.document)
   } else if (result.document !== undefined) {
     result.plain?.(result.document, to)
   }

@@ -15,6 +15,8 @@ export interface TextSinks {
   out(text: string): void
   note(text: string): void
   json(document: unknown): void
+  /** A document's JSON text in pieces, as made by its command (DocumentResult.printed), printed as it is. */
+  jsonText(pieces: Uint8Array[]): void
 }
 
 export interface DocumentResult<T = unknown> {
@@ -23,6 +25,12 @@ export interface DocumentResult<T = unknown> {
   document: T | undefined
   /** The plain face of the document. */
   plain?: (document: T, to: TextSinks) => void
+  /**
+   * The document's JSON text, exactly what printing `document` would give,
+   * when the command can make it without building `document` (`inspect
+   * --json` from cached text); the JSON mode then prints this instead.
+   */
+  printed?: () => Uint8Array[]
   /** Human text on stderr in every mode, before anything else (e.g. why a launch failed). */
   notes?: string
   /** The exit code the result means, set once it was shown. */
@@ -44,6 +52,23 @@ export type CommandResult = DocumentResult<any> | LiveResult | undefined
 /** A document result with its plain face. */
 export function documentResult<T>(document: T | undefined, plain?: (document: T, to: TextSinks) => void, options: {notes?: string; exitCode?: number} = {}): DocumentResult<T> {
   return {kind: 'document', document, plain, ...options}
+}
+
+/**
+ * A document result whose document is read only if a face needs it: the
+ * JSON mode prints `printed()` (see DocumentResult.printed), the plain face
+ * gets `read()`, read once on first use.
+ */
+export function printedDocumentResult<T>(read: () => T, printed: () => Uint8Array[], plain: (document: T, to: TextSinks) => void): DocumentResult<T> {
+  let document: T | undefined
+  return {
+    kind: 'document',
+    get document() {
+      return (document ??= read())
+    },
+    plain,
+    printed,
+  }
 }
 
 /** A live result (see LiveResult). */

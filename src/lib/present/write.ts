@@ -34,6 +34,16 @@ export function jsonDocument(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n'
 }
 
+/**
+ * `value`'s text as jsonDocument() prints it at `depth` inside a document
+ * (an array element of a top-level field: depth 2), first line indented too.
+ * Exact: JSON text holds no raw newline but the ones the indent adds.
+ */
+export function jsonAtDepth(value: unknown, depth: number): string {
+  const indent = '  '.repeat(depth)
+  return indent + JSON.stringify(value, null, 2).replaceAll('\n', '\n' + indent)
+}
+
 /** Print one JSON document on stdout (in one write(2) when nothing made process.stdout yet: see writeWhole). */
 export function printJson(value: unknown): void {
   writeWhole(jsonDocument(value))

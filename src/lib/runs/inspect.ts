@@ -9,7 +9,8 @@ import {recentLaunches} from './launch-log.js'
 import {addIndexMarker, readIndexedRuns} from './live-index.js'
 import {collectDescendants} from '../tree/children.js'
 import {sep} from 'node:path'
-import {ListingCache} from './listing-cache.js'
+import {isListingCacheable, ListingCache} from './listing-cache.js'
+import {ListingTextCache, type PrintedEntry} from './listing-text-cache.js'
 import {fileKey} from '../platform/file-key.js'
 import {listRunIds, readListedRun, requireRun, RUN_FILES} from './store.js'
 import {requireGeneration} from '../generations/list.js'
@@ -175,6 +176,53 @@ function everyListing(home: string, now: number): RunListing {
   }
   cache.save()
   return {runs, damaged}
+}
+
+/** Every Run as printed text (see printedListing), oldest first, and the damaged Run dirs. */
+export interface PrintedListing {
+  entries: PrintedEntry[]
+  damaged: RunListing['damaged']
+}
+
+/**
+ * What everyListing() reads, with each Run's summary as `print` makes it
+ * (its text inside the printed document) instead of an object: finished Runs
+ * come as cached bytes while their run.json is unchanged
+ * (./listing-text-cache.ts), so a warm `inspect --json` builds no summaries.
+ * Same Runs, same order (created_at, then Run id) as listRunSummaries(home).
+ */
+export function printedListing(home: string, print: (summary: RunSummary) => string): PrintedListing {
+  const entries: PrintedEntry[] = []
+  const damaged: RunListing['damaged'] = []
+  const base = runsDir(home) + sep
+  const ids = listRunIds(home)
+  const keys = ids.map((id) => fileKey(base + id + sep + RUN_FILES.meta))
+  const cache = new ListingTextCache(home, base)
+  const now = Date.now()
+  for (let i = 0; i < ids.length; i++) {
+    const id = ids[i]
+    const key = keys[i]
+    const hit = cache.lookup(id, key)
+    if (hit) {
+      entries.push(hit)
+      continue
+    }
+    const state = readListedRun(base + id, {withResult: false})
+    if (!state) continue
+    if (state.error) {
+      damaged.push({state_dir: base + id, error: state.error})
+      continue
+    }
+    const summary = summarizeRun(state, now)
+    const text = Buffer.from(print(summary))
+    const entry = {created: summary.created_at, run: summary.run, bytes: text, start: 0, end: text.length}
+    if (key && isListingCacheable(summary, id, base)) cache.remember(id, key, entry)
+    entries.push(entry)
+    if (LIVE.has(summary.status)) addIndexMarker(home, summary.run, summary.run_instance_id)
+  }
+  entries.sort((a, b) => compareText(a.created, b.created) || compareText(a.run, b.run))
+  cache.save(entries)
+  return {entries, damaged}
 }
 
 export interface RunDetail extends RunSummary {

@@ -240,6 +240,11 @@ export class ListingCache extends StatKeyedCache<RunSummary, unknown[]> {
 
   /** Keep a summary just read: finished Runs whose run.json names this id and state dir only. */
   override remember(id: string, summary: RunSummary): void {
-    if (isTerminal(summary.status) && summary.run === id && summary.state_dir === this.base + id && summary.waiting_for === undefined) super.remember(id, summary)
+    if (isListingCacheable(summary, id, this.base)) super.remember(id, summary)
   }
+}
+
+/** Whether a listing cache may keep `summary` of Run dir `base + id`: a finished Run whose run.json names that id and state dir. */
+export function isListingCacheable(summary: RunSummary, id: string, base: string): boolean {
+  return isTerminal(summary.status) && summary.run === id && summary.state_dir === base + id && summary.waiting_for === undefined
 }
