@@ -22,6 +22,7 @@ export function writeFileAtomic(file: string, text: string | Uint8Array, options
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomHex(4)}.tmp`)
   const fd = openSync(temp, 'wx', 0o644)
   try {
+    // Two calls, one per overload: writeSync takes a string or bytes, not their union.
     if (typeof text === 'string') writeSync(fd, text)
     else writeSync(fd, text)
     // durable: false is for caches, which may be lost in a crash but never half-written.
