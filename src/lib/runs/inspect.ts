@@ -11,7 +11,7 @@ import {collectDescendants} from '../tree/children.js'
 import {sep} from 'node:path'
 import {isListingCacheable, ListingCache} from './listing-cache.js'
 import {ListingTextCache, type PrintedEntry} from './listing-text-cache.js'
-import {fileKey} from '../platform/file-key.js'
+import {fileKey, type FileKey} from '../platform/file-key.js'
 import {listRunIds, readListedRun, requireRun, RUN_FILES} from './store.js'
 import {requireGeneration} from '../generations/list.js'
 import {summarizeRun, type RunSummary} from './summary.js'
@@ -143,34 +143,47 @@ function subtreeListing(home: string, ref: string, now: number): RunListing {
 }
 
 /**
- * Every Run under the state root. Finished Runs come from the listing cache
- * while their run.json is unchanged; a live Run missing from the run index (a
- * hand-edited run.json) is entered on the way.
+ * Every Run dir's id and its run.json key (undefined: no regular run.json),
+ * for the listings below. The keys are all taken before a cache is parsed:
+ * their garbage is then collected while little else is alive (a
+ * young-generation collection copies what is alive, and a parsed cache is
+ * thousands of objects).
  */
+function keyedRunIds(home: string): {base: string; ids: string[]; keys: Array<FileKey | undefined>} {
+  const base = runsDir(home) + sep
+  const ids = listRunIds(home)
+  return {base, ids, keys: ids.map((id) => fileKey(base + id + sep + RUN_FILES.meta))}
+}
+
+/**
+ * The summary of Run `id` read from its state dir (a cache miss), or
+ * undefined: no Run there, or a damaged one (noted in `damaged`). A live Run
+ * missing from the run index (a hand-edited run.json) is entered on the way.
+ */
+function readFreshSummary(home: string, base: string, id: string, now: number, damaged: RunListing['damaged']): RunSummary | undefined {
+  const state = readListedRun(base + id, {withResult: false})
+  if (!state) return undefined
+  if (state.error) {
+    damaged.push({state_dir: base + id, error: state.error})
+    return undefined
+  }
+  const summary = summarizeRun(state, now)
+  if (LIVE.has(summary.status)) addIndexMarker(home, summary.run, summary.run_instance_id)
+  return summary
+}
+
+/** Every Run under the state root. Finished Runs come from the listing cache while their run.json is unchanged. */
 function everyListing(home: string, now: number): RunListing {
   const runs: RunSummary[] = []
   const damaged: RunListing['damaged'] = []
-  const base = runsDir(home)
-  const ids = listRunIds(home)
-  // Every run.json stat before the cache is parsed: the stats' garbage is then
-  // collected while little else is alive (a young-generation collection
-  // copies what is alive, and a parsed cache is thousands of objects).
-  const keys = ids.map((id) => fileKey(base + sep + id + sep + RUN_FILES.meta))
+  const {base, ids, keys} = keyedRunIds(home)
   const cache = new ListingCache(home)
   for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]
-    const dir = base + sep + id
-    let summary = cache.lookupKey(id, keys[i])
+    let summary = cache.lookupKey(ids[i], keys[i])
     if (!summary) {
-      const state = readListedRun(dir, {withResult: false})
-      if (!state) continue
-      if (state.error) {
-        damaged.push({state_dir: dir, error: state.error})
-        continue
-      }
-      summary = summarizeRun(state, now)
-      cache.remember(id, summary)
-      if (LIVE.has(summary.status)) addIndexMarker(home, summary.run, summary.run_instance_id)
+      summary = readFreshSummary(home, base, ids[i], now, damaged)
+      if (!summary) continue
+      cache.remember(ids[i], summary)
     }
     runs.push(summary)
   }
@@ -194,31 +207,22 @@ export interface PrintedListing {
 export function printedListing(home: string, print: (summary: RunSummary) => string): PrintedListing {
   const entries: PrintedEntry[] = []
   const damaged: RunListing['damaged'] = []
-  const base = runsDir(home) + sep
-  const ids = listRunIds(home)
-  const keys = ids.map((id) => fileKey(base + id + sep + RUN_FILES.meta))
+  const {base, ids, keys} = keyedRunIds(home)
   const cache = new ListingTextCache(home, base)
   const now = Date.now()
   for (let i = 0; i < ids.length; i++) {
-    const id = ids[i]
-    const key = keys[i]
+    const [id, key] = [ids[i], keys[i]]
     const hit = cache.lookup(id, key)
     if (hit) {
       entries.push(hit)
       continue
     }
-    const state = readListedRun(base + id, {withResult: false})
-    if (!state) continue
-    if (state.error) {
-      damaged.push({state_dir: base + id, error: state.error})
-      continue
-    }
-    const summary = summarizeRun(state, now)
+    const summary = readFreshSummary(home, base, id, now, damaged)
+    if (!summary) continue
     const text = Buffer.from(print(summary))
     const entry = {created: summary.created_at, run: summary.run, bytes: text, start: 0, end: text.length}
     if (key && isListingCacheable(summary, id, base)) cache.remember(id, key, entry)
     entries.push(entry)
-    if (LIVE.has(summary.status)) addIndexMarker(home, summary.run, summary.run_instance_id)
   }
   entries.sort((a, b) => compareText(a.created, b.created) || compareText(a.run, b.run))
   cache.save(entries)
