@@ -154,3 +154,13 @@ export function fileSize(file: string): number {
     return 0
   }
 }
+
+/** Unlink `file` if it is there; whether it was (nothing else is said: a file already gone is the wanted state). */
+export function unlinkQuietly(file: string): boolean {
+  try {
+    unlinkSync(file)
+    return true
+  } catch {
+    return false
+  }
+}

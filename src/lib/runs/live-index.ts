@@ -34,7 +34,7 @@
  * index missing, damaged or foreign. Then the index is rebuilt from every
  * state dir, once.
  */
-import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync, unlinkSync} from 'node:fs'
+import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from '../platform/home.js'
 import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
@@ -43,7 +43,7 @@ import {isReported, recordReported} from './reported.js'
 import {owedGenerations, readOwedArchive} from '../generations/owed.js'
 import {compareText} from '../platform/compare.js'
 import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.js'
-import {readJsonFile, writeFileAtomic} from '../platform/state-files.js'
+import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 import {isTerminal, type RunMeta} from './types.js'
 
 const INDEX_SCHEMA = 'actors-index-v2'
@@ -215,15 +215,6 @@ export function dropIndexMarkers(home: string, members: Array<{run: string; run_
   }
 }
 
-/** Unlink `file`; whether it was there. */
-function unlinkQuietly(file: string): boolean {
-  try {
-    unlinkSync(file)
-    return true
-  } catch {
-    return false
-  }
-}
 
 function listIndex(home: string): string[] {
   try {

@@ -13,12 +13,12 @@
  * same for each member; what makes it that member's record is that it lists
  * the member's instance.
  */
-import {existsSync, linkSync, renameSync, unlinkSync, writeFileSync} from 'node:fs'
+import {existsSync, linkSync, renameSync, writeFileSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {runDir} from '../platform/home.js'
 import {readRunMetaRaw} from './store.js'
 import {readOwedArchive} from '../generations/owed.js'
-import {readBoundedText, writeFileAtomic} from '../platform/state-files.js'
+import {readBoundedText, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 
 export const REPORTED_FILE = 'reported.json'
 /** A batch record lists at most MAX_MEMBERS (256) instances of about 40 bytes each. */
@@ -193,11 +193,6 @@ function linkRecord(from: string, dir: string): boolean {
   }
 }
 
-function unlinkQuietly(file: string): void {
-  try {
-    unlinkSync(file)
-  } catch {}
-}
 
 /** The scratch name of a batch record, in the owner's delivery dir (`delivery/.<owner>.reported`): one at a time per owner, under its journal lock. */
 export function batchRecordScratch(deliveryDir: string, owner: string): string {
