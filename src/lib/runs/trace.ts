@@ -9,7 +9,8 @@ import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
 import {withLockSync} from '../platform/lock.js'
 import {runFile} from './store.js'
-import {readFileSync, statSync, writeFileSync} from 'node:fs'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {fileKey} from '../platform/file-key.js'
 import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
@@ -64,7 +65,7 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
  * MAX_TRACE_EVENTS * MIN_EVENT_BYTES the journal cannot hold too many events
  * (every event is longer than that), so nothing is counted. Above it, the
  * count lives in `.trace.count` beside the journal: `{key, events}`, valid
- * while the journal keeps the inode, size and mtime it had when the count was
+ * while the journal keeps the inode, size, mtime and ctime it had when the count was
  * written; an append that finds it valid adds one. Anything else (missing,
  * damaged, a journal changed behind the kernel's back) is a recount, once.
  */
@@ -72,9 +73,10 @@ const MIN_EVENT_BYTES = 60
 
 type TraceStat = {key: string; size: number}
 
+/** The journal's file key (platform/file-key.ts) as the count's key, and its size. */
 function traceStat(file: string): TraceStat | undefined {
-  const stat = statSync(file, {throwIfNoEntry: false})
-  return stat && {key: `${stat.ino}:${stat.size}:${stat.mtimeMs}`, size: stat.size}
+  const key = fileKey(file)
+  return key && {key: key.join(':'), size: key[1]}
 }
 
 function countFile(dir: string): string {
