@@ -6,17 +6,17 @@
  * waits at once; the index tolerates foreign names and markers of the
  * earlier form. And prune compacts the launch log. Timing lives in the bench.
  */
-import {existsSync, readFileSync, readdirSync, renameSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {markerTag} from '../src/lib/runs/live-index.js'
-import {actors, actorsAsync, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
+import {actors, actorsAsync, homesPerTest, indexEntries, indexEntryPaths, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-drain-')
 const BASE = Date.parse('2026-01-01T00:00:00Z')
 const at = (seconds: number) => new Date(BASE + seconds * 1000).toISOString()
 const delivered = (r: CliResult): string[] => [...(r.json?.rows ?? []).map((row: any) => row.run), ...(r.json?.overflow_runs ?? [])]
-const entries = (h: string) => (existsSync(join(h, 'index')) ? readdirSync(join(h, 'index')).filter((n) => !n.startsWith('.')) : [])
+const entries = indexEntries
 const instanceOf = (h: string, id: string) => readJson(join(h, 'runs', id, 'run.json')).run_instance_id
 
 describe('draining a backlog through the delivery queue', () => {
@@ -93,6 +93,8 @@ describe('draining a backlog through the delivery queue', () => {
     expect(names).toHaveLength(2)
     expect(names[0]).toBe(`live-one@${live.run_instance_id}`)
     expect(names[1]).toMatch(new RegExp(`^~${at(7).replace(/\./g, '\\.')}~[0-9a-f]{8}~[0-9a-f]{8}~done-one@${instanceOf(h, 'done-one')}$`))
+    // Queued in its owner's queue, apart from the live markers (which is all a live command lists).
+    expect(indexEntryPaths(h).sort()).toEqual([`live-one@${live.run_instance_id}`, `queue/${markerTag(readJson(join(h, 'runs', 'done-one', 'run.json')).owner)}/${names[1]}`])
     // The live Run, once finished, is queued and delivered with the other.
     actors(h, ['control', 'live-one', 'kill'])
     await waitForResult(live.state_dir)
@@ -106,7 +108,7 @@ describe('draining a backlog through the delivery queue', () => {
     const ids = ['e-0', 'e-1', 'e-2'].map((id, i) => (writeFinishedRun(h, id, {ended: at(i)}), id))
     expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
     // Back to the earlier form: `<run>@<instance>` for finished Runs; plus names no kernel wrote.
-    for (const name of entries(h)) renameSync(join(h, 'index', name), join(h, 'index', name.slice(name.lastIndexOf('~') + 1)))
+    for (const path of indexEntryPaths(h)) renameSync(join(h, 'index', path), join(h, 'index', path.slice(path.lastIndexOf('~') + 1)))
     const foreign = ['~not~a~marker@x', '~2026~zzzzzzzz~00000000~e-0@y', '~a~b~c~d~e~f@g', 'nothing-here', '@', '~']
     for (const name of foreign) writeFileSync(join(h, 'index', name), '')
     const first = actors(h, ['wait', '--json'])
@@ -116,6 +118,68 @@ describe('draining a backlog through the delivery queue', () => {
     // Foreign files are not the index's to delete.
     expect(entries(h).sort()).toEqual([...foreign].sort())
   })
+})
+
+describe("the owner's queue cursor", () => {
+  const queueDir = (h: string, id: string) => join(h, 'index', 'queue', markerTag(readJson(join(h, 'runs', id, 'run.json')).owner))
+
+  it('later waits read on where the last left off: a tree far apart is kept whole, a Run queued meanwhile comes in order', () => {
+    const h = home()
+    const ids = Array.from({length: 600}, (_, i) => `c-${String(i).padStart(3, '0')}`)
+    ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(100 + i)}))
+    const top = writeFinishedRun(h, 'top2', {ended: at(650.5)})
+    writeFinishedRun(h, 'kid2', {ended: at(9000), meta: {parent: {run: 'top2', run_instance_id: instanceOf(h, 'top2'), state_dir: top}, root: 'top2', depth: 1}})
+    const first = actors(h, ['wait', '--json'])
+    expect(delivered(first)).toEqual(ids.slice(0, 256))
+    expect(existsSync(join(queueDir(h, 'c-000'), '.cursor'))).toBe(true)
+    // Queued after the cursor was written, and older than all that is left: the next wait lists the queue again.
+    writeFinishedRun(h, 'early', {ended: at(50)})
+    const second = actors(h, ['wait', '--json'])
+    expect(delivered(second)).toEqual(['early', ...ids.slice(256, 511)])
+    expect(second.json.deferred).toBe(91)
+    // From the cursor: the tree's child ended long after everything, and still follows its top.
+    const third = actors(h, ['wait', '--json'])
+    expect(third.code, third.stderr).toBe(0)
+    expect(delivered(third)).toEqual([...ids.slice(511, 551), 'top2', 'kid2', ...ids.slice(551)])
+    expect(actors(h, ['wait', '--json', '--timeout', '0']).json.members).toBe(0)
+    expect(entries(h)).toEqual([])
+  }, 120_000)
+
+  it('a damaged or forged cursor, or a queue change whose flag was lost, loses nothing and reports nothing twice', () => {
+    const h = home()
+    const ids = Array.from({length: 1300}, (_, i) => `d-${String(i).padStart(4, '0')}`)
+    ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(1000 + i)}))
+    const dir = queueDir(h, ids[0])
+    const cursor = join(dir, '.cursor')
+    const damage = [
+      () => writeFileSync(join(dir, '.cursor-at'), '{not json'),
+      () => writeFileSync(join(dir, '.cursor-at'), JSON.stringify({id: 'someone-else', offset: 1, consumed: 0, skip: []})),
+      () => writeFileSync(cursor, readFileSync(cursor, 'latin1').slice(0, 5000), 'latin1'),
+      // Forged lines: shaped as the kernel writes them, naming no Run of this root.
+      () => writeFileSync(cursor, readFileSync(cursor, 'latin1').replace(/\n=/, `\n=deadbeef~${at(1)}~${markerTag('x')}~deadbeef~ghost@x\n=`), 'latin1'),
+    ]
+    const got: string[] = []
+    got.push(...delivered(actors(h, ['wait', '--json'])))
+    for (const spoil of damage) {
+      spoil()
+      const r = actors(h, ['wait', '--json'])
+      expect(r.code, r.stderr).toBe(0)
+      got.push(...delivered(r))
+      expect(got).toEqual(ids.slice(0, got.length))
+    }
+    // A Run queued whose flag never came (its writer killed between the two): delivered still, once the cursor runs out.
+    writeFinishedRun(h, 'lost', {ended: at(1)})
+    expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
+    rmSync(join(dir, '.changed'), {force: true})
+    for (let i = 0; i < 5; i++) {
+      const r = actors(h, ['wait', '--json'])
+      if (r.json.members === 0) break
+      got.push(...delivered(r))
+    }
+    expect(got.filter((id) => id !== 'lost')).toEqual(ids)
+    expect(got.filter((id) => id === 'lost')).toEqual(['lost'])
+    expect(entries(h)).toEqual([])
+  }, 180_000)
 })
 
 describe('prune and the launch log', () => {

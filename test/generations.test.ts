@@ -9,7 +9,7 @@ import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
-import {BIN, actors, actorsAsync, cliEnv, homeWithRecipes, homesPerTest, processAlive, readJson, removeHome, waitFor, waitForResult} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, homeWithRecipes, homesPerTest, indexEntries, processAlive, readJson, removeHome, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-gen-')
 // Each test drives dozens of CLI calls and real processes; on a shared, loaded machine that takes a while.
@@ -208,7 +208,7 @@ describe('generations', () => {
     expect(actors(h, ['run', '--name', 'g', '--', 'true']).code).toBe(0)
     await waitForResult(dir)
     expect(runJson(h, 'g').unreported_generations).toEqual([{generation: 2, run_instance_id: second}])
-    expect(readdirSync(join(h, 'index')).filter((n) => n.endsWith(`g@${second}`))).toHaveLength(1)
+    expect(indexEntries(h).filter((n) => n.endsWith(`g@${second}`))).toHaveLength(1)
     // A lost index is rebuilt from the state dirs, owed generations included.
     rmSync(join(h, 'index'), {recursive: true, force: true})
     const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
@@ -217,7 +217,7 @@ describe('generations', () => {
     // Delivered: marked in its own archive, its marker gone, never delivered again.
     // One batch record for both members, linked into each one's dir.
     expect(readJson(join(dir, 'generations', '2', 'reported.json')).run_instance_ids).toContain(second)
-    expect(readdirSync(join(h, 'index')).filter((n) => n.startsWith('g@') || n.includes('~g@'))).toEqual([])
+    expect(indexEntries(h).filter((n) => n.startsWith('g@') || n.includes('~g@'))).toEqual([])
     expect(actors(h, ['wait', '--json', '--timeout', '0']).json.rows).toEqual([])
   })
 

@@ -252,3 +252,30 @@ export function writeFinishedRun(
   })
   return dir
 }
+
+/**
+ * The run index's entries, as paths relative to index/: live markers in
+ * index/ itself, queued ones in index/queue/<owner tag>/ (dot-files, the
+ * queue's cursor among them, left out).
+ */
+export function indexEntryPaths(home: string): string[] {
+  const top = join(home, 'index')
+  if (!existsSync(top)) return []
+  const found: string[] = []
+  for (const name of readdirSync(top)) {
+    if (name.startsWith('.')) continue
+    if (name !== 'queue') {
+      found.push(name)
+      continue
+    }
+    for (const tag of readdirSync(join(top, 'queue'))) {
+      for (const marker of readdirSync(join(top, 'queue', tag))) if (!marker.startsWith('.')) found.push(join('queue', tag, marker))
+    }
+  }
+  return found
+}
+
+/** The names of the run index's entries (indexEntryPaths without their directories). */
+export function indexEntries(home: string): string[] {
+  return indexEntryPaths(home).map((path) => path.slice(path.lastIndexOf('/') + 1))
+}

@@ -10,14 +10,14 @@ import {spawn} from 'node:child_process'
 import {cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, homesPerTest, indexEntries, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-history-')
 
 const runsOf = (r: CliResult) => (r.json?.rows ?? []).map((row: any) => row.run)
 const listed = (r: CliResult) => (r.json?.runs ?? []).map((run: any) => run.run)
 /** Index entries as `run@instance`, whatever their form (a queued marker's name starts with `~<ended>~<owner tag>~<root tag>~`). */
-const markers = (h: string) => (existsSync(join(h, 'index')) ? readdirSync(join(h, 'index')).filter((n) => !n.startsWith('.')).map((n) => n.slice(n.lastIndexOf('~') + 1)) : [])
+const markers = (h: string) => indexEntries(h).map((n) => n.slice(n.lastIndexOf('~') + 1))
 
 /** Bytes of every file of the state root outside runs/. */
 function bytesOutsideRuns(dir: string, top = true): number {

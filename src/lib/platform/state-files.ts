@@ -5,7 +5,7 @@
  * guessing.
  */
 import {randomHex} from './builtins.js'
-import {appendFileSync, closeSync, constants, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {appendFileSync, closeSync, constants, existsSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {corruptStateError} from './errors.js'
 
@@ -44,6 +44,12 @@ export interface ReadJsonOptions {
   /** Expected value of the document's `schema` field, when it has one. */
   schema?: string
   maxBytes?: number
+  /**
+   * The file is usually missing (a Run's usage.json, collected.json): ask
+   * whether it exists first, which costs a quarter of a failed open and its
+   * exception.
+   */
+  oftenMissing?: boolean
 }
 
 /**
@@ -51,6 +57,7 @@ export interface ReadJsonOptions {
  * Corrupt, oversized, non-object or foreign-schema files throw an error naming the file.
  */
 export function readJsonFile<T = Record<string, unknown>>(file: string, options: ReadJsonOptions = {}): T | undefined {
+  if (options.oftenMissing && !existsSync(file)) return undefined
   const text = readBoundedText(file, options.maxBytes ?? MAX_JSON_BYTES)
   return text === undefined ? undefined : parseJsonDocument<T>(file, text, options.schema)
 }
@@ -92,15 +99,44 @@ export interface JsonLines<T> {
 
 /**
  * Read a whole text file unless it is larger than `maxBytes` (then throw,
- * naming it); undefined when it does not exist. One open/fstat/read/close,
- * the same syscalls readFileSync makes, but a hostile huge file is never read.
+ * naming it); undefined when it does not exist. A hostile huge file is never
+ * read (see readBounded).
  */
 export function readBoundedText(file: string, maxBytes: number): string | undefined {
-  return readBoundedBytes(file, maxBytes)?.toString('utf8')
+  return readBounded(file, maxBytes, decodeText)
 }
 
 /** readBoundedText()'s bytes, undecoded. */
 export function readBoundedBytes(file: string, maxBytes: number): Buffer | undefined {
+  return readBounded(file, maxBytes, copyBytes)
+}
+
+const decodeText = (bytes: Buffer, start: number, end: number): string => bytes.toString('utf8', start, end)
+// The reused buffer is copied out; a buffer of the file's own is handed over.
+const copyBytes = (bytes: Buffer, start: number, end: number): Buffer => (bytes === scratch ? Buffer.from(bytes.subarray(start, end)) : bytes.subarray(start, end))
+
+/**
+ * Most state files are small, and a bulk reader (a `wait` reads a few hundred
+ * run.json and traces) would otherwise pay an fstat per file: they are first
+ * read into this reused buffer, and a read that comes back short of it was
+ * the whole file (a regular file's read is short only at its end). Only a
+ * file that fills it, or reads as empty, is fstat'ed: for its size, and so
+ * that a FIFO, a device or a directory planted where a state file belongs is
+ * named as such.
+ */
+const SMALL_FILE_BYTES = 64 * 1024
+let scratch: Buffer | undefined
+
+/**
+ * Read `file` as readBoundedBytes() does, handing its bytes (`bytes[start,
+ * end)`, valid only during the call) to `take`: a bulk reader that keeps
+ * little of most files decides from the bytes without a copy.
+ */
+export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes: Buffer, start: number, end: number) => T): T | undefined {
+  return readBounded(file, maxBytes, take)
+}
+
+function readBounded<T>(file: string, maxBytes: number, take: (bytes: Buffer, start: number, end: number) => T): T | undefined {
   let fd: number
   try {
     // O_NONBLOCK: a FIFO planted where a state file belongs must not hang the reader.
@@ -110,6 +146,15 @@ export function readBoundedBytes(file: string, maxBytes: number): Buffer | undef
     throw corruptStateError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
   try {
+    scratch ??= Buffer.allocUnsafe(SMALL_FILE_BYTES)
+    let n: number
+    try {
+      n = readSync(fd, scratch, 0, Math.min(SMALL_FILE_BYTES, maxBytes + 1), 0)
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw corruptStateError(file, 'is a directory, not a file')
+      n = -1
+    }
+    if (n > 0 && n < SMALL_FILE_BYTES && n <= maxBytes) return take(scratch, 0, n)
     const stat = fstatSync(fd)
     if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
     const size = stat.size
@@ -117,11 +162,11 @@ export function readBoundedBytes(file: string, maxBytes: number): Buffer | undef
     const buffer = Buffer.allocUnsafe(size)
     let read = 0
     while (read < size) {
-      const n = readSync(fd, buffer, read, size - read, read)
-      if (n === 0) break
-      read += n
+      const got = readSync(fd, buffer, read, size - read, read)
+      if (got === 0) break
+      read += got
     }
-    return read === size ? buffer : buffer.subarray(0, read)
+    return take(buffer, 0, read)
   } finally {
     closeSync(fd)
   }

@@ -10,7 +10,9 @@
  *   lock, before run.json exists, so before the Run can end). Live commands
  *   read every one of these.
  * - `~<ended_at>~<owner tag>~<root tag>~<run>@<instance>` (a "queued"
- *   marker): a finished, unreported instance in the delivery queue. A reader
+ *   marker), in the owner's queue directory `index/queue/<owner tag>/`
+ *   (index-queue.ts): a finished, unreported instance in the delivery
+ *   queue, where commands about what is live never look. A reader
  *   that finds a live marker of a finished, unreported instance renames it to
  *   this form (one atomic rename: the entry is under one name or the other,
  *   never neither). Sorting the names gives the delivery order (end time, run
@@ -34,7 +36,7 @@
  * index missing, damaged or foreign. Then the index is rebuilt from every
  * state dir, once.
  */
-import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, renameSync, statSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, renameSync, statSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from '../platform/home.js'
 import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
@@ -43,14 +45,14 @@ import {isReported, recordReported} from './reported.js'
 import {owedGenerations, readOwedArchive} from '../generations/owed.js'
 import {compareText} from '../platform/compare.js'
 import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.js'
+import {enqueueMarker, listOwnerQueue, makeMarkerFile, ownerQueueDir, QueueCursor, queueOwnerTags, writeQueueCursor, type CursorLine} from './index-queue.js'
 import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 import {isTerminal, type RunMeta} from './types.js'
 
-const INDEX_SCHEMA = 'actors-index-v2'
+// v3: queued markers moved from index/ into index/queue/<owner tag>/ (a v2 index is rebuilt, its queued markers moved).
+const INDEX_SCHEMA = 'actors-index-v3'
 const STAMP_FILE = '.stamp.json'
 const LOCK_FILE = '.lock'
-/** The empty file markers are hard links to. */
-const PROTO_FILE = '.marker'
 
 interface Stamp {
   schema: typeof INDEX_SCHEMA
@@ -158,29 +160,14 @@ export function addIndexMarker(home: string, id: string, instance: string): void
   touch(markerFile(home, id, instance), home)
 }
 
-/**
- * Create the empty marker `file`: a hard link to index/.marker when it can
- * (a directory entry only: a rebuild enters hundreds at once), else a new
- * empty file (no .marker yet, a file system without hard links, or the
- * link-count limit reached).
- */
 function touch(file: string, home: string): void {
   try {
-    linkSync(join(indexDir(home), PROTO_FILE), file)
-    return
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
-  }
-  try {
-    closeSync(openSync(file, 'a'))
+    makeMarkerFile(home, file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     mkdirSync(indexDir(home), {recursive: true})
-    closeSync(openSync(file, 'a'))
+    makeMarkerFile(home, file)
   }
-  try {
-    linkSync(file, join(indexDir(home), PROTO_FILE))
-  } catch {}
 }
 
 /**
@@ -192,7 +179,7 @@ function touch(file: string, home: string): void {
 export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): boolean {
   // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
   const queued = meta && queuedMarkerName(id, instance, meta)
-  if (queued && unlinkQuietly(indexDir(home) + sep + queued)) return true
+  if (queued && unlinkQuietly(ownerQueueDir(home, markerTag(meta.owner)) + sep + queued)) return true
   return unlinkQuietly(markerFile(home, id, instance))
 }
 
@@ -209,9 +196,11 @@ export function dropIndexMarkers(home: string, members: Array<{run: string; run_
     if (!dropIndexMarker(home, m.run, m.run_instance_id, metas.get(key))) unknown.add(key)
   }
   if (unknown.size === 0) return
-  for (const name of listIndex(home)) {
-    const parsed = parseMarker(name)
-    if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance) && validMarker(parsed)) unlinkQuietly(indexDir(home) + sep + name)
+  for (const tag of queueOwnerTags(home)) {
+    for (const name of listOwnerQueue(home, tag)) {
+      const parsed = parseMarker(name)
+      if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance) && validMarker(parsed)) unlinkQuietly(ownerQueueDir(home, tag) + sep + name)
+    }
   }
 }
 
@@ -377,12 +366,12 @@ const noRuns = (): IndexedRuns => ({runs: [], archived: [], damaged: []})
 /**
  * Where the end time of a queued marker name (`~<ended>~<owner: 8>~<root: 8>~<run>@<instance>`) ends: the
  * index of the `~` after it; -1 when the name does not have that shape. Found without allocating: a plain wait
- * looks at every queued name of the index.
+ * looks at every queued name of its queue. The name is `text[start, stop)` (a line of a cursor) or all of it.
  */
-function queuedEnd(name: string): number {
-  const end = name.indexOf(QUEUED_PREFIX, 1)
-  const at = name.lastIndexOf('@')
-  if (end < 2 || at <= end + 19 || name.charCodeAt(end + 9) !== QUEUED_CODE || name.charCodeAt(end + 18) !== QUEUED_CODE) return -1
+function queuedEnd(text: string, start = 0, stop = text.length): number {
+  const end = text.indexOf(QUEUED_PREFIX, start + 1)
+  const at = text.lastIndexOf('@', stop - 1)
+  if (end < start + 2 || at < start || at <= end + 19 || text.charCodeAt(end + 9) !== QUEUED_CODE || text.charCodeAt(end + 18) !== QUEUED_CODE) return -1
   return end
 }
 
@@ -435,6 +424,61 @@ function tagValue(text: string, from: number): number {
 }
 
 /**
+ * The queued markers a reader works through, in batch order: as listed
+ * (names, and their order), or as the owner's cursor holds them, read a
+ * chunk at a time as the reader goes (`grow()`).
+ */
+interface QueueNames {
+  /** Entries known so far. */
+  readonly size: number
+  /** Whether this came from the cursor (else from listing the queue). */
+  readonly cached: boolean
+  name(i: number): string
+  /** The root tag of entry `i` as a number (tagValue); -1 when its name is not a queued marker's. */
+  rootTag(i: number): number
+  /** Read more entries (a cursor's next chunk); false when there are no more. */
+  grow(): boolean
+}
+
+function listedQueue(names: string[], order: Int32Array): QueueNames {
+  return {
+    size: order.length,
+    cached: false,
+    name: (i) => names[order[i]],
+    rootTag(i) {
+      const name = names[order[i]]
+      return tagValue(name, queuedEnd(name) + 10)
+    },
+    grow: () => false,
+  }
+}
+
+class CursorQueue implements QueueNames {
+  readonly cached = true
+  readonly lines: CursorLine[] = []
+  constructor(readonly cursor: QueueCursor) {}
+  get size(): number {
+    return this.lines.length
+  }
+  name(i: number): string {
+    return this.lines[i].name
+  }
+  rootTag(i: number): number {
+    return this.lines[i].root
+  }
+  grow(): boolean {
+    for (;;) {
+      const more = this.cursor.read()
+      if (more.length > 0) {
+        for (const line of more) this.lines.push(line)
+        return true
+      }
+      if (this.cursor.ended) return false
+    }
+  }
+}
+
+/**
  * Reads the run index in the pieces a command needs: every live marker
  * (`live()`), then queued entries oldest first (`more(n)`), the rest of some
  * trees (`trees(tags)`), or all of them (`rest()`). Each entry is read from
@@ -442,32 +486,64 @@ function tagValue(text: string, from: number): number {
  * markers whose form or name no longer matches their state dir are renamed
  * (a cache's upkeep, safe under concurrency: see the module comment).
  *
- * A plain wait over a large backlog lists every queued marker but reads
- * only a window of them, so the queue is kept as the listed names: a name is
- * taken apart only when its entry is read. The listing comes sorted by name
- * (libuv sorts it), which for names of distinct end times is batch order
- * already: the order is checked in one pass and the names sorted only when
- * it does not hold.
+ * A plain wait over a large backlog reads only a window of its owner's
+ * queue, so the queue is kept as names: a name is taken apart only when its
+ * entry is read. It comes from the owner's cursor (index-queue.ts; `cursor:
+ * true`, for a wait holding the owner's journal lock), or from a listing,
+ * which comes sorted by name (libuv sorts it): for names of distinct end
+ * times that is batch order already, so the order is checked in one pass and
+ * the names sorted only when it does not hold.
  */
 export class RunIndexReader {
-  /** Every name the index held when listed. */
-  private readonly names: string[]
-  /** Indices in `names` of the queued markers (only `owner`'s, when given), in batch order. */
-  private readonly queue: Int32Array
+  private queue!: QueueNames
   /** Per queue entry: its root tag as a number (tagValue), made on the first trees() call. */
   private roots: Float64Array | undefined
-  private readonly taken: Uint8Array
+  /** Per queue entry: 1 once read (or skipped as read already), 2 once read and found to need nothing (dropped). */
+  private taken = new Uint8Array(0)
   private cursor = 0
   private readonly liveNames: string[] = []
+  private readonly ownerTag: string | undefined
+  /** Made with `cursor: true`: reads and keeps the owner's queue cursor. */
+  private readonly keepsCursor: boolean
+  /** Root tags of cursor entries read that no other cursor entry shares: trees() need not look for the rest of those. */
+  private readonly loneRoots = new Set<number>()
   private readonly seen = new Set<string>()
   private ids: Set<string> | undefined
   private last: QueueKey | undefined
 
-  constructor(private readonly home: string, options: {owner?: string} = {}) {
+  constructor(private readonly home: string, options: {owner?: string; cursor?: boolean} = {}) {
     refreshIndex(home)
-    const owner = options.owner === undefined ? undefined : markerTag(options.owner)
-    const names = listIndex(home)
-    this.names = names
+    this.ownerTag = options.owner === undefined ? undefined : markerTag(options.owner)
+    for (const name of listIndex(home)) {
+      // Queued names here are an earlier index format's (a rebuild moves them): not live.
+      if (name.charCodeAt(0) !== QUEUED_CODE && name.charCodeAt(0) !== 46) this.liveNames.push(name)
+    }
+    this.keepsCursor = options.cursor === true && this.ownerTag !== undefined
+    const cursor = this.keepsCursor ? QueueCursor.open(home, this.ownerTag!) : undefined
+    this.useQueue(cursor ? new CursorQueue(cursor) : this.listQueue())
+  }
+
+  private useQueue(queue: QueueNames): void {
+    this.queue = queue
+    this.taken = new Uint8Array(queue.size)
+    this.roots = undefined
+    this.cursor = 0
+  }
+
+  /** Read the cursor's next chunk into the queue; false at its end. */
+  private grow(): boolean {
+    if (!this.queue.grow()) return false
+    const taken = new Uint8Array(this.queue.size)
+    taken.set(this.taken)
+    this.taken = taken
+    this.roots = undefined
+    return true
+  }
+
+  /** List the queue (the owner's, or every owner's) in batch order. */
+  private listQueue(): QueueNames {
+    const tags = this.ownerTag === undefined ? queueOwnerTags(this.home) : [this.ownerTag]
+    const names = tags.length === 1 ? listOwnerQueue(this.home, tags[0]) : tags.flatMap((tag) => listOwnerQueue(this.home, tag))
     const picked = new Int32Array(names.length)
     let count = 0
     let ordered = true
@@ -475,27 +551,38 @@ export class RunIndexReader {
     let previousEnd = -1
     for (let i = 0; i < names.length; i++) {
       const name = names[i]
-      if (name.charCodeAt(0) !== QUEUED_CODE) {
-        this.liveNames.push(name)
-        continue
-      }
+      if (name.charCodeAt(0) !== QUEUED_CODE) continue
       const end = queuedEnd(name)
-      if (end === -1 || (owner !== undefined && !name.startsWith(owner, end + 1))) continue
+      if (end === -1 || (this.ownerTag !== undefined && !name.startsWith(this.ownerTag, end + 1))) continue
       if (ordered && previousEnd !== -1 && !followsInOrder(previous, previousEnd, name, end)) ordered = false
       picked[count++] = i
       previous = name
       previousEnd = end
     }
-    this.queue = picked.subarray(0, count)
-    if (!ordered) this.queue.sort((i, j) => compareQueuedNames(names[i], names[j]))
-    this.taken = new Uint8Array(count)
+    const order = picked.subarray(0, count)
+    if (!ordered) order.sort((i, j) => compareQueuedNames(names[i], names[j]))
+    return listedQueue(names, order)
+  }
+
+  /**
+   * The cursor ran out: list the queue (markers added without their flag, or
+   * nothing), skipping what was read. Never "nothing queued" from a cursor alone.
+   */
+  private relist(): void {
+    const found = this.listQueue()
+    this.useQueue(found)
+    for (let i = 0; i < found.size; i++) {
+      const marker = parseMarker(found.name(i))
+      if (marker && this.seen.has(marker.id + '@' + marker.instance)) this.taken[i] = 1
+    }
   }
 
   /** Whether the index holds a marker of Run `id` (any form, any owner; read or not: each is live or unreported). */
   hasMarker(id: string): boolean {
     if (!this.ids) {
       this.ids = new Set()
-      for (const name of this.names) {
+      const names = [...this.liveNames, ...queueOwnerTags(this.home).flatMap((tag) => listOwnerQueue(this.home, tag))]
+      for (const name of names) {
         const marker = parseMarker(name)
         if (marker) this.ids.add(marker.id)
       }
@@ -516,12 +603,19 @@ export class RunIndexReader {
   /** The next `count` queued entries in batch order. */
   more(count: number): IndexedRuns {
     const found = noRuns()
-    for (let n = 0; n < count && this.cursor < this.queue.length; this.cursor++) {
-      const marker = parseMarker(this.names[this.queue[this.cursor]])!
+    for (let n = 0; n < count; this.cursor++) {
+      if (this.cursor >= this.queue.size && !this.grow()) {
+        if (!this.queue.cached) break
+        this.relist()
+        if (this.queue.size === 0) break
+      }
+      const marker = parseMarker(this.queue.name(this.cursor))
+      if (!marker?.queued) continue
       this.last = marker.queued
       if (this.taken[this.cursor]) continue
-      this.taken[this.cursor] = 1
-      this.read(marker, found)
+      const kept = this.read(marker, found)
+      this.taken[this.cursor] = kept ? 1 : 2
+      if (kept && this.queue instanceof CursorQueue && !this.queue.lines[this.cursor].shared) this.loneRoots.add(this.queue.lines[this.cursor].root)
       n++
     }
     return found
@@ -530,21 +624,23 @@ export class RunIndexReader {
   /** Every queued entry not read yet whose tree tag (treeTag) is in `tags`. */
   trees(tags: Set<string>): IndexedRuns {
     const found = noRuns()
-    if (tags.size === 0) return found
     const wanted = new Set<number>()
-    for (const tag of tags) wanted.add(tagValue(tag, 0))
-    wanted.delete(-1)
-    if (!this.roots) {
-      this.roots = new Float64Array(this.queue.length)
-      for (let i = 0; i < this.queue.length; i++) {
-        const name = this.names[this.queue[i]]
-        this.roots[i] = tagValue(name, queuedEnd(name) + 10)
-      }
+    for (const tag of tags) {
+      const value = tagValue(tag, 0)
+      // A tree whose only queued entry was read from the cursor: nothing more to find.
+      if (value !== -1 && !this.loneRoots.has(value)) wanted.add(value)
     }
-    for (let i = this.cursor; i < this.queue.length; i++) {
+    if (wanted.size === 0) return found
+    // The rest of a tree may be anywhere after the window: the whole cursor is read.
+    while (this.grow());
+    if (!this.roots) {
+      this.roots = new Float64Array(this.queue.size)
+      for (let i = 0; i < this.queue.size; i++) this.roots[i] = this.queue.rootTag(i)
+    }
+    for (let i = this.cursor; i < this.queue.size; i++) {
       if (this.taken[i] || !wanted.has(this.roots[i])) continue
-      this.taken[i] = 1
-      this.read(parseMarker(this.names[this.queue[i]])!, found)
+      const marker = parseMarker(this.queue.name(i))
+      this.taken[i] = marker && this.read(marker, found) ? 1 : 2
     }
     return found
   }
@@ -554,11 +650,17 @@ export class RunIndexReader {
     return this.more(Infinity)
   }
 
-  /** Queued entries not read yet (an estimate of what is left: some may turn out settled). */
+  /**
+   * Queued entries not read yet: an estimate of what is left (some may turn
+   * out settled). From a cursor, never 0: only a listing says nothing is left.
+   */
   get unread(): number {
     let n = 0
-    for (let i = this.cursor; i < this.queue.length; i++) if (!this.taken[i]) n++
-    return n
+    for (let i = this.cursor; i < this.queue.size; i++) if (!this.taken[i]) n++
+    if (!(this.queue instanceof CursorQueue)) return n
+    let read = 0
+    for (let i = 0; i < this.queue.size; i++) if (this.taken[i]) read++
+    return Math.max(1, n, this.queue.cursor.left - read)
   }
 
   /** The key of the last entry `more()` read: every queued entry not read yet sorts after it. */
@@ -566,21 +668,47 @@ export class RunIndexReader {
     return this.last
   }
 
-  private read(marker: Marker, found: IndexedRuns): void {
+  /**
+   * Keep the owner's queue, as this reader knows it, for the owner's next
+   * wait (index-queue.ts): every entry except those read and found to need
+   * nothing, and except `claimed` (`run@instance` of a batch just claimed).
+   * Only for a reader made with `cursor: true`, under the owner's journal lock.
+   */
+  saveCursor(claimed: Set<string>): void {
+    if (!this.keepsCursor) return
+    const queue = this.queue
+    const consumed = (i: number): boolean => {
+      if (this.taken[i] === 2) return true
+      if (this.taken[i] !== 1 || claimed.size === 0) return false
+      const name = queue.name(i)
+      return claimed.has(name.slice(name.lastIndexOf(QUEUED_PREFIX) + 1))
+    }
+    if (queue instanceof CursorQueue) {
+      const index = new Map(queue.lines.map((line, i) => [line, i]))
+      queue.cursor.keep(queue.lines, (line) => consumed(index.get(line)!))
+      return
+    }
+    const names: string[] = []
+    for (let i = 0; i < queue.size; i++) if (!consumed(i)) names.push(queue.name(i))
+    writeQueueCursor(this.home, this.ownerTag!, names, (name) => tagValue(name, queuedEnd(name) + 10))
+  }
+
+  /** Read the entry of `marker`; false when it needs nothing any more (its marker was dropped) or cannot be used. */
+  private read(marker: Marker, found: IndexedRuns): boolean {
     const key = marker.id + '@' + marker.instance
-    if (this.seen.has(key) || !validMarker(marker)) return
+    if (this.seen.has(key) || !validMarker(marker)) return false
     this.seen.add(key)
     const entry = readIndexedInstance(this.home, marker.id, marker.instance)
-    const dir = indexDir(this.home)
+    const path = markerPath(this.home, marker)
     if (entry.kind === 'settled' || entry.kind === 'gone') {
-      unlinkQuietly(dir + sep + marker.name)
-      return
+      unlinkQuietly(path)
+      return false
     }
     if (entry.kind === 'damaged') {
       found.damaged.push({state_dir: entry.dir, error: entry.error})
-      return
+      return true
     }
-    if (entry.kind === 'creating') return
+    if (entry.kind === 'creating') return true
     if (entry.kind === 'live') found.runs.push(entry.state)
     else if (entry.kind === 'unreported') found.runs.push(entry.state)
     else found.archived.push(entry.state)
@@ -591,12 +719,18 @@ export class RunIndexReader {
     const wanted = entry.kind === 'live' ? key : ending ? undefined : queuedMarkerName(marker.id, marker.instance, meta)
     if (wanted && wanted !== marker.name) {
       try {
-        renameSync(dir + sep + marker.name, dir + sep + wanted)
-      } catch {
         // Renamed or dropped by another reader meanwhile: either way the entry is where it belongs.
-      }
+        if (entry.kind === 'live') renameSync(path, indexDir(this.home) + sep + wanted)
+        else enqueueMarker(this.home, markerTag(meta.owner), wanted, path)
+      } catch {}
     }
+    return true
   }
+}
+
+/** Where the file of an index marker is: index/ for a live one, its owner's queue for a queued one. */
+function markerPath(home: string, marker: Marker): string {
+  return (marker.queued ? ownerQueueDir(home, marker.queued.owner) : indexDir(home)) + sep + marker.name
 }
 
 /**
@@ -651,6 +785,11 @@ function rebuildIndex(home: string, names: string[]): void {
   const base = runsDir(home)
   // The run.json stat cache of an earlier index format: no longer used.
   unlinkQuietly(join(indexDir(home), '.terminal.json'))
+  // Queued markers of the earlier format, in index/ itself: every one is entered again below, in its owner's queue.
+  for (const name of listIndex(home)) {
+    const marker = parseMarker(name)
+    if (marker?.queued && validMarker(marker)) unlinkQuietly(indexDir(home) + sep + name)
+  }
   for (const id of names) {
     const dir = base + sep + id
     let meta: RunMeta | undefined
@@ -686,7 +825,7 @@ function rebuildIndex(home: string, names: string[]): void {
 /** Enter a finished, unreported instance: queued when its fields allow, else live (a reader sorts it out). */
 function enterFinished(home: string, id: string, instance: string, meta: RunMeta): void {
   const queued = queuedMarkerName(id, instance, meta)
-  if (queued) touch(indexDir(home) + sep + queued, home)
+  if (queued) enqueueMarker(home, markerTag(meta.owner), queued)
   else if (isPlainName(instance)) addIndexMarker(home, id, instance)
 }
 

@@ -23,7 +23,7 @@ export function usageFile(dir: string): string {
 
 /** The Run's usage totals, or undefined when it never reported any. */
 export function readUsage(dir: string): UsageTotals | undefined {
-  const usage = readJsonFile<UsageTotals>(usageFile(dir))
+  const usage = readJsonFile<UsageTotals>(usageFile(dir), {oftenMissing: true})
   if (!usage) return undefined
   for (const field of ['tokens', 'prompt_tokens', 'completion_tokens', 'reports'] as const) {
     const value = usage[field]

@@ -5,7 +5,7 @@
  * per-process cache keyed by Trace size keeps repeated wake-ups cheap.
  */
 import {statSync} from 'node:fs'
-import {readBoundedText} from '../platform/state-files.js'
+import {readBoundedWith} from '../platform/state-files.js'
 import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../runs/trace.js'
 import {boundSummary, type AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
@@ -16,6 +16,9 @@ import {compareText} from '../platform/compare.js'
 export const WAKING_ATTENTION = new Set(['followup', 'steer'])
 /** At most this many attention events in one batch; the rest come next time. */
 export const MAX_ATTENTION = 64
+
+/** How the kernel writes the field (keys verbatim): a line without it asks for nothing. */
+const ATTENTION_FIELD = '"attention"'
 
 const cache = new Map<string, {size: number; events: TraceEvent[]}>()
 
@@ -33,17 +36,25 @@ function wakingEvents(dir: string): TraceEvent[] {
     if (hit.size === size) return hit.events
   }
   const events: TraceEvent[] = []
-  let text: string | undefined
+  let read: {size: number; text: string | undefined} | undefined
   try {
-    text = readBoundedText(file, MAX_TRACE_BYTES * 4)
+    // Most Traces hold no attention request: those are settled from their bytes, never decoded.
+    read = readBoundedWith(file, MAX_TRACE_BYTES * 4, (bytes, start, end) => {
+      const asks = bytes.subarray(start, end).indexOf(ATTENTION_FIELD) !== -1
+      return {size: end - start, text: asks ? bytes.toString('utf8', start, end) : undefined}
+    })
   } catch {}
-  if (text === undefined) return events
+  if (read === undefined) return events
   // The first look reads the Trace without a stat first (a batch scans every member's): its size is what was read.
-  const size = Buffer.byteLength(text)
+  const {size, text} = read
+  if (text === undefined) {
+    cache.set(dir, {size, events})
+    return events
+  }
   try {
     // Only lines that name the field are parsed (the kernel writes keys verbatim).
     for (const line of text.split('\n')) {
-      if (!line.includes('"attention"')) continue
+      if (!line.includes(ATTENTION_FIELD)) continue
       try {
         const e = JSON.parse(line) as TraceEvent
         if (e && typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string') events.push(e)

@@ -89,7 +89,7 @@ export function recordCollected(home: string, collector: {run: string; run_insta
 /** The `collected` fields of the row of the Run in `dir` (instance `runInstanceId`); empty when its waits collected nothing. */
 export function readCollected(dir: string, runInstanceId: string): CollectedField {
   try {
-    const file = readJsonFile<CollectedFile>(collectedFile(dir), {schema: COLLECTED_SCHEMA})
+    const file = readJsonFile<CollectedFile>(collectedFile(dir), {schema: COLLECTED_SCHEMA, oftenMissing: true})
     if (file && file.run_instance_id === runInstanceId && Array.isArray(file.runs) && Number.isSafeInteger(file.total)) {
       const runs = file.runs
         .filter((r) => r && typeof r.run === 'string' && typeof r.status === 'string')

@@ -16,7 +16,8 @@ import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {recordCollected} from './collected.js'
 import {Doorbell} from '../bell/doorbell.js'
-import {compareQueueKeys, dropIndexMarkers} from '../runs/live-index.js'
+import {compareQueueKeys, dropIndexMarkers, markerTag} from '../runs/live-index.js'
+import {markQueueChanged} from '../runs/index-queue.js'
 import type {RunMeta} from '../runs/types.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
 import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type RunEntry, type Selection} from './select.js'
@@ -104,12 +105,18 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       selection.waited === 0 ||
       (request.any ? selection.members.length > 0 : selection.all_terminal)
     // A live remote Run rings no doorbell here: poll while one is in the selection (executors/index.ts).
-    if (!ready && !timedOut) return {value: {ready: false, remote: selection.candidates.some((c) => !isTerminal(c.meta.status) && isRemoteRun(c.meta))}, write: pruned}
+    if (!ready && !timedOut) {
+      snapshot.saveQueue()
+      return {value: {ready: false, remote: selection.candidates.some((c) => !isTerminal(c.meta.status) && isRemoteRun(c.meta))}, write: pruned}
+    }
     const facts = new Map<string, RowFacts>()
     for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
     const document = buildBatchDocument({owner: request.owner, selection, facts, attention, timedOut: timedOut && !ready})
     const silentStatuses = selection.silent.map((s) => s.meta.status)
-    if (document.members === 0 && attention.length === 0) return {value: {ready: true, document, silentStatuses}, write: pruned}
+    if (document.members === 0 && attention.length === 0) {
+      snapshot.saveQueue()
+      return {value: {ready: true, document, silentStatuses}, write: pruned}
+    }
     const pending: PendingBatch = {
       batch_id: document.batch_id,
       phase: 'pending',
@@ -120,6 +127,8 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       document,
     }
     journal.pending.push(pending)
+    // The claimed members leave the owner's queue once delivered; its next wait need not read them again.
+    snapshot.saveQueue(new Set(pending.members.map((m) => `${m.run}@${m.run_instance_id}`)))
     const metas = new Map(selection.members.map((m) => [`${m.meta.run}@${m.meta.run_instance_id}`, m.meta]))
     return {value: {ready: true, document, pending, silentStatuses, metas}, write: true}
   })
@@ -149,6 +158,8 @@ function withdrawClaim(request: WaitRequest, batchId: string): void {
   withJournal(request.home, request.owner, (journal) => {
     const index = journal.pending.findIndex((p) => p.batch_id === batchId)
     if (index !== -1) journal.pending.splice(index, 1)
+    // Its members were left out of the owner's queue cursor when claimed: they are queued again.
+    markQueueChanged(request.home, markerTag(request.owner))
     return {value: undefined, write: index !== -1}
   })
 }

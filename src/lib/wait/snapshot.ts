@@ -7,7 +7,8 @@
  * windows, oldest first, with the rest of each tree it touches; a `wait` for
  * named Runs or inside a Run reads just their trees. Its cost follows what
  * is live plus what it delivers, not the history of the state root, nor the
- * whole backlog of unreported Runs.
+ * whole backlog of unreported Runs: the owner's queue comes from its cursor
+ * (runs/index-queue.ts) while nothing was added to it.
  */
 import {runDir} from '../platform/home.js'
 import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../runs/live-index.js'
@@ -37,7 +38,8 @@ export class WaitSnapshot {
 
   /** Read the live Runs, then the explicit ids' or the scope's trees, or (a plain wait) the first `window` queued Runs and their trees. */
   constructor(private readonly home: string, private readonly request: SnapshotRequest, window: number) {
-    this.reader = new RunIndexReader(home, {owner: request.owner})
+    // Every look of a wait holds its owner's journal lock: it may use and keep the owner's queue cursor.
+    this.reader = new RunIndexReader(home, {owner: request.owner, cursor: true})
     this.add(this.reader.live())
     if (request.ids || request.scope) {
       // Everything in scope shares the root of a named Run or of the scope's Run.
@@ -58,6 +60,11 @@ export class WaitSnapshot {
   /** Whether Run `id` was read or has an index marker (read or not): either way it is live or unreported. */
   isIndexed(id: string): boolean {
     return this.runs.has(id) || this.reader.hasMarker(id)
+  }
+
+  /** Keep the owner's queue for its next wait, less the batch just claimed (`run@instance` keys): RunIndexReader.saveCursor. */
+  saveQueue(claimed: Set<string> = new Set()): void {
+    this.reader.saveCursor(claimed)
   }
 
   /** Queued Runs of the owner not read (counted as deferred: the index lists them, unread). */

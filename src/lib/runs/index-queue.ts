@@ -1,0 +1,325 @@
+/**
+ * The delivery queue of the run index (live-index.ts): a directory per owner,
+ * `index/queue/<owner tag>/`, holding one queued marker per finished,
+ * unreported Run instance of that owner. Kept apart from the live markers so
+ * that commands about what is live never list the backlog, and per owner so
+ * that one owner's wait never lists another's.
+ *
+ * A wait over a large backlog would still list its owner's whole queue to
+ * pick the oldest 256. The cursor keeps that listing for the owner's next
+ * waits: `.cursor`, the queue in batch order as a wait listed it (one line
+ * per marker: a flag saying whether another line shares its tree, its tree
+ * tag, its name), and `.cursor-at`, where the next wait starts reading (past
+ * what was delivered). A wait reads a chunk from there, not the list: draining
+ * 20,000 Runs lists the queue once, and each wait touches a few hundred lines.
+ * It is a cache of the directory, trusted only this far:
+ *
+ * - Only a wait writes it, under its owner's delivery journal lock: a fresh
+ *   cursor after listing the queue, or a new position past the batch it
+ *   claimed (whose markers go once it is delivered). The position names its
+ *   cursor: one of another cursor is not used.
+ * - Whoever adds a marker to a queue then raises that queue's `.changed`
+ *   flag. A wait that finds the flag drops the cursor, then the flag, then
+ *   lists the queue afresh: a marker added after that listing raises the flag
+ *   again, and a wait killed midway leaves no cursor to trust.
+ * - An entry is read from its state dir before it is used, so one whose
+ *   marker others removed meanwhile (settled, pruned) costs a read, no more,
+ *   and a forged line delivers nothing that is not an unreported Run.
+ * - The end of the cursor never means "nothing queued": the queue is listed.
+ *   So a marker whose flag was lost (its writer killed between the two
+ *   steps) is still delivered, at the latest once the backlog before it is.
+ * - Damage (a line not as written, a position that does not fit) is a miss.
+ */
+import {closeSync, existsSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync} from 'node:fs'
+import {randomHex} from '../platform/builtins.js'
+import {join, sep} from 'node:path'
+import {indexDir} from '../platform/home.js'
+import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
+
+const QUEUE_DIR = 'queue'
+const CURSOR_FILE = '.cursor'
+const CHANGED_FILE = '.changed'
+const CURSOR_SCHEMA = 'actors-queue-cursor-v1'
+/** About 350,000 entries: a larger backlog is listed each time rather than cached. */
+const MAX_CURSOR_BYTES = 32 * 1024 * 1024
+/** The empty file markers are hard links to. */
+const PROTO_FILE = '.marker'
+
+/** Where the queue of the owner tagged `ownerTag` (markerTag of the owner) lives. */
+export function ownerQueueDir(home: string, ownerTag: string): string {
+  return indexDir(home) + sep + QUEUE_DIR + sep + ownerTag
+}
+
+/** The owner tags that have a queue directory. */
+export function queueOwnerTags(home: string): string[] {
+  try {
+    return readdirSync(join(indexDir(home), QUEUE_DIR)).filter((name) => /^[0-9a-f]{8}$/.test(name))
+  } catch {
+    return []
+  }
+}
+
+/** The names in the queue of `ownerTag` (markers, and the dot-files beside them). */
+export function listOwnerQueue(home: string, ownerTag: string): string[] {
+  try {
+    return readdirSync(ownerQueueDir(home, ownerTag))
+  } catch {
+    return []
+  }
+}
+
+/**
+ * Put the queued marker `name` (owned by `ownerTag`) into its queue: moved
+ * there from `from` (one atomic rename: the entry is under one name or the
+ * other, never neither), or made. Then raise the queue's changed flag (see
+ * the module comment). Returns false when `from` was gone (another reader
+ * moved or dropped it first).
+ */
+export function enqueueMarker(home: string, ownerTag: string, name: string, from?: string): boolean {
+  const dir = ownerQueueDir(home, ownerTag)
+  const target = dir + sep + name
+  const place = () => {
+    if (from !== undefined) renameSync(from, target)
+    else makeMarkerFile(home, target)
+  }
+  try {
+    place()
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    // The queue directory is made on first use (or the source is gone: then the retry says so).
+    mkdirSync(dir, {recursive: true})
+    try {
+      place()
+    } catch (again) {
+      if ((again as NodeJS.ErrnoException).code === 'ENOENT') return false
+      throw again
+    }
+  }
+  raiseChanged(dir)
+  return true
+}
+
+/**
+ * Create the empty marker `file` (live or queued): a hard link to
+ * index/.marker when it can (a directory entry only: a rebuild enters
+ * thousands), else a new empty file (no .marker yet, a file system without
+ * hard links, or the link-count limit reached). ENOENT: no such directory.
+ */
+export function makeMarkerFile(home: string, file: string): void {
+  const proto = join(indexDir(home), PROTO_FILE)
+  try {
+    linkSync(proto, file)
+    return
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
+  }
+  // ENOENT here: no queue directory yet (the caller makes it).
+  closeSync(openSync(file, 'a'))
+  try {
+    linkSync(file, proto)
+  } catch {}
+}
+
+function raiseChanged(dir: string): void {
+  try {
+    closeSync(openSync(dir + sep + CHANGED_FILE, 'a'))
+  } catch {}
+}
+
+/** What a cursor line holds: `<flag><root tag><name>`, flag `+` when another line of the cursor has the same root tag, else `=`. */
+export interface CursorLine {
+  name: string
+  /** The root tag (8 hex digits) as a number. */
+  root: number
+  /** Another line of the cursor has this root tag (a tree with several queued Runs). */
+  shared: boolean
+  /** Where the line starts in the cursor file (what the read position records). */
+  offset: number
+}
+
+/** Where the owner's next wait starts reading its cursor (`.cursor-at`, rewritten after each claim). */
+interface CursorPosition {
+  /** The cursor this is a position in (its header's id). */
+  id: string
+  /** Every line before this byte offset was delivered or dropped. */
+  offset: number
+  /** How many lines that is, plus those in `skip` (for the count of what is left). */
+  consumed: number
+  /** Offsets of lines after `offset` delivered or dropped already (trees taken out of order). */
+  skip: number[]
+}
+
+const POSITION_FILE = '.cursor-at'
+const CHUNK_BYTES = 64 * 1024
+/** A position that skips more lines than this is not kept: the next wait lists the queue. */
+const MAX_SKIPPED = 4096
+/** `<flag><root tag: 8>~<ended>~<owner: 8>~<root: 8>~<run>@<instance>`: a name is at most a few hundred bytes. */
+const MAX_LINE_BYTES = 4096
+let chunk: Buffer | undefined
+
+/**
+ * The owner's queue as its cursor holds it, read a chunk at a time from
+ * where the last wait left off: a wait over a backlog of 20,000 reads the
+ * few hundred lines it needs, not the whole list (memory this process has
+ * not touched yet is what costs).
+ */
+export class QueueCursor {
+  private position: number
+  private readonly skip: Set<number>
+  /** No more lines: the end of the file, or damage. */
+  ended = false
+
+  private constructor(private readonly file: string, private readonly header: {id: string; count: number}, private readonly at: CursorPosition) {
+    this.position = at.offset
+    this.skip = new Set(at.skip)
+  }
+
+  /**
+   * The cursor of the queue of `ownerTag`, for a wait holding the owner's
+   * journal lock; undefined when there is none to trust (none written,
+   * damaged, or the queue changed since: then it is removed, and the caller
+   * lists the queue and writes a fresh one).
+   */
+  static open(home: string, ownerTag: string): QueueCursor | undefined {
+    const dir = ownerQueueDir(home, ownerTag)
+    if (existsSync(dir + sep + CHANGED_FILE)) {
+      // The cursor first: a wait killed between the two leaves nothing stale to trust.
+      unlinkQuietly(dir + sep + CURSOR_FILE)
+      unlinkQuietly(dir + sep + CHANGED_FILE)
+      return undefined
+    }
+    try {
+      const head = readChunk(dir + sep + CURSOR_FILE, 0, 1024)
+      const end = head.indexOf(10)
+      if (end === -1) return undefined
+      const header = JSON.parse(head.toString('latin1', 0, end)) as {schema?: unknown; owner?: unknown; id?: unknown; count?: unknown}
+      if (header.schema !== CURSOR_SCHEMA || header.owner !== ownerTag || typeof header.id !== 'string' || !Number.isSafeInteger(header.count)) return undefined
+      const at = readJsonFile<CursorPosition>(dir + sep + POSITION_FILE, {maxBytes: 256 * 1024})
+      if (!at || at.id !== header.id || !Number.isSafeInteger(at.offset) || at.offset <= end || !Number.isSafeInteger(at.consumed) || !Array.isArray(at.skip) || !at.skip.every(Number.isSafeInteger)) return undefined
+      return new QueueCursor(dir + sep + CURSOR_FILE, {id: header.id, count: header.count as number}, at)
+    } catch {
+      // Missing or unreadable: none to trust.
+      return undefined
+    }
+  }
+
+  /** Lines not delivered nor dropped, as of the position this cursor was opened at (an estimate: some may have been since). */
+  get left(): number {
+    return Math.max(0, this.header.count - this.at.consumed)
+  }
+
+  /**
+   * The next lines (up to a chunk's worth) not delivered nor dropped, in
+   * order; none once the cursor has ended. Damage (a line not shaped as
+   * written, one that does not fit a chunk) ends it early: the reader then
+   * lists the queue.
+   */
+  read(): CursorLine[] {
+    const lines: CursorLine[] = []
+    if (this.ended) return lines
+    let bytes: Buffer
+    try {
+      bytes = readChunk(this.file, this.position, CHUNK_BYTES)
+    } catch {
+      this.ended = true
+      return lines
+    }
+    let at = 0
+    for (let end = bytes.indexOf(10); end !== -1; end = bytes.indexOf(10, at)) {
+      const root = end - at > 10 && (bytes[at] === 61 || bytes[at] === 43) && bytes[at + 9] === 126 ? hexValue(bytes, at + 1) : -1
+      if (root === -1) {
+        this.ended = true
+        return lines
+      }
+      const offset = this.position + at
+      if (!this.skip.has(offset)) lines.push({name: bytes.toString('latin1', at + 9, end), root, shared: bytes[at] === 43, offset})
+      at = end + 1
+    }
+    // Nothing whole was read: the end of the file (or a line longer than a chunk, which is damage).
+    if (at === 0) this.ended = true
+    this.position += at
+    return lines
+  }
+
+  /**
+   * Record where the owner's next wait starts reading: past every line of
+   * `lines` (those this reader read) that `consumed` says was delivered or
+   * dropped, and before the first one that was not.
+   */
+  keep(lines: CursorLine[], consumed: (line: CursorLine) => boolean): void {
+    let offset = this.position
+    const taken: number[] = []
+    for (const line of lines) {
+      if (consumed(line)) taken.push(line.offset)
+      else offset = Math.min(offset, line.offset)
+    }
+    const skip = [...this.at.skip, ...taken].filter((o) => o >= offset)
+    if (skip.length > MAX_SKIPPED) {
+      unlinkQuietly(this.file)
+      return
+    }
+    const at: CursorPosition = {id: this.header.id, offset, consumed: this.at.consumed + taken.length, skip}
+    try {
+      writeFileAtomic(this.file.slice(0, this.file.lastIndexOf(sep) + 1) + POSITION_FILE, JSON.stringify(at) + '\n', {durable: false})
+    } catch {
+      unlinkQuietly(this.file)
+    }
+  }
+}
+
+/** Up to `length` bytes of `file` from `position`, in a buffer reused by the next call. */
+function readChunk(file: string, position: number, length: number): Buffer {
+  chunk ??= Buffer.allocUnsafe(CHUNK_BYTES)
+  const fd = openSync(file, 'r')
+  try {
+    return chunk.subarray(0, readSync(fd, chunk, 0, Math.min(length, CHUNK_BYTES), position))
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** 8 lowercase hex digits at `from` as a number; -1 when they are not. */
+function hexValue(bytes: Buffer, from: number): number {
+  let value = 0
+  for (let i = from; i < from + 8; i++) {
+    const c = bytes[i]
+    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1
+    if (digit < 0) return -1
+    value = value * 16 + digit
+  }
+  return value
+}
+
+/**
+ * Write a fresh cursor of the queue of `ownerTag`: `names`, in batch order,
+ * with `root` giving each one's root tag (a wait holding the owner's journal
+ * lock, after listing the queue).
+ */
+export function writeQueueCursor(home: string, ownerTag: string, names: string[], root: (name: string) => number): void {
+  const dir = ownerQueueDir(home, ownerTag)
+  const roots = names.map(root)
+  const seen = new Map<number, number>()
+  for (const r of roots) seen.set(r, (seen.get(r) ?? 0) + 1)
+  const id = randomHex(8)
+  const header = JSON.stringify({schema: CURSOR_SCHEMA, owner: ownerTag, id, count: names.length}) + '\n'
+  const lines = names.map((name, i) => `${seen.get(roots[i])! > 1 ? '+' : '='}${roots[i].toString(16).padStart(8, '0')}${name}\n`)
+  const body = lines.join('')
+  if (header.length + body.length >= MAX_CURSOR_BYTES || lines.some((line) => line.length > MAX_LINE_BYTES)) {
+    unlinkQuietly(dir + sep + CURSOR_FILE)
+    return
+  }
+  try {
+    // Caches: lost in a crash, never half-written. The position names the cursor's id: a crash between the two
+    // writes leaves a position of another cursor, which is not used.
+    writeFileAtomic(dir + sep + CURSOR_FILE, header + body, {durable: false})
+    writeFileAtomic(dir + sep + POSITION_FILE, JSON.stringify({id, offset: header.length, consumed: 0, skip: []}) + '\n', {durable: false})
+  } catch {
+    // No queue directory (nothing was ever queued), or no room: the next wait lists.
+    unlinkQuietly(dir + sep + CURSOR_FILE)
+  }
+}
+
+/** Mark the queue of `ownerTag` changed (its cursor is not trusted again until a wait lists it): a claimed batch was withdrawn. */
+export function markQueueChanged(home: string, ownerTag: string): void {
+  raiseChanged(ownerQueueDir(home, ownerTag))
+}
