@@ -3,7 +3,7 @@
  * state dir path) to a directory that is guaranteed to sit inside it.
  */
 import {homedir} from 'node:os'
-import {basename, dirname, join, resolve} from 'node:path'
+import {basename, dirname, join, resolve, sep} from 'node:path'
 import {existsSync, mkdirSync, realpathSync} from 'node:fs'
 import {usageError} from './errors.js'
 
@@ -18,8 +18,13 @@ export function resolveHome(flag?: string): string {
 }
 
 export function runsDir(home: string): string {
-  return join(home, 'runs')
+  // Asked for once per Run a command reads (a wait reads hundreds): joined once per state root.
+  if (runsMemo?.home !== home) runsMemo = {home, dir: join(home, 'runs')}
+  return runsMemo.dir
 }
+
+let runsMemo: {home: string; dir: string} | undefined
+let indexMemo: {home: string; dir: string} | undefined
 
 /**
  * Caches derived from the whole history (the listing cache, the launch log):
@@ -32,7 +37,8 @@ export function historyCacheDir(home: string): string {
 
 /** The run index of live and unreported Runs (run-index.ts). */
 export function indexDir(home: string): string {
-  return join(home, 'index')
+  if (indexMemo?.home !== home) indexMemo = {home, dir: join(home, 'index')}
+  return indexMemo.dir
 }
 
 /** Create the state root's directories on first use. */
@@ -71,7 +77,8 @@ export function validateRunId(id: string, what = 'Run id'): string {
 
 /** The state dir of a Run id (the id is validated first). */
 export function runDir(home: string, id: string): string {
-  return join(runsDir(home), validateRunId(id))
+  // A valid id is one plain name: joined as is (path.join's normalising costs more than the rest of a lookup).
+  return runsDir(home) + sep + validateRunId(id)
 }
 
 /**

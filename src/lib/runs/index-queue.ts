@@ -72,10 +72,12 @@ export function listOwnerQueue(home: string, ownerTag: string): string[] {
  * Put the queued marker `name` (owned by `ownerTag`) into its queue: moved
  * there from `from` (one atomic rename: the entry is under one name or the
  * other, never neither), or made. Then raise the queue's changed flag (see
- * the module comment). Returns false when `from` was gone (another reader
+ * the module comment), unless `flag` is false: a caller entering many (an
+ * index rebuild) raises each queue's flag once, after the last
+ * (markQueueChanged). Returns false when `from` was gone (another reader
  * moved or dropped it first).
  */
-export function enqueueMarker(home: string, ownerTag: string, name: string, from?: string): boolean {
+export function enqueueMarker(home: string, ownerTag: string, name: string, from?: string, flag = true): boolean {
   const dir = ownerQueueDir(home, ownerTag)
   const target = dir + sep + name
   const place = () => {
@@ -95,7 +97,7 @@ export function enqueueMarker(home: string, ownerTag: string, name: string, from
       throw again
     }
   }
-  raiseChanged(dir)
+  if (flag) raiseChanged(dir)
   return true
 }
 
@@ -319,7 +321,7 @@ export function writeQueueCursor(home: string, ownerTag: string, names: string[]
   }
 }
 
-/** Mark the queue of `ownerTag` changed (its cursor is not trusted again until a wait lists it): a claimed batch was withdrawn. */
+/** Mark the queue of `ownerTag` changed (its cursor is not trusted again until a wait lists it): markers entered without their flag, a claimed batch withdrawn. */
 export function markQueueChanged(home: string, ownerTag: string): void {
   raiseChanged(ownerQueueDir(home, ownerTag))
 }

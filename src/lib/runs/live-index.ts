@@ -45,7 +45,7 @@ import {isReported, recordReported} from './reported.js'
 import {owedGenerations, readOwedArchive} from '../generations/owed.js'
 import {compareText} from '../platform/compare.js'
 import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.js'
-import {enqueueMarker, listOwnerQueue, makeMarkerFile, ownerQueueDir, QueueCursor, queueOwnerTags, writeQueueCursor, type CursorLine} from './index-queue.js'
+import {enqueueMarker, listOwnerQueue, makeMarkerFile, markQueueChanged, ownerQueueDir, QueueCursor, queueOwnerTags, writeQueueCursor, type CursorLine} from './index-queue.js'
 import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 import {isTerminal, type RunMeta} from './types.js'
 
@@ -179,7 +179,7 @@ function touch(file: string, home: string): void {
 export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): boolean {
   // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
   const queued = meta && queuedMarkerName(id, instance, meta)
-  if (queued && unlinkQuietly(ownerQueueDir(home, markerTag(meta.owner)) + sep + queued)) return true
+  if (queued && unlinkQuietly(ownerQueueDir(home, ownerTag(meta.owner)) + sep + queued)) return true
   return unlinkQuietly(markerFile(home, id, instance))
 }
 
@@ -256,7 +256,14 @@ function endedKey(meta: RunMeta): string {
 /** The queued marker of a finished instance (undefined when its fields cannot make a safe file name). */
 function queuedMarkerName(id: string, instance: string, meta: RunMeta): string | undefined {
   if (!isPlainName(id) || !isPlainName(instance) || typeof meta.owner !== 'string') return undefined
-  return ['', endedKey(meta), markerTag(meta.owner), treeTag(meta), `${id}@${instance}`].join(QUEUED_PREFIX)
+  return `${QUEUED_PREFIX}${endedKey(meta)}${QUEUED_PREFIX}${ownerTag(meta.owner)}${QUEUED_PREFIX}${treeTag(meta)}${QUEUED_PREFIX}${id}@${instance}`
+}
+
+let lastOwner: {owner: string; tag: string} | undefined
+/** markerTag of an owner: a command's Runs mostly share one, so the last is kept. */
+function ownerTag(owner: string): string {
+  if (lastOwner?.owner !== owner) lastOwner = {owner, tag: markerTag(owner)}
+  return lastOwner.tag
 }
 
 /**
@@ -721,7 +728,7 @@ export class RunIndexReader {
       try {
         // Renamed or dropped by another reader meanwhile: either way the entry is where it belongs.
         if (entry.kind === 'live') renameSync(path, indexDir(this.home) + sep + wanted)
-        else enqueueMarker(this.home, markerTag(meta.owner), wanted, path)
+        else enqueueMarker(this.home, ownerTag(meta.owner), wanted, path)
       } catch {}
     }
     return true
@@ -782,6 +789,7 @@ export function refreshIndex(home: string): void {
 function rebuildIndex(home: string, names: string[]): void {
   const legacy = legacyReported(home)
   const launches: Array<{at: string; id: string}> = []
+  const queues = new Set<string>()
   const base = runsDir(home)
   // The run.json stat cache of an earlier index format: no longer used.
   unlinkQuietly(join(indexDir(home), '.terminal.json'))
@@ -803,7 +811,7 @@ function rebuildIndex(home: string, names: string[]): void {
     // Earlier generations still owed keep their own markers.
     for (const owed of owedGenerations(meta)) {
       const found = readOwedInstance(dir, meta, owed.run_instance_id)
-      if (found.kind === 'owed') enterFinished(home, id, owed.run_instance_id, found.state.meta)
+      if (found.kind === 'owed') enterFinished(home, id, owed.run_instance_id, found.state.meta, queues)
     }
     if (!isTerminal(meta.status)) {
       addIndexMarker(home, id, meta.run_instance_id)
@@ -816,17 +824,22 @@ function rebuildIndex(home: string, names: string[]): void {
       continue
     }
     if (!meta.generation_move) justRead.set(dir, meta)
-    enterFinished(home, id, meta.run_instance_id, meta)
+    enterFinished(home, id, meta.run_instance_id, meta, queues)
   }
+  // Once per queue, after its last marker (index-queue.ts).
+  for (const tag of queues) markQueueChanged(home, tag)
   launches.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
   rewriteLaunchLog(home, launches)
 }
 
-/** Enter a finished, unreported instance: queued when its fields allow, else live (a reader sorts it out). */
-function enterFinished(home: string, id: string, instance: string, meta: RunMeta): void {
+/** Enter a finished, unreported instance: queued when its fields allow (its queue's tag added to `queues`, whose flags the caller raises), else live (a reader sorts it out). */
+function enterFinished(home: string, id: string, instance: string, meta: RunMeta, queues: Set<string>): void {
   const queued = queuedMarkerName(id, instance, meta)
-  if (queued) enqueueMarker(home, markerTag(meta.owner), queued)
-  else if (isPlainName(instance)) addIndexMarker(home, id, instance)
+  if (queued) {
+    const tag = ownerTag(meta.owner)
+    enqueueMarker(home, tag, queued, undefined, false)
+    queues.add(tag)
+  } else if (isPlainName(instance)) addIndexMarker(home, id, instance)
 }
 
 /** `owner\0run` -> reported instance, from delivery journals that still carry a `reported` map (the earlier format). */
