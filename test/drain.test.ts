@@ -125,29 +125,32 @@ describe("the owner's queue cursor", () => {
 
   it('later waits read on where the last left off: a tree far apart is kept whole, a Run queued meanwhile comes in order', () => {
     const h = home()
-    const ids = Array.from({length: 600}, (_, i) => `c-${String(i).padStart(3, '0')}`)
+    // Enough that a cursor is kept (a queue of fewer than 512 is listed each time).
+    const ids = Array.from({length: 1100}, (_, i) => `c-${String(i).padStart(4, '0')}`)
     ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(100 + i)}))
-    const top = writeFinishedRun(h, 'top2', {ended: at(650.5)})
+    const top = writeFinishedRun(h, 'top2', {ended: at(700.5)})
     writeFinishedRun(h, 'kid2', {ended: at(9000), meta: {parent: {run: 'top2', run_instance_id: instanceOf(h, 'top2'), state_dir: top}, root: 'top2', depth: 1}})
     const first = actors(h, ['wait', '--json'])
     expect(delivered(first)).toEqual(ids.slice(0, 256))
-    expect(existsSync(join(queueDir(h, 'c-000'), '.cursor'))).toBe(true)
+    expect(existsSync(join(queueDir(h, 'c-0000'), '.cursor'))).toBe(true)
     // Queued after the cursor was written, and older than all that is left: the next wait lists the queue again.
     writeFinishedRun(h, 'early', {ended: at(50)})
     const second = actors(h, ['wait', '--json'])
     expect(delivered(second)).toEqual(['early', ...ids.slice(256, 511)])
-    expect(second.json.deferred).toBe(91)
+    expect(second.json.deferred).toBe(591)
     // From the cursor: the tree's child ended long after everything, and still follows its top.
     const third = actors(h, ['wait', '--json'])
     expect(third.code, third.stderr).toBe(0)
-    expect(delivered(third)).toEqual([...ids.slice(511, 551), 'top2', 'kid2', ...ids.slice(551)])
+    expect(delivered(third)).toEqual([...ids.slice(511, 601), 'top2', 'kid2', ...ids.slice(601, 765)])
+    const rest = [...delivered(actors(h, ['wait', '--json'])), ...delivered(actors(h, ['wait', '--json']))]
+    expect(rest).toEqual(ids.slice(765))
     expect(actors(h, ['wait', '--json', '--timeout', '0']).json.members).toBe(0)
     expect(entries(h)).toEqual([])
   }, 120_000)
 
   it('a damaged or forged cursor, or a queue change whose flag was lost, loses nothing and reports nothing twice', () => {
     const h = home()
-    const ids = Array.from({length: 1300}, (_, i) => `d-${String(i).padStart(4, '0')}`)
+    const ids = Array.from({length: 2000}, (_, i) => `d-${String(i).padStart(4, '0')}`)
     ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(1000 + i)}))
     const dir = queueDir(h, ids[0])
     const cursor = join(dir, '.cursor')
@@ -168,6 +171,7 @@ describe("the owner's queue cursor", () => {
       expect(got).toEqual(ids.slice(0, got.length))
     }
     // A Run queued whose flag never came (its writer killed between the two): delivered still, once the cursor runs out.
+    expect(existsSync(cursor)).toBe(true)
     writeFinishedRun(h, 'lost', {ended: at(1)})
     expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
     rmSync(join(dir, '.changed'), {force: true})

@@ -40,6 +40,8 @@ const QUEUE_DIR = 'queue'
 const CURSOR_FILE = '.cursor'
 const CHANGED_FILE = '.changed'
 const CURSOR_SCHEMA = 'actors-queue-cursor-v1'
+/** A queue shorter than this (two batches) is listed each time: no cursor is written. */
+const MIN_CURSOR_ENTRIES = 512
 /** About 350,000 entries: a larger backlog is listed each time rather than cached. */
 const MAX_CURSOR_BYTES = 32 * 1024 * 1024
 /** The empty file markers are hard links to. */
@@ -299,6 +301,11 @@ function hexValue(bytes: Buffer, from: number): number {
  */
 export function writeQueueCursor(home: string, ownerTag: string, names: string[], root: (name: string) => number): void {
   const dir = ownerQueueDir(home, ownerTag)
+  // A short queue is listed as cheaply as a cursor is read (and a busy one is listed again soon anyway).
+  if (names.length < MIN_CURSOR_ENTRIES) {
+    unlinkQuietly(dir + sep + CURSOR_FILE)
+    return
+  }
   const roots = names.map(root)
   const seen = new Map<number, number>()
   for (const r of roots) seen.set(r, (seen.get(r) ?? 0) + 1)
