@@ -502,12 +502,13 @@ class CursorQueue implements QueueNames {
  * the names sorted only when it does not hold.
  */
 export class RunIndexReader {
-  private queue!: QueueNames
+  private loaded: QueueNames | undefined
   /** Per queue entry: its root tag as a number (tagValue), made on the first trees() call. */
   private roots: Float64Array | undefined
   /** Per queue entry: 1 once read (or skipped as read already), 2 once read and found to need nothing (dropped). */
   private taken = new Uint8Array(0)
-  private cursor = 0
+  /** Where more() goes on in the queue. */
+  private next = 0
   private readonly liveNames: string[] = []
   private readonly ownerTag: string | undefined
   /** Made with `cursor: true`: reads and keeps the owner's queue cursor. */
@@ -526,15 +527,22 @@ export class RunIndexReader {
       if (name.charCodeAt(0) !== QUEUED_CODE && name.charCodeAt(0) !== 46) this.liveNames.push(name)
     }
     this.keepsCursor = options.cursor === true && this.ownerTag !== undefined
-    const cursor = this.keepsCursor ? QueueCursor.open(home, this.ownerTag!) : undefined
-    this.useQueue(cursor ? new CursorQueue(cursor) : this.listQueue())
+  }
+
+  /** The queue, opened on first use: a command about live Runs never lists it. */
+  private get queue(): QueueNames {
+    if (!this.loaded) {
+      const cursor = this.keepsCursor ? QueueCursor.open(this.home, this.ownerTag!) : undefined
+      this.useQueue(cursor ? new CursorQueue(cursor) : this.listQueue())
+    }
+    return this.loaded!
   }
 
   private useQueue(queue: QueueNames): void {
-    this.queue = queue
+    this.loaded = queue
     this.taken = new Uint8Array(queue.size)
     this.roots = undefined
-    this.cursor = 0
+    this.next = 0
   }
 
   /** Read the cursor's next chunk into the queue; false at its end. */
@@ -610,19 +618,19 @@ export class RunIndexReader {
   /** The next `count` queued entries in batch order. */
   more(count: number): IndexedRuns {
     const found = noRuns()
-    for (let n = 0; n < count; this.cursor++) {
-      if (this.cursor >= this.queue.size && !this.grow()) {
+    for (let n = 0; n < count; this.next++) {
+      if (this.next >= this.queue.size && !this.grow()) {
         if (!this.queue.cached) break
         this.relist()
         if (this.queue.size === 0) break
       }
-      const marker = parseMarker(this.queue.name(this.cursor))
+      const marker = parseMarker(this.queue.name(this.next))
       if (!marker?.queued) continue
       this.last = marker.queued
-      if (this.taken[this.cursor]) continue
+      if (this.taken[this.next]) continue
       const kept = this.read(marker, found)
-      this.taken[this.cursor] = kept ? 1 : 2
-      if (kept && this.queue instanceof CursorQueue && !this.queue.lines[this.cursor].shared) this.loneRoots.add(this.queue.lines[this.cursor].root)
+      this.taken[this.next] = kept ? 1 : 2
+      if (kept && this.queue instanceof CursorQueue && !this.queue.lines[this.next].shared) this.loneRoots.add(this.queue.lines[this.next].root)
       n++
     }
     return found
@@ -644,7 +652,7 @@ export class RunIndexReader {
       this.roots = new Float64Array(this.queue.size)
       for (let i = 0; i < this.queue.size; i++) this.roots[i] = this.queue.rootTag(i)
     }
-    for (let i = this.cursor; i < this.queue.size; i++) {
+    for (let i = this.next; i < this.queue.size; i++) {
       if (this.taken[i] || !wanted.has(this.roots[i])) continue
       const marker = parseMarker(this.queue.name(i))
       this.taken[i] = marker && this.read(marker, found) ? 1 : 2
@@ -663,7 +671,7 @@ export class RunIndexReader {
    */
   get unread(): number {
     let n = 0
-    for (let i = this.cursor; i < this.queue.size; i++) if (!this.taken[i]) n++
+    for (let i = this.next; i < this.queue.size; i++) if (!this.taken[i]) n++
     if (!(this.queue instanceof CursorQueue)) return n
     let read = 0
     for (let i = 0; i < this.queue.size; i++) if (this.taken[i]) read++
@@ -682,7 +690,7 @@ export class RunIndexReader {
    * Only for a reader made with `cursor: true`, under the owner's journal lock.
    */
   saveCursor(claimed: Set<string>): void {
-    if (!this.keepsCursor) return
+    if (!this.keepsCursor || !this.loaded) return
     const queue = this.queue
     const consumed = (i: number): boolean => {
       if (this.taken[i] === 2) return true
