@@ -48,6 +48,46 @@ export function fileKey(file: string): FileKey | undefined {
   return (stats[1] & S_IFMT) === S_IFREG ? [stats[7], stats[8], stats[12] * 1000 + stats[13] / 1e6, stats[14] * 1000 + stats[15] / 1e6] : undefined
 }
 
+/**
+ * fileKey() of `dir + name + suffix` for each of `names`, written into
+ * `into`, four numbers per name in order (NaN for a file that is not
+ * regular, and for an undefined name). One loop and, through the binding, no object per file: for a
+ * listing that keys 2,000 run.json files against a cache
+ * (runs/listing-text-cache.ts). A small function called per file is what V8
+ * compiles with its optimizing compiler, which in a process this short costs
+ * more than it saves.
+ */
+export function fileKeysInto(dir: string, names: ReadonlyArray<string | undefined>, suffix: string, into: Float64Array): void {
+  for (let i = 0, at = 0; i < names.length; i++, at += 4) {
+    if (names[i] === undefined) {
+      into.fill(NaN, at, at + 4)
+      continue
+    }
+    const file = dir + names[i] + suffix
+    if (!binding) {
+      const key = fileKey(file)
+      if (key) into.set(key, at)
+      else into.fill(NaN, at, at + 4)
+      continue
+    }
+    // fileKey()'s own steps, inline: a function called per file is what V8 would compile.
+    let stats
+    try {
+      stats = binding.stat(file, false, undefined, false)
+    } catch {
+      stats = undefined
+    }
+    if (stats !== undefined && (stats[1] & S_IFMT) === S_IFREG) {
+      into[at] = stats[7]
+      into[at + 1] = stats[8]
+      into[at + 2] = stats[12] * 1000 + stats[13] / 1e6
+      into[at + 3] = stats[14] * 1000 + stats[15] / 1e6
+    } else {
+      into.fill(NaN, at, at + 4)
+    }
+  }
+}
+
 function keyByStatSync(file: string): FileKey | undefined {
   let stat
   try {
