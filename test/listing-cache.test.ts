@@ -33,9 +33,9 @@ function textCache() {
   const count: number = header.count
   // A copy at offset 0 of its own buffer: the typed arrays need aligned elements.
   const index = new Uint8Array(data.subarray(newline + 1))
-  const keys = new Float64Array(index.buffer, 0, count * 4)
-  const fields = new Uint32Array(index.buffer, count * 32, count * 5)
-  const at = {keys: newline + 1, fields: newline + 1 + count * 32, list: newline + 1 + count * 52, names: 0, body: 0}
+  const keys = new Float64Array(index.buffer, 0, count * 6)
+  const fields = new Uint32Array(index.buffer, count * 48, count * 5)
+  const at = {keys: newline + 1, fields: newline + 1 + count * 48, list: newline + 1 + count * 68, names: 0, body: 0}
   at.names = at.list + header.list
   at.body = at.names + header.names
   const dirs = header.list ? data.toString('utf8', at.list, at.names).split('/') : []
@@ -47,7 +47,7 @@ function textCache() {
       id: names.toString('latin1', name, name + idLength),
       dir: dirs[dir],
       created: names.toString('latin1', name + idLength, name + idLength + createdLength),
-      key: [...keys.subarray(p * 4, p * 4 + 4)],
+      key: [...keys.subarray(p * 6, p * 6 + 6)],
       text: data.toString('utf8', textAt, textAt + length),
       at: textAt,
     }

@@ -19,8 +19,9 @@
  *   {"schema":"actors-listing-text-v2","endian":"LE","base":"<runs dir>/","count":N,"list":LB,"names":NB,"body":BB}
  * then, in the machine's byte order (`endian`), the N entries' sections, in
  * listing order (created_at, then Run id):
- *   keys:   N × 4 float64: the key of the run.json each text was made from
- *           (platform/file-key.ts)
+ *   keys:   N × 6 float64: the exact key of the run.json each text was made
+ *           from (inode, size, mtime and ctime in seconds and nanoseconds:
+ *           platform/file-key.ts exactFileKeysInto)
  *   fields: N × 5 uint32: the text's length, its Run dir (an index in
  *           `list`), and where its Run id and created_at lie in `names`
  *           (offset, id length, created_at length)
@@ -56,7 +57,7 @@ import {dirname, join, sep} from 'node:path'
 import {compareText} from '../platform/compare.js'
 import {historyCacheDir} from '../platform/home.js'
 import {writeFileAtomic} from '../platform/state-files.js'
-import {fileKeysInto, type FileKey} from '../platform/file-key.js'
+import {EXACT_KEY_LENGTH as K, exactFileKeysInto} from '../platform/file-key.js'
 import {RUN_FILES} from './store.js'
 
 const SCHEMA = 'actors-listing-text-v2'
@@ -65,7 +66,7 @@ const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE
 /** Past this a cache is not read (the listing then reads every run.json and rewrites it). */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
 /** Bytes of `keys` and `fields` per entry. */
-const KEY_BYTES = 32
+const KEY_BYTES = K * 8
 const FIELD_BYTES = 20
 /** Entries per block of keys compared as bytes at once. */
 const KEY_BLOCK = 64
@@ -188,7 +189,7 @@ function readIndex(fd: number, base: string, window: Buffer): Cache | undefined 
     size,
     count,
     keyBytes: index.subarray(0, count * KEY_BYTES),
-    keys: new Float64Array(index.buffer, 0, count * 4),
+    keys: new Float64Array(index.buffer, 0, count * K),
     fields: new Uint32Array(index.buffer, count * KEY_BYTES, count * 5),
     list: index.toString('utf8', listAt, namesAt),
     names: index.subarray(namesAt),
@@ -231,14 +232,14 @@ function compareWithBytes(text: string, names: Buffer, at: number, length: numbe
 /** A fresh text, the Run dir it was read from (its index in the sorted ids) and that run.json's key when it was read. */
 interface Fresh extends FreshText {
   dir: number
-  key: FileKey
+  key: Float64Array
 }
 
 const ASCII = /^[\x00-\x7f]*$/
 
 /** readFresh() of dir `dir` (its run.json had `keys[at...]`), not cacheable when its id or created_at is not ASCII (compared as bytes). */
 function readFreshText(readFresh: ReadFresh, ids: string[], dir: number, keys: Float64Array, at: number): Fresh | undefined {
-  const key: FileKey = [keys[at], keys[at + 1], keys[at + 2], keys[at + 3]]
+  const key = keys.slice(at, at + K)
   const entry = readFresh(ids[dir], key[0] === key[0]) as Fresh | undefined
   if (!entry) return undefined
   entry.dir = dir
@@ -279,7 +280,7 @@ function joinRuns(cache: Cache | undefined, base: string, ids: string[], list: s
   const sameDirs = cache !== undefined && cache.list === list
   const dirOf = cache ? entryDirs(cache, ids, sameDirs) : new Uint32Array(0)
   const claimed = new Uint8Array(ids.length)
-  const entryNames: Array<string | undefined> = new Array(count)
+  const entryNames: string[] = new Array(count)
   for (let p = 0; p < count; p++) {
     const dir = dirOf[p]
     // An entry's dir is its own: a second entry naming it (a damaged file) is no entry.
@@ -288,10 +289,13 @@ function joinRuns(cache: Cache | undefined, base: string, ids: string[], list: s
       entryNames[p] = ids[dir]
     } else {
       dirOf[p] = NONE
+      entryNames[p] = ''
     }
   }
-  const keys = new Float64Array(count * 4)
-  fileKeysInto(base, entryNames, sep + RUN_FILES.meta, keys)
+  const keys = new Float64Array(count * K)
+  exactFileKeysInto(base, entryNames, sep + RUN_FILES.meta, keys)
+  // An entry without a dir has no key (its name above was a stand-in).
+  for (let p = 0; p < count; p++) if (dirOf[p] === NONE) keys.fill(NaN, p * K, p * K + K)
   const hit = new Uint8Array(count)
   const fresh: Fresh[] = []
   let hits = 0
@@ -305,11 +309,11 @@ function joinRuns(cache: Cache | undefined, base: string, ids: string[], list: s
   for (let p = 0; p < count; p++) {
     if (p % KEY_BLOCK === 0) same = keysEqual(keys, cache!.keyBytes, p, Math.min(p + KEY_BLOCK, count))
     // NaN (no run.json, no dir) never equals; as bytes it could, were it in the file.
-    if (dirOf[p] !== NONE && keys[p * 4] === keys[p * 4] && (same || keyAt(keys, cache!.keys, p))) {
+    if (dirOf[p] !== NONE && keys[p * K] === keys[p * K] && (same || keyAt(keys, cache!.keys, p))) {
       hit[p] = 1
       hits++
     } else if (dirOf[p] !== NONE) {
-      add(readFreshText(readFresh, ids, dirOf[p], keys, p * 4))
+      add(readFreshText(readFresh, ids, dirOf[p], keys, p * K))
     }
   }
   // The Run dirs no entry names: live Runs, new ones, damaged ones.
@@ -321,9 +325,9 @@ function joinRuns(cache: Cache | undefined, base: string, ids: string[], list: s
       otherDirs.push(dir)
     }
   }
-  const otherKeys = new Float64Array(others.length * 4)
-  fileKeysInto(base, others, sep + RUN_FILES.meta, otherKeys)
-  otherDirs.forEach((dir, i) => add(readFreshText(readFresh, ids, dir, otherKeys, i * 4)))
+  const otherKeys = new Float64Array(others.length * K)
+  exactFileKeysInto(base, others, sep + RUN_FILES.meta, otherKeys)
+  otherDirs.forEach((dir, i) => add(readFreshText(readFresh, ids, dir, otherKeys, i * K)))
   fresh.sort(byListingOrder)
   return {ids, hit, hits, dirOf, keys, fresh, before: fresh.map((entry) => (cache ? placeOf(cache, entry) : 0)), added, sameDirs}
 }
@@ -349,8 +353,8 @@ function keysEqual(keys: Float64Array, cached: Buffer, from: number, to: number)
 
 /** Whether entry `p` has the same key in `keys` as in the cache's. */
 function keyAt(keys: Float64Array, cached: Float64Array, p: number): boolean {
-  const at = p * 4
-  return keys[at] === cached[at] && keys[at + 1] === cached[at + 1] && keys[at + 2] === cached[at + 2] && keys[at + 3] === cached[at + 3]
+  for (let at = p * K; at < p * K + K; at++) if (keys[at] !== cached[at]) return false
+  return true
 }
 
 /** The first entry that sorts after `entry` (created_at, then Run id): a binary search of the entries, which are in listing order. */
@@ -490,7 +494,7 @@ class Printer {
     const {hit, dirOf, ids, keys, fresh} = this.joined
     const rest = fresh.slice(next)
     for (let p = this.failedAt; p < this.cache!.count; p++) {
-      const entry = hit[p] ? readFreshText(readFresh, ids, dirOf[p], keys, p * 4) : undefined
+      const entry = hit[p] ? readFreshText(readFresh, ids, dirOf[p], keys, p * K) : undefined
       if (entry) rest.push(entry)
     }
     rest.sort(byListingOrder).forEach((entry) => this.addFresh(entry))
@@ -535,7 +539,7 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
   const count = entries.length
   const listBytes = Buffer.from(list)
   const index = Buffer.alloc(count * (KEY_BYTES + FIELD_BYTES))
-  const keys = new Float64Array(index.buffer, index.byteOffset, count * 4)
+  const keys = new Float64Array(index.buffer, index.byteOffset, count * K)
   const fields = new Uint32Array(index.buffer, index.byteOffset + count * KEY_BYTES, count * 5)
   const names: Buffer[] = []
   // The body's pieces, in order: a fresh text, or old entries' texts with their separators (offsets [from, to) of the old file).
@@ -552,13 +556,13 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
       id = cache!.names.subarray(old[f + 2], old[f + 2] + old[f + 3])
       created = cache!.names.subarray(old[f + 2] + old[f + 3], old[f + 2] + old[f + 3] + old[f + 4])
       ;[length, dir] = [old[f], joined.dirOf[e]]
-      keys.set(joined.keys.subarray(e * 4, e * 4 + 4), i * 4)
+      keys.set(joined.keys.subarray(e * K, e * K + K), i * K)
       const last = pieces.at(-1)
       if (Array.isArray(last) && last[1] === oldTextAt[e]) last[1] += length + 2
       else pieces.push([oldTextAt[e], oldTextAt[e] + length + 2])
     } else {
       ;[id, created, length, dir] = [Buffer.from(e.run, 'latin1'), Buffer.from(e.created, 'latin1'), e.text.length, e.dir]
-      keys.set(e.key, i * 4)
+      keys.set(e.key, i * K)
       pieces.push(e.text)
     }
     fields.set([length, dir, namesBytes, id.length, created.length], i * 5)
