@@ -117,9 +117,10 @@ export function* listingTexts(home: string, base: string, runIds: string[], read
   const cache = openCache(file, base, window)
   try {
     const joined = joinRuns(cache, base, ids, list, readFresh)
-    const printer = new Printer(cache, joined, window)
+    // Without hits the body is not read.
+    const printer = new Printer(joined.hits > 0 ? cache : undefined, joined, window)
     yield* printer.print(readFresh)
-    const changed = !joined.sameDirs || joined.added > 0 || printer.damaged || (cache !== undefined && joined.hits * 2 < cache.count)
+    const changed = !joined.sameDirs || joined.added > 0 || joined.damaged || printer.damaged || (cache !== undefined && joined.hits * 2 < cache.count)
     if (changed) saveCache(file, base, list, cache, joined, printer.printed)
   } finally {
     if (cache) closeSync(cache.fd)
@@ -136,7 +137,10 @@ interface Cache {
   keys: Float64Array
   fields: Uint32Array
   list: string
-  names: Buffer
+  /** `names`: where in the file, and its bytes once read (null: damaged); read only when needed (see namesOf). */
+  namesAt: number
+  namesLength: number
+  names?: Buffer | null
   bodyAt: number
 }
 
@@ -178,35 +182,42 @@ function readIndex(fd: number, base: string, window: Buffer): Cache | undefined 
   if (head.schema !== SCHEMA || head.endian !== ENDIAN || head.base !== base) return undefined
   if (!isSize(count) || !isSize(list) || !isSize(names) || !isSize(head.body)) return undefined
   const listAt = count * (KEY_BYTES + FIELD_BYTES)
-  const namesAt = listAt + list
-  const bodyAt = newline + 1 + namesAt + names
+  const namesAt = newline + 1 + listAt + list
+  const bodyAt = namesAt + names
   if (bodyAt + head.body !== size) return undefined
   // Its own ArrayBuffer, at offset 0: the typed arrays below need their elements aligned.
-  const index = Buffer.allocUnsafeSlow(namesAt + names)
+  const index = Buffer.allocUnsafeSlow(listAt + list)
   if (readFully(fd, index, 0, index.length, newline + 1) !== index.length) return undefined
-  const cache: Cache = {
+  return {
     fd,
     size,
     count,
     keyBytes: index.subarray(0, count * KEY_BYTES),
     keys: new Float64Array(index.buffer, 0, count * K),
     fields: new Uint32Array(index.buffer, count * KEY_BYTES, count * 5),
-    list: index.toString('utf8', listAt, namesAt),
-    names: index.subarray(namesAt),
+    list: index.toString('utf8', listAt),
+    namesAt,
+    namesLength: names,
     bodyAt,
   }
-  return namesAreSound(cache) ? cache : undefined
 }
 
 const isSize = (value: unknown): value is number => Number.isSafeInteger(value) && (value as number) >= 0
 
-/** The names ASCII, and every entry's id (never empty) and created_at within them. */
-function namesAreSound({count, fields, names}: Cache): boolean {
-  if (!isAscii(names)) return false
-  for (let f = 0; f < count * 5; f += 5) {
-    if (fields[f + 3] === 0 || fields[f + 2] + fields[f + 3] + fields[f + 4] > names.length) return false
+/**
+ * The cache's `names`, read and checked on first use: only to place fresh
+ * texts among the hits, or to rewrite the file. Undefined when damaged:
+ * not ASCII, or an entry's id (never empty) or created_at outside them.
+ */
+function namesOf(cache: Cache): Buffer | undefined {
+  if (cache.names === undefined) {
+    const {count, fields} = cache
+    const names = Buffer.allocUnsafe(cache.namesLength)
+    let sound = readFully(cache.fd, names, 0, names.length, cache.namesAt) === names.length && isAscii(names)
+    for (let f = 0; sound && f < count * 5; f += 5) sound = fields[f + 3] > 0 && fields[f + 2] + fields[f + 3] + fields[f + 4] <= names.length
+    cache.names = sound ? names : null
   }
-  return true
+  return cache.names ?? undefined
 }
 
 /** Read `length` bytes at file offset `position` into `into` from `at`; the count read (short at the end of the file). */
@@ -266,6 +277,8 @@ interface Joined {
   added: number
   /** Whether the Run dirs are those the cache lists. */
   sameDirs: boolean
+  /** Whether the cache's names were damaged (every Run was read fresh). */
+  damaged: boolean
 }
 
 /**
@@ -328,8 +341,17 @@ function joinRuns(cache: Cache | undefined, base: string, ids: string[], list: s
   const otherKeys = new Float64Array(others.length * K)
   exactFileKeysInto(base, others, sep + RUN_FILES.meta, otherKeys)
   otherDirs.forEach((dir, i) => add(readFreshText(readFresh, ids, dir, otherKeys, i * K)))
+  // Placing fresh texts among the hits takes the cache's names; damaged, the hits are read fresh too.
+  const names = cache && hits > 0 && fresh.length > 0 ? namesOf(cache) : undefined
+  const damaged = names === undefined && hits > 0 && fresh.length > 0
+  for (let p = 0; damaged && p < count; p++) if (hit[p] === 1) add(readFreshText(readFresh, ids, dirOf[p], keys, p * K))
+  if (damaged) {
+    hit.fill(0)
+    hits = 0
+  }
   fresh.sort(byListingOrder)
-  return {ids, hit, hits, dirOf, keys, fresh, before: fresh.map((entry) => (cache ? placeOf(cache, entry) : 0)), added, sameDirs}
+  const before = fresh.map((entry) => (names ? placeOf(cache!, names, entry) : 0))
+  return {ids, hit, hits, dirOf, keys, fresh, before, added, sameDirs, damaged}
 }
 
 /** Each entry's Run dir now, an index in `ids` (NONE: gone): the same index when the dirs are those the cache lists, else found by name. */
@@ -358,7 +380,7 @@ function keyAt(keys: Float64Array, cached: Float64Array, p: number): boolean {
 }
 
 /** The first entry that sorts after `entry` (created_at, then Run id): a binary search of the entries, which are in listing order. */
-function placeOf({count, fields, names}: Cache, entry: FreshText): number {
+function placeOf({count, fields}: Cache, names: Buffer, entry: FreshText): number {
   let low = 0
   let high = count
   while (low < high) {
@@ -541,6 +563,7 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
   const index = Buffer.alloc(count * (KEY_BYTES + FIELD_BYTES))
   const keys = new Float64Array(index.buffer, index.byteOffset, count * K)
   const fields = new Uint32Array(index.buffer, index.byteOffset + count * KEY_BYTES, count * 5)
+  const oldNames = cache && printed.some((e) => typeof e === 'number') ? namesOf(cache) : undefined
   const names: Buffer[] = []
   // The body's pieces, in order: a fresh text, or old entries' texts with their separators (offsets [from, to) of the old file).
   const pieces: Array<Buffer | [number, number]> = []
@@ -553,8 +576,9 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
     if (typeof e === 'number') {
       const f = e * 5
       const old = cache!.fields
-      id = cache!.names.subarray(old[f + 2], old[f + 2] + old[f + 3])
-      created = cache!.names.subarray(old[f + 2] + old[f + 3], old[f + 2] + old[f + 3] + old[f + 4])
+      if (!oldNames) throw new Error('the old cache file has damaged names')
+      id = oldNames.subarray(old[f + 2], old[f + 2] + old[f + 3])
+      created = oldNames.subarray(old[f + 2] + old[f + 3], old[f + 2] + old[f + 3] + old[f + 4])
       ;[length, dir] = [old[f], joined.dirOf[e]]
       keys.set(joined.keys.subarray(e * K, e * K + K), i * K)
       const last = pieces.at(-1)
