@@ -396,6 +396,14 @@ function placeOf({count, fields}: Cache, names: Buffer, entry: FreshText): numbe
 /** What the listing printed, in order: a cache entry (its number) or a fresh text; what a rewritten cache holds. */
 type Printed = number | Fresh
 
+/**
+ * Prints a joined listing: the body streamed through one buffer (the
+ * window), every separator checked on the way, the hits' texts printed in
+ * pieces (neighbours in the body together), the fresh texts between them.
+ * A piece that follows printed text starts with its `,\n`, and a piece is
+ * printed only once checked, so a damaged text found mid-listing leaves
+ * nothing half printed: it and every hit after it are read fresh instead.
+ */
 class Printer {
   /** Whether a cached text failed its check. */
   damaged = false
