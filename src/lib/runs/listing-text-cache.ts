@@ -57,7 +57,7 @@ import {dirname, join, sep} from 'node:path'
 import {compareText} from '../platform/compare.js'
 import {historyCacheDir} from '../platform/home.js'
 import {writeFileAtomic} from '../platform/state-files.js'
-import {EXACT_KEY_LENGTH as K, exactFileKeysInto} from '../platform/file-key.js'
+import {EXACT_KEY_LENGTH, exactFileKeysInto} from '../platform/file-key.js'
 import {RUN_FILES} from './store.js'
 
 const SCHEMA = 'actors-listing-text-v2'
@@ -65,7 +65,8 @@ const SCHEMA = 'actors-listing-text-v2'
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE'
 /** Past this a cache is not read (the listing then reads every run.json and rewrites it). */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
-/** Bytes of `keys` and `fields` per entry. */
+/** Numbers per key (exact keys: platform/file-key.ts), and bytes of `keys` and `fields` per entry. */
+const K = EXACT_KEY_LENGTH
 const KEY_BYTES = K * 8
 const FIELD_BYTES = 20
 /** Entries per block of keys compared as bytes at once. */
