@@ -251,7 +251,7 @@ const ASCII = /^[\x00-\x7f]*$/
 
 /** readFresh() of dir `dir` (its run.json had `keys[at...]`), not cacheable when its id or created_at is not ASCII (compared as bytes). */
 function readFreshText(readFresh: ReadFresh, ids: string[], dir: number, keys: Float64Array, at: number): Fresh | undefined {
-  const key = keys.slice(at, at + K)
+  const key = keys.subarray(at, at + K)
   const entry = readFresh(ids[dir], key[0] === key[0]) as Fresh | undefined
   if (!entry) return undefined
   entry.dir = dir
@@ -572,8 +572,9 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
   const index = Buffer.alloc(count * (KEY_BYTES + FIELD_BYTES))
   const keys = new Float64Array(index.buffer, index.byteOffset, count * K)
   const fields = new Uint32Array(index.buffer, index.byteOffset + count * KEY_BYTES, count * 5)
-  const oldNames = cache && printed.some((e) => typeof e === 'number') ? namesOf(cache) : undefined
-  const names: Buffer[] = []
+  const oldNames = cache && printed.some((e) => typeof e === 'number') ? namesOf(cache)?.toString('latin1') : undefined
+  // Names as one string (ASCII: a byte per character), encoded once: thousands of small buffers cost a cold listing.
+  const names: string[] = []
   // The body's pieces, in order: a fresh text, or old entries' texts with their separators (offsets [from, to) of the old file).
   const pieces: Array<Buffer | [number, number]> = []
   const oldTextAt = new Float64Array(cache?.count ?? 0)
@@ -581,36 +582,43 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
   let namesBytes = 0
   let body = 0
   entries.forEach((e, i) => {
-    let id: Buffer, created: Buffer, length: number, dir: number
+    let name: string, idLength: number, length: number, dir: number
     if (typeof e === 'number') {
       const f = e * 5
       const old = cache!.fields
-      if (!oldNames) throw new Error('the old cache file has damaged names')
-      id = oldNames.subarray(old[f + 2], old[f + 2] + old[f + 3])
-      created = oldNames.subarray(old[f + 2] + old[f + 3], old[f + 2] + old[f + 3] + old[f + 4])
-      ;[length, dir] = [old[f], joined.dirOf[e]]
+      if (oldNames === undefined) throw new Error('the old cache file has damaged names')
+      ;[name, idLength, length, dir] = [oldNames.slice(old[f + 2], old[f + 2] + old[f + 3] + old[f + 4]), old[f + 3], old[f], joined.dirOf[e]]
       keys.set(joined.keys.subarray(e * K, e * K + K), i * K)
       const last = pieces.at(-1)
       if (Array.isArray(last) && last[1] === oldTextAt[e]) last[1] += length + 2
       else pieces.push([oldTextAt[e], oldTextAt[e] + length + 2])
     } else {
-      ;[id, created, length, dir] = [Buffer.from(e.run, 'latin1'), Buffer.from(e.created, 'latin1'), e.text.length, e.dir]
+      ;[name, idLength, length, dir] = [e.run + e.created, e.run.length, e.text.length, e.dir]
       keys.set(e.key, i * K)
       pieces.push(e.text)
     }
-    fields.set([length, dir, namesBytes, id.length, created.length], i * 5)
-    names.push(id, created)
-    namesBytes += id.length + created.length
+    const f = i * 5
+    fields[f] = length
+    fields[f + 1] = dir
+    fields[f + 2] = namesBytes
+    fields[f + 3] = idLength
+    fields[f + 4] = name.length - idLength
+    names.push(name)
+    namesBytes += name.length
     body += length + 2
   })
   const head = Buffer.from(JSON.stringify({schema: SCHEMA, endian: ENDIAN, base, count, list: listBytes.length, names: namesBytes, body}) + '\n')
   const out = Buffer.allocUnsafe(head.length + index.length + listBytes.length + namesBytes + body)
-  let at = 0
-  for (const part of [head, index, listBytes, ...names]) at += part.copy(out, at)
+  out.set(head, 0)
+  out.set(index, head.length)
+  out.set(listBytes, head.length + index.length)
+  let at = head.length + index.length + listBytes.length
+  at += out.write(names.join(''), at, 'latin1')
   const bodyAt = at
   for (const piece of pieces) {
     if (!Array.isArray(piece)) {
-      at += piece.copy(out, at)
+      out.set(piece, at)
+      at += piece.length
       out[at++] = NUL
       out[at++] = NEWLINE
     } else if (readFully(cache!.fd, out, at, piece[1] - piece[0], piece[0]) === piece[1] - piece[0]) {
@@ -619,11 +627,13 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
       throw new Error('the old cache file changed while it was read')
     }
   }
-  // The body as a read checks it: each separator where the lengths say, and no other NUL.
-  for (let i = 0, textAt = bodyAt; i < count; i++) {
-    const end = textAt + fields[i * 5]
-    if (out.indexOf(NUL, textAt) !== end || out[end + 1] !== NEWLINE) throw new Error('a damaged text')
-    textAt = end + 2
-  }
+  // The body as a read checks it: each separator where the lengths say (made a comma for the moment), and no other NUL.
+  const ends: number[] = []
+  for (let i = 0, textAt = bodyAt; i < count; textAt += fields[i * 5] + 2, i++) ends.push(textAt + fields[i * 5])
+  if (!ends.every((end) => out[end] === NUL && out[end + 1] === NEWLINE)) throw new Error('a damaged text')
+  for (const end of ends) out[end] = COMMA
+  const sound = out.indexOf(NUL, bodyAt) < 0
+  for (const end of ends) out[end] = NUL
+  if (!sound) throw new Error('a damaged text')
   return out
 }
