@@ -144,7 +144,7 @@ function subtreeListing(home: string, ref: string, now: number): RunListing {
 
 /**
  * Every Run dir's id and its run.json key (undefined: no regular run.json),
- * for the listings below. The keys are all taken before a cache is parsed:
+ * for everyListing(). The keys are all taken before the cache is parsed:
  * their garbage is then collected while little else is alive (a
  * young-generation collection copies what is alive, and a parsed cache is
  * thousands of objects).
