@@ -8,7 +8,7 @@
 import {readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {actors, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, readJson, removeHome, tempDir, waitFor, waitForResult, writeFinishedRun} from './helpers.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES} from '../src/lib/runs/types.js'
 
 let home: string
@@ -21,8 +21,43 @@ const cacheFile = () => join(home, 'runs', '.cache', 'listing.json')
 const textFile = () => join(home, 'runs', '.cache', 'listing-text')
 /** The cache's rows by Run id (each row starts with its Run id). */
 const cachedRows = (): Record<string, unknown[]> => Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
-/** The text cache's header line. */
-const textHeader = () => JSON.parse(readFileSync(textFile(), 'utf8').split('\n', 1)[0])
+/**
+ * The text cache read by its layout (src/lib/runs/listing-text-cache.ts):
+ * the header, the Run dirs it lists, and each entry (Run id, its Run dir's
+ * name, created_at, key, text), with where the sections lie in the file.
+ */
+function textCache() {
+  const data = readFileSync(textFile())
+  const newline = data.indexOf(10)
+  const header = JSON.parse(data.toString('utf8', 0, newline))
+  const count: number = header.count
+  // A copy at offset 0 of its own buffer: the typed arrays need aligned elements.
+  const index = new Uint8Array(data.subarray(newline + 1))
+  const keys = new Float64Array(index.buffer, 0, count * 6)
+  const fields = new Uint32Array(index.buffer, count * 48, count * 5)
+  const at = {keys: newline + 1, fields: newline + 1 + count * 48, list: newline + 1 + count * 68, names: 0, body: 0}
+  at.names = at.list + header.list
+  at.body = at.names + header.names
+  const dirs = header.list ? data.toString('utf8', at.list, at.names).split('/') : []
+  const names = data.subarray(at.names, at.body)
+  let textAt = at.body
+  const entries = Array.from({length: count}, (_, p) => {
+    const [length, dir, name, idLength, createdLength] = fields.subarray(p * 5, p * 5 + 5)
+    const entry = {
+      id: names.toString('latin1', name, name + idLength),
+      dir: dirs[dir],
+      created: names.toString('latin1', name + idLength, name + idLength + createdLength),
+      key: [...keys.subarray(p * 6, p * 6 + 6)],
+      text: data.toString('utf8', textAt, textAt + length),
+      at: textAt,
+    }
+    textAt += length + 2
+    return entry
+  })
+  return {data, header, dirs, entries, at}
+}
+/** The Run ids the text cache holds texts of, in its order. */
+const textIds = () => textCache().entries.map((e) => e.id)
 
 /** Every Run through the summary objects and the rows cache: a status filter that keeps every status. */
 const ALL = ['--status', [...LIVE_STATUSES, ...TERMINAL_STATUSES].join(',')]
@@ -78,7 +113,10 @@ describe('the listing cache', () => {
     rowsListing()
     actors(home, ['inspect', '--json'])
     expect(Object.keys(cachedRows()).sort()).toEqual(['bad', 'ok'])
-    expect(textHeader().entries.map((e: unknown[]) => e[0]).sort()).toEqual(['bad', 'ok'])
+    expect(textIds().sort()).toEqual(['bad', 'ok'])
+    // Every Run dir is listed, the live one too: the next listing finds the same dirs and takes each entry's by index.
+    expect(textCache().dirs).toEqual(['bad', 'live', 'ok'])
+    expect(textCache().entries.every((e) => e.dir === e.id)).toBe(true)
 
     // A relaunch under the same name replaces run.json: the new generation shows, not the cached one.
     const relaunched = actors(home, ['run', '--json', '--name', 'ok', '--', 'sleep', '30']).json
@@ -106,7 +144,7 @@ describe('the listing cache', () => {
     rowsListing()
     actors(home, ['inspect', '--json'])
     expect(Object.keys(cachedRows()).sort()).toEqual(['live'])
-    expect(textHeader().entries.map((e: unknown[]) => e[0])).toEqual(['live'])
+    expect(textIds()).toEqual(['live'])
   })
 
   it('ignores a cache file that is damaged, foreign or lies about a Run, and rebuilds it', async () => {
@@ -170,7 +208,7 @@ describe('the listing cache', () => {
     expect(fresh.json.runs.map((r: {status: string}) => r.status)).toEqual(['done', 'failed'])
     // The text cache: cold, then warm, prints what the object path prints.
     expect(actors(home, ['inspect', '--json']).stdout).toBe(fresh.stdout)
-    expect(textHeader().entries).toHaveLength(2)
+    expect(textIds()).toHaveLength(2)
     expect(actors(home, ['inspect', '--json']).stdout).toBe(fresh.stdout)
   })
 
@@ -195,7 +233,7 @@ describe('the listing cache', () => {
     }
     const cold = actors(home, ['inspect', '--json'])
     const warm = actors(home, ['inspect', '--json'])
-    expect(textHeader().entries.map((e: unknown[]) => e[0]).sort()).toEqual(['long', 'odd', 'plain'])
+    expect(textIds().sort()).toEqual(['long', 'odd', 'plain'])
     const reference = objects()
     expect(reference.json.runs.find((r: {run: string}) => r.run === 'odd')).toMatchObject({recipe: odd, owner: odd, job_id: odd, node: odd})
     // The live Run's duration ticks (a paused one's too): compare with it settled, then the finished Runs' bytes exactly.
@@ -207,7 +245,7 @@ describe('the listing cache', () => {
     const finishedAll = objects()
     actors(home, ['inspect', '--json'])
     expect(actors(home, ['inspect', '--json']).stdout).toBe(finishedAll.stdout)
-    expect(textHeader().entries).toHaveLength(4)
+    expect(textIds()).toHaveLength(4)
   })
 
   it('ignores a text cache that is truncated, damaged, foreign, moved or oversized, and rebuilds it', async () => {
@@ -216,44 +254,125 @@ describe('the listing cache', () => {
     rmSync(textFile(), {force: true})
     const expected = rowsListing().stdout
     expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
-    const good = readFileSync(textFile())
-    const text = good.toString('utf8')
-    const [head] = text.split('\n', 1)
-    const header = JSON.parse(head)
-    const body = text.slice(head.length + 1)
-    const withHeader = (changes: object) => JSON.stringify({...header, ...changes}) + '\n' + body
-    const firstLength = header.entries[0][6]
+    const {data: good, header, at, entries} = textCache()
+    expect(entries.map((e) => e.id)).toEqual(['one', 'two'])
+    const head = good.toString('utf8', 0, at.keys - 1)
+    const rest = good.subarray(at.keys)
+    const withHeader = (changes: object) => Buffer.concat([Buffer.from(JSON.stringify({...header, ...changes}) + '\n'), rest])
+    /** `good` with `bytes` written at `offset`. */
+    const patched = (offset: number, bytes: Uint8Array) => {
+      const copy = Buffer.from(good)
+      copy.set(bytes, offset)
+      return copy
+    }
+    const u32 = (value: number) => new Uint8Array(new Uint32Array([value]).buffer)
+    const firstLength = entries[0].text.length
     const damages: Array<string | Buffer> = [
       good.subarray(0, good.length - 1),
       good.subarray(0, good.length - 40),
       Buffer.concat([good, Buffer.from('x')]),
-      text.replace('\u0000', ' '),
+      // The first separator's NUL, then its newline, made something else.
+      patched(entries[0].at + firstLength, Buffer.from(' ')),
+      patched(entries[0].at + firstLength + 1, Buffer.from(' ')),
       // A NUL moved into the first entry's text, lengths unchanged.
-      head + '\n' + body.slice(0, 10) + '\u0000' + body.slice(11),
-      withHeader({entries: header.entries.map((e: unknown[], i: number) => (i === 0 ? [...e.slice(0, 6), firstLength + 2] : e))}),
-      withHeader({entries: header.entries.map((e: unknown[], i: number) => (i === 0 ? [...e.slice(0, 6), firstLength - 2] : e))}),
-      withHeader({entries: header.entries.map((e: unknown[], i: number) => (i === 0 ? [...e.slice(0, 6), '12'] : e))}),
-      withHeader({entries: [header.entries[0]]}),
-      withHeader({entries: [...header.entries, ['three', 1, 2, 3, 4, 'x', 0]]}),
-      withHeader({schema: 'actors-listing-text-v0'}),
+      patched(entries[0].at + 10, Buffer.from([0])),
+      patched(entries[1].at + 10, Buffer.from([0])),
+      // The first entry's length lies (its field, then the header's total too).
+      patched(at.fields, u32(firstLength + 2)),
+      patched(at.fields, u32(firstLength - 2)),
+      Buffer.concat([withHeader({body: header.body + 2}).subarray(0, -rest.length), patched(at.fields, u32(firstLength + 2)).subarray(at.keys)]),
+      // Both entries claim the first Run dir; the first entry claims the second's (whose run.json has another key).
+      patched(at.fields + 5 * 4 + 4, u32(0)),
+      patched(at.fields + 4, u32(1)),
+      // A Run dir index out of range.
+      patched(at.fields + 4, u32(7)),
+      withHeader({count: header.count + 1}),
+      withHeader({names: header.names - 1}),
+      withHeader({list: header.list + 1}),
+      withHeader({schema: 'actors-listing-text-v1'}),
+      withHeader({endian: header.endian === 'LE' ? 'BE' : 'LE'}),
       // A state root copied elsewhere: its cached state dirs are another root's.
       withHeader({base: '/elsewhere/runs/'}),
-      '{not json\n' + body,
+      Buffer.concat([Buffer.from('{not json\n'), rest]),
+      // The layout this one replaced: a header of entries, then the texts.
+      JSON.stringify({schema: 'actors-listing-text-v1', base: header.base, entries: []}) + '\n',
       '',
       'no header at all',
     ]
+    expect(head).toBe(JSON.stringify(header))
     for (const damage of damages) {
       writeFileSync(textFile(), damage)
       expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
-      expect(textHeader()).toMatchObject({schema: header.schema, base: header.base})
-      expect(textHeader().entries.map((e: unknown[]) => e[0])).toEqual(['one', 'two'])
+      expect(textCache().header).toMatchObject({schema: header.schema, base: header.base})
+      expect(textIds()).toEqual(['one', 'two'])
       expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
     }
+    // Names that are not ASCII: read (and found damaged) once a fresh text must be placed among the hits, here
+    // 'two' after its run.json was rewritten (same bytes, a new key); then every Run is read and the file rebuilt.
+    writeFileSync(textFile(), patched(at.names, Buffer.from([0xc3])))
+    const two = join(home, 'runs', 'two', 'run.json')
+    writeFileSync(two, readFileSync(two))
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+    expect(textIds()).toEqual(['one', 'two'])
     // Over the size limit (sparse): not read, rebuilt.
     rmSync(textFile())
     writeFileSync(textFile(), good)
     truncateSync(textFile(), 65 * 1024 * 1024)
     expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
     expect(statSync(textFile()).size).toBe(good.length)
+  })
+  it('streams a listing longer than its buffer from the cache, merges in the Runs read fresh, and survives damage found mid-listing', () => {
+    // 300 finished Runs written directly (no processes), created a second apart: their texts span several 64 KiB windows.
+    const start = Date.parse('2026-01-01T00:00:00Z')
+    const at = (i: number) => new Date(start + i * 1000).toISOString()
+    for (let i = 0; i < 300; i++) writeFinishedRun(home, `r-${String(i).padStart(3, '0')}`, {ended: at(i)})
+    const reference = () => {
+      rmSync(cacheFile(), {force: true})
+      return rowsListing().stdout
+    }
+    const expected = reference()
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+    expect(textCache().data.length).toBeGreaterThan(2 * 64 * 1024)
+    // Warm, every entry a hit: the file is not rewritten.
+    const inode = statSync(textFile()).ino
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+    expect(statSync(textFile()).ino).toBe(inode)
+    // With process.stdout made before the listing prints, the pieces (one reused buffer) go through the stream.
+    const preload = join(home, 'stdout-first.cjs')
+    writeFileSync(preload, 'process.stdout\n')
+    expect(actors(home, ['inspect', '--json'], {env: {NODE_OPTIONS: `--require ${preload}`}}).stdout).toBe(expected)
+
+    // A NUL inside a text far into the body, then a separator there made a space: found after pieces were printed,
+    // that text and every one after it are read from their Runs; the listing stays exact and the file is rewritten.
+    const late = textCache().entries[250]
+    for (const [offset, byte] of [
+      [late.at + 20, 0],
+      [late.at + late.text.length, 32],
+    ]) {
+      const damaged = Buffer.from(textCache().data)
+      damaged[offset] = byte
+      writeFileSync(textFile(), damaged)
+      expect(actors(home, ['inspect', '--json']).stdout).toBe(expected)
+      expect(textIds()).toHaveLength(300)
+      expect(textCache().entries[250].text).toBe(late.text)
+    }
+
+    // Hand edits: a run.json rewritten in place (same size) in the middle; Run dirs added that sort first, among the
+    // cached ones and last; one removed. The fresh texts go where they sort, between cached pieces.
+    const middle = join(home, 'runs', 'r-150', 'run.json')
+    const text = readFileSync(middle, 'utf8')
+    writeFileSync(middle, text.replace('"notification": "normal"', '"notification": "silent"'))
+    expect(readFileSync(middle, 'utf8')).toHaveLength(text.length)
+    writeFinishedRun(home, 'a-first', {ended: at(-5)})
+    writeFinishedRun(home, 'm-among', {ended: at(100)})
+    writeFinishedRun(home, 'z-last', {ended: at(400)})
+    rmSync(join(home, 'runs', 'r-200'), {recursive: true})
+    const edited = reference()
+    expect(edited).toContain('"notification": "silent"')
+    expect(edited.indexOf('"m-among"')).toBeLessThan(edited.indexOf('"r-100"'))
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(edited)
+    expect(textIds()).toHaveLength(302)
+    expect(textCache().entries.every((e) => e.dir === e.id)).toBe(true)
+    expect(actors(home, ['inspect', '--json']).stdout).toBe(edited)
   })
 })

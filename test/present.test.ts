@@ -37,7 +37,7 @@ function code(file: string): string {
 /** What a result showed, in order: `out:`, `note:` and `json:` entries. */
 function collector(): {to: TextSinks; shown: string[]} {
   const shown: string[] = []
-  return {shown, to: {out: (t) => shown.push(`out:${t}`), note: (t) => shown.push(`note:${t}`), json: (d) => shown.push(`json:${JSON.stringify(d)}`), jsonText: (t) => shown.push(`json:${Buffer.concat(t).toString()}`)}}
+  return {shown, to: {out: (t) => shown.push(`out:${t}`), note: (t) => shown.push(`note:${t}`), json: (d) => shown.push(`json:${JSON.stringify(d)}`), jsonText: (t) => shown.push(`json:${Buffer.concat(Array.from(t, (piece) => Buffer.from(piece))).toString()}`)}}
 }
 
 describe('the output mode', () => {

@@ -9,7 +9,6 @@ import {importView} from '../platform/esm-import.js'
 import type {GenerationListing} from '../generations/list.js'
 import {displayRunName} from '../generations/layout.js'
 import type {PrintedListing, RunDetail, RunListing} from '../runs/inspect.js'
-import {SEPARATOR} from '../runs/listing-text-cache.js'
 import type {Forest} from '../tree/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'
@@ -19,8 +18,6 @@ import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table
 import {printableLine} from './text.js'
 import {renderForest} from './tree.js'
 import {jsonAtDepth, jsonDocument, writeNdjson, writeOut} from './write.js'
-
-const COMMA = 0x2c
 
 const NO_RUNS = 'no Runs yet; start one with `actors run demo`\n'
 
@@ -47,33 +44,22 @@ export function everyRunResult(printed: (print: (summary: object) => string) => 
 
 /**
  * The bytes of jsonDocument({runs, damaged}) from the Runs' texts at depth
- * 2, in pieces to write in order. Entries that lie back to back in one
- * buffer (a warm cache: runs/listing-text-cache.ts writes them in listing
- * order, each followed by NUL and newline, as long as the `,\n` between
- * Runs) go out as one piece, their NULs made commas in place: the cache's
- * buffer is not used after this. Not copying matters: touching fresh memory
- * is a large part of printing a big listing (first-touch page faults).
+ * 2, in pieces to write in order: the frame's opening, the listing's pieces
+ * as they come (each valid only until the next is taken: the cache streams
+ * through one buffer, see runs/listing-text-cache.ts), then the rest of the
+ * frame with the damaged Run dirs, known once the Runs were read.
  */
-export function printedDocument(listing: PrintedListing): Uint8Array[] {
-  const {entries} = listing
+export function* printedDocument(listing: PrintedListing): Generator<Uint8Array> {
   // The frame is jsonDocument's own with no Runs: `{\n  "runs": [],\n  "damaged": ...}\n`; the Runs go inside its `[]`.
-  const frame = jsonDocument({runs: [], damaged: listing.damaged})
   const open = '{\n  "runs": ['
-  if (!entries.length) return [Buffer.from(frame)]
-  const pieces: Uint8Array[] = [Buffer.from(open + '\n')]
-  const comma = Buffer.from(',\n')
-  for (let i = 0; i < entries.length; ) {
-    const first = entries[i]
-    let j = i
-    while (j + 1 < entries.length && entries[j + 1].bytes === first.bytes && entries[j + 1].start === entries[j].end + SEPARATOR) j++
-    for (let k = i; k < j; k++) first.bytes[entries[k].end] = COMMA
-    if (i > 0) pieces.push(comma)
-    pieces.push(first.bytes.subarray(first.start, entries[j].end))
-    i = j + 1
+  let any = false
+  for (const piece of listing.texts) {
+    if (!any) yield Buffer.from(open + '\n')
+    any = true
+    yield piece
   }
-  pieces.push(Buffer.from('\n  ' + frame.slice(open.length)))
-  // Many pieces (a cold cache: one per Run) are one copy rather than a write(2) each.
-  return pieces.length > 64 ? [Buffer.concat(pieces)] : pieces
+  const frame = jsonDocument({runs: [], damaged: listing.damaged})
+  yield Buffer.from(any ? '\n  ' + frame.slice(open.length) : frame)
 }
 
 /** `inspect --tree`: the Run forest. */

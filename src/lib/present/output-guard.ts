@@ -126,31 +126,33 @@ function encodeUtf8(text: string): Buffer {
 
 /**
  * Write `text` to stdout, as a command's one result: a string, its UTF-8
- * bytes, or those bytes in pieces (written in order, never copied together:
- * see printedDocument in ./inspect.ts). `callback` hears once it was handed
+ * bytes, or bytes in pieces written in order, never gathered (see
+ * printedDocument in ./inspect.ts); a piece is valid only until the next is
+ * taken, as they may share one buffer. `callback` hears once it was handed
  * to the OS (or why not). Before anything made process.stdout, a
  * synchronous write(2) loop on descriptor 1 (no stream to build); a
  * descriptor that would block (O_NONBLOCK, set by whoever shares it) hands
  * the rest to process.stdout. Failures are the guard's: a closed reader
  * ends quietly, a full disk says so once.
  */
-export function writeWhole(text: string | Uint8Array | Uint8Array[], callback?: WriteCallback): void {
-  const pieces = Array.isArray(text) ? text : [text]
+export function writeWhole(text: string | Uint8Array | Iterable<Uint8Array>, callback?: WriteCallback): void {
+  const single = typeof text === 'string' || ArrayBuffer.isView(text)
+  const pieces = (single ? [text] : text)[Symbol.iterator]()
   if (!direct || failure) {
-    toStream(pieces, callback)
+    toStream(pieces, !single, callback)
     return
   }
-  for (let i = 0; i < pieces.length; i++) {
-    const piece = pieces[i]
-    const bytes = typeof piece === 'string' ? encodeUtf8(piece) : piece
+  for (let next = pieces.next(); !next.done; next = pieces.next()) {
+    const bytes = typeof next.value === 'string' ? encodeUtf8(next.value) : next.value
     let done = 0
     try {
       while (done < bytes.length) done += writeSync(1, bytes, done)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-        toStream([bytes.subarray(done), ...pieces.slice(i + 1)], callback)
+        toStream(pieces, !single, callback, bytes.subarray(done))
         return
       }
+      pieces.return?.()
       if (!isOutputError(error)) throw error
       outputFailed(error)
       callback?.(error)
@@ -160,9 +162,17 @@ export function writeWhole(text: string | Uint8Array | Uint8Array[], callback?: 
   callback?.()
 }
 
-/** Hand `pieces` to process.stdout in order; `callback` hears with the last. */
-function toStream(pieces: Array<string | Uint8Array>, callback?: WriteCallback): void {
-  pieces.forEach((piece, i) => process.stdout.write(piece, i === pieces.length - 1 ? callback : undefined))
+/**
+ * Hand the pieces left (after `first`, the rest of one) to process.stdout
+ * in order; `callback` hears with the last. The stream keeps what it is
+ * given until it is written, so pieces that may share a buffer (`copy`) are
+ * copied.
+ */
+function toStream(pieces: Iterator<string | Uint8Array>, copy: boolean, callback?: WriteCallback, first?: Uint8Array): void {
+  const kept = (piece: string | Uint8Array) => (copy && typeof piece !== 'string' ? Buffer.from(piece) : piece)
+  const all = first ? [kept(first)] : []
+  for (let next = pieces.next(); !next.done; next = pieces.next()) all.push(kept(next.value))
+  all.forEach((piece, i) => process.stdout.write(piece, i === all.length - 1 ? callback : undefined))
 }
 
 /** Guard one stream (the real process.stdout, or a test's). Idempotent. */

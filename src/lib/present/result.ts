@@ -15,8 +15,8 @@ export interface TextSinks {
   out(text: string): void
   note(text: string): void
   json(document: unknown): void
-  /** A document's JSON text in pieces, as made by its command (DocumentResult.printed), printed as it is. */
-  jsonText(pieces: Uint8Array[]): void
+  /** A document's JSON text in pieces, as made by its command (DocumentResult.printed), printed as it is; a piece is valid only until the next is taken. */
+  jsonText(pieces: Iterable<Uint8Array>): void
 }
 
 export interface DocumentResult<T = unknown> {
@@ -28,9 +28,10 @@ export interface DocumentResult<T = unknown> {
   /**
    * The document's JSON text, exactly what printing `document` would give,
    * when the command can make it without building `document` (`inspect
-   * --json` from cached text); the JSON mode then prints this instead.
+   * --json` from cached text); the JSON mode then prints this instead. Its
+   * pieces may share one buffer: each is valid only until the next is taken.
    */
-  printed?: () => Uint8Array[]
+  printed?: () => Iterable<Uint8Array>
   /** Human text on stderr in every mode, before anything else (e.g. why a launch failed). */
   notes?: string
   /** The exit code the result means, set once it was shown. */
@@ -59,7 +60,7 @@ export function documentResult<T>(document: T | undefined, plain?: (document: T,
  * JSON mode prints `printed()` (see DocumentResult.printed), the plain face
  * gets `read()`, read once on first use.
  */
-export function printedDocumentResult<T>(read: () => T, printed: () => Uint8Array[], plain: (document: T, to: TextSinks) => void): DocumentResult<T> {
+export function printedDocumentResult<T>(read: () => T, printed: () => Iterable<Uint8Array>, plain: (document: T, to: TextSinks) => void): DocumentResult<T> {
   let document: T | undefined
   return {
     kind: 'document',

@@ -10,7 +10,7 @@ import {addIndexMarker, readIndexedRuns} from './live-index.js'
 import {collectDescendants} from '../tree/children.js'
 import {sep} from 'node:path'
 import {isListingCacheable, ListingCache} from './listing-cache.js'
-import {ListingTextCache, type PrintedEntry} from './listing-text-cache.js'
+import {listingTexts, type ReadFresh} from './listing-text-cache.js'
 import {fileKey, type FileKey} from '../platform/file-key.js'
 import {listRunIds, readListedRun, requireRun, RUN_FILES} from './store.js'
 import {requireGeneration} from '../generations/list.js'
@@ -144,7 +144,7 @@ function subtreeListing(home: string, ref: string, now: number): RunListing {
 
 /**
  * Every Run dir's id and its run.json key (undefined: no regular run.json),
- * for the listings below. The keys are all taken before a cache is parsed:
+ * for everyListing(). The keys are all taken before the cache is parsed:
  * their garbage is then collected while little else is alive (a
  * young-generation collection copies what is alive, and a parsed cache is
  * thousands of objects).
@@ -193,7 +193,13 @@ function everyListing(home: string, now: number): RunListing {
 
 /** Every Run as printed text (see printedListing), oldest first, and the damaged Run dirs. */
 export interface PrintedListing {
-  entries: PrintedEntry[]
+  /**
+   * The Runs' texts between the document's `[` and `]`, `,\n` between them,
+   * in pieces to print in order; a piece is valid only until the next is
+   * taken (see ./listing-text-cache.ts listingTexts).
+   */
+  texts: Iterable<Uint8Array>
+  /** The Run dirs whose files could not be read: complete once `texts` was read through. */
   damaged: RunListing['damaged']
 }
 
@@ -205,28 +211,15 @@ export interface PrintedListing {
  * Same Runs, same order (created_at, then Run id) as listRunSummaries(home).
  */
 export function printedListing(home: string, print: (summary: RunSummary) => string): PrintedListing {
-  const entries: PrintedEntry[] = []
   const damaged: RunListing['damaged'] = []
-  const {base, ids, keys} = keyedRunIds(home)
-  const cache = new ListingTextCache(home, base)
+  const base = runsDir(home) + sep
   const now = Date.now()
-  for (let i = 0; i < ids.length; i++) {
-    const [id, key] = [ids[i], keys[i]]
-    const hit = cache.lookup(id, key)
-    if (hit) {
-      entries.push(hit)
-      continue
-    }
+  const readFresh: ReadFresh = (id, keyed) => {
     const summary = readFreshSummary(home, base, id, now, damaged)
-    if (!summary) continue
-    const text = Buffer.from(print(summary))
-    const entry = {created: summary.created_at, run: summary.run, bytes: text, start: 0, end: text.length}
-    if (key && isListingCacheable(summary, id, base)) cache.remember(id, key, entry)
-    entries.push(entry)
+    if (!summary) return undefined
+    return {created: summary.created_at, run: summary.run, text: Buffer.from(print(summary)), cacheable: keyed && isListingCacheable(summary, id, base)}
   }
-  entries.sort((a, b) => compareText(a.created, b.created) || compareText(a.run, b.run))
-  cache.save(entries)
-  return {entries, damaged}
+  return {texts: listingTexts(home, base, listRunIds(home), readFresh), damaged}
 }
 
 export interface RunDetail extends RunSummary {
