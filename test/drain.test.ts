@@ -158,17 +158,25 @@ describe("the owner's queue cursor", () => {
       () => writeFileSync(join(dir, '.cursor-at'), '{not json'),
       () => writeFileSync(join(dir, '.cursor-at'), JSON.stringify({id: 'someone-else', offset: 1, consumed: 0, skip: []})),
       () => writeFileSync(cursor, readFileSync(cursor, 'latin1').slice(0, 5000), 'latin1'),
-      // Forged lines: shaped as the kernel writes them, naming no Run of this root.
-      () => writeFileSync(cursor, readFileSync(cursor, 'latin1').replace(/\n=/, `\n=deadbeef~${at(1)}~${markerTag('x')}~deadbeef~ghost@x\n=`), 'latin1'),
+      // Forged lines where the next wait reads on: one shaped as the kernel writes them but naming no Run of this root,
+      // one whose name is no marker's. Both are passed over (the position moves past them), and nothing else changes.
+      () => {
+        const offset = JSON.parse(readFileSync(join(dir, '.cursor-at'), 'utf8')).offset
+        const text = readFileSync(cursor, 'latin1')
+        const forged = `=deadbeef~${at(1)}~${markerTag('x')}~deadbeef~ghost@x\n=deadbeef~not-a-marker\n`
+        writeFileSync(cursor, text.slice(0, offset) + forged + text.slice(offset), 'latin1')
+        return offset
+      },
     ]
     const got: string[] = []
     got.push(...delivered(actors(h, ['wait', '--json'])))
     for (const spoil of damage) {
-      spoil()
+      const forgedAt = spoil()
       const r = actors(h, ['wait', '--json'])
       expect(r.code, r.stderr).toBe(0)
       got.push(...delivered(r))
       expect(got).toEqual(ids.slice(0, got.length))
+      if (typeof forgedAt === 'number') expect(JSON.parse(readFileSync(join(dir, '.cursor-at'), 'utf8')).offset).toBeGreaterThan(forgedAt + 100)
     }
     // A Run queued whose flag never came (its writer killed between the two): delivered still, once the cursor runs out.
     expect(existsSync(cursor)).toBe(true)

@@ -625,7 +625,11 @@ export class RunIndexReader {
         if (this.queue.size === 0) break
       }
       const marker = parseMarker(this.queue.name(this.next))
-      if (!marker?.queued) continue
+      if (!marker?.queued) {
+        // Not a queued marker's name (a damaged cursor line): passed over for good, so a cursor's position can pass it.
+        this.taken[this.next] = 2
+        continue
+      }
       this.last = marker.queued
       if (this.taken[this.next]) continue
       const kept = this.read(marker, found)
