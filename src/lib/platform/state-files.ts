@@ -100,15 +100,15 @@ export interface JsonLines<T> {
 /**
  * Read a whole text file unless it is larger than `maxBytes` (then throw,
  * naming it); undefined when it does not exist. A hostile huge file is never
- * read (see readBounded).
+ * read (see readBoundedWith).
  */
 export function readBoundedText(file: string, maxBytes: number): string | undefined {
-  return readBounded(file, maxBytes, decodeText)
+  return readBoundedWith(file, maxBytes, decodeText)
 }
 
 /** readBoundedText()'s bytes, undecoded. */
 export function readBoundedBytes(file: string, maxBytes: number): Buffer | undefined {
-  return readBounded(file, maxBytes, copyBytes)
+  return readBoundedWith(file, maxBytes, copyBytes)
 }
 
 const decodeText = (bytes: Buffer, start: number, end: number): string => bytes.toString('utf8', start, end)
@@ -133,10 +133,6 @@ let scratch: Buffer | undefined
  * little of most files decides from the bytes without a copy.
  */
 export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes: Buffer, start: number, end: number) => T): T | undefined {
-  return readBounded(file, maxBytes, take)
-}
-
-function readBounded<T>(file: string, maxBytes: number, take: (bytes: Buffer, start: number, end: number) => T): T | undefined {
   let fd: number
   try {
     // O_NONBLOCK: a FIFO planted where a state file belongs must not hang the reader.

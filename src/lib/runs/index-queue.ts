@@ -55,7 +55,7 @@ export function ownerQueueDir(home: string, ownerTag: string): string {
 /** The owner tags that have a queue directory. */
 export function queueOwnerTags(home: string): string[] {
   try {
-    return readdirSync(join(indexDir(home), QUEUE_DIR)).filter((name) => /^[0-9a-f]{8}$/.test(name))
+    return readdirSync(join(indexDir(home), QUEUE_DIR)).filter((name) => name.length === 8 && tagValue(name, 0) !== -1)
   } catch {
     return []
   }
@@ -230,7 +230,7 @@ export class QueueCursor {
     }
     let at = 0
     for (let end = bytes.indexOf(10); end !== -1; end = bytes.indexOf(10, at)) {
-      const root = end - at > 10 && (bytes[at] === 61 || bytes[at] === 43) && bytes[at + 9] === 126 ? hexValue(bytes, at + 1) : -1
+      const root = end - at > 10 && (bytes[at] === 61 || bytes[at] === 43) && bytes[at + 9] === 126 ? tagValue(bytes, at + 1) : -1
       if (root === -1) {
         this.ended = true
         return lines
@@ -282,11 +282,14 @@ function readChunk(file: string, position: number, length: number): Buffer {
   }
 }
 
-/** 8 lowercase hex digits at `from` as a number; -1 when they are not. */
-function hexValue(bytes: Buffer, from: number): number {
+/**
+ * A tag's 8 lowercase hex digits (a markerTag, at `from` in a name or in a
+ * cursor's bytes) as a number; -1 when they are not that.
+ */
+export function tagValue(text: string | Uint8Array, from: number): number {
   let value = 0
   for (let i = from; i < from + 8; i++) {
-    const c = bytes[i]
+    const c = typeof text === 'string' ? text.charCodeAt(i) : text[i]
     const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1
     if (digit < 0) return -1
     value = value * 16 + digit

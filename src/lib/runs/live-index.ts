@@ -45,7 +45,7 @@ import {isReported, recordReported} from './reported.js'
 import {owedGenerations, readOwedArchive} from '../generations/owed.js'
 import {compareText} from '../platform/compare.js'
 import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.js'
-import {enqueueMarker, listOwnerQueue, makeMarkerFile, markQueueChanged, ownerQueueDir, QueueCursor, queueOwnerTags, writeQueueCursor, type CursorLine} from './index-queue.js'
+import {enqueueMarker, listOwnerQueue, makeMarkerFile, markQueueChanged, ownerQueueDir, QueueCursor, queueOwnerTags, tagValue, writeQueueCursor, type CursorLine} from './index-queue.js'
 import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 import {isTerminal, type RunMeta} from './types.js'
 
@@ -416,18 +416,6 @@ function followsInOrder(a: string, aEnd: number, b: string, bEnd: number): boole
     for (let i = aEnd - 1; i > 0; i--) if (a.charCodeAt(i) !== b.charCodeAt(i)) return true
   }
   return compareQueuedNames(a, b) <= 0
-}
-
-/** A tag's 8 hex digits (at `from` in `text`) as a number; -1 when they are not lowercase hex (TAG_PATTERN). */
-function tagValue(text: string, from: number): number {
-  let value = 0
-  for (let i = from; i < from + 8; i++) {
-    const c = text.charCodeAt(i)
-    const digit = c >= 48 && c <= 57 ? c - 48 : c >= 97 && c <= 102 ? c - 87 : -1
-    if (digit < 0) return -1
-    value = value * 16 + digit
-  }
-  return value
 }
 
 /**

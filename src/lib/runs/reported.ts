@@ -193,7 +193,6 @@ function linkRecord(from: string, dir: string): boolean {
   }
 }
 
-
 /** The scratch name of a batch record, in the owner's delivery dir (`delivery/.<owner>.reported`): one at a time per owner, under its journal lock. */
 export function batchRecordScratch(deliveryDir: string, owner: string): string {
   return join(deliveryDir, `.${owner}.reported`)
