@@ -115,6 +115,29 @@ describe('wait', () => {
     expect(bounded.json.attention[0].summary.length).toBeLessThanOrEqual(500)
   })
 
+  it('reads a Trace for attention only when attention.flag says it asked, unless the Run predates the flag', async () => {
+    const h = home()
+    const dir = launch(h, 'chatty', 'sh', '-c', 'actors emit progress --summary fyi --attention notify; sleep 30')
+    expect(readJson(join(dir, 'run.json')).attention_flag).toBe(true)
+    await waitFor(() => existsSync(join(dir, 'trace.jsonl')) && readFileSync(join(dir, 'trace.jsonl'), 'utf8').includes('"attention":"notify"'))
+    // notify wakes nobody: no flag.
+    expect(existsSync(join(dir, 'attention.flag'))).toBe(false)
+    const ask = (kind: string) => JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind, summary: kind, attention: 'followup'}) + '\n'
+    // A waking event written into the Trace by hand, without the flag `actors emit` raises, is not read.
+    writeFileSync(join(dir, 'trace.jsonl'), ask('unflagged'), {flag: 'a'})
+    expect(actors(h, ['wait', '--json', '--timeout', '200ms']).json.attention).toEqual([])
+    writeFileSync(join(dir, 'attention.flag'), '')
+    expect(actors(h, ['wait', '--json', '--timeout', '1s']).json.attention.map((a: any) => a.kind)).toEqual(['unflagged'])
+    actors(h, ['control', 'chatty', 'kill'])
+
+    // A finished Run written by an earlier version (no attention_flag in run.json) has its Trace read as before.
+    const old = writeFinishedRun(h, 'old-asker')
+    writeFileSync(join(old, 'trace.jsonl'), ask('legacy'))
+    const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
+    expect(batch.json.attention.map((a: any) => a.kind)).toContain('legacy')
+    expect(runsOf(batch)).toContain('old-asker')
+  })
+
   it('two concurrent waits of one owner split the work: none twice, none lost', async () => {
     const h = home()
     const names = ['r0', 'r1', 'r2', 'r3', 'r4', 'r5']

@@ -14,6 +14,8 @@ import {runGeneration, type RunMeta} from '../runs/types.js'
 export const GENERATION_FILES = [
   'result.json',
   'trace.jsonl',
+  // Says the Trace beside it holds a waking attention event (runs/trace.ts attentionFlagged).
+  'attention.flag',
   'controls.jsonl',
   'stdout.log',
   'stderr.log',

@@ -159,6 +159,8 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     ...(spec.resume === false ? {resume: false} : {}),
     ...(spec.message ? {message: spec.message} : {}),
     generation,
+    // Waking attention events of this Run raise attention.flag (runs/trace.ts): a wait reads only flagged Traces.
+    attention_flag: true,
     state_dir: dir,
     executor: spec.executor ?? {kind: 'local'},
   }

@@ -313,8 +313,11 @@ export type IndexedInstance =
  * readers in the same command do not read them again (a finished Run changes
  * only by hand or by being reported, and reporting happens after the read
  * anyway: a cache for one command, never across commands). Taken on first use.
+ * Bounded: a command reads a batch or a table of them, and keeping every Run of
+ * a large rebuild alive would cost more in memory than the reads it saves.
  */
 const justRead = new Map<string, RunMeta>()
+const JUST_READ_MAX = 1024
 
 /**
  * The one place that maps an index entry to the Run instance it stands for,
@@ -823,7 +826,7 @@ function rebuildIndex(home: string, names: string[]): void {
       recordReported(dir, {run_instance_id: was, owner: meta.owner, batch_id: 'legacy', reported_at: new Date().toISOString()})
       continue
     }
-    if (!meta.generation_move) justRead.set(dir, meta)
+    if (!meta.generation_move && justRead.size < JUST_READ_MAX) justRead.set(dir, meta)
     enterFinished(home, id, meta.run_instance_id, meta, queues)
   }
   // Once per queue, after its last marker (index-queue.ts).

@@ -31,6 +31,7 @@ export const RUN_FILES = {
   children: 'children.jsonl',
   usage: 'usage.json',
   reported: 'reported.json',
+  attention: 'attention.flag',
 } as const
 
 export function runFile(dir: string, name: keyof typeof RUN_FILES): string {

@@ -9,7 +9,7 @@ import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
 import {withLockSync} from '../platform/lock.js'
 import {runFile} from './store.js'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {fileKey} from '../platform/file-key.js'
 import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 
@@ -20,6 +20,8 @@ export const MAX_EVENT_BYTES = 64 * 1024
 export const TRACE_KIND_PATTERN = /^[a-z][a-z0-9_-]*(\.[a-z0-9_-]+)*$/
 export const ATTENTION_LEVELS = ['notify', 'followup', 'steer'] as const
 export type Attention = (typeof ATTENTION_LEVELS)[number]
+/** Attention levels that wake the owner's `wait` (`notify` only shows in live views). */
+export const WAKING_ATTENTION: ReadonlySet<string> = new Set<Attention>(['followup', 'steer'])
 
 export interface TraceEvent {
   id: string
@@ -38,6 +40,18 @@ export function traceFile(dir: string): string {
 
 export type NewTraceEvent = Omit<TraceEvent, 'id' | 'ts'>
 
+/**
+ * Whether the Trace in `dir` may hold a waking attention event. A Run
+ * launched by this kernel says so in run.json (`attention_flag: true`): every
+ * waking event appended to its Trace first creates `attention.flag` beside
+ * it, so a Run without the flag asked for nothing and its Trace need not be
+ * read (a batch scans up to 256 of them). A Run from an earlier version has
+ * no such promise: its Trace is always read.
+ */
+export function attentionFlagged(dir: string, meta: {attention_flag?: unknown}): boolean {
+  return meta.attention_flag !== true || existsSync(runFile(dir, 'attention'))
+}
+
 /** Validate, append one event and compact when the journal outgrew its bounds. Returns the stored event. */
 export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent {
   if (!TRACE_KIND_PATTERN.test(input.kind) || input.kind.length > 128) {
@@ -49,6 +63,8 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
     throw usageError(`event is ${Buffer.byteLength(line)} bytes, over the ${MAX_EVENT_BYTES}-byte limit`, 'put large payloads in a file and emit its path')
   }
   const file = traceFile(dir)
+  // Raised before the event is in the Trace: a wait that finds no flag has no waking event to miss (see attentionFlagged).
+  if (input.attention !== undefined && WAKING_ATTENTION.has(input.attention)) writeFileSync(runFile(dir, 'attention'), '', {flag: 'a'})
   // Appends and compaction share one lock so a compaction never loses an event appended meanwhile.
   withLockSync(traceLock(dir), () => {
     const before = traceStat(file)

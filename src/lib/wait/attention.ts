@@ -1,19 +1,19 @@
 /**
  * Attention events: a Run asking for its coordinator before it ends
  * (`actors emit KIND --attention followup|steer`). The waiter scans the
- * Traces of its candidate Runs for such events it has not reported yet; a
- * per-process cache keyed by Trace size keeps repeated wake-ups cheap.
+ * Traces of its candidate Runs for such events it has not reported yet:
+ * only those with attention.flag beside them, or from a version that did not
+ * raise it (runs/trace.ts attentionFlagged); a per-process cache keyed by
+ * Trace size keeps repeated wake-ups cheap.
  */
 import {statSync} from 'node:fs'
 import {readBoundedWith} from '../platform/state-files.js'
-import {MAX_TRACE_BYTES, traceFile, type TraceEvent} from '../runs/trace.js'
+import {MAX_TRACE_BYTES, WAKING_ATTENTION, attentionFlagged, traceFile, type TraceEvent} from '../runs/trace.js'
 import {boundSummary, type AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
 import type {RunEntry} from './select.js'
 import {compareText} from '../platform/compare.js'
 
-/** Attention levels that wake a wait (`notify` only shows in live views). */
-export const WAKING_ATTENTION = new Set(['followup', 'steer'])
 /** At most this many attention events in one batch; the rest come next time. */
 export const MAX_ATTENTION = 64
 
@@ -69,6 +69,7 @@ function wakingEvents(dir: string): TraceEvent[] {
 export function findAttention(candidates: RunEntry[], journal: DeliveryJournal, claimedEvents: Set<string>): AttentionItem[] {
   const found: AttentionItem[] = []
   for (const entry of candidates) {
+    if (!attentionFlagged(entry.dir, entry.meta)) continue
     const events = wakingEvents(entry.dir)
     if (events.length === 0) continue
     const seen = journal.attention_reported[entry.meta.run]
