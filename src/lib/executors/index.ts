@@ -21,7 +21,7 @@ export function checkSupervisor(meta: RunMeta): SupervisorCheck {
 export const REMOTE_POLL_MS = 500
 
 /** True for a live Run whose files are written on another machine (a Slurm node). */
-export function isRemoteRun(meta: RunMeta | undefined): boolean {
+export function isRemoteRun(meta: Pick<RunMeta, 'executor'> | undefined): boolean {
   return meta !== undefined && isSlurmRun(meta)
 }
 

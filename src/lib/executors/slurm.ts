@@ -24,7 +24,7 @@ export interface SlurmExecutorRecord extends SlurmOptions {
 
 export type SlurmRunMeta = RunMeta & {executor: SlurmExecutorRecord}
 
-export function isSlurmRun(meta: RunMeta): meta is SlurmRunMeta {
+export function isSlurmRun(meta: Pick<RunMeta, 'executor'>): meta is SlurmRunMeta {
   const executor = meta.executor as {kind?: unknown} | undefined
   return typeof executor === 'object' && executor !== null && executor.kind === 'slurm'
 }

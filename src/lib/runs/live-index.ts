@@ -176,7 +176,7 @@ function touch(file: string, home: string): void {
  * marker. Returns whether a marker was removed (none: it is under a name
  * `meta` does not give, or gone already).
  */
-export function dropIndexMarker(home: string, id: string, instance: string, meta?: RunMeta): boolean {
+export function dropIndexMarker(home: string, id: string, instance: string, meta?: MarkerFields): boolean {
   // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
   const queued = meta && queuedMarkerName(id, instance, meta)
   if (queued && unlinkQuietly(ownerQueueDir(home, ownerTag(meta.owner)) + sep + queued)) return true
@@ -189,7 +189,7 @@ export function dropIndexMarker(home: string, id: string, instance: string, meta
  * the others (a batch redelivered after its wait died, or a Run whose
  * run.json changed after its marker was named) cost one listing of the index.
  */
-export function dropIndexMarkers(home: string, members: Array<{run: string; run_instance_id: string}>, metas: Map<string, RunMeta> = new Map()): void {
+export function dropIndexMarkers(home: string, members: Array<{run: string; run_instance_id: string}>, metas: Map<string, MarkerFields> = new Map()): void {
   const unknown = new Set<string>()
   for (const m of members) {
     const key = m.run + '@' + m.run_instance_id
@@ -245,16 +245,19 @@ export function markerTag(text: string): string {
 }
 
 /** The tree a Run belongs to (its root Run's id), as tagged in queued markers. */
-export function treeTag(meta: RunMeta): string {
+/** The run.json fields a queued marker's name is made of. */
+export type MarkerFields = Pick<RunMeta, 'owner' | 'root' | 'run'> & {ended_at?: unknown}
+
+export function treeTag(meta: Pick<RunMeta, 'root' | 'run'>): string {
   return markerTag(typeof meta.root === 'string' ? meta.root : meta.run)
 }
 
-function endedKey(meta: RunMeta): string {
+function endedKey(meta: {ended_at?: unknown}): string {
   return typeof meta.ended_at === 'string' && ENDED_PATTERN.test(meta.ended_at) ? meta.ended_at : '9999'
 }
 
 /** The queued marker of a finished instance (undefined when its fields cannot make a safe file name). */
-function queuedMarkerName(id: string, instance: string, meta: RunMeta): string | undefined {
+function queuedMarkerName(id: string, instance: string, meta: MarkerFields): string | undefined {
   if (!isPlainName(id) || !isPlainName(instance) || typeof meta.owner !== 'string') return undefined
   return `${QUEUED_PREFIX}${endedKey(meta)}${QUEUED_PREFIX}${ownerTag(meta.owner)}${QUEUED_PREFIX}${treeTag(meta)}${QUEUED_PREFIX}${id}@${instance}`
 }
@@ -509,6 +512,8 @@ export class RunIndexReader {
   private readonly seen = new Set<string>()
   private ids: Set<string> | undefined
   private last: QueueKey | undefined
+  /** more() found the end of the queue: every queued entry was read or passed over. */
+  private atEnd = false
 
   constructor(private readonly home: string, options: {owner?: string; cursor?: boolean} = {}) {
     refreshIndex(home)
@@ -611,9 +616,11 @@ export class RunIndexReader {
     const found = noRuns()
     for (let n = 0; n < count; this.next++) {
       if (this.next >= this.queue.size && !this.grow()) {
-        if (!this.queue.cached) break
+        this.atEnd = !this.queue.cached
+        if (this.atEnd) break
         this.relist()
-        if (this.queue.size === 0) break
+        this.atEnd = this.queue.size === 0
+        if (this.atEnd) break
       }
       const marker = parseMarker(this.queue.name(this.next))
       if (!marker?.queued) {
@@ -671,6 +678,11 @@ export class RunIndexReader {
     let read = 0
     for (let i = 0; i < this.queue.size; i++) if (this.taken[i]) read++
     return Math.max(1, n, this.queue.cursor.left - read)
+  }
+
+  /** Whether more() reached the end of the queue (a later more() finds nothing). */
+  get exhausted(): boolean {
+    return this.atEnd
   }
 
   /** The key of the last entry `more()` read: every queued entry not read yet sorts after it. */

@@ -57,7 +57,7 @@ export function readRunMetaRaw(dir: string): RunMeta | undefined {
 }
 
 /** Read result.json of the Run's current generation, if written. */
-export function readRunResult(dir: string, meta?: RunMeta): RunResult | undefined {
+export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id'>): RunResult | undefined {
   const result = readJsonFile<RunResult>(runFile(dir, 'result'))
   if (!result) return undefined
   if (typeof result.status !== 'string' || !isTerminal(result.status)) {

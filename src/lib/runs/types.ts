@@ -94,6 +94,8 @@ export interface RunMeta {
   message?: {id: string; text: string}
   /** Set by control: why the Run is ending (so the supervisor records cancelled/killed). */
   ending?: {status: 'cancelled' | 'killed'; at: string; by: string}
+  /** Where the supervisor runs: `{kind: "local"}` or a Slurm record (executors/). */
+  executor?: unknown
   /** true: every waking attention event of this Run raises attention.flag before it is appended (runs/trace.ts attentionFlagged). */
   attention_flag?: boolean
   [extra: string]: unknown

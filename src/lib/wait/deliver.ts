@@ -18,9 +18,8 @@ import {recordCollected} from './collected.js'
 import {Doorbell} from '../bell/doorbell.js'
 import {compareQueueKeys, dropIndexMarkers, markerTag} from '../runs/live-index.js'
 import {markQueueChanged} from '../runs/index-queue.js'
-import type {RunMeta} from '../runs/types.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
-import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type RunEntry, type Selection} from './select.js'
+import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type BatchMeta, type RunEntry, type Selection} from './select.js'
 import {WaitSnapshot} from './snapshot.js'
 
 export interface WaitRequest {
@@ -57,7 +56,7 @@ export type BatchPrinter = (document: BatchDocument) => Promise<void>
 /** Queued Runs read beyond a batch and the claimed ones: a few stale entries or ineligible Runs need not cost a second read. */
 const WINDOW_SLACK = 16
 
-type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, RunMeta>}
+type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, BatchMeta>}
 
 let self: ProcessIdentity | undefined
 function selfIdentity(): ProcessIdentity {

@@ -14,9 +14,27 @@ import {compareText} from '../platform/compare.js'
 
 export const MAX_MEMBERS = 256
 
+/**
+ * What a wait uses of a Run's run.json. A wait keeps a batch's worth of Runs
+ * (about 272) alive while it reads on; whole documents (plans, env, process
+ * records) would cost the busiest command GC copying and page faults for
+ * fields it never reads (snapshot.ts keeps just these).
+ */
+export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'owner' | 'parent' | 'root' | 'depth' | 'notification' | 'generation' | 'executor' | 'attention_flag'> & {
+  ended_at?: unknown
+  exit_code?: unknown
+  duration_ms?: unknown
+}
+
+/** A copy of `meta` with just the fields of BatchMeta. */
+export function batchMeta(meta: RunMeta): BatchMeta {
+  const {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, ended_at, exit_code, duration_ms} = meta
+  return {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, ended_at, exit_code, duration_ms}
+}
+
 export interface RunEntry {
   dir: string
-  meta: RunMeta
+  meta: BatchMeta
   /** An earlier generation still owed to its owner (dir is generations/<n>/). */
   archived?: boolean
 }
@@ -78,7 +96,7 @@ export function selectBatch(input: SelectionInput): Selection {
     const parent = current && current.meta.run_instance_id === ref.run_instance_id ? current : archivedByInstance.get(ref.run_instance_id)
     return parent && parent.meta.run === ref.run && parent !== entry ? parent : undefined
   }
-  const wasReported = (m: RunMeta): boolean => reported[m.run] === m.run_instance_id
+  const wasReported = (m: BatchMeta): boolean => reported[m.run] === m.run_instance_id
   const inScope = (entry: RunEntry): boolean => {
     if (!ids && !scope) return true
     if (ids?.has(entry.meta.run)) return true

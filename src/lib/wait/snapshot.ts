@@ -15,13 +15,16 @@ import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../runs/
 import {isReported} from '../runs/reported.js'
 import {readRunState} from '../runs/store.js'
 import {isTerminal} from '../runs/types.js'
-import type {RunEntry} from './select.js'
+import {batchMeta, type RunEntry} from './select.js'
 
 export interface SnapshotRequest {
   owner: string
   ids?: string[]
   scope?: {run: string; run_instance_id: string}
 }
+
+/** Queued Runs read at a time (see more()). */
+const READ_STEP = 32
 
 export class WaitSnapshot {
   /** Every Run read, by id. */
@@ -83,7 +86,9 @@ export class WaitSnapshot {
    * tree in preorder right after its top, and descendants may have ended later.
    */
   more(count: number): void {
-    this.add(this.reader.more(count))
+    // In steps, each kept as just the fields a batch uses (batchMeta) before the next is read: a window of whole
+    // run.json documents alive at once cost this, the busiest command, GC copying and page faults.
+    for (let left = count; left > 0 && !this.reader.exhausted; left -= READ_STEP) this.add(this.reader.more(Math.min(READ_STEP, left)))
     for (;;) {
       this.readAncestors()
       const tags = new Set<string>()
@@ -101,12 +106,12 @@ export class WaitSnapshot {
   }
 
   private add(found: IndexedRuns): void {
-    for (const state of found.runs) this.runs.set(state.meta.run, {dir: state.dir, meta: state.meta})
+    for (const state of found.runs) this.runs.set(state.meta.run, {dir: state.dir, meta: batchMeta(state.meta)})
     for (const state of found.archived) {
       const key = `${state.meta.run}@${state.meta.run_instance_id}`
       if (this.archivedKeys.has(key)) continue
       this.archivedKeys.add(key)
-      this.archived.push({dir: state.dir, meta: state.meta, archived: true})
+      this.archived.push({dir: state.dir, meta: batchMeta(state.meta), archived: true})
     }
   }
 
@@ -116,7 +121,7 @@ export class WaitSnapshot {
     if (entry || this.runs.has(id)) return entry
     try {
       const state = readRunState(runDir(this.home, id), {withResult: false})
-      entry = state ? {dir: state.dir, meta: state.meta} : undefined
+      entry = state ? {dir: state.dir, meta: batchMeta(state.meta)} : undefined
     } catch {
       entry = undefined
     }
