@@ -154,7 +154,12 @@ interface CursorPosition {
 }
 
 const POSITION_FILE = '.cursor-at'
-const CHUNK_BYTES = 64 * 1024
+/**
+ * Read at a time: about 350 lines, more than one batch's window (272), so a drain's wait reads one chunk.
+ * Every line read becomes a string and an object in a process that lives a fraction of a second: a bigger
+ * chunk costs decoding lines no batch uses.
+ */
+const CHUNK_BYTES = 32 * 1024
 /** A position that skips more lines than this is not kept: the next wait lists the queue. */
 const MAX_SKIPPED = 4096
 /** `<flag><root tag: 8>~<ended>~<owner: 8>~<root: 8>~<run>@<instance>`: a name is at most a few hundred bytes. */
