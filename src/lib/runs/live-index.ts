@@ -244,10 +244,10 @@ export function markerTag(text: string): string {
   return (hash >>> 0).toString(16).padStart(8, '0')
 }
 
-/** The tree a Run belongs to (its root Run's id), as tagged in queued markers. */
 /** The run.json fields a queued marker's name is made of. */
 export type MarkerFields = Pick<RunMeta, 'owner' | 'root' | 'run'> & {ended_at?: unknown}
 
+/** The tree a Run belongs to (its root Run's id), as tagged in queued markers. */
 export function treeTag(meta: Pick<RunMeta, 'root' | 'run'>): string {
   return markerTag(typeof meta.root === 'string' ? meta.root : meta.run)
 }
