@@ -5,7 +5,7 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
@@ -191,6 +191,35 @@ describe('wait', () => {
       expect(broken.stderr).toContain(`${journal}: `)
       expect(Object.keys(broken.json)).toEqual(['error'])
     }
+  })
+
+  it('a journal writer killed between dropping the old journal and renaming the new one loses nothing', async () => {
+    const h = home()
+    await waitForResult(launch(h, 'kept', 'true'))
+    const child = spawn(process.execPath, [BIN, 'wait', '--json'], {env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}), stdio: 'ignore'})
+    const closed = new Promise((r) => child.once('close', r))
+    const journal = join(h, 'delivery', 'default.json')
+    const next = join(h, 'delivery', '.default.json.next')
+    const claimed = await waitFor(() => readJson(journal).pending[0], 10_000, 'a pending batch')
+    child.kill('SIGKILL')
+    await closed
+    // As a writer leaves it killed after unlinking the journal: only the whole next one is there.
+    renameSync(journal, next)
+    const again = actors(h, ['wait', '--json'])
+    expect(again.json.batch_id).toBe(claimed.batch_id)
+    expect(runsOf(again)).toEqual(['kept'])
+    expect(existsSync(next)).toBe(false)
+    expect(readJson(journal).pending).toEqual([])
+
+    // A next one cut short with no journal beside it was never committed: read as no journal at all.
+    await waitForResult(launch(h, 'later', 'true'))
+    const text = readFileSync(journal, 'utf8')
+    rmSync(journal)
+    writeFileSync(next, text.slice(0, text.length - 5))
+    const fresh = actors(h, ['wait', '--json'])
+    expect(fresh.code, fresh.stderr).toBe(0)
+    expect(runsOf(fresh)).toEqual(['later'])
+    expect(readJson(journal).delivered).toHaveLength(1)
   })
 
   it('bounds batches: 300 finished Runs come as 256 members (64 rows + overflow) then 44', () => {
