@@ -92,6 +92,20 @@ describe('wait', () => {
     expect(existsSync(join(h, 'runs', 'stray'))).toBe(false)
   })
 
+  it("a row's output is the last 4000 characters of stdout, short or long, multi-byte or not", async () => {
+    const h = home()
+    const long = writeFinishedRun(h, 'long')
+    writeFileSync(join(long, 'stdout.log'), 'a'.repeat(30_000) + 'b'.repeat(3990) + 'END\n')
+    const accents = writeFinishedRun(h, 'accents')
+    writeFileSync(join(accents, 'stdout.log'), 'x' + 'é'.repeat(7000))
+    const small = writeFinishedRun(h, 'small')
+    writeFileSync(join(small, 'stdout.log'), 'just this\n')
+    const rows = Object.fromEntries(actors(h, ['wait', '--json']).json.rows.map((row: any) => [row.run, row.output]))
+    expect(rows.long).toBe('a'.repeat(6) + 'b'.repeat(3990) + 'END\n')
+    expect(rows.accents).toBe('é'.repeat(4000))
+    expect(rows.small).toBe('just this\n')
+  })
+
   it('wakes on a followup attention event, reports it once, and ignores notify', async () => {
     const h = home()
     const script = 'actors emit progress --summary fyi --attention notify; sleep 0.3; actors emit question --summary "which branch?" --attention followup >/dev/null; sleep 30'
