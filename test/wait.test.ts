@@ -5,7 +5,7 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
@@ -234,6 +234,12 @@ describe('wait', () => {
     expect(fresh.code, fresh.stderr).toBe(0)
     expect(runsOf(fresh)).toEqual(['later'])
     expect(readJson(journal).delivered).toHaveLength(1)
+    // A directory where the journal belongs fails closed, naming it.
+    rmSync(journal)
+    mkdirSync(journal)
+    const planted = actors(h, ['wait', '--json', '--timeout', '1s'])
+    expect(planted.code).toBe(1)
+    expect(planted.json.error.message).toContain(`${journal}: is a directory`)
   })
 
   it('bounds batches: 300 finished Runs come as 256 members (64 rows + overflow) then 44', () => {

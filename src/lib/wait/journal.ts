@@ -8,14 +8,14 @@
  * losing one. Which Runs were reported is recorded in each Run's own state
  * dir (reported.ts), so the journal stays small however long the history.
  */
-import {mkdirSync, readFileSync, renameSync, statSync, writeFileSync} from 'node:fs'
+import {mkdirSync, renameSync, writeFileSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {LowSync, type SyncAdapter} from 'lowdb'
 import {corruptStateError} from '../platform/errors.js'
 import {validateOwner} from '../runs/lineage.js'
 import {withLockSync} from '../platform/lock.js'
 import type {ProcessIdentity} from '../platform/process-identity.js'
-import {parseJsonDocument, unlinkQuietly} from '../platform/state-files.js'
+import {parseJsonDocument, readBoundedText, unlinkQuietly} from '../platform/state-files.js'
 import {batchRecordScratch, markBatchReported, markInstanceReported} from '../runs/reported.js'
 import type {BatchDocument} from './batch.js'
 
@@ -107,12 +107,13 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
   }
 
   read(): DeliveryJournal | null {
-    const text = readIfThere(this.file)
+    // Bounded, and a directory or FIFO planted in its place is named as such (never a hang, never a stack trace).
+    const text = readBoundedText(this.file, MAX_JOURNAL_BYTES)
     if (text !== undefined) return this.parse(text)
-    const next = readIfThere(this.next)
-    if (next === undefined) return null
     let journal: DeliveryJournal
     try {
+      const next = readBoundedText(this.next, MAX_JOURNAL_BYTES)
+      if (next === undefined) return null
       journal = this.parse(next)
     } catch {
       return null
@@ -128,15 +129,6 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
   }
 }
 
-function readIfThere(file: string): string | undefined {
-  try {
-    return readFileSync(file, 'utf8')
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
-    throw error
-  }
-}
-
 /**
  * Read-modify-write the owner's journal under its lock. `change` mutates the
  * document in place and returns a value; the document is written back only
@@ -146,11 +138,6 @@ export function withJournal<T>(home: string, owner: string, change: (journal: De
   const file = journalFile(home, owner)
   mkdirSync(join(home, 'delivery'), {recursive: true})
   return withLockSync(`${file}.lock`, () => {
-    try {
-      if (statSync(file).size > MAX_JOURNAL_BYTES) throw corruptStateError(file, `is over the ${MAX_JOURNAL_BYTES}-byte limit`)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    }
     const db = new LowSync<DeliveryJournal>(new JournalFile(file, (text) => parseJournal(file, owner, text)), emptyJournal(owner))
     db.read()
     const {value, write} = change(db.data)
