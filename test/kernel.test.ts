@@ -302,6 +302,30 @@ describe('trace', () => {
     expect(readTraceTail(runDir, 1)[0].summary).toBe(`step ${SPEC_MAX_EVENTS + 199}`)
   })
 
+  it('reads the last events of a Trace from its end, through windows, as a whole read would give them', () => {
+    mkdirSync(join(dir, 'run'))
+    const runDir = join(dir, 'run')
+    const file = join(runDir, 'trace.jsonl')
+    const line = (i: number, pad: number) => JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i} é`, data: {pad: 'p'.repeat(pad)}})
+    const whole = (count: number) => traceLines(runDir).records.slice(-count)
+    // Small (one read from the start), just over the first window, several windows, events of 60 KiB each,
+    // a damaged line among the last ones, and a window boundary inside a multi-byte character.
+    for (const [events, pad] of [[5, 40], [400, 200], [3000, 1000], [70, 60_000]] as const) {
+      const lines = Array.from({length: events}, (_, i) => line(i, pad))
+      lines.splice(events - 3, 0, '{"torn": ')
+      writeFileSync(file, lines.join('\n') + '\n')
+      for (const count of [1, 20, 64]) expect(readTraceTail(runDir, count)).toEqual(whole(count))
+    }
+    writeFileSync(file, '')
+    expect(readTraceTail(runDir, 64)).toEqual([])
+    // Over the bound, or not a file: fails closed, naming it.
+    writeFileSync(file, 'x'.repeat(16 * 1024 * 1024 + 1))
+    expect(() => readTraceTail(runDir, 1)).toThrow(`${file}: is 16777217 bytes, over the 16777216-byte limit`)
+    removeDir(file)
+    mkdirSync(file)
+    expect(() => readTraceTail(runDir, 1)).toThrow(`${file}: is a directory, not a file`)
+  })
+
   it('keeps the event count beside a large journal, and recounts one changed behind its back', () => {
     mkdirSync(join(dir, 'run'))
     const runDir = join(dir, 'run')

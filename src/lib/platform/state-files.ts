@@ -171,7 +171,11 @@ export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes:
 /** Read a JSONL journal; missing file → empty. Lines that fail to parse are counted, not fatal. */
 export function readJsonLines<T>(file: string, maxBytes = 16 * 1024 * 1024): JsonLines<T> {
   const text = readBoundedText(file, maxBytes)
-  if (text === undefined) return {records: [], damaged: 0}
+  return text === undefined ? {records: [], damaged: 0} : parseJsonLines<T>(text)
+}
+
+/** The JSON object lines of `text` (blank lines skipped, others counted as damaged). */
+export function parseJsonLines<T>(text: string): JsonLines<T> {
   const records: T[] = []
   let damaged = 0
   for (const line of text.split('\n')) {
