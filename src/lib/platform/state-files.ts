@@ -133,6 +133,19 @@ let scratch: Buffer | undefined
  * little of most files decides from the bytes without a copy.
  */
 export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes: Buffer, start: number, end: number) => T): T | undefined {
+  // The last maxBytes of a file allowed at most maxBytes are all of it.
+  const read = readFileEnd(file, maxBytes, maxBytes)
+  return read && take(read.bytes, 0, read.length)
+}
+
+/**
+ * The last `length` bytes of `file` (all of it when it is shorter), and the
+ * offset in the file where they start; undefined when it does not exist.
+ * `bytes` is valid until the next read. A file that fits the reused buffer
+ * and `length` costs no stat (see SMALL_FILE_BYTES). Fails closed, naming the
+ * file: not a regular file, or larger than `maxBytes`.
+ */
+export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_SAFE_INTEGER): {bytes: Buffer; start: number; length: number} | undefined {
   let fd: number
   try {
     // O_NONBLOCK: a FIFO planted where a state file belongs must not hang the reader.
@@ -143,26 +156,29 @@ export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes:
   }
   try {
     scratch ??= Buffer.allocUnsafe(SMALL_FILE_BYTES)
+    // One byte more than wanted: a read that comes back short of its request was the whole file.
+    const request = Math.min(SMALL_FILE_BYTES, length + 1)
     let n: number
     try {
-      n = readSync(fd, scratch, 0, Math.min(SMALL_FILE_BYTES, maxBytes + 1), 0)
+      n = readSync(fd, scratch, 0, request, 0)
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw corruptStateError(file, 'is a directory, not a file')
       n = -1
     }
-    if (n > 0 && n < SMALL_FILE_BYTES && n <= maxBytes) return take(scratch, 0, n)
+    if (n > 0 && n < request && n <= maxBytes) return {bytes: scratch, start: 0, length: n}
     const stat = fstatSync(fd)
     if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
     const size = stat.size
     if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
-    const buffer = Buffer.allocUnsafe(size)
+    const start = Math.max(0, size - length)
+    const buffer = Buffer.allocUnsafe(size - start)
     let read = 0
-    while (read < size) {
-      const got = readSync(fd, buffer, read, size - read, read)
+    while (read < buffer.length) {
+      const got = readSync(fd, buffer, read, buffer.length - read, start + read)
       if (got === 0) break
       read += got
     }
-    return take(buffer, 0, read)
+    return {bytes: buffer, start, length: read}
   } finally {
     closeSync(fd)
   }

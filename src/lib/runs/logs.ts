@@ -4,8 +4,9 @@
  * supervisor appends to the logs and rewrites run.json when it ends), with a
  * slow safety poll for file systems that do not notify.
  */
-import {closeSync, constants, fstatSync, openSync, readSync, statSync} from 'node:fs'
+import {closeSync, openSync, readSync, statSync} from 'node:fs'
 import {corruptStateError} from '../platform/errors.js'
+import {readFileEnd} from '../platform/state-files.js'
 import {readRunMetaRaw, readRunState, runFile} from './store.js'
 import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
 import {isTerminal} from './types.js'
@@ -27,34 +28,13 @@ export function tailFile(file: string, lines: number, maxBytes = 4 * 1024 * 1024
 
 /** The last `chars` characters of a Run's stdout (used for completion batch rows). */
 export function outputTail(dir: string, chars: number): string {
-  const file = runFile(dir, 'stdout')
-  let fd: number
-  try {
-    // O_NONBLOCK: a FIFO planted where the log belongs must not hang the reader.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
-  } catch {
-    return ''
-  }
-  try {
-    // A little more than needed, so a multi-byte character cut at the start can be dropped.
-    const want = chars * 4
-    if (!tailBuffer || tailBuffer.length < want) tailBuffer = Buffer.allocUnsafe(want)
-    // Most logs are smaller than that: read from the start, and a short read was the whole file, no stat needed
-    // (a batch reads 64 of these). Only a log that fills the buffer is stat'ed for where its tail starts.
-    let n = readSync(fd, tailBuffer, 0, want, 0)
-    if (n === want) {
-      const size = fstatSync(fd).size
-      n = readSync(fd, tailBuffer, 0, want, Math.max(0, size - want))
-    }
-    const text = tailBuffer.toString('utf8', 0, n)
-    return text.length > chars ? text.slice(-chars) : text
-  } finally {
-    closeSync(fd)
-  }
+  // A little more than needed, so a multi-byte character cut at the start can be dropped. Most logs are smaller:
+  // read whole with no stat (a batch reads 64 of them).
+  const read = readFileEnd(runFile(dir, 'stdout'), chars * 4)
+  if (read === undefined) return ''
+  const text = read.bytes.toString('utf8', 0, read.length)
+  return text.length > chars ? text.slice(-chars) : text
 }
-
-/** outputTail's read buffer, reused across the rows of a batch. */
-let tailBuffer: Buffer | undefined
 
 /** The first line of the Run's stdout with any text (read from its first 4 KiB), or '' when there is none. */
 export function firstOutputLine(dir: string): string {

@@ -6,12 +6,12 @@
  */
 import {randomUuid} from '../platform/builtins.js'
 import {join} from 'node:path'
-import {corruptStateError, usageError} from '../platform/errors.js'
+import {usageError} from '../platform/errors.js'
 import {withLockSync} from '../platform/lock.js'
 import {runFile} from './store.js'
-import {closeSync, constants, existsSync, fstatSync, openSync, readFileSync, readSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {fileKey} from '../platform/file-key.js'
-import {appendJsonLine, fileSize, parseJsonLines, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
+import {appendJsonLine, fileSize, parseJsonLines, readFileEnd, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
 export const MAX_TRACE_BYTES = 4 * 1024 * 1024
@@ -154,53 +154,19 @@ function compactTraceLocked(dir: string): void {
 /**
  * The last `count` events of a Run's Trace, read from its end a window at a
  * time, never whole: a batch reads the Traces of 64 rows, and one Trace may
- * hold 4 MiB. A Trace that fits the first window is read from its start with
- * no stat (a short read was all of it).
+ * hold 4 MiB. A Trace that fits the first window costs no stat (readFileEnd).
  */
 export function readTraceTail(dir: string, count: number): TraceEvent[] {
-  const file = traceFile(dir)
-  let fd: number
-  try {
-    // O_NONBLOCK: a FIFO planted where the Trace belongs must not hang the reader.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
-    throw corruptStateError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
-  }
-  try {
-    tailWindow ??= Buffer.allocUnsafe(TAIL_WINDOW_BYTES)
-    let n: number
-    try {
-      n = readSync(fd, tailWindow, 0, TAIL_WINDOW_BYTES, 0)
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw corruptStateError(file, 'is a directory, not a file')
-      n = -1
-    }
-    if (n > 0 && n < TAIL_WINDOW_BYTES) return parseJsonLines<TraceEvent>(tailWindow.toString('utf8', 0, n)).records.slice(-count)
-    const stat = fstatSync(fd)
-    if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
-    const limit = MAX_TRACE_BYTES * 4
-    if (stat.size > limit) throw corruptStateError(file, `is ${stat.size} bytes, over the ${limit}-byte limit`)
-    for (let window = TAIL_WINDOW_BYTES * 4; ; window *= 4) {
-      const start = Math.max(0, stat.size - window)
-      const bytes = Buffer.allocUnsafe(stat.size - start)
-      let read = 0
-      while (read < bytes.length) {
-        const got = readSync(fd, bytes, read, bytes.length - read, start + read)
-        if (got === 0) break
-        read += got
-      }
-      let text = bytes.toString('utf8', 0, read)
-      // A window that starts inside the file starts inside a line: that part of a line is no event.
-      if (start > 0) text = text.slice(text.indexOf('\n') + 1)
-      const {records} = parseJsonLines<TraceEvent>(text)
-      if (records.length >= count || start === 0) return records.slice(-count)
-    }
-  } finally {
-    closeSync(fd)
+  for (let window = TAIL_WINDOW_BYTES; ; window *= 4) {
+    const read = readFileEnd(traceFile(dir), window, MAX_TRACE_BYTES * 4)
+    if (read === undefined) return []
+    let text = read.bytes.toString('utf8', 0, read.length)
+    // A window that starts inside the file starts inside a line: that part of a line is no event.
+    if (read.start > 0) text = text.slice(text.indexOf('\n') + 1)
+    const {records} = parseJsonLines<TraceEvent>(text)
+    if (records.length >= count || read.start === 0) return records.slice(-count)
   }
 }
 
-/** readTraceTail's first read, reused across the Traces of a batch's rows. */
+/** readTraceTail's first window: most Traces fit it. */
 const TAIL_WINDOW_BYTES = 64 * 1024
-let tailWindow: Buffer | undefined
