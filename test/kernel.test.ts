@@ -8,6 +8,7 @@ import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
+import {Doorbell} from '../src/lib/bell/doorbell.js'
 import {isoTime, randomHex, randomUuid} from '../src/lib/platform/builtins.js'
 import {parseDuration} from '../src/lib/platform/duration.js'
 import {isActorsError} from '../src/lib/platform/errors.js'
@@ -220,6 +221,27 @@ describe('lock files', () => {
     // A link whose target is not an identity (planted, or damaged) is removed after a second, like a torn lock file.
     symlinkSync('not an identity', lock)
     expect(withLockSync(lock, () => 8, {timeoutMs: 5000})).toBe(8)
+  })
+})
+
+describe('doorbell', () => {
+  it('watches only from its first next(), which returns at once, then rings on a change in the directory', async () => {
+    const bell = new Doorbell(dir, 60_000)
+    try {
+      // No watch yet, so nothing could have rung: the first call arms it and asks the caller to look again.
+      const started = Date.now()
+      await bell.next(Date.now() + 30_000)
+      expect(Date.now() - started).toBeLessThan(1000)
+      bell.clear()
+      // Watched now: a change rings it long before the 30 s deadline and the 60 s safety poll.
+      setTimeout(() => writeFileSync(join(dir, 'changed'), 'x'), 200)
+      const waiting = Date.now()
+      await bell.next(Date.now() + 30_000)
+      expect(Date.now() - waiting).toBeGreaterThanOrEqual(150)
+      expect(Date.now() - waiting).toBeLessThan(10_000)
+    } finally {
+      bell.close()
+    }
   })
 })
 

@@ -16,16 +16,21 @@ export const FALLBACK_POLL_MS = 250
 
 export class Doorbell {
   private watcher: FSWatcher | undefined
-  private rung = true
+  /** Whether the watch was set up (by the first next()). */
+  private armed = false
+  private rung = false
   private wake: (() => void) | undefined
 
-  /** Watch `dir`; `pollMs` is the safety re-check while notifications work. */
+  /** Ring on changes in `dir`; `pollMs` is the safety re-check while notifications work. Nothing is watched until next() needs it. */
   constructor(
-    dir: string,
+    private readonly dir: string,
     private readonly pollMs = SAFETY_POLL_MS,
-  ) {
+  ) {}
+
+  private arm(): void {
+    this.armed = true
     try {
-      this.watcher = watch(dir, {persistent: true}, () => this.ring())
+      this.watcher = watch(this.dir, {persistent: true}, () => this.ring())
       this.watcher.on('error', () => {
         this.watcher?.close()
         this.watcher = undefined
@@ -53,8 +58,20 @@ export class Doorbell {
     this.rung = false
   }
 
-  /** Resolve at the next ring (immediately if one came since clear()), a poll tick, `deadline`, or when `signal` aborts. */
+  /**
+   * Resolve at the next ring (immediately if one came since clear()), a poll
+   * tick, `deadline`, or when `signal` aborts. The first call sets up the
+   * watch and resolves at once: a change made between the caller's first
+   * look and the watch rang nobody, so the caller looks again, now watched.
+   * Watching only from there spares the many waits that find what they wait
+   * for at their first look: fs.watch costs about 10 ms of a command's start
+   * (Node's watcher module, inotify).
+   */
   async next(deadline = Infinity, signal?: AbortSignal): Promise<void> {
+    if (!this.armed) {
+      this.arm()
+      return
+    }
     if (this.rung || signal?.aborted) return
     const poll = this.watching ? this.pollMs : Math.min(this.pollMs, FALLBACK_POLL_MS)
     const delay = Math.max(0, Math.min(poll, deadline - Date.now()))
