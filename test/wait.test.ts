@@ -152,6 +152,27 @@ describe('wait', () => {
     expect(runsOf(batch)).toContain('old-asker')
   })
 
+  it('records at its end whether a Run asked for attention, and an event emitted after the end says so before it is appended', async () => {
+    const h = home()
+    const ended = async (dir: string) => waitFor(() => (readJson(join(dir, 'run.json')).status === 'done' ? readJson(join(dir, 'run.json')) : undefined))
+    expect((await ended(launch(h, 'asked', 'sh', '-c', 'actors emit question --summary which --attention followup >/dev/null'))).attention_raised).toBe(true)
+    const quiet = launch(h, 'quiet', 'sh', '-c', 'actors emit progress --summary fyi --attention notify >/dev/null')
+    expect((await ended(quiet)).attention_raised).toBe(false)
+    // A finished Run that asked for nothing is delivered without a look for its flag: one planted by hand beside a
+    // waking event written by hand is not seen (actors emit is how a Run asks).
+    const planted = launch(h, 'planted', 'true')
+    expect((await ended(planted)).attention_raised).toBe(false)
+    writeFileSync(join(planted, 'trace.jsonl'), JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind: 'by-hand', attention: 'followup'}) + '\n', {flag: 'a'})
+    writeFileSync(join(planted, 'attention.flag'), '')
+    // Asking after the end (emit --run): run.json says so first, and the batch that delivers the Run carries the event.
+    const late = actors(h, ['emit', 'late.question', '--run', 'quiet', '--summary', 'one more thing', '--attention', 'followup'])
+    expect(late.code).toBe(0)
+    expect(readJson(join(quiet, 'run.json')).attention_raised).toBe(true)
+    const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
+    expect(runsOf(batch).sort()).toEqual(['asked', 'planted', 'quiet'])
+    expect(batch.json.attention.map((a: any) => a.kind).sort()).toEqual(['late.question', 'question'])
+  })
+
   it('two concurrent waits of one owner split the work: none twice, none lost', async () => {
     const h = home()
     const names = ['r0', 'r1', 'r2', 'r3', 'r4', 'r5']

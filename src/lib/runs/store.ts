@@ -5,7 +5,7 @@
  * only settles files and starts nothing: the follow-ups of that end are noted
  * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
-import {readdirSync} from 'node:fs'
+import {existsSync, readdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {completeMove} from '../generations/move.js'
 import {noteEndedRun} from './ended-runs.js'
@@ -107,13 +107,15 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult)
   const existing = readRunResult(dir, meta)
   if (existing) return false
   writeJsonAtomic(runFile(dir, 'result'), result)
-  // Mirror the essentials into run.json so listings read one file per Run.
+  // Mirror the essentials into run.json so listings read one file per Run; and whether the Run asked for attention,
+  // so a wait delivering it need not look for the flag (runs/trace.ts attentionFlagged).
   writeJsonAtomic(runFile(dir, 'meta'), {
     ...meta,
     status: result.status,
     ended_at: result.completed_at,
     exit_code: result.exit_code,
     duration_ms: result.duration_ms,
+    ...(meta.attention_flag === true ? {attention_raised: existsSync(runFile(dir, 'attention'))} : {}),
   })
   notifyStateChange(join(dir, '..', '..'))
   return true

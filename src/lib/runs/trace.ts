@@ -8,7 +8,7 @@ import {randomUuid} from '../platform/builtins.js'
 import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
 import {withLockSync} from '../platform/lock.js'
-import {runFile} from './store.js'
+import {runFile, updateRunMeta} from './store.js'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {fileKey} from '../platform/file-key.js'
 import {appendJsonLine, fileSize, parseJsonLines, readFileEnd, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
@@ -47,9 +47,23 @@ export type NewTraceEvent = Omit<TraceEvent, 'id' | 'ts'>
  * it, so a Run without the flag asked for nothing and its Trace need not be
  * read (a batch scans up to 256 of them). A Run from an earlier version has
  * no such promise: its Trace is always read.
+ *
+ * A finished Run says more: its end recorded whether the flag was there
+ * (`attention_raised`, written under the Run's lock with the result), and a
+ * waking event emitted after the end sets it true, under the same lock,
+ * before the event is appended. So a wait delivering a backlog of finished
+ * Runs looks for no flag at all.
  */
-export function attentionFlagged(dir: string, meta: {attention_flag?: unknown}): boolean {
-  return meta.attention_flag !== true || existsSync(runFile(dir, 'attention'))
+export function attentionFlagged(dir: string, meta: {attention_flag?: unknown; attention_raised?: unknown}): boolean {
+  if (meta.attention_flag !== true) return true
+  if (typeof meta.attention_raised === 'boolean') return meta.attention_raised
+  return existsSync(runFile(dir, 'attention'))
+}
+
+/** Raise attention.flag in `dir`; a Run that has ended also records it in run.json (see attentionFlagged). */
+function raiseAttentionFlag(dir: string): void {
+  writeFileSync(runFile(dir, 'attention'), '', {flag: 'a'})
+  updateRunMeta(dir, (meta) => (meta.attention_raised === false ? {...meta, attention_raised: true} : undefined))
 }
 
 /** Validate, append one event and compact when the journal outgrew its bounds. Returns the stored event. */
@@ -64,7 +78,7 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
   }
   const file = traceFile(dir)
   // Raised before the event is in the Trace: a wait that finds no flag has no waking event to miss (see attentionFlagged).
-  if (input.attention !== undefined && WAKING_ATTENTION.has(input.attention)) writeFileSync(runFile(dir, 'attention'), '', {flag: 'a'})
+  if (input.attention !== undefined && WAKING_ATTENTION.has(input.attention)) raiseAttentionFlag(dir)
   // Appends and compaction share one lock so a compaction never loses an event appended meanwhile.
   withLockSync(traceLock(dir), () => {
     const before = traceStat(file)

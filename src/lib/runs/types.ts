@@ -98,6 +98,11 @@ export interface RunMeta {
   executor?: unknown
   /** true: every waking attention event of this Run raises attention.flag before it is appended (runs/trace.ts attentionFlagged). */
   attention_flag?: boolean
+  /**
+   * Once the Run ended (with attention_flag): whether attention.flag was there. A waking event emitted after the
+   * end sets it true before it is appended, so a finished Run saying false asked for nothing (runs/trace.ts).
+   */
+  attention_raised?: boolean
   [extra: string]: unknown
 }
 

@@ -20,7 +20,7 @@ export const MAX_MEMBERS = 256
  * records) would cost the busiest command GC copying and page faults for
  * fields it never reads (snapshot.ts keeps just these).
  */
-export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'owner' | 'parent' | 'root' | 'depth' | 'notification' | 'generation' | 'executor' | 'attention_flag'> & {
+export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'owner' | 'parent' | 'root' | 'depth' | 'notification' | 'generation' | 'executor' | 'attention_flag' | 'attention_raised'> & {
   ended_at?: unknown
   exit_code?: unknown
   duration_ms?: unknown
@@ -28,8 +28,8 @@ export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'ow
 
 /** A copy of `meta` with just the fields of BatchMeta. */
 export function batchMeta(meta: RunMeta): BatchMeta {
-  const {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, ended_at, exit_code, duration_ms} = meta
-  return {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, ended_at, exit_code, duration_ms}
+  const {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms} = meta
+  return {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms}
 }
 
 export interface RunEntry {
