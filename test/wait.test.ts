@@ -173,6 +173,34 @@ describe('wait', () => {
     expect(batch.json.attention.map((a: any) => a.kind).sort()).toEqual(['late.question', 'question'])
   })
 
+  it("a row's artifacts and end come from run.json, which mirrors result.json at the end; older Runs read result.json", async () => {
+    const h = home()
+    const files = ['a', 'b', 'c', 'd', 'e', 'f']
+    const recipe = join(h, 'recipes', 'six.yaml')
+    mkdirSync(join(h, 'recipes'), {recursive: true})
+    writeFileSync(recipe, `description: six artifacts\nsequence:\n  - [sh, -c, "cd {state_dir} && touch ${files.join(' ')} && exit 3"]\nartifacts:\n${files.map((f) => `  ${f}: "{state_dir}/${f}"`).join('\n')}\n`)
+    const made = actors(h, ['run', '--json', '--name', 'six', recipe])
+    expect(made.code, made.stderr).toBe(0)
+    const result = await waitForResult(made.json.state_dir)
+    expect(result.artifacts).toHaveLength(6)
+    const meta = readJson(join(made.json.state_dir, 'run.json'))
+    expect(meta).toMatchObject({reason: result.reason, artifacts_total: 6, exit_code: 3})
+    expect(meta.artifacts_head).toEqual(result.artifacts.slice(0, 4))
+    // result.json is not read for the row: with it gone, the row is the same.
+    rmSync(join(made.json.state_dir, 'result.json'))
+    const [row] = actors(h, ['wait', '--json']).json.rows
+    expect(row).toMatchObject({run: 'six', status: 'failed', exit_code: 3, artifacts_total: 6, summary: 'failed, exit 3'})
+    expect(row.artifacts).toEqual(result.artifacts.slice(0, 4))
+    // A Run written before the mirror: its row reads result.json.
+    const old = writeFinishedRun(h, 'old-artifacts')
+    const oldResult = readJson(join(old, 'result.json'))
+    writeJsonAtomic(join(old, 'result.json'), {...oldResult, reason: 'timeout', artifacts: files.map((f) => ({name: f, path: join(old, f), bytes: 0, sha256: 'x'}))})
+    const [oldRow] = actors(h, ['wait', '--json']).json.rows
+    expect(oldRow).toMatchObject({run: 'old-artifacts', artifacts_total: 6})
+    expect(oldRow.artifacts.map((a: any) => a.name)).toEqual(['a', 'b', 'c', 'd'])
+    expect(oldRow.summary).toContain('timeout')
+  })
+
   it('two concurrent waits of one owner split the work: none twice, none lost', async () => {
     const h = home()
     const names = ['r0', 'r1', 'r2', 'r3', 'r4', 'r5']

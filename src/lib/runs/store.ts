@@ -98,6 +98,9 @@ export function writeRunMetaLocked(dir: string, meta: RunMeta, options: {durable
   writeJsonAtomic(runFile(dir, 'meta'), meta, options)
 }
 
+/** Artifact records run.json mirrors at the end: what a batch row shows (wait/batch.ts MAX_ROW_ARTIFACTS). */
+export const MIRRORED_ARTIFACTS = 4
+
 /**
  * Write result.json exactly once per generation and mirror the terminal status
  * into run.json. Returns false when a result already existed (someone else won).
@@ -107,14 +110,19 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult)
   const existing = readRunResult(dir, meta)
   if (existing) return false
   writeJsonAtomic(runFile(dir, 'result'), result)
-  // Mirror the essentials into run.json so listings read one file per Run; and whether the Run asked for attention,
-  // so a wait delivering it need not look for the flag (runs/trace.ts attentionFlagged).
+  // Mirror the essentials into run.json so listings read one file per Run, and a batch row (wait/batch.ts) needs no
+  // result.json: a bounded head of the artifacts, whose records can be many. And whether the Run asked for
+  // attention, so a wait delivering it need not look for the flag (runs/trace.ts attentionFlagged).
+  const artifacts = Array.isArray(result.artifacts) ? result.artifacts : []
   writeJsonAtomic(runFile(dir, 'meta'), {
     ...meta,
     status: result.status,
     ended_at: result.completed_at,
     exit_code: result.exit_code,
     duration_ms: result.duration_ms,
+    reason: result.reason,
+    artifacts_head: artifacts.slice(0, MIRRORED_ARTIFACTS),
+    artifacts_total: artifacts.length,
     ...(meta.attention_flag === true ? {attention_raised: existsSync(runFile(dir, 'attention'))} : {}),
   })
   notifyStateChange(join(dir, '..', '..'))

@@ -103,6 +103,10 @@ export interface RunMeta {
    * end sets it true before it is appended, so a finished Run saying false asked for nothing (runs/trace.ts).
    */
   attention_raised?: boolean
+  /** Mirrored from result.json at the end (store.ts writeResultLocked): how it ended, its first artifacts and how many it made. */
+  reason?: string | null
+  artifacts_head?: ArtifactRecord[]
+  artifacts_total?: number
   [extra: string]: unknown
 }
 

@@ -6,7 +6,7 @@
  */
 import {randomUuid} from '../platform/builtins.js'
 import {outputTail} from '../runs/logs.js'
-import {readRunResult} from '../runs/store.js'
+import {MIRRORED_ARTIFACTS, readRunResult} from '../runs/store.js'
 import {readTraceTail} from '../runs/trace.js'
 import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../runs/types.js'
 import {readUsage} from '../runs/usage.js'
@@ -16,7 +16,7 @@ import {memberKey, type RunEntry, type Selection} from './select.js'
 export const BATCH_SCHEMA = 'actors-batch-v1'
 export const MAX_ROWS = 64
 export const MAX_OUTPUT_CHARS = 4000
-export const MAX_ROW_ARTIFACTS = 4
+export const MAX_ROW_ARTIFACTS = MIRRORED_ARTIFACTS
 export const MAX_PENDING_LISTED = 64
 export const MAX_SUMMARY_CHARS = 500
 /** A batch document, as printed by `wait --json`, is at most this large (SPEC: Completion batches). */
@@ -101,7 +101,9 @@ export interface BatchDocument {
 export interface RowFacts {
   summary: string
   output: string
+  /** The first ones (at least MAX_ROW_ARTIFACTS of them when there are that many). */
   artifacts: ArtifactRecord[]
+  artifacts_total: number
   usage: RowUsage | null
   collected: CollectedRun[]
   collected_total: number
@@ -109,14 +111,37 @@ export interface RowFacts {
   duration_ms: number | null
 }
 
-/** Read the row facts of one terminal Run: result, last summary, output tail. Damaged files degrade to empty facts. */
-export function readRowFacts(entry: RunEntry): RowFacts {
+/** How a Run ended, as its row shows it. */
+type EndFacts = Pick<RowFacts, 'artifacts' | 'artifacts_total' | 'exit_code' | 'duration_ms'> & {reason: string | null}
+
+const numberOrNull = (value: unknown): number | null => (typeof value === 'number' ? value : null)
+
+/** From run.json when its end mirrored enough of result.json there (store.ts writeResultLocked), else from result.json. */
+function endFacts(entry: RunEntry): EndFacts {
+  const {meta} = entry
+  const head = meta.artifacts_head
+  if (Array.isArray(head) && typeof meta.artifacts_total === 'number' && head.length >= Math.min(meta.artifacts_total, MAX_ROW_ARTIFACTS)) {
+    return {reason: typeof meta.reason === 'string' ? meta.reason : null, artifacts: head, artifacts_total: meta.artifacts_total, exit_code: numberOrNull(meta.exit_code), duration_ms: numberOrNull(meta.duration_ms)}
+  }
   let result
   try {
-    result = readRunResult(entry.dir, entry.meta)
+    result = readRunResult(entry.dir, meta)
   } catch {
     result = undefined
   }
+  const artifacts = result?.artifacts ?? []
+  return {
+    reason: result?.reason ?? null,
+    artifacts,
+    artifacts_total: artifacts.length,
+    exit_code: result?.exit_code ?? numberOrNull(meta.exit_code),
+    duration_ms: result?.duration_ms ?? numberOrNull(meta.duration_ms),
+  }
+}
+
+/** Read the row facts of one terminal Run: result, last summary, output tail. Damaged files degrade to empty facts. */
+export function readRowFacts(entry: RunEntry): RowFacts {
+  const end = endFacts(entry)
   let summary = ''
   try {
     const events = readTraceTail(entry.dir, 64)
@@ -129,9 +154,8 @@ export function readRowFacts(entry: RunEntry): RowFacts {
       }
     }
   } catch {}
-  const exitCode = result?.exit_code ?? (entry.meta.exit_code as number | undefined) ?? null
   if (!summary) {
-    const reason = result?.reason
+    const {reason, exit_code: exitCode} = end
     summary = [entry.meta.status, exitCode !== null ? `exit ${exitCode}` : '', reason && reason !== 'exit_code' ? reason : ''].filter(Boolean).join(', ')
   }
   let output = ''
@@ -146,11 +170,12 @@ export function readRowFacts(entry: RunEntry): RowFacts {
   return {
     summary: boundSummary(summary),
     output,
-    artifacts: result?.artifacts ?? [],
+    artifacts: end.artifacts,
+    artifacts_total: end.artifacts_total,
     usage,
     ...readCollected(entry.dir, entry.meta.run_instance_id),
-    exit_code: exitCode,
-    duration_ms: result?.duration_ms ?? (entry.meta.duration_ms as number | undefined) ?? null,
+    exit_code: end.exit_code,
+    duration_ms: end.duration_ms,
   }
 }
 
@@ -172,7 +197,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   for (const member of selection.members) counts[member.meta.status] = (counts[member.meta.status] ?? 0) + 1
   const ends = selection.members.map((m) => m.meta.ended_at).filter((t): t is string => typeof t === 'string').sort()
   const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
-    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {summary: entry.meta.status, output: '', artifacts: [], usage: null, collected: [], collected_total: 0, exit_code: null, duration_ms: null}
+    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {summary: entry.meta.status, output: '', artifacts: [], artifacts_total: 0, usage: null, collected: [], collected_total: 0, exit_code: null, duration_ms: null}
     return {
       run: entry.meta.run,
       run_instance_id: entry.meta.run_instance_id,
@@ -184,7 +209,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       summary: facts.summary,
       output: facts.output.length > MAX_OUTPUT_CHARS ? facts.output.slice(-MAX_OUTPUT_CHARS) : facts.output,
       artifacts: facts.artifacts.slice(0, MAX_ROW_ARTIFACTS),
-      artifacts_total: facts.artifacts.length,
+      artifacts_total: facts.artifacts_total,
       usage: facts.usage,
       collected: facts.collected,
       collected_total: facts.collected_total,

@@ -24,12 +24,15 @@ export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'ow
   ended_at?: unknown
   exit_code?: unknown
   duration_ms?: unknown
+  reason?: unknown
+  artifacts_head?: unknown
+  artifacts_total?: unknown
 }
 
 /** A copy of `meta` with just the fields of BatchMeta. */
 export function batchMeta(meta: RunMeta): BatchMeta {
-  const {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms} = meta
-  return {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms}
+  const {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms, reason, artifacts_head, artifacts_total} = meta
+  return {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms, reason, artifacts_head, artifacts_total}
 }
 
 export interface RunEntry {
