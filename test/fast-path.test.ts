@@ -151,14 +151,15 @@ describe('the fast path', () => {
     expect(cli(['control', run, 'status']).stdout).toMatch(/status: +done/)
     expect(cli(['wait', '--json']).status).toBe(0)
     // ...and the reading commands load none of the built-ins that cost milliseconds (src/lib/platform/builtins.ts),
-    // nor Node's file watcher (about 10 ms) when what a wait waits for is there at its first look...
+    // nor node:module with its share of the ES module loader (bin/actors and the bundles need neither), nor Node's
+    // file watcher (about 10 ms) when what a wait waits for is there at its first look...
     const loadedBy = (args: string[]) => {
       const list = join(home, 'loaded.txt')
       const preload = join(home, 'list-modules.cjs')
       writeFileSync(preload, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')))`)
       // Output to /dev/null: a pipe on stdout is itself a net.Socket, which would load node:net.
       spawnSync(process.execPath, ['--require', preload, join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), stdio: 'ignore'})
-      return readFileSync(list, 'utf8').split('\n').filter((m) => /^NativeModule (net|crypto|child_process|internal\/fs\/watchers)$/.test(m))
+      return readFileSync(list, 'utf8').split('\n').filter((m) => /^NativeModule (net|crypto|child_process|module|internal\/fs\/watchers)$/.test(m))
     }
     for (const args of [['inspect', '--json'], ['control', run, 'status'], ['logs', run], ['wait', '--json']]) expect(loadedBy(args), args.join(' ')).toEqual([])
     expect(loadedBy(['run', '--', 'true'])).toContain('NativeModule child_process')

@@ -2,11 +2,11 @@
  * The local executor's liveness check: the supervisor is a detached process
  * on this machine, alive while its recorded process identity matches.
  */
-import {hostname} from 'node:os'
 import {isSameProcess} from '../platform/process-identity.js'
 import type {RunMeta} from '../runs/types.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from './types.js'
+import {nodeOs} from '../platform/builtins.js'
 
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */
 export const LAUNCH_GRACE_MS = 30_000
@@ -24,7 +24,7 @@ export function checkLocalSupervisor(meta: RunMeta): SupervisorCheck {
 let host: string | undefined
 /** This machine's name, read once (listings check every live Run). */
 function thisHost(): string {
-  host ??= hostname()
+  host ??= nodeOs().hostname()
   return host
 }
 

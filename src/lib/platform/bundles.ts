@@ -3,9 +3,9 @@
  * server, the yaml library) is built into a CommonJS bundle of its own,
  * dist/<name>.cjs, so the others never compile nor evaluate it.
  */
-import {createRequire} from 'node:module'
 import {dirname, join} from 'node:path'
 import {fileURLToPath} from 'node:url'
+import {nodeModule} from './builtins.js'
 
 type BundleLoader = (name: string) => unknown
 
@@ -21,6 +21,6 @@ export function loadBundle<T>(name: string, fromSources: () => T): T {
   if (lent) return lent(name) as T
   const here = fileURLToPath(import.meta.url)
   // In a bundle this module lives in dist/<bundle>.cjs; in the sources in src/lib/platform/.
-  if (here.endsWith('.cjs')) return createRequire(here)(join(dirname(here), `${name}.cjs`)) as T
+  if (here.endsWith('.cjs')) return nodeModule().createRequire(here)(join(dirname(here), `${name}.cjs`)) as T
   return fromSources()
 }

@@ -2,10 +2,10 @@
  * The state root and the mapping from a user's Run reference (an id or a
  * state dir path) to a directory that is guaranteed to sit inside it.
  */
-import {homedir} from 'node:os'
 import {basename, dirname, join, resolve, sep} from 'node:path'
 import {existsSync, mkdirSync, realpathSync} from 'node:fs'
 import {usageError} from './errors.js'
+import {nodeOs} from './builtins.js'
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]+$/
 
@@ -14,7 +14,7 @@ export function resolveHome(flag?: string): string {
   const chosen = flag || process.env.ACTORS_HOME
   if (chosen) return resolve(chosen)
   const xdg = process.env.XDG_STATE_HOME
-  return xdg ? join(resolve(xdg), 'actors') : join(homedir(), '.local', 'state', 'actors')
+  return xdg ? join(resolve(xdg), 'actors') : join(process.env.HOME || nodeOs().homedir(), '.local', 'state', 'actors')
 }
 
 export function runsDir(home: string): string {

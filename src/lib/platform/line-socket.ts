@@ -8,9 +8,8 @@
  */
 import {lstatSync, unlinkSync} from 'node:fs'
 import type {Server, Socket} from 'node:net'
-import {tmpdir} from 'node:os'
 import {join} from 'node:path'
-import {nodeCrypto, nodeNet} from './builtins.js'
+import {nodeCrypto, nodeNet, nodeOs} from './builtins.js'
 
 /** Replies are one line of at most this many bytes, everywhere (SPEC: Control, Music). */
 export const MAX_REPLY_BYTES = 4096
@@ -30,7 +29,7 @@ export function socketPathIn(dir: string, name: string): string {
   const inside = join(dir, name)
   if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside
   const hash = nodeCrypto().createHash('sha256').update(inside).digest('hex').slice(0, 16)
-  return join(tmpdir(), `actors-${hash}-${name}`)
+  return join(nodeOs().tmpdir(), `actors-${hash}-${name}`)
 }
 
 /** Errors that mean the server is not there: nothing was delivered, so a caller may safely do something else. */

@@ -39,18 +39,18 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
   const streamChunks = async (write: (chunk: OutputChunk) => void): Promise<void> => {
     if (options.head?.text) write(options.head)
     // A reader that went away (`| head`) ends the follow; the Run goes on.
-    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutClosed)) write(chunk)
+    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutClosed())) write(chunk)
   }
   return liveResult({
     json: async () => {
       if (launched) writeNdjson({type: 'launched', ...launched})
       await streamChunks((chunk) => writeNdjson({type: 'output', ...chunk}))
-      return stdoutClosed.aborted ? undefined : jsonEnd(dir)
+      return stdoutClosed().aborted ? undefined : jsonEnd(dir)
     },
     plain: async () => {
       sayLaunched()
       await streamChunks((chunk) => (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.text))
-      return stdoutClosed.aborted ? undefined : plainEnd(dir)
+      return stdoutClosed().aborted ? undefined : plainEnd(dir)
     },
     ink: async () => {
       sayLaunched()

@@ -146,7 +146,7 @@ function watchRuns<T extends WatchedListing>(home: string, read: () => T, view: 
       process.once('SIGINT', end)
       process.once('SIGTERM', end)
       // A reader that went away (`| head`) ends the watch too.
-      stdoutClosed.addEventListener('abort', end, {once: true})
+      stdoutClosed().addEventListener('abort', end, {once: true})
       await watchRunChanges(store, {toRows: view.toRows, show, signal: stop.signal})
     } finally {
       store.close()

@@ -14,10 +14,19 @@ import {EXIT} from '../platform/errors.js'
 /** Errors that mean "the output went nowhere", not a bug. */
 const OUTPUT_ERRORS = new Set(['EPIPE', 'ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'ERR_STREAM_DESTROYED'])
 
-const closed = new AbortController()
-/** Aborted once stdout failed: a follow or a watch stops instead of writing into the void. */
-export const stdoutClosed: AbortSignal = closed.signal
+let closed: AbortController | undefined
 let failure: NodeJS.ErrnoException | undefined
+
+/**
+ * Aborted once stdout failed: a follow or a watch stops instead of writing
+ * into the void. Made on first use: AbortController is a global Node loads
+ * lazily (half a millisecond of every command's start otherwise).
+ */
+export function stdoutClosed(): AbortSignal {
+  closed ??= new AbortController()
+  if (failure && !closed.signal.aborted) closed.abort()
+  return closed.signal
+}
 
 /** The error stdout failed with, once it did (reportError stays quiet about it: it was said here). */
 export function stdoutFailure(): NodeJS.ErrnoException | undefined {
@@ -34,7 +43,7 @@ export function isOutputError(error: unknown): error is NodeJS.ErrnoException {
 function outputFailed(error: NodeJS.ErrnoException): void {
   if (failure) return
   failure = error
-  closed.abort()
+  closed?.abort()
   if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
   process.exitCode = EXIT.failed
   process.stderr.write(`actors: cannot write the output: ${error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space where stdout goes, or send it elsewhere\n`)

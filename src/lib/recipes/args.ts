@@ -3,10 +3,10 @@
  * converting command-line strings into typed values. Errors here are plain
  * `InputProblem`s (reason + fix); the caller knows the file and adds it.
  */
-import {homedir} from 'node:os'
 import {resolve} from 'node:path'
 import {InputProblem} from '../platform/errors.js'
 import type {ArgSpec, ArgType} from './types.js'
+import {nodeOs} from '../platform/builtins.js'
 
 export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 export const RUNTIME_NAMES = ['run_id', 'state_dir', 'recipe_dir'] as const
@@ -151,7 +151,7 @@ function parseArray(raw: string, bad: (expected: string, fix: string) => InputPr
 
 /** `~` and `~/x` expand to the home directory; anything relative resolves against `cwd`. */
 export function resolvePath(raw: string, cwd: string): string {
-  if (raw === '~') return homedir()
-  if (raw.startsWith('~/')) return resolve(homedir(), raw.slice(2))
+  if (raw === '~') return nodeOs().homedir()
+  if (raw.startsWith('~/')) return resolve(nodeOs().homedir(), raw.slice(2))
   return resolve(cwd, raw)
 }

@@ -4,8 +4,8 @@
  * with, because it is most of their size and most hot commands never read a
  * Recipe.
  */
-import {createRequire} from 'node:module'
 import {loadBundle} from '../platform/bundles.js'
+import {nodeModule} from '../platform/builtins.js'
 
 type YamlBundle = typeof import('../../yaml.js')
 
@@ -13,6 +13,6 @@ let yaml: YamlBundle | undefined
 
 /** The yaml library's parseDocument, loading dist/yaml.cjs on first use. */
 export function yamlLibrary(): YamlBundle {
-  yaml ??= loadBundle<YamlBundle>('yaml', () => createRequire(import.meta.url)('yaml'))
+  yaml ??= loadBundle<YamlBundle>('yaml', () => nodeModule().createRequire(import.meta.url)('yaml'))
   return yaml
 }
