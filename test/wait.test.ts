@@ -195,6 +195,8 @@ describe('wait', () => {
     const old = writeFinishedRun(h, 'old-artifacts')
     const oldResult = readJson(join(old, 'result.json'))
     writeJsonAtomic(join(old, 'result.json'), {...oldResult, reason: 'timeout', artifacts: files.map((f) => ({name: f, path: join(old, f), bytes: 0, sha256: 'x'}))})
+    // A mirror whose count is no count (edited by hand) is not used either.
+    writeJsonAtomic(join(old, 'run.json'), {...readJson(join(old, 'run.json')), artifacts_head: [], artifacts_total: -3})
     const [oldRow] = actors(h, ['wait', '--json']).json.rows
     expect(oldRow).toMatchObject({run: 'old-artifacts', artifacts_total: 6})
     expect(oldRow.artifacts.map((a: any) => a.name)).toEqual(['a', 'b', 'c', 'd'])

@@ -120,8 +120,10 @@ const numberOrNull = (value: unknown): number | null => (typeof value === 'numbe
 function endFacts(entry: RunEntry): EndFacts {
   const {meta} = entry
   const head = meta.artifacts_head
-  if (Array.isArray(head) && typeof meta.artifacts_total === 'number' && head.length >= Math.min(meta.artifacts_total, MAX_ROW_ARTIFACTS)) {
-    return {reason: typeof meta.reason === 'string' ? meta.reason : null, artifacts: head, artifacts_total: meta.artifacts_total, exit_code: numberOrNull(meta.exit_code), duration_ms: numberOrNull(meta.duration_ms)}
+  // A hand-edited count that is no count is no mirror: result.json says.
+  const total = typeof meta.artifacts_total === 'number' && Number.isSafeInteger(meta.artifacts_total) && meta.artifacts_total >= 0 ? meta.artifacts_total : undefined
+  if (Array.isArray(head) && total !== undefined && head.length >= Math.min(total, MAX_ROW_ARTIFACTS)) {
+    return {reason: typeof meta.reason === 'string' ? meta.reason : null, artifacts: head, artifacts_total: total, exit_code: numberOrNull(meta.exit_code), duration_ms: numberOrNull(meta.duration_ms)}
   }
   let result
   try {
