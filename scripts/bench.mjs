@@ -357,16 +357,20 @@ async function benchHistory(seedRuns) {
   let drainMs = 0
   let bareMs = 0
   let batches = 0
+  // The first wait also indexes the 20,000 copied-in state dirs (Runs that end under the kernel are indexed as they end).
+  let firstMs
   for (;;) {
     const start = process.hrtime.bigint()
     const r = spawnSync(process.execPath, [BIN, 'wait', '--json'], {env: env(hist), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
-    drainMs += Number(process.hrtime.bigint() - start) / 1e6
+    const waitMs = Number(process.hrtime.bigint() - start) / 1e6
+    firstMs ??= waitMs
+    drainMs += waitMs
     bareMs += nodeBare()
     const members = JSON.parse(r.stdout).members
     if (!members) break
     batches++
   }
-  record('drain 20,000 unreported Runs (wait until empty)', {seconds: +(drainMs / 1000).toFixed(1), batches, target: '< 15 s'})
+  record('drain 20,000 unreported Runs (wait until empty)', {seconds: +(drainMs / 1000).toFixed(1), batches, first_wait_seconds: +(firstMs / 1000).toFixed(2), target: '< 15 s'})
   record('  node -e 0 as many times, interleaved', {seconds: +(bareMs / 1000).toFixed(1), drain_ratio: +(drainMs / bareMs).toFixed(2)})
   record('bytes outside runs/ after 20,000 reports', {bytes: bytesOutsideRuns(hist), target: '<= 262144'})
 
