@@ -16,9 +16,8 @@ export type StreamName = 'stdout' | 'stderr'
 
 /** The last `lines` lines of a file (reads at most `maxBytes` from its end). */
 export function tailFile(file: string, lines: number, maxBytes = 4 * 1024 * 1024): string {
-  const size = logSize(file)
-  const start = Math.max(0, size - maxBytes)
-  const text = readRange(file, start, size)
+  const read = readFileEnd(file, maxBytes)
+  const text = read ? read.bytes.toString('utf8', 0, read.length) : ''
   if (lines <= 0) return ''
   const parts = text.split('\n')
   const trailing = parts[parts.length - 1] === '' ? parts.pop() : undefined
