@@ -2,11 +2,11 @@
  * `actors run`, `inspect`, `logs`, `emit` and `prune` end to end through the
  * real CLI: exit codes and JSON fields, real supervisors and signals.
  */
-import {type ChildProcess, execFileSync, spawn} from 'node:child_process'
+import {type ChildProcess, execFileSync, spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {actors, actorsAsync, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
 
 let home: string
 let work: string
@@ -292,6 +292,51 @@ describe('run', () => {
     const listing = actors(home, ['inspect', '--json'])
     expect(listing.json.runs).toHaveLength(24)
     expect(listing.json.damaged).toEqual([])
+  })
+})
+
+describe('NODE_EXTRA_CA_CERTS', () => {
+  // A file that does not exist: Node 20 warns at start-up that it could not load it, which shows whether a
+  // process paid for loading it. Node 24 loads the file on first TLS use only, so it never warns here.
+  const caFile = '/nonexistent/actors-test-ca.pem'
+  const envWith = (extra: NodeJS.ProcessEnv = {}) => cliEnv(home, {NODE_EXTRA_CA_CERTS: caFile, ...extra})
+  const warning = /Ignoring extra certs/
+
+  it('is set aside while actors starts, and given back to the Run and the supervisor\'s children', async () => {
+    const node = spawnSync(process.execPath, ['-e', '0'], {env: envWith(), encoding: 'utf8'})
+    const nodeLoadsAtStart = warning.test(node.stderr)
+    if (process.versions.node.startsWith('20.')) expect(nodeLoadsAtStart).toBe(true)
+
+    // Run as a command, as a shell runs it (the shebang), not as `node bin/actors`.
+    const probe = 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${ACTORS_NODE_EXTRA_CA_CERTS-unset}"'
+    const launched = spawnSync(BIN, ['run', '--json', '--wait', '--', 'sh', '-c', probe], {env: envWith(), encoding: 'utf8'})
+    expect(launched.status).toBe(0)
+    expect(launched.stderr).not.toMatch(warning)
+    const run = JSON.parse(launched.stdout).rows[0]
+    expect(run.output).toBe(`${caFile}|unset`)
+
+    // The supervisor started with the variable aside (what its process was started with, /proc/PID/environ).
+    const live = JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sleep', '30'], {env: envWith(), encoding: 'utf8'}).stdout)
+    const meta = await waitFor(() => {
+      const m = readJson(join(live.state_dir, 'run.json'))
+      return m.child_pid && m
+    })
+    const environ = readFileSync(`/proc/${meta.pid}/environ`, 'utf8').split('\0')
+    expect(environ).toContain(`ACTORS_NODE_EXTRA_CA_CERTS=${caFile}`)
+    expect(environ.some((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toBe(false)
+    const child = readFileSync(`/proc/${meta.child_pid}/environ`, 'utf8').split('\0')
+    expect(child).toContain(`NODE_EXTRA_CA_CERTS=${caFile}`)
+    expect(child.some((entry) => entry.startsWith('ACTORS_NODE_EXTRA_CA_CERTS='))).toBe(false)
+    expect(actors(home, ['control', live.run, 'kill']).code).toBe(0)
+  })
+
+  it('a stray ACTORS_NODE_EXTRA_CA_CERTS without the variable itself reaches no Run', () => {
+    const probe = 'printf "%s|%s" "${NODE_EXTRA_CA_CERTS-unset}" "${ACTORS_NODE_EXTRA_CA_CERTS-unset}"'
+    const env = cliEnv(home, {ACTORS_NODE_EXTRA_CA_CERTS: caFile})
+    delete env.NODE_EXTRA_CA_CERTS
+    const launched = spawnSync(BIN, ['run', '--json', '--wait', '--', 'sh', '-c', probe], {env, encoding: 'utf8'})
+    expect(launched.status).toBe(0)
+    expect(JSON.parse(launched.stdout).rows[0].output).toBe('unset|unset')
   })
 })
 
