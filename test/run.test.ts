@@ -3,7 +3,7 @@
  * real CLI: exit codes and JSON fields, real supervisors and signals.
  */
 import {type ChildProcess, execFileSync, spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {BIN, actors, actorsAsync, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
@@ -328,6 +328,16 @@ describe('NODE_EXTRA_CA_CERTS', () => {
     expect(child).toContain(`NODE_EXTRA_CA_CERTS=${caFile}`)
     expect(child.some((entry) => entry.startsWith('ACTORS_NODE_EXTRA_CA_CERTS='))).toBe(false)
     expect(actors(home, ['control', live.run, 'kill']).code).toBe(0)
+  })
+
+  it('runs as a command through a symlink in a directory whose name has a space (as npm links bin/actors)', () => {
+    const linkDir = join(work, 'node modules', '.bin')
+    mkdirSync(linkDir, {recursive: true})
+    symlinkSync(BIN, join(linkDir, 'actors'))
+    const listed = spawnSync(join(linkDir, 'actors'), ['inspect', '--json'], {env: envWith(), encoding: 'utf8'})
+    expect(listed.stderr).toBe('')
+    expect(listed.status).toBe(0)
+    expect(JSON.parse(listed.stdout)).toEqual({runs: [], damaged: []})
   })
 
   it('a stray ACTORS_NODE_EXTRA_CA_CERTS without the variable itself reaches no Run', () => {
