@@ -84,7 +84,7 @@ function reportedHistoryBench(tmp, seedRuns) {
   const live = {reported: launchLive(reported), bare: launchLive(bare)}
   try {
     // allowFail: `wait --timeout 0` exits 124 when nothing is ready (the live Run is still running).
-    const both = (name, args, target) => compare(`${name}, 2,000 reported Runs vs none`, () => timeOnce(BIN, [...args(live.reported)], {env: env(reported), allowFail: true}), () => timeOnce(BIN, [...args(live.bare)], {env: env(bare), allowFail: true}), target)
+    const both = (name, args, target) => compare(`${name}, 2,000 reported Runs vs none`, () => timeOnce(BIN, args(live.reported), {env: env(reported), allowFail: true}), () => timeOnce(BIN, args(live.bare), {env: env(bare), allowFail: true}), target)
     both('wait --timeout 0', () => ['wait', '--json', '--timeout', '0'], '<= 1.2x')
     both('inspect --status running', () => ['inspect', '--json', '--status', 'running'], '<= 1.2x')
     both('control RUN status', (run) => ['control', run, 'status', '--json'], '<= 1.2x')
@@ -407,7 +407,7 @@ async function benchHistory(seedRuns) {
 
   const empty = join(tmp, 'history-empty')
   mkdirSync(join(empty, 'runs'), {recursive: true})
-  const both = (args) => [() => timeOnce(BIN, [...args], {env: env(hist)}), () => timeOnce(BIN, [...args], {env: env(empty)})]
+  const both = (args) => [() => timeOnce(BIN, args, {env: env(hist)}), () => timeOnce(BIN, args, {env: env(empty)})]
   compare('wait, all reported (20,000 vs empty root)', ...both(['wait', '--json']), '<= 1.3x')
   // One live Run in each root: the live views have something to show.
   for (const home of [hist, empty]) spawnSync(BIN, ['run', '--json', '--name', 'live-one', '--', 'sleep', '600'], {env: env(home)})
