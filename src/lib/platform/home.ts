@@ -14,6 +14,7 @@ export function resolveHome(flag?: string): string {
   const chosen = flag || process.env.ACTORS_HOME
   if (chosen) return resolve(chosen)
   const xdg = process.env.XDG_STATE_HOME
+  // os.homedir() answers $HOME first when it is set; reading it here spares most commands loading node:os.
   return xdg ? join(resolve(xdg), 'actors') : join(process.env.HOME || nodeOs().homedir(), '.local', 'state', 'actors')
 }
 
