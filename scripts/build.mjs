@@ -18,6 +18,8 @@
 //    read no Recipe never evaluate it.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
+//  - dist/index-worker.cjs: the worker thread a large index rebuild shares
+//    its state dirs with (src/index-worker.ts).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
 //    the Ink views (views/*.js). Add more to `esmEntries`.
 // ink and react stay external: they load (from node_modules) only on the TTY
@@ -148,6 +150,8 @@ for (const name of hotCommandNames) {
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}, plugins: [yamlOnDemand]})
+// The worker thread of a large index rebuild (src/index-worker.ts): started only by one, never loaded otherwise.
+await build({...commonJs, entryPoints: {'index-worker': 'src/index-worker.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
 await build({...commonJs, entryPoints: {yaml: 'src/yaml.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front with the greeter, and the server with the SDK (and zod); never loaded by any other command.
 await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})

@@ -7,7 +7,7 @@
  * Timing targets live in the bench (`npm run bench`), not here.
  */
 import {spawn} from 'node:child_process'
-import {cpSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {BIN, actors, actorsAsync, cliEnv, homesPerTest, indexEntries, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
@@ -212,6 +212,34 @@ describe('the run index', () => {
     await closed
     expect(drain(h).length).toBe(400)
     expect(markers(h)).toEqual([])
+  }, 240_000)
+
+  it('shares a large rebuild with a worker thread: every state dir entered once, even when the worker fails midway', async () => {
+    for (const mode of ['worker-first', 'worker-fails']) {
+      const h = home()
+      // Three chunks of state dirs (256 each): the worker does the first, then (worker-fails) dies halfway through the next.
+      const ids = seed(h, 'w', 600)
+      const live = actors(h, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
+      await waitFor(() => readJson(join(live.state_dir, 'run.json')).started_at, 10_000, 'the live Run to start')
+      rmSync(join(h, 'index'), {recursive: true, force: true})
+      const running = actors(h, ['inspect', '--status', 'running', '--json'], {env: {ACTORS_TEST_SHARED_REBUILD_MIN: '2', ACTORS_TEST_SHARED_WORK: mode}})
+      expect(running.code, running.stderr).toBe(0)
+      expect(listed(running)).toEqual(['live'])
+      // What the worker found reached the rebuild, or (failed) its chunks were done again here.
+      expect(running.stderr).toContain(`the worker's findings covered ${mode === 'worker-first' ? '' : '0 '}`)
+      if (mode === 'worker-first') expect(running.stderr).not.toContain('covered 0 ')
+      const queued = markers(h)
+      expect(queued).toHaveLength(601)
+      expect(new Set(queued).size).toBe(601)
+      // The launch log has every Run once, oldest first.
+      const launches = readFileSync(join(h, 'runs', '.cache', 'launches.log'), 'utf8').trim().split('\n').map((line) => line.split(' ')[1])
+      expect(launches.slice().sort()).toEqual([...ids, 'live'].sort())
+      expect(actors(h, ['control', 'live', 'kill']).code).toBe(0)
+      await waitForResult(live.state_dir)
+      const delivered = drain(h)
+      expect(delivered).toHaveLength(601)
+      expect(new Set(delivered)).toEqual(new Set([...ids, 'live']))
+    }
   }, 240_000)
 })
 

@@ -23,6 +23,8 @@ export const nodeNet = () => load('node:net') as typeof import('node:net')
 export const nodeOs = () => load('node:os') as typeof import('node:os')
 /** node:module: createRequire, for the paths that load another bundle or package (YAML Recipes, actors mcp). */
 export const nodeModule = () => load('node:module') as typeof import('node:module')
+/** node:worker_threads: only a large index rebuild starts a worker (platform/two-threads.ts). */
+export const workerThreads = () => load('node:worker_threads') as typeof import('node:worker_threads')
 
 let urandom: number | null | undefined
 

@@ -48,6 +48,8 @@ import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.j
 import {enqueueMarker, listOwnerQueue, makeMarkerFile, markQueueChanged, ownerQueueDir, QueueCursor, queueOwnerTags, tagValue, writeQueueCursor, type CursorLine} from './index-queue.js'
 import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 import {isTerminal, type RunMeta} from './types.js'
+import {packageRoot} from '../platform/package-root.js'
+import {secondCoreAvailable, shareWork} from '../platform/two-threads.js'
 
 // v3: queued markers moved from index/ into index/queue/<owner tag>/ (a v2 index is rebuilt, its queued markers moved).
 const INDEX_SCHEMA = 'actors-index-v3'
@@ -794,18 +796,25 @@ export function refreshIndex(home: string): void {
   })
 }
 
+/** State dirs per chunk when a rebuild shares its work with a worker thread. */
+const REBUILD_CHUNK = 256
+/**
+ * A rebuild of fewer state dirs stays on one thread: a worker takes tens of
+ * milliseconds to start, about what a thousand state dirs take to read.
+ */
+const SHARED_REBUILD_MIN = 4096
+
 /**
  * Rebuild from every state dir: a live marker for each live Run, a queued
  * marker for each finished, unreported one (existing markers stay: they are
  * re-checked on use), and the launch log. Runs a delivery journal of the
  * earlier format lists as reported get their reported.json, so an upgraded
- * state root does not report its history again.
+ * state root does not report its history again. A large rebuild (a backup
+ * restored, thousands of state dirs copied in) shares the state dirs with a
+ * worker thread on a second core (platform/two-threads.ts; dist/index-worker.cjs).
  */
 function rebuildIndex(home: string, names: string[]): void {
   const legacy = legacyReported(home)
-  const launches: Array<{at: string; id: string}> = []
-  const queues = new Set<string>()
-  const base = runsDir(home)
   // The run.json stat cache of an earlier index format: no longer used.
   unlinkQuietly(join(indexDir(home), '.terminal.json'))
   // Queued markers of the earlier format, in index/ itself: every one is entered again below, in its owner's queue.
@@ -813,7 +822,71 @@ function rebuildIndex(home: string, names: string[]): void {
     const marker = parseMarker(name)
     if (marker?.queued && validMarker(marker)) unlinkQuietly(indexDir(home) + sep + name)
   }
-  for (const id of names) {
+  const found = newEnteredDirs()
+  const job: RebuildJob = {home, names, legacy: [...legacy]}
+  shareWork<EnteredDirsMessage>({
+    count: names.length,
+    chunkSize: REBUILD_CHUNK,
+    runChunk: (start, end) => enterStateDirs(job, start, end, found, legacy, true),
+    worker: shareRebuild(names.length) ? rebuildWorker(job) : undefined,
+    merge: (theirs) => {
+      for (const launch of theirs.launches) found.launches.push(launch)
+      for (const tag of theirs.queues) found.queues.add(tag)
+    },
+  })
+  // Once per queue, after its last marker (index-queue.ts).
+  for (const tag of found.queues) markQueueChanged(home, tag)
+  found.launches.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
+  rewriteLaunchLog(home, found.launches)
+}
+
+/** Whether a rebuild of `count` state dirs is shared with a worker thread. */
+function shareRebuild(count: number): boolean {
+  // Test-only: share small rebuilds too, on any machine (test/history.test.ts).
+  const asked = Number(process.env.ACTORS_TEST_SHARED_REBUILD_MIN)
+  if (Number.isInteger(asked) && asked > 0) return count >= asked
+  return count >= SHARED_REBUILD_MIN && secondCoreAvailable()
+}
+
+function rebuildWorker(job: RebuildJob): {file: string; data: RebuildJob} | undefined {
+  const file = join(packageRoot(), 'dist', 'index-worker.cjs')
+  return existsSync(file) ? {file, data: job} : undefined
+}
+
+/** What a rebuild works through: the state dirs of runs/ (`names`), and the legacy journals' reported instances. */
+export interface RebuildJob {
+  home: string
+  names: string[]
+  legacy: Array<[string, string]>
+}
+
+/** What entering state dirs found: launch log lines, and the queues it added markers to (whose flags are raised after). */
+interface EnteredDirs {
+  launches: Array<{at: string; id: string}>
+  queues: Set<string>
+}
+
+/** EnteredDirs as a worker thread sends it. */
+export interface EnteredDirsMessage {
+  launches: Array<{at: string; id: string}>
+  queues: string[]
+}
+
+export function newEnteredDirs(): EnteredDirs {
+  return {launches: [], queues: new Set()}
+}
+
+/**
+ * Enter the state dirs `job.names[start, end)` in the index (the part of a
+ * rebuild each thread does; doing a dir twice is harmless: a marker made
+ * again exists already). `keepRead`: remember what was read for this
+ * command's next reads (justRead), on the thread that will do them.
+ */
+export function enterStateDirs(job: RebuildJob, start: number, end: number, found: EnteredDirs, legacy: Map<string, string>, keepRead: boolean): void {
+  const {home, names} = job
+  const base = runsDir(home)
+  for (let i = start; i < end; i++) {
+    const id = names[i]
     const dir = base + sep + id
     let meta: RunMeta | undefined
     try {
@@ -822,11 +895,11 @@ function rebuildIndex(home: string, names: string[]): void {
       continue
     }
     if (!meta) continue
-    launches.push({at: typeof meta.created_at === 'string' ? meta.created_at : '', id})
+    found.launches.push({at: typeof meta.created_at === 'string' ? meta.created_at : '', id})
     // Earlier generations still owed keep their own markers.
     for (const owed of owedGenerations(meta)) {
-      const found = readOwedInstance(dir, meta, owed.run_instance_id)
-      if (found.kind === 'owed') enterFinished(home, id, owed.run_instance_id, found.state.meta, queues)
+      const owing = readOwedInstance(dir, meta, owed.run_instance_id)
+      if (owing.kind === 'owed') enterFinished(home, id, owed.run_instance_id, owing.state.meta, found.queues)
     }
     if (!isTerminal(meta.status)) {
       addIndexMarker(home, id, meta.run_instance_id)
@@ -838,13 +911,9 @@ function rebuildIndex(home: string, names: string[]): void {
       recordReported(dir, {run_instance_id: was, owner: meta.owner, batch_id: 'legacy', reported_at: new Date().toISOString()})
       continue
     }
-    if (!meta.generation_move && justRead.size < JUST_READ_MAX) justRead.set(dir, meta)
-    enterFinished(home, id, meta.run_instance_id, meta, queues)
+    if (keepRead && !meta.generation_move && justRead.size < JUST_READ_MAX) justRead.set(dir, meta)
+    enterFinished(home, id, meta.run_instance_id, meta, found.queues)
   }
-  // Once per queue, after its last marker (index-queue.ts).
-  for (const tag of queues) markQueueChanged(home, tag)
-  launches.sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0))
-  rewriteLaunchLog(home, launches)
 }
 
 /** Enter a finished, unreported instance: queued when its fields allow (its queue's tag added to `queues`, whose flags the caller raises), else live (a reader sorts it out). */
