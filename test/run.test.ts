@@ -6,7 +6,7 @@ import {type ChildProcess, execFileSync, spawn, spawnSync} from 'node:child_proc
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, actors, actorsAsync, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome} from './helpers.js'
+import {BIN, actors, actorsAsync, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome, writeFinishedRun} from './helpers.js'
 
 let home: string
 let work: string
@@ -577,5 +577,31 @@ describe('inspect, logs, emit, prune', () => {
     expect(existsSync(done.json.state_dir)).toBe(false)
     expect(existsSync(live.json.state_dir)).toBe(true)
     await terminateSupervisor(live.json.state_dir)
+  })
+
+  it('prune --older-than goes by when each Run ended, and removes a whole state dir, subdirectories and links included', () => {
+    const hour = 3600_000
+    const old = writeFinishedRun(home, 'old', {ended: new Date(Date.now() - 3 * hour).toISOString()})
+    writeFinishedRun(home, 'recent', {ended: new Date(Date.now() - 60_000).toISOString()})
+    // Written before run.json mirrored the end: result.json says when it ended.
+    const legacy = writeFinishedRun(home, 'legacy', {ended: new Date(Date.now() - 3 * hour).toISOString(), meta: {ended_at: undefined}})
+    writeFinishedRun(home, 'legacy-recent', {ended: new Date(Date.now() - 3 * hour).toISOString(), meta: {ended_at: undefined}, result: {completed_at: new Date().toISOString()}})
+    // What a state dir can hold besides its files: an archived generation, a link out of the state root (never followed), a fifo.
+    mkdirSync(join(old, 'generations', '1'), {recursive: true})
+    writeFileSync(join(old, 'generations', '1', 'run.json'), '{}')
+    const outside = join(tempDir('actors-outside-'), 'keep.txt')
+    writeFileSync(outside, 'kept')
+    symlinkSync(outside, join(old, 'link-out'))
+    symlinkSync(join(outside, '..'), join(old, 'dir-link-out'))
+    execFileSync('mkfifo', [join(old, 'fifo')])
+    const pruned = actors(home, ['prune', '--older-than', '1h', '--json'])
+    expect(pruned.code, pruned.stderr).toBe(0)
+    expect(pruned.json.pruned.sort()).toEqual(['legacy', 'old'])
+    expect(existsSync(old)).toBe(false)
+    expect(existsSync(legacy)).toBe(false)
+    expect(readFileSync(outside, 'utf8')).toBe('kept')
+    expect(readdirSync(home).filter((name) => name.startsWith('.pruning-'))).toEqual([])
+    expect(readdirSync(join(home, 'runs')).filter((name) => !name.startsWith('.')).sort()).toEqual(['legacy-recent', 'recent'])
+    removeDir(join(outside, '..'))
   })
 })

@@ -3,14 +3,15 @@
  * lock after a re-check, so a Run that is live (or being relaunched) is never
  * touched. Artifacts that live inside a state dir go with it unless kept.
  */
-import {cpSync, mkdirSync, renameSync, rmSync} from 'node:fs'
+import {cpSync, mkdirSync, renameSync} from 'node:fs'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from '../platform/errors.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
 import {withLockSync} from '../platform/lock.js'
+import {removeTree} from '../platform/remove-tree.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {compactLaunches, dropIndexMarker, removeRunDirName} from './live-index.js'
-import {listRunIds, readRunMetaRaw, readRunState, runFile, type RunState} from './store.js'
+import {listRunIds, readRunMetaRaw, readRunResult, readRunState, runFile, type RunState} from './store.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from '../generations/layout.js'
 import {isTerminal} from './types.js'
 
@@ -63,10 +64,10 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
       continue
     }
-    const endedAt = Date.parse(state.result?.completed_at ?? (state.meta.ended_at as string) ?? state.meta.created_at)
-    if (cutoff !== undefined && endedAt > cutoff) continue
+    if (cutoff !== undefined && endedAt(state) > cutoff) continue
     withLockSync(runFile(dir, 'lock'), () => {
-      const again = readRunState(dir)
+      // result.json only for the artifacts to keep: run.json mirrors the rest.
+      const again = readRunState(dir, {withResult: options.keepArtifacts})
       if (!again || !isTerminal(again.meta.status)) return
       if (options.keepArtifacts) {
         for (const artifact of again.result?.artifacts ?? []) {
@@ -81,11 +82,11 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       }
       // Rename first (out of runs/, under the run index's lock) so a half-deleted dir never looks like a Run.
       const doomed = join(home, `.pruning-${id}-${process.pid}`)
-      rmSync(doomed, {recursive: true, force: true})
+      removeTree(doomed)
       removeRunDirName(home, () => renameSync(dir, doomed))
       // A Run pruned before it was reported leaves the run index now, not when a wait's window reaches it.
       dropIndexMarker(home, id, again.meta.run_instance_id, again.meta)
-      rmSync(doomed, {recursive: true, force: true})
+      removeTree(doomed)
       report.pruned.push(id)
     })
   }
@@ -96,11 +97,17 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   return report
 }
 
-/** A Run's state for prune, or undefined after noting why it is skipped (damaged; not found when named). */
+/** When a finished Run ended: run.json's mirror of its result (result.json for a Run written before the mirror), else when it was created. */
+function endedAt(state: RunState): number {
+  if (typeof state.meta.ended_at === 'string') return Date.parse(state.meta.ended_at)
+  return Date.parse(readRunResult(state.dir, state.meta)?.completed_at ?? state.meta.created_at)
+}
+
+/** A Run's state for prune (without its result.json), or undefined after noting why it is skipped (damaged; not found when named). */
 function readPruneCandidate(dir: string, id: string, options: PruneOptions, report: PruneReport): RunState | undefined {
   let state
   try {
-    state = readRunState(dir)
+    state = readRunState(dir, {withResult: false})
   } catch (error) {
     report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
     return undefined
@@ -126,7 +133,7 @@ function pruneEarlierGenerations(home: string, ids: string[], options: PruneOpti
         if (cutoff !== undefined && !(ended <= cutoff)) continue
         const doomed = join(generationsDir(dir), `.pruning-${n}-${process.pid}`)
         renameSync(archive, doomed)
-        rmSync(doomed, {recursive: true, force: true})
+        removeTree(doomed)
         gone.push(n)
       }
       return gone
