@@ -3,7 +3,7 @@
  * between real processes, process identity, fail-closed reads, trace bounds.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {appendFileSync, closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readlinkSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
+import {appendFileSync, chmodSync, closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
@@ -115,6 +115,27 @@ describe('state files', () => {
         expect((error as Error).message).toMatch(/(run\.json|trace\.jsonl|result\.json): is (a directory|not a regular file)/)
       }
     }
+  })
+
+  // Root can read any file without its access time; another user cannot (EPERM), and still reads it. CI runs as root.
+  it.runIf(process.getuid?.() === 0)('reads state files without touching their access time, and as another user than their owner', () => {
+    const file = join(dir, 'run.json')
+    writeJsonAtomic(file, {schema: 's1', n: 1})
+    const old = new Date('2026-01-01T00:00:00Z')
+    utimesSync(file, old, statSync(file).mtime)
+    expect(readJsonFile(file)).toEqual({schema: 's1', n: 1})
+    expect(statSync(file).atime.getTime()).toBe(old.getTime())
+    // Both temporary dirs are made 0700; let that user in.
+    chmodSync(dir, 0o755)
+    chmodSync(bundleDir, 0o755)
+    const asNobody = (code: string) => spawnSync(process.execPath, ['--input-type=module', '-e', code], {uid: 65534, gid: 65534, encoding: 'utf8'})
+    // The plain open that fails for that user (so the fallback below is what reads the file)...
+    const refused = asNobody(`import {openSync, constants} from 'node:fs'; try { openSync(${JSON.stringify(file)}, constants.O_RDONLY | constants.O_NOATIME) } catch (e) { console.log(e.code) }`)
+    expect(refused.stdout.trim()).toBe('EPERM')
+    // ...and the state-file reader, which falls back to a plain read for the rest of the process.
+    const read = asNobody(`import {readJsonFile} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)}; console.log(JSON.stringify([readJsonFile(${JSON.stringify(file)}), readJsonFile(${JSON.stringify(file)})]))`)
+    expect(read.stderr).toBe('')
+    expect(JSON.parse(read.stdout)).toEqual([{schema: 's1', n: 1}, {schema: 's1', n: 1}])
   })
 
   it('never shows a reader half a file while the project\'s own atomic writer rewrites it from another process', async () => {

@@ -148,8 +148,7 @@ export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes:
 export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_SAFE_INTEGER): {bytes: Buffer; start: number; length: number} | undefined {
   let fd: number
   try {
-    // O_NONBLOCK: a FIFO planted where a state file belongs must not hang the reader.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
+    fd = openForReading(file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw corruptStateError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
@@ -181,6 +180,25 @@ export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_
     return {bytes: buffer, start, length: read}
   } finally {
     closeSync(fd)
+  }
+}
+
+/**
+ * O_NONBLOCK: a FIFO planted where a state file belongs must not hang the
+ * reader. O_NOATIME (Linux): reading a state file leaves its access time
+ * alone, where relatime would write the inode on the first read after each
+ * change (a listing or a rebuild reads thousands); it is refused (EPERM) for
+ * a file this user does not own, and then dropped for the rest of the process.
+ */
+let readFlags = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOATIME ?? 0)
+
+function openForReading(file: string): number {
+  try {
+    return openSync(file, readFlags)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM' || !(readFlags & (constants.O_NOATIME ?? 0))) throw error
+    readFlags &= ~constants.O_NOATIME
+    return openSync(file, readFlags)
   }
 }
 
