@@ -66,8 +66,14 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
     }
     if (cutoff !== undefined && endedAt(state) > cutoff) continue
     withLockSync(runFile(dir, 'lock'), () => {
-      // result.json only for the artifacts to keep: run.json mirrors the rest.
-      const again = readRunState(dir, {withResult: options.keepArtifacts})
+      // Read whole now, result.json included: a Run about to be deleted whose files are damaged is kept and named.
+      let again: RunState | undefined
+      try {
+        again = readRunState(dir)
+      } catch (error) {
+        report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})
+        return
+      }
       if (!again || !isTerminal(again.meta.status)) return
       if (options.keepArtifacts) {
         for (const artifact of again.result?.artifacts ?? []) {
@@ -103,7 +109,11 @@ function endedAt(state: RunState): number {
   return Date.parse(readRunResult(state.dir, state.meta)?.completed_at ?? state.meta.created_at)
 }
 
-/** A Run's state for prune (without its result.json), or undefined after noting why it is skipped (damaged; not found when named). */
+/**
+ * A Run's state for prune, without its result.json (choosing which Runs to
+ * prune needs run.json alone), or undefined after noting why it is skipped
+ * (damaged; not found when named).
+ */
 function readPruneCandidate(dir: string, id: string, options: PruneOptions, report: PruneReport): RunState | undefined {
   let state
   try {
