@@ -214,16 +214,19 @@ describe('the run index', () => {
     expect(markers(h)).toEqual([])
   }, 240_000)
 
-  it('shares a large rebuild with a worker thread: every state dir entered once, even when the worker fails midway', async () => {
-    for (const mode of ['worker-first', 'worker-fails']) {
+  it('shares a large rebuild with a worker thread: every state dir entered once, even when the worker fails or hangs midway', async () => {
+    for (const mode of ['worker-first', 'worker-fails', 'worker-stalls']) {
       const h = home()
-      // Three chunks of state dirs (256 each): the worker does the first, then (worker-fails) dies halfway through the next.
+      // Three chunks of state dirs (256 each): the worker does the first, then (worker-fails, worker-stalls) dies or hangs halfway through the next.
       const ids = seed(h, 'w', 600)
       const live = actors(h, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
       await waitFor(() => readJson(join(live.state_dir, 'run.json')).started_at, 10_000, 'the live Run to start')
       rmSync(join(h, 'index'), {recursive: true, force: true})
+      const started = Date.now()
       const running = actors(h, ['inspect', '--status', 'running', '--json'], {env: {ACTORS_TEST_SHARED_REBUILD_MIN: '2', ACTORS_TEST_SHARED_WORK: mode}})
       expect(running.code, running.stderr).toBe(0)
+      // A hung worker is given up on after its stall time (half a second here), not waited for.
+      if (mode === 'worker-stalls') expect(Date.now() - started).toBeLessThan(30_000)
       expect(listed(running)).toEqual(['live'])
       // What the worker found reached the rebuild, or (failed) its chunks were done again here.
       expect(running.stderr).toContain(`the worker's findings covered ${mode === 'worker-first' ? '' : '0 '}`)

@@ -101,14 +101,20 @@ export function shareWork<R>(work: SharedWork<R>): number {
 
 /**
  * Test-only (test/history.test.ts), so that tests see the worker take part
- * whatever the timing: `worker-first` lets the worker finish a chunk before
- * this thread takes any; `worker-fails` lets it fail (halfway through its
- * second chunk) first.
+ * whatever the timing: `worker-first` and `worker-stalls` let the worker
+ * finish a chunk before this thread takes any (the latter then hangs in its
+ * second chunk); `worker-fails` lets it fail (halfway through its second
+ * chunk) first.
  */
 function testLetWorkerGoFirst(shared: Int32Array): void {
   const mode = process.env.ACTORS_TEST_SHARED_WORK
-  if (mode === 'worker-first') Atomics.wait(shared, WORKER_DONE, 0, 30_000)
+  if (mode === 'worker-first' || mode === 'worker-stalls') Atomics.wait(shared, WORKER_DONE, 0, 30_000)
   if (mode === 'worker-fails') Atomics.wait(shared, WORKER_STATE, RUNNING, 30_000)
+}
+
+/** How long a worker may go without finishing a chunk: STALL_MS, or half a second for the test of a hung worker. */
+function stallMs(): number {
+  return process.env.ACTORS_TEST_SHARED_WORK === 'worker-stalls' ? 500 : STALL_MS
 }
 
 function startWorker(spec: {file: string; data: unknown}, shared: Int32Array, count: number, chunkSize: number) {
@@ -133,7 +139,7 @@ function awaitWorker(shared: Int32Array, port: MessagePort, threads: WorkerThrea
     if (state === FINISHED) return threads.receiveMessageOnPort(port)
     if (state === FAILED) return undefined
     const done = Atomics.load(shared, WORKER_DONE)
-    if (Atomics.wait(shared, WORKER_STATE, RUNNING, STALL_MS) === 'timed-out' && Atomics.load(shared, WORKER_DONE) === done) return undefined
+    if (Atomics.wait(shared, WORKER_STATE, RUNNING, stallMs()) === 'timed-out' && Atomics.load(shared, WORKER_DONE) === done) return undefined
   }
 }
 
@@ -154,10 +160,14 @@ export function workAsWorker<R>(runChunk: (data: unknown, start: number, end: nu
       Atomics.store(shared, OWNERS + chunk, TAKEN_BY_WORKER)
       const start = chunk * job.chunkSize
       const end = Math.min(job.count, start + job.chunkSize)
-      // Test-only: fail halfway through the second chunk, as a worker that dies midway would.
+      // Test-only: fail, or hang for a minute, halfway through the second chunk, as a worker that dies or blocks midway would.
       if (finished === 1 && process.env.ACTORS_TEST_SHARED_WORK === 'worker-fails') {
         runChunk(job.data, start, start + ((end - start) >> 1))
         throw new Error('test: the worker fails')
+      }
+      if (finished === 1 && process.env.ACTORS_TEST_SHARED_WORK === 'worker-stalls') {
+        runChunk(job.data, start, start + ((end - start) >> 1))
+        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
       }
       runChunk(job.data, start, end)
       finished++
