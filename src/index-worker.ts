@@ -6,16 +6,11 @@
  * queues it found.
  */
 import {workAsWorker} from './lib/platform/two-threads.js'
-import {enterStateDirs, newEnteredDirs, type EnteredDirsMessage, type RebuildJob} from './lib/runs/live-index.js'
+import {enterStateDirs, newEnteredDirs, type EnteredDirs, type RebuildJob} from './lib/runs/live-index.js'
 
 const found = newEnteredDirs()
-let legacy: Map<string, string> | undefined
 
-workAsWorker<EnteredDirsMessage>(
-  (data, start, end) => {
-    const job = data as RebuildJob
-    legacy ??= new Map(job.legacy)
-    enterStateDirs(job, start, end, found, legacy, false)
-  },
-  () => ({launches: found.launches, queues: [...found.queues]}),
+workAsWorker<EnteredDirs>(
+  (job, start, end) => enterStateDirs(job as RebuildJob, start, end, found, false),
+  () => found,
 )

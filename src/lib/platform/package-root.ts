@@ -22,6 +22,11 @@ export function supervisorScript(): string {
   return join(packageRoot(), 'dist', 'supervisor.cjs')
 }
 
+/** The worker thread of a large index rebuild (src/index-worker.ts; runs/live-index.ts). */
+export function indexWorkerScript(): string {
+  return join(packageRoot(), 'dist', 'index-worker.cjs')
+}
+
 /** The directory holding the `actors` executable, put on every Run's PATH so nested `actors run` resolves. */
 export function binDir(): string {
   return join(packageRoot(), 'bin')

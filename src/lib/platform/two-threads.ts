@@ -60,8 +60,7 @@ export interface SharedWork<R> {
 
 /** Whether a second thread can help here: more than one core to run on. */
 export function secondCoreAvailable(): boolean {
-  const os = nodeOs()
-  return (typeof os.availableParallelism === 'function' ? os.availableParallelism() : os.cpus().length) > 1
+  return nodeOs().availableParallelism() > 1
 }
 
 /** Do `work` on this thread and, when it names one, a worker thread; returns how many chunks the worker's findings cover. */

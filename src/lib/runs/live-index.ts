@@ -48,7 +48,7 @@ import {listRunIds, readRunMetaRaw, readRunState, type RunState} from './store.j
 import {enqueueMarker, listOwnerQueue, makeMarkerFile, markQueueChanged, ownerQueueDir, QueueCursor, queueOwnerTags, tagValue, writeQueueCursor, type CursorLine} from './index-queue.js'
 import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 import {isTerminal, type RunMeta} from './types.js'
-import {packageRoot} from '../platform/package-root.js'
+import {indexWorkerScript} from '../platform/package-root.js'
 import {secondCoreAvailable, shareWork} from '../platform/two-threads.js'
 
 // v3: queued markers moved from index/ into index/queue/<owner tag>/ (a v2 index is rebuilt, its queued markers moved).
@@ -823,11 +823,11 @@ function rebuildIndex(home: string, names: string[]): void {
     if (marker?.queued && validMarker(marker)) unlinkQuietly(indexDir(home) + sep + name)
   }
   const found = newEnteredDirs()
-  const job: RebuildJob = {home, names, legacy: [...legacy]}
-  shareWork<EnteredDirsMessage>({
+  const job: RebuildJob = {home, names, legacy}
+  shareWork<EnteredDirs>({
     count: names.length,
     chunkSize: REBUILD_CHUNK,
-    runChunk: (start, end) => enterStateDirs(job, start, end, found, legacy, true),
+    runChunk: (start, end) => enterStateDirs(job, start, end, found, true),
     worker: shareRebuild(names.length) ? rebuildWorker(job) : undefined,
     merge: (theirs) => {
       for (const launch of theirs.launches) found.launches.push(launch)
@@ -849,27 +849,25 @@ function shareRebuild(count: number): boolean {
 }
 
 function rebuildWorker(job: RebuildJob): {file: string; data: RebuildJob} | undefined {
-  const file = join(packageRoot(), 'dist', 'index-worker.cjs')
+  const file = indexWorkerScript()
   return existsSync(file) ? {file, data: job} : undefined
 }
 
-/** What a rebuild works through: the state dirs of runs/ (`names`), and the legacy journals' reported instances. */
+/**
+ * What a rebuild works through: the state dirs of runs/ (`names`), and the
+ * legacy journals' reported instances. A worker thread gets it (and sends
+ * EnteredDirs back) as a structured clone, Map and Set included.
+ */
 export interface RebuildJob {
   home: string
   names: string[]
-  legacy: Array<[string, string]>
+  legacy: Map<string, string>
 }
 
 /** What entering state dirs found: launch log lines, and the queues it added markers to (whose flags are raised after). */
-interface EnteredDirs {
+export interface EnteredDirs {
   launches: Array<{at: string; id: string}>
   queues: Set<string>
-}
-
-/** EnteredDirs as a worker thread sends it. */
-export interface EnteredDirsMessage {
-  launches: Array<{at: string; id: string}>
-  queues: string[]
 }
 
 export function newEnteredDirs(): EnteredDirs {
@@ -882,8 +880,8 @@ export function newEnteredDirs(): EnteredDirs {
  * again exists already). `keepRead`: remember what was read for this
  * command's next reads (justRead), on the thread that will do them.
  */
-export function enterStateDirs(job: RebuildJob, start: number, end: number, found: EnteredDirs, legacy: Map<string, string>, keepRead: boolean): void {
-  const {home, names} = job
+export function enterStateDirs(job: RebuildJob, start: number, end: number, found: EnteredDirs, keepRead: boolean): void {
+  const {home, names, legacy} = job
   const base = runsDir(home)
   for (let i = start; i < end; i++) {
     const id = names[i]
