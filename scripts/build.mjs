@@ -7,11 +7,10 @@
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
-//  - dist/mcp.cjs: the `actors mcp` front (src/mcp.ts): checks the invocation
-//    and answers the MCP handshake from dist/mcp-greetings.json, which this
-//    build records from the real server; then it loads dist/mcp-server.cjs
-//    (src/mcp-server.ts: the server with the MCP SDK and zod). bin/actors
-//    loads both for that command only, through the same code cache.
+//  - dist/mcp.cjs: the `actors mcp` front (src/mcp.ts): checks the invocation,
+//    then loads dist/mcp-server.cjs (src/mcp-server.ts: the server with the
+//    MCP SDK and zod). bin/actors loads both for that command only, through
+//    the same code cache.
 //  - dist/yaml.cjs: the yaml library (src/yaml.ts), most of what the other
 //    bundles would weigh; loaded through the same code cache the first time a
 //    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
@@ -153,7 +152,7 @@ await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}, plugin
 // The worker thread of a large index rebuild (src/index-worker.ts): started only by one, never loaded otherwise.
 await build({...commonJs, entryPoints: {'index-worker': 'src/index-worker.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
 await build({...commonJs, entryPoints: {yaml: 'src/yaml.ts'}, plugins: [yamlOnDemand]})
-// `actors mcp` only: the front with the greeter, and the server with the SDK (and zod); never loaded by any other command.
+// `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
 await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})
 await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand]})
 await build({
@@ -167,12 +166,6 @@ await build({
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
 })
 
-
-// The greeter's answers (src/lib/mcp/greeter.ts), recorded from the server just built, so they are the SDK's own.
-const {version} = JSON.parse(readFileSync('package.json', 'utf8'))
-const greetings = await createRequire(import.meta.url)(resolve(out, 'mcp-server.cjs')).recordGreetings(version)
-if (Object.keys(greetings.answers).length === 0) throw new Error('recording the MCP greetings: the server accepted no protocol version')
-writeFileSync(`${out}/mcp-greetings.json`, JSON.stringify(greetings) + '\n')
 
 const old = `dist.old-${process.pid}`
 if (existsSync('dist')) renameSync('dist', old)

@@ -1,12 +1,10 @@
 /**
  * The `actors mcp` front (dist/mcp.cjs): parses and checks the invocation,
- * answers the MCP handshake with the greeter (src/lib/mcp/greeter.ts) from
- * the answers the build recorded (dist/mcp-greetings.json), then loads the
- * server with the SDK (dist/mcp-server.cjs) and hands it the session. It
- * stays small (no SDK, no zod): a client gets its tool list in about the time
- * node takes to start, and the SDK loads while the client reads it.
- * Invocations it cannot parse exactly as oclif would (help, bad flags) return
- * false and go to the oclif CLI, as in the fast front end.
+ * then loads the server with the SDK (dist/mcp-server.cjs), which serves the
+ * session from its first byte. It stays small (no SDK, no zod) so that an
+ * invocation it refuses costs no SDK load. Invocations it cannot parse
+ * exactly as oclif would (help, bad flags) return false and go to the oclif
+ * CLI, as in the fast front end.
  */
 import {existsSync, readFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
@@ -15,7 +13,6 @@ import {reportError} from './lib/present/report-error.js'
 import {mcpCommand} from './lib/cli/mcp.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
 import {ensureHome, resolveHome} from './lib/platform/home.js'
-import {greet, parseGreetings, type Handover} from './lib/mcp/greeter.js'
 import {policyFromFlags} from './lib/mcp/policy.js'
 import {packageRoot} from './lib/platform/package-root.js'
 import {loadBundle} from './lib/platform/bundles.js'
@@ -35,7 +32,7 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
   // stdout belongs to JSON-RPC: anything that logs (a dependency's console.log) goes to stderr.
   for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
   try {
-    // Everything that can refuse the invocation happens before the first answer, as without the greeter.
+    // Everything that can refuse the invocation happens before the SDK loads.
     const root = packageRoot()
     const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {version: string}).version
     const home = resolveHome(flags.home)
@@ -43,38 +40,14 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
     ensureHome(home)
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
-    const started = performance.now()
-    const handover = await greetFirst(root, version)
-    if (handover === 'closed') return process.exit()
     const server = loadServer(serverFile)
-    if (handover && process.env.ACTORS_DEBUG) {
-      process.stderr.write(`actors mcp: greeted ${handover.answered.size} request(s); the SDK took over after ${Math.round(performance.now() - started)} ms\n`)
-    }
-    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version}, handover)
+    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version})
   } catch (error) {
     // stdout belongs to JSON-RPC: the message goes to stderr only.
     reportError(error as Error, false, 'mcp')
   }
   // A tool call still blocked (a wait) must not keep a session without a client alive.
   process.exit()
-}
-
-/**
- * Answer the handshake from the recorded greetings; undefined (the SDK
- * serves from the first byte) when they are missing or not this version's,
- * or when ACTORS_MCP_GREET=0.
- */
-async function greetFirst(root: string, version: string): Promise<Handover | 'closed' | undefined> {
-  if (process.env.ACTORS_MCP_GREET === '0') return undefined
-  let text: string
-  try {
-    text = readFileSync(join(root, 'dist', 'mcp-greetings.json'), 'utf8')
-  } catch {
-    return undefined
-  }
-  const greetings = parseGreetings(text, version)
-  if (!greetings) return undefined
-  return greet(greetings, process.stdin, (line, written) => process.stdout.write(`${line}\n`, () => written()))
 }
 
 /** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */

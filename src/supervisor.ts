@@ -4,10 +4,6 @@
  * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
  */
 import {superviseRun} from './lib/launch/supervise.js'
-import {restoreCaCerts} from './lib/platform/extra-ca-certs.js'
-
-// Set aside by whoever started this supervisor (supervisorEnvironment): the Run gets it back.
-restoreCaCerts()
 
 const dir = process.argv[2]
 if (!dir) {

@@ -295,58 +295,24 @@ describe('run', () => {
   })
 })
 
-describe('NODE_EXTRA_CA_CERTS', () => {
-  // A file that does not exist: Node 20 warns at start-up that it could not load it, which shows whether a
-  // process paid for loading it. Node 24 loads the file on first TLS use only, so it never warns here.
-  const caFile = '/nonexistent/actors-test-ca.pem'
-  const envWith = (extra: NodeJS.ProcessEnv = {}) => cliEnv(home, {NODE_EXTRA_CA_CERTS: caFile, ...extra})
-  const warning = /Ignoring extra certs/
-
-  it('is set aside while actors starts, and given back to the Run and the supervisor\'s children', async () => {
-    const node = spawnSync(process.execPath, ['-e', '0'], {env: envWith(), encoding: 'utf8'})
-    const nodeLoadsAtStart = warning.test(node.stderr)
-    if (process.versions.node.startsWith('20.')) expect(nodeLoadsAtStart).toBe(true)
-
-    // Run as a command, as a shell runs it (the shebang), not as `node bin/actors`.
-    const probe = 'printf "%s|%s" "$NODE_EXTRA_CA_CERTS" "${ACTORS_NODE_EXTRA_CA_CERTS-unset}"'
-    const launched = spawnSync(BIN, ['run', '--json', '--wait', '--', 'sh', '-c', probe], {env: envWith(), encoding: 'utf8'})
-    expect(launched.status).toBe(0)
-    expect(launched.stderr).not.toMatch(warning)
-    const run = JSON.parse(launched.stdout).rows[0]
-    expect(run.output).toBe(`${caFile}|unset`)
-
-    // The supervisor started with the variable aside (what its process was started with, /proc/PID/environ).
-    const live = JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sleep', '30'], {env: envWith(), encoding: 'utf8'}).stdout)
-    const meta = await waitFor(() => {
-      const m = readJson(join(live.state_dir, 'run.json'))
-      return m.child_pid && m
-    })
-    const environ = readFileSync(`/proc/${meta.pid}/environ`, 'utf8').split('\0')
-    expect(environ).toContain(`ACTORS_NODE_EXTRA_CA_CERTS=${caFile}`)
-    expect(environ.some((entry) => entry.startsWith('NODE_EXTRA_CA_CERTS='))).toBe(false)
-    const child = readFileSync(`/proc/${meta.child_pid}/environ`, 'utf8').split('\0')
-    expect(child).toContain(`NODE_EXTRA_CA_CERTS=${caFile}`)
-    expect(child.some((entry) => entry.startsWith('ACTORS_NODE_EXTRA_CA_CERTS='))).toBe(false)
-    expect(actors(home, ['control', live.run, 'kill']).code).toBe(0)
-  })
-
-  it('runs as a command through a symlink in a directory whose name has a space (as npm links bin/actors)', () => {
+describe('bin/actors as a command', () => {
+  it('runs through a symlink in a directory whose name has a space (as npm links bin/actors)', () => {
     const linkDir = join(work, 'node modules', '.bin')
     mkdirSync(linkDir, {recursive: true})
     symlinkSync(BIN, join(linkDir, 'actors'))
-    const listed = spawnSync(join(linkDir, 'actors'), ['inspect', '--json'], {env: envWith(), encoding: 'utf8'})
+    const listed = spawnSync(join(linkDir, 'actors'), ['inspect', '--json'], {env: cliEnv(home), encoding: 'utf8'})
     expect(listed.stderr).toBe('')
     expect(listed.status).toBe(0)
     expect(JSON.parse(listed.stdout)).toEqual({runs: [], damaged: []})
   })
 
-  it('a stray ACTORS_NODE_EXTRA_CA_CERTS without the variable itself reaches no Run', () => {
+  it('hands the Run the environment it was given (NODE_EXTRA_CA_CERTS included, nothing of its own added)', () => {
+    const caFile = '/nonexistent/actors-test-ca.pem'
     const probe = 'printf "%s|%s" "${NODE_EXTRA_CA_CERTS-unset}" "${ACTORS_NODE_EXTRA_CA_CERTS-unset}"'
-    const env = cliEnv(home, {ACTORS_NODE_EXTRA_CA_CERTS: caFile})
-    delete env.NODE_EXTRA_CA_CERTS
+    const env = cliEnv(home, {NODE_EXTRA_CA_CERTS: caFile})
     const launched = spawnSync(BIN, ['run', '--json', '--wait', '--', 'sh', '-c', probe], {env, encoding: 'utf8'})
     expect(launched.status).toBe(0)
-    expect(JSON.parse(launched.stdout).rows[0].output).toBe('unset|unset')
+    expect(JSON.parse(launched.stdout).rows[0].output).toBe(`${caFile}|unset`)
   })
 })
 

@@ -1,9 +1,7 @@
 /**
  * The environment a new supervisor starts with, whichever executor starts it:
- * the caller's, minus the variables that describe the caller's own Run, and
- * with NODE_EXTRA_CA_CERTS set aside while the supervisor starts.
+ * the caller's, minus the variables that describe the caller's own Run.
  */
-import {setCaCertsAside} from '../platform/extra-ca-certs.js'
 import {binDir} from '../platform/package-root.js'
 
 /** Lineage variables that describe the *caller's* Run: never inherited by a new supervisor. */
@@ -13,7 +11,5 @@ const LINEAGE_VARS = ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', '
 export function supervisorEnvironment(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, ACTORS_BIN_DIR: binDir(), ACTORS_SUPERVISOR: '1'}
   for (const name of LINEAGE_VARS) delete env[name]
-  // The supervisor puts it back before it starts the Run's command (src/supervisor.ts).
-  setCaCertsAside(env)
   return env
 }

@@ -6,16 +6,15 @@
  * supervisors start detached with stdio ignored, see launch.ts).
  *
  * This module and the SDK are bundled into dist/mcp-server.cjs, which the
- * `actors mcp` front (src/mcp.ts) loads once the greeter (greeter.ts) has
- * answered the handshake; no other command loads it.
+ * `actors mcp` front (src/mcp.ts) loads once it has checked the invocation;
+ * no other command loads it.
  */
-import {McpServer, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type Transport} from '@modelcontextprotocol/server'
+import {McpServer} from '@modelcontextprotocol/server'
 import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
 import * as z from 'zod/v4'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, tooLarge} from './bound.js'
-import type {Greetings, Handover} from './greeter.js'
 import type {McpPolicy} from './policy.js'
 import {registerRunResources} from './resources.js'
 import type {McpTool, ToolContext, ToolOutcome} from './tool.js'
@@ -34,15 +33,12 @@ type ToolResult = {content: Array<{type: 'text'; text: string}>; structuredConte
  * Serve until the client closes stdin. Resolves when the session has ended
  * (the caller exits: a wait still blocked on a vanished client must not keep
  * the process alive; its claimed batch is redelivered to the next wait).
- * With a `handover` from the greeter, the SDK reads its replay of the session
- * and its answers to what the greeter already answered are dropped.
  */
-export async function serveMcp(options: McpServeOptions, handover?: Handover): Promise<void> {
+export async function serveMcp(options: McpServeOptions): Promise<void> {
   ensureHome(options.home)
   // Runs started here belong to the policy's owner: the launch kernel reads it from the environment (lineage.ts).
   process.env.ACTORS_OWNER = options.policy.owner
-  const transport = new StdioServerTransport(handover?.input ?? process.stdin, process.stdout)
-  if (handover) dropAnswered(transport, handover.answered)
+  const transport = new StdioServerTransport(process.stdin, process.stdout)
   const sent = trackResponses(transport)
   const session = new AbortController()
   const {server, resources} = createServer(options, sent, session.signal)
@@ -68,47 +64,6 @@ function createServer(options: McpServeOptions, sent: ResponseTracker, sessionSi
   )
   for (const tool of TOOLS) registerTool(server, tool, options, sent, sessionSignal)
   return {server, resources: registerRunResources(server, options.home)}
-}
-
-/**
- * Record what the SDK answers to `initialize` (for every protocol version it
- * accepts as asked), `tools/list` and `ping`, for the greeter to send before
- * the SDK has loaded. Run by the build (scripts/build.mjs), which writes the
- * result to dist/mcp-greetings.json; nothing is touched on disk.
- */
-export async function recordGreetings(version: string): Promise<Greetings> {
-  const requests: Record<string, object> = {
-    initialize: {jsonrpc: '2.0', id: 0, method: 'initialize', params: {protocolVersion: '', capabilities: {}, clientInfo: {name: 'build', version: '0'}}},
-    'tools/list': {jsonrpc: '2.0', id: 0, method: 'tools/list'},
-    ping: {jsonrpc: '2.0', id: 0, method: 'ping'},
-  }
-  const answers: Greetings['answers'] = {}
-  for (const protocol of SUPPORTED_PROTOCOL_VERSIONS) {
-    const lines: Record<string, string> = {}
-    const transport: Transport = {
-      start: async () => {},
-      close: async () => {},
-      send: async (message) => {
-        const id = (message as {id?: number}).id
-        if (id !== undefined) lines[Object.keys(requests)[id]] = JSON.stringify({...message, id: 0})
-      },
-    }
-    const options: McpServeOptions = {home: '/nonexistent', policy: {allow: undefined, allowAdhoc: false, owner: 'default'}, version}
-    const {server} = createServer(options, {after: async () => {}}, new AbortController().signal)
-    await server.connect(transport)
-    Object.entries(requests).forEach(([method, request], id) => {
-      const message = method === 'initialize' ? {...request, params: {...(request as {params: object}).params, protocolVersion: protocol}} : request
-      transport.onmessage?.({...message, id} as JSONRPCMessage)
-      if (method === 'initialize') transport.onmessage?.({jsonrpc: '2.0', method: 'notifications/initialized'})
-    })
-    for (let i = 0; i < 100 && Object.keys(lines).length < Object.keys(requests).length; i++) await new Promise((resolve) => setImmediate(resolve))
-    await server.close()
-    // Only versions the server accepts as asked: any other is negotiated by the SDK itself.
-    if ((JSON.parse(lines.initialize ?? '{}') as {result?: {protocolVersion?: string}}).result?.protocolVersion !== protocol) continue
-    if (Object.keys(lines).length !== Object.keys(requests).length) throw new Error(`recording the MCP greetings: no answer to ${Object.keys(requests).filter((m) => !lines[m]).join(', ')}`)
-    answers[protocol] = lines
-  }
-  return {version, answers}
 }
 
 /** Register one tool: input schema from its shape, results bounded, errors as tool errors with the CLI's message and fix. */
@@ -187,24 +142,5 @@ function trackResponses(transport: StdioServerTransport): ResponseTracker {
   }
   return {
     after: (id) => new Promise<void>((resolve) => waiters.set(id, resolve)),
-  }
-}
-
-/**
- * Drop the SDK's answer to each request the greeter already answered (the
- * first response with that id), and say on stderr if it is not the line the
- * greeter sent: the client got the greeter's, so a difference is a bug.
- */
-function dropAnswered(transport: StdioServerTransport, answered: Map<string | number, string>): void {
-  const send = transport.send.bind(transport)
-  transport.send = async (message, ...rest) => {
-    const id = (message as {id?: string | number}).id
-    if (id !== undefined && answered.has(id) && ('result' in message || 'error' in message)) {
-      const greeted = answered.get(id)
-      answered.delete(id)
-      if (JSON.stringify(message) !== greeted) process.stderr.write(`actors mcp: the early answer to request ${JSON.stringify(id)} differs from the SDK's (please report):\n  sent: ${greeted}\n  SDK:  ${JSON.stringify(message)}\n`)
-      return
-    }
-    return send(message, ...rest)
   }
 }
