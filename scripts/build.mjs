@@ -1,5 +1,5 @@
 // Bundle with esbuild for fast start-up.
-//  - dist/fast-<command>.cjs: each hot command without oclif (src/fast.ts
+//  - dist/fast-<command>.cjs: each hot command without oclif (src/boot/fast.ts
 //    and the command's definition, src/lib/cli/<command>.ts; the hot commands
 //    are those of src/lib/cli/hot-commands.ts), which bin/actors tries first
 //    for the commands dist/hot-commands.json names. One bundle per command:
@@ -7,18 +7,18 @@
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
 //    else. bin/actors loads both through V8's code cache (dist/*.cache), which
 //    roughly halves start-up compared with compiling on every invocation.
-//  - dist/mcp.cjs: the `actors mcp` front (src/mcp.ts): checks the invocation,
-//    then loads dist/mcp-server.cjs (src/mcp-server.ts: the server with the
+//  - dist/mcp.cjs: the `actors mcp` front (src/boot/mcp.ts): checks the invocation,
+//    then loads dist/mcp-server.cjs (src/boot/mcp-server.ts: the server with the
 //    MCP SDK and zod). bin/actors loads both for that command only, through
 //    the same code cache.
-//  - dist/yaml.cjs: the yaml library (src/yaml.ts), most of what the other
+//  - dist/yaml.cjs: the yaml library (src/boot/yaml.ts), most of what the other
 //    bundles would weigh; loaded through the same code cache the first time a
 //    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
 //    read no Recipe never evaluate it.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/index-worker.cjs: the worker thread a large index rebuild shares
-//    its state dirs with (src/index-worker.ts).
+//    its state dirs with (src/boot/index-worker.ts).
 //  - dist/*.js: ES module entry points imported by services (service.js) and
 //    the Ink views (views/*.js). Add more to `esmEntries`.
 // ink and react stay external: they load (from node_modules) only on the TTY
@@ -28,7 +28,7 @@ import {existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync
 import {createRequire} from 'node:module'
 import {basename, dirname, resolve} from 'node:path'
 
-const esmEntries = {service: 'src/lib/control/service.ts'}
+const esmEntries = {service: 'src/lib/signals/service.ts'}
 // Ink views are ES modules (ink is ESM-only): each src/views/*.tsx becomes
 // dist/views/*.js, and the CommonJS CLI reaches them through a real import().
 for (const file of readdirSync('src/views').filter((f) => /\.tsx?$/.test(f))) {
@@ -50,11 +50,11 @@ const viewsStayOut = {
   },
 }
 
-/** '@oclif/core' (the package index) → src/oclif-core.ts, which imports only the subpaths we use. */
+/** '@oclif/core' (the package index) → src/boot/oclif-core.ts, which imports only the subpaths we use. */
 const oclifSubpathsOnly = {
   name: 'oclif-subpaths-only',
   setup(b) {
-    b.onResolve({filter: /^@oclif\/core$/}, (args) => (args.importer.endsWith('oclif-core.ts') ? undefined : {path: resolve('src/oclif-core.ts')}))
+    b.onResolve({filter: /^@oclif\/core$/}, (args) => (args.importer.endsWith('oclif-core.ts') ? undefined : {path: resolve('src/boot/oclif-core.ts')}))
   },
 }
 
@@ -86,15 +86,15 @@ const noMcpSdk = {
 const noOclif = {
   name: 'no-oclif',
   setup(b) {
-    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/base-command.ts)`}]}))
+    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/commands/base-command.ts)`}]}))
   },
 }
 
-/** yaml lives in dist/yaml.cjs alone (src/yaml.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
+/** yaml lives in dist/yaml.cjs alone (src/boot/yaml.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
 const yamlOnDemand = {
   name: 'yaml-on-demand',
   setup(b) {
-    b.onResolve({filter: /^yaml(\/|$)/}, (args) => (args.importer === resolve('src/yaml.ts') ? undefined : {errors: [{text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`}]}))
+    b.onResolve({filter: /^yaml(\/|$)/}, (args) => (args.importer === resolve('src/boot/yaml.ts') ? undefined : {errors: [{text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`}]}))
   },
 }
 
@@ -124,7 +124,7 @@ const commonJs = {
   define: {'import.meta.url': '__actorsModule.url'},
   banner: {js: "const __actorsModule = {get url() { return require('node:url').pathToFileURL(__filename).href } };"},
 }
-await build({...commonJs, entryPoints: {cli: 'src/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand]})
+await build({...commonJs, entryPoints: {cli: 'src/boot/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand]})
 // The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
 // dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
 await build({...commonJs, entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
@@ -138,7 +138,7 @@ const hotEntries = {
     b.onLoad({filter: /.*/, namespace: 'hot-entry'}, (args) => ({
       resolveDir: resolve('.'),
       loader: 'ts',
-      contents: `import {fastFront} from './src/fast.ts'\nimport {${args.path}Command} from './src/lib/cli/${args.path}.ts'\nexport const {command, run} = fastFront(${args.path}Command)\n`,
+      contents: `import {fastFront} from './src/boot/fast.ts'\nimport {${args.path}Command} from './src/lib/cli/${args.path}.ts'\nexport const {command, run} = fastFront(${args.path}Command)\n`,
     }))
   },
 }
@@ -148,13 +148,13 @@ for (const name of hotCommandNames) {
   if (front.command !== name) throw new Error(`dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`)
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
-await build({...commonJs, entryPoints: {supervisor: 'src/supervisor.ts'}, plugins: [yamlOnDemand]})
-// The worker thread of a large index rebuild (src/index-worker.ts): started only by one, never loaded otherwise.
-await build({...commonJs, entryPoints: {'index-worker': 'src/index-worker.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
-await build({...commonJs, entryPoints: {yaml: 'src/yaml.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand]})
+// The worker thread of a large index rebuild (src/boot/index-worker.ts): started only by one, never loaded otherwise.
+await build({...commonJs, entryPoints: {'index-worker': 'src/boot/index-worker.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+await build({...commonJs, entryPoints: {yaml: 'src/boot/yaml.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
-await build({...commonJs, entryPoints: {mcp: 'src/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})
-await build({...commonJs, entryPoints: {'mcp-server': 'src/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand]})
+await build({...commonJs, entryPoints: {mcp: 'src/boot/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})
+await build({...commonJs, entryPoints: {'mcp-server': 'src/boot/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand]})
 await build({
   ...shared,
   entryPoints: esmEntries,

@@ -15,7 +15,7 @@ import {
   claimControl,
   completeControl,
   readControlRecords,
-} from '../src/lib/control/journal.js'
+} from '../src/lib/signals/journal.js'
 
 let home: string
 let recipes: string

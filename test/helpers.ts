@@ -10,7 +10,7 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
 import {randomUUID} from 'node:crypto'
-import {RUN_SCHEMA} from '../src/lib/runs/types.js'
+import {RUN_SCHEMA} from '../src/lib/records/run.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 
 export const ROOT = resolve(import.meta.dirname, '..')

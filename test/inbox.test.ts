@@ -6,8 +6,8 @@
 import {readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {parseGenerationRef} from '../src/lib/generations/layout.js'
-import {MAX_INBOX_BYTES, MAX_INBOX_RECORDS, appendInboxRecord, messageLine, readInbox, saveCursor, unreadRecords, validateMessage} from '../src/lib/steer/inbox.js'
+import {parseGenerationRef} from '../src/lib/records/generation-layout.js'
+import {MAX_INBOX_BYTES, MAX_INBOX_RECORDS, appendInboxRecord, messageLine, readInbox, saveCursor, unreadRecords, validateMessage} from '../src/lib/runs/inbox.js'
 import {removeDir, tempDir} from './helpers.js'
 
 let dirs: string[] = []

@@ -10,7 +10,7 @@ import {existsSync, lstatSync, readFileSync, writeFileSync} from 'node:fs'
 import {connect, createServer, type Server} from 'node:net'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {requestJsonReply} from '../src/lib/control/endpoint.js'
+import {requestJsonReply} from '../src/lib/signals/endpoint.js'
 import {LineSocketError, MAX_REPLY_BYTES, requestLine, serveLines, type LineServer} from '../src/lib/platform/line-socket.js'
 import {homesPerTest, waitFor} from './helpers.js'
 

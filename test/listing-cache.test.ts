@@ -9,7 +9,7 @@ import {readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {actors, readJson, removeHome, tempDir, waitFor, waitForResult, writeFinishedRun} from './helpers.js'
-import {LIVE_STATUSES, TERMINAL_STATUSES} from '../src/lib/runs/types.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES} from '../src/lib/records/run.js'
 
 let home: string
 beforeEach(() => {

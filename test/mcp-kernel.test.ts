@@ -11,7 +11,7 @@ import {boundBatch, boundForest, resultBytes, MAX_RESULT_BYTES} from '../src/lib
 import {enforceLaunchPolicy, globMatches, policyFromFlags} from '../src/lib/mcp/policy.js'
 import {limitListing} from '../src/lib/mcp/tools.js'
 import type {RunSummary} from '../src/lib/runs/summary.js'
-import type {TreeNode} from '../src/lib/tree/forest.js'
+import type {TreeNode} from '../src/lib/history/forest.js'
 import type {BatchDocument, BatchRow} from '../src/lib/wait/batch.js'
 import {removeDir, tempDir} from './helpers.js'
 

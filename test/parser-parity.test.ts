@@ -9,7 +9,7 @@
  */
 import {Flags, Parser} from '@oclif/core'
 import {describe, expect, it} from 'vitest'
-import {commandFromDefinition} from '../src/base-command.js'
+import {commandFromDefinition} from '../src/commands/base-command.js'
 import {withFlagDefaults, type AnyCommandDefinition, type FlagDefinition} from '../src/lib/cli/definition.js'
 import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
 import {mcpCommand} from '../src/lib/cli/mcp.js'

@@ -6,7 +6,7 @@
 import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {COMMANDS} from '../src/cli.js'
+import {COMMANDS} from '../src/boot/cli.js'
 import type {AnyCommandDefinition} from '../src/lib/cli/definition.js'
 import {inspectCommand} from '../src/lib/cli/inspect.js'
 import {lockAcquireCommand, lockReleaseCommand, lockStatusCommand} from '../src/lib/cli/lock.js'

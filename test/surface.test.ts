@@ -7,7 +7,7 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {COMMANDS} from '../src/cli.js'
+import {COMMANDS} from '../src/boot/cli.js'
 import {actors, removeDir, tempDir} from './helpers.js'
 
 const SNAPSHOT = join(import.meta.dirname, 'command-snapshot.json')

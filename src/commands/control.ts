@@ -1,5 +1,5 @@
 // `actors control` is defined in src/lib/cli/control.ts, which the fast front end (src/fast.ts) serves too.
-import {commandFromDefinition} from '../base-command.js'
+import {commandFromDefinition} from './base-command.js'
 import {controlCommand} from '../lib/cli/control.js'
 
 export default commandFromDefinition(controlCommand)

@@ -1,5 +1,5 @@
 // `actors run` is defined in src/lib/cli/run.ts, which the fast front end (src/fast.ts) serves too.
-import {commandFromDefinition} from '../base-command.js'
+import {commandFromDefinition} from './base-command.js'
 import {runCommand} from '../lib/cli/run.js'
 
 export default commandFromDefinition(runCommand)

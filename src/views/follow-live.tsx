@@ -4,7 +4,7 @@
  * user interrupts, and leaves the result line to the caller.
  */
 import {render} from 'ink'
-import type {FollowStore} from '../lib/views/follow-store.js'
+import type {FollowStore} from '../lib/view-state/follow-store.js'
 import {FollowView} from './follow-view.js'
 
 /** Follow until the Run ends; resolves true when interrupted (SIGINT/SIGTERM) instead. */

@@ -6,7 +6,7 @@
  */
 import {render} from 'ink'
 import type {PlaybackService} from '../lib/music/service.js'
-import {keyToCommand, nowPlayingModel} from '../lib/views/now-playing.js'
+import {keyToCommand, nowPlayingModel} from '../lib/view-state/now-playing.js'
 import {NowPlaying} from './now-playing.js'
 import {PlayerKeys} from './player-keys.js'
 

@@ -1,7 +1,7 @@
 /** The Run table (or tree) drawn by `inspect --watch`: rows in, nothing decided here. */
 import {Box, Text} from 'ink'
-import {layoutHeaders, rowCells, statusStyle, type Clock, type Layout, type RunRow} from '../lib/views/run-rows.js'
-import {columnWidths} from '../lib/present/text.js'
+import {layoutHeaders, rowCells, statusStyle, type Clock, type Layout, type RunRow} from '../lib/view-state/run-rows.js'
+import {columnWidths} from '../lib/platform/text.js'
 
 export interface RunTableProps {
   rows: RunRow[]

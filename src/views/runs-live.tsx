@@ -4,8 +4,8 @@
  * Escape, Ctrl-C, SIGINT or SIGTERM unmount it and leave the terminal clean.
  */
 import {render} from 'ink'
-import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/views/run-rows.js'
-import type {StateStore} from '../lib/views/runs-store.js'
+import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/view-state/run-rows.js'
+import type {StateStore} from '../lib/view-state/runs-store.js'
 import type {WatchedListing} from '../lib/present/runs-table.js'
 import {QuitKeys} from './quit-keys.js'
 import {RunsScreen} from './runs-screen.js'

@@ -5,10 +5,10 @@
  * resolves once it is written, so members are marked reported only then.
  */
 import {render} from 'ink'
-import type {RunListing} from '../lib/runs/inspect.js'
-import {cardModel} from '../lib/views/card-model.js'
-import type {StateStore} from '../lib/views/runs-store.js'
-import {WaitTracker, type WaitScope} from '../lib/views/wait-tracker.js'
+import type {RunListing} from '../lib/history/inspect.js'
+import {cardModel} from '../lib/view-state/card-model.js'
+import type {StateStore} from '../lib/view-state/runs-store.js'
+import {WaitTracker, type WaitScope} from '../lib/view-state/wait-tracker.js'
 import type {BatchDocument} from '../lib/wait/batch.js'
 import {WaitView, type WaitItem} from './wait-view.js'
 

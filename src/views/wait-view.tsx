@@ -4,9 +4,9 @@
  * end, the completion card, also into scrollback.
  */
 import {Box, Static, Text} from 'ink'
-import type {CardModel} from '../lib/views/card-model.js'
+import type {CardModel} from '../lib/view-state/card-model.js'
 import type {RunSummary} from '../lib/runs/summary.js'
-import {displayDuration, statusStyle, type Clock} from '../lib/views/run-rows.js'
+import {displayDuration, statusStyle, type Clock} from '../lib/view-state/run-rows.js'
 import {CompletionCard} from './completion-card.js'
 
 export type WaitItem = {kind: 'finished'; run: RunSummary} | {kind: 'card'; card: CardModel}

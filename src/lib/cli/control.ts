@@ -3,7 +3,7 @@ import {controlRun} from '../control/control.js'
 import {resolveHome} from '../platform/home.js'
 import {plainControlOutcome} from '../present/control.js'
 import {documentResult} from '../present/result.js'
-import {SERVICE_KINDS} from '../control/service-kinds.js'
+import {SERVICE_KINDS} from '../music/service-kinds.js'
 import {defineCommand} from './definition.js'
 
 export const controlCommand = defineCommand({

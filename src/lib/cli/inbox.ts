@@ -1,6 +1,6 @@
 /** `actors inbox`: inside a Run, the messages `actors send` left for it. */
 import {resolveHome} from '../platform/home.js'
-import {followInbox, resolveInboxTarget, takeInbox} from '../steer/inbox-reader.js'
+import {followInbox, resolveInboxTarget, takeInbox} from '../runs/inbox-reader.js'
 import {inboxFollow, inboxRecords} from '../present/steer.js'
 import {defineCommand} from './definition.js'
 

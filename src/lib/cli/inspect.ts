@@ -2,10 +2,10 @@
 import {resolveHome} from '../platform/home.js'
 import {defineCommand} from './definition.js'
 import {parseDuration} from '../platform/duration.js'
-import {inspectRun, listRunSummaries, printedListing, parseStatusFilter, type ListingFilter} from '../runs/inspect.js'
-import {buildForest} from '../tree/forest.js'
+import {inspectRun, listRunSummaries, printedListing, parseStatusFilter, type ListingFilter} from '../history/inspect.js'
+import {buildForest} from '../history/forest.js'
 import {usageError} from '../platform/errors.js'
-import {listGenerations} from '../generations/list.js'
+import {listGenerations} from '../runs/generation-list.js'
 import {everyRunResult, plainDetail, plainForest, plainGenerations, plainListing, watchForest, watchListing} from '../present/inspect.js'
 import {documentResult, type LiveResult} from '../present/result.js'
 

@@ -2,7 +2,7 @@
 import {followRun, plainLogText} from '../present/follow.js'
 import {documentResult} from '../present/result.js'
 import {resolveHome} from '../platform/home.js'
-import {requireGeneration} from '../generations/list.js'
+import {requireGeneration} from '../runs/generation-list.js'
 import {tailFile, type StreamName} from '../runs/logs.js'
 import {runFile} from '../runs/store.js'
 import {defineCommand} from './definition.js'

@@ -29,7 +29,7 @@ export const mcpCommand = defineCommand({
   },
 
   async run({flags}) {
-    const bundle = createRequire(import.meta.url)(join(packageRoot(), 'dist', 'mcp.cjs')) as typeof import('../../mcp.js')
+    const bundle = createRequire(import.meta.url)(join(packageRoot(), 'dist', 'mcp.cjs')) as typeof import('../../boot/mcp.js')
     await bundle.serve(flags)
     return undefined
   },

@@ -1,7 +1,7 @@
 /** `actors prune`: delete finished Runs, never a live one. */
 import {parseDuration} from '../platform/duration.js'
 import {resolveHome} from '../platform/home.js'
-import {pruneExitCode, pruneRuns} from '../runs/prune.js'
+import {pruneExitCode, pruneRuns} from '../history/prune.js'
 import {plainPruned} from '../present/prune.js'
 import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'

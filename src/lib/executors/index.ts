@@ -5,10 +5,10 @@
  * (checked through its recorded identity); a Slurm one is a batch job
  * (checked through Slurm, never through this machine's /proc).
  */
-import type {RunMeta} from '../runs/types.js'
+import type {RunMeta} from '../records/run.js'
 import {checkLocalSupervisor} from './local.js'
 import {checkSlurmSupervisor, isSlurmRun} from './slurm.js'
-import type {SupervisorCheck} from './types.js'
+import type {SupervisorCheck} from '../records/supervisor-check.js'
 
 export type {SupervisorCheck}
 

@@ -3,9 +3,9 @@
  * on this machine, alive while its recorded process identity matches.
  */
 import {isSameProcess} from '../platform/process-identity.js'
-import type {RunMeta} from '../runs/types.js'
+import type {RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
-import type {SupervisorCheck} from './types.js'
+import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {nodeOs} from '../platform/builtins.js'
 
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */

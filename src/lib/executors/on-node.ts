@@ -3,7 +3,7 @@
  * machine it runs: the host (and Slurm job and node) it records at start, and
  * whether a SIGTERM it receives is Slurm ending the job at its time limit.
  */
-import type {RunMeta} from '../runs/types.js'
+import type {RunMeta} from '../records/run.js'
 import {jobReachedTimeLimit, showSlurmJob} from './slurm-cli.js'
 import {isSlurmRun} from './slurm.js'
 import {nodeOs} from '../platform/builtins.js'

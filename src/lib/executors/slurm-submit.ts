@@ -6,14 +6,14 @@
  * A refused submission settles the Run as `failed` with sbatch's message.
  */
 import {appendFileSync} from 'node:fs'
-import {noteEndedRun} from '../runs/ended-runs.js'
+import {noteEndedRun} from '../records/ended-runs.js'
 import {usageError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {supervisorScript} from '../platform/package-root.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, updateRunMeta, writeResultLocked} from '../runs/store.js'
-import {DEFAULT_KILL_GRACE_MS, type RunMeta} from '../runs/types.js'
-import {supervisorEnvironment} from '../launch/supervisor-env.js'
+import {DEFAULT_KILL_GRACE_MS, type RunMeta} from '../records/run.js'
+import {supervisorEnvironment} from './supervisor-env.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {forgetSlurmListing, onPath, runSlurmCommand} from './slurm-cli.js'
 import {isSlurmRun, slurmJobId, type SlurmExecutorRecord} from './slurm.js'

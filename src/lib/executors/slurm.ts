@@ -5,10 +5,10 @@
  * (reason timeout) after a time limit, `cancelled` when cancelled outside
  * actors, otherwise `exited`, with Slurm's state kept as `executor_state`.
  */
-import type {RunMeta} from '../runs/types.js'
-import type {SlurmOptions} from './choice.js'
+import type {RunMeta} from '../records/run.js'
+import type {SlurmOptions} from '../recipes/executor-field.js'
 import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
-import type {SupervisorCheck} from './types.js'
+import type {SupervisorCheck} from '../records/supervisor-check.js'
 
 /** run.json's `executor` for a Slurm Run. */
 export interface SlurmExecutorRecord extends SlurmOptions {

@@ -5,7 +5,7 @@
  */
 import {usageError} from '../platform/errors.js'
 import type {ResolvedRecipe} from '../recipes/types.js'
-import {DEFAULT_KILL_GRACE_MS} from '../runs/types.js'
+import {DEFAULT_KILL_GRACE_MS} from '../records/run.js'
 
 export function resolveAdHoc(argv: string[]): ResolvedRecipe {
   if (argv.length === 0 || argv[0] === '') {

@@ -18,7 +18,7 @@ import type {ProcessIdentity} from '../platform/process-identity.js'
 import {appendLockJournal, type JournalRecord} from './journal.js'
 import {settleLockState, type Departure} from './liveness.js'
 import {readLockState, withLockMutexes, writeLockState} from './store.js'
-import {holderLabel, sameHolder, type HolderEntry, type HolderRef, type LockSpec, type LockState} from './types.js'
+import {holderLabel, sameHolder, type HolderEntry, type HolderRef, type LockSpec, type LockState} from '../records/lock.js'
 
 /** Who asks, and for how long a grant lasts. */
 export interface LockRequest {

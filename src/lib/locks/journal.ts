@@ -5,9 +5,9 @@
  * under the journal's own mutex (`.mutex/#journal.lock`: no lock name has a "#"; always taken last, so it nests under the
  * lock mutexes without any ordering problem).
  */
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
-import {journalFile, lockMutexFile} from './types.js'
+import {journalFile, lockMutexFile} from '../records/lock.js'
 
 export const MAX_JOURNAL_RECORDS = 512
 export const MAX_JOURNAL_BYTES = 1024 * 1024

@@ -8,9 +8,9 @@
  */
 import {join} from 'node:path'
 import {isSameProcess} from '../platform/process-identity.js'
-import {RUN_SCHEMA, isTerminal, type RunMeta} from '../runs/types.js'
+import {RUN_SCHEMA, isTerminal, type RunMeta} from '../records/run.js'
 import {readJsonFile} from '../platform/state-files.js'
-import type {HolderEntry, HolderRef, LockState, WaiterEntry} from './types.js'
+import type {HolderEntry, HolderRef, LockState, WaiterEntry} from '../records/lock.js'
 
 /**
  * True while the Run instance `ref` names is live. Reads run.json and

@@ -10,7 +10,7 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {releaseLocks, renewLock, settleLock, takeLocks, type LockRequest, type LockTrace} from './core.js'
 import {lockView, type LockView} from './views.js'
 import {waitForLocks} from './wait.js'
-import {holderLabel, isLockName, locksDir, sameHolder, validateHolderId, validateLockName, type HolderRef, type LockSpec, type LockState} from './types.js'
+import {holderLabel, isLockName, locksDir, sameHolder, validateHolderId, validateLockName, type HolderRef, type LockSpec, type LockState} from '../records/lock.js'
 
 /** Append lock events to their Run holders' Traces; a Run that is gone or damaged is skipped. */
 export function appendLockTraces(traces: LockTrace[]): void {

@@ -7,9 +7,9 @@
  * Run's Trace: once result.json exists its Trace is closed.
  */
 import {existsSync, readdirSync} from 'node:fs'
-import type {RunMeta} from '../runs/types.js'
+import type {RunMeta} from '../records/run.js'
 import {releaseLocks} from './core.js'
-import {isLockName, locksDir} from './types.js'
+import {isLockName, locksDir} from '../records/lock.js'
 
 /** Release whatever the ended Run `meta` held or waited for. Never throws. */
 export function releaseLocksOfEndedRun(home: string, meta: RunMeta): void {

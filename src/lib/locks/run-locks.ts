@@ -7,10 +7,10 @@
  */
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, updateRunMeta} from '../runs/store.js'
-import type {RunMeta} from '../runs/types.js'
+import type {RunMeta} from '../records/run.js'
 import {releaseLocks} from './core.js'
 import {appendLockTraces, selfIdentity} from './ops.js'
-import type {HolderRef, LockSpec} from './types.js'
+import type {HolderRef, LockSpec} from '../records/lock.js'
 import {waitForLocks} from './wait.js'
 
 /** The lock specs recorded in run.json (`locks`), or none. */

@@ -8,9 +8,9 @@
 import {mkdirSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {corruptStateError} from '../platform/errors.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
-import {LOCK_SCHEMA, lockMutexFile, lockStateFile, type LockState} from './types.js'
+import {LOCK_SCHEMA, lockMutexFile, lockStateFile, type LockState} from '../records/lock.js'
 
 /**
  * How long one operation waits for a lock's mutex. Far above the 10 s of the

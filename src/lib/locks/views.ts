@@ -1,5 +1,5 @@
 /** What lock commands print: one lock's capacity, holders and queue, the same in every reply. */
-import type {LockState} from './types.js'
+import type {LockState} from '../records/lock.js'
 
 export interface HolderView {
   holder: string

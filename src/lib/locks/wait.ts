@@ -12,7 +12,7 @@ import {Doorbell} from '../bell/doorbell.js'
 import {leaseExpired, nextExpiry, settleLockState} from './liveness.js'
 import {leaveQueues, takeLocks, type LockRequest, type LockTrace, type TakeOutcome} from './core.js'
 import {readLockState} from './store.js'
-import {locksDir, sameHolder, type LockSpec} from './types.js'
+import {locksDir, sameHolder, type LockSpec} from '../records/lock.js'
 
 /** How often a waiter re-checks even when nothing rang (a holder process may have died silently). */
 export const LOCK_SAFETY_POLL_MS = 1000

@@ -4,9 +4,9 @@
  * least is lost (oldest finished Runs, long outputs, old trace events), and
  * the cut is said in a `cut` field with how to get the rest.
  */
-import {isTerminal} from '../runs/types.js'
-import type {RunListing, RunDetail} from '../runs/inspect.js'
-import type {Forest, TreeNode} from '../tree/forest.js'
+import {isTerminal} from '../records/run.js'
+import type {RunListing, RunDetail} from '../history/inspect.js'
+import type {Forest, TreeNode} from '../history/forest.js'
 import type {BatchDocument} from '../wait/batch.js'
 
 export const MAX_RESULT_BYTES = 64 * 1024

@@ -11,7 +11,7 @@
 import * as z from 'zod/v4'
 import {resolveRunRef} from '../platform/home.js'
 import {requireRun} from '../runs/store.js'
-import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
+import {MAX_MESSAGE_BYTES} from '../runs/inbox.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {sendMessage} from '../steer/send.js'
 import {enforceLaunchPolicy, type McpPolicy} from './policy.js'

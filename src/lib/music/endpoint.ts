@@ -17,7 +17,7 @@ import {
   type StandaloneEndpoint,
   type StandaloneRequest,
   type StandaloneServer,
-} from '../control/standalone.js'
+} from '../signals/standalone.js'
 import {PLAYBACK_ALIASES} from './requests.js'
 import {PLAYBACK_ACTIONS, type PlaybackReply} from './types.js'
 

@@ -6,8 +6,8 @@
  * (a stopped standalone service, a finished playback Run).
  */
 import {existsSync} from 'node:fs'
-import {REQUEST_TIMEOUT_MS, requestJsonReply} from '../control/endpoint.js'
-import type {ServiceKind} from '../control/standalone.js'
+import {REQUEST_TIMEOUT_MS, requestJsonReply} from '../signals/endpoint.js'
+import type {ServiceKind} from '../signals/standalone.js'
 import {ActorsError, EXIT} from '../platform/errors.js'
 import {isSameProcess} from '../platform/process-identity.js'
 import {checkpointFile, readCheckpoint} from './checkpoint.js'

@@ -8,8 +8,8 @@ import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument, BatchRow} from '../wait/batch.js'
 import type {CollectedRun} from '../wait/collected.js'
 import {compareText} from '../platform/compare.js'
-import {printableLine} from './text.js'
-import {displayRunName} from '../generations/layout.js'
+import {printableLine} from '../platform/text.js'
+import {displayRunName} from '../records/generation-layout.js'
 
 /** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id. */
 export function rowLabel(row: {run: string; generation?: number}): string {

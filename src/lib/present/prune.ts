@@ -1,5 +1,5 @@
 /** The plain face of `actors prune`: what was deleted on stdout, what was kept and why on stderr. */
-import type {PruneReport} from '../runs/prune.js'
+import type {PruneReport} from '../history/prune.js'
 import type {TextSinks} from './result.js'
 
 export function plainPruned(report: PruneReport, to: TextSinks): void {

@@ -4,7 +4,7 @@ import {formatValue} from '../recipes/args.js'
 import type {RecipeDescription} from '../recipes/describe.js'
 import type {ValidationResult} from '../recipes/index.js'
 import type {TextSinks} from './result.js'
-import {formatTable} from './text.js'
+import {formatTable} from '../platform/text.js'
 
 /** `recipes [NAME]`. */
 export function plainRecipes(doc: RecipesDocument, to: TextSinks): void {

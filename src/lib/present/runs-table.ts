@@ -4,9 +4,9 @@
  * the table (or tree) again each time a Run appears, disappears or changes
  * status (./inspect.ts: plain text, or one NDJSON snapshot per change).
  */
-import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
-import {rowsKey, type StateSnapshot, type StateStore} from '../views/runs-store.js'
-import {formatTable} from './text.js'
+import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
+import {rowsKey, type StateSnapshot, type StateStore} from '../view-state/runs-store.js'
+import {formatTable} from '../platform/text.js'
 
 /** The plain table of `rows` ('' when there are none). */
 export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock): string {

@@ -1,6 +1,6 @@
 /** The plain faces of steering: `send`, `rerun`, `adopt` and the Run's own `inbox` (plain lines, or NDJSON records). */
 import type {AdoptReply} from '../steer/adopt.js'
-import {messageLine, type InboxRecord} from '../steer/inbox.js'
+import {messageLine, type InboxRecord} from '../runs/inbox.js'
 import type {NextGenerationResult} from '../steer/next-generation.js'
 import type {SendReply} from '../steer/send.js'
 import {documentResult, liveResult, type LiveResult, type TextSinks} from './result.js'

@@ -5,9 +5,9 @@
  */
 import {formatDuration} from '../platform/duration.js'
 import {displayStatus} from '../runs/summary.js'
-import type {TreeNode} from '../tree/forest.js'
-import {formatTreeUsage} from '../tree/usage-rollup.js'
-import {displayRunName} from '../generations/layout.js'
+import type {TreeNode} from '../history/forest.js'
+import {formatTreeUsage} from '../runs/usage-rollup.js'
+import {displayRunName} from '../records/generation-layout.js'
 
 /** Render trees as text lines (ends with a newline when not empty). */
 export function renderForest(forest: TreeNode[]): string {

@@ -6,8 +6,8 @@
  * printer settles on the write's callback, not on the call.
  */
 import {importView} from '../platform/esm-import.js'
-import {listActiveSummaries} from '../runs/inspect.js'
-import {createStateStore} from '../views/runs-store.js'
+import {listActiveSummaries} from '../history/inspect.js'
+import {createStateStore} from '../view-state/runs-store.js'
 import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {waitForBatch, type WaitOutcome, type WaitRequest} from '../wait/deliver.js'
 import {renderBatchPlain} from './batch-card.js'

@@ -7,12 +7,12 @@ import {dirname, resolve} from 'node:path'
 import {InputProblem} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
 import {convertArgValue, formatArgSpec, resolvePath} from './args.js'
-import {didYouMean} from './did-you-mean.js'
+import {didYouMean} from '../platform/did-you-mean.js'
 import {recipeError, templateWords} from './load.js'
 import {renderString, renderWord} from './template.js'
 import type {Recipe, ResolvedRecipe, RuntimeValues} from './types.js'
-import {renderRecipeLocks} from '../locks/recipe-field.js'
-import {DEFAULT_KILL_GRACE_MS} from '../runs/types.js'
+import {renderRecipeLocks} from './locks-field.js'
+import {DEFAULT_KILL_GRACE_MS} from '../records/run.js'
 
 /** Split `NAME=VALUE` words into a map, refusing malformed or repeated ones (arrays may repeat to append). */
 function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, string[]> {

@@ -1,7 +1,7 @@
 /** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
-import type {RunPlan} from '../runs/types.js'
-import type {LockSpec} from '../locks/types.js'
-import type {ExecutorChoice} from '../executors/choice.js'
+import type {RunPlan} from '../records/run.js'
+import type {LockSpec} from '../records/lock.js'
+import type {ExecutorChoice} from './executor-field.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 

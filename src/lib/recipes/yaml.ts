@@ -7,7 +7,7 @@
 import {loadBundle} from '../platform/bundles.js'
 import {nodeModule} from '../platform/builtins.js'
 
-type YamlBundle = typeof import('../../yaml.js')
+type YamlBundle = typeof import('../../boot/yaml.js')
 
 let yaml: YamlBundle | undefined
 

@@ -2,7 +2,7 @@
 import {nodeCrypto} from '../platform/builtins.js'
 import {openSync, readSync, closeSync, statSync} from 'node:fs'
 import {isAbsolute, resolve} from 'node:path'
-import type {ArtifactRecord} from './types.js'
+import type {ArtifactRecord} from '../records/run.js'
 
 function sha256File(file: string): string {
   const hash = nodeCrypto().createHash('sha256')

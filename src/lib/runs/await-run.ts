@@ -3,7 +3,7 @@
  * (see notify.ts). Used by controls that must report the final status.
  */
 import {readRunState, type RunState} from './store.js'
-import {isTerminal} from './types.js'
+import {isTerminal} from '../records/run.js'
 import {watchUntil} from '../bell/watch-until.js'
 
 /** Resolve with the Run's state once it is terminal (or undefined if its dir vanished), or at the timeout. */

@@ -6,7 +6,7 @@ import {dirname} from 'node:path'
 import {notActiveError, usageError} from '../platform/errors.js'
 import {isPlainName, runDir} from '../platform/home.js'
 import {readRunMetaRaw, requireRun, type RunState} from './store.js'
-import type {ParentRef} from './types.js'
+import type {ParentRef} from '../records/run.js'
 
 /** How a command that only works inside a Run words its refusals. */
 export interface OwnRunWording {

@@ -9,7 +9,7 @@ import {corruptStateError} from '../platform/errors.js'
 import {readFileEnd} from '../platform/state-files.js'
 import {readRunMetaRaw, readRunState, runFile} from './store.js'
 import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
-import {isTerminal} from './types.js'
+import {isTerminal} from '../records/run.js'
 import {Doorbell} from '../bell/doorbell.js'
 
 export type StreamName = 'stdout' | 'stderr'

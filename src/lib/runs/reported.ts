@@ -17,7 +17,7 @@ import {existsSync, linkSync, renameSync, writeFileSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {runDir} from '../platform/home.js'
 import {readRunMetaRaw} from './store.js'
-import {readOwedArchive} from '../generations/owed.js'
+import {readOwedArchive} from './generation-owed.js'
 import {readBoundedText, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 
 export const REPORTED_FILE = 'reported.json'

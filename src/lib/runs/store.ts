@@ -7,15 +7,15 @@
  */
 import {existsSync, readdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
-import {completeMove} from '../generations/move.js'
-import {noteEndedRun} from './ended-runs.js'
+import {completeMove} from './generation-move.js'
+import {noteEndedRun} from '../records/ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
 import {runDir, runsDir} from '../platform/home.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {checkSupervisor, type SupervisorCheck} from '../executors/index.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './types.js'
+import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from '../records/run.js'
 
 const KNOWN_STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 

@@ -3,8 +3,8 @@
  * live views alike, so every view reports the same fields the same way.
  */
 import type {RunState} from './store.js'
-import {isTerminal} from './types.js'
-import {generationOf} from '../generations/layout.js'
+import {isTerminal} from '../records/run.js'
+import {generationOf} from '../records/generation-layout.js'
 
 export interface RunSummary {
   run: string

@@ -7,7 +7,7 @@
 import {randomUuid} from '../platform/builtins.js'
 import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {runFile, updateRunMeta} from './store.js'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {fileKey} from '../platform/file-key.js'

@@ -5,7 +5,7 @@
  */
 import {join} from 'node:path'
 import {corruptStateError} from '../platform/errors.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {runFile} from './store.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 

@@ -7,13 +7,13 @@
  */
 import {notActiveError, refusedError, usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {requireRun, updateRunMeta, type RunState} from '../runs/store.js'
-import {isTerminal, type RunMeta} from '../runs/types.js'
-import {childrenLock, collectDescendants, readChildren, recordChild} from '../tree/children.js'
-import {checkBudget, maxDepth} from '../tree/limits.js'
-import {traceAdoption} from './adopt-children.js'
+import {isTerminal, type RunMeta} from '../records/run.js'
+import {childrenLock, collectDescendants, readChildren, recordChild} from '../runs/children.js'
+import {checkBudget, maxDepth} from '../runs/tree-limits.js'
+import {traceAdoption} from '../launch/adopt-children.js'
 
 export interface AdoptReply {
   parent: string

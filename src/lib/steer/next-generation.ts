@@ -12,9 +12,9 @@ import type {LaunchResult, LaunchSpec} from '../launch/launch.js'
 import {loadRecipeFile, recipeError} from '../recipes/load.js'
 import {resolveRecipe} from '../recipes/resolve.js'
 import {readRunMetaRaw, type RunState} from '../runs/store.js'
-import type {RunMeta} from '../runs/types.js'
-import {launchInTree} from '../tree/admission.js'
-import {checkBudget} from '../tree/limits.js'
+import type {RunMeta} from '../records/run.js'
+import {launchInTree} from '../launch/admission.js'
+import {checkBudget} from '../runs/tree-limits.js'
 import {existsSync} from 'node:fs'
 
 export interface NextGeneration {

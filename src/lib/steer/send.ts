@@ -6,14 +6,14 @@
 import {existsSync, statSync} from 'node:fs'
 import {notActiveError, notFoundError} from '../platform/errors.js'
 import {resolveRunRef, runDir, runsDir} from '../platform/home.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
-import {isTerminal, type RunMeta} from '../runs/types.js'
+import {isTerminal, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
-import {generationOf} from '../generations/layout.js'
-import {appendInboxRecord, readStdinAck, validateMessage, type InboxRecord} from './inbox.js'
+import {generationOf} from '../records/generation-layout.js'
+import {appendInboxRecord, readStdinAck, validateMessage, type InboxRecord} from '../runs/inbox.js'
 import {startNextGeneration} from './next-generation.js'
 
 /** How long `send` waits for the supervisor to write a stdin message. */

@@ -5,7 +5,7 @@
  * children will never be wanted, so cancel them.
  */
 import {runDir} from '../platform/home.js'
-import type {RunMeta} from '../runs/types.js'
+import type {RunMeta} from '../records/run.js'
 import {releaseQueuedChildren} from './queue.js'
 
 /** Start queued siblings of `meta`'s Run and settle its own queue. Never throws. */

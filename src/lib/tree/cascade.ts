@@ -5,8 +5,8 @@
  * reaped it; queued children never started and are settled `cancelled`.
  */
 import {readRunMetaRaw} from '../runs/store.js'
-import {isTerminal} from '../runs/types.js'
-import {collectDescendants} from './children.js'
+import {isTerminal} from '../records/run.js'
+import {collectDescendants} from '../runs/children.js'
 import {cancelQueuedRun} from './queue.js'
 
 /** How one live Run is ended: the control service's endRun (injected, so trees do not depend on control). */

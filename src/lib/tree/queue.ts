@@ -5,13 +5,13 @@
  * parent's children lock, so two launches or two endings at the same moment
  * never overfill the cap and never skip a queued child.
  */
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {launchRun, startRun, type LaunchResult, type LaunchSpec} from '../launch/launch.js'
 import {slurmJobId} from '../executors/slurm.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../runs/store.js'
-import type {RunMeta} from '../runs/types.js'
-import {childrenLock, readChildren, recordChild} from './children.js'
+import type {RunMeta} from '../records/run.js'
+import {childrenLock, readChildren, recordChild} from '../runs/children.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])
 

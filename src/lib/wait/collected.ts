@@ -9,9 +9,9 @@
  */
 import {join} from 'node:path'
 import {runDir} from '../platform/home.js'
-import {withLockSync} from '../platform/lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {firstOutputLine} from '../runs/logs.js'
-import {printableLine} from '../present/text.js'
+import {printableLine} from '../platform/text.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import type {BatchDocument} from './batch.js'

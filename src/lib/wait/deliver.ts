@@ -6,18 +6,18 @@
  * pending under a dead claimer; the next wait of the owner delivers that same
  * batch (same batch_id) before choosing anything new.
  */
-import {followUpEndedRuns} from '../runs/after-run.js'
+import {followUpEndedRuns} from '../tree/after-run.js'
 import {ensureHome} from '../platform/home.js'
-import {isTerminal} from '../runs/types.js'
-import {sleepSync} from '../platform/lock.js'
+import {isTerminal} from '../records/run.js'
+import {sleepSync} from '../platform/file-lock.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../platform/process-identity.js'
 import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {recordCollected} from './collected.js'
 import {Doorbell} from '../bell/doorbell.js'
-import {compareQueueKeys, dropIndexMarkers, markerTag} from '../runs/live-index.js'
-import {markQueueChanged} from '../runs/index-queue.js'
+import {compareQueueKeys, dropIndexMarkers, markerTag} from '../history/live-index.js'
+import {markQueueChanged} from '../history/index-queue.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
 import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type BatchMeta, type RunEntry, type Selection} from './select.js'
 import {WaitSnapshot} from './snapshot.js'

@@ -9,7 +9,7 @@
  * terminal" holds. Trees are ordered by their top's terminal time, run id,
  * instance id; inside a tree, preorder.
  */
-import {isTerminal, type RunMeta} from '../runs/types.js'
+import {isTerminal, type RunMeta} from '../records/run.js'
 import {compareText} from '../platform/compare.js'
 
 export const MAX_MEMBERS = 256

@@ -11,10 +11,10 @@
  * (runs/index-queue.ts) while nothing was added to it.
  */
 import {runDir} from '../platform/home.js'
-import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../runs/live-index.js'
+import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../history/live-index.js'
 import {isReported} from '../runs/reported.js'
 import {readRunState} from '../runs/store.js'
-import {isTerminal} from '../runs/types.js'
+import {isTerminal} from '../records/run.js'
 import {batchMeta, type RunEntry} from './select.js'
 
 export interface SnapshotRequest {

@@ -1,0 +1,16 @@
+/**
+ * Entry point of the worker thread a large index rebuild shares its state
+ * dirs with (dist/index-worker.cjs; src/lib/runs/live-index.ts rebuildIndex,
+ * src/lib/platform/two-threads.ts). It enters the chunks it takes exactly as
+ * the rebuilding thread does, and sends back the launch log lines and the
+ * queues it found.
+ */
+import {workAsWorker} from '../lib/platform/two-threads.js'
+import {enterStateDirs, newEnteredDirs, type EnteredDirs, type RebuildJob} from '../lib/history/live-index.js'
+
+const found = newEnteredDirs()
+
+workAsWorker<EnteredDirs>(
+  (job, start, end) => enterStateDirs(job as RebuildJob, start, end, found, false),
+  () => found,
+)

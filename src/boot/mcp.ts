@@ -1,0 +1,56 @@
+/**
+ * The `actors mcp` front (dist/mcp.cjs): parses and checks the invocation,
+ * then loads the server with the SDK (dist/mcp-server.cjs), which serves the
+ * session from its first byte. It stays small (no SDK, no zod) so that an
+ * invocation it refuses costs no SDK load. Invocations it cannot parse
+ * exactly as oclif would (help, bad flags) return false and go to the oclif
+ * CLI, as in the fast front end.
+ */
+import {existsSync, readFileSync} from 'node:fs'
+import {createRequire} from 'node:module'
+import {join} from 'node:path'
+import {reportError} from '../lib/present/report-error.js'
+import {mcpCommand} from '../lib/cli/mcp.js'
+import {parseInvocation} from '../lib/cli/parse-argv.js'
+import {ensureHome, resolveHome} from '../lib/platform/home.js'
+import {policyFromFlags} from '../lib/mcp/policy.js'
+import {packageRoot} from '../lib/platform/package-root.js'
+import {loadBundle} from '../lib/platform/bundles.js'
+
+type ServerBundle = typeof import('./mcp-server.js')
+
+/** Serve `actors mcp ARGS` (argv without node, script and `mcp`); false: let oclif handle it. */
+export async function run(argv: string[]): Promise<boolean> {
+  const invocation = parseInvocation(mcpCommand, argv)
+  if (!invocation) return false
+  await serve(invocation.flags)
+  return true
+}
+
+/** Serve until the client closes stdin, then end the process (Runs are detached and keep going). */
+export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string; recipes?: string; home?: string}): Promise<void> {
+  // stdout belongs to JSON-RPC: anything that logs (a dependency's console.log) goes to stderr.
+  for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
+  try {
+    // Everything that can refuse the invocation happens before the SDK loads.
+    const root = packageRoot()
+    const version = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {version: string}).version
+    const home = resolveHome(flags.home)
+    const policy = policyFromFlags(flags)
+    ensureHome(home)
+    const serverFile = join(root, 'dist', 'mcp-server.cjs')
+    if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
+    const server = loadServer(serverFile)
+    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version})
+  } catch (error) {
+    // stdout belongs to JSON-RPC: the message goes to stderr only.
+    reportError(error as Error, false, 'mcp')
+  }
+  // A tool call still blocked (a wait) must not keep a session without a client alive.
+  process.exit()
+}
+
+/** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */
+function loadServer(file: string): ServerBundle {
+  return loadBundle<ServerBundle>('mcp-server', () => createRequire(import.meta.url)(file))
+}

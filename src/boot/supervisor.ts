@@ -1,0 +1,16 @@
+/**
+ * Entry point of the detached supervisor process: `node dist/supervisor.cjs STATE_DIR`.
+ * Kept separate from the CLI bundle so a live Run costs one small Node process
+ * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
+ */
+import {superviseRun} from '../lib/supervisor/supervise.js'
+
+const dir = process.argv[2]
+if (!dir) {
+  process.stderr.write('usage: supervisor STATE_DIR\n')
+  process.exit(2)
+}
+superviseRun(dir).catch((error) => {
+  process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
+  process.exitCode = 1
+})

@@ -1,0 +1,50 @@
+/**
+ * Launch-time tree policy, applied by run-launcher.ts to every Run: the depth
+ * cap, the parent's identity (a child of a vanished or relaunched parent is
+ * refused rather than attached to the wrong tree), the root's token budget,
+ * and the parent's max-parallel queue.
+ */
+import {resolve} from 'node:path'
+import {notActiveError, usageError} from '../platform/errors.js'
+import {isPlainName, runDir} from '../platform/home.js'
+import {launchRun, type LaunchResult, type LaunchSpec} from './launch.js'
+import {readRunMetaRaw} from '../runs/store.js'
+import {checkBudget, checkDepth} from '../runs/tree-limits.js'
+import {launchChild} from '../tree/queue.js'
+
+/** Create the Run `spec` describes, within the limits of the tree it joins. */
+export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): LaunchResult {
+  if (!spec.parent) {
+    checkDepth(spec.depth, env)
+    return launchRun(spec)
+  }
+  if (spec.budgetTokens !== undefined) {
+    throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
+  }
+  const parentDir = runDir(spec.home, spec.parent.run)
+  if (resolve(spec.parent.state_dir) !== parentDir) {
+    throw usageError(
+      `lineage is incomplete: the parent's state dir ${spec.parent.state_dir} (ACTORS_STATE_DIR) is not ${parentDir} in this state root`,
+      'launch with the same ACTORS_HOME / --home as the parent Run',
+    )
+  }
+  const parent = readRunMetaRaw(parentDir)
+  if (!parent) {
+    throw usageError(`lineage is incomplete: parent Run ${spec.parent.run} not found at ${parentDir}`, 'launch from inside a live Run, or unset ACTORS_RUN, ACTORS_RUN_INSTANCE and ACTORS_STATE_DIR')
+  }
+  if (parent.run_instance_id !== spec.parent.run_instance_id) {
+    throw notActiveError(
+      `parent Run ${parent.run} is now instance ${parent.run_instance_id}, not ${spec.parent.run_instance_id}`,
+      'this process belongs to an earlier launch of the parent; its launches are refused',
+    )
+  }
+  // The verified parent, not ACTORS_ROOT / ACTORS_DEPTH / ACTORS_OWNER (which any process can change), places
+  // the child: a stale or edited variable must not dodge the depth cap or the root's budget, nor move the
+  // child (and its subtree) out of its root's `wait`.
+  const depth = (Number.isInteger(parent.depth) && parent.depth >= 0 ? parent.depth : 0) + 1
+  const root = typeof parent.root === 'string' && parent.root !== '' ? parent.root : parent.run
+  const owner = typeof parent.owner === 'string' && isPlainName(parent.owner) ? parent.owner : spec.owner
+  checkDepth(depth, env)
+  checkBudget(spec.home, root)
+  return launchChild(parentDir, {...spec, root, depth, owner})
+}

@@ -1,0 +1,71 @@
+/**
+ * Where a Run's generations live (SPEC: Generations and steering). The
+ * current generation's own files sit at the top of the state dir; each
+ * earlier generation n was moved to `generations/<n>/` when n+1 started.
+ * Files the command wrote itself, `children.jsonl` and `inbox.jsonl` belong
+ * to the Run id and stay at the top.
+ */
+import {readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {usageError} from '../platform/errors.js'
+import {runGeneration, type RunMeta} from './run.js'
+
+/** A generation's own files: what moves to `generations/<n>/` (run.json last, see move.ts). */
+export const GENERATION_FILES = [
+  'result.json',
+  'trace.jsonl',
+  // Says the Trace beside it holds a waking attention event (runs/trace.ts attentionFlagged).
+  'attention.flag',
+  'controls.jsonl',
+  'stdout.log',
+  'stderr.log',
+  'usage.json',
+  'control-endpoint.json',
+  'inbox-cursor.json',
+  'inbox-stdin.json',
+  // Whether this generation was reported to its owner (reported.ts): an archived generation keeps its own mark.
+  'reported.json',
+] as const
+
+export function generationsDir(dir: string): string {
+  return join(dir, 'generations')
+}
+
+/** The directory holding earlier generation `n`'s files. */
+export function archivedGenerationDir(dir: string, n: number): string {
+  return join(generationsDir(dir), String(n))
+}
+
+/** A Run's generation number: run.json `generation`, absent (state of earlier versions) = 1 (run-types.ts runGeneration). */
+export function generationOf(meta: Pick<RunMeta, 'generation'>): number {
+  return runGeneration(meta)
+}
+
+/** The numbers of the archived generations in `dir`, ascending (staging and stale dirs are skipped). */
+export function archivedGenerations(dir: string): number[] {
+  let names: string[]
+  try {
+    names = readdirSync(generationsDir(dir))
+  } catch {
+    return []
+  }
+  return names.filter((name) => /^[1-9]\d*$/.test(name)).map(Number).sort((a, b) => a - b)
+}
+
+/** `build@3` → {ref: 'build', generation: 3}; a plain ref has no generation. `@0`, `@x`, `@` are refused (exit 2). */
+export function parseGenerationRef(ref: string): {ref: string; generation?: number} {
+  const at = ref.lastIndexOf('@')
+  // An '@' in a directory above the state dir is part of the path, not a generation.
+  if (at < 0 || at < ref.lastIndexOf('/')) return {ref}
+  const base = ref.slice(0, at)
+  const number = ref.slice(at + 1)
+  if (!/^[1-9]\d{0,8}$/.test(number) || base === '') {
+    throw usageError(`${JSON.stringify(ref)} does not name a generation`, 'write RUN@N with N a generation number from 1, e.g. build@2 (list them with `actors inspect RUN --generations`)')
+  }
+  return {ref: base, generation: Number(number)}
+}
+
+/** How views name a Run: `build`, or `build#3` from generation 2 on. */
+export function displayRunName(run: string, generation: number | undefined): string {
+  return generation !== undefined && generation > 1 ? `${run}#${generation}` : run
+}

@@ -1,0 +1,285 @@
+/**
+ * The kernel's own actions on a Run's processes: pause, resume, stop, kill.
+ *
+ * Every action first checks, under the Run's lifecycle lock (the lock the
+ * supervisor takes to write the result), that the Run is live and that each
+ * recorded command process is still the process it was: a recorded pid that
+ * is alive with another start time is a recycled pid, and the whole action
+ * is refused (exit 3) with nothing signalled. Only then are signals sent, to
+ * the verified processes' groups and to every process of the Run found in the
+ * process table (setsid'd and re-parented descendants included).
+ */
+import {afterRunEnded} from '../tree/after-run.js'
+import {notActiveError} from '../platform/errors.js'
+import {sleepSync, withLockSync} from '../platform/file-lock.js'
+import {notifyStateChange} from '../bell/notify.js'
+import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
+import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, writeRunMetaLocked, type RunState} from '../runs/store.js'
+import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../records/run.js'
+import {appendTraceEvent} from '../runs/trace.js'
+import {awaitRunEnd} from '../runs/await-run.js'
+
+export type EndMode = 'stop' | 'kill'
+
+/** What a runtime action did, for the command's output. */
+export interface RuntimeActionResult {
+  action: 'pause' | 'resume' | 'stop' | 'kill'
+  run: string
+  run_instance_id: string
+  status: string
+  /** Processes signalled (pids). */
+  signalled: number[]
+  /** False when the Run was already in the requested state. */
+  changed: boolean
+  /** stop/kill: whether the result was written before we returned. */
+  settled?: boolean
+  result?: RunState['result'] | null
+}
+
+/** Time we give the supervisor to record the result after its command is gone. */
+const RESULT_WAIT_MS = 5000
+const SWEEP_INTERVAL_MS = 100
+
+/** The recorded command processes of a Run (older run.json files only have child_pid/pgid). */
+function commandRecords(meta: RunMeta): ChildProcessRecord[] {
+  if (Array.isArray(meta.children_processes)) return meta.children_processes
+  if (typeof meta.child_pid === 'number') return [{pid: meta.child_pid, pgid: meta.pgid ?? meta.child_pid, step: 0}]
+  return []
+}
+
+/**
+ * The recorded command processes that are alive and verifiably the same
+ * process. A dead record is skipped; a live pid whose identity does not match
+ * (or cannot be checked) refuses the whole action, naming the pid.
+ */
+export function verifyCommandProcesses(meta: RunMeta): ChildProcessRecord[] {
+  const live: ChildProcessRecord[] = []
+  for (const record of commandRecords(meta)) {
+    if (!record || !Number.isInteger(record.pid) || record.pid <= 1) continue
+    const now = readProcessIdentity(record.pid)
+    if (!now) continue
+    if (!record.identity || !isSameProcess({...record.identity, pid: record.pid})) {
+      throw notActiveError(
+        `Run ${meta.run}: pid ${record.pid} is alive but is not the process recorded in run.json (identity mismatch); nothing was signalled`,
+        'the recorded process is gone and its pid was reused; check the Run with `actors inspect`',
+        {pid: record.pid},
+      )
+    }
+    live.push(record)
+  }
+  return live
+}
+
+/** The process-table query for a Run whose command processes were just verified. */
+function runQuery(meta: RunMeta, live: ChildProcessRecord[]): RunProcessQuery {
+  return {
+    rootPids: live.map((r) => r.pid),
+    pgids: live.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1),
+    runInstanceId: meta.run_instance_id,
+    exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+  }
+}
+
+/**
+ * The query for the sweep after the first signals: only records whose process
+ * is still verifiably the same (a pid or group id that was freed meanwhile is
+ * never signalled), plus the environment marker that every descendant carries.
+ */
+function sweepQuery(meta: RunMeta): RunProcessQuery {
+  const still = commandRecords(meta).filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
+  return runQuery(meta, still)
+}
+
+/**
+ * Signal verified groups (not our own), then each process found afterwards
+ * (members that left the groups, or appeared meanwhile). Returns the pids
+ * signalled: those found before the group signal (which may have ended them
+ * at once) and after it.
+ */
+function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
+  const before = findRunProcesses(query)
+  const ownGroup = readProcStat(process.pid)?.pgid
+  for (const group of new Set(query.pgids)) {
+    if (group === ownGroup) continue
+    try {
+      process.kill(-group, signal)
+    } catch {}
+  }
+  const after = findRunProcesses(query)
+  signalPids(after, signal)
+  return [...new Set([...before, ...after])]
+}
+
+/** SIGSTOP until no new process appears (a process may fork while we stop its siblings). */
+function stopAll(query: RunProcessQuery): number[] {
+  const seen = new Set<number>()
+  for (let pass = 0; pass < 4; pass++) {
+    const pids = signalRun(query, 'SIGSTOP')
+    const fresh = pids.filter((p) => !seen.has(p))
+    for (const p of pids) seen.add(p)
+    if (fresh.length === 0) break
+  }
+  return [...seen]
+}
+
+function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
+  try {
+    appendTraceEvent(dir, {kind: 'runtime.control', summary: action, data: {action, ...data}, run_instance_id: meta.run_instance_id})
+  } catch {}
+}
+
+/** Read run.json under the lock and refuse a Run that is finished or ending (exit 3). */
+function requireLiveLocked(dir: string, verb: string): RunMeta {
+  const meta = readRunMetaRaw(dir)
+  if (!meta) throw notActiveError(`no Run in ${dir}`)
+  const result = readRunResult(dir, meta)
+  const status = result?.status ?? meta.status
+  if (isTerminal(status)) throw notActiveError(`Run ${meta.run} is ${status}; cannot ${verb} it`, `start it again with \`actors run\`, or inspect it with \`actors inspect ${meta.run}\``)
+  return meta
+}
+
+/** How long a pause waits for a starting Run's (or the next step's) command to appear. */
+const PAUSE_START_WAIT_MS = 3000
+
+/**
+ * Pause (SIGSTOP) or resume (SIGCONT) a live Run's whole process tree and
+ * record `paused` / `running` in run.json, all under the lifecycle lock so
+ * the supervisor cannot write its result in between. A pause that finds no
+ * command process yet (the Run was launched a moment ago, or is between
+ * steps) waits briefly for it; a resume needs no process, since a supervisor
+ * holding the next step only waits for run.json to say `running` again.
+ */
+export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'resume'): RuntimeActionResult {
+  readRunState(dir) // reconcile first: a Run whose supervisor vanished is settled, not paused
+  const deadline = Date.now() + PAUSE_START_WAIT_MS
+  let outcome: {meta: RunMeta; signalled: number[]; changed: boolean} | undefined
+  for (;;) {
+    outcome = withLockSync(runFile(dir, 'lock'), () => {
+      const meta = requireLiveLocked(dir, action)
+      if (meta.status === 'queued') throw notActiveError(`Run ${meta.run} is queued; it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
+      if (meta.ending) throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
+      const live = verifyCommandProcesses(meta)
+      if (live.length === 0 && action === 'pause') {
+        // Already paused and holding its next step: nothing to stop.
+        if (meta.status === 'paused') return {meta, signalled: [], changed: false}
+        if (Date.now() < deadline && isSameProcess(meta.process_identity)) return undefined
+        throw notActiveError(`Run ${meta.run} has no live command process to pause right now`, 'it is between steps or ending; retry in a moment')
+      }
+      const query = runQuery(meta, live)
+      const signalled = live.length === 0 ? [] : action === 'pause' ? stopAll(query) : signalRun(query, 'SIGCONT')
+      const wanted = action === 'pause' ? 'paused' : 'running'
+      const changed = meta.status !== wanted
+      const next: RunMeta = {...meta, status: wanted}
+      if (action === 'pause') next.paused_at = new Date().toISOString()
+      else delete next.paused_at
+      writeRunMetaLocked(dir, next)
+      return {meta: next, signalled, changed}
+    })
+    if (outcome) break
+    sleepSync(20)
+  }
+  trace(dir, outcome.meta, action, {pids: outcome.signalled})
+  notifyStateChange(home)
+  return {action, run: outcome.meta.run, run_instance_id: outcome.meta.run_instance_id, status: outcome.meta.status, signalled: outcome.signalled, changed: outcome.changed}
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * The sweep after the first signals: wait out the Run's kill_grace (stop; none
+ * for kill) while anything of it is alive, then SIGKILL what is left or was
+ * forked meanwhile (at most 10 passes). Returns the pids still found last.
+ */
+async function sweepRun(meta: RunMeta, mode: EndMode): Promise<number[]> {
+  const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
+  const deadline = Date.now() + graceMs
+  let remaining = findRunProcesses(sweepQuery(meta))
+  while (remaining.length > 0 && Date.now() < deadline) {
+    await sleep(SWEEP_INTERVAL_MS)
+    remaining = findRunProcesses(sweepQuery(meta))
+  }
+  for (let pass = 0; pass < 10 && remaining.length > 0; pass++) {
+    signalRun(sweepQuery(meta), 'SIGKILL')
+    await sleep(20)
+    remaining = findRunProcesses(sweepQuery(meta))
+  }
+  return remaining
+}
+
+/**
+ * End what is left of an `exited` Run: its supervisor vanished (SIGKILL, OOM,
+ * reboot of the supervisor alone) and reconciliation settled it, but its
+ * command may still be running unsupervised. stop/kill then signal exactly the
+ * processes that are verifiably the Run's (recorded identities, or the Run's
+ * instance marker in their environment); the result stays `exited`.
+ * Returns undefined when nothing of the Run is alive.
+ */
+export async function endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined> {
+  const meta = readRunMetaRaw(dir)
+  if (!meta || meta.status !== 'exited') return undefined
+  const query = sweepQuery(meta)
+  const found = findRunProcesses(query)
+  if (found.length === 0) return undefined
+  const signalled = [...found, ...signalRun(query, mode === 'kill' ? 'SIGKILL' : 'SIGTERM')]
+  if (mode === 'stop') signalRun(query, 'SIGCONT')
+  trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
+  const remaining = await sweepRun(meta, mode)
+  notifyStateChange(home)
+  return {action: mode, run: meta.run, run_instance_id: meta.run_instance_id, status: 'exited', signalled: [...new Set([...signalled, ...remaining])], changed: false, settled: true, result: readRunResult(dir, meta) ?? null}
+}
+
+/**
+ * End a live Run: `stop` (SIGTERM the whole tree, SIGKILL what is left after
+ * the Run's kill_grace; result `cancelled`) or `kill` (SIGKILL at once;
+ * `killed`). run.json's `ending` tells the supervisor which status to record;
+ * when no supervisor is left (a queued Run, or one that vanished) the result
+ * is written here. Resolves once the result is written (bounded wait).
+ * Exported for tree cascades: call it once per descendant Run.
+ */
+export async function endRun(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult> {
+  readRunState(dir)
+  const status: TerminalStatus = mode === 'kill' ? 'killed' : 'cancelled'
+  const first = withLockSync(runFile(dir, 'lock'), () => {
+    const meta = requireLiveLocked(dir, mode)
+    const live = verifyCommandProcesses(meta)
+    // A kill may overtake a stop in progress; a stop never downgrades a kill.
+    const ending = meta.ending?.status === 'killed' ? meta.ending : {status, at: new Date().toISOString(), by: 'control'}
+    const marked: RunMeta = {...meta, ending}
+    // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
+    const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
+    const query = runQuery(meta, live)
+    let signalled: number[] = []
+    if (mode === 'kill') {
+      signalled = signalRun(query, 'SIGKILL')
+    } else {
+      signalled = signalRun(query, 'SIGTERM')
+      signalRun(query, 'SIGCONT')
+    }
+    if (supervised) {
+      writeRunMetaLocked(dir, marked)
+    } else {
+      // Nobody will record the end: a queued Run, or a supervisor that is gone.
+      writeResultLocked(dir, marked, settledResult(marked, ending.status, ending.status === 'killed' ? 'kill' : 'stop'))
+    }
+    return {meta: marked, signalled, supervised}
+  })
+  trace(dir, first.meta, mode, {pids: first.signalled})
+  notifyStateChange(home)
+  if (!first.supervised) afterRunEnded(home, first.meta)
+
+  const remaining = await sweepRun(first.meta, mode)
+
+  const final = await awaitRunEnd(home, dir, RESULT_WAIT_MS)
+  const settled = Boolean(final && isTerminal(final.meta.status))
+  return {
+    action: mode,
+    run: first.meta.run,
+    run_instance_id: first.meta.run_instance_id,
+    status: final?.meta.status ?? first.meta.status,
+    signalled: [...new Set([...first.signalled, ...remaining])],
+    changed: true,
+    settled,
+    result: final?.result ?? null,
+  }
+}

@@ -1,0 +1,374 @@
+/**
+ * The detached supervisor: owns one Run's command from start to result.
+ * It runs in its own small Node process (see src/supervisor.ts), so this
+ * module and everything it imports must stay free of heavy dependencies.
+ *
+ * Life of a Run here: start each step in its own process group with stdout
+ * and stderr appended to the log files; enforce the timeout by terminating the
+ * whole process tree (SIGTERM, then SIGKILL after kill_grace); retry failed
+ * attempts; honour a stop/kill requested through run.json's `ending`; collect
+ * artifacts; write result.json exactly once.
+ */
+import type {ChildProcess} from 'node:child_process'
+import {childProcess} from '../platform/builtins.js'
+import {closeSync, openSync, writeSync} from 'node:fs'
+import {dirname, join} from 'node:path'
+import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
+import {collectArtifacts} from '../runs/artifacts.js'
+import {dropTestFaults} from '../launch/launch.js'
+import {sleepSync, withLockSync} from '../platform/file-lock.js'
+import {readProcessIdentity} from '../platform/process-identity.js'
+import {findRunProcesses, signalPids} from '../platform/process-tree.js'
+import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
+import {appendTraceEvent} from '../runs/trace.js'
+import {watchUntil} from '../bell/watch-until.js'
+import {budgetMark} from '../runs/tree-limits.js'
+import {releaseRunLocks, takeRunLocks} from '../locks/run-locks.js'
+import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from '../executors/on-node.js'
+import {generationOf} from '../records/generation-layout.js'
+import {completeMove} from '../runs/generation-move.js'
+import {StdinPump} from './stdin-pump.js'
+import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from '../records/run.js'
+
+interface StepOutcome {
+  exitCode: number | null
+  signal: string | null
+  spawnError?: string
+}
+
+interface AttemptOutcome extends StepOutcome {
+  timedOut: boolean
+  /** The Run's Recipe locks could not be taken (a damaged lock file): it fails without running. */
+  lockError?: string
+}
+
+/**
+ * The environment a Run's command sees: the caller's, the Recipe's, and the
+ * lineage variables. Test-only fault injection (ACTORS_TEST_*) is for this
+ * supervisor alone: it never reaches the command, so nested Runs are not
+ * slowed or paused by a fault their test aimed at the outer one.
+ */
+export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
+  const binDir = process.env.ACTORS_BIN_DIR
+  const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
+  return dropTestFaults({
+    ...process.env,
+    ...meta.env,
+    PATH: meta.env.PATH ?? path,
+    ACTORS_HOME: home,
+    ACTORS_RUN: meta.run,
+    ACTORS_RUN_INSTANCE: meta.run_instance_id,
+    ACTORS_STATE_DIR: dir,
+    ACTORS_OWNER: meta.owner,
+    ACTORS_ROOT: meta.root,
+    ACTORS_DEPTH: String(meta.depth),
+    ACTORS_GENERATION: String(generationOf(meta)),
+    ACTORS_MESSAGE: meta.message?.text,
+    ACTORS_BIN_DIR: undefined,
+    ACTORS_SUPERVISOR: undefined,
+  })
+}
+
+class Supervisor {
+  private readonly live = new Map<number, ChildProcess>()
+  private records: ChildProcessRecord[] = []
+  private timedOut = false
+  private ending = false
+  /** The tree's termination under way (timeout, stop): the result waits for it, so a reader never sees a finished Run with processes left. */
+  private terminating: Promise<void> | undefined
+  /** `inbox: stdin`: writes `actors send` messages to the running step's stdin. */
+  private readonly pump: StdinPump | undefined
+
+  constructor(
+    private readonly dir: string,
+    private readonly home: string,
+    private meta: RunMeta,
+  ) {
+    this.pump = meta.inbox === 'stdin' ? new StdinPump(dir, generationOf(meta)) : undefined
+  }
+
+  async run(): Promise<void> {
+    let startedAt = new Date()
+    process.on('SIGTERM', () => this.terminateFromOutside('SIGTERM'))
+    process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
+    process.on('SIGHUP', () => {})
+
+    // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
+    const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
+    // [inbox] stdin messages are written once the command runs (they wait in inbox.jsonl until then).
+    void this.pump?.run()
+    if (locks.status !== 'held') {
+      this.pump?.close()
+      if (locks.status === 'error') this.appendStderr(`actors: could not take the Run's locks: ${locks.message}\n`)
+      this.finish({exitCode: null, signal: null, timedOut: false, lockError: locks.status === 'error' ? locks.message : undefined}, 0, startedAt)
+      return
+    }
+    if (this.meta.locks) startedAt = new Date()
+
+    const maxAttempts = Math.max(1, this.meta.retry || 1)
+    let attempt = 0
+    let outcome: AttemptOutcome = {exitCode: null, signal: null, timedOut: false}
+    while (attempt < maxAttempts) {
+      attempt++
+      this.timedOut = false
+      updateRunMeta(this.dir, (meta) => ({...meta, attempts: attempt}))
+      if (attempt > 1) this.trace('runtime.retry', `attempt ${attempt} of ${maxAttempts}`, {attempt})
+      outcome = await this.runAttempt()
+      // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
+      await this.terminating
+      this.terminating = undefined
+      const requested = this.requestedEnding()
+      if (requested || this.ending) break
+      if (outcome.exitCode === 0 && !outcome.timedOut) break
+    }
+    this.pump?.close()
+    releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
+    this.finish(outcome, attempt, startedAt)
+  }
+
+  /** Run every step of the plan once (honouring sequence/parallel) under the timeout. */
+  private async runAttempt(): Promise<AttemptOutcome> {
+    const timeoutMs = this.meta.timeout_ms
+    const timer = timeoutMs
+      ? setTimeout(() => {
+          this.timedOut = true
+          this.trace('runtime.timeout', `timed out after ${timeoutMs}ms`, {timeout_ms: timeoutMs})
+          this.endTree()
+        }, timeoutMs)
+      : undefined
+    try {
+      const {mode, steps} = this.meta.plan
+      if (mode === 'parallel') {
+        const outcomes = await Promise.all(steps.map((argv, index) => this.runStep(argv, index)))
+        const failed = outcomes.find((o) => o.exitCode !== 0)
+        return {...(failed ?? outcomes[0]), timedOut: this.timedOut}
+      }
+      let last: StepOutcome = {exitCode: 0, signal: null}
+      for (const [index, argv] of steps.entries()) {
+        // A Run paused between steps stays paused: the next step waits for resume.
+        if (index > 0) await this.waitWhilePaused()
+        if (this.timedOut || this.ending || this.requestedEnding()) break
+        last = await this.runStep(argv, index)
+        if (last.exitCode !== 0 || this.timedOut || this.ending || this.requestedEnding()) break
+      }
+      return {...last, timedOut: this.timedOut}
+    } finally {
+      if (timer) clearTimeout(timer)
+    }
+  }
+
+  private runStep(argv: string[], step: number): Promise<StepOutcome> {
+    // Test-only: widen the window between the ending check and the spawn (see recordChild).
+    const delay = Number(process.env.ACTORS_TEST_SPAWN_DELAY_MS ?? 0)
+    if (delay > 0) sleepSync(Math.min(delay, 10_000))
+    return new Promise((resolve) => {
+      const out = openSync(runFile(this.dir, 'stdout'), 'a')
+      const err = openSync(runFile(this.dir, 'stderr'), 'a')
+      let child: ChildProcess
+      try {
+        child = childProcess().spawn(argv[0], argv.slice(1), {
+          cwd: this.meta.cwd,
+          env: commandEnvironment(this.meta, this.home, this.dir),
+          detached: true,
+          stdio: [this.pump ? 'pipe' : 'ignore', out, err],
+        })
+      } catch (error) {
+        closeSync(out)
+        closeSync(err)
+        resolve({exitCode: 127, signal: null, spawnError: (error as Error).message})
+        return
+      }
+      closeSync(out)
+      closeSync(err)
+      let settled = false
+      child.once('error', (error) => {
+        if (settled) return
+        settled = true
+        this.appendStderr(`actors: could not start ${JSON.stringify(argv[0])}: ${error.message}\n`)
+        resolve({exitCode: 127, signal: null, spawnError: error.message})
+      })
+      if (child.pid !== undefined) this.recordChild(child, step)
+      if (this.pump && child.stdin) this.pump.attach(child.stdin)
+      child.once('exit', (code, signal) => {
+        if (child.pid !== undefined) this.live.delete(child.pid)
+        if (settled) return
+        settled = true
+        resolve({exitCode: code, signal})
+      })
+    })
+  }
+
+  private appendStderr(text: string): void {
+    try {
+      const fd = openSync(runFile(this.dir, 'stderr'), 'a')
+      try {
+        writeSync(fd, text)
+      } finally {
+        closeSync(fd)
+      }
+    } catch {}
+  }
+
+  private recordChild(child: ChildProcess, step: number): void {
+    const pid = child.pid as number
+    this.live.set(pid, child)
+    const record: ChildProcessRecord = {pid, pgid: pid, identity: readProcessIdentity(pid), step}
+    this.records = [...this.records.filter((r) => this.live.has(r.pid)), record]
+    const records = this.records
+    let ending = undefined as RunMeta['ending']
+    updateRunMeta(this.dir, (meta) => {
+      ending = meta.ending
+      return {...meta, child_pid: records[0].pid, pgid: records[0].pgid, children_processes: records}
+    })
+    // A stop or kill that came while this step was starting found no process
+    // to signal (it marks run.json under the same lock, so it is seen here):
+    // carry it out now.
+    if (ending?.status === 'killed') signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
+    else if (ending) this.endTree()
+  }
+
+  /** Resolve once run.json no longer says `paused` (woken by changes in the state dir). */
+  private async waitWhilePaused(): Promise<void> {
+    const paused = () => {
+      try {
+        const meta = readRunMetaRaw(this.dir)
+        return meta?.status === 'paused' && !meta.ending
+      } catch {
+        return false
+      }
+    }
+    if (!paused()) return
+    this.trace('runtime.held', 'paused between steps; the next step starts on resume')
+    await watchUntil(this.dir, paused, (still) => !still)
+  }
+
+  /** Whether a control asked this Run to end (stop → cancelled, kill → killed). */
+  private requestedEnding(): RunMeta['ending'] {
+    try {
+      return readRunMetaRaw(this.dir)?.ending
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Every process of the Run as of now: the live steps, their groups, and whatever carries the Run's marker. */
+  private processQuery() {
+    return {rootPids: [...this.live.keys()], pgids: this.records.map((r) => r.pgid), runInstanceId: this.meta.run_instance_id}
+  }
+
+  /** Terminate the tree once, however many reasons come (a timeout, then a stop). */
+  private endTree(): void {
+    this.terminating ??= this.terminateTree()
+  }
+
+  /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace; resolves once nothing of it is left (or a last second passed). */
+  private async terminateTree(): Promise<void> {
+    signalPids(findRunProcesses(this.processQuery()), 'SIGCONT')
+    signalPids(findRunProcesses(this.processQuery()), 'SIGTERM')
+    const gone = async (ms: number) => {
+      for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+        await new Promise((r) => setTimeout(r, 50))
+        if (findRunProcesses(this.processQuery()).length === 0) return true
+      }
+      return false
+    }
+    if (await gone(this.meta.kill_grace_ms)) return
+    signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
+    await gone(1000)
+  }
+
+  /** The supervisor itself was told to stop: end the Run as cancelled rather than orphaning it. */
+  private terminateFromOutside(signal: string): void {
+    if (this.ending) return
+    this.ending = true
+    // Executors: Slurm TERMs the job at its time limit too; that is a timeout (failed), not a stop.
+    if (signal === 'SIGTERM' && termIsJobTimeLimit(this.meta)) {
+      this.timedOut = true
+      this.trace('runtime.timeout', 'the Slurm job reached its time limit', {signal, executor: 'slurm'})
+      this.endTree()
+      return
+    }
+    this.trace('runtime.supervisor_signal', `supervisor received ${signal}`, {signal})
+    updateRunMeta(this.dir, (meta) => (meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}}))
+    this.endTree()
+  }
+
+  private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+    withLockSync(runFile(this.dir, 'lock'), () => {
+      const meta = readRunMetaRaw(this.dir)
+      if (!meta || readRunResult(this.dir, meta)) return
+      const ending = meta.ending
+      let status: TerminalStatus
+      let reason: string | null = null
+      // Executors: the command may die of Slurm's TERM (time limit, scancel) before this supervisor's handler ran.
+      const slurmEnding = ending || outcome.timedOut || outcome.exitCode === 0 ? undefined : slurmJobEnding(meta)
+      if (ending) {
+        status = ending.status
+        reason = ending.status === 'killed' ? 'kill' : 'stop'
+      } else if (outcome.lockError) {
+        status = 'failed'
+        reason = 'lock_failed'
+      } else if (outcome.timedOut || slurmEnding === 'timeout') {
+        status = 'failed'
+        reason = 'timeout'
+      } else if (slurmEnding === 'cancelled') {
+        status = 'cancelled'
+        reason = 'stop'
+      } else if (outcome.exitCode === 0) {
+        status = 'done'
+      } else {
+        status = 'failed'
+        reason = outcome.spawnError ? 'spawn_failed' : outcome.signal ? 'signal' : 'exit_code'
+      }
+      const completed = new Date()
+      const result: RunResult = {
+        status,
+        exit_code: outcome.exitCode,
+        signal: outcome.signal,
+        reason,
+        attempts,
+        started_at: startedAt.toISOString(),
+        completed_at: completed.toISOString(),
+        duration_ms: completed.getTime() - startedAt.getTime(),
+        artifacts: collectArtifacts(meta.artifacts, meta.cwd),
+        run_instance_id: meta.run_instance_id,
+      }
+      if (outcome.spawnError ?? outcome.lockError) result.error = outcome.spawnError ?? outcome.lockError
+      Object.assign(result, budgetMark(this.home, meta))
+      // Trace first: once result.json exists the Run is finished and nothing more is written to it.
+      this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
+      writeResultLocked(this.dir, meta, result)
+      this.meta = {...meta, status}
+    })
+    afterRunEnded(this.home, this.meta)
+  }
+
+  private trace(kind: string, summary: string, data?: unknown): void {
+    try {
+      appendTraceEvent(this.dir, {kind, summary, data, run_instance_id: this.meta.run_instance_id})
+    } catch {}
+  }
+}
+
+/** Entry point used by src/supervisor.ts: supervise the Run in `dir` until it is terminal. */
+export async function superviseRun(dir: string): Promise<void> {
+  // A generation move that crashed after its commit is finished before the new generation writes anything.
+  if (readRunMetaRaw(dir)?.generation_move) completeMove(dir)
+  const meta = readRunMetaRaw(dir)
+  if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
+  // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.
+  if (readRunResult(dir, meta)) return
+  const home = dirname(dirname(dir))
+  const started = updateRunMeta(dir, (current) => ({
+    ...current,
+    // [locks] A Run waiting for its locks stays queued; run-locks.ts marks it running once it holds them.
+    status: current.status === 'queued' && !current.waiting_for ? 'running' : current.status,
+    started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
+    pid: process.pid,
+    process_identity: readProcessIdentity(process.pid),
+    ...supervisorStartFields(current),
+  }))
+  await new Supervisor(dir, home, started ?? meta).run()
+  // Runs its reads settled on the way (a lost sibling, say): their follow-ups too.
+  followUpEndedRuns()
+}
