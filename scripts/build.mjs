@@ -28,7 +28,7 @@ import {existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync
 import {createRequire} from 'node:module'
 import {basename, dirname, resolve} from 'node:path'
 
-const esmEntries = {service: 'src/lib/signals/service.ts'}
+const esmEntries = {service: 'src/boot/service.ts'}
 // Ink views are ES modules (ink is ESM-only): each src/views/*.tsx becomes
 // dist/views/*.js, and the CommonJS CLI reaches them through a real import().
 for (const file of readdirSync('src/views').filter((f) => /\.tsx?$/.test(f))) {

@@ -1,9 +1,11 @@
 /**
- * SPEC, "Stack": no import cycles in src/. The graph is built here from the
- * source text (static `import`/`export ... from` and side-effect imports of
- * relative modules; `import type` is erased by the compiler and dynamic
- * `import()` loads lazily, so neither can form a load-time cycle), then
- * searched depth first. No dependency: madge would do the same.
+ * SPEC, "Stack": no import cycles in src/; and src/ stacks by layer: each
+ * folder imports only from folders below it in src/layers.json. The graph is
+ * built here from the source text (static `import`/`export ... from` and
+ * side-effect imports of relative modules, type-only ones included: a type
+ * is a dependency of the design even though the compiler erases it; dynamic
+ * `import()` loads lazily and is left out), then searched depth first. No
+ * dependency: madge would do the same.
  */
 import {readdirSync, readFileSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
@@ -20,26 +22,26 @@ function sourceFiles(dir: string): string[] {
   })
 }
 
-/** The relative modules `text` imports at load time (specifiers as written). */
-export function staticImports(text: string): string[] {
+/** The relative modules `text` imports (specifiers as written); type-only imports too when `types`. */
+export function staticImports(text: string, types = false): string[] {
   const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
   const specifiers: string[] = []
-  // `import x from`, `import {a, type B} from`, `export {a} from`, `export * from`; not `import type` / `export type`.
+  // `import x from`, `import {a, type B} from`, `export {a} from`, `export * from`; `import type` / `export type` when asked.
   for (const m of code.matchAll(/(?:^|[;\n])\s*(import|export)(\s+type\b)?\s[^'";]*?\bfrom\s*['"]([^'"]+)['"]/g)) {
-    if (!m[2]) specifiers.push(m[3])
+    if (!m[2] || types) specifiers.push(m[3])
   }
   // `import './side-effect.js'`
   for (const m of code.matchAll(/(?:^|[;\n])\s*import\s*['"]([^'"]+)['"]/g)) specifiers.push(m[1])
   return specifiers.filter((s) => s.startsWith('.'))
 }
 
-/** file → files it imports, for every file under src/. */
-function importGraph(): Map<string, string[]> {
+/** file → files it imports, for every file under src/ (type-only imports too when `types`). */
+function importGraph(types = false): Map<string, string[]> {
   const files = sourceFiles(SRC)
   const known = new Set(files)
   const graph = new Map<string, string[]>()
   for (const file of files) {
-    const targets = staticImports(readFileSync(file, 'utf8')).map((specifier) => {
+    const targets = staticImports(readFileSync(file, 'utf8'), types).map((specifier) => {
       const base = resolve(dirname(file), specifier).replace(/\.(c|m)?js$/, '')
       const found = [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find((candidate) => known.has(candidate))
       if (!found) throw new Error(`${relative(ROOT, file)} imports ${specifier}, which is no file in src/`)
@@ -70,7 +72,7 @@ function findCycles(graph: Map<string, string[]>): string[][] {
 }
 
 describe('import graph of src/', () => {
-  it('reads the imports a module really has (type-only and dynamic ones excluded)', () => {
+  it('reads the imports a module really has (dynamic ones excluded, type-only ones on request)', () => {
     const text = [
       "import {a, type B} from './a.js'",
       "import type {C} from './c.js'",
@@ -83,15 +85,72 @@ describe('import graph of src/', () => {
       "import {readFileSync} from 'node:fs'",
     ].join('\n')
     expect(staticImports(text)).toEqual(['./a.js', './e.js', '../f.js', './side.js'])
+    expect(staticImports(text, true)).toEqual(['./a.js', './c.js', './d.js', './e.js', '../f.js', './side.js'])
     const graph = importGraph()
     // The scan sees real edges: reads depend on locks and state files.
-    expect(graph.get(join(SRC, 'lib/runs/store.ts'))).toContain(join(SRC, 'lib/platform/lock.ts'))
+    expect(graph.get(join(SRC, 'lib/runs/store.ts'))).toContain(join(SRC, 'lib/platform/file-lock.ts'))
     expect(graph.size).toBeGreaterThan(50)
   })
 
-  it('has no cycle', () => {
-    const cycles = findCycles(importGraph()).map((cycle) => cycle.map((file) => relative(SRC, file)).join(' → '))
+  it('has no cycle, type-only imports included', () => {
+    const cycles = findCycles(importGraph(true)).map((cycle) => cycle.map((file) => relative(SRC, file)).join(' → '))
     expect(cycles).toEqual([])
+  })
+})
+
+/** The layer ("room") of a file: its folder under src/lib/, else its folder under src/. */
+function layerOf(file: string): string {
+  const parts = relative(SRC, file).split('/')
+  if (parts[0] === 'lib') return `lib/${parts[1]}`
+  return parts.length > 1 ? parts[0] : '(top)'
+}
+
+/** Imports that point up the order of src/layers.json: `from → to` with both layers. */
+export function upwardImports(graph: Map<string, string[]>, order: string[]): string[] {
+  const rank = new Map(order.map((layer, index) => [layer, index]))
+  const found: string[] = []
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const from = rank.get(layerOf(file))
+      const to = rank.get(layerOf(target))
+      if (from === undefined || to === undefined || to > from) found.push(`${relative(SRC, file)} (${layerOf(file)}) → ${relative(SRC, target)} (${layerOf(target)})`)
+    }
+  }
+  return found
+}
+
+describe('the layers of src/ (src/layers.json, lowest first)', () => {
+  const order = JSON.parse(readFileSync(join(SRC, 'layers.json'), 'utf8')) as string[]
+
+  it('lists every folder of src/ once, and nothing else', () => {
+    const folders = readdirSync(SRC, {withFileTypes: true})
+      .filter((entry) => entry.isDirectory())
+      .flatMap((entry) => (entry.name === 'lib' ? readdirSync(join(SRC, 'lib'), {withFileTypes: true}).filter((e) => e.isDirectory()).map((e) => `lib/${e.name}`) : [entry.name]))
+    expect([...order].sort()).toEqual(folders.sort())
+    expect(new Set(order).size).toBe(order.length)
+    // No module loose at the top of src/: each belongs to a layer.
+    expect(readdirSync(SRC, {withFileTypes: true}).filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))).toEqual([])
+  })
+
+  it('has no import that points up the order, type-only imports included', () => {
+    expect(upwardImports(importGraph(true), order)).toEqual([])
+  })
+
+  it('catches an import that points up (the check itself can fail)', () => {
+    const store = join(SRC, 'lib/runs/store.ts')
+    const control = join(SRC, 'lib/control/control.ts')
+    expect(upwardImports(new Map([[store, [control]]]), order)).toEqual([`lib/runs/store.ts (lib/runs) → lib/control/control.ts (lib/control)`])
+    expect(upwardImports(new Map([[control, [store]]]), order)).toEqual([])
+  })
+
+  it('keeps every executor behind the seam: outside executors/, only executors/index.ts and executor.ts are imported', () => {
+    const seam = new Set([join(SRC, 'lib/executors/index.ts'), join(SRC, 'lib/executors/executor.ts')])
+    const reaching: string[] = []
+    for (const [file, targets] of importGraph(true)) {
+      if (layerOf(file) === 'lib/executors') continue
+      for (const target of targets) if (layerOf(target) === 'lib/executors' && !seam.has(target)) reaching.push(`${relative(SRC, file)} → ${relative(SRC, target)}`)
+    }
+    expect(reaching).toEqual([])
   })
 })
 

@@ -8,6 +8,7 @@ import {execute} from '@oclif/core'
 import {jsonRequested} from '../lib/cli/definition.js'
 import {reportError} from '../lib/present/report-error.js'
 import {usageError} from '../lib/platform/errors.js'
+import {installExecutors} from '../lib/executors/index.js'
 import Adopt from '../commands/adopt.js'
 import {guardStdout} from '../lib/present/output-guard.js'
 import Control from '../commands/control.js'
@@ -59,6 +60,7 @@ export const COMMANDS = {
 export async function run(argv: string[]): Promise<void> {
   // A reader that closes the pipe early (`| head`) or a full disk is not a bug.
   guardStdout()
+  installExecutors()
   // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
   if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
   const unknown = unknownCommand(argv)

@@ -13,6 +13,7 @@
  * and bin/actors hands the argv to the oclif CLI, so help and every parse
  * error still come from oclif.
  */
+import {installExecutors} from '../lib/executors/index.js'
 import {followUpEndedRuns} from '../lib/tree/after-run.js'
 import type {AnyCommandDefinition} from '../lib/cli/definition.js'
 import {parseInvocation} from '../lib/cli/parse-argv.js'
@@ -38,6 +39,7 @@ async function serve(definition: AnyCommandDefinition, argv: string[]): Promise<
   if (!invocation) return false
   // A reader that closes the pipe early (`| head`) or a full disk is not a bug. Lazy: nothing has made stdout yet.
   guardStdout({lazy: true})
+  installExecutors()
   try {
     // The definition returns its result; the one output step decides the mode and shows it.
     await present(await definition.run(invocation), invocation.json)

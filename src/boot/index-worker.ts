@@ -5,9 +5,11 @@
  * the rebuilding thread does, and sends back the launch log lines and the
  * queues it found.
  */
+import {installExecutors} from '../lib/executors/index.js'
 import {workAsWorker} from '../lib/platform/two-threads.js'
 import {enterStateDirs, newEnteredDirs, type EnteredDirs, type RebuildJob} from '../lib/history/live-index.js'
 
+installExecutors()
 const found = newEnteredDirs()
 
 workAsWorker<EnteredDirs>(

@@ -3,6 +3,7 @@
  * Kept separate from the CLI bundle so a live Run costs one small Node process
  * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
  */
+import {installExecutors} from '../lib/executors/index.js'
 import {superviseRun} from '../lib/supervisor/supervise.js'
 
 const dir = process.argv[2]
@@ -10,6 +11,7 @@ if (!dir) {
   process.stderr.write('usage: supervisor STATE_DIR\n')
   process.exit(2)
 }
+installExecutors()
 superviseRun(dir).catch((error) => {
   process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
   process.exitCode = 1

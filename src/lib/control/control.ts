@@ -12,9 +12,10 @@ import {existsSync, realpathSync, statSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
 import {ActorsError, EXIT, notActiveError, usageError} from '../platform/errors.js'
 import {resolveRunRef, runsDir} from '../platform/home.js'
-import {requireRun, updateRunMeta, type RunState} from '../runs/store.js'
+import {readRunState, requireRun, updateRunMeta, type RunState} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {awaitRunEnd} from '../runs/await-run.js'
+import {followUpEndedRuns} from '../tree/after-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from '../signals/endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from '../signals/journal.js'
@@ -22,7 +23,7 @@ import {controlStandaloneService, kindHolding, type ServiceKind} from '../signal
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from '../signals/runtime-actions.js'
 import {isRuntimeAction, RUNTIME_ACTIONS} from '../records/actions.js'
 import {kernelStatus, type RunControlStatus} from '../signals/status.js'
-import {controlSlurmRun, endRunAnywhere, needsSlurmControl} from '../executors/slurm-control.js'
+import {executorOf} from '../executors/index.js'
 import {interruptRun, type InterruptResult} from '../signals/interrupt.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
@@ -83,13 +84,23 @@ class Unreachable {
  * ready, 4 unknown Run, 5 backpressure.
  */
 export async function controlRun(home: string, ref: string, action: string, value: string | undefined, services: readonly ServiceKind[]): Promise<ControlOutcome> {
+  try {
+    return await applyControl(home, ref, action, value, services)
+  } finally {
+    // What the action ended (a stop, a kill, a cascade) has follow-ups of the tree: locks freed, queued siblings started.
+    followUpEndedRuns()
+  }
+}
+
+async function applyControl(home: string, ref: string, action: string, value: string | undefined, services: readonly ServiceKind[]): Promise<ControlOutcome> {
   const standalone = standaloneServiceDir(home, ref, action, services)
   if (standalone) return controlStandalone(standalone.dir, standalone.kind, action, value)
 
   validateControlInput(action, value)
   const state = requireRun(home, resolveRunRef(home, ref))
-  // Executors: a Run in a Slurm job is controlled inside that job, on its node (executors/slurm-control.ts).
-  if (needsSlurmControl(state.meta)) return (await controlSlurmRun(home, state, action, value)) as ControlOutcome
+  // A Run this machine cannot act on directly (a job on another node) is controlled through its executor.
+  const delegated = executorOf(state.meta).control(home, state, action, value)
+  if (delegated) return (await delegated) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
   // A Run whose service is of a kind we know (its files in the state dir: a playback Run keeps playback.json there).
   const kind = kindHolding(state.dir, services)
@@ -161,6 +172,17 @@ async function kernelAction(home: string, state: RunState, action: 'pause' | 're
   const cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere)
   const result = await endRun(home, state.dir, action)
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
+}
+
+/**
+ * End one Run (stop or kill) wherever its supervisor runs: through its
+ * executor when this machine cannot act on it, else here. Tree cascades end
+ * descendants with it.
+ */
+async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
+  const state = readRunState(dir)
+  const delegated = state ? executorOf(state.meta).control(home, state, mode, undefined) : undefined
+  return delegated ? await delegated : endRun(home, dir, mode)
 }
 
 /** `{descendants}` when the cascade reached any descendant Run; nothing otherwise. */

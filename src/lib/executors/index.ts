@@ -1,28 +1,38 @@
 /**
- * The one question run-store asks about a live Run, whoever runs its
- * supervisor (SPEC: Executors): is the supervisor still there, and if not,
- * what ended the Run? A local supervisor is a process on this machine
- * (checked through its recorded identity); a Slurm one is a batch job
- * (checked through Slurm, never through this machine's /proc).
+ * Which executor a Run has (SPEC: Executors): run.json's `executor.kind`
+ * names it, `local` when absent. The rest of the kernel asks the Run's
+ * executor (executor.ts) and never branches on the kind itself.
  */
 import type {RunMeta} from '../records/run.js'
-import {checkLocalSupervisor} from './local.js'
-import {checkSlurmSupervisor, isSlurmRun} from './slurm.js'
-import type {SupervisorCheck} from '../records/supervisor-check.js'
+import {installExecutorQuestions} from '../runs/executor-questions.js'
+import type {Executor} from './executor.js'
+import {localExecutor} from './local.js'
+import {slurmExecutor} from './slurm-executor.js'
 
-export type {SupervisorCheck}
+export type {Executor}
 
-/** Ask the Run's executor about its supervisor (called on every read of a live Run). */
-export function checkSupervisor(meta: RunMeta): SupervisorCheck {
-  return isSlurmRun(meta) ? checkSlurmSupervisor(meta) : checkLocalSupervisor(meta)
+const EXECUTORS: Record<string, Executor> = {local: localExecutor, slurm: slurmExecutor}
+
+/** The executor named `kind` (`local` when unset); an unknown kind is refused where it is chosen (recipes/executor-field.ts). */
+export function executorNamed(kind: string | undefined): Executor {
+  return EXECUTORS[kind ?? 'local'] ?? localExecutor
 }
 
-/** How often a reader re-checks a remote Run: file notifications do not cross machines. */
-export const REMOTE_POLL_MS = 500
-
-/** True for a live Run whose files are written on another machine (a Slurm node). */
-export function isRemoteRun(meta: Pick<RunMeta, 'executor'> | undefined): boolean {
-  return meta !== undefined && isSlurmRun(meta)
+/** The executor of the Run whose run.json is `meta` (`local` for a Run without a record). */
+export function executorOf(meta: Pick<RunMeta, 'executor'> | undefined): Executor {
+  const kind = (meta?.executor as {kind?: unknown} | undefined)?.kind
+  return executorNamed(typeof kind === 'string' ? kind : undefined)
 }
 
-export {isSlurmRun}
+/**
+ * Hand the runs layer what it asks a Run's executor on every read (is the
+ * supervisor alive; must a reader poll). Called once by every entry point
+ * (src/boot/) before any Run is read: the runs layer sits below the
+ * executors and cannot import them.
+ */
+export function installExecutors(): void {
+  installExecutorQuestions({
+    check: (meta) => executorOf(meta).check(meta),
+    pollMs: (meta) => executorOf(meta).pollMs(meta),
+  })
+}

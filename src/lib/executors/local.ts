@@ -1,8 +1,14 @@
 /**
- * The local executor's liveness check: the supervisor is a detached process
- * on this machine, alive while its recorded process identity matches.
+ * The local executor: the supervisor is a detached process on this machine,
+ * started by `run` and alive while its recorded process identity matches.
  */
-import {isSameProcess} from '../platform/process-identity.js'
+import {childProcess} from '../platform/builtins.js'
+import {supervisorScript} from '../platform/package-root.js'
+import {isSameProcess, readProcessIdentity} from '../platform/process-identity.js'
+import {dropTestHooks} from '../platform/test-hooks.js'
+import {updateRunMeta} from '../runs/store.js'
+import type {Executor} from './executor.js'
+import {supervisorEnvironment} from './supervisor-env.js'
 import type {RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
@@ -45,4 +51,49 @@ function checkFromAnotherHost(meta: RunMeta): SupervisorCheck {
   if (job === JOB_FORGOTTEN) return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: null}}
   if (job && jobHasEnded(job)) return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: job.state}}
   return {alive: true}
+}
+
+/**
+ * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
+ * allowed to run) and record its pid and process identity in run.json.
+ */
+export function startLocalSupervisor(home: string, dir: string): number {
+  const env = supervisorEnvironment(home)
+  // A supervisor starting a queued Run passes on no fault meant for itself.
+  if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
+  child.unref()
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
+  const identity = readProcessIdentity(pid)
+  // Not fsynced: after a crash of the machine this pid and identity name nothing, and a Run whose
+  // identity was never recorded is settled as lost after the launch grace (checkLocalSupervisor).
+  updateRunMeta(
+    dir,
+    (meta) => ({
+      ...meta,
+      status: meta.status === 'queued' && !meta.waiting_for ? 'running' : meta.status, // [locks] still waiting for its locks
+      pid: meta.pid ?? pid,
+      process_identity: meta.process_identity ?? identity,
+    }),
+    {durable: false},
+  )
+  return pid
+}
+
+/** The local executor (see executor.ts): everything happens on this machine, watched by file notifications. */
+export const localExecutor: Executor = {
+  kind: 'local',
+  preflight() {},
+  startsQueued: false,
+  start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
+  handedOver: () => false,
+  check: checkLocalSupervisor,
+  pollMs: () => undefined,
+  control: () => undefined,
+  supervisor: {
+    startFields: () => ({host: thisHost()}),
+    termIsTimeLimit: () => false,
+    ending: () => undefined,
+  },
 }

@@ -14,11 +14,9 @@ import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {kernelStatus} from '../signals/status.js'
-import {endRun} from '../signals/runtime-actions.js'
 import {watchUntil} from '../bell/watch-until.js'
-import {REMOTE_POLL_MS} from './index.js'
 import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
-import {insideOwnJob, isSlurmRun, slurmJobId} from './slurm.js'
+import {insideOwnJob, isSlurmRun, REMOTE_POLL_MS, slurmJobId} from './slurm.js'
 
 const RUNTIME = new Set(['pause', 'resume', 'stop', 'kill', 'status'])
 /** How long `control` waits for the Run's result after Slurm was told to end the job. */
@@ -27,16 +25,6 @@ const RESULT_WAIT_MS = 5000
 /** True when a control of this Run must go through Slurm: a live, submitted Slurm Run, and we are not inside its job. */
 export function needsSlurmControl(meta: RunMeta): boolean {
   return isSlurmRun(meta) && slurmJobId(meta) !== undefined && !isTerminal(meta.status) && !insideOwnJob(meta)
-}
-
-/**
- * End one Run (stop or kill) wherever its supervisor runs: through its Slurm
- * job from outside that job, else here. Tree cascades end descendants with it.
- */
-export async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
-  const state = readRunState(dir)
-  if (state && needsSlurmControl(state.meta)) return controlSlurmRun(home, state, mode, undefined)
-  return endRun(home, dir, mode)
 }
 
 /**

@@ -10,6 +10,9 @@ import type {SlurmOptions} from '../recipes/executor-field.js'
 import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 
+/** How often a reader re-reads a Slurm Run's files (at most): the node's writes notify nobody here. */
+export const REMOTE_POLL_MS = 500
+
 /** run.json's `executor` for a Slurm Run. */
 export interface SlurmExecutorRecord extends SlurmOptions {
   kind: 'slurm'

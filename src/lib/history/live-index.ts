@@ -50,6 +50,7 @@ import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-fi
 import {isTerminal, type RunMeta} from '../records/run.js'
 import {indexWorkerScript} from '../platform/package-root.js'
 import {secondCoreAvailable, shareWork} from '../platform/two-threads.js'
+import {testHookNumber} from '../platform/test-hooks.js'
 
 // v3: queued markers moved from index/ into index/queue/<owner tag>/ (a v2 index is rebuilt, its queued markers moved).
 const INDEX_SCHEMA = 'actors-index-v3'
@@ -843,7 +844,7 @@ function rebuildIndex(home: string, names: string[]): void {
 /** Whether a rebuild of `count` state dirs is shared with a worker thread. */
 function shareRebuild(count: number): boolean {
   // Test-only: share small rebuilds too, on any machine (test/history.test.ts).
-  const asked = Number(process.env.ACTORS_TEST_SHARED_REBUILD_MIN)
+  const asked = testHookNumber('sharedRebuildMin')
   if (Number.isInteger(asked) && asked > 0) return count >= asked
   return count >= SHARED_REBUILD_MIN && secondCoreAvailable()
 }

@@ -10,7 +10,7 @@ import {isPlainName, runDir} from '../platform/home.js'
 import {launchRun, type LaunchResult, type LaunchSpec} from './launch.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {checkBudget, checkDepth} from '../runs/tree-limits.js'
-import {launchChild} from '../tree/queue.js'
+import {launchChild} from './child-queue.js'
 
 /** Create the Run `spec` describes, within the limits of the tree it joins. */
 export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): LaunchResult {

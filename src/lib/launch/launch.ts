@@ -3,19 +3,15 @@
  * detached supervisor and record its identity. Returns as soon as the
  * supervisor process exists; the supervisor fills in the command's pids.
  */
-import {childProcess, isoTime, randomHex, randomUuid} from '../platform/builtins.js'
+import {isoTime, randomHex, randomUuid} from '../platform/builtins.js'
 import {statSync} from 'node:fs'
 import {refusedError, usageError} from '../platform/errors.js'
 import {ensureHome, runDir, validateRunId} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {supervisorScript} from '../platform/package-root.js'
-import {supervisorEnvironment} from '../executors/supervisor-env.js'
-import {submitSlurmRun} from '../executors/slurm-submit.js'
-import {isSlurmRun} from '../executors/slurm.js'
-import {readProcessIdentity} from '../platform/process-identity.js'
+import {executorNamed, executorOf} from '../executors/index.js'
 import {addIndexMarker, claimRunDirName} from '../history/live-index.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta} from '../runs/store.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
 import {startGenerationLocked} from './generation-start.js'
 import {adoptEarlierChildren} from './adopt-children.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from '../platform/state-files.js'
@@ -70,16 +66,6 @@ export interface LaunchResult {
 export function makeRunId(hint: string): string {
   const base = hint.split('/').pop()!.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[.-]+/, '').slice(0, 40) || 'run'
   return `${base}-${randomHex(3)}`
-}
-
-/**
- * Remove the test-only fault-injection variables (ACTORS_TEST_*) from `env`, in
- * place. A fault is aimed at the supervisor a test launched itself; commands,
- * and supervisors that one starts on its own (queued Runs), must never inherit it.
- */
-export function dropTestFaults(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  for (const name of Object.keys(env)) if (name.startsWith('ACTORS_TEST_')) delete env[name]
-  return env
 }
 
 /** Thrown when a generated id is already taken; the caller picks another and re-renders. */
@@ -138,9 +124,9 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     cwd: spec.cwd,
     env: spec.env,
     created_at: isoTime(),
-    // A Slurm Run waits as queued until its job starts the supervisor on a node;
+    // A Run whose executor starts it elsewhere (a Slurm job) waits as queued until its supervisor starts;
     // [locks] a Run with Recipe locks starts queued, waiting for them (its supervisor takes them).
-    status: spec.queued || spec.locks?.length || spec.executor?.kind === 'slurm' ? 'queued' : 'running',
+    status: spec.queued || spec.locks?.length || executorNamed(spec.executor?.kind).startsQueued ? 'queued' : 'running',
     ...(spec.locks?.length ? {locks: spec.locks, waiting_for: spec.locks.map((l) => l.name)} : {}),
     owner: spec.owner,
     ...(spec.parent ? {parent: spec.parent} : {}),
@@ -202,41 +188,12 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
 }
 
 /**
- * Start a created Run through its executor: a local supervisor process, or a
- * Slurm job (executors/slurm-submit.ts; a refused submission settles the Run
- * as failed). Used for fresh Runs and for queued children whose slot freed.
+ * Start a created Run through its executor (executors/): a local supervisor
+ * process, or a Slurm job (a refused submission settles the Run as failed).
+ * Used for fresh Runs and for queued children whose slot freed.
  */
 export function startRun(home: string, dir: string, created?: RunMeta): Partial<LaunchResult> {
   // A launch passes the run.json it just wrote (its executor cannot have changed since): one read fewer.
   const meta = created ?? readRunMetaRaw(dir)
-  if (meta && isSlurmRun(meta)) return submitSlurmRun(home, dir)
-  return {pid: startSupervisor(home, dir)}
-}
-
-/**
- * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
- * allowed to run) and record its pid and process identity in run.json.
- */
-export function startSupervisor(home: string, dir: string): number {
-  const env = supervisorEnvironment(home)
-  // A supervisor starting a queued Run passes on no fault meant for itself.
-  if (process.env.ACTORS_SUPERVISOR === '1') dropTestFaults(env)
-  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
-  child.unref()
-  const pid = child.pid
-  if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
-  const identity = readProcessIdentity(pid)
-  // Not fsynced: after a crash of the machine this pid and identity name nothing, and a Run whose
-  // identity was never recorded is settled as lost after the launch grace (executors/local.ts).
-  updateRunMeta(
-    dir,
-    (meta) => ({
-      ...meta,
-      status: meta.status === 'queued' && !meta.waiting_for ? 'running' : meta.status, // [locks] still waiting for its locks
-      pid: meta.pid ?? pid,
-      process_identity: meta.process_identity ?? identity,
-    }),
-    {durable: false},
-  )
-  return pid
+  return executorOf(meta).start(home, dir, meta)
 }

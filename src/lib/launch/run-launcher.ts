@@ -14,7 +14,7 @@ import {launchSingleton} from './singleton.js'
 import {lineageFromEnv} from '../runs/lineage.js'
 import {launchInTree} from './admission.js'
 import {chooseExecutor} from '../recipes/executor-field.js'
-import {requireSlurmClient} from '../executors/slurm-submit.js'
+import {executorNamed} from '../executors/index.js'
 import type {ResolvedRecipe, RuntimeValues} from '../recipes/types.js'
 
 export interface PreparedLaunch {
@@ -59,7 +59,7 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
   requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
   const executor = chooseExecutor(overrides.on, resolved.executor)
-  if (executor.kind === 'slurm') requireSlurmClient()
+  executorNamed(executor.kind).preflight()
   const spec: LaunchSpec = {
     home,
     id: runId,

@@ -17,6 +17,7 @@
  */
 import type {MessagePort} from 'node:worker_threads'
 import {nodeOs, workerThreads} from './builtins.js'
+import {testHook} from './test-hooks.js'
 
 type WorkerThreads = typeof import('node:worker_threads')
 
@@ -94,7 +95,7 @@ export function shareWork<R>(work: SharedWork<R>): number {
   }
   port.close()
   void worker.terminate()
-  if (process.env.ACTORS_TEST_SHARED_WORK) process.stderr.write(`actors: test: the worker's findings covered ${covered} of ${chunks} chunks\n`)
+  if (testHook('sharedWork')) process.stderr.write(`actors: test: the worker's findings covered ${covered} of ${chunks} chunks\n`)
   return covered
 }
 
@@ -106,14 +107,14 @@ export function shareWork<R>(work: SharedWork<R>): number {
  * chunk) first.
  */
 function testLetWorkerGoFirst(shared: Int32Array): void {
-  const mode = process.env.ACTORS_TEST_SHARED_WORK
+  const mode = testHook('sharedWork')
   if (mode === 'worker-first' || mode === 'worker-stalls') Atomics.wait(shared, WORKER_DONE, 0, 30_000)
   if (mode === 'worker-fails') Atomics.wait(shared, WORKER_STATE, RUNNING, 30_000)
 }
 
 /** How long a worker may go without finishing a chunk: STALL_MS, or half a second for the test of a hung worker. */
 function stallMs(): number {
-  return process.env.ACTORS_TEST_SHARED_WORK === 'worker-stalls' ? 500 : STALL_MS
+  return testHook('sharedWork') === 'worker-stalls' ? 500 : STALL_MS
 }
 
 function startWorker(spec: {file: string; data: unknown}, shared: Int32Array, count: number, chunkSize: number) {
@@ -160,11 +161,11 @@ export function workAsWorker<R>(runChunk: (data: unknown, start: number, end: nu
       const start = chunk * job.chunkSize
       const end = Math.min(job.count, start + job.chunkSize)
       // Test-only: fail, or hang for a minute, halfway through the second chunk, as a worker that dies or blocks midway would.
-      if (finished === 1 && process.env.ACTORS_TEST_SHARED_WORK === 'worker-fails') {
+      if (finished === 1 && testHook('sharedWork') === 'worker-fails') {
         runChunk(job.data, start, start + ((end - start) >> 1))
         throw new Error('test: the worker fails')
       }
-      if (finished === 1 && process.env.ACTORS_TEST_SHARED_WORK === 'worker-stalls') {
+      if (finished === 1 && testHook('sharedWork') === 'worker-stalls') {
         runChunk(job.data, start, start + ((end - start) >> 1))
         Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 60_000)
       }

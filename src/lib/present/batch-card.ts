@@ -5,46 +5,15 @@
  * Pure: it draws a BatchDocument and nothing else.
  */
 import {formatDuration} from '../platform/duration.js'
-import type {BatchDocument, BatchRow} from '../wait/batch.js'
-import type {CollectedRun} from '../wait/collected.js'
+import type {BatchDocument} from '../wait/batch.js'
 import {compareText} from '../platform/compare.js'
 import {printableLine} from '../platform/text.js'
-import {displayRunName} from '../records/generation-layout.js'
-
-/** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id. */
-export function rowLabel(row: {run: string; generation?: number}): string {
-  return row.generation !== undefined && row.generation > 1 ? `${displayRunName(row.run, row.generation)} (resumed)` : row.run
-}
+import {collectedNote, rowLabel, rowLevels} from '../view-state/batch-rows.js'
 
 const ONE_LINE = 100
 
 /** A summary as one printable line: a Run's own escape codes and line breaks never reach the reader's terminal. */
 const oneLine = (text: string) => printableLine(text, ONE_LINE)
-
-/** Tree level of each row inside the batch: 0 for a top, parent's + 1 when the parent is a row too. */
-export function rowLevels(doc: BatchDocument): number[] {
-  const level = new Map<string, number>()
-  return doc.rows.map((row) => {
-    const value = row.parent !== null && level.has(row.parent) ? level.get(row.parent)! + 1 : 0
-    level.set(row.run, value)
-    return value
-  })
-}
-
-/** What goes under a row whose own waits collected Runs (reported to it, so not rows of this batch). */
-export interface CollectedNote {
-  header: string
-  runs: CollectedRun[]
-  /** Collected Runs not listed. */
-  more: number
-}
-
-/** The collected-Runs note of a row, or undefined when its waits collected nothing (plain and Ink cards alike). */
-export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total'>): CollectedNote | undefined {
-  if (!row.collected_total) return undefined
-  const n = row.collected_total
-  return {header: `its own wait collected ${n} Run${n === 1 ? '' : 's'} (reported to it):`, runs: row.collected, more: Math.max(0, n - row.collected.length)}
-}
 
 /** Render the batch as plain text lines ending with a newline. */
 export function renderBatchPlain(doc: BatchDocument): string {

@@ -19,10 +19,11 @@
 import {existsSync, mkdirSync, readdirSync, renameSync, rmSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {randomHex} from '../platform/builtins.js'
-import {sleepSync, withLockSync} from '../platform/file-lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {RUN_SCHEMA, type RunMeta} from '../records/run.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {GENERATION_FILES, archivedGenerationDir, generationOf, generationsDir} from '../records/generation-layout.js'
+import {testHook, testHookPause} from '../platform/test-hooks.js'
 
 // Paths spelled out here (not through run-store.ts, which calls completeMove: no import cycle).
 const metaFile = (dir: string) => join(dir, 'run.json')
@@ -35,15 +36,14 @@ export interface GenerationMoveMark {
 }
 
 /**
- * Test-only: ACTORS_TEST_GENERATION_MOVE_DELAY_MS holds the move after staging
- * and after the commit (only at ACTORS_TEST_GENERATION_MOVE_AT, `staged` or
- * `committed`, when set), so a test can kill it there.
+ * Test-only: hold the move after staging and after the commit (only at the
+ * stage the generationMoveAt hook names, when set), so a test can kill it
+ * there (platform/test-hooks.ts).
  */
 function testPause(stage: 'staged' | 'committed'): void {
-  const at = process.env.ACTORS_TEST_GENERATION_MOVE_AT
+  const at = testHook('generationMoveAt')
   if (at && at !== stage) return
-  const ms = Number(process.env.ACTORS_TEST_GENERATION_MOVE_DELAY_MS ?? 0)
-  if (Number.isFinite(ms) && ms > 0) sleepSync(Math.min(ms, 60_000))
+  testHookPause('generationMoveDelayMs')
 }
 
 /**

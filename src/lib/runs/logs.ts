@@ -8,7 +8,7 @@ import {closeSync, openSync, readSync, statSync} from 'node:fs'
 import {corruptStateError} from '../platform/errors.js'
 import {readFileEnd} from '../platform/state-files.js'
 import {readRunMetaRaw, readRunState, runFile} from './store.js'
-import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
+import {askExecutor} from './executor-questions.js'
 import {isTerminal} from '../records/run.js'
 import {Doorbell} from '../bell/doorbell.js'
 
@@ -117,8 +117,8 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
     offsets.set(stream, fromStart ? 0 : logSize(runFile(dir, stream)))
   }
   // Woken by changes in the Run's dir (log appends, run.json rewritten at the end), else a 1 s safety poll;
-  // a remote Run's writes notify nobody here, so it is polled (executors/index.ts).
-  const bell = new Doorbell(dir, followsRemoteRun(dir) ? REMOTE_POLL_MS : 1000)
+  // a remote Run's writes notify nobody here, so it is polled as often as its executor says.
+  const bell = new Doorbell(dir, followPollMs(dir) ?? 1000)
   try {
     while (!signal?.aborted) {
       bell.clear()
@@ -208,10 +208,12 @@ function characterWidth(byte: number): number {
   return byte >= 0xf0 ? 4 : byte >= 0xe0 ? 3 : byte >= 0xc0 ? 2 : 1
 }
 
-function followsRemoteRun(dir: string): boolean {
+/** How often the Run's executor says to re-read its files (undefined: file notifications reach us). */
+function followPollMs(dir: string): number | undefined {
   try {
-    return isRemoteRun(readRunMetaRaw(dir))
+    const meta = readRunMetaRaw(dir)
+    return meta ? askExecutor().pollMs(meta) : undefined
   } catch {
-    return false
+    return undefined
   }
 }

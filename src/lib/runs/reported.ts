@@ -19,6 +19,7 @@ import {runDir} from '../platform/home.js'
 import {readRunMetaRaw} from './store.js'
 import {readOwedArchive} from './generation-owed.js'
 import {readBoundedText, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
+import {testHookNumber} from '../platform/test-hooks.js'
 
 export const REPORTED_FILE = 'reported.json'
 /** A batch record lists at most MAX_MEMBERS (256) instances of about 40 bytes each. */
@@ -153,7 +154,7 @@ export function markBatchReported(home: string, members: MemberRef[], owner: str
     placed.forEach(own)
     return
   }
-  const killAfter = Number(process.env.ACTORS_TEST_MARK_KILL_AFTER ?? 0)
+  const killAfter = testHookNumber('markKillAfter')
   let linked = 0
   for (const p of placed) {
     if (!linkRecord(scratch, p.dir)) own(p)

@@ -12,7 +12,8 @@ import {noteEndedRun} from '../records/ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
 import {runDir, runsDir} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
-import {checkSupervisor, type SupervisorCheck} from '../executors/index.js'
+import {askExecutor} from './executor-questions.js'
+import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from '../records/run.js'
@@ -169,7 +170,7 @@ export function readRunState(dir: string, options: {withResult?: boolean} = {}):
   const result = readRunResult(dir, meta)
   if (result) return {dir, meta: {...meta, status: result.status}, result}
   // Executors: the Run's executor answers whether its supervisor is alive (executors/index.ts).
-  const check = checkSupervisor(meta)
+  const check = askExecutor().check(meta)
   if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
   return reconcileLostRun(dir)
 }
@@ -182,7 +183,7 @@ function reconcileLostRun(dir: string): RunState | undefined {
     const existing = readRunResult(dir, meta)
     if (existing) return {dir, meta: {...meta, status: existing.status}, result: existing}
     if (isTerminal(meta.status)) return {dir, meta}
-    const check: SupervisorCheck = checkSupervisor(meta)
+    const check: SupervisorCheck = askExecutor().check(meta)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
     const result = {...settledResult(meta, check.status, check.reason), ...check.details}
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}

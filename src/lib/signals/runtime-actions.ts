@@ -9,7 +9,7 @@
  * the verified processes' groups and to every process of the Run found in the
  * process table (setsid'd and re-parented descendants included).
  */
-import {afterRunEnded} from '../tree/after-run.js'
+import {noteEndedRun} from '../records/ended-runs.js'
 import {notActiveError} from '../platform/errors.js'
 import {sleepSync, withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
@@ -266,7 +266,8 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
   })
   trace(dir, first.meta, mode, {pids: first.signalled})
   notifyStateChange(home)
-  if (!first.supervised) afterRunEnded(home, first.meta)
+  // Its follow-ups (locks freed, queued siblings started) belong to the tree: the caller runs them (followUpEndedRuns).
+  if (!first.supervised) noteEndedRun(home, first.meta)
 
   const remaining = await sweepRun(first.meta, mode)
 

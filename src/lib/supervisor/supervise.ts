@@ -15,8 +15,7 @@ import {closeSync, openSync, writeSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {collectArtifacts} from '../runs/artifacts.js'
-import {dropTestFaults} from '../launch/launch.js'
-import {sleepSync, withLockSync} from '../platform/file-lock.js'
+import {withLockSync} from '../platform/file-lock.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids} from '../platform/process-tree.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
@@ -24,11 +23,12 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {budgetMark} from '../runs/tree-limits.js'
 import {releaseRunLocks, takeRunLocks} from '../locks/run-locks.js'
-import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from '../executors/on-node.js'
+import {executorOf} from '../executors/index.js'
 import {generationOf} from '../records/generation-layout.js'
 import {completeMove} from '../runs/generation-move.js'
 import {StdinPump} from './stdin-pump.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from '../records/run.js'
+import {dropTestHooks, testHookPause} from '../platform/test-hooks.js'
 
 interface StepOutcome {
   exitCode: number | null
@@ -51,7 +51,7 @@ interface AttemptOutcome extends StepOutcome {
 export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
   const binDir = process.env.ACTORS_BIN_DIR
   const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
-  return dropTestFaults({
+  return dropTestHooks({
     ...process.env,
     ...meta.env,
     PATH: meta.env.PATH ?? path,
@@ -159,8 +159,7 @@ class Supervisor {
 
   private runStep(argv: string[], step: number): Promise<StepOutcome> {
     // Test-only: widen the window between the ending check and the spawn (see recordChild).
-    const delay = Number(process.env.ACTORS_TEST_SPAWN_DELAY_MS ?? 0)
-    if (delay > 0) sleepSync(Math.min(delay, 10_000))
+    testHookPause('spawnDelayMs', 10_000)
     return new Promise((resolve) => {
       const out = openSync(runFile(this.dir, 'stdout'), 'a')
       const err = openSync(runFile(this.dir, 'stderr'), 'a')
@@ -281,10 +280,11 @@ class Supervisor {
   private terminateFromOutside(signal: string): void {
     if (this.ending) return
     this.ending = true
-    // Executors: Slurm TERMs the job at its time limit too; that is a timeout (failed), not a stop.
-    if (signal === 'SIGTERM' && termIsJobTimeLimit(this.meta)) {
+    // An executor may TERM the job at its time limit too (Slurm does): that is a timeout (failed), not a stop.
+    const executor = executorOf(this.meta)
+    if (signal === 'SIGTERM' && executor.supervisor.termIsTimeLimit(this.meta)) {
       this.timedOut = true
-      this.trace('runtime.timeout', 'the Slurm job reached its time limit', {signal, executor: 'slurm'})
+      this.trace('runtime.timeout', `the ${executor.kind} job reached its time limit`, {signal, executor: executor.kind})
       this.endTree()
       return
     }
@@ -300,18 +300,18 @@ class Supervisor {
       const ending = meta.ending
       let status: TerminalStatus
       let reason: string | null = null
-      // Executors: the command may die of Slurm's TERM (time limit, scancel) before this supervisor's handler ran.
-      const slurmEnding = ending || outcome.timedOut || outcome.exitCode === 0 ? undefined : slurmJobEnding(meta)
+      // The command may die of the executor's TERM (a Slurm time limit, scancel) before this supervisor's handler ran.
+      const executorEnding = ending || outcome.timedOut || outcome.exitCode === 0 ? undefined : executorOf(meta).supervisor.ending(meta)
       if (ending) {
         status = ending.status
         reason = ending.status === 'killed' ? 'kill' : 'stop'
       } else if (outcome.lockError) {
         status = 'failed'
         reason = 'lock_failed'
-      } else if (outcome.timedOut || slurmEnding === 'timeout') {
+      } else if (outcome.timedOut || executorEnding === 'timeout') {
         status = 'failed'
         reason = 'timeout'
-      } else if (slurmEnding === 'cancelled') {
+      } else if (executorEnding === 'cancelled') {
         status = 'cancelled'
         reason = 'stop'
       } else if (outcome.exitCode === 0) {
@@ -366,7 +366,7 @@ export async function superviseRun(dir: string): Promise<void> {
     started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
     pid: process.pid,
     process_identity: readProcessIdentity(process.pid),
-    ...supervisorStartFields(current),
+    ...executorOf(current).supervisor.startFields(current),
   }))
   await new Supervisor(dir, home, started ?? meta).run()
   // Runs its reads settled on the way (a lost sibling, say): their follow-ups too.

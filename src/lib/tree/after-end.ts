@@ -6,7 +6,7 @@
  */
 import {runDir} from '../platform/home.js'
 import type {RunMeta} from '../records/run.js'
-import {releaseQueuedChildren} from './queue.js'
+import {releaseQueuedChildren} from '../launch/child-queue.js'
 
 /** Start queued siblings of `meta`'s Run and settle its own queue. Never throws. */
 export function treeAfterRunEnded(home: string, meta: RunMeta): void {

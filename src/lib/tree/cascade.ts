@@ -7,7 +7,7 @@
 import {readRunMetaRaw} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {collectDescendants} from '../runs/children.js'
-import {cancelQueuedRun} from './queue.js'
+import {cancelQueuedRun} from '../launch/child-queue.js'
 
 /** How one live Run is ended: the control service's endRun (injected, so trees do not depend on control). */
 export type EndRun = (home: string, dir: string, mode: 'stop' | 'kill') => unknown

@@ -5,7 +5,7 @@
  */
 import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {collectedNote, rowLabel, rowLevels, type CollectedNote} from '../present/batch-card.js'
+import {collectedNote, rowLabel, rowLevels, type CollectedNote} from './batch-rows.js'
 import {countByStatus} from './run-rows.js'
 import {printableLine} from '../platform/text.js'
 

@@ -14,7 +14,6 @@ import {firstOutputLine} from '../runs/logs.js'
 import {printableLine} from '../platform/text.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
-import type {BatchDocument} from './batch.js'
 
 export const COLLECTED_SCHEMA = 'actors-collected-v1'
 /** Runs listed per coordinator (the rest are counted). */
@@ -48,12 +47,19 @@ function collectedFile(dir: string): string {
   return join(dir, 'collected.json')
 }
 
+/** What recordCollected reads of a delivered batch (batch.ts's BatchDocument has these fields and more). */
+export interface DeliveredBatch {
+  members: number
+  counts: Record<string, number>
+  rows: Array<{run: string; status: string; summary: string; state_dir: string}>
+}
+
 /**
  * Credit the members of `document`, just delivered by a wait that ran inside
  * `collector`, to that Run. Best effort and never throws: the batch is
  * delivered already, and this is only what the coordinator's row will show.
  */
-export function recordCollected(home: string, collector: {run: string; run_instance_id: string}, document: BatchDocument): void {
+export function recordCollected(home: string, collector: {run: string; run_instance_id: string}, document: DeliveredBatch): void {
   if (document.members === 0) return
   const dir = runDir(home, collector.run)
   try {

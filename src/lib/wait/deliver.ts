@@ -8,10 +8,9 @@
  */
 import {followUpEndedRuns} from '../tree/after-run.js'
 import {ensureHome} from '../platform/home.js'
-import {isTerminal} from '../records/run.js'
-import {sleepSync} from '../platform/file-lock.js'
+import {isTerminal, type RunMeta} from '../records/run.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../platform/process-identity.js'
-import {isRemoteRun, REMOTE_POLL_MS} from '../executors/index.js'
+import {executorOf} from '../executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {recordCollected} from './collected.js'
@@ -21,6 +20,7 @@ import {markQueueChanged} from '../history/index-queue.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
 import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type BatchMeta, type RunEntry, type Selection} from './select.js'
 import {WaitSnapshot} from './snapshot.js'
+import {testHookPause} from '../platform/test-hooks.js'
 
 export interface WaitRequest {
   home: string
@@ -56,7 +56,7 @@ export type BatchPrinter = (document: BatchDocument) => Promise<void>
 /** Queued Runs read beyond a batch and the claimed ones: a few stale entries or ineligible Runs need not cost a second read. */
 const WINDOW_SLACK = 16
 
-type Attempt = {ready: false; remote?: boolean} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, BatchMeta>}
+type Attempt = {ready: false; pollMs?: number} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, BatchMeta>}
 
 let self: ProcessIdentity | undefined
 function selfIdentity(): ProcessIdentity {
@@ -103,10 +103,10 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       attention.length > 0 ||
       selection.waited === 0 ||
       (request.any ? selection.members.length > 0 : selection.all_terminal)
-    // A live remote Run rings no doorbell here: poll while one is in the selection (executors/index.ts).
+    // A live remote Run rings no doorbell here: poll while one is in the selection, as often as its executor says.
     if (!ready && !timedOut) {
       snapshot.saveQueue()
-      return {value: {ready: false, remote: selection.candidates.some((c) => !isTerminal(c.meta.status) && isRemoteRun(c.meta))}, write: pruned}
+      return {value: {ready: false, pollMs: shortestPoll(selection.candidates.filter((c) => !isTerminal(c.meta.status)).map((c) => c.meta))}, write: pruned}
     }
     const facts = new Map<string, RowFacts>()
     for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
@@ -163,10 +163,19 @@ function withdrawClaim(request: WaitRequest, batchId: string): void {
   })
 }
 
-/** Test-only: ACTORS_TEST_WAIT_PAUSE_MS holds a claimed batch unprinted so a test can kill the wait there. */
+/** The shortest re-read interval the executors of these live Runs ask for; undefined when none must be polled. */
+function shortestPoll(live: Array<Pick<RunMeta, 'executor'>>): number | undefined {
+  let shortest: number | undefined
+  for (const meta of live) {
+    const ms = executorOf(meta).pollMs(meta)
+    if (ms !== undefined && (shortest === undefined || ms < shortest)) shortest = ms
+  }
+  return shortest
+}
+
+/** Test-only: hold a claimed batch unprinted so a test can kill the wait there (platform/test-hooks.ts). */
 function testPause(): void {
-  const ms = Number(process.env.ACTORS_TEST_WAIT_PAUSE_MS ?? 0)
-  if (Number.isFinite(ms) && ms > 0) sleepSync(Math.min(ms, 60_000))
+  testHookPause('waitPauseMs')
 }
 
 /**
@@ -189,7 +198,7 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
         claimed = result
         break
       }
-      await bell.next(result.remote ? Math.min(deadline, Date.now() + REMOTE_POLL_MS) : deadline, request.signal)
+      await bell.next(result.pollMs !== undefined ? Math.min(deadline, Date.now() + result.pollMs) : deadline, request.signal)
     }
   } finally {
     bell.close()

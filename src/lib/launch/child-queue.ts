@@ -7,7 +7,7 @@
  */
 import {withLockSync} from '../platform/file-lock.js'
 import {launchRun, startRun, type LaunchResult, type LaunchSpec} from '../launch/launch.js'
-import {slurmJobId} from '../executors/slurm.js'
+import {executorOf} from '../executors/index.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../runs/store.js'
 import type {RunMeta} from '../records/run.js'
@@ -21,12 +21,12 @@ const LIVE_RUNNING = new Set(['running', 'paused'])
  * already submitted (pending in Slurm's own queue).
  */
 function holdsSlot(meta: RunMeta): boolean {
-  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && (meta.pid !== undefined || slurmJobId(meta) !== undefined))
+  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && (meta.pid !== undefined || executorOf(meta).handedOver(meta)))
 }
 
 /** Waits in this parent's queue for a slot (created queued and never started). */
 function waitsForSlot(meta: RunMeta): boolean {
-  return meta.status === 'queued' && meta.pid === undefined && slurmJobId(meta) === undefined
+  return meta.status === 'queued' && meta.pid === undefined && !executorOf(meta).handedOver(meta)
 }
 
 function capOf(parent: RunMeta): number {
@@ -104,8 +104,8 @@ export function releaseQueuedChildren(home: string, parentDir: string): void {
 export function cancelQueuedRun(home: string, child: RunState, reason: string): boolean {
   const settled = withLockSync(runFile(child.dir, 'lock'), () => {
     const meta = readRunMetaRaw(child.dir)
-    // A submitted Slurm Run is pending in Slurm's queue, not ours: it is ended through its job.
-    if (!meta || meta.status !== 'queued' || slurmJobId(meta) !== undefined || readRunResult(child.dir, meta)) return false
+    // A Run handed to its executor (a submitted Slurm job) is pending in that engine's queue, not ours: it is ended through it.
+    if (!meta || meta.status !== 'queued' || executorOf(meta).handedOver(meta) || readRunResult(child.dir, meta)) return false
     return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
   })
   if (settled) notifyStateChange(home)

@@ -1,0 +1,28 @@
+/**
+ * What the runs layer asks a Run's executor: on every read of a live Run,
+ * whether its supervisor is still there (reconciliation, store.ts), and
+ * whether a reader following it must poll (logs.ts). The executors sit
+ * above this layer, so they hand the answers in at start-up
+ * (executors/index.ts installExecutors, called by every entry point in
+ * src/boot/) instead of being imported here.
+ */
+import type {RunMeta} from '../records/run.js'
+import type {SupervisorCheck} from '../records/supervisor-check.js'
+
+export interface ExecutorQuestions {
+  check(meta: RunMeta): SupervisorCheck
+  pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
+}
+
+let installed: ExecutorQuestions | undefined
+
+/** Install the executors' answers (once per process; a later call replaces them). */
+export function installExecutorQuestions(questions: ExecutorQuestions): void {
+  installed = questions
+}
+
+/** The installed answers; a process that reads Runs without installing them is a bug of its entry point. */
+export function askExecutor(): ExecutorQuestions {
+  if (!installed) throw new Error('no executor is installed: the entry point must call installExecutors() (src/lib/executors/index.ts) first')
+  return installed
+}
