@@ -3,6 +3,8 @@
  * that execs the same supervisor (dist/supervisor.cjs) on the node, with the
  * state dir as its only argument. `run` returns as soon as sbatch answers
  * (a few ms); the supervisor then writes everything else as for a local Run.
+ * The job is never requeued (--no-requeue): a second supervisor on the same
+ * state dir after a node failure would run the Run twice.
  * A refused submission settles the Run as `failed` with sbatch's message.
  */
 import {appendFileSync} from 'node:fs'
@@ -56,7 +58,7 @@ export function jobTimeLimitMinutes(meta: RunMeta, executor: SlurmExecutorRecord
 
 /** sbatch's arguments for the Run in `dir` (the script comes on stdin). */
 export function sbatchArguments(meta: RunMeta, executor: SlurmExecutorRecord, dir: string): string[] {
-  const args = ['--parsable', `--job-name=actors:${meta.run}`, '--nodes=1', '--ntasks=1', `--chdir=${dir}`, `--output=${slurmPath(`${dir}/${SLURM_LOG}`)}`, '--open-mode=append']
+  const args = ['--parsable', '--no-requeue', `--job-name=actors:${meta.run}`, '--nodes=1', '--ntasks=1', `--chdir=${dir}`, `--output=${slurmPath(`${dir}/${SLURM_LOG}`)}`, '--open-mode=append']
   const minutes = jobTimeLimitMinutes(meta, executor)
   if (minutes !== undefined) args.push(`--time=${minutes}`)
   if (executor.partition) args.push(`--partition=${executor.partition}`)

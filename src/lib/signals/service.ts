@@ -88,14 +88,37 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
   const path = options.socketPath ?? controlSocketPath(stateDir)
   const endpointFile = runFile(stateDir, 'endpoint')
 
+  const answer = requestAnswerer(stateDir, runInstanceId, options.handle)
+  const server = await serveLines(path, async (line) => JSON.stringify(await answer(line)))
+  writeJsonAtomic(endpointFile, {path, type: 'unix', run_instance_id: runInstanceId, ready_at: new Date().toISOString(), pid: process.pid})
+
+  const cleanup = cleanupOnExit(path, endpointFile, runInstanceId, options.handleSignals !== false)
+
+  return {
+    path,
+    endpointFile,
+    runInstanceId,
+    close: async () => {
+      cleanup.disarm()
+      await server.close()
+      cleanup.now()
+    },
+  }
+}
+
+/**
+ * The answer to one request line: checked (JSON, an action, this generation),
+ * its journal record claimed, the handler run (one at a time, in arrival
+ * order), the reply bounded, and the record completed.
+ */
+function requestAnswerer(stateDir: string, runInstanceId: string, handle: ControlHandler): (line: string) => Promise<ControlReply> {
   let chain: Promise<unknown> = Promise.resolve()
   const serialised = (task: () => Promise<ControlReply>): Promise<ControlReply> => {
     const next = chain.then(task, task)
     chain = next.catch(() => undefined)
     return next
   }
-
-  const answer = async (line: string): Promise<ControlReply> => {
+  return async (line: string): Promise<ControlReply> => {
     let request: ControlRequest
     try {
       request = JSON.parse(line)
@@ -114,7 +137,7 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
         if (!record) return {ok: false, error: `control ${request.id} is already ${readControlRecord(stateDir, request.id)?.status ?? 'gone'}`}
       }
     }
-    let reply = await serialised(() => runHandler(options.handle, {...request, ...(record ? {record} : {})}))
+    let reply = await serialised(() => runHandler(handle, {...request, ...(record ? {record} : {})}))
     const bounded = boundedReply(reply)
     if (bounded.error) reply = {ok: false, error: bounded.error}
     if (record) {
@@ -123,10 +146,14 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
     }
     return reply
   }
+}
 
-  const server = await serveLines(path, async (line) => JSON.stringify(await answer(line)))
-  writeJsonAtomic(endpointFile, {path, type: 'unix', run_instance_id: runInstanceId, ready_at: new Date().toISOString(), pid: process.pid})
-
+/**
+ * Remove the socket and our control-endpoint.json when the process exits or
+ * dies of a signal nobody else handles (`now` removes them at once, `disarm`
+ * drops the handlers).
+ */
+function cleanupOnExit(path: string, endpointFile: string, runInstanceId: string, handleSignals: boolean): {now(): void; disarm(): void} {
   let closed = false
   const cleanupSync = () => {
     if (closed) return
@@ -140,7 +167,7 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
       if (current.run_instance_id === runInstanceId && current.path === path) unlinkSync(endpointFile)
     } catch {}
   }
-  const signals: NodeJS.Signals[] = options.handleSignals === false ? [] : ['SIGTERM', 'SIGINT', 'SIGHUP']
+  const signals: NodeJS.Signals[] = handleSignals ? ['SIGTERM', 'SIGINT', 'SIGHUP'] : []
   const onSignal = (signal: NodeJS.Signals) => {
     cleanupSync()
     // Nobody else handles it: die of the signal as we would have without us.
@@ -149,16 +176,11 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
   const armed = signals.filter((s) => process.listenerCount(s) === 0)
   for (const signal of armed) process.once(signal, onSignal)
   process.once('exit', cleanupSync)
-
   return {
-    path,
-    endpointFile,
-    runInstanceId,
-    close: async () => {
+    now: cleanupSync,
+    disarm: () => {
       for (const signal of armed) process.off(signal, onSignal)
       process.off('exit', cleanupSync)
-      await server.close()
-      cleanupSync()
     },
   }
 }

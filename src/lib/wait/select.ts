@@ -85,13 +85,20 @@ export function memberKey(run: string, instance: string): string {
   return `${run}\u0000${instance}`
 }
 
-/** Select the next batch; see the module comment for the rules. */
-export function selectBatch(input: SelectionInput): Selection {
+/** Who may be in a batch, and under whom: the rules of the module comment as three questions about an entry. */
+interface Candidacy {
+  /** This owner's, not silent, not reported or claimed, and in the wait's scope. */
+  isCandidate(entry: RunEntry): boolean
+  /** Terminal, and so is every candidate above it (a descendant appears only once its root is terminal). */
+  isEligible(entry: RunEntry): boolean
+  /** The entry's parent when that is a candidate too (the row it goes under). */
+  candidateParent(entry: RunEntry): RunEntry | undefined
+}
+
+function candidacy(input: SelectionInput, ids: Set<string> | undefined): Candidacy {
   const {runs, owner, reported, claimed, scope} = input
-  const ids = input.ids ? new Set(input.ids) : undefined
-  const archived = input.archived ?? []
   // A child of an earlier generation sits under that generation's entry when it is owed too.
-  const archivedByInstance = new Map(archived.map((e) => [e.meta.run_instance_id, e]))
+  const archivedByInstance = new Map((input.archived ?? []).map((e) => [e.meta.run_instance_id, e]))
   const parentOf = (entry: RunEntry): RunEntry | undefined => {
     const ref = entry.meta.parent
     if (!ref) return undefined
@@ -99,7 +106,6 @@ export function selectBatch(input: SelectionInput): Selection {
     const parent = current && current.meta.run_instance_id === ref.run_instance_id ? current : archivedByInstance.get(ref.run_instance_id)
     return parent && parent.meta.run === ref.run && parent !== entry ? parent : undefined
   }
-  const wasReported = (m: BatchMeta): boolean => reported[m.run] === m.run_instance_id
   const inScope = (entry: RunEntry): boolean => {
     if (!ids && !scope) return true
     if (ids?.has(entry.meta.run)) return true
@@ -119,7 +125,7 @@ export function selectBatch(input: SelectionInput): Selection {
       value =
         m.owner === owner &&
         m.notification !== 'silent' &&
-        !wasReported(m) &&
+        reported[m.run] !== m.run_instance_id &&
         !claimed.has(memberKey(m.run, m.run_instance_id)) &&
         inScope(entry)
       candidateMemo.set(entry, value)
@@ -140,36 +146,45 @@ export function selectBatch(input: SelectionInput): Selection {
     }
     return value
   }
+  return {isCandidate, isEligible: (entry) => isEligible(entry), candidateParent}
+}
 
-  const candidates = [...runs.values(), ...archived].filter(isCandidate)
-  const unknown: string[] = []
-  const alreadyReported: string[] = []
-  const silent: RunEntry[] = []
-  let waitedSet: RunEntry[]
-  // Explicit ids in a batch another live wait is printing right now: not ready for this wait until that
-  // batch is delivered (they then show as already_reported), never silently dropped.
-  let inFlight = 0
-  if (ids) {
-    waitedSet = []
-    for (const id of ids) {
-      const entry = runs.get(id)
-      // `wait RUN` covers every unreported generation of RUN.
-      const earlier = entry && entry.meta.owner === owner ? archived.filter((e) => e.meta.run === id && isCandidate(e)) : []
-      waitedSet.push(...earlier)
-      if (!entry || entry.meta.owner !== owner) unknown.push(id)
-      else if (entry.meta.notification === 'silent') silent.push(entry)
-      else if (reported[id] === entry.meta.run_instance_id) {
-        if (earlier.length === 0) alreadyReported.push(id)
-      }
-      else if (isCandidate(entry)) waitedSet.push(entry)
-      else if (claimed.has(memberKey(entry.meta.run, entry.meta.run_instance_id))) inFlight++
-    }
-  } else {
-    waitedSet = candidates
+/** What a `wait RUN ...` waits for, and what it reports about the ids it was given. */
+interface WaitedRuns {
+  waited: RunEntry[]
+  unknown: string[]
+  alreadyReported: string[]
+  silent: RunEntry[]
+  /** Explicit ids in a batch another live wait is printing right now: not ready for this wait until that
+   * batch is delivered (they then show as already_reported), never silently dropped. */
+  inFlight: number
+}
+
+function waitedRuns(input: SelectionInput, ids: Set<string>, isCandidate: Candidacy['isCandidate']): WaitedRuns {
+  const {runs, owner, reported, claimed} = input
+  const archived = input.archived ?? []
+  const found: WaitedRuns = {waited: [], unknown: [], alreadyReported: [], silent: [], inFlight: 0}
+  for (const id of ids) {
+    const entry = runs.get(id)
+    // `wait RUN` covers every unreported generation of RUN.
+    const earlier = entry && entry.meta.owner === owner ? archived.filter((e) => e.meta.run === id && isCandidate(e)) : []
+    found.waited.push(...earlier)
+    if (!entry || entry.meta.owner !== owner) found.unknown.push(id)
+    else if (entry.meta.notification === 'silent') found.silent.push(entry)
+    else if (reported[id] === entry.meta.run_instance_id) {
+      if (earlier.length === 0) found.alreadyReported.push(id)
+    } else if (isCandidate(entry)) found.waited.push(entry)
+    else if (claimed.has(memberKey(entry.meta.run, entry.meta.run_instance_id))) found.inFlight++
   }
+  return found
+}
 
-  // Forest order over eligible candidates.
-  const eligible = candidates.filter((c) => isEligible(c))
+/**
+ * The eligible candidates as a forest in batch order: tops by terminal time,
+ * run id and instance; each descendant right after its parent. `boundary` is
+ * the top whose tree reaches MAX_MEMBERS.
+ */
+function forestOrder(eligible: RunEntry[], candidateParent: Candidacy['candidateParent']): {ordered: RunEntry[]; boundary?: RunEntry} {
   const children = new Map<RunEntry, RunEntry[]>()
   const tops: RunEntry[] = []
   for (const entry of eligible) {
@@ -197,8 +212,22 @@ export function selectBatch(input: SelectionInput): Selection {
     visit(top)
     if (!boundary && ordered.length >= MAX_MEMBERS) boundary = top
   }
+  return {ordered, boundary}
+}
 
-  const waitedAll = [...waitedSet, ...silent]
+/** Select the next batch; see the module comment for the rules. */
+export function selectBatch(input: SelectionInput): Selection {
+  const ids = input.ids ? new Set(input.ids) : undefined
+  const rules = candidacy(input, ids)
+  const candidates = [...input.runs.values(), ...(input.archived ?? [])].filter(rules.isCandidate)
+  const {waited, unknown, alreadyReported, silent, inFlight}: WaitedRuns = ids
+    ? waitedRuns(input, ids, rules.isCandidate)
+    : {waited: candidates, unknown: [], alreadyReported: [], silent: [], inFlight: 0}
+  const {ordered, boundary} = forestOrder(
+    candidates.filter((c) => rules.isEligible(c)),
+    rules.candidateParent,
+  )
+  const waitedAll = [...waited, ...silent]
   return {
     members: ordered.slice(0, MAX_MEMBERS),
     deferred: Math.max(0, ordered.length - MAX_MEMBERS),
