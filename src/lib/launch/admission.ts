@@ -1,22 +1,28 @@
 /**
- * Launch-time tree policy, applied by run-launcher.ts to every Run: the depth
- * cap, the parent's identity (a child of a vanished or relaunched parent is
- * refused rather than attached to the wrong tree), the root's token budget,
- * and the parent's max-parallel queue.
+ * Launch-time tree policy, checked by run-launcher.ts for every Run before
+ * anything is created: the depth cap, the parent's identity (a child of a
+ * vanished or relaunched parent is refused rather than attached to the wrong
+ * tree) and the root's token budget. A check, not a wrapper: it says where
+ * the Run joins its tree, and the launcher creates it there.
  */
 import {resolve} from 'node:path'
 import {notActiveError, usageError} from '../platform/errors.js'
 import {isPlainName, runDir} from '../platform/home.js'
-import {launchRun, type LaunchResult, type LaunchSpec} from './launch.js'
+import type {LaunchSpec} from './launch.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {checkBudget, checkDepth} from '../runs/tree-limits.js'
-import {launchChild} from './child-queue.js'
 
-/** Create the Run `spec` describes, within the limits of the tree it joins. */
-export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): LaunchResult {
+/** Where an admitted launch joins its tree: the spec placed there, and its parent's state dir (none for a root). */
+export interface Admission {
+  spec: LaunchSpec
+  parentDir?: string
+}
+
+/** Check the Run `spec` describes against the limits of the tree it joins (refusals throw, exit 2, 3 or 5). */
+export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): Admission {
   if (!spec.parent) {
     checkDepth(spec.depth, env)
-    return launchRun(spec)
+    return {spec}
   }
   if (spec.budgetTokens !== undefined) {
     throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
@@ -46,5 +52,5 @@ export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.
   const owner = typeof parent.owner === 'string' && isPlainName(parent.owner) ? parent.owner : spec.owner
   checkDepth(depth, env)
   checkBudget(spec.home, root)
-  return launchChild(parentDir, {...spec, root, depth, owner})
+  return {spec: {...spec, root, depth, owner}, parentDir}
 }

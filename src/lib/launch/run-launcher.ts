@@ -1,18 +1,26 @@
 /**
- * From "what the user asked for" to a launched Run: bind the Recipe's values
- * (or the ad-hoc argv) with the runtime values, apply command-line overrides
- * and lineage, then hand a LaunchSpec to launchRun(). This is the one place
- * where launch-time policy (limits, singletons, queueing) plugs in.
+ * From "what the user asked for" to a launched Run, for `actors run` and the
+ * MCP `run` tool alike: a Recipe found under the recipe roots with its
+ * NAME=VALUE words, or an ad-hoc argv (a PreparedLaunch); then bind the
+ * values with the runtime values, apply command-line overrides and lineage,
+ * check the launch against its tree (admission.ts) and create the Run
+ * (launch.ts), queued under its parent's max-parallel cap when that is full.
+ * This is the one place where launch-time policy (limits, singletons,
+ * queueing) plugs in.
  */
 import {existsSync, statSync} from 'node:fs'
 import {resolve, sep} from 'node:path'
 import {usageError} from '../platform/errors.js'
+import {parseDuration} from '../platform/duration.js'
+import {findRecipe, recipeRoots, resolveRecipe, type Recipe} from '../recipes/index.js'
+import {resolveAdHoc} from './ad-hoc.js'
 import {recipeError} from '../recipes/load.js'
 import {validateRunId, runDir} from '../platform/home.js'
-import {makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
+import {launchRun, makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
 import {launchSingleton} from './singleton.js'
 import {lineageFromEnv} from '../runs/lineage.js'
-import {launchInTree} from './admission.js'
+import {admitToTree} from './admission.js'
+import {launchChild} from './child-queue.js'
 import {chooseExecutor} from '../recipes/executor-field.js'
 import {executorNamed} from '../executors/index.js'
 import type {ResolvedRecipe, RuntimeValues} from '../recipes/types.js'
@@ -37,6 +45,52 @@ export interface LaunchOverrides {
   on?: string
   /** `run --inbox stdin|file`: make an ad-hoc Run steerable with `actors send`. */
   inbox?: 'stdin' | 'file'
+}
+
+/** An ad-hoc command (`actors run -- COMMAND ARG...`): the argv exactly as given. */
+export function prepareAdHoc(command: string[]): PreparedLaunch {
+  return {idHint: command[0] ?? 'run', recipe: null, recipeFile: null, resolve: () => resolveAdHoc(command)}
+}
+
+/** Find Recipe `name` (or a path to a Recipe file) under the roots of `home` (and `--recipes`). */
+export function findLaunchRecipe(home: string, name: string, recipesFlag?: string): Recipe {
+  return findRecipe(name, recipeRoots({recipesFlag, home}))
+}
+
+/** A found Recipe with its `NAME=VALUE` words (validated when the Run id is known). */
+export function prepareRecipe(recipe: Recipe, values: string[]): PreparedLaunch {
+  return {idHint: recipe.name, recipe: recipe.name, recipeFile: recipe.file, resolve: (runtime) => resolveRecipe(recipe, values, runtime)}
+}
+
+/** The command-line overrides of a launch, from `run`'s flags (durations as text, e.g. `10m`). */
+export function launchOverrides(flags: {
+  name?: string
+  cwd?: string
+  timeout?: string
+  retry?: number
+  silent?: boolean
+  'max-parallel'?: number
+  'budget-tokens'?: number
+  on?: string
+  inbox?: string
+}): LaunchOverrides {
+  return {
+    name: flags.name,
+    cwd: flags.cwd,
+    timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
+    retry: flags.retry,
+    silent: flags.silent,
+    maxParallel: flags['max-parallel'],
+    budgetTokens: flags['budget-tokens'],
+    on: flags.on,
+    inbox: parseInboxFlag(flags.inbox),
+  }
+}
+
+/** `--inbox stdin|file` (SPEC: Generations and steering); anything else is a usage error. */
+function parseInboxFlag(value: string | undefined): 'stdin' | 'file' | undefined {
+  if (value === undefined || value === 'stdin' || value === 'file') return value
+  throw usageError(`--inbox ${JSON.stringify(value)} is not stdin or file`, '--inbox stdin (messages arrive as lines on stdin) or --inbox file (read them with `actors inbox`)')
 }
 
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */
@@ -88,11 +142,20 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     depth: lineage.depth,
     executor,
   }
-  // Depth and budget refusals, the parent's max-parallel queue and its children journal.
+  // Depth and budget refusals first, then the parent's max-parallel queue and its children journal.
   const launch = () => launchInTree(spec)
   // A live Run of a singleton Recipe is reused (equal values) or refused (exit 5).
   if (spec.singleton && spec.recipe) return launchSingleton(home, spec.recipe, spec.values, launch)
   return launch()
+}
+
+/**
+ * Create the Run `spec` describes where admission places it in its tree: a
+ * root at once, a child through its parent's max-parallel queue.
+ */
+export function launchInTree(spec: LaunchSpec): LaunchResult {
+  const admitted = admitToTree(spec)
+  return admitted.parentDir ? launchChild(admitted.parentDir, admitted.spec) : launchRun(admitted.spec)
 }
 
 /**

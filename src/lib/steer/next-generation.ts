@@ -13,7 +13,7 @@ import {loadRecipeFile, recipeError} from '../recipes/load.js'
 import {resolveRecipe} from '../recipes/resolve.js'
 import {readRunMetaRaw, type RunState} from '../runs/store.js'
 import type {RunMeta} from '../records/run.js'
-import {launchInTree} from '../launch/admission.js'
+import {launchInTree} from '../launch/run-launcher.js'
 import {checkBudget} from '../runs/tree-limits.js'
 import {existsSync} from 'node:fs'
 
