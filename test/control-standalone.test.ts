@@ -1,6 +1,6 @@
 /**
  * Standalone services through the control router's general path
- * (control/standalone.ts): a service of any kind publishes
+ * (signals/standalone.ts): a service of any kind publishes
  * `<kind>-endpoint.json` and `controlRun` reaches it over the line-socket
  * transport, with no knowledge of the kind beyond its ServiceKind. Then the
  * real thing: `actors music serve` (real mpv, `--output null`) publishes such

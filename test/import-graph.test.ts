@@ -7,7 +7,7 @@
  * `import()` loads lazily and is left out), then searched depth first. No
  * dependency: madge would do the same.
  */
-import {readdirSync, readFileSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {ROOT} from './helpers.js'
@@ -164,5 +164,28 @@ describe('the folders of src/lib/', () => {
     const layout = readme.slice(readme.indexOf('## Layout'), readme.indexOf('\n## ', readme.indexOf('## Layout') + 1))
     const described = [...layout.matchAll(/^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1])).sort()
     expect(described).toEqual(folders)
+  })
+})
+
+describe('comments in src/', () => {
+  /** Every `path/file.ts`-like name in the comments of `text`, with its line. */
+  const namedFiles = (text: string): Array<{name: string; line: number}> =>
+    [...text.matchAll(/\/\/.*$|\/\*[\s\S]*?\*\//gm)].flatMap((comment) =>
+      [...comment[0].matchAll(/((?:[\w.-]+\/)*[\w.-]+\.(?:tsx?|cjs|md))\b/g)].map((m) => ({name: m[1], line: text.slice(0, comment.index).split('\n').length})),
+    )
+
+  it('name only files that exist (a path from src/, src/lib/, the file\'s folder or the repository; a bare name anywhere in src/)', () => {
+    const all = sourceFiles(SRC)
+    const stale: string[] = []
+    for (const file of all) {
+      for (const {name, line} of namedFiles(readFileSync(file, 'utf8'))) {
+        if (name.startsWith('dist/') || /\bNAME\b/.test(name)) continue
+        const places = [join(ROOT, name), join(SRC, name), join(SRC, 'lib', name), join(dirname(file), name), join(ROOT, 'docs', name)]
+        if (places.some((place) => existsSync(place))) continue
+        if (!name.includes('/') && all.some((other) => other.endsWith(`/${name}`))) continue
+        stale.push(`${relative(ROOT, file)}:${line}: ${name}`)
+      }
+    }
+    expect(stale).toEqual([])
   })
 })

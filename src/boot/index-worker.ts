@@ -1,6 +1,6 @@
 /**
  * Entry point of the worker thread a large index rebuild shares its state
- * dirs with (dist/index-worker.cjs; src/lib/runs/live-index.ts rebuildIndex,
+ * dirs with (dist/index-worker.cjs; src/lib/history/live-index.ts rebuildIndex,
  * src/lib/platform/two-threads.ts). It enters the chunks it takes exactly as
  * the rebuilding thread does, and sends back the launch log lines and the
  * queues it found.

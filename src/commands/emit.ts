@@ -1,4 +1,4 @@
-// `actors emit` is defined in src/lib/cli/emit.ts, which the fast front end (src/fast.ts) serves too.
+// `actors emit` is defined in src/lib/cli/emit.ts, which the fast front end (src/boot/fast.ts) serves too.
 import {commandFromDefinition} from './base-command.js'
 import {emitCommand} from '../lib/cli/emit.js'
 

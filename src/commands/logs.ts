@@ -1,4 +1,4 @@
-// `actors logs` is defined in src/lib/cli/logs.ts, which the fast front end (src/fast.ts) serves too.
+// `actors logs` is defined in src/lib/cli/logs.ts, which the fast front end (src/boot/fast.ts) serves too.
 import {commandFromDefinition} from './base-command.js'
 import {logsCommand} from '../lib/cli/logs.js'
 

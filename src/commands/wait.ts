@@ -1,4 +1,4 @@
-// `actors wait` is defined in src/lib/cli/wait.ts, which the fast front end (src/fast.ts) serves too.
+// `actors wait` is defined in src/lib/cli/wait.ts, which the fast front end (src/boot/fast.ts) serves too.
 import {commandFromDefinition} from './base-command.js'
 import {waitCommand} from '../lib/cli/wait.js'
 

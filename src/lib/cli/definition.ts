@@ -2,9 +2,9 @@
  * A command as plain data: its flags, arguments and the function that does the
  * work. Every command is written this way, so that one definition serves both
  * front ends (the hot ones, src/lib/cli/hot-commands.ts, through both):
- *  - src/base-command.ts turns a definition into an oclif command (help,
+ *  - src/commands/base-command.ts turns a definition into an oclif command (help,
  *    manifest, every error message about flags);
- *  - src/fast.ts parses clean invocations itself and runs them without loading
+ *  - src/boot/fast.ts parses clean invocations itself and runs them without loading
  *    oclif at all, because oclif's start-up alone costs more than the whole
  *    launch budget (README.md, "Layout").
  * Definitions must not import oclif.

@@ -1,5 +1,5 @@
 /**
- * The commands the fast front end serves (src/fast.ts); every other command goes to oclif.
+ * The commands the fast front end serves (src/boot/fast.ts); every other command goes to oclif.
  * Each gets its own bundle, dist/fast-<name>.cjs (scripts/build.mjs), built from `<name>Command` of src/lib/cli/<name>.ts.
  */
 import {controlCommand} from './control.js'

@@ -1,7 +1,7 @@
 /**
  * `actors mcp`: the kernel as tools for AI agents, over the Model Context
  * Protocol on stdio (src/lib/mcp/). The command lives in its own bundles,
- * dist/mcp.cjs (src/mcp.ts: the front, which answers the handshake) and
+ * dist/mcp.cjs (src/boot/mcp.ts: the front, which answers the handshake) and
  * dist/mcp-server.cjs (the server with the MCP SDK), which bin/actors loads
  * for this command only; this definition, shared with the oclif CLI for help
  * and the command list, loads the front when oclif ends up running it.

@@ -356,7 +356,7 @@ export function readIndexedInstance(home: string, id: string, instance: string):
 /**
  * An instance that is not the Run's current one: an earlier generation
  * run.json lists as owed keeps its marker until its archive holds its
- * reported.json (generations/delivery.ts); any other is gone.
+ * reported.json (runs/generation-delivery.ts); any other is gone.
  */
 function readOwedInstance(dir: string, current: RunMeta, instance: string): IndexedInstance {
   const archive = readOwedArchive(dir, current, instance)

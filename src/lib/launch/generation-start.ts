@@ -1,7 +1,7 @@
 /**
  * Starting generation n+1 of a Run id whose generation n is terminal: the
  * launch's part, called under the Run's lock once the launch was validated
- * (launch.ts). Archives generation n (move.ts) and carries over what belongs
+ * (launch.ts). Archives generation n (runs/generation-move.ts) and carries over what belongs
  * to the Run id rather than to one generation: the generations still owed to
  * the owner's `wait`.
  */

@@ -79,7 +79,7 @@ const CREATING_GRACE_MS = 30_000
  * under the Run's lock, so two launches of one id can never both win. A fresh
  * id gets a new directory (mkdir is the atomic claim); an existing id may be
  * relaunched only when the user chose it and its Run is terminal, and then its
- * previous generation's files move to generations/<n>/ (generations/start.ts).
+ * previous generation's files move to generations/<n>/ (launch/generation-start.ts).
  */
 function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta} {
   const {dir, fresh} = claimRunDirName(spec.home, id)

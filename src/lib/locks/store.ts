@@ -1,6 +1,6 @@
 /**
  * Reading and writing lock state files. Every change happens under the
- * lock's mutex (src/lib/platform/lock.ts) with an atomic write; several locks are
+ * lock's mutex (src/lib/platform/file-lock.ts) with an atomic write; several locks are
  * taken in sorted name order, so two requests for `a,b` and `b,a` can never
  * hold one mutex each and wait for the other. A state file that is corrupt,
  * oversized or of a foreign schema fails closed, naming the file.

@@ -6,7 +6,7 @@
  * supervisors start detached with stdio ignored, see launch.ts).
  *
  * This module and the SDK are bundled into dist/mcp-server.cjs, which the
- * `actors mcp` front (src/mcp.ts) loads once it has checked the invocation;
+ * `actors mcp` front (src/boot/mcp.ts) loads once it has checked the invocation;
  * no other command loads it.
  */
 import {McpServer} from '@modelcontextprotocol/server'

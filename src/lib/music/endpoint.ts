@@ -1,6 +1,6 @@
 /**
  * The standalone playback endpoint: `playback-endpoint.json` in the state
- * dir, a standalone service endpoint like any other (control/standalone.ts):
+ * dir, a standalone service endpoint like any other (signals/standalone.ts):
  * `{owner_mode: "standalone", path, service_instance_id, service_pid,
  * service_identity, ready_at, actions}`, one JSON line per connection on
  * `playback.sock`, only requests carrying this service's instance id served.

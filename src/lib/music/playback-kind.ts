@@ -1,7 +1,7 @@
 /**
  * What the control router needs to know about playback services beyond their
  * endpoint (which it reaches like any standalone service's, through
- * control/standalone.ts): which dirs hold one, the request check made before
+ * signals/standalone.ts): which dirs hold one, the request check made before
  * anything is sent, and `status` with no service running, from the checkpoint
  * (a stopped standalone service, a finished playback Run).
  */
@@ -63,7 +63,7 @@ export function readPlaybackStatus(dir: string): PlaybackStatus {
 /**
  * Send one request to an endpoint and return its reply, whatever it says
  * (exported so tests can send a foreign instance id). The same exchange
- * `actors control` makes (control/standalone.ts).
+ * `actors control` makes (signals/standalone.ts).
  */
 export function sendPlaybackRequest(endpoint: Pick<PlaybackEndpoint, 'path'>, request: EndpointRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<EndpointReply> {
   return requestJsonReply(endpoint.path, request, timeoutMs) as Promise<EndpointReply>

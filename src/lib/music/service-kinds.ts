@@ -3,7 +3,7 @@
  * control`, the MCP control tool) hand to the control router. The router
  * itself knows no service by name: a kind says which dirs are its own, what
  * to check before sending, and what `status` says when no service runs
- * (control/standalone.ts). The first kind answers `status` of a directory no
+ * (signals/standalone.ts). The first kind answers `status` of a directory no
  * service has used.
  */
 import type {ServiceKind} from '../signals/standalone.js'

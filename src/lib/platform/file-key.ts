@@ -1,7 +1,7 @@
 /**
  * A file's key: its inode, size, mtime and ctime (ms), four numbers that
  * change when the file is replaced (rename) or written in place. Caches of
- * what a file says are valid while its key is unchanged (runs/listing-cache.ts).
+ * what a file says are valid while its key is unchanged (history/listing-cache.ts).
  *
  * A listing takes one key per Run (2,000 run.json files for 2,000 Runs), so
  * the per-call cost matters: on Node 20 fs.statSync() builds a Stats object
@@ -68,7 +68,7 @@ let times: Float64Array = new Float64Array(4)
  * The exact keys of `dir + name + suffix` for each of `names`, written into
  * `into`, six numbers per name in order (NaN for a file that is not
  * regular). For a listing that keys 2,000 run.json files against a cache
- * (runs/listing-text-cache.ts), so no number is made per file: through the
+ * (history/listing-text-cache.ts), so no number is made per file: through the
  * binding each key is two typed-array copies from its stat array (reading
  * the numbers out one by one and computing ms, as fileKey() does, cost
  * 2,000 files about 5 ms more). Through statSync the same numbers come from

@@ -36,7 +36,7 @@ export function historyCacheDir(home: string): string {
   return join(home, 'runs', '.cache')
 }
 
-/** The run index of live and unreported Runs (run-index.ts). */
+/** The run index of live and unreported Runs (history/live-index.ts). */
 export function indexDir(home: string): string {
   if (indexMemo?.home !== home) indexMemo = {home, dir: join(home, 'index')}
   return indexMemo.dir

@@ -34,7 +34,7 @@ export function plainListing(listing: RunListing, to: TextSinks): void {
 
 /**
  * `inspect` without filters: under --json, the document built from each
- * Run's printed text (`printed`: runs/inspect.ts printedListing, byte for
+ * Run's printed text (`printed`: history/inspect.ts printedListing, byte for
  * byte what jsonDocument() makes of `read()`'s listing, without building
  * it); otherwise the table of `read()`.
  */
@@ -46,7 +46,7 @@ export function everyRunResult(printed: (print: (summary: object) => string) => 
  * The bytes of jsonDocument({runs, damaged}) from the Runs' texts at depth
  * 2, in pieces to write in order: the frame's opening, the listing's pieces
  * as they come (each valid only until the next is taken: the cache streams
- * through one buffer, see runs/listing-text-cache.ts), then the rest of the
+ * through one buffer, see history/listing-text-cache.ts), then the rest of the
  * frame with the damaged Run dirs, known once the Runs were read.
  */
 export function* printedDocument(listing: PrintedListing): Generator<Uint8Array> {

@@ -1,6 +1,6 @@
 /**
- * The front end's one output step, shared by both front ends (src/fast.ts
- * and the oclif shells, src/base-command.ts): decide the output mode once
+ * The front end's one output step, shared by both front ends (src/boot/fast.ts
+ * and the oclif shells, src/commands/base-command.ts): decide the output mode once
  * (./mode.ts) and show a command's result in it. This is the only place
  * that branches on the mode.
  */

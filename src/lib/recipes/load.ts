@@ -188,7 +188,7 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   }
 
   if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
-  // Executors: validated in executors/choice.ts.
+  // Executors: validated in recipes/executor-field.ts.
   if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
 
   readSteering(data, recipe, fail)

@@ -1,6 +1,6 @@
 /**
  * The yaml library, loaded the first time a YAML Recipe is parsed: it lives
- * in dist/yaml.cjs (src/yaml.ts), not in the bundles every command starts
+ * in dist/yaml.cjs (src/boot/yaml.ts), not in the bundles every command starts
  * with, because it is most of their size and most hot commands never read a
  * Recipe.
  */

@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
 import {runGeneration, type RunMeta} from './run.js'
 
-/** A generation's own files: what moves to `generations/<n>/` (run.json last, see move.ts). */
+/** A generation's own files: what moves to `generations/<n>/` (run.json last, see runs/generation-move.ts). */
 export const GENERATION_FILES = [
   'result.json',
   'trace.jsonl',
@@ -36,7 +36,7 @@ export function archivedGenerationDir(dir: string, n: number): string {
   return join(generationsDir(dir), String(n))
 }
 
-/** A Run's generation number: run.json `generation`, absent (state of earlier versions) = 1 (run-types.ts runGeneration). */
+/** A Run's generation number: run.json `generation`, absent (state of earlier versions) = 1 (records/run.ts runGeneration). */
 export function generationOf(meta: Pick<RunMeta, 'generation'>): number {
   return runGeneration(meta)
 }

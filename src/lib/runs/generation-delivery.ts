@@ -1,12 +1,12 @@
 /**
  * Earlier generations in completion batches (SPEC: an unreported terminal of
  * an earlier generation is still delivered). A generation's `reported.json`
- * moves with it into generations/<n>/ (layout.ts), so an archived generation
+ * moves with it into generations/<n>/ (records/generation-layout.ts), so an archived generation
  * keeps its own reported mark; when a generation is archived, the next one's
  * run.json lists the archived generations not reported yet
  * (`unreported_generations`), and each keeps its run index marker
  * (`<run>@<instance>`) until it is reported, so `wait` reads only those
- * archives, never every Run's history (run-index.ts).
+ * archives, never every Run's history (history/live-index.ts).
  */
 import {isReported} from './reported.js'
 import type {RunMeta} from '../records/run.js'

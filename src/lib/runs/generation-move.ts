@@ -25,7 +25,7 @@ import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {GENERATION_FILES, archivedGenerationDir, generationOf, generationsDir} from '../records/generation-layout.js'
 import {testHook, testHookPause} from '../platform/test-hooks.js'
 
-// Paths spelled out here (not through run-store.ts, which calls completeMove: no import cycle).
+// Paths spelled out here (not through runs/store.ts, which calls completeMove: no import cycle).
 const metaFile = (dir: string) => join(dir, 'run.json')
 const runLock = (dir: string) => join(dir, '.lock')
 

@@ -1,9 +1,9 @@
 /**
  * Finding an earlier generation still owed to its owner by its instance id.
  * run.json's `unreported_generations` (written when a generation is archived,
- * generations/start.ts) names them, so a lookup reads only those archives,
- * never a Run's whole history. Kept apart from delivery.ts so reported.ts and
- * run-index.ts can use it without an import cycle.
+ * launch/generation-start.ts) names them, so a lookup reads only those archives,
+ * never a Run's whole history. Kept apart from generation-delivery.ts so reported.ts and
+ * history/live-index.ts can use it without an import cycle.
  */
 import {join} from 'node:path'
 import {readJsonFile} from '../platform/state-files.js'

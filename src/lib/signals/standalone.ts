@@ -47,7 +47,7 @@ export interface StandaloneRequest {
 /**
  * What the control router needs to know about a kind of service beyond its
  * endpoint: checks that need no service, and what to say when none runs.
- * The service's own module provides it (music/standalone-control.ts for
+ * The service's own module provides it (music/playback-kind.ts for
  * playback); the front ends hand the list to the router.
  */
 export interface ServiceKind {

@@ -1,6 +1,6 @@
 /**
  * The detached supervisor: owns one Run's command from start to result.
- * It runs in its own small Node process (see src/supervisor.ts), so this
+ * It runs in its own small Node process (see src/boot/supervisor.ts), so this
  * module and everything it imports must stay free of heavy dependencies.
  *
  * Life of a Run here: start each step in its own process group with stdout
@@ -350,7 +350,7 @@ class Supervisor {
   }
 }
 
-/** Entry point used by src/supervisor.ts: supervise the Run in `dir` until it is terminal. */
+/** Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal. */
 export async function superviseRun(dir: string): Promise<void> {
   // A generation move that crashed after its commit is finished before the new generation writes anything.
   if (readRunMetaRaw(dir)?.generation_move) completeMove(dir)

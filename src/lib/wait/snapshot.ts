@@ -1,6 +1,6 @@
 /**
  * What one look of `wait` reads: the live Runs and the owner's oldest
- * unreported ones from the run index (run-index.ts), plus the few others
+ * unreported ones from the run index (history/live-index.ts), plus the few others
  * selection needs to place them (Runs named on the command line, and the
  * ancestors of every Run read, so scopes and trees resolve even through
  * parents reported long ago). A plain `wait` reads the delivery queue in
@@ -8,7 +8,7 @@
  * named Runs or inside a Run reads just their trees. Its cost follows what
  * is live plus what it delivers, not the history of the state root, nor the
  * whole backlog of unreported Runs: the owner's queue comes from its cursor
- * (runs/index-queue.ts) while nothing was added to it.
+ * (history/index-queue.ts) while nothing was added to it.
  */
 import {runDir} from '../platform/home.js'
 import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../history/live-index.js'
