@@ -171,6 +171,8 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     throw error
   }
   await cleanup()
-  if (outcome.failed) throw new ActorsError(`playback failed: ${outcome.reason}`, EXIT.failed, 'check the tracks with the player directly, or try another --player')
+  if (outcome.failed) {
+    throw new ActorsError(`playback failed: ${outcome.reason}`, EXIT.failed, 'check the tracks with the player directly, or try another --player (on a machine without a sound device: --output null)')
+  }
   return {reason: outcome.reason, status: service.getStatus(), endpoint: runMode ? 'run' : stateDir ? 'standalone' : 'none'}
 }
