@@ -11,6 +11,7 @@ import {displayRunName} from '../generations/layout.js'
 import type {PrintedListing, RunDetail, RunListing} from '../runs/inspect.js'
 import type {Forest} from '../tree/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../views/run-rows.js'
+import {nestedTableRows} from '../views/run-nesting.js'
 import {createStateStore, type StateStore} from '../views/runs-store.js'
 import {stdoutClosed} from './output-guard.js'
 import {liveResult, printedDocumentResult, type DocumentResult, type LiveResult, type TextSinks} from './result.js'
@@ -119,7 +120,8 @@ export function watchListing(home: string, read: () => RunListing): LiveResult {
   return watchRuns(home, read, {
     title: `actors · Runs · ${home}`,
     layout: 'table',
-    toRows: tableRows,
+    // The live list nests children under their parents, as the card and the tree do.
+    toRows: nestedTableRows,
     format: (listing, clock) => formatRunTable(tableRows(listing), 'table', clock),
   })
 }
