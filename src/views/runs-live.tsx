@@ -36,7 +36,7 @@ export async function showRunsLive<T extends WatchedListing>(store: StateStore<T
     const fitted = fitRows(all, (process.stdout.rows || 24) - 5, options.layout)
     return (
       <>
-        <Static items={notes}>{(note) => <AttentionLine key={note.event_id} note={note} />}</Static>
+        <Static items={[...notes]}>{(note) => <AttentionLine key={note.event_id} note={note} />}</Static>
         <RunsScreen
           title={options.title}
           rows={fitted.rows}
