@@ -29,7 +29,8 @@ afterEach(() => removeDir(dir))
 
 function touch(path: string): string {
   mkdirSync(join(path, '..'), {recursive: true})
-  writeFileSync(path, 'x')
+  // Binary bytes (a WAV header's start): a text file is refused as "not audio".
+  writeFileSync(path, Buffer.from('RIFF\0\0\0\0WAVE', 'latin1'))
   return path
 }
 
@@ -180,7 +181,7 @@ describe('players', () => {
   it('builds ffplay, cvlc, afplay and wmp command lines', () => {
     const o = {executable: 'x', track: "/m/it's.mp3", startSeconds: 30, volume: 40, output: 'null' as const}
     const ff = buildTrackCommand('ffplay', o)
-    expect(ff.args).toEqual(['-nodisp', '-autoexit', '-loglevel', 'quiet', '-volume', '40', '-ss', '30', '-i', "/m/it's.mp3"])
+    expect(ff.args).toEqual(['-nodisp', '-autoexit', '-loglevel', 'error', '-volume', '40', '-ss', '30', '-i', "/m/it's.mp3"])
     expect(ff.env).toEqual({SDL_AUDIODRIVER: 'dummy'})
     expect(buildTrackCommand('cvlc', o).args).toEqual(expect.arrayContaining(['--gain=0.4', '--start-time=30', '--aout=dummy', '--', "/m/it's.mp3"]))
     expect(buildTrackCommand('afplay', o).args).toEqual(['-v', '0.4', "/m/it's.mp3"])

@@ -3,7 +3,9 @@
  * only). It mounts the dumb screen and re-renders it from the store; q,
  * Escape, Ctrl-C, SIGINT or SIGTERM unmount it and leave the terminal clean.
  */
-import {render} from 'ink'
+import {Static, render} from 'ink'
+import {AttentionFeed, type AttentionNote} from '../lib/view-state/attention-feed.js'
+import {AttentionLine} from './attention-line.js'
 import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/view-state/run-rows.js'
 import type {StateStore} from '../lib/view-state/runs-store.js'
 import type {WatchedListing} from '../lib/present/runs-table.js'
@@ -19,13 +21,22 @@ export interface RunsLiveOptions<T> {
 /** Show the store live until the user quits. */
 export async function showRunsLive<T extends WatchedListing>(store: StateStore<T>, options: RunsLiveOptions<T>): Promise<void> {
   let quit = () => {}
+  // Attention events of the Runs in view, as they happen: each goes to scrollback once.
+  const feed = new AttentionFeed(Math.floor(performance.timeOrigin))
+  const notes: AttentionNote[] = []
+  let lookedAt = -1
   const frame = () => {
     const snapshot = store.snapshot()
     const all = options.toRows(snapshot.data)
+    if (snapshot.version !== lookedAt) {
+      lookedAt = snapshot.version
+      notes.push(...feed.update(all.map((row) => ({dir: row.key, run: row.run, status: row.status}))))
+    }
     // Title, header, off-screen line, summary line and one spare line for the cursor.
     const fitted = fitRows(all, (process.stdout.rows || 24) - 5, options.layout)
     return (
       <>
+        <Static items={[...notes]}>{(note) => <AttentionLine key={note.event_id} note={note} />}</Static>
         <RunsScreen
           title={options.title}
           rows={fitted.rows}

@@ -6,6 +6,7 @@
  */
 import {render} from 'ink'
 import type {RunListing} from '../lib/history/inspect.js'
+import {AttentionFeed} from '../lib/view-state/attention-feed.js'
 import {cardModel} from '../lib/view-state/card-model.js'
 import type {StateStore} from '../lib/view-state/runs-store.js'
 import {WaitTracker, type WaitScope} from '../lib/view-state/wait-tracker.js'
@@ -14,14 +15,24 @@ import {WaitView, type WaitItem} from './wait-view.js'
 
 /** Show progress from `store` while `wait` runs; `wait` gets the printer for its batch. */
 export async function showWait<T>(store: StateStore<RunListing>, scope: WaitScope, wait: (print: (doc: BatchDocument) => Promise<void>) => Promise<T>): Promise<T> {
-  const tracker = new WaitTracker(scope)
+  // Events since the command started (loading the view takes a moment): those are news.
+  const tracker = new WaitTracker(scope, new AttentionFeed(Math.floor(performance.timeOrigin)))
   let progress = tracker.update(store.snapshot().data)
   let card: BatchDocument | undefined
   const frame = () => {
     const snapshot = store.snapshot()
-    const items: WaitItem[] = progress.finished.map((run) => ({kind: 'finished', run}))
+    const items: WaitItem[] = progress.log.map((item) => (item.kind === 'finished' ? {kind: 'finished', run: item.run} : {kind: 'attention', note: item.note}))
     if (card) items.push({kind: 'card', card: cardModel(card)})
-    return <WaitView items={items} pending={card ? [] : progress.pending} clock={snapshot} maxPending={(process.stdout.rows || 24) - 4} />
+    return (
+      <WaitView
+        items={items}
+        pending={card ? [] : progress.pending}
+        pendingTree={card ? [] : progress.pendingTree}
+        waitingFor={card ? 0 : progress.waitingFor}
+        clock={snapshot}
+        maxPending={(process.stdout.rows || 24) - 4}
+      />
+    )
   }
   const instance = render(frame(), {exitOnCtrlC: false, patchConsole: false})
   const unsubscribe = store.subscribe(() => {

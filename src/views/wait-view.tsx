@@ -8,13 +8,17 @@ import type {CardModel} from '../lib/view-state/card-model.js'
 import type {RunSummary} from '../lib/runs/summary.js'
 import {displayDuration, statusStyle, type Clock} from '../lib/view-state/run-rows.js'
 import {CompletionCard} from './completion-card.js'
+import {AttentionLine} from './attention-line.js'
+import type {AttentionNote} from '../lib/view-state/attention-feed.js'
+import type {Nested} from '../lib/view-state/run-nesting.js'
 
-export type WaitItem = {kind: 'finished'; run: RunSummary} | {kind: 'card'; card: CardModel}
+export type WaitItem = {kind: 'finished'; run: RunSummary} | {kind: 'attention'; note: AttentionNote} | {kind: 'card'; card: CardModel}
 
-export function RunLine({run, clock}: {run: RunSummary; clock: Clock}) {
+export function RunLine({run, clock, prefix = ''}: {run: RunSummary; clock: Clock; prefix?: string}) {
   const style = statusStyle(run.status)
   return (
     <Text wrap="truncate">
+      <Text dimColor>{prefix}</Text>
       <Text color={style.color}>{style.glyph} </Text>
       {run.run}
       <Text color={style.color}> {run.status}</Text> {displayDuration(run, clock)}
@@ -28,22 +32,34 @@ export interface WaitViewProps {
   clock: Clock
   /** Pending rows beyond this are counted, not drawn. */
   maxPending: number
+  /** The pending Runs as a tree (drawn instead of `pending` when given). */
+  pendingTree?: Nested<RunSummary>[]
+  /** The count shown: trees still waited for (default: the pending Runs). */
+  waitingFor?: number
 }
 
-export function WaitView({items, pending, clock, maxPending}: WaitViewProps) {
-  const shown = pending.slice(0, Math.max(1, maxPending))
+function StaticItem({item, clock}: {item: WaitItem; clock: Clock}) {
+  if (item.kind === 'card') return <CompletionCard card={item.card} />
+  if (item.kind === 'attention') return <AttentionLine note={item.note} />
+  return <RunLine run={item.run} clock={clock} />
+}
+
+export function WaitView({items, pending, clock, maxPending, pendingTree, waitingFor}: WaitViewProps) {
+  const tree = pendingTree ?? pending.map((item) => ({item, prefix: '', depth: 0}))
+  const shown = tree.slice(0, Math.max(1, maxPending))
+  const count = waitingFor ?? pending.length
+  const inside = pending.length - count
   return (
     <>
-      <Static items={items}>
-        {(item, i) => (item.kind === 'card' ? <CompletionCard key={`card-${i}`} card={item.card} /> : <RunLine key={`${item.run.state_dir}-${i}`} run={item.run} clock={clock} />)}
-      </Static>
+      <Static items={items}>{(item, i) => <StaticItem key={item.kind === 'attention' ? item.note.event_id : `${item.kind}-${i}`} item={item} clock={clock} />}</Static>
       {pending.length ? (
         <Box flexDirection="column">
           <Text dimColor>
-            waiting for {pending.length} {pending.length === 1 ? 'Run' : 'Runs'} · Ctrl-C stops waiting (Runs keep going)
+            waiting for {count} {count === 1 ? 'Run' : 'Runs'}
+            {inside > 0 ? ` (${inside} more inside ${count === 1 ? 'it' : 'them'})` : ''} · Ctrl-C stops waiting (Runs keep going)
           </Text>
-          {shown.map((run) => (
-            <RunLine key={run.state_dir} run={run} clock={clock} />
+          {shown.map(({item: run, prefix}) => (
+            <RunLine key={run.state_dir} run={run} clock={clock} prefix={prefix} />
           ))}
           {pending.length > shown.length ? <Text dimColor>… {pending.length - shown.length} more</Text> : null}
         </Box>

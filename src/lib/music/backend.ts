@@ -17,8 +17,12 @@ export interface BackendEvents {
   onEnded(): void
   /** The player went away on its own or failed for good. */
   onFailed(reason: string): void
-  /** Something worth a warning that does not stop playback (a track failed to play). */
+  /** Something worth a warning that does not stop playback. */
   onWarning(message: string): void
+  /** A track could not be played and was skipped (the message says why). */
+  onTrackFailed(message: string): void
+  /** A track played to its end: the queue played something (an ended queue of failures is a failure). */
+  onPlayed(index: number): void
 }
 
 export interface StartAt {
@@ -69,26 +73,44 @@ export interface SpawnedPlayer {
   identity?: ProcessIdentity
   /** Resolves with the exit code (or null) and signal once the process is gone. */
   exited: Promise<{code: number | null; signal: NodeJS.Signals | null}>
+  /** The last lines the player wrote on stderr (bounded), when its stderr is kept. */
+  stderrTail(): string
 }
+
+/** At most this much of a player's stderr is kept (its last words name why a track failed). */
+const STDERR_TAIL_BYTES = 4096
 
 /**
  * Start a player in its own process group with no stdin and discarded output.
  * `controlPipe` adds a socketpair as fd 3 (mpv's `--input-ipc-client=fd://3`):
  * the player quits when it closes, which the kernel does even if we are SIGKILLed.
  */
-export function spawnPlayer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, controlPipe = false): SpawnedPlayer {
+export function spawnPlayer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, controlPipe = false, keepStderr = false): SpawnedPlayer {
+  const stderr = keepStderr ? 'pipe' : 'ignore'
   const child = childProcess().spawn(command, args, {
     detached: true,
-    stdio: controlPipe ? ['ignore', 'ignore', 'ignore', 'pipe'] : ['ignore', 'ignore', 'ignore'],
+    stdio: controlPipe ? ['ignore', 'ignore', stderr, 'pipe'] : ['ignore', 'ignore', stderr],
     env: {...process.env, ...env},
   })
+  let tail = ''
+  child.stderr?.setEncoding('utf8')
+  child.stderr?.on('data', (chunk: string) => (tail = (tail + chunk).slice(-STDERR_TAIL_BYTES)))
+  child.stderr?.on('error', () => {})
   const exited = new Promise<{code: number | null; signal: NodeJS.Signals | null}>((resolve) => {
-    child.once('exit', (code, signal) => resolve({code, signal}))
+    child.once('exit', (code, signal) => {
+      // Its last words may still be in the pipe: read them first (never longer than a moment).
+      if (!child.stderr || child.stderr.readableEnded) resolve({code, signal})
+      else {
+        const done = () => resolve({code, signal})
+        child.stderr.once('end', done)
+        setTimeout(done, 200).unref()
+      }
+    })
     child.once('error', () => resolve({code: 127, signal: null}))
   })
   // A detached child must not keep the service alive by itself, but we do wait for it explicitly.
   const pid = child.pid ?? -1
-  return {child, pid, identity: pid > 0 ? readProcessIdentity(pid) : undefined, exited}
+  return {child, pid, identity: pid > 0 ? readProcessIdentity(pid) : undefined, exited, stderrTail: () => tail}
 }
 
 /** Signal a player's whole process group (falling back to the pid), ignoring a group that is gone. */

@@ -8,6 +8,7 @@ import {join} from 'node:path'
 import {isActorsError} from '../platform/errors.js'
 import type {ProcessIdentity} from '../platform/process-identity.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
+import {findTrack, sameSource, sameTracks, trackKey} from './source-key.js'
 import {PLAYBACK_STATES, type PlaybackStatus, type PlayerName, type Track} from './types.js'
 
 export const PLAYBACK_SCHEMA = 'actors-playback-v1'
@@ -88,15 +89,20 @@ export interface ResumePoint {
 export function resumePoint(checkpoint: PlaybackCheckpoint | undefined, source: string[], cwd: string, shuffle: boolean, tracks: Track[]): ResumePoint {
   const fresh: ResumePoint = {tracks, index: 0, positionSeconds: 0, paused: false}
   if (!checkpoint) return fresh
-  if (JSON.stringify(checkpoint.source) !== JSON.stringify(source) || checkpoint.cwd !== cwd) {
+  if (!sameSource(checkpoint.source, typeof checkpoint.cwd === 'string' ? checkpoint.cwd : '/', source, cwd)) {
     return {...fresh, note: 'the checkpoint is for another source; starting at the first track'}
   }
   let queue = tracks
   if (shuffle && checkpoint.shuffle && sameMembers(checkpoint.queue, tracks)) queue = checkpoint.queue
+  else if (shuffle && checkpoint.shuffle && sameTracks(checkpoint.queue, tracks)) {
+    // The same tracks spelled another way: keep the shuffled order, in this spelling.
+    const byKey = new Map(tracks.map((t) => [trackKey(t), t]))
+    queue = checkpoint.queue.map((t) => byKey.get(trackKey(t)) ?? t)
+  }
   const volume = typeof checkpoint.volume === 'number' ? checkpoint.volume : undefined
   if (checkpoint.reason === 'ended') return {...fresh, tracks: queue, volume, note: 'the queue had ended; starting over'}
   const track = checkpoint.track ?? (checkpoint.index !== null ? checkpoint.queue[checkpoint.index] : undefined)
-  let index = checkpoint.index !== null && queue[checkpoint.index] === track ? checkpoint.index : track ? queue.indexOf(track) : -1
+  let index = checkpoint.index !== null && queue[checkpoint.index] === track ? checkpoint.index : track ? findTrack(queue, track) : -1
   if (index < 0) return {...fresh, tracks: queue, volume, note: `the checkpoint's track ${track ?? '(none)'} is no longer in the queue; starting at the first track`}
   const position = Math.max(0, checkpoint.position_seconds ?? 0)
   return {tracks: queue, index, positionSeconds: position, paused: checkpoint.paused, volume, note: `resuming at track ${index + 1}/${queue.length}`}

@@ -116,7 +116,9 @@ export class MpvBackend implements PlayerBackend {
     } else if (e.event === 'property-change' && e.id === OBSERVE.idle && e.data === true && this.sawTrack && !this.stopping) {
       this.options.events.onEnded()
     } else if (e.event === 'end-file' && e.reason === 'error') {
-      this.options.events.onWarning(`mpv could not play entry ${this.lastIndex + 1} (${String(e.file_error ?? 'error')}), skipped`)
+      this.options.events.onTrackFailed(`mpv could not play entry ${this.lastIndex + 1} (${String(e.file_error ?? 'error')}), skipped`)
+    } else if (e.event === 'end-file' && e.reason === 'eof') {
+      this.options.events.onPlayed(this.lastIndex)
     }
   }
 

@@ -8,6 +8,7 @@
  */
 import {CAN_START_AT_OFFSET, buildTrackCommand} from './player-argv.js'
 import {probeDuration} from './track-duration.js'
+import {trackFailure} from './track-outcome.js'
 import {killPlayer, signalPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
 import type {PlayerName} from './types.js'
 
@@ -59,7 +60,8 @@ export class ProcessBackend implements PlayerBackend {
     const generation = ++this.generation
     const track = this.options.tracks[this.index]
     const command = buildTrackCommand(this.name, {executable: this.options.executable, track, startSeconds: positionSeconds, volume: this.volume, output: this.options.output})
-    const player = spawnPlayer(command.command, command.args, command.env)
+    // Its stderr is kept: ffplay exits 0 on a file or a device it cannot open and says so only there.
+    const player = spawnPlayer(command.command, command.args, command.env, false, true)
     this.current = player
     this.offsetSeconds = positionSeconds
     this.clockStartedAt = Date.now()
@@ -67,7 +69,8 @@ export class ProcessBackend implements PlayerBackend {
     void player.exited.then(({code, signal}) => {
       if (generation !== this.generation || this.stopping) return
       this.current = undefined
-      this.onTrackExit(code, signal, Date.now() - startedAt)
+      const failure = trackFailure({player: this.name, track, code, signal, stderr: player.stderrTail()})
+      this.onTrackExit(failure, Date.now() - startedAt)
     })
   }
 
@@ -82,12 +85,13 @@ export class ProcessBackend implements PlayerBackend {
     }
   }
 
-  private onTrackExit(code: number | null, signal: NodeJS.Signals | null, ranMs: number): void {
+  private onTrackExit(failure: string | undefined, ranMs: number): void {
     const count = this.options.tracks.length
-    if (code === 0 || ranMs >= PLAYED_MS) this.failures = 0
-    if (code !== 0) {
+    if (failure === undefined || ranMs >= PLAYED_MS) this.failures = 0
+    if (failure === undefined) this.options.events.onPlayed(this.index)
+    else {
       this.failures++
-      this.options.events.onWarning(`${this.name} could not play ${this.options.tracks[this.index]} (${signal ?? `exit code ${code}`}), skipped`)
+      this.options.events.onTrackFailed(`${this.name} could not play ${this.options.tracks[this.index]} (${failure}), skipped`)
       if (this.failures >= count) {
         this.options.events.onFailed(`${this.name} failed on every track`)
         return

@@ -10,6 +10,7 @@ import {homedir} from 'node:os'
 import {dirname, extname, isAbsolute, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {ActorsError, EXIT} from '../platform/errors.js'
+import {notAudioReason} from './audio-sniff.js'
 import {isPlaylistFile, readPlaylist} from './playlists.js'
 import {AUDIO_EXTENSIONS, type Track} from './types.js'
 
@@ -152,6 +153,11 @@ function addEntry(raw: string, base: string, result: QueueResult, depth: number,
   // A FIFO, device or socket would block the player forever (or play /dev/zero); streams go by URL.
   if (!stat.isFile()) {
     result.warnings.push(`${path}${where}: not a regular file, skipped`)
+    return
+  }
+  const notAudio = notAudioReason(path)
+  if (notAudio) {
+    result.warnings.push(`${path}${where}: not audio (${notAudio}), skipped`)
     return
   }
   result.tracks.push(path)

@@ -82,14 +82,17 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
   const stateDir = options.stateDir ? resolve(cwd, options.stateDir) : undefined
   if (stateDir) mkdirSync(stateDir, {recursive: true})
   let checkpoint: PlaybackCheckpoint | undefined
+  // Notes about the checkpoint wait until this service owns the state dir: a refused second
+  // service (exit 5) must not say it resumes anything.
+  const checkpointNotes: string[] = []
   if (stateDir) {
     const read = readCheckpoint(stateDir)
-    if (read && !read.ok) options.warn(`${read.problem}; ignoring it and rebuilding the queue from SOURCE`)
+    if (read && !read.ok) checkpointNotes.push(`${read.problem}; ignoring it and rebuilding the queue from SOURCE`)
     else if (read?.ok) checkpoint = read.checkpoint
   }
   const runMode = isRunService(stateDir)
   const resume = resumePoint(checkpoint, options.sources, cwd, options.shuffle, queue.tracks)
-  if (checkpoint && resume.note) options.warn(resume.note)
+  if (checkpoint && resume.note) checkpointNotes.push(resume.note)
 
   const workDir = stateDir ?? mkdtempSync(resolve(tmpdir(), 'actors-music-'))
   const serviceInstanceId = randomUuid()
@@ -154,6 +157,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
       standalone = await servePlaybackEndpoint(stateDir, handle, serviceInstanceId)
     }
     claimed = true
+    for (const note of checkpointNotes) options.warn(note)
     // A player left behind by a service that crashed on this dir is ended before ours starts.
     if (checkpoint && !isSameProcess(checkpoint.service_identity) && reapOrphanPlayer(checkpoint.player_process)) {
       options.warn(`ended player pid ${checkpoint.player_process?.pid} left behind by an earlier service`)
@@ -171,6 +175,8 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     throw error
   }
   await cleanup()
-  if (outcome.failed) throw new ActorsError(`playback failed: ${outcome.reason}`, EXIT.failed, 'check the tracks with the player directly, or try another --player')
+  if (outcome.failed) {
+    throw new ActorsError(`playback failed: ${outcome.reason}`, EXIT.failed, 'check the tracks with the player directly, or try another --player (on a machine without a sound device: --output null)')
+  }
   return {reason: outcome.reason, status: service.getStatus(), endpoint: runMode ? 'run' : stateDir ? 'standalone' : 'none'}
 }

@@ -73,6 +73,9 @@ export class PlaybackService {
   private timer?: NodeJS.Timeout
   /** The index last announced as a track event (each track change is told once). */
   private announced = -1
+  /** Tracks the player finished, and tracks it could not play (a queue of failures ends as a failure). */
+  private playedTracks = 0
+  private failedTracks = 0
   private resolveFinished!: (outcome: PlaybackOutcome) => void
   /** Resolves once the service stopped and its player is gone. */
   readonly finished: Promise<PlaybackOutcome>
@@ -97,12 +100,17 @@ export class PlaybackService {
     }
     this.backend = createBackend(options, {
       onTrack: (index) => this.onTrack(index),
-      onEnded: () => void this.stop('ended'),
+      onEnded: () => void this.onQueueEnded(),
       onFailed: (reason) => {
         this.emit({type: 'warning', message: reason})
         void this.stop(reason, true)
       },
       onWarning: (message) => this.emit({type: 'warning', message}),
+      onTrackFailed: (message) => {
+        this.failedTracks++
+        this.emit({type: 'warning', message})
+      },
+      onPlayed: () => (this.playedTracks++),
     })
   }
 
@@ -127,8 +135,12 @@ export class PlaybackService {
       this.finishWith({reason: `player failed to start: ${(error as Error).message}`, failed: true})
       throw error
     }
+    // A short track (or a player that fails at once) can end playback while start() is still here:
+    // then the stop owns the state, and no timer may outlive it (it would hold the process open).
+    if (this.stopping) return
     this.status.state = this.paused ? 'paused' : 'playing'
     await this.refresh()
+    if (this.stopping) return
     if (this.announced !== this.status.index) this.emitTrack()
     else this.checkpoint()
     this.timer = setInterval(() => {
@@ -327,6 +339,15 @@ export class PlaybackService {
     } catch {
       // A full disk must not stop the music; the next change tries again.
     }
+  }
+
+  /** The queue ran out: `ended`, unless every track the player tried failed (then nothing was heard). */
+  private onQueueEnded(): Promise<void> {
+    if (this.playedTracks === 0 && this.failedTracks > 0) {
+      const reason = `nothing played: ${this.options.player.name} could not play ${this.failedTracks === 1 ? 'the track' : `any of ${this.failedTracks} tracks`}`
+      return this.stop(reason, true)
+    }
+    return this.stop('ended')
   }
 
   /** Stop playback and the player (idempotent); resolves once the player is gone. */

@@ -11,6 +11,7 @@ import {displayRunName} from '../records/generation-layout.js'
 import type {PrintedListing, RunDetail, RunListing} from '../history/inspect.js'
 import type {Forest} from '../history/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
+import {nestedTableRows} from '../view-state/run-nesting.js'
 import {createStateStore, type StateStore} from '../view-state/runs-store.js'
 import {stdoutClosed} from './output-guard.js'
 import {liveResult, printedDocumentResult, type DocumentResult, type LiveResult, type TextSinks} from './result.js'
@@ -119,7 +120,8 @@ export function watchListing(home: string, read: () => RunListing): LiveResult {
   return watchRuns(home, read, {
     title: `actors · Runs · ${home}`,
     layout: 'table',
-    toRows: tableRows,
+    // The live list nests children under their parents, as the card and the tree do.
+    toRows: nestedTableRows,
     format: (listing, clock) => formatRunTable(tableRows(listing), 'table', clock),
   })
 }

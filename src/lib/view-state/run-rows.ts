@@ -93,7 +93,7 @@ export function layoutHeaders(layout: Layout, rows: RunRow[]): string[] {
 export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = false): string[] {
   const duration = displayDuration(row, clock)
   if (layout === 'tree') return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
-  const cells = [row.run, row.recipe ?? '-', displayStatus(row), displayTime(row.started_at), duration, row.parent ?? '-']
+  const cells = [row.prefix + row.run, row.recipe ?? '-', displayStatus(row), displayTime(row.started_at), duration, row.parent ?? '-']
   return where ? [...cells, row.where || 'local'] : cells
 }
 

@@ -8,6 +8,9 @@
 import type {RunListing} from '../history/inspect.js'
 import type {RunSummary} from '../runs/summary.js'
 import {isTerminal} from '../records/run.js'
+import {displayRunName} from '../records/generation-layout.js'
+import type {AttentionFeed, AttentionNote} from './attention-feed.js'
+import {nestByParent, type Nested} from './run-nesting.js'
 
 export interface WaitScope {
   owner: string
@@ -17,18 +20,37 @@ export interface WaitScope {
   within?: {run: string}
 }
 
+export type WaitLogItem = {kind: 'finished'; run: RunSummary} | {kind: 'attention'; note: AttentionNote}
+
 export interface WaitProgress {
   pending: RunSummary[]
+  /** The pending Runs as the tree they form (children under their parents), for drawing. */
+  pendingTree: Nested<RunSummary>[]
+  /**
+   * Trees of the scope that still have a live Run: what the batch waits for.
+   * Runs started inside a tree join it without raising this number.
+   */
+  waitingFor: number
   finished: RunSummary[]
+  /** Finished Runs and attention events, in the order they were seen (each once). */
+  log: WaitLogItem[]
 }
 
 /** Follows listings over time; `update` returns the progress after each one. */
 export class WaitTracker {
-  private readonly seenLive = new Set<string>()
+  /** Runs already terminal at the first look: the past, not news. */
+  private baseline?: Set<string>
   private readonly finished: RunSummary[] = []
+  private readonly log: WaitLogItem[] = []
   private readonly reported = new Set<string>()
+  /** The trees counted at the last look: a count that only goes down while no new tree starts. */
+  private readonly trees = new Set<string>()
 
-  constructor(private readonly scope: WaitScope) {}
+  /** `attention`: where attention events of the Runs in scope come from (none: not shown). */
+  constructor(
+    private readonly scope: WaitScope,
+    private readonly attention?: AttentionFeed,
+  ) {}
 
   private inScope(run: RunSummary, byId: Map<string, RunSummary>): boolean {
     if (run.owner !== this.scope.owner) return false
@@ -43,21 +65,40 @@ export class WaitTracker {
     return false
   }
 
+  /** The top of `run`'s tree within the scope: its farthest ancestor that is in scope. */
+  private treeOf(run: RunSummary, scoped: Map<string, RunSummary>): string {
+    let top = run
+    for (let hops = 0; top.parent && scoped.has(top.parent) && hops < 64; hops++) top = scoped.get(top.parent)!
+    return top.run
+  }
+
   /** Fold in a new listing. */
   update(listing: Pick<RunListing, 'runs'>): WaitProgress {
-    const pending: RunSummary[] = []
     const byId = new Map(listing.runs.map((run) => [run.run, run]))
-    for (const run of listing.runs) {
-      if (!this.inScope(run, byId)) continue
+    const scoped = new Map<string, RunSummary>()
+    for (const run of listing.runs) if (this.inScope(run, byId)) scoped.set(run.run, run)
+    const first = this.baseline === undefined
+    const baseline = (this.baseline ??= new Set())
+    const pending: RunSummary[] = []
+    this.trees.clear()
+    for (const run of scoped.values()) {
       const key = `${run.run}/${run.run_instance_id}`
       if (!isTerminal(run.status)) {
-        this.seenLive.add(key)
         pending.push(run)
-      } else if (this.seenLive.has(key) && !this.reported.has(key)) {
+        this.trees.add(this.treeOf(run, scoped))
+      } else if (first) baseline.add(key)
+      else if (!baseline.has(key) && !this.reported.has(key)) {
+        // Finished since the wait began, whether or not a look caught it live.
         this.reported.add(key)
         this.finished.push(run)
+        this.log.push({kind: 'finished', run})
       }
     }
-    return {pending, finished: [...this.finished]}
+    if (this.attention) {
+      const notes = this.attention.update([...scoped.values()].map((run) => ({dir: run.state_dir, run: displayRunName(run.run, run.generation), status: run.status})))
+      for (const note of notes) this.log.push({kind: 'attention', note})
+    }
+    const pendingTree = nestByParent(pending, (run) => run.run, (run) => run.parent)
+    return {pending: pendingTree.map((n) => n.item), pendingTree, waitingFor: this.trees.size, finished: [...this.finished], log: [...this.log]}
   }
 }

@@ -1,0 +1,92 @@
+/**
+ * Attention as it happens, for the live views (`inspect --watch`, the live
+ * `wait`): events a Run emitted with `--attention` (notify, followup, steer)
+ * since the view opened, each once, oldest first. `notify` shows nowhere
+ * else (SPEC: Completion batches). Each look stats the Traces of the Runs in
+ * view that are live (or were at the last look: an event emitted just before
+ * the end still shows) and parses only the lines that name the field.
+ */
+import {statSync} from 'node:fs'
+import {readBoundedText} from '../platform/state-files.js'
+import {ATTENTION_LEVELS, MAX_TRACE_BYTES, traceFile, type Attention, type TraceEvent} from '../runs/trace.js'
+import {isTerminal} from '../records/run.js'
+
+export interface AttentionNote {
+  run: string
+  event_id: string
+  ts: string
+  kind: string
+  summary: string | null
+  attention: Attention
+}
+
+/** A Run in view: its state dir, the name shown, its status. */
+export interface WatchedRun {
+  dir: string
+  run: string
+  status: string
+}
+
+const ATTENTION_FIELD = '"attention"'
+
+/** Collects attention events of the Runs in view that are newer than the view. */
+export class AttentionFeed {
+  private readonly sizes = new Map<string, number>()
+  private readonly seen = new Set<string>()
+  private readonly liveBefore = new Set<string>()
+
+  /** `since` (ms): older events are history, not news. */
+  constructor(private readonly since = Date.now()) {}
+
+  /** The new notes among `runs` since the last look. */
+  update(runs: Iterable<WatchedRun>): AttentionNote[] {
+    const notes: AttentionNote[] = []
+    for (const run of runs) {
+      const live = !isTerminal(run.status)
+      const look = live || this.liveBefore.has(run.dir)
+      if (live) this.liveBefore.add(run.dir)
+      else this.liveBefore.delete(run.dir)
+      if (look) notes.push(...this.read(run))
+    }
+    return notes.sort((a, b) => (a.ts < b.ts ? -1 : a.ts > b.ts ? 1 : 0))
+  }
+
+  private read(run: WatchedRun): AttentionNote[] {
+    const file = traceFile(run.dir)
+    let size: number
+    try {
+      size = statSync(file).size
+    } catch {
+      return []
+    }
+    if (this.sizes.get(run.dir) === size) return []
+    this.sizes.set(run.dir, size)
+    let text: string | undefined
+    try {
+      text = readBoundedText(file, MAX_TRACE_BYTES * 4)
+    } catch {
+      return []
+    }
+    const notes: AttentionNote[] = []
+    for (const line of (text ?? '').split('\n')) {
+      if (!line.includes(ATTENTION_FIELD)) continue
+      let event: TraceEvent
+      try {
+        event = JSON.parse(line) as TraceEvent
+      } catch {
+        continue
+      }
+      if (!event || typeof event.id !== 'string' || this.seen.has(event.id)) continue
+      if (!(ATTENTION_LEVELS as readonly string[]).includes(event.attention as string)) continue
+      if (!(Date.parse(event.ts) >= this.since)) continue
+      this.seen.add(event.id)
+      notes.push({run: run.run, event_id: event.id, ts: event.ts, kind: event.kind, summary: event.summary ?? null, attention: event.attention!})
+    }
+    return notes
+  }
+}
+
+/** One line for a note: `! build notify review.ready: the diff is ready`. */
+export function attentionText(note: AttentionNote): string {
+  return `${note.run} ${note.attention} ${note.kind}${note.summary ? `: ${note.summary.replace(/\s+/g, ' ')}` : ''}`
+}

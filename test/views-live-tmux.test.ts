@@ -1,0 +1,119 @@
+/**
+ * The live views in a real terminal (tmux, CI unset so Ink draws): a Run
+ * tree whose parent starts three children and emits `--attention notify`
+ * only once the view is up. The live wait shows the notify line as it
+ * happens, a done line for each of the three children, and a "waiting for
+ * N" count that never rises; `inspect --watch` lists the children under
+ * their parent, as the card does, and shows the notify line too.
+ */
+import {spawnSync} from 'node:child_process'
+import {chmodSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
+import {ROOT, actors, removeHome, tempDir, waitFor} from './helpers.js'
+
+const SOCKET = `actors-live-${process.pid}`
+let home: string
+let sessions = 0
+
+function tmux(...args: string[]): string {
+  const r = spawnSync('tmux', ['-L', SOCKET, ...args], {encoding: 'utf8'})
+  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')} failed: ${r.stderr}`)
+  return r.stdout
+}
+
+/** A shell in a 120x40 pane with CI unset and bin/ on PATH; returns its session name. */
+function terminal(): string {
+  const name = `t${sessions++}`
+  const env = `env -u CI -u NO_COLOR -u ACTORS_RUN -u ACTORS_OWNER TERM=xterm-256color ACTORS_HOME='${home}' PATH='${join(ROOT, 'bin')}:${process.env.PATH}' PS1='$ '`
+  tmux('new-session', '-d', '-x', '120', '-y', '40', '-s', name, `${env} bash --norc --noprofile`)
+  return name
+}
+const type = (name: string, command: string) => {
+  tmux('send-keys', '-t', name, '-l', command)
+  tmux('send-keys', '-t', name, 'Enter')
+}
+const screen = (name: string) => tmux('capture-pane', '-p', '-t', name)
+const history = (name: string) => tmux('capture-pane', '-p', '-S', '-', '-t', name)
+const until = (name: string, check: (s: string) => boolean, what: string, ms = 40_000) => waitFor(() => (check(screen(name)) ? true : undefined), ms, `${what}; screen:\n${screen(name)}`)
+
+/** The parent: starts three children, emits a notify event, all after `go` exists (the view is up by then). */
+function writeParent(name: string, hold: number): string {
+  const go = join(home, `go-${name}`)
+  const script = join(home, `${name}.sh`)
+  writeFileSync(
+    script,
+    [
+      '#!/bin/sh',
+      `while [ ! -e '${go}' ]; do sleep 0.1; done`,
+      `actors run --name ${name}1 -- sleep ${hold} >/dev/null`,
+      'actors emit review.ready --attention notify --summary "first child started" >/dev/null',
+      `actors run --name ${name}2 -- sleep ${hold + 1} >/dev/null`,
+      `actors run --name ${name}3 -- sleep 0.1 >/dev/null`,
+      `sleep ${hold + 2}`,
+      '',
+    ].join('\n'),
+  )
+  chmodSync(script, 0o755)
+  return script
+}
+
+beforeAll(() => {
+  if (spawnSync('tmux', ['-V']).status !== 0) throw new Error('tmux is required (apt-get install tmux)')
+  home = tempDir('actors-live-tmux-')
+})
+afterEach(() => {
+  spawnSync('tmux', ['-L', SOCKET, 'kill-server'])
+})
+afterAll(() => removeHome(home))
+
+describe('the live wait view', () => {
+  it('shows notify as it happens, a done line for every child, and a count that only goes down', async () => {
+    const parent = writeParent('p', 2)
+    expect(actors(home, ['run', '--name', 'p', '--', parent]).code).toBe(0)
+    const t = terminal()
+    type(t, 'actors wait p; echo "[wait exit $?]"')
+    await until(t, (s) => s.includes('waiting for'), 'the live wait view')
+    writeFileSync(join(home, 'go-p'), '')
+    const counts: number[] = []
+    await waitFor(
+      () => {
+        const s = screen(t)
+        const m = /waiting for (\d+) Runs?/.exec(s)
+        if (m) counts.push(Number(m[1]))
+        return /^\[wait exit \d+\]$/m.test(s) ? true : undefined
+      },
+      60_000,
+      'wait to print its card and exit',
+    )
+    const text = history(t)
+    expect(text).toMatch(/^\[wait exit 0\]$/m)
+    expect(text).toMatch(/! \d\d:\d\d:\d\d p notify review\.ready: first child started/)
+    for (const child of ['p1', 'p2', 'p3']) expect(text.match(new RegExp(`^✔ ${child} done`, 'gm')) ?? []).toHaveLength(1)
+    expect(counts.length).toBeGreaterThan(0)
+    for (let i = 1; i < counts.length; i++) expect(counts[i], `counts seen: ${counts.join(' ')}`).toBeLessThanOrEqual(counts[i - 1]!)
+  })
+})
+
+describe('inspect --watch', () => {
+  it('lists children under their parent, like the card, and shows notify as it happens', async () => {
+    const parent = writeParent('q', 30)
+    expect(actors(home, ['run', '--name', 'q', '--', parent]).code).toBe(0)
+    const t = terminal()
+    type(t, 'actors inspect --watch')
+    await until(t, (s) => /q\s/.test(s) && s.includes('q quit'), 'the live list')
+    writeFileSync(join(home, 'go-q'), '')
+    const s = await waitFor(() => {
+      const now = screen(t)
+      return /^\S+ q\s/m.test(now) && /├─ q1/.test(now) && /└─ q3/.test(now) && /q notify review\.ready/.test(now) ? now : undefined
+    }, 40_000, 'the tree and the notify line').catch((error) => {
+      throw new Error(`${error.message}\n${screen(t)}`)
+    })
+    expect(s).toMatch(/! \d\d:\d\d:\d\d q notify review\.ready: first child started/)
+    expect(s).toMatch(/├─ q2/)
+    tmux('send-keys', '-t', t, 'q')
+    type(t, 'echo CLEAN-$((6*7))')
+    await until(t, (now) => /^CLEAN-42$/m.test(now), 'the view to quit and the shell to answer')
+    expect(actors(home, ['control', 'q', 'kill']).code).toBe(0)
+  })
+})
