@@ -28,6 +28,7 @@ import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from '../exec
 import {generationOf} from '../generations/layout.js'
 import {completeMove} from '../generations/move.js'
 import {StdinPump} from '../steer/stdin-pump.js'
+import {runStepTree, type StepTreeHooks} from './step-tree.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from '../runs/types.js'
 
 interface StepOutcome {
@@ -137,7 +138,8 @@ class Supervisor {
         }, timeoutMs)
       : undefined
     try {
-      const {mode, steps} = this.meta.plan
+      const {mode, steps, tree} = this.meta.plan
+      if (tree) return {...(await runStepTree(tree, this.stepTreeHooks())), timedOut: this.timedOut} // repeat/use steps
       if (mode === 'parallel') {
         const outcomes = await Promise.all(steps.map((argv, index) => this.runStep(argv, index)))
         const failed = outcomes.find((o) => o.exitCode !== 0)
@@ -154,6 +156,17 @@ class Supervisor {
       return {...last, timedOut: this.timedOut}
     } finally {
       if (timer) clearTimeout(timer)
+    }
+  }
+
+  /** How the walk of a plan with repeat/use steps (step-tree.ts) runs commands, pauses, stops and records. */
+  private stepTreeHooks(): StepTreeHooks {
+    return {
+      runCommand: (step) => this.runStep(this.meta.plan.steps[step], step),
+      argvOf: (step) => this.meta.plan.steps[step],
+      stopping: () => this.timedOut || this.ending || Boolean(this.requestedEnding()),
+      waitWhilePaused: () => this.waitWhilePaused(),
+      trace: (kind, summary, data) => this.trace(kind, summary, data),
     }
   }
 
