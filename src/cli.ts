@@ -10,6 +10,7 @@ import {reportError} from './lib/present/report-error.js'
 import {usageError} from './lib/platform/errors.js'
 import Adopt from './commands/adopt.js'
 import {guardStdout} from './lib/present/output-guard.js'
+import Close from './commands/close.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
 import Inbox from './commands/inbox.js'
@@ -33,6 +34,7 @@ import Wait from './commands/wait.js'
 
 export const COMMANDS = {
   adopt: Adopt,
+  close: Close,
   control: Control,
   emit: Emit,
   inbox: Inbox,

@@ -16,6 +16,7 @@ import {isSlurmRun} from '../executors/slurm.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
 import {addIndexMarker, claimRunDirName} from '../runs/live-index.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, updateRunMeta} from '../runs/store.js'
+import {refuseClosed} from '../runs/closed.js'
 import {startGenerationLocked} from '../generations/start.js'
 import {adoptEarlierChildren} from '../steer/adopt-children.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from '../platform/state-files.js'
@@ -105,6 +106,7 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
   return withLockSync(runFile(dir, 'lock'), () => {
     if (!fresh) {
       const meta = readRunMetaRaw(dir)
+      refuseClosed(meta) // `actors close`: no new generation of this id (exit 5)
       const live = meta && !isTerminal(meta.status) && !readRunResult(dir, meta)
       if (meta && live) {
         throw refusedError(`Run ${id} is still ${meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)

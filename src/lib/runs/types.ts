@@ -117,6 +117,9 @@ export interface RunMeta {
   reason?: string | null
   artifacts_head?: ArtifactRecord[]
   artifacts_total?: number
+  /** `actors close` retired the Run id: no new generation, no adoption (runs/closed.ts). */
+  closed?: boolean
+  closed_at?: string
   [extra: string]: unknown
 }
 

@@ -5,6 +5,7 @@
  * parent's caps (max-parallel, the tree's budget). Every check passes for
  * every Run before anything is changed.
  */
+import {refuseClosed} from '../runs/closed.js'
 import {notActiveError, refusedError, usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
 import {withLockSync} from '../platform/lock.js'
@@ -42,6 +43,7 @@ function requireState(home: string, ref: string): RunState {
 export function adoptRuns(home: string, refs: string[], parentRef: string | undefined, env: NodeJS.ProcessEnv = process.env): AdoptReply {
   if (refs.length === 0) throw usageError('no Run to adopt', 'actors adopt RUN ... [--parent P]')
   const parent = resolveParent(home, parentRef, env)
+  refuseClosed(parent.meta)
   const limit = maxDepth(env)
   const plans = [...new Set(refs.map((ref) => resolveRunRef(home, ref)))].map((id) => planAdoption(home, parent.meta, requireState(home, id), limit))
   checkBudget(home, parent.meta.root ?? parent.meta.run)
@@ -79,6 +81,7 @@ interface AdoptionPlan {
 /** Refuse what cannot be adopted: a Run with a parent (3), another owner's (3), the parent's own tree (2), too deep (5). */
 function planAdoption(home: string, parent: RunMeta, child: RunState, limit: number): AdoptionPlan {
   const id = child.meta.run
+  refuseClosed(child.meta) // a closed Run id joins no tree (exit 5)
   if (child.meta.parent) {
     throw notActiveError(`Run ${id} already has a parent (${child.meta.parent.run}); only top-level Runs can be adopted`, `adopt its root instead (actors inspect ${id} shows it)`)
   }
