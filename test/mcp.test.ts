@@ -242,6 +242,17 @@ describe('actors mcp', () => {
     await expect(client.subscribeResource({uri: 'actors://runs/no-such-run'})).rejects.toThrow(/not found/)
   })
 
+  it('the resource of a parent Run shows its children\'s lives (runtime.child_started / child_ended)', async () => {
+    const {home} = newHome()
+    expect(actors(home, ['run', '--name', 'par', '--', 'sh', '-c', 'actors run --name kid -- true >/dev/null; actors wait kid >/dev/null']).code).toBe(0)
+    await waitFor(() => readJson(join(home, 'runs', 'par', 'run.json')).status === 'done', 15_000, 'par done')
+    const {client} = await connect(home)
+    const read = await client.readResource({uri: 'actors://runs/par'})
+    const detail = JSON.parse((read.contents[0] as {text: string}).text)
+    const kinds = detail.trace.map((e: {kind: string; data?: {run?: string}}) => `${e.kind}:${e.data?.run ?? ''}`)
+    expect(kinds).toEqual(expect.arrayContaining(['runtime.child_started:kid', 'runtime.child_ended:kid']))
+  })
+
   it('exits when stdin closes; its Runs keep going and a later session waits for them', async () => {
     const {home} = newHome()
     const first = await connect(home)

@@ -5,6 +5,7 @@
  * parent's caps (max-parallel, the tree's budget). Every check passes for
  * every Run before anything is changed.
  */
+import {traceChildStarted} from '../tree/child-events.js'
 import {refuseClosed} from '../runs/closed.js'
 import {notActiveError, refusedError, usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
@@ -65,6 +66,7 @@ export function adoptRuns(home: string, refs: string[], parentRef: string | unde
       for (const d of descendants) updateRunMeta(d.dir, (meta) => (meta.run_instance_id === d.meta.run_instance_id ? {...meta, root, depth: depth + d.level} : undefined))
       recordChild(parent.dir, {run: moved.run, run_instance_id: moved.run_instance_id, state_dir: child.dir, created_at: new Date().toISOString(), queued: moved.status === 'queued'})
       traceAdoption(child.dir, moved, `adopted by ${parent.meta.run}`, {parent: parent.meta.run, parent_run_instance_id: parent.meta.run_instance_id})
+      traceChildStarted(parent.dir, moved, {adopted: true})
       traceAdoption(parent.dir, parent.meta, `adopted ${moved.run}`, {child: moved.run, child_run_instance_id: moved.run_instance_id, descendants: descendants.length})
       adopted.push({run: moved.run, run_instance_id: moved.run_instance_id, depth, descendants: descendants.length})
     }
