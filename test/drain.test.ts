@@ -7,7 +7,7 @@
  * earlier form. And prune compacts the launch log. Timing lives in the bench.
  */
 import {existsSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {basename, dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {markerTag} from '../src/lib/history/live-index.js'
 import {actors, actorsAsync, homesPerTest, indexEntries, indexEntryPaths, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
@@ -122,6 +122,8 @@ describe('draining a backlog through the delivery queue', () => {
 
 describe("the owner's queue cursor", () => {
   const queueDir = (h: string, id: string) => join(h, 'index', 'queue', markerTag(readJson(join(h, 'runs', id, 'run.json')).owner))
+  // The cursor files live beside the queue directory (index/queue/.<tag>.cursor), which holds markers alone.
+  const beside = (dir: string, name: string) => `${dirname(dir)}/.${basename(dir)}${name}`
 
   it('later waits read on where the last left off: a tree far apart is kept whole, a Run queued meanwhile comes in order', () => {
     const h = home()
@@ -132,7 +134,7 @@ describe("the owner's queue cursor", () => {
     writeFinishedRun(h, 'kid2', {ended: at(9000), meta: {parent: {run: 'top2', run_instance_id: instanceOf(h, 'top2'), state_dir: top}, root: 'top2', depth: 1}})
     const first = actors(h, ['wait', '--json'])
     expect(delivered(first)).toEqual(ids.slice(0, 256))
-    expect(existsSync(join(queueDir(h, 'c-0000'), '.cursor'))).toBe(true)
+    expect(existsSync(beside(queueDir(h, 'c-0000'), '.cursor'))).toBe(true)
     // Queued after the cursor was written, and older than all that is left: the next wait lists the queue again.
     writeFinishedRun(h, 'early', {ended: at(50)})
     const second = actors(h, ['wait', '--json'])
@@ -153,15 +155,15 @@ describe("the owner's queue cursor", () => {
     const ids = Array.from({length: 2000}, (_, i) => `d-${String(i).padStart(4, '0')}`)
     ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(1000 + i)}))
     const dir = queueDir(h, ids[0])
-    const cursor = join(dir, '.cursor')
+    const cursor = beside(dir, '.cursor')
     const damage = [
-      () => writeFileSync(join(dir, '.cursor-at'), '{not json'),
-      () => writeFileSync(join(dir, '.cursor-at'), JSON.stringify({id: 'someone-else', offset: 1, consumed: 0, skip: []})),
+      () => writeFileSync(beside(dir, '.cursor-at'), '{not json'),
+      () => writeFileSync(beside(dir, '.cursor-at'), JSON.stringify({id: 'someone-else', offset: 1, consumed: 0, skip: []})),
       () => writeFileSync(cursor, readFileSync(cursor, 'latin1').slice(0, 5000), 'latin1'),
       // Forged lines where the next wait reads on: one shaped as the kernel writes them but naming no Run of this root,
       // one whose name is no marker's. Both are passed over (the position moves past them), and nothing else changes.
       () => {
-        const offset = JSON.parse(readFileSync(join(dir, '.cursor-at'), 'utf8')).offset
+        const offset = JSON.parse(readFileSync(beside(dir, '.cursor-at'), 'utf8')).offset
         const text = readFileSync(cursor, 'latin1')
         const forged = `=deadbeef~${at(1)}~${markerTag('x')}~deadbeef~ghost@x\n=deadbeef~not-a-marker\n`
         writeFileSync(cursor, text.slice(0, offset) + forged + text.slice(offset), 'latin1')
@@ -176,13 +178,13 @@ describe("the owner's queue cursor", () => {
       expect(r.code, r.stderr).toBe(0)
       got.push(...delivered(r))
       expect(got).toEqual(ids.slice(0, got.length))
-      if (typeof forgedAt === 'number') expect(JSON.parse(readFileSync(join(dir, '.cursor-at'), 'utf8')).offset).toBeGreaterThan(forgedAt + 100)
+      if (typeof forgedAt === 'number') expect(JSON.parse(readFileSync(beside(dir, '.cursor-at'), 'utf8')).offset).toBeGreaterThan(forgedAt + 100)
     }
     // A Run queued whose flag never came (its writer killed between the two): delivered still, once the cursor runs out.
     expect(existsSync(cursor)).toBe(true)
     writeFinishedRun(h, 'lost', {ended: at(1)})
     expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
-    rmSync(join(dir, '.changed'), {force: true})
+    rmSync(beside(dir, '.changed'), {force: true})
     for (let i = 0; i < 5; i++) {
       const r = actors(h, ['wait', '--json'])
       if (r.json.members === 0) break

@@ -269,6 +269,7 @@ export function indexEntryPaths(home: string): string[] {
       continue
     }
     for (const tag of readdirSync(join(top, 'queue'))) {
+      if (tag.startsWith('.')) continue // the queues' cursor files live beside their directories
       for (const marker of readdirSync(join(top, 'queue', tag))) if (!marker.startsWith('.')) found.push(join('queue', tag, marker))
     }
   }

@@ -62,7 +62,7 @@ describe('actors mcp', () => {
     const {home} = newHome()
     const {client} = await connect(home)
     const {tools} = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['control', 'inspect', 'lock', 'logs', 'recipes', 'rerun', 'run', 'send', 'wait'])
+    expect(tools.map((t) => t.name).sort()).toEqual(['close', 'control', 'inspect', 'lock', 'logs', 'recipes', 'rerun', 'run', 'send', 'wait'])
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
     const run = byName.run.inputSchema as any
     expect(Object.keys(run.properties)).toEqual(expect.arrayContaining(['recipe', 'command', 'values', 'name', 'timeout', 'silent']))
@@ -242,6 +242,17 @@ describe('actors mcp', () => {
     await expect(client.subscribeResource({uri: 'actors://runs/no-such-run'})).rejects.toThrow(/not found/)
   })
 
+  it('the resource of a parent Run shows its children\'s lives (runtime.child_started / child_ended)', async () => {
+    const {home} = newHome()
+    expect(actors(home, ['run', '--name', 'par', '--', 'sh', '-c', 'actors run --name kid -- true >/dev/null; actors wait kid >/dev/null']).code).toBe(0)
+    await waitFor(() => readJson(join(home, 'runs', 'par', 'run.json')).status === 'done', 15_000, 'par done')
+    const {client} = await connect(home)
+    const read = await client.readResource({uri: 'actors://runs/par'})
+    const detail = JSON.parse((read.contents[0] as {text: string}).text)
+    const kinds = detail.trace.map((e: {kind: string; data?: {run?: string}}) => `${e.kind}:${e.data?.run ?? ''}`)
+    expect(kinds).toEqual(expect.arrayContaining(['runtime.child_started:kid', 'runtime.child_ended:kid']))
+  })
+
   it('exits when stdin closes; its Runs keep going and a later session waits for them', async () => {
     const {home} = newHome()
     const first = await connect(home)
@@ -357,5 +368,27 @@ describe('actors mcp', () => {
     const resend = await call(narrow, 'send', {run, message: 'again'})
     expect(resend.isError).toBe(true)
     expect(readJson(join(home, 'runs', run, 'run.json')).generation).toBe(3)
+  })
+
+  it('close stops a live Run and retires its id, under the launch policy; send after it is refused (exit 5)', async () => {
+    const {home} = newHome()
+    const {client} = await connect(home, ['--allow', 'sleep'])
+    const launched = await call(client, 'run', {recipe: 'sleep', values: {seconds: 30}})
+    const run = launched.structuredContent.run
+    const {client: narrow} = await connect(home, ['--allow', 'hello'])
+    const refused = await call(narrow, 'close', {run})
+    expect(refused.isError).toBe(true)
+    expect(refused.content[0].text).toMatch(/refused by policy --allow hello/)
+    expect(readJson(join(home, 'runs', run, 'run.json')).closed).toBeUndefined()
+
+    const closed = await call(client, 'close', {run})
+    expect(closed.isError).toBeFalsy()
+    expect(closed.structuredContent).toMatchObject({run, closed: true, stopped: true, status: 'cancelled', already_closed: false})
+    const again = await call(client, 'close', {run})
+    expect(again.structuredContent).toMatchObject({closed_at: closed.structuredContent.closed_at, already_closed: true})
+    const sent = await call(client, 'send', {run, message: 'more'})
+    expect(sent.isError).toBe(true)
+    expect(sent.structuredContent.error.exit_code).toBe(5)
+    expect(sent.content[0].text).toMatch(/is closed; start a new Run/)
   })
 })

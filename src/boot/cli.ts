@@ -11,6 +11,7 @@ import {usageError} from '../lib/platform/errors.js'
 import {installExecutors} from '../lib/executors/index.js'
 import Adopt from '../commands/adopt.js'
 import {guardStdout} from '../lib/present/output-guard.js'
+import Close from '../commands/close.js'
 import Control from '../commands/control.js'
 import Emit from '../commands/emit.js'
 import Inbox from '../commands/inbox.js'
@@ -34,6 +35,7 @@ import Wait from '../commands/wait.js'
 
 export const COMMANDS = {
   adopt: Adopt,
+  close: Close,
   control: Control,
   emit: Emit,
   inbox: Inbox,

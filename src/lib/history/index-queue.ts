@@ -37,8 +37,8 @@ import {indexDir} from '../platform/home.js'
 import {readJsonFile, unlinkQuietly, writeFileAtomic} from '../platform/state-files.js'
 
 const QUEUE_DIR = 'queue'
-const CURSOR_FILE = '.cursor'
-const CHANGED_FILE = '.changed'
+export const CURSOR_FILE = '.cursor'
+export const CHANGED_FILE = '.changed'
 const CURSOR_SCHEMA = 'actors-queue-cursor-v1'
 /** A queue shorter than this (two batches) is listed each time: no cursor is written. */
 const MIN_CURSOR_ENTRIES = 512
@@ -50,6 +50,16 @@ const PROTO_FILE = '.marker'
 /** Where the queue of the owner tagged `ownerTag` (markerTag of the owner) lives. */
 export function ownerQueueDir(home: string, ownerTag: string): string {
   return indexDir(home) + sep + QUEUE_DIR + sep + ownerTag
+}
+
+/**
+ * Where a file about the queue of `ownerTag` lives (`.cursor`, `.cursor-at`,
+ * `.changed`): beside its directory, `index/queue/.<tag><name>`, never in it,
+ * so the directory holds markers alone and, once emptied, can be replaced by
+ * a fresh one (queue-renew.ts).
+ */
+export function queueStateFile(home: string, ownerTag: string, name: string): string {
+  return indexDir(home) + sep + QUEUE_DIR + sep + '.' + ownerTag + name
 }
 
 /** The owner tags that have a queue directory. */
@@ -99,7 +109,7 @@ export function enqueueMarker(home: string, ownerTag: string, name: string, from
       throw again
     }
   }
-  if (flag) raiseChanged(dir)
+  if (flag) raiseChanged(home, ownerTag)
   return true
 }
 
@@ -124,9 +134,9 @@ export function makeMarkerFile(home: string, file: string): void {
   } catch {}
 }
 
-function raiseChanged(dir: string): void {
+function raiseChanged(home: string, ownerTag: string): void {
   try {
-    closeSync(openSync(dir + sep + CHANGED_FILE, 'a'))
+    closeSync(openSync(queueStateFile(home, ownerTag, CHANGED_FILE), 'a'))
   } catch {}
 }
 
@@ -153,7 +163,7 @@ interface CursorPosition {
   skip: number[]
 }
 
-const POSITION_FILE = '.cursor-at'
+export const POSITION_FILE = '.cursor-at'
 /**
  * Read at a time: about 350 lines, more than one batch's window (272), so a drain's wait reads one chunk.
  * Every line read becomes a string and an object in a process that lives a fraction of a second: a bigger
@@ -178,7 +188,7 @@ export class QueueCursor {
   /** No more lines: the end of the file, or damage. */
   ended = false
 
-  private constructor(private readonly file: string, private readonly header: {id: string; count: number}, private readonly at: CursorPosition) {
+  private constructor(private readonly file: string, private readonly positionFile: string, private readonly header: {id: string; count: number}, private readonly at: CursorPosition) {
     this.position = at.offset
     this.skip = new Set(at.skip)
   }
@@ -190,22 +200,23 @@ export class QueueCursor {
    * lists the queue and writes a fresh one).
    */
   static open(home: string, ownerTag: string): QueueCursor | undefined {
-    const dir = ownerQueueDir(home, ownerTag)
-    if (existsSync(dir + sep + CHANGED_FILE)) {
+    const file = queueStateFile(home, ownerTag, CURSOR_FILE)
+    const positionFile = queueStateFile(home, ownerTag, POSITION_FILE)
+    if (existsSync(queueStateFile(home, ownerTag, CHANGED_FILE))) {
       // The cursor first: a wait killed between the two leaves nothing stale to trust.
-      unlinkQuietly(dir + sep + CURSOR_FILE)
-      unlinkQuietly(dir + sep + CHANGED_FILE)
+      unlinkQuietly(file)
+      unlinkQuietly(queueStateFile(home, ownerTag, CHANGED_FILE))
       return undefined
     }
     try {
-      const head = readChunk(dir + sep + CURSOR_FILE, 0, 1024)
+      const head = readChunk(file, 0, 1024)
       const end = head.indexOf(10)
       if (end === -1) return undefined
       const header = JSON.parse(head.toString('latin1', 0, end)) as {schema?: unknown; owner?: unknown; id?: unknown; count?: unknown}
       if (header.schema !== CURSOR_SCHEMA || header.owner !== ownerTag || typeof header.id !== 'string' || !Number.isSafeInteger(header.count)) return undefined
-      const at = readJsonFile<CursorPosition>(dir + sep + POSITION_FILE, {maxBytes: 256 * 1024})
+      const at = readJsonFile<CursorPosition>(positionFile, {maxBytes: 256 * 1024})
       if (!at || at.id !== header.id || !Number.isSafeInteger(at.offset) || at.offset <= end || !Number.isSafeInteger(at.consumed) || !Array.isArray(at.skip) || !at.skip.every(Number.isSafeInteger)) return undefined
-      return new QueueCursor(dir + sep + CURSOR_FILE, {id: header.id, count: header.count as number}, at)
+      return new QueueCursor(file, positionFile, {id: header.id, count: header.count as number}, at)
     } catch {
       // Missing or unreadable: none to trust.
       return undefined
@@ -269,7 +280,7 @@ export class QueueCursor {
     }
     const at: CursorPosition = {id: this.header.id, offset, consumed: this.at.consumed + taken.length, skip}
     try {
-      writePosition(this.file.slice(0, this.file.lastIndexOf(sep) + 1) + POSITION_FILE, JSON.stringify(at) + '\n')
+      writePosition(this.positionFile, JSON.stringify(at) + '\n')
     } catch {
       unlinkQuietly(this.file)
     }
@@ -337,10 +348,10 @@ export function tagValue(text: string | Uint8Array, from: number): number {
  * lock, after listing the queue).
  */
 export function writeQueueCursor(home: string, ownerTag: string, names: string[], root: (name: string) => number): void {
-  const dir = ownerQueueDir(home, ownerTag)
+  const cursorFile = queueStateFile(home, ownerTag, CURSOR_FILE)
   // A short queue is listed as cheaply as a cursor is read (and a busy one is listed again soon anyway).
   if (names.length < MIN_CURSOR_ENTRIES) {
-    unlinkQuietly(dir + sep + CURSOR_FILE)
+    unlinkQuietly(cursorFile)
     return
   }
   const roots = new Float64Array(names.length)
@@ -357,7 +368,7 @@ export function writeQueueCursor(home: string, ownerTag: string, names: string[]
     size += line
   }
   if (size >= MAX_CURSOR_BYTES) {
-    unlinkQuietly(dir + sep + CURSOR_FILE)
+    unlinkQuietly(cursorFile)
     return
   }
   // Written straight into one buffer of its size: a drain's first wait writes 20,000 lines, and a string per line,
@@ -373,15 +384,15 @@ export function writeQueueCursor(home: string, ownerTag: string, names: string[]
   try {
     // Caches: lost in a crash, never half-written. The position names the cursor's id: a crash between the two
     // writes leaves a position of another cursor, which is not used.
-    writeFileAtomic(dir + sep + CURSOR_FILE, bytes.subarray(0, at), {durable: false})
-    writePosition(dir + sep + POSITION_FILE, JSON.stringify({id, offset: header.length, consumed: 0, skip: []}) + '\n')
+    writeFileAtomic(cursorFile, bytes.subarray(0, at), {durable: false})
+    writePosition(queueStateFile(home, ownerTag, POSITION_FILE), JSON.stringify({id, offset: header.length, consumed: 0, skip: []}) + '\n')
   } catch {
     // No queue directory (nothing was ever queued), or no room: the next wait lists.
-    unlinkQuietly(dir + sep + CURSOR_FILE)
+    unlinkQuietly(cursorFile)
   }
 }
 
 /** Mark the queue of `ownerTag` changed (its cursor is not trusted again until a wait lists it): markers entered without their flag, a claimed batch withdrawn. */
 export function markQueueChanged(home: string, ownerTag: string): void {
-  raiseChanged(ownerQueueDir(home, ownerTag))
+  raiseChanged(home, ownerTag)
 }

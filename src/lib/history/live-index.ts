@@ -92,7 +92,8 @@ function writeStamp(home: string, runs: RunsDirStat, count: number): void {
 
 const unchanged = (stamp: Stamp, runs: RunsDirStat | undefined) => runs !== undefined && stamp.runs_mtime_ns === runs.mtime && stamp.runs_nlink === runs.nlink
 
-function withIndexLock<T>(home: string, fn: () => T): T {
+/** Run `fn` under the run index's lock (launches, prunes, rebuilds and queue renewal serialise here). */
+export function withIndexLock<T>(home: string, fn: () => T): T {
   mkdirSync(indexDir(home), {recursive: true})
   // A rebuild of a large root holds the lock for a while: wait for it rather than fail a launch.
   return withLockSync(join(indexDir(home), LOCK_FILE), fn, {timeoutMs: 120_000})

@@ -14,6 +14,7 @@ import {readJsonLines} from '../platform/state-files.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {childrenLock, type ChildRecord} from '../runs/children.js'
 import {generationOf} from '../records/generation-layout.js'
+import {traceChildStarted} from '../runs/child-events.js'
 
 /** Append a kernel event to a Run's Trace; a Trace that cannot be written never blocks adoption. */
 export function traceAdoption(dir: string, meta: Pick<RunMeta, 'run_instance_id'>, summary: string, data: Record<string, unknown>): void {
@@ -49,6 +50,7 @@ export function adoptEarlierChildren(home: string, parentDir: string, parent: Ru
         if (!changed || from === undefined) continue
         traceAdoption(childDir, changed, `adopted by ${parent.run} generation ${generationOf(parent)}`, {parent: parent.run, parent_run_instance_id: parent.run_instance_id, from})
         traceAdoption(parentDir, parent, `adopted ${changed.run} from an earlier generation`, {child: changed.run, child_run_instance_id: changed.run_instance_id, from})
+        traceChildStarted(parentDir, changed, {adopted: true})
         adopted.push(changed.run)
       }
     })

@@ -12,6 +12,7 @@ import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, writeResultLocked, type RunState} from '../runs/store.js'
 import type {RunMeta} from '../records/run.js'
 import {childrenLock, readChildren, recordChild} from '../runs/children.js'
+import {traceChildEnded, traceChildStarted} from '../runs/child-events.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])
 
@@ -57,14 +58,16 @@ export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
       created_at: new Date().toISOString(),
       queued,
     })
+    let result = launched
     // A slot may be free with children still queued (the read above settled a lost
     // running child, and a read starts nobody): start them now, oldest first.
     if (queued && parent) {
       fillSlotsLocked(spec.home, parentDir, parent)
       const now = readRunMetaRaw(launched.state_dir)
-      if (now && now.status !== 'queued') return {...launched, status: now.status, pid: now.pid ?? null}
+      if (now && now.status !== 'queued') result = {...launched, status: now.status, pid: now.pid ?? null}
     }
-    return launched
+    traceChildStarted(parentDir, result) // runtime.child_started in the parent's Trace (child-events.ts)
+    return result
   })
 }
 
@@ -108,6 +111,11 @@ export function cancelQueuedRun(home: string, child: RunState, reason: string): 
     if (!meta || meta.status !== 'queued' || executorOf(meta).handedOver(meta) || readRunResult(child.dir, meta)) return false
     return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
   })
-  if (settled) notifyStateChange(home)
+  if (settled) {
+    notifyStateChange(home)
+    // Nobody else follows up a queued Run's end: its parent's Trace hears of it here.
+    const ended = readRunMetaRaw(child.dir)
+    if (ended) traceChildEnded(home, ended)
+  }
   return settled
 }

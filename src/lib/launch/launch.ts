@@ -12,6 +12,7 @@ import {notifyStateChange} from '../bell/notify.js'
 import {executorNamed, executorOf} from '../executors/index.js'
 import {addIndexMarker, claimRunDirName} from '../history/live-index.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
+import {refuseClosed} from '../runs/closed.js'
 import {startGenerationLocked} from './generation-start.js'
 import {adoptEarlierChildren} from './adopt-children.js'
 import {MAX_JSON_BYTES, writeJsonAtomic} from '../platform/state-files.js'
@@ -91,6 +92,7 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
   return withLockSync(runFile(dir, 'lock'), () => {
     if (!fresh) {
       const meta = readRunMetaRaw(dir)
+      refuseClosed(meta) // `actors close`: no new generation of this id (exit 5)
       const live = meta && !isTerminal(meta.status) && !readRunResult(dir, meta)
       if (meta && live) {
         throw refusedError(`Run ${id} is still ${meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)

@@ -1,12 +1,12 @@
 /**
- * The steering tools of `actors mcp` (SPEC: Generations and steering): `send`
- * and `rerun`, over the same kernel functions as `actors send` and `actors
+ * The steering tools of `actors mcp` (SPEC: Generations and steering): `send`,
+ * `rerun` and `close`, over the same kernel functions as `actors send` and `actors
  * rerun`, returning their --json documents.
  *
  * Both may start a new generation of the Run (send to a finished Run resumes
  * it), so both obey the launch policy for the Run's Recipe: a server that may
  * not launch a Recipe (or ad-hoc commands) may not steer or restart its Runs
- * either. Checking before the state is read keeps the rule simple and race-free.
+ * either; `close` retires such a Run, so it obeys the same rule. Checking before the state is read keeps the rule simple and race-free.
  */
 import * as z from 'zod/v4'
 import {resolveRunRef} from '../platform/home.js'
@@ -15,6 +15,8 @@ import {MAX_MESSAGE_BYTES} from '../runs/inbox.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {sendMessage} from '../steer/send.js'
 import {enforceLaunchPolicy, type McpPolicy} from './policy.js'
+import {closeRun} from '../control/close.js'
+import {SERVICE_KINDS} from '../music/service-kinds.js'
 import {defineTool, valueText} from './tool.js'
 
 /** Refuse (exit 5, naming the rule) steering a Run whose Recipe this server may not launch. */
@@ -63,5 +65,23 @@ export const rerunTool = defineTool({
     const assignments = Object.entries(values ?? {}).map(([name, value]) => `${name}=${valueText(value)}`)
     const started = startNextGeneration(home, state, {assignments})
     return {document: started, summary: `${started.status} ${started.run} generation ${started.generation}; collect it with wait`}
+  },
+})
+
+export const closeTool = defineTool({
+  name: 'close',
+  title: 'Close a Run',
+  description: [
+    'Retire a participant: a live Run is stopped first (as control stop, descendants too), then its id is closed, so a later send, rerun or adopt',
+    'of it is refused (exit 5, "RUN is closed; start a new Run"). inspect and logs still read it. Closing a closed Run succeeds and changes nothing.',
+  ].join(' '),
+  input: {
+    run: z.string().min(1).describe('Run id or state dir'),
+  },
+  async call({run}, {home, policy}) {
+    enforceSteerPolicy(policy, home, run)
+    const reply = await closeRun(home, run, SERVICE_KINDS)
+    const how = reply.already_closed ? 'was already closed' : reply.stopped ? 'stopped and closed' : 'closed'
+    return {document: reply, summary: `${reply.run} ${how} (${reply.status})`}
   },
 })

@@ -23,7 +23,7 @@ import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
 import {lockTool} from './lock-tool.js'
-import {rerunTool, sendTool} from './steer-tools.js'
+import {closeTool, rerunTool, sendTool} from './steer-tools.js'
 import {defineTool, durationInput, valueText, type McpTool} from './tool.js'
 
 const runRef = () => z.string().min(1).describe('Run id (or its state dir)')
@@ -266,4 +266,4 @@ const recipesTool = defineTool({
 })
 
 /** Every tool the server registers, in the order tools/list shows them. */
-export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool, lockTool, sendTool, rerunTool] as unknown as McpTool[]
+export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool, lockTool, sendTool, rerunTool, closeTool] as unknown as McpTool[]

@@ -1,5 +1,6 @@
 /** The plain faces of steering: `send`, `rerun`, `adopt` and the Run's own `inbox` (plain lines, or NDJSON records). */
 import type {AdoptReply} from '../steer/adopt.js'
+import type {CloseReply} from '../control/close.js'
 import {messageLine, type InboxRecord} from '../runs/inbox.js'
 import type {NextGenerationResult} from '../steer/next-generation.js'
 import type {SendReply} from '../steer/send.js'
@@ -57,4 +58,11 @@ export function inboxFollow(follow: (print: (records: InboxRecord[]) => void) =>
       return undefined
     },
   })
+}
+
+/** `close`: the Run id on stdout, what happened on stderr. */
+export function plainClosed(reply: CloseReply, to: TextSinks): void {
+  to.out(`${reply.run}\n`)
+  const how = reply.already_closed ? 'was already closed' : reply.stopped ? `stopped (${reply.status}) and closed` : `closed (${reply.status})`
+  to.note(`actors: ${reply.run} ${how}; send, rerun and run --name of it are refused from now on\n`)
 }

@@ -7,8 +7,10 @@ import {resolve} from 'node:path'
 import {InputProblem} from '../platform/errors.js'
 import type {ArgSpec, ArgType} from './types.js'
 import {nodeOs} from '../platform/builtins.js'
+import {ARG_NAME} from './arg-name.js'
 
-export const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
+export {ARG_NAME}
+
 export const RUNTIME_NAMES = ['run_id', 'state_dir', 'recipe_dir'] as const
 export const TYPE_NAMES = ['string', 'path', 'int', 'number', 'bool', 'array', 'enum(a,b,...)'] as const
 

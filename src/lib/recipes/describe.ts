@@ -1,6 +1,6 @@
 /** One Recipe as a document for `actors recipes NAME` (its plain face is present/recipes.ts). */
 import {formatArgSpec, formatArgType} from './args.js'
-import {templateWords} from './load.js'
+import {stepWords} from './steps.js'
 import type {Recipe} from './types.js'
 
 export interface RecipeDescription {
@@ -40,7 +40,7 @@ export function describeRecipe(recipe: Recipe): RecipeDescription {
       ...('default' in a ? {default: a.default} : {}),
       spec: formatArgSpec(a),
     })),
-    plan: {mode: recipe.template !== undefined ? 'single' : recipe.sequence ? 'sequence' : 'parallel', steps: steps.map(templateWords)},
+    plan: {mode: recipe.template !== undefined ? 'single' : recipe.sequence ? 'sequence' : 'parallel', steps: steps.map(stepWords)},
     timeout: recipe.timeout ?? null,
     retry: recipe.retry ?? 1,
     kill_grace: recipe.kill_grace ?? null,

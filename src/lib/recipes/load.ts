@@ -9,7 +9,7 @@ import {InputProblem, usageError, type ActorsError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
 import {parseArgSpec, RUNTIME_NAMES} from './args.js'
 import {didYouMean} from '../platform/did-you-mean.js'
-import {shellSplit} from '../platform/shell-split.js'
+import {readStepList, readTemplate, stepTemplates, templateWords} from './steps.js'
 import {placeholdersOf} from './template.js'
 import {yamlLibrary} from './yaml.js'
 import type {ArgSpec, Recipe} from './types.js'
@@ -127,9 +127,7 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   if (kind === 'template') {
     recipe.template = readTemplate(data.template, 'template', fail)
   } else {
-    const list = data[kind]
-    if (!Array.isArray(list) || list.length === 0) throw fail(kind, 'is not a non-empty list of templates', `write ${kind}: followed by "- command ..." lines`)
-    recipe[kind] = list.map((t, i) => readTemplate(t, `${kind}[${i}]`, fail))
+    recipe[kind] = readStepList(data[kind], kind, fail) // templates, repeat and use steps (steps.ts)
   }
 
   for (const field of ['timeout', 'kill_grace'] as const) {
@@ -227,29 +225,6 @@ function readArgs(value: unknown, fail: Fail): ArgSpec[] {
   return specs
 }
 
-/** A template is a non-empty argv list or a string split like a shell; scalars in a list become strings. */
-function readTemplate(value: unknown, field: string, fail: Fail): string[] | string {
-  if (typeof value === 'string') {
-    let words: string[]
-    try {
-      words = shellSplit(value)
-    } catch (error) {
-      throw fail(field, `cannot be split into words: ${(error as Error).message}`, 'close every quote; or write the template as a list of argv words')
-    }
-    if (words.length === 0) throw fail(field, 'is empty', 'give the command to run, e.g. echo hello')
-    return value
-  }
-  if (Array.isArray(value)) {
-    if (value.length === 0) throw fail(field, 'is an empty list', 'give the command and its arguments, e.g. [echo, hello]')
-    return value.map((word) => {
-      if (typeof word === 'string') return word
-      if (typeof word === 'number' || typeof word === 'boolean') return String(word)
-      throw fail(field, `word ${JSON.stringify(word)} is not a string`, 'write every argv word as a string')
-    })
-  }
-  throw fail(field, 'is not a string or a list of strings', 'write template: echo hello, or template: [echo, hello]')
-}
-
 function readStringMap(value: unknown, field: string, keyPattern: RegExp, keyWhat: string, fail: Fail): Record<string, string> {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail(field, 'is not a mapping of names to strings', `write ${field}: {NAME: value}`)
   const out: Record<string, string> = {}
@@ -262,14 +237,11 @@ function readStringMap(value: unknown, field: string, keyPattern: RegExp, keyWha
   return out
 }
 
-/** The argv words of a template as written (strings are split, lists kept). */
-export function templateWords(template: string[] | string): string[] {
-  return typeof template === 'string' ? shellSplit(template) : template
-}
+export {templateWords} from './steps.js'
 
 function checkPlaceholders(recipe: Recipe, fail: Fail): void {
   const known = [...recipe.args.map((a) => a.name), ...RUNTIME_NAMES]
-  const check = (field: string, text: string) => {
+  const check = (field: string, text: string, inRepeat = false) => {
     let names: string[]
     try {
       names = placeholdersOf(text)
@@ -277,15 +249,16 @@ function checkPlaceholders(recipe: Recipe, fail: Fail): void {
       throw fail(field, (error as Error).message, 'write {{ and }} for literal braces; placeholders look like {name}')
     }
     for (const name of names) {
-      if (!known.includes(name)) {
-        throw fail(field, `uses unknown placeholder {${name}}`, `${didYouMean(name, known)}declare it under args, or use one of: ${known.join(', ')}`)
+      if (!known.includes(name) && !(inRepeat && name === 'iteration')) {
+        const hint = name === 'iteration' ? '{iteration} is known only inside a repeat body; ' : ''
+        throw fail(field, `uses unknown placeholder {${name}}`, `${hint}${didYouMean(name, known)}declare it under args, or use one of: ${known.join(', ')}`)
       }
     }
   }
-  const templates: Array<[string, string[] | string]> = recipe.template !== undefined
-    ? [['template', recipe.template]]
-    : (recipe.sequence ?? recipe.parallel ?? []).map((t, i) => [`${recipe.sequence ? 'sequence' : 'parallel'}[${i}]`, t])
-  for (const [field, template] of templates) for (const word of templateWords(template)) check(field, word)
+  const templates = recipe.template !== undefined
+    ? [{field: 'template', template: recipe.template, inRepeat: false}]
+    : stepTemplates(recipe.sequence ?? recipe.parallel ?? [], recipe.sequence ? 'sequence' : 'parallel', false)
+  for (const {field, template, inRepeat} of templates) for (const word of templateWords(template)) check(field, word, inRepeat)
   if (recipe.cwd !== undefined) check('cwd', recipe.cwd)
   for (const [key, v] of Object.entries(recipe.env ?? {})) check(`env.${key}`, v)
   for (const [key, v] of Object.entries(recipe.artifacts ?? {})) check(`artifacts.${key}`, v)

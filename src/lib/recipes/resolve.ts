@@ -8,8 +8,9 @@ import {InputProblem} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
 import {convertArgValue, formatArgSpec, resolvePath} from './args.js'
 import {didYouMean} from '../platform/did-you-mean.js'
-import {recipeError, templateWords} from './load.js'
-import {renderString, renderWord} from './template.js'
+import {recipeError} from './load.js'
+import {renderPlan} from './plan.js'
+import {renderString} from './template.js'
 import type {Recipe, ResolvedRecipe, RuntimeValues} from './types.js'
 import {renderRecipeLocks} from './locks-field.js'
 import {DEFAULT_KILL_GRACE_MS} from '../records/run.js'
@@ -39,14 +40,8 @@ function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, st
   return given
 }
 
-/**
- * Resolve `recipe` for one launch: type-check and default the values, then
- * render the plan per argv word (no shell ever sees a value). Relative
- * `path` values and a relative `cwd` resolve against the caller's cwd
- * (`runtime.cwd`, default `process.cwd()`).
- */
-export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: RuntimeValues, previous?: Record<string, unknown>): ResolvedRecipe {
-  const callerCwd = runtime.cwd ?? process.cwd()
+/** Type-check and default the values of one Recipe (the launched one, or one a `use` step imports). */
+function bindValues(recipe: Recipe, assignments: string[], callerCwd: string, previous?: Record<string, unknown>): Record<string, unknown> {
   const given = parseAssignments(recipe, assignments)
   const values: Record<string, unknown> = {}
   for (const spec of recipe.args) {
@@ -70,21 +65,23 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
       throw error
     }
   }
+  return values
+}
+
+/**
+ * Resolve `recipe` for one launch: type-check and default the values, then
+ * render the plan per argv word (no shell ever sees a value). Relative
+ * `path` values and a relative `cwd` resolve against the caller's cwd
+ * (`runtime.cwd`, default `process.cwd()`).
+ */
+export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: RuntimeValues, previous?: Record<string, unknown>): ResolvedRecipe {
+  const callerCwd = runtime.cwd ?? process.cwd()
+  const values = bindValues(recipe, assignments, callerCwd, previous)
 
   const scope = {...values, run_id: runtime.run_id, state_dir: runtime.state_dir, recipe_dir: dirname(recipe.file)}
-  const renderArgv = (template: string[] | string) => templateWords(template).flatMap((w) => renderWord(w, scope))
-  const plan: ResolvedRecipe['plan'] =
-    recipe.template !== undefined
-      ? {mode: 'single', steps: [renderArgv(recipe.template)]}
-      : recipe.sequence
-        ? {mode: 'sequence', steps: recipe.sequence.map(renderArgv)}
-        : {mode: 'parallel', steps: (recipe.parallel ?? []).map(renderArgv)}
-  plan.steps.forEach((argv, i) => {
-    if (argv.length === 0 || argv[0] === '') {
-      const field = plan.mode === 'single' ? 'template' : `${plan.mode}[${i}]`
-      throw recipeError(recipe.file, field, 'renders to an empty command', 'give the command a non-empty first word (an empty array arg cannot be the whole command)')
-    }
-  })
+  // Templates, and `repeat`/`use` steps rendered whole before start (plan.ts); a used Recipe's values bind like a launch's.
+  const bindUsed = (used: Recipe, given: string[]) => ({...bindValues(used, given, callerCwd), run_id: runtime.run_id, state_dir: runtime.state_dir, recipe_dir: dirname(used.file)})
+  const plan = renderPlan(recipe, scope, bindUsed)
 
   const resolved: ResolvedRecipe = {
     values,

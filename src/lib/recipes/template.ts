@@ -4,7 +4,7 @@
  * value can never split into more words or reach a shell; the one exception
  * is an `array` value filling a whole word, which becomes one word per item.
  */
-import {ARG_NAME} from './args.js'
+import {ARG_NAME} from './arg-name.js'
 import {formatValue} from './args.js'
 
 export type WordPart = {literal: string} | {placeholder: string}

@@ -2,6 +2,7 @@
 import type {RunPlan} from '../records/run.js'
 import type {LockSpec} from '../records/lock.js'
 import type {ExecutorChoice} from './executor-field.js'
+import type {Step} from './steps.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 
@@ -21,8 +22,9 @@ export interface Recipe {
   description: string
   args: ArgSpec[]
   template?: string[] | string
-  sequence?: Array<string[] | string>
-  parallel?: Array<string[] | string>
+  /** Templates, `repeat` and `use` steps (steps.ts). */
+  sequence?: Step[]
+  parallel?: Step[]
   timeout?: string | number
   retry?: number
   kill_grace?: string | number

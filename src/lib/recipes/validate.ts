@@ -4,6 +4,7 @@ import {dirname, extname, join, resolve} from 'node:path'
 import {isActorsError} from '../platform/errors.js'
 import {displayPath, loadRecipeFile, RECIPE_EXTENSIONS} from './load.js'
 import {compareText} from '../platform/compare.js'
+import {checkUses} from './use.js'
 
 export interface ValidationResult {
   file: string
@@ -43,6 +44,7 @@ export function validateRecipeFiles(paths: string[], cwd = process.cwd()): Valid
   return files.map((file) => {
     try {
       const recipe = loadRecipeFile(file, dirname(file))
+      checkUses(recipe) // `use` steps: the used Recipe exists, no cycle, with: fits its args
       return {file: displayPath(file), ok: true, name: recipe.name}
     } catch (error) {
       if (!isActorsError(error)) throw error

@@ -39,8 +39,18 @@ export interface ParentRef {
 /** What the supervisor executes: one argv, or several in sequence or in parallel. */
 export interface RunPlan {
   mode: 'single' | 'sequence' | 'parallel'
+  /** Every command the plan may run, rendered; a `command` node of `tree` points into it. */
   steps: string[][]
+  /** Present when the Recipe has `repeat` or `use` steps: the shape the supervisor walks (SPEC: Recipes). */
+  tree?: PlanNode
 }
+
+/** One node of a plan with `repeat`/`use` steps; `path` is its position, as in `runtime.step` events. */
+export type PlanNode =
+  | {kind: 'command'; path: string; step: number}
+  | {kind: 'sequence' | 'parallel'; path: string; nodes: PlanNode[]}
+  | {kind: 'repeat'; path: string; nodes: PlanNode[]; continue_on_failure: boolean}
+  | {kind: 'use'; path: string; recipe: string; node: PlanNode}
 
 /** One process the supervisor started, with the identity that guards every signal. */
 export interface ChildProcessRecord {
@@ -107,6 +117,9 @@ export interface RunMeta {
   reason?: string | null
   artifacts_head?: ArtifactRecord[]
   artifacts_total?: number
+  /** `actors close` retired the Run id: no new generation, no adoption (runs/closed.ts). */
+  closed?: boolean
+  closed_at?: string
   [extra: string]: unknown
 }
 

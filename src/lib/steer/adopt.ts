@@ -5,6 +5,8 @@
  * parent's caps (max-parallel, the tree's budget). Every check passes for
  * every Run before anything is changed.
  */
+import {traceChildStarted} from '../runs/child-events.js'
+import {refuseClosed} from '../runs/closed.js'
 import {notActiveError, refusedError, usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -42,6 +44,7 @@ function requireState(home: string, ref: string): RunState {
 export function adoptRuns(home: string, refs: string[], parentRef: string | undefined, env: NodeJS.ProcessEnv = process.env): AdoptReply {
   if (refs.length === 0) throw usageError('no Run to adopt', 'actors adopt RUN ... [--parent P]')
   const parent = resolveParent(home, parentRef, env)
+  refuseClosed(parent.meta)
   const limit = maxDepth(env)
   const plans = [...new Set(refs.map((ref) => resolveRunRef(home, ref)))].map((id) => planAdoption(home, parent.meta, requireState(home, id), limit))
   checkBudget(home, parent.meta.root ?? parent.meta.run)
@@ -63,6 +66,7 @@ export function adoptRuns(home: string, refs: string[], parentRef: string | unde
       for (const d of descendants) updateRunMeta(d.dir, (meta) => (meta.run_instance_id === d.meta.run_instance_id ? {...meta, root, depth: depth + d.level} : undefined))
       recordChild(parent.dir, {run: moved.run, run_instance_id: moved.run_instance_id, state_dir: child.dir, created_at: new Date().toISOString(), queued: moved.status === 'queued'})
       traceAdoption(child.dir, moved, `adopted by ${parent.meta.run}`, {parent: parent.meta.run, parent_run_instance_id: parent.meta.run_instance_id})
+      traceChildStarted(parent.dir, moved, {adopted: true})
       traceAdoption(parent.dir, parent.meta, `adopted ${moved.run}`, {child: moved.run, child_run_instance_id: moved.run_instance_id, descendants: descendants.length})
       adopted.push({run: moved.run, run_instance_id: moved.run_instance_id, depth, descendants: descendants.length})
     }
@@ -79,6 +83,7 @@ interface AdoptionPlan {
 /** Refuse what cannot be adopted: a Run with a parent (3), another owner's (3), the parent's own tree (2), too deep (5). */
 function planAdoption(home: string, parent: RunMeta, child: RunState, limit: number): AdoptionPlan {
   const id = child.meta.run
+  refuseClosed(child.meta) // a closed Run id joins no tree (exit 5)
   if (child.meta.parent) {
     throw notActiveError(`Run ${id} already has a parent (${child.meta.parent.run}); only top-level Runs can be adopted`, `adopt its root instead (actors inspect ${id} shows it)`)
   }

@@ -4,6 +4,7 @@
  * cwd and lineage, through the same tree policy as any launch (depth limit,
  * the root's budget, the parent's max-parallel queue).
  */
+import {refuseClosed} from '../runs/closed.js'
 import {dirname} from 'node:path'
 import {randomUuid} from '../platform/builtins.js'
 import {notActiveError, usageError} from '../platform/errors.js'
@@ -32,6 +33,7 @@ export interface NextGenerationResult extends LaunchResult {
 /** The launch of `state`'s Run as its next generation; refusals are the launch's (2, 3, 5). */
 export function startNextGeneration(home: string, state: RunState, change: NextGeneration): NextGenerationResult {
   const {meta} = state
+  refuseClosed(meta) // before re-resolving anything; the launch checks again under the Run's lock
   const spec = specFromMeta(home, meta, change.assignments ?? [])
   const messageId = change.message !== undefined ? randomUuid() : undefined
   if (change.message !== undefined) spec.message = {id: messageId!, text: change.message}

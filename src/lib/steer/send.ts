@@ -15,6 +15,7 @@ import {watchUntil} from '../bell/watch-until.js'
 import {generationOf} from '../records/generation-layout.js'
 import {appendInboxRecord, readStdinAck, validateMessage, type InboxRecord} from '../runs/inbox.js'
 import {startNextGeneration} from './next-generation.js'
+import {refuseClosed} from '../runs/closed.js'
 
 /** How long `send` waits for the supervisor to write a stdin message. */
 const STDIN_ACK_MS = 5000
@@ -42,6 +43,7 @@ export async function sendMessage(home: string, ref: string, message: string): P
     }
     throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
   }
+  refuseClosed(state.meta) // closed: neither steered nor resumed (exit 5)
   const live = deliverToLive(dir, message)
   if (live) {
     const {meta, record} = live

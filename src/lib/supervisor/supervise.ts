@@ -24,11 +24,12 @@ import {watchUntil} from '../bell/watch-until.js'
 import {budgetMark} from '../runs/tree-limits.js'
 import {releaseRunLocks, takeRunLocks} from '../locks/run-locks.js'
 import {executorOf} from '../executors/index.js'
+import {dropTestHooks, testHookPause} from '../platform/test-hooks.js'
 import {generationOf} from '../records/generation-layout.js'
 import {completeMove} from '../runs/generation-move.js'
 import {StdinPump} from './stdin-pump.js'
+import {runStepTree, type StepTreeHooks} from '../launch/step-tree.js'
 import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from '../records/run.js'
-import {dropTestHooks, testHookPause} from '../platform/test-hooks.js'
 
 interface StepOutcome {
   exitCode: number | null
@@ -137,7 +138,8 @@ class Supervisor {
         }, timeoutMs)
       : undefined
     try {
-      const {mode, steps} = this.meta.plan
+      const {mode, steps, tree} = this.meta.plan
+      if (tree) return {...(await runStepTree(tree, this.stepTreeHooks())), timedOut: this.timedOut} // repeat/use steps
       if (mode === 'parallel') {
         const outcomes = await Promise.all(steps.map((argv, index) => this.runStep(argv, index)))
         const failed = outcomes.find((o) => o.exitCode !== 0)
@@ -154,6 +156,17 @@ class Supervisor {
       return {...last, timedOut: this.timedOut}
     } finally {
       if (timer) clearTimeout(timer)
+    }
+  }
+
+  /** How the walk of a plan with repeat/use steps (step-tree.ts) runs commands, pauses, stops and records. */
+  private stepTreeHooks(): StepTreeHooks {
+    return {
+      runCommand: (step) => this.runStep(this.meta.plan.steps[step], step),
+      argvOf: (step) => this.meta.plan.steps[step],
+      stopping: () => this.timedOut || this.ending || Boolean(this.requestedEnding()),
+      waitWhilePaused: () => this.waitWhilePaused(),
+      trace: (kind, summary, data) => this.trace(kind, summary, data),
     }
   }
 

@@ -7,9 +7,11 @@
 import {runDir} from '../platform/home.js'
 import type {RunMeta} from '../records/run.js'
 import {releaseQueuedChildren} from '../launch/child-queue.js'
+import {traceChildEnded} from '../runs/child-events.js'
 
 /** Start queued siblings of `meta`'s Run and settle its own queue. Never throws. */
 export function treeAfterRunEnded(home: string, meta: RunMeta): void {
+  traceChildEnded(home, meta) // runtime.child_ended in the parent's current Trace (child-events.ts)
   try {
     if (meta.parent) releaseQueuedChildren(home, runDir(home, meta.parent.run))
     releaseQueuedChildren(home, runDir(home, meta.run))

@@ -17,6 +17,7 @@ import {recordCollected} from './collected.js'
 import {Doorbell} from '../bell/doorbell.js'
 import {compareQueueKeys, dropIndexMarkers, markerTag} from '../history/live-index.js'
 import {markQueueChanged} from '../history/index-queue.js'
+import {renewEmptiedQueues} from '../history/queue-renew.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
 import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type BatchMeta, type RunEntry, type Selection} from './select.js'
 import {WaitSnapshot} from './snapshot.js'
@@ -219,6 +220,8 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
     })
     // Only once the journal no longer holds the batch: the members leave the run index.
     if (delivered) dropIndexMarkers(request.home, delivered.members, claimed.metas)
+    // The backlog is delivered: a queue directory it grew is replaced by a fresh one (history/queue-renew.ts).
+    if (delivered && !request.ids && claimed.document.deferred === 0) renewEmptiedQueues(request.home, [markerTag(request.owner)])
     if (request.collector) recordCollected(request.home, request.collector, claimed.document)
   }
   return {
