@@ -5,7 +5,7 @@
  * (a few ms); the supervisor then writes everything else as for a local Run.
  * A refused submission settles the Run as `failed` with sbatch's message.
  */
-import {appendFileSync} from 'node:fs'
+import {appendStateFile} from '../platform/private-files.js'
 import {noteEndedRun} from '../runs/ended-runs.js'
 import {usageError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
@@ -114,7 +114,7 @@ function failSubmission(home: string, dir: string, message: string): {pid: null;
     if (!meta || readRunResult(dir, meta)) return
     trace(dir, meta, 'runtime.submit_failed', text, {error: text})
     try {
-      appendFileSync(runFile(dir, 'stderr'), `actors: sbatch refused the job: ${text}\n`)
+      appendStateFile(runFile(dir, 'stderr'), `actors: sbatch refused the job: ${text}\n`)
     } catch {}
     const result = {...settledResult(meta, 'failed', 'submit_failed'), error: text, executor_state: null}
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: 'failed'}

@@ -36,7 +36,8 @@
  * index missing, damaged or foreign. Then the index is rebuilt from every
  * state dir, once.
  */
-import {existsSync, mkdirSync, readdirSync, renameSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, renameSync, statSync} from 'node:fs'
+import {claimPrivateDir, makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from '../platform/home.js'
 import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
@@ -92,7 +93,7 @@ function writeStamp(home: string, runs: RunsDirStat, count: number): void {
 const unchanged = (stamp: Stamp, runs: RunsDirStat | undefined) => runs !== undefined && stamp.runs_mtime_ns === runs.mtime && stamp.runs_nlink === runs.nlink
 
 function withIndexLock<T>(home: string, fn: () => T): T {
-  mkdirSync(indexDir(home), {recursive: true})
+  makePrivateDir(indexDir(home))
   // A rebuild of a large root holds the lock for a while: wait for it rather than fail a launch.
   return withLockSync(join(indexDir(home), LOCK_FILE), fn, {timeoutMs: 120_000})
 }
@@ -127,10 +128,12 @@ export function claimRunDirName(home: string, id: string): {dir: string; fresh: 
   return changeRunsDir(home, () => {
     let fresh = false
     try {
-      mkdirSync(dir)
+      claimPrivateDir(dir)
       fresh = true
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      // An existing id: a link in its place is damage, never launched into.
+      refuseLinkedDir(dir)
     }
     appendLaunch(home, id)
     return {value: {dir, fresh}, added: fresh ? 1 : 0}
@@ -167,7 +170,7 @@ function touch(file: string, home: string): void {
     makeMarkerFile(home, file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    mkdirSync(indexDir(home), {recursive: true})
+    makePrivateDir(indexDir(home))
     makeMarkerFile(home, file)
   }
 }

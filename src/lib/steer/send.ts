@@ -6,6 +6,7 @@
 import {existsSync, statSync} from 'node:fs'
 import {notActiveError, notFoundError} from '../platform/errors.js'
 import {resolveRunRef, runDir, runsDir} from '../platform/home.js'
+import {refuseLinkedDir} from '../platform/private-files.js'
 import {withLockSync} from '../platform/lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
@@ -35,6 +36,7 @@ export async function sendMessage(home: string, ref: string, message: string): P
   validateMessage(message)
   const id = resolveRunRef(home, ref)
   const dir = runDir(home, id)
+  refuseLinkedDir(dir)
   const state = readRunState(dir)
   if (!state) {
     if (existsSync(dir) && Date.now() - statSync(dir).ctimeMs < 30_000) {
