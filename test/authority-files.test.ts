@@ -4,7 +4,7 @@
  * followed (reads, appends, writes, removals). Real processes, real files.
  */
 import {spawnSync} from 'node:child_process'
-import {chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, BIN, cliEnv, homesPerTest, ROOT, tempDir, removeDir, waitForResult} from './helpers.js'
@@ -159,5 +159,37 @@ describe('no link followed inside the state root', () => {
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`${journal} is a symbolic link`)
     expect(readFileSync(target, 'utf8')).toBe('mine\n')
+  })
+})
+
+describe('abandoned state dirs', () => {
+  /** Set a dir's modification time `seconds` in the past. */
+  const backdate = (dir: string, seconds: number) => {
+    const at = new Date(Date.now() - seconds * 1000)
+    utimesSync(dir, at, at)
+  }
+
+  it('reclaims a state dir left without run.json for over 30 s on the next launch of its id', async () => {
+    const h = home()
+    mkdirSync(join(h, 'runs', 'zz'), {recursive: true})
+    backdate(join(h, 'runs', 'zz'), 35)
+    const r = actors(h, ['run', 'hello', '--name', 'zz', '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect((await waitForResult(join(h, 'runs', 'zz'))).status).toBe('done')
+  })
+
+  it('refuses a younger one (exit 5) without restarting its clock', () => {
+    const h = home()
+    const dir = join(h, 'runs', 'zz')
+    mkdirSync(dir, {recursive: true})
+    backdate(dir, 20)
+    const before = lstatSync(dir).mtimeMs
+    const r = actors(h, ['run', 'hello', '--name', 'zz'])
+    expect(r.code).toBe(5)
+    expect(r.stderr).toContain('being created by another launch')
+    // Looking left the dir as it was: its age still counts from the same moment.
+    expect(lstatSync(dir).mtimeMs).toBe(before)
+    expect(readdirSync(dir)).toEqual([])
   })
 })
