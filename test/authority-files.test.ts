@@ -7,8 +7,9 @@ import {spawnSync} from 'node:child_process'
 import {chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, BIN, cliEnv, homesPerTest, ROOT, tempDir, removeDir, waitForResult} from './helpers.js'
+import {actors, BIN, cliEnv, homesPerTest, processesOfHome, ROOT, tempDir, removeDir, waitForResult} from './helpers.js'
 import {serveLines} from '../src/lib/platform/line-socket.js'
+import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 
 const home = homesPerTest('actors-authority-')
 
@@ -191,5 +192,65 @@ describe('abandoned state dirs', () => {
     // Looking left the dir as it was: its age still counts from the same moment.
     expect(lstatSync(dir).mtimeMs).toBe(before)
     expect(readdirSync(dir)).toEqual([])
+  })
+})
+
+/** A 2 MiB tmpfs mounted on a new temp dir for `fn`, filled up by `fill()` when asked; unmounted after. Needs root. */
+async function withSmallDisk(fn: (mnt: string, fill: () => void) => Promise<void> | void): Promise<void> {
+  const mnt = tempDir('actors-disk-')
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mnt], {encoding: 'utf8'})
+  expect(mounted.stderr).toBe('')
+  const fill = () => {
+    spawnSync('dd', ['if=/dev/zero', `of=${join(mnt, 'fill')}`, 'bs=4k'], {encoding: 'utf8'})
+    expect(spawnSync('df', ['--output=avail', mnt], {encoding: 'utf8'}).stdout.trim().split('\n')[1].trim()).toBe('0')
+  }
+  try {
+    await fn(mnt, fill)
+  } finally {
+    for (const pid of processesOfHome(join(mnt, 'home'))) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    spawnSync('umount', ['-l', mnt])
+    removeDir(mnt)
+  }
+}
+
+/** Temporary files of the atomic writer (`.<name>.<pid>.<hex>.tmp`) anywhere under `dir`. */
+function tempFilesUnder(dir: string): string[] {
+  return modesUnder(dir).map((e) => e.path).filter((path) => path.endsWith('.tmp'))
+}
+
+describe.runIf(process.getuid?.() === 0)('a full disk', () => {
+  it('prune of a Run prunes it whole (exit 0, nothing left aside), and a failed launch leaves no temporary file', async () => {
+    await withSmallDisk(async (mnt, fill) => {
+      const h = join(mnt, 'home')
+      for (const id of ['f1', 'f2']) expect(actors(h, ['run', 'hello', '--name', id]).code).toBe(0)
+      for (const id of ['f1', 'f2']) await waitForResult(join(h, 'runs', id))
+      expect(actors(h, ['wait', 'f1', 'f2']).code).toBe(0)
+      fill()
+      const launch = actors(h, ['run', 'hello', '--name', 'f3'])
+      expect(launch.code).toBe(1)
+      expect(launch.stderr).toContain('no space left')
+      const r = actors(h, ['prune', 'f1', '--json'])
+      expect(r.stderr).toBe('')
+      expect(r.code).toBe(0)
+      expect(r.json.pruned).toEqual(['f1'])
+      // Gone whole: not in runs/, not left aside half-deleted; the other Run untouched.
+      expect(readdirSync(join(h, 'runs'))).not.toContain('f1')
+      expect(readdirSync(h).filter((name) => name.startsWith('.pruning'))).toEqual([])
+      expect(readFileSync(join(h, 'runs', 'f2', 'run.json'), 'utf8')).toContain('"status": "done"')
+      expect(tempFilesUnder(h)).toEqual([])
+    })
+  })
+
+  it('an atomic write that fails for want of space leaves no temporary file', async () => {
+    await withSmallDisk((mnt, fill) => {
+      fill()
+      const file = join(mnt, 'state.json')
+      expect(() => writeJsonAtomic(file, {schema: 's1', data: 'x'.repeat(64 * 1024)})).toThrow(/ENOSPC/)
+      expect(readdirSync(mnt)).toEqual(['fill'])
+    })
   })
 })

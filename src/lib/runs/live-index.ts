@@ -112,7 +112,13 @@ function changeRunsDir<T>(home: string, change: () => {value: T; added: number})
     const {value, added} = change()
     if (stamp && added !== 0) {
       const after = unchanged(stamp, before) ? statRuns(home) : undefined
-      writeStamp(home, after ?? {mtime: stamp.runs_mtime_ns, nlink: stamp.runs_nlink}, stamp.runs_count + added)
+      try {
+        writeStamp(home, after ?? {mtime: stamp.runs_mtime_ns, nlink: stamp.runs_nlink}, stamp.runs_count + added)
+      } catch {
+        // runs/ has changed already (a full disk refused the stamp): never fail the change for its cache; without
+        // a stamp the next reader rebuilds the index. (An unlink frees space, so it works on a full disk.)
+        unlinkQuietly(join(indexDir(home), STAMP_FILE))
+      }
     }
     return value
   })

@@ -98,7 +98,11 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
     })
   }
   if (report.pruned.length) {
-    compactLaunches(home)
+    // The launch log is a cache of the history (its readers skip ids no longer in runs/): a full disk that refuses
+    // its rewrite must not fail a prune whose Runs are gone already. Each Run is pruned whole or not at all.
+    try {
+      compactLaunches(home)
+    } catch {}
     notifyStateChange(home)
   }
   return report
