@@ -17,7 +17,7 @@
  * the top-level files: the new layout.
  */
 import {existsSync, readdirSync, renameSync, rmSync} from 'node:fs'
-import {claimPrivateDir, makePrivateDir} from '../platform/private-files.js'
+import {claimPrivateDir, makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
 import {basename, join} from 'node:path'
 import {randomHex} from '../platform/builtins.js'
 import {sleepSync, withLockSync} from '../platform/lock.js'
@@ -89,6 +89,8 @@ function finishMoveLocked(dir: string, mark: GenerationMoveMark): void {
 
 /** Staging dirs of moves that crashed before their commit hold only a copy of run.json: remove them. */
 function removeLeftovers(dir: string): void {
+  // Never list or remove through a link where generations/ belongs.
+  refuseLinkedDir(generationsDir(dir))
   let names: string[]
   try {
     names = readdirSync(generationsDir(dir))

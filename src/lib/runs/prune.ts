@@ -3,8 +3,8 @@
  * lock after a re-check, so a Run that is live (or being relaunched) is never
  * touched. Artifacts that live inside a state dir go with it unless kept.
  */
-import {cpSync, renameSync} from 'node:fs'
-import {makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
+import {chmodSync, cpSync, lstatSync, renameSync} from 'node:fs'
+import {makePrivateDir, PRIVATE_FILE_MODE, refuseLinkedDir} from '../platform/private-files.js'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from '../platform/errors.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
@@ -84,6 +84,8 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
           makePrivateDir(keptDir)
           const target = join(keptDir, basename(artifact.path))
           cpSync(artifact.path, target)
+          // A copy keeps its source's mode: private, as everything the kernel makes in the state root.
+          if (lstatSync(target).isFile()) chmodSync(target, PRIVATE_FILE_MODE)
           report.kept_artifacts.push({run: id, name: artifact.name, path: target})
         }
       }
