@@ -125,7 +125,8 @@ describe('state files', () => {
     utimesSync(file, old, statSync(file).mtime)
     expect(readJsonFile(file)).toEqual({schema: 's1', n: 1})
     expect(statSync(file).atime.getTime()).toBe(old.getTime())
-    // Both temporary dirs are made 0700; let that user in.
+    // Both temporary dirs are made 0700, and state files 0600; let that user in.
+    chmodSync(file, 0o644)
     chmodSync(dir, 0o755)
     chmodSync(bundleDir, 0o755)
     const asNobody = (code: string) => spawnSync(process.execPath, ['--input-type=module', '-e', code], {uid: 65534, gid: 65534, encoding: 'utf8'})

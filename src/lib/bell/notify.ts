@@ -5,7 +5,8 @@
  * without a recursive watch over thousands of Run dirs.
  */
 import {randomHex} from '../platform/builtins.js'
-import {renameSync, writeFileSync} from 'node:fs'
+import {renameSync} from 'node:fs'
+import {writeStateFile} from '../platform/private-files.js'
 import {join} from 'node:path'
 
 export const BELL_FILE = '.bell'
@@ -14,7 +15,7 @@ export const BELL_FILE = '.bell'
 export function notifyStateChange(home: string): void {
   try {
     const temp = join(home, `.bell.${process.pid}.${randomHex(3)}`)
-    writeFileSync(temp, String(Date.now()))
+    writeStateFile(temp, String(Date.now()), 'create')
     renameSync(temp, join(home, BELL_FILE))
   } catch {}
 }

@@ -7,7 +7,7 @@
  * state dir after a node failure would run the Run twice.
  * A refused submission settles the Run as `failed` with sbatch's message.
  */
-import {appendFileSync} from 'node:fs'
+import {appendStateFile} from '../platform/private-files.js'
 import {noteEndedRun} from '../records/ended-runs.js'
 import {usageError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
@@ -116,7 +116,7 @@ function failSubmission(home: string, dir: string, message: string): {pid: null;
     if (!meta || readRunResult(dir, meta)) return
     trace(dir, meta, 'runtime.submit_failed', text, {error: text})
     try {
-      appendFileSync(runFile(dir, 'stderr'), `actors: sbatch refused the job: ${text}\n`)
+      appendStateFile(runFile(dir, 'stderr'), `actors: sbatch refused the job: ${text}\n`)
     } catch {}
     const result = {...settledResult(meta, 'failed', 'submit_failed'), error: text, executor_state: null}
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: 'failed'}

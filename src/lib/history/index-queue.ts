@@ -30,7 +30,8 @@
  *   steps) is still delivered, at the latest once the backlog before it is.
  * - Damage (a line not as written, a position that does not fit) is a miss.
  */
-import {closeSync, constants, existsSync, ftruncateSync, linkSync, mkdirSync, openSync, readdirSync, readSync, renameSync, writeSync} from 'node:fs'
+import {makePrivateDir, openStateFile} from '../platform/private-files.js'
+import {closeSync, constants, existsSync, ftruncateSync, linkSync, openSync, readdirSync, readSync, renameSync, writeSync} from 'node:fs'
 import {randomHex} from '../platform/builtins.js'
 import {join, sep} from 'node:path'
 import {indexDir} from '../platform/home.js'
@@ -101,7 +102,7 @@ export function enqueueMarker(home: string, ownerTag: string, name: string, from
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
     // The queue directory is made on first use (or the source is gone: then the retry says so).
-    mkdirSync(dir, {recursive: true})
+    makePrivateDir(dir)
     try {
       place()
     } catch (again) {
@@ -128,7 +129,7 @@ export function makeMarkerFile(home: string, file: string): void {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
   }
   // ENOENT here: no queue directory yet (the caller makes it).
-  closeSync(openSync(file, 'a'))
+  closeSync(openStateFile(file, 'append'))
   try {
     linkSync(file, proto)
   } catch {}
@@ -136,7 +137,7 @@ export function makeMarkerFile(home: string, file: string): void {
 
 function raiseChanged(home: string, ownerTag: string): void {
   try {
-    closeSync(openSync(queueStateFile(home, ownerTag, CHANGED_FILE), 'a'))
+    closeSync(openStateFile(queueStateFile(home, ownerTag, CHANGED_FILE), 'append'))
   } catch {}
 }
 
@@ -301,7 +302,7 @@ function writePosition(file: string, text: string): void {
   let fd: number | undefined
   try {
     // Not through a link planted in its place.
-    if (text.length <= POSITION_IN_PLACE_BYTES) fd = openSync(file, constants.O_WRONLY | constants.O_CREAT | constants.O_NOFOLLOW, 0o644)
+    if (text.length <= POSITION_IN_PLACE_BYTES) fd = openStateFile(file, 'update')
   } catch {}
   if (fd === undefined) {
     writeFileAtomic(file, text, {durable: false})
@@ -319,7 +320,7 @@ const POSITION_IN_PLACE_BYTES = 4096
 /** Up to `length` bytes of `file` from `position`, in a buffer reused by the next call. */
 function readChunk(file: string, position: number, length: number): Buffer {
   chunk ??= Buffer.allocUnsafe(CHUNK_BYTES)
-  const fd = openSync(file, 'r')
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
   try {
     return chunk.subarray(0, readSync(fd, chunk, 0, Math.min(length, CHUNK_BYTES), position))
   } finally {

@@ -7,11 +7,12 @@
  * the index rebuild rewrites it from the state dirs, and prune compacts it
  * (compactLaunchLog), so it follows the Runs kept, not every launch ever.
  */
-import {appendFileSync, closeSync, mkdirSync, openSync, readFileSync, readSync, fstatSync, statSync} from 'node:fs'
+import {appendStateFile, makePrivateDir} from '../platform/private-files.js'
+import {closeSync, constants, openSync, readSync, fstatSync} from 'node:fs'
 import {join} from 'node:path'
 import {isoTime} from '../platform/builtins.js'
 import {historyCacheDir} from '../platform/home.js'
-import {writeFileAtomic} from '../platform/state-files.js'
+import {readBoundedText, writeFileAtomic} from '../platform/state-files.js'
 
 const LOG_FILE = 'launches.log'
 const CHUNK = 64 * 1024
@@ -26,17 +27,17 @@ function logFile(home: string): string {
 export function appendLaunch(home: string, id: string, at = new Date()): void {
   const file = logFile(home)
   try {
-    appendFileSync(file, `${isoTime(at)} ${id}\n`)
+    appendStateFile(file, `${isoTime(at)} ${id}\n`)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    mkdirSync(historyCacheDir(home), {recursive: true})
-    appendFileSync(file, `${isoTime(at)} ${id}\n`)
+    makePrivateDir(historyCacheDir(home))
+    appendStateFile(file, `${isoTime(at)} ${id}\n`)
   }
 }
 
 /** Replace the log with these launches (oldest first). Caller holds the run index's lock. */
 export function rewriteLaunchLog(home: string, launches: Array<{at: string; id: string}>): void {
-  mkdirSync(historyCacheDir(home), {recursive: true})
+  makePrivateDir(historyCacheDir(home))
   writeFileAtomic(logFile(home), launches.map((l) => `${l.at} ${l.id}\n`).join(''), {durable: false})
 }
 
@@ -51,8 +52,10 @@ export function compactLaunchLog(home: string, kept: Set<string>): number {
   const file = logFile(home)
   let text: string
   try {
-    if (statSync(file).size > MAX_COMPACT_BYTES) return 0
-    text = readFileSync(file, 'utf8')
+    // Bounded, and never through a link (an oversized or linked log is left as it is).
+    const read = readBoundedText(file, MAX_COMPACT_BYTES)
+    if (read === undefined) return 0
+    text = read
   } catch {
     return 0
   }
@@ -86,7 +89,7 @@ export interface LaunchLine {
 export function recentLaunches(home: string): Iterable<LaunchLine> | undefined {
   let fd: number
   try {
-    fd = openSync(logFile(home), 'r')
+    fd = openSync(logFile(home), constants.O_RDONLY | constants.O_NOFOLLOW)
   } catch {
     return undefined
   }

@@ -23,7 +23,7 @@
  * without building a Stats object (platform/file-key.ts), and an unchanged
  * cache is never rebuilt in memory nor written back.
  */
-import {mkdirSync} from 'node:fs'
+import {makePrivateDir} from '../platform/private-files.js'
 import {dirname, join, sep} from 'node:path'
 import {historyCacheDir, runsDir} from '../platform/home.js'
 import {isTerminal, TERMINAL_STATUSES} from '../records/run.js'
@@ -122,7 +122,7 @@ abstract class StatKeyedCache<T, Stored> {
     for (const name of this.hits) entries.set(name, this.previous.get(name)!)
     for (const [name, stored] of this.added) entries.set(name, stored)
     try {
-      mkdirSync(dirname(this.file), {recursive: true})
+      makePrivateDir(dirname(this.file))
       writeFileAtomic(this.file, JSON.stringify({schema: this.schema, ...this.layout.write(entries)}), {durable: false})
     } catch {}
   }

@@ -51,7 +51,8 @@
  * fails while printing is read from its Run instead, with every hit after
  * it, and the file is rewritten. Never a wrong listing.
  */
-import {closeSync, constants, fstatSync, mkdirSync, openSync, readSync, unlinkSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readSync, unlinkSync} from 'node:fs'
+import {makePrivateDir} from '../platform/private-files.js'
 import {isAscii} from 'node:buffer'
 import {dirname, join, sep} from 'node:path'
 import {compareText} from '../platform/compare.js'
@@ -150,7 +151,7 @@ function openCache(file: string, base: string, window: Buffer): Cache | undefine
   let fd: number
   try {
     // O_NONBLOCK: a FIFO planted where the cache belongs must not hang the listing.
-    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK)
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
   } catch {
     return undefined
   }
@@ -556,7 +557,7 @@ class Printer {
  */
 function saveCache(file: string, base: string, list: string, cache: Cache | undefined, joined: Joined, printed: Printed[]): void {
   try {
-    mkdirSync(dirname(file), {recursive: true})
+    makePrivateDir(dirname(file))
     writeFileAtomic(file, buildCache(base, list, cache, joined, printed), {durable: false})
   } catch {
     try {

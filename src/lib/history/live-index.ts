@@ -36,7 +36,8 @@
  * index missing, damaged or foreign. Then the index is rebuilt from every
  * state dir, once.
  */
-import {existsSync, mkdirSync, readdirSync, renameSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, renameSync, statSync} from 'node:fs'
+import {claimPrivateDir, makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
 import {join, sep} from 'node:path'
 import {indexDir, isPlainName, runsDir} from '../platform/home.js'
 import {appendLaunch, compactLaunchLog, rewriteLaunchLog} from './launch-log.js'
@@ -94,7 +95,7 @@ const unchanged = (stamp: Stamp, runs: RunsDirStat | undefined) => runs !== unde
 
 /** Run `fn` under the run index's lock (launches, prunes, rebuilds and queue renewal serialise here). */
 export function withIndexLock<T>(home: string, fn: () => T): T {
-  mkdirSync(indexDir(home), {recursive: true})
+  makePrivateDir(indexDir(home))
   // A rebuild of a large root holds the lock for a while: wait for it rather than fail a launch.
   return withLockSync(join(indexDir(home), LOCK_FILE), fn, {timeoutMs: 120_000})
 }
@@ -113,7 +114,13 @@ function changeRunsDir<T>(home: string, change: () => {value: T; added: number})
     const {value, added} = change()
     if (stamp && added !== 0) {
       const after = unchanged(stamp, before) ? statRuns(home) : undefined
-      writeStamp(home, after ?? {mtime: stamp.runs_mtime_ns, nlink: stamp.runs_nlink}, stamp.runs_count + added)
+      try {
+        writeStamp(home, after ?? {mtime: stamp.runs_mtime_ns, nlink: stamp.runs_nlink}, stamp.runs_count + added)
+      } catch {
+        // runs/ has changed already (a full disk refused the stamp): never fail the change for its cache; without
+        // a stamp the next reader rebuilds the index. (An unlink frees space, so it works on a full disk.)
+        unlinkQuietly(join(indexDir(home), STAMP_FILE))
+      }
     }
     return value
   })
@@ -129,10 +136,12 @@ export function claimRunDirName(home: string, id: string): {dir: string; fresh: 
   return changeRunsDir(home, () => {
     let fresh = false
     try {
-      mkdirSync(dir)
+      claimPrivateDir(dir)
       fresh = true
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+      // An existing id: a link in its place is damage, never launched into.
+      refuseLinkedDir(dir)
     }
     appendLaunch(home, id)
     return {value: {dir, fresh}, added: fresh ? 1 : 0}
@@ -169,7 +178,7 @@ function touch(file: string, home: string): void {
     makeMarkerFile(home, file)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    mkdirSync(indexDir(home), {recursive: true})
+    makePrivateDir(indexDir(home))
     makeMarkerFile(home, file)
   }
 }

@@ -3,7 +3,8 @@
  * lock after a re-check, so a Run that is live (or being relaunched) is never
  * touched. Artifacts that live inside a state dir go with it unless kept.
  */
-import {cpSync, mkdirSync, renameSync} from 'node:fs'
+import {chmodSync, cpSync, lstatSync, renameSync} from 'node:fs'
+import {makePrivateDir, PRIVATE_FILE_MODE, refuseLinkedDir} from '../platform/private-files.js'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from '../platform/errors.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
@@ -80,9 +81,11 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
           const inside = !relative(dir, artifact.path).startsWith('..')
           if (!inside || artifact.missing) continue
           const keptDir = join(home, 'artifacts', id)
-          mkdirSync(keptDir, {recursive: true})
+          makePrivateDir(keptDir)
           const target = join(keptDir, basename(artifact.path))
           cpSync(artifact.path, target)
+          // A copy keeps its source's mode: private, as everything the kernel makes in the state root.
+          if (lstatSync(target).isFile()) chmodSync(target, PRIVATE_FILE_MODE)
           report.kept_artifacts.push({run: id, name: artifact.name, path: target})
         }
       }
@@ -97,7 +100,11 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
     })
   }
   if (report.pruned.length) {
-    compactLaunches(home)
+    // The launch log is a cache of the history (its readers skip ids no longer in runs/): a full disk that refuses
+    // its rewrite must not fail a prune whose Runs are gone already. Each Run is pruned whole or not at all.
+    try {
+      compactLaunches(home)
+    } catch {}
     notifyStateChange(home)
   }
   return report
@@ -117,6 +124,8 @@ function endedAt(state: RunState): number {
 function readPruneCandidate(dir: string, id: string, options: PruneOptions, report: PruneReport): RunState | undefined {
   let state
   try {
+    // A link in a state dir's place is damage: kept and named, never read or removed through.
+    refuseLinkedDir(dir)
     state = readRunState(dir, {withResult: false})
   } catch (error) {
     report.skipped.push({run: id, reason: (error as Error).message, problem: 'damaged'})

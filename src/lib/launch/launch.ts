@@ -4,7 +4,7 @@
  * supervisor process exists; the supervisor fills in the command's pids.
  */
 import {isoTime, randomHex, randomUuid} from '../platform/builtins.js'
-import {statSync} from 'node:fs'
+import {isBeingCreated} from '../runs/abandoned.js'
 import {refusedError, usageError} from '../platform/errors.js'
 import {ensureHome, runDir, validateRunId} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -72,15 +72,13 @@ export function makeRunId(hint: string): string {
 /** Thrown when a generated id is already taken; the caller picks another and re-renders. */
 export class RunIdTaken extends Error {}
 
-/** How long a state dir without run.json counts as being created by another launch. */
-const CREATING_GRACE_MS = 30_000
-
 /**
  * Claim the state dir for `id` and write the new generation's run.json, both
  * under the Run's lock, so two launches of one id can never both win. A fresh
  * id gets a new directory (mkdir is the atomic claim); an existing id may be
  * relaunched only when the user chose it and its Run is terminal, and then its
  * previous generation's files move to generations/<n>/ (launch/generation-start.ts).
+ * A dir left without run.json past its grace is abandoned and reclaimed (runs/abandoned.ts).
  */
 function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta} {
   const {dir, fresh} = claimRunDirName(spec.home, id)
@@ -88,6 +86,11 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
     if (!spec.explicitId) throw new RunIdTaken(id)
     // Settle a Run whose supervisor vanished first: reconciliation takes the lock itself (not reentrant).
     readRunState(dir)
+    // No run.json yet: another launch made the directory a moment ago and is writing it. Judged before the lock,
+    // whose file inside the dir would restart the dir's clock: a dir past its grace is abandoned, and reclaimed below.
+    if (!readRunMetaRaw(dir) && isBeingCreated(dir)) {
+      throw refusedError(`Run ${id} is being created by another launch`, 'pick another --name, or retry in a moment')
+    }
   }
   return withLockSync(runFile(dir, 'lock'), () => {
     if (!fresh) {
@@ -96,10 +99,6 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       const live = meta && !isTerminal(meta.status) && !readRunResult(dir, meta)
       if (meta && live) {
         throw refusedError(`Run ${id} is still ${meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)
-      }
-      // No run.json yet: another launch made the directory a moment ago and is writing it.
-      if (!meta && Date.now() - statSync(dir).ctimeMs < CREATING_GRACE_MS) {
-        throw refusedError(`Run ${id} is being created by another launch`, 'pick another --name, or retry in a moment')
       }
       // An earlier generation: archived to generations/<n>/, and the new one's run.json written (crash-safe).
       if (meta) return {dir, meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation))}

@@ -7,6 +7,7 @@
  */
 import {withLockSync} from '../platform/file-lock.js'
 import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
+import {LinkedPathError} from '../platform/private-files.js'
 import {journalFile, lockMutexFile} from '../records/lock.js'
 
 export const MAX_JOURNAL_RECORDS = 512
@@ -36,7 +37,10 @@ export function appendLockJournal(home: string, records: Array<Omit<JournalRecor
       const size = fileSize(file)
       if (size > MAX_JOURNAL_BYTES || (size > COUNT_FROM && readJsonLines(file, 2 * MAX_JOURNAL_BYTES).records.length > MAX_JOURNAL_RECORDS)) compactLocked(file)
     })
-  } catch {}
+  } catch (error) {
+    // Except a link planted in the journal's place: damage, named (nothing was appended through it).
+    if (error instanceof LinkedPathError) throw error
+  }
 }
 
 /** Keep the newest half of the records (and at most half the byte bound), written atomically. */

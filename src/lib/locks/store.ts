@@ -5,7 +5,7 @@
  * hold one mutex each and wait for the other. A state file that is corrupt,
  * oversized or of a foreign schema fails closed, naming the file.
  */
-import {mkdirSync} from 'node:fs'
+import {makePrivateDir} from '../platform/private-files.js'
 import {dirname} from 'node:path'
 import {corruptStateError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -60,7 +60,7 @@ export function writeLockState(home: string, state: LockState): void {
  */
 export function withLockMutexes<T>(home: string, names: string[], fn: () => T): T {
   const sorted = [...new Set(names)].sort()
-  mkdirSync(dirname(lockMutexFile(home, sorted[0] ?? 'x')), {recursive: true})
+  makePrivateDir(dirname(lockMutexFile(home, sorted[0] ?? 'x')))
   const take = (index: number): T => (index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS}))
   return take(0)
 }

@@ -7,7 +7,7 @@
  * be its turn, so a crowd of waiters costs reads, not mutex traffic. A slow
  * safety re-check catches what rings nobody: a holder process that died.
  */
-import {mkdirSync} from 'node:fs'
+import {makePrivateDir} from '../platform/private-files.js'
 import {Doorbell} from '../bell/doorbell.js'
 import {leaseExpired, nextExpiry, settleLockState} from './liveness.js'
 import {leaveQueues, takeLocks, type LockRequest, type LockTrace, type TakeOutcome} from './core.js'
@@ -66,7 +66,7 @@ function peek(home: string, specs: LockSpec[], request: LockRequest, full: boole
  * that gives up leaves every queue.
  */
 export async function waitForLocks(home: string, specs: LockSpec[], request: LockRequest, options: WaitOptions): Promise<WaitOutcome> {
-  mkdirSync(locksDir(home), {recursive: true})
+  makePrivateDir(locksDir(home))
   const bells = [locksDir(home), ...(options.watch ?? [])].map((dir) => new Doorbell(dir, LOCK_SAFETY_POLL_MS))
   const names = specs.map((s) => s.name)
   let attempt = true

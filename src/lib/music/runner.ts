@@ -7,7 +7,8 @@
  * leave a player process behind.
  */
 import {randomUuid} from '../platform/builtins.js'
-import {mkdirSync, mkdtempSync, realpathSync, rmSync} from 'node:fs'
+import {mkdtempSync, realpathSync, rmSync} from 'node:fs'
+import {makePrivateDir} from '../platform/private-files.js'
 import {tmpdir} from 'node:os'
 import {resolve} from 'node:path'
 import {ActorsError, EXIT, usageError} from '../platform/errors.js'
@@ -80,7 +81,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
   const player = resolvePlayer(choice, output)
 
   const stateDir = options.stateDir ? resolve(cwd, options.stateDir) : undefined
-  if (stateDir) mkdirSync(stateDir, {recursive: true})
+  if (stateDir) makePrivateDir(stateDir)
   let checkpoint: PlaybackCheckpoint | undefined
   // Notes about the checkpoint wait until this service owns the state dir: a refused second
   // service (exit 5) must not say it resumes anything.

@@ -76,6 +76,18 @@ export function corruptStateError(file: string, problem: string): ActorsError {
   )
 }
 
+/**
+ * A path of the state root this user may not read or write (EACCES/EPERM):
+ * the root is private to its owner, so this is another user's root, not a bug.
+ */
+export function permissionDeniedError(path: string): ActorsError {
+  return new ActorsError(
+    `permission denied: ${path}`,
+    EXIT.failed,
+    'the state root is private to the user who made it: run as that user, or use a state root of your own (--home DIR or ACTORS_HOME=DIR)',
+  )
+}
+
 export function isActorsError(error: unknown): error is ActorsError {
   return error instanceof ActorsError
 }

@@ -46,7 +46,7 @@ function tryAcquire(lockFile: string): boolean {
 function tryCreate(lockFile: string, identity: string): boolean {
   let fd: number
   try {
-    fd = openSync(lockFile, 'wx', 0o644)
+    fd = openSync(lockFile, 'wx', 0o600)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw error

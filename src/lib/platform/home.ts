@@ -3,7 +3,8 @@
  * state dir path) to a directory that is guaranteed to sit inside it.
  */
 import {basename, dirname, join, resolve, sep} from 'node:path'
-import {existsSync, mkdirSync, realpathSync} from 'node:fs'
+import {existsSync, realpathSync} from 'node:fs'
+import {makePrivateDir} from './private-files.js'
 import {usageError} from './errors.js'
 import {nodeOs} from './builtins.js'
 
@@ -45,8 +46,9 @@ export function indexDir(home: string): string {
 /** Create the state root's directories on first use. */
 export function ensureHome(home: string): void {
   try {
-    mkdirSync(runsDir(home), {recursive: true})
-    mkdirSync(indexDir(home), {recursive: true})
+    // Private (0700) whatever the umask, the root itself included when this makes it.
+    makePrivateDir(runsDir(home))
+    makePrivateDir(indexDir(home))
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     throw usageError(

@@ -7,6 +7,7 @@
  * `{ok, ...}` replies) is the caller's business.
  */
 import {lstatSync, unlinkSync} from 'node:fs'
+import {makeSocketPrivate} from './private-files.js'
 import type {Server, Socket} from 'node:net'
 import {join} from 'node:path'
 import {nodeCrypto, nodeNet, nodeOs} from './builtins.js'
@@ -200,6 +201,14 @@ export async function serveLines(path: string, handle: (line: string) => Promise
     server.once('error', reject)
     server.listen(path, () => {
       server.off('error', reject)
+      // listen() made the socket under the umask: 0600 whatever it is (its dir is 0700 too).
+      try {
+        makeSocketPrivate(path)
+      } catch (error) {
+        server.close()
+        reject(error)
+        return
+      }
       resolve()
     })
   })

@@ -5,12 +5,17 @@
  * first tries rmdir, then lstats every entry before removing it: about
  * twice the calls, which is most of what `actors prune` costs per Run.
  */
-import {readdirSync, rmdirSync, rmSync, unlinkSync} from 'node:fs'
+import {lstatSync, readdirSync, rmdirSync, rmSync, unlinkSync} from 'node:fs'
 import {sep} from 'node:path'
 
 /** Remove `dir` and everything under it (symbolic links are removed, never followed); nothing there is fine. */
 export function removeTree(dir: string): void {
   try {
+    // A link where the tree was: the link alone goes, never what it points at.
+    if (lstatSync(dir).isSymbolicLink()) {
+      unlinkSync(dir)
+      return
+    }
     removeEntries(dir)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return

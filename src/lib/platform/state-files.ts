@@ -5,9 +5,10 @@
  * guessing.
  */
 import {randomHex} from './builtins.js'
-import {appendFileSync, closeSync, constants, existsSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, constants, existsSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
-import {corruptStateError} from './errors.js'
+import {corruptStateError, permissionDeniedError} from './errors.js'
+import {appendStateFile, linkedPathError, openStateFile} from './private-files.js'
 
 /** Largest JSON document we will parse (run.json, result.json, endpoints...). */
 export const MAX_JSON_BYTES = 1024 * 1024
@@ -20,22 +21,23 @@ export function writeJsonAtomic(file: string, data: unknown, options: {durable?:
 /** Write a whole text file atomically (same-directory temp file, then rename). */
 export function writeFileAtomic(file: string, text: string | Uint8Array, options: {durable?: boolean} = {}): void {
   const temp = join(dirname(file), `.${basename(file)}.${process.pid}.${randomHex(4)}.tmp`)
-  const fd = openSync(temp, 'wx', 0o644)
+  // Mode 0600 whatever the umask; O_EXCL: never through a link planted under the temp name.
+  const fd = openStateFile(temp, 'create')
   try {
-    // Two calls, one per overload: writeSync takes a string or bytes, not their union.
-    if (typeof text === 'string') writeSync(fd, text)
-    else writeSync(fd, text)
-    // durable: false is for caches, which may be lost in a crash but never half-written.
-    if (options.durable !== false) fsyncSync(fd)
-  } finally {
-    closeSync(fd)
-  }
-  try {
+    try {
+      // Two calls, one per overload: writeSync takes a string or bytes, not their union.
+      if (typeof text === 'string') writeSync(fd, text)
+      else writeSync(fd, text)
+      // durable: false is for caches, which may be lost in a crash but never half-written.
+      if (options.durable !== false) fsyncSync(fd)
+    } finally {
+      closeSync(fd)
+    }
+    // rename() replaces a link at `file` itself, never writes through it.
     renameSync(temp, file)
   } catch (error) {
-    try {
-      unlinkSync(temp)
-    } catch {}
+    // A full disk (ENOSPC) or any other failure leaves no temporary file behind.
+    unlinkQuietly(temp)
     throw error
   }
 }
@@ -88,7 +90,7 @@ export function parseJsonDocument<T = Record<string, unknown>>(file: string, tex
  * interleave; callers that also rewrite the file (compaction) hold a lock.
  */
 export function appendJsonLine(file: string, record: unknown): void {
-  appendFileSync(file, JSON.stringify(record) + '\n')
+  appendStateFile(file, JSON.stringify(record) + '\n')
 }
 
 export interface JsonLines<T> {
@@ -150,7 +152,10 @@ export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_
   try {
     fd = openForReading(file)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return undefined
+    if (code === 'ELOOP') throw linkedPathError(file)
+    if (code === 'EACCES') throw permissionDeniedError(file)
     throw corruptStateError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
   }
   try {
@@ -189,8 +194,9 @@ export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_
  * alone, where relatime would write the inode on the first read after each
  * change (a listing or a rebuild reads thousands); it is refused (EPERM) for
  * a file this user does not own, and then dropped for the rest of the process.
+ * O_NOFOLLOW: a link planted where a state file belongs is named (ELOOP), not read.
  */
-let readFlags = constants.O_RDONLY | constants.O_NONBLOCK | (constants.O_NOATIME ?? 0)
+let readFlags = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW | (constants.O_NOATIME ?? 0)
 
 function openForReading(file: string): number {
   try {

@@ -2,7 +2,7 @@
  * Failures as the user sees them (both front ends): a message and fix on
  * stderr, the error document under --json, the exit code.
  */
-import {EXIT, isActorsError} from '../platform/errors.js'
+import {EXIT, isActorsError, permissionDeniedError} from '../platform/errors.js'
 import {isOutputError, stdoutFailure} from './output-guard.js'
 import {printJson} from './write.js'
 
@@ -11,7 +11,11 @@ import {printJson} from './write.js'
  * ActorsErrors are user-facing (message, fix, documented exit code, no stack
  * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
  */
-export function reportError(error: Error & {code?: string; syscall?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+export function reportError(error: Error & {code?: string; syscall?: string; path?: string; dest?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+  // A path this user may not touch (another user's private state root) is named with a fix, not reported as a bug.
+  // symlink(), link() and rename() name the path they make as `dest` (`path` is a lock's identity text, or the source).
+  const denied = error.dest ?? error.path
+  if ((error.code === 'EACCES' || error.code === 'EPERM') && typeof denied === 'string') error = permissionDeniedError(denied)
   if (isActorsError(error)) {
     process.exitCode = error.exitCode
     process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)

@@ -16,7 +16,8 @@
  * the supervisor's start, the next launch), before anything else looks at
  * the top-level files: the new layout.
  */
-import {existsSync, mkdirSync, readdirSync, renameSync, rmSync} from 'node:fs'
+import {existsSync, readdirSync, renameSync, rmSync} from 'node:fs'
+import {claimPrivateDir, makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
 import {basename, join} from 'node:path'
 import {randomHex} from '../platform/builtins.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -55,12 +56,12 @@ export function archiveAndStartLocked(dir: string, current: RunMeta, next: RunMe
   const n = generationOf(current)
   removeLeftovers(dir)
   const base = generationsDir(dir)
-  mkdirSync(base, {recursive: true})
+  makePrivateDir(base)
   // An archive of the current generation can only be left from a hand edit or a foreign copy: keep it aside, never merge into it.
   const clash = archivedGenerationDir(dir, n)
   if (existsSync(clash)) renameSync(clash, join(base, `.stale-${n}-${randomHex(3)}`))
   const staging = join(base, `.staging-${n}-${process.pid}-${randomHex(3)}`)
-  mkdirSync(staging)
+  claimPrivateDir(staging)
   writeJsonAtomic(join(staging, 'run.json'), {...current, ...archived})
   testPause('staged')
   const mark: GenerationMoveMark = {from: n, staging: basename(staging)}
@@ -88,6 +89,8 @@ function finishMoveLocked(dir: string, mark: GenerationMoveMark): void {
 
 /** Staging dirs of moves that crashed before their commit hold only a copy of run.json: remove them. */
 function removeLeftovers(dir: string): void {
+  // Never list or remove through a link where generations/ belongs.
+  refuseLinkedDir(generationsDir(dir))
   let names: string[]
   try {
     names = readdirSync(generationsDir(dir))

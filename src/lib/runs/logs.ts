@@ -4,7 +4,7 @@
  * supervisor appends to the logs and rewrites run.json when it ends), with a
  * slow safety poll for file systems that do not notify.
  */
-import {closeSync, openSync, readSync, statSync} from 'node:fs'
+import {closeSync, constants, lstatSync, openSync, readSync} from 'node:fs'
 import {corruptStateError} from '../platform/errors.js'
 import {readFileEnd} from '../platform/state-files.js'
 import {readRunMetaRaw, readRunState, runFile} from './store.js'
@@ -40,7 +40,7 @@ export function firstOutputLine(dir: string): string {
   const file = runFile(dir, 'stdout')
   let size: number
   try {
-    size = statSync(file).size
+    size = lstatSync(file).size
   } catch {
     return ''
   }
@@ -55,7 +55,8 @@ export function firstOutputLine(dir: string): string {
 function logSize(file: string): number {
   let stat
   try {
-    stat = statSync(file)
+    // lstat: a link where a log belongs is not a regular file, and is named (never read through).
+    stat = lstatSync(file)
   } catch {
     return 0
   }
@@ -69,7 +70,7 @@ function readRange(file: string, start: number, end: number): string {
 
 function readBytes(file: string, start: number, end: number): Buffer {
   if (end <= start) return Buffer.alloc(0)
-  const fd = openSync(file, 'r')
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
   try {
     const buffer = Buffer.alloc(end - start)
     const read = readSync(fd, buffer, 0, buffer.length, start)

@@ -13,7 +13,8 @@
  * same for each member; what makes it that member's record is that it lists
  * the member's instance.
  */
-import {existsSync, linkSync, renameSync, writeFileSync} from 'node:fs'
+import {existsSync, linkSync, renameSync} from 'node:fs'
+import {writeStateFile} from '../platform/private-files.js'
 import {join, sep} from 'node:path'
 import {runDir} from '../platform/home.js'
 import {readRunMetaRaw} from './store.js'
@@ -82,7 +83,7 @@ export function isReported(dir: string, instance: string): boolean {
 export function recordReported(dir: string, record: ReportedRecord): void {
   const text = JSON.stringify(record) + '\n'
   try {
-    writeFileSync(reportedFile(dir), text, {flag: 'wx'})
+    writeStateFile(reportedFile(dir), text, 'create')
     return
   } catch (error) {
     // ENOENT: the state dir vanished (pruned): nothing left to report.
@@ -149,7 +150,7 @@ export function markBatchReported(home: string, members: MemberRef[], owner: str
   const record: BatchReportedRecord = {run_instance_ids: placed.map((p) => p.instance), owner, batch_id: batchId, reported_at: reportedAt}
   try {
     unlinkQuietly(scratch)
-    writeFileSync(scratch, JSON.stringify(record) + '\n', {flag: 'wx'})
+    writeStateFile(scratch, JSON.stringify(record) + '\n', 'create')
   } catch {
     placed.forEach(own)
     return

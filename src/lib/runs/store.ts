@@ -12,6 +12,7 @@ import {noteEndedRun} from '../records/ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
 import {runDir, runsDir} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
+import {refuseLinkedDir} from '../platform/private-files.js'
 import {askExecutor} from './executor-questions.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
@@ -176,6 +177,8 @@ export function readRunState(dir: string, options: {withResult?: boolean} = {}):
 }
 
 function reconcileLostRun(dir: string): RunState | undefined {
+  // Settling writes: never through a link in the state dir's place.
+  refuseLinkedDir(dir)
   let settled: RunMeta | undefined
   const state = withLockSync(runFile(dir, 'lock'), (): RunState | undefined => {
     const meta = readRunMetaRaw(dir)
@@ -198,6 +201,8 @@ function reconcileLostRun(dir: string): RunState | undefined {
 /** Read a Run by id, or throw "not found" (exit 4). */
 export function requireRun(home: string, id: string): RunState {
   const dir = runDir(home, id)
+  // Commands on one Run (emit, control, ...) never act through a link in its state dir's place.
+  refuseLinkedDir(dir)
   const state = readRunState(dir)
   if (!state) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
   return state

@@ -9,9 +9,10 @@ import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {runFile, updateRunMeta} from './store.js'
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync} from 'node:fs'
+import {appendStateFile, writeStateFile} from '../platform/private-files.js'
 import {fileKey} from '../platform/file-key.js'
-import {appendJsonLine, fileSize, parseJsonLines, readFileEnd, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
+import {appendJsonLine, fileSize, parseJsonLines, readBoundedText, readFileEnd, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
 export const MAX_TRACE_BYTES = 4 * 1024 * 1024
@@ -62,7 +63,7 @@ export function attentionFlagged(dir: string, meta: {attention_flag?: unknown; a
 
 /** Raise attention.flag in `dir`; a Run that has ended also records it in run.json (see attentionFlagged). */
 function raiseAttentionFlag(dir: string): void {
-  writeFileSync(runFile(dir, 'attention'), '', {flag: 'a'})
+  appendStateFile(runFile(dir, 'attention'), '')
   updateRunMeta(dir, (meta) => (meta.attention_raised === false ? {...meta, attention_raised: true} : undefined))
 }
 
@@ -118,7 +119,7 @@ function countEvents(dir: string, file: string, before: TraceStat | undefined, a
   if (after.size < MAX_TRACE_EVENTS * MIN_EVENT_BYTES) return 0
   let kept: {key?: unknown; events?: unknown} | undefined
   try {
-    kept = JSON.parse(readFileSync(countFile(dir), 'utf8'))
+    kept = JSON.parse(readBoundedText(countFile(dir), 4096) ?? '')
   } catch {}
   const events = before && kept?.key === before.key && Number.isInteger(kept.events) ? (kept.events as number) + 1 : readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
   keepCount(dir, after, events)
@@ -128,7 +129,7 @@ function countEvents(dir: string, file: string, before: TraceStat | undefined, a
 /** Remember how many events the journal with stat `stat` holds (a cache: written in place, never trusted beyond its key). */
 function keepCount(dir: string, stat: TraceStat | undefined, events: number): void {
   try {
-    if (stat) writeFileSync(countFile(dir), JSON.stringify({key: stat.key, events}))
+    if (stat) writeStateFile(countFile(dir), JSON.stringify({key: stat.key, events}))
   } catch {}
 }
 

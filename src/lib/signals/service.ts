@@ -11,9 +11,9 @@
  * (which also exports the polling API: listQueuedControls, claimControl,
  * completeControl).
  */
-import {readFileSync, unlinkSync} from 'node:fs'
+import {unlinkSync} from 'node:fs'
 import {runFile} from '../runs/store.js'
-import {writeJsonAtomic} from '../platform/state-files.js'
+import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import type {ControlReply, ControlRequest} from './endpoint.js'
 import {boundedReply, claimControl, completeControl, readControlRecord, type ControlRecord} from './journal.js'
 import {serveLines, socketPathIn} from '../platform/line-socket.js'
@@ -163,7 +163,8 @@ function cleanupOnExit(path: string, endpointFile: string, runInstanceId: string
     } catch {}
     // Only remove the endpoint file if it is still ours (a newer generation may have replaced it).
     try {
-      const current = JSON.parse(readFileSync(endpointFile, 'utf8'))
+      // Read as every state file is: bounded, never through a link.
+      const current = readJsonFile(endpointFile) ?? {}
       if (current.run_instance_id === runInstanceId && current.path === path) unlinkSync(endpointFile)
     } catch {}
   }

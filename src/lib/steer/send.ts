@@ -3,9 +3,10 @@
  * Run through its inbox (a line on its stdin, or a record in inbox.jsonl), or
  * resume a finished one as its next generation with the message.
  */
-import {existsSync, statSync} from 'node:fs'
 import {notActiveError, notFoundError} from '../platform/errors.js'
 import {resolveRunRef, runDir, runsDir} from '../platform/home.js'
+import {refuseLinkedDir} from '../platform/private-files.js'
+import {isBeingCreated} from '../runs/abandoned.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
@@ -36,9 +37,10 @@ export async function sendMessage(home: string, ref: string, message: string): P
   validateMessage(message)
   const id = resolveRunRef(home, ref)
   const dir = runDir(home, id)
+  refuseLinkedDir(dir)
   const state = readRunState(dir)
   if (!state) {
-    if (existsSync(dir) && Date.now() - statSync(dir).ctimeMs < 30_000) {
+    if (isBeingCreated(dir)) {
       throw notActiveError(`Run ${id} is being created by another launch`, 'retry in a moment; nothing was sent')
     }
     throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)

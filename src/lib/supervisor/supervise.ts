@@ -11,7 +11,8 @@
  */
 import type {ChildProcess} from 'node:child_process'
 import {childProcess} from '../platform/builtins.js'
-import {closeSync, openSync, writeSync} from 'node:fs'
+import {closeSync} from 'node:fs'
+import {appendStateFile, openStateFile} from '../platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {collectArtifacts} from '../runs/artifacts.js'
@@ -174,10 +175,13 @@ class Supervisor {
     // Test-only: widen the window between the ending check and the spawn (see recordChild).
     testHookPause('spawnDelayMs', 10_000)
     return new Promise((resolve) => {
-      const out = openSync(runFile(this.dir, 'stdout'), 'a')
-      const err = openSync(runFile(this.dir, 'stderr'), 'a')
+      let out: number | undefined
+      let err: number | undefined
       let child: ChildProcess
       try {
+        // Private (0600), and never through a link planted in a log's place (named as the start failure).
+        out = openStateFile(runFile(this.dir, 'stdout'), 'append')
+        err = openStateFile(runFile(this.dir, 'stderr'), 'append')
         child = childProcess().spawn(argv[0], argv.slice(1), {
           cwd: this.meta.cwd,
           env: commandEnvironment(this.meta, this.home, this.dir),
@@ -185,8 +189,8 @@ class Supervisor {
           stdio: [this.pump ? 'pipe' : 'ignore', out, err],
         })
       } catch (error) {
-        closeSync(out)
-        closeSync(err)
+        if (out !== undefined) closeSync(out)
+        if (err !== undefined) closeSync(err)
         resolve({exitCode: 127, signal: null, spawnError: (error as Error).message})
         return
       }
@@ -212,12 +216,7 @@ class Supervisor {
 
   private appendStderr(text: string): void {
     try {
-      const fd = openSync(runFile(this.dir, 'stderr'), 'a')
-      try {
-        writeSync(fd, text)
-      } finally {
-        closeSync(fd)
-      }
+      appendStateFile(runFile(this.dir, 'stderr'), text)
     } catch {}
   }
 

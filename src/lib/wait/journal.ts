@@ -8,7 +8,8 @@
  * losing one. Which Runs were reported is recorded in each Run's own state
  * dir (reported.ts), so the journal stays small however long the history.
  */
-import {mkdirSync, renameSync, writeFileSync} from 'node:fs'
+import {renameSync} from 'node:fs'
+import {makePrivateDir, writeStateFile} from '../platform/private-files.js'
 import {basename, dirname, join} from 'node:path'
 import {LowSync, type SyncAdapter} from 'lowdb'
 import {corruptStateError} from '../platform/errors.js'
@@ -123,7 +124,7 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
   }
 
   write(journal: DeliveryJournal): void {
-    writeFileSync(this.next, JSON.stringify(journal))
+    writeStateFile(this.next, JSON.stringify(journal))
     unlinkQuietly(this.file)
     renameSync(this.next, this.file)
   }
@@ -136,7 +137,7 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
  */
 export function withJournal<T>(home: string, owner: string, change: (journal: DeliveryJournal) => {value: T; write: boolean}): T {
   const file = journalFile(home, owner)
-  mkdirSync(join(home, 'delivery'), {recursive: true})
+  makePrivateDir(join(home, 'delivery'))
   return withLockSync(`${file}.lock`, () => {
     const db = new LowSync<DeliveryJournal>(new JournalFile(file, (text) => parseJournal(file, owner, text)), emptyJournal(owner))
     db.read()

@@ -1,0 +1,106 @@
+/**
+ * How the kernel creates, opens and removes paths inside its state root:
+ * privately (dirs 0700, files and sockets 0600, whatever the umask: logs,
+ * argv, values and env are in there) and never through a symbolic link (a
+ * link where a state dir or file belongs is damage, named, exit 1: nothing
+ * is read, appended, written or removed through it). Every writer of the
+ * root goes through these few calls rather than node:fs directly.
+ */
+import {chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, writeSync} from 'node:fs'
+import {ActorsError, EXIT} from './errors.js'
+
+/** Modes of everything the kernel creates in the state root. */
+export const PRIVATE_DIR_MODE = 0o700
+export const PRIVATE_FILE_MODE = 0o600
+
+/** A link found where the state root holds a dir or file of its own: damage, exit 1, never followed. */
+export class LinkedPathError extends ActorsError {
+  constructor(readonly path: string) {
+    super(`${path} is a symbolic link; actors never follows links inside its state root`, EXIT.failed, `remove the link (rm ${JSON.stringify(path)}); nothing was read or changed through it`)
+  }
+}
+
+/** The error for a link at `path` (see LinkedPathError). */
+export function linkedPathError(path: string): LinkedPathError {
+  return new LinkedPathError(path)
+}
+
+/**
+ * Create `dir` (and missing parents) with mode 0700. mkdir's mode is masked
+ * by the umask, which can only take bits away: 0700 is never widened.
+ */
+export function makePrivateDir(dir: string): void {
+  // Nothing made: it was there already, and a link there is refused (mkdir -p would go through it).
+  if (mkdirSync(dir, {recursive: true, mode: PRIVATE_DIR_MODE}) === undefined) refuseLinkedDir(dir)
+}
+
+/** Create exactly `dir` (fails with EEXIST when it is there: an atomic claim), mode 0700. */
+export function claimPrivateDir(dir: string): void {
+  mkdirSync(dir, {mode: PRIVATE_DIR_MODE})
+}
+
+const OPEN_FLAGS = {
+  /** Append, creating the file when missing. */
+  append: constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT,
+  /** Replace the content, creating the file when missing. */
+  write: constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC,
+  /** Create a new file; EEXIST when one is there (O_EXCL never follows a link either). */
+  create: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL,
+  /** Open for writing in place, creating when missing. */
+  update: constants.O_WRONLY | constants.O_CREAT,
+} as const
+
+export type StateOpenMode = keyof typeof OPEN_FLAGS
+
+/**
+ * Open a state file for writing with O_NOFOLLOW and mode 0600: a link in
+ * its place fails (ELOOP), and is named as damage instead of being written
+ * through. Other errors are thrown as they are.
+ */
+export function openStateFile(file: string, how: StateOpenMode): number {
+  try {
+    return openSync(file, OPEN_FLAGS[how] | constants.O_NOFOLLOW, PRIVATE_FILE_MODE)
+  } catch (error) {
+    throw (error as NodeJS.ErrnoException).code === 'ELOOP' ? linkedPathError(file) : error
+  }
+}
+
+/** Write `text` to a state file opened as `how` (openStateFile), in one write. */
+export function writeStateFile(file: string, text: string | Uint8Array, how: StateOpenMode = 'write'): void {
+  const fd = openStateFile(file, how)
+  try {
+    if (typeof text === 'string') writeSync(fd, text)
+    else writeSync(fd, text)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/**
+ * Append `text` to a state file (log, journal, inbox, trace) in one write():
+ * O_APPEND keeps concurrent appenders of short lines from interleaving;
+ * O_NOFOLLOW refuses a link planted in its place.
+ */
+export function appendStateFile(file: string, text: string | Uint8Array): void {
+  writeStateFile(file, text, 'append')
+}
+
+/**
+ * Refuse a state dir (or any dir of the root) that is a symbolic link;
+ * nothing when it is missing. Callers check before they read, write or
+ * remove anything below it: O_NOFOLLOW guards only a path's last part.
+ */
+export function refuseLinkedDir(dir: string): void {
+  let link: boolean
+  try {
+    link = lstatSync(dir).isSymbolicLink()
+  } catch {
+    return
+  }
+  if (link) throw linkedPathError(dir)
+}
+
+/** Make a socket the kernel listens on private (0600): listen() creates it under the umask. */
+export function makeSocketPrivate(path: string): void {
+  chmodSync(path, PRIVATE_FILE_MODE)
+}

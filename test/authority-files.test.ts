@@ -1,0 +1,256 @@
+/**
+ * Authority over files: the state root is private whatever the umask, a user
+ * who may not write it is told so, and no symbolic link inside it is ever
+ * followed (reads, appends, writes, removals). Real processes, real files.
+ */
+import {spawnSync} from 'node:child_process'
+import {chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, BIN, cliEnv, homesPerTest, processesOfHome, ROOT, tempDir, removeDir, waitForResult} from './helpers.js'
+import {serveLines} from '../src/lib/platform/line-socket.js'
+import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
+
+const home = homesPerTest('actors-authority-')
+
+/** `actors ARGS` with umask 000, as a careless shell would run it. */
+function actorsUmask000(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
+  const r = spawnSync('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {env: cliEnv(h), cwd: ROOT, encoding: 'utf8', timeout: 30_000})
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+/** Every path under `dir` (itself included) with its permission bits, links left out (a lock is a link: its mode means nothing). */
+function modesUnder(dir: string): Array<{path: string; kind: string; mode: number}> {
+  const found: Array<{path: string; kind: string; mode: number}> = []
+  const visit = (path: string) => {
+    const stat = lstatSync(path)
+    if (stat.isSymbolicLink()) return
+    const kind = stat.isDirectory() ? 'dir' : stat.isSocket() ? 'socket' : 'file'
+    found.push({path, kind, mode: stat.mode & 0o777})
+    if (stat.isDirectory()) for (const name of readdirSync(path)) visit(join(path, name))
+  }
+  visit(dir)
+  return found
+}
+
+/** Run `argv` as user nobody (setpriv), in the test's environment for `h`. */
+function asNobody(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
+  const r = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, ...args], {env: {...cliEnv(h), HOME: '/nonexistent'}, cwd: '/', encoding: 'utf8', timeout: 30_000})
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
+}
+
+describe('private modes', () => {
+  it('makes the state root and everything in it private (dirs 0700, files 0600) even with umask 000', async () => {
+    const h = join(home(), 'state')
+    expect(actorsUmask000(h, ['run', 'hello', '--name', 'a']).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'a'))
+    expect(actorsUmask000(h, ['emit', 'note', '--run', 'a', '--summary', 's', '--attention', 'notify']).code).toBe(0)
+    expect(actorsUmask000(h, ['wait', 'a']).code).toBe(0)
+    expect(actorsUmask000(h, ['lock', 'acquire', 'db', '--holder', 'me', '--lease', '1m']).code).toBe(0)
+    const entries = modesUnder(h)
+    // The Run's files, the index, the delivery journal, the lock journal, the caches: all there, all private.
+    for (const name of ['runs/a/run.json', 'runs/a/stdout.log', 'runs/a/trace.jsonl', 'runs/a/reported.json', 'locks']) {
+      expect(entries.map((e) => e.path)).toContain(join(h, name))
+    }
+    const open = entries.filter((e) => e.mode !== (e.kind === 'dir' ? 0o700 : 0o600))
+    expect(open.map((e) => `${e.path} ${e.mode.toString(8)}`)).toEqual([])
+  })
+
+  it('makes the sockets it listens on 0600', async () => {
+    const dir = tempDir()
+    try {
+      const server = await serveLines(join(dir, 'control.sock'), async () => 'ok')
+      expect(lstatSync(join(dir, 'control.sock')).mode & 0o777).toBe(0o600)
+      await server.close()
+    } finally {
+      removeDir(dir)
+    }
+  })
+
+  it.runIf(process.getuid?.() === 0)('tells a user who may not write the state root which path and what to do (no "internal error")', () => {
+    const h = home()
+    expect(actors(h, ['run', 'hello', '--name', 'a']).code).toBe(0)
+    // A root made by an older release: readable by all, writable by its owner only.
+    for (const e of modesUnder(h)) chmodSync(e.path, e.kind === 'dir' ? 0o755 : 0o644)
+    for (const args of [['run', 'hello', '--name', 'b'], ['send', 'a', 'hi'], ['emit', 'x', '--run', 'a']]) {
+      const r = asNobody(h, args)
+      expect(r.stderr).not.toContain('internal error')
+      expect(r.stderr).toMatch(/permission denied: \/\S+/)
+      expect(r.stderr).toContain('fix: ')
+      expect(r.code).toBe(1)
+    }
+  })
+})
+
+describe('no link followed inside the state root', () => {
+  /** A finished Run `id`, its state dir then replaced by a link to a copy of it outside the root holding a precious file. */
+  async function linkedRun(h: string, id: string): Promise<string> {
+    expect(actors(h, ['run', 'hello', '--name', id]).code).toBe(0)
+    await waitForResult(join(h, 'runs', id))
+    const outside = join(h, 'outside')
+    cpSync(join(h, 'runs', id), outside, {recursive: true})
+    writeFileSync(join(outside, 'precious.txt'), 'x\n')
+    rmSync(join(h, 'runs', id), {recursive: true})
+    symlinkSync(outside, join(h, 'runs', id))
+    return outside
+  }
+
+  it('prune keeps a linked state dir (named, exit 1) and never empties its target', async () => {
+    const h = home()
+    const outside = await linkedRun(h, 'P2')
+    const before = readdirSync(outside).sort()
+    const r = actors(h, ['prune', '--older-than', '0s'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${join(h, 'runs', 'P2')} is a symbolic link`)
+    expect(readdirSync(outside).sort()).toEqual(before)
+    expect(readFileSync(join(outside, 'precious.txt'), 'utf8')).toBe('x\n')
+    // Named, it is refused the same way.
+    expect(actors(h, ['prune', 'P2']).code).toBe(1)
+    expect(readdirSync(outside).sort()).toEqual(before)
+  })
+
+  it('a command on a Run whose state dir is a link refuses it (exit 1) and writes nothing there', async () => {
+    const h = home()
+    const outside = await linkedRun(h, 'L')
+    const trace = readFileSync(join(outside, 'trace.jsonl'), 'utf8')
+    const r = actors(h, ['emit', 'note', '--run', 'L', '--summary', 'x'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain('is a symbolic link')
+    expect(readFileSync(join(outside, 'trace.jsonl'), 'utf8')).toBe(trace)
+    expect(actors(h, ['run', 'hello', '--name', 'L']).code).toBe(1)
+    expect(readFileSync(join(outside, 'run.json'), 'utf8')).toContain('"status": "done"')
+  })
+
+  /** A file outside the root, and a link to it planted at `file`. */
+  function plantLink(h: string, file: string): string {
+    const target = join(h, 'elsewhere.txt')
+    writeFileSync(target, 'mine\n')
+    rmSync(file, {force: true})
+    symlinkSync(target, file)
+    return target
+  }
+
+  it('emit --run does not append through a linked trace.jsonl', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'T', '--', 'sleep', '30']).code).toBe(0)
+    const target = plantLink(h, join(h, 'runs', 'T', 'trace.jsonl'))
+    const r = actors(h, ['emit', 'note', '--run', 'T', '--summary', 'x'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${join(h, 'runs', 'T', 'trace.jsonl')} is a symbolic link`)
+    expect(readFileSync(target, 'utf8')).toBe('mine\n')
+  })
+
+  it('send does not append through a linked inbox.jsonl', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'A', '--inbox', 'file', '--', 'sleep', '30']).code).toBe(0)
+    const inbox = join(h, 'runs', 'A', 'inbox.jsonl')
+    const target = plantLink(h, inbox)
+    const r = actors(h, ['send', 'A', 'msg'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${inbox} is a symbolic link`)
+    expect(readFileSync(target, 'utf8')).toBe('mine\n')
+  })
+
+  it('lock acquire does not append through a linked locks/journal.jsonl', () => {
+    const h = home()
+    mkdirSync(join(h, 'locks'), {recursive: true})
+    const journal = join(h, 'locks', 'journal.jsonl')
+    const target = plantLink(h, journal)
+    const r = actors(h, ['lock', 'acquire', 'db', '--holder', 'me', '--lease', '1m'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${journal} is a symbolic link`)
+    expect(readFileSync(target, 'utf8')).toBe('mine\n')
+  })
+})
+
+describe('abandoned state dirs', () => {
+  /** Set a dir's modification time `seconds` in the past. */
+  const backdate = (dir: string, seconds: number) => {
+    const at = new Date(Date.now() - seconds * 1000)
+    utimesSync(dir, at, at)
+  }
+
+  it('reclaims a state dir left without run.json for over 30 s on the next launch of its id', async () => {
+    const h = home()
+    mkdirSync(join(h, 'runs', 'zz'), {recursive: true})
+    backdate(join(h, 'runs', 'zz'), 35)
+    const r = actors(h, ['run', 'hello', '--name', 'zz', '--json'])
+    expect(r.stderr).toBe('')
+    expect(r.code).toBe(0)
+    expect((await waitForResult(join(h, 'runs', 'zz'))).status).toBe('done')
+  })
+
+  it('refuses a younger one (exit 5) without restarting its clock', () => {
+    const h = home()
+    const dir = join(h, 'runs', 'zz')
+    mkdirSync(dir, {recursive: true})
+    backdate(dir, 20)
+    const before = lstatSync(dir).mtimeMs
+    const r = actors(h, ['run', 'hello', '--name', 'zz'])
+    expect(r.code).toBe(5)
+    expect(r.stderr).toContain('being created by another launch')
+    // Looking left the dir as it was: its age still counts from the same moment.
+    expect(lstatSync(dir).mtimeMs).toBe(before)
+    expect(readdirSync(dir)).toEqual([])
+  })
+})
+
+/** A 2 MiB tmpfs mounted on a new temp dir for `fn`, filled up by `fill()` when asked; unmounted after. Needs root. */
+async function withSmallDisk(fn: (mnt: string, fill: () => void) => Promise<void> | void): Promise<void> {
+  const mnt = tempDir('actors-disk-')
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mnt], {encoding: 'utf8'})
+  expect(mounted.stderr).toBe('')
+  const fill = () => {
+    spawnSync('dd', ['if=/dev/zero', `of=${join(mnt, 'fill')}`, 'bs=4k'], {encoding: 'utf8'})
+    expect(spawnSync('df', ['--output=avail', mnt], {encoding: 'utf8'}).stdout.trim().split('\n')[1].trim()).toBe('0')
+  }
+  try {
+    await fn(mnt, fill)
+  } finally {
+    for (const pid of processesOfHome(join(mnt, 'home'))) {
+      try {
+        process.kill(pid, 'SIGKILL')
+      } catch {}
+    }
+    spawnSync('umount', ['-l', mnt])
+    removeDir(mnt)
+  }
+}
+
+/** Temporary files of the atomic writer (`.<name>.<pid>.<hex>.tmp`) anywhere under `dir`. */
+function tempFilesUnder(dir: string): string[] {
+  return modesUnder(dir).map((e) => e.path).filter((path) => path.endsWith('.tmp'))
+}
+
+describe.runIf(process.getuid?.() === 0)('a full disk', () => {
+  it('prune of a Run prunes it whole (exit 0, nothing left aside), and a failed launch leaves no temporary file', async () => {
+    await withSmallDisk(async (mnt, fill) => {
+      const h = join(mnt, 'home')
+      for (const id of ['f1', 'f2']) expect(actors(h, ['run', 'hello', '--name', id]).code).toBe(0)
+      for (const id of ['f1', 'f2']) await waitForResult(join(h, 'runs', id))
+      expect(actors(h, ['wait', 'f1', 'f2']).code).toBe(0)
+      fill()
+      const launch = actors(h, ['run', 'hello', '--name', 'f3'])
+      expect(launch.code).toBe(1)
+      expect(launch.stderr).toContain('no space left')
+      const r = actors(h, ['prune', 'f1', '--json'])
+      expect(r.stderr).toBe('')
+      expect(r.code).toBe(0)
+      expect(r.json.pruned).toEqual(['f1'])
+      // Gone whole: not in runs/, not left aside half-deleted; the other Run untouched.
+      expect(readdirSync(join(h, 'runs'))).not.toContain('f1')
+      expect(readdirSync(h).filter((name) => name.startsWith('.pruning'))).toEqual([])
+      expect(readFileSync(join(h, 'runs', 'f2', 'run.json'), 'utf8')).toContain('"status": "done"')
+      expect(tempFilesUnder(h)).toEqual([])
+    })
+  })
+
+  it('an atomic write that fails for want of space leaves no temporary file', async () => {
+    await withSmallDisk((mnt, fill) => {
+      fill()
+      const file = join(mnt, 'state.json')
+      expect(() => writeJsonAtomic(file, {schema: 's1', data: 'x'.repeat(64 * 1024)})).toThrow(/ENOSPC/)
+      expect(readdirSync(mnt)).toEqual(['fill'])
+    })
+  })
+})
