@@ -6,7 +6,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
+import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-authority-')
 
@@ -83,4 +83,46 @@ describe('emit --run: only the tree or the owner', () => {
     expect(actors(h, ['emit', 'usage', '--run', 'over', '--tokens', '5']).code).toBe(3)
     expect(readFileSync(join(h, 'runs', 'over', 'trace.jsonl'), 'utf8')).toBe(before)
   })
+})
+
+describe('limits only tighten down a tree', () => {
+  /** A chain of nested `actors run`, each level setting ACTORS_MAX_DEPTH=50 for what it launches; returns the deepest Run reached. */
+  async function deepestOfChain(h: string, levels: number): Promise<number> {
+    // Level k launches level k+1 with a raised limit in its own environment; the last one just exits.
+    let script = 'true'
+    for (let k = levels; k >= 1; k--) {
+      const quoted = script.replace(/'/g, `'"'"'`)
+      script = `ACTORS_MAX_DEPTH=50 actors run --name d${k} -- sh -c '${quoted}' >/dev/null 2>>"$ACTORS_STATE_DIR/launch-err"; echo "launch=$?" >> "$ACTORS_STATE_DIR/launch-code"`
+    }
+    const r = actors(h, ['run', '--name', 'd0', '--json', '--', 'sh', '-c', script], {env: {ACTORS_MAX_DEPTH: '2'}})
+    expect(r.code, r.stderr).toBe(0)
+    await waitForResult(join(h, 'runs', 'd0'))
+    let deepest = 0
+    for (let k = 1; k <= levels; k++) {
+      // Each level is waited for before its parent ends, so a missing dir means the launch was refused.
+      if (!existsSync(join(h, 'runs', `d${k}`, 'run.json'))) break
+      await waitForResult(join(h, 'runs', `d${k}`))
+      deepest = k
+    }
+    return deepest
+  }
+
+  it('a root started with ACTORS_MAX_DEPTH=2 stays within depth 2 though its tree raises the variable (exit 5 below)', async () => {
+    const h = home()
+    expect(await deepestOfChain(h, 5)).toBe(2)
+    expect(readJson(join(h, 'runs', 'd0', 'run.json')).max_depth).toBe(2)
+    expect(readJson(join(h, 'runs', 'd2', 'run.json')).max_depth).toBe(2)
+    expect(readFileSync(join(h, 'runs', 'd2', 'launch-code'), 'utf8')).toContain('launch=5')
+    expect(readFileSync(join(h, 'runs', 'd2', 'launch-err'), 'utf8')).toContain('depth 3 is over the limit of 2')
+  }, 60_000)
+  it("a child's --max-parallel never exceeds an ancestor's: asked higher or not at all, it records the ancestor's cap", async () => {
+    const h = home()
+    const script = 'actors run --name wide --max-parallel 9 -- sleep 30 >/dev/null; actors run --name plain -- sleep 30 >/dev/null; actors run --name narrow --max-parallel 1 -- sleep 30 >/dev/null; sleep 30'
+    expect(actors(h, ['run', '--name', 'p', '--max-parallel', '3', '--', 'sh', '-c', script]).code).toBe(0)
+    const caps = await waitFor(() => {
+      const dirs = ['wide', 'plain', 'narrow'].map((id) => join(h, 'runs', id, 'run.json'))
+      return dirs.every((f) => existsSync(f)) && dirs.map((f) => readJson(f).max_parallel)
+    }, 20_000, 'three children')
+    expect(caps).toEqual([3, 3, 1])
+  }, 40_000)
 })

@@ -8,11 +8,9 @@
  */
 import {notActiveError, refusedError} from '../platform/errors.js'
 import {isPlainName, runDir} from '../platform/home.js'
+import {ancestorMetas} from './ancestors.js'
 import {readRunMetaRaw, type RunState} from './store.js'
 import {isTerminal, type RunMeta} from './types.js'
-
-/** More ancestors than any depth limit allows: a cycle of damaged parent links ends the walk. */
-const MAX_ANCESTORS = 1100
 
 /**
  * The Run the caller runs in, when its environment's lineage names a Run of
@@ -33,21 +31,7 @@ export function verifiedCallerRun(home: string, env: NodeJS.ProcessEnv): RunMeta
 
 /** Whether the Run `caller` is `target` or one of its descendants, following parent links through run.json. */
 export function isInTreeOf(home: string, caller: RunMeta, target: string): boolean {
-  const seen = new Set<string>()
-  let current: RunMeta | undefined = caller
-  for (let step = 0; current && step < MAX_ANCESTORS; step++) {
-    if (current.run === target) return true
-    if (seen.has(current.run)) return false
-    seen.add(current.run)
-    const parent = current.parent?.run
-    if (typeof parent !== 'string' || !isPlainName(parent)) return false
-    try {
-      current = readRunMetaRaw(runDir(home, parent))
-    } catch {
-      return false
-    }
-  }
-  return false
+  return caller.run === target || ancestorMetas(home, caller).some((ancestor) => ancestor.run === target)
 }
 
 /** The owner a caller acts for: its verified Run's recorded owner inside a tree, else ACTORS_OWNER, else "default". */

@@ -12,7 +12,8 @@ import {notifyStateChange} from '../bell/notify.js'
 import {requireRun, updateRunMeta, type RunState} from '../runs/store.js'
 import {isTerminal, type RunMeta} from '../runs/types.js'
 import {childrenLock, collectDescendants, readChildren, recordChild} from '../tree/children.js'
-import {checkBudget, maxDepth} from '../tree/limits.js'
+import {checkBudget} from '../tree/limits.js'
+import {effectiveMaxDepth} from '../tree/tightened-limits.js'
 import {traceAdoption} from './adopt-children.js'
 
 export interface AdoptReply {
@@ -42,7 +43,7 @@ function requireState(home: string, ref: string): RunState {
 export function adoptRuns(home: string, refs: string[], parentRef: string | undefined, env: NodeJS.ProcessEnv = process.env): AdoptReply {
   if (refs.length === 0) throw usageError('no Run to adopt', 'actors adopt RUN ... [--parent P]')
   const parent = resolveParent(home, parentRef, env)
-  const limit = maxDepth(env)
+  const limit = effectiveMaxDepth(home, parent.meta, env)
   const plans = [...new Set(refs.map((ref) => resolveRunRef(home, ref)))].map((id) => planAdoption(home, parent.meta, requireState(home, id), limit))
   checkBudget(home, parent.meta.root ?? parent.meta.run)
   checkParallelCap(home, parent, plans.filter((p) => p.child.meta.status === 'running' || p.child.meta.status === 'paused').length)

@@ -11,12 +11,14 @@ import {launchRun, type LaunchResult, type LaunchSpec} from '../launch/launch.js
 import {readRunMetaRaw} from '../runs/store.js'
 import {checkBudget, checkDepth} from './limits.js'
 import {launchChild} from './queue.js'
+import {effectiveMaxDepth, effectiveMaxParallel} from './tightened-limits.js'
 
 /** Create the Run `spec` describes, within the limits of the tree it joins. */
 export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): LaunchResult {
   if (!spec.parent) {
-    checkDepth(spec.depth, env)
-    return launchRun(spec)
+    const maxDepth = effectiveMaxDepth(spec.home, undefined, env)
+    checkDepth(spec.depth, env, maxDepth)
+    return launchRun({...spec, maxDepth})
   }
   if (spec.budgetTokens !== undefined) {
     throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
@@ -44,7 +46,10 @@ export function launchInTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.
   const depth = (Number.isInteger(parent.depth) && parent.depth >= 0 ? parent.depth : 0) + 1
   const root = typeof parent.root === 'string' && parent.root !== '' ? parent.root : parent.run
   const owner = typeof parent.owner === 'string' && isPlainName(parent.owner) ? parent.owner : spec.owner
-  checkDepth(depth, env)
+  // Limits only tighten: the ancestors' run.json, not this environment, bound the child's.
+  const maxDepth = effectiveMaxDepth(spec.home, parent, env)
+  checkDepth(depth, env, maxDepth)
   checkBudget(spec.home, root)
-  return launchChild(parentDir, {...spec, root, depth, owner})
+  const maxParallel = effectiveMaxParallel(spec.home, parent, spec.maxParallel)
+  return launchChild(parentDir, {...spec, root, depth, owner, maxDepth, maxParallel})
 }
