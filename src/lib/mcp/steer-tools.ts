@@ -14,11 +14,13 @@ import {requireRun} from '../runs/store.js'
 import {MAX_MESSAGE_BYTES} from '../steer/inbox.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {sendMessage} from '../steer/send.js'
+import {enforceRunOwner} from './owner-guard.js'
 import {enforceLaunchPolicy, type McpPolicy} from './policy.js'
 import {defineTool, valueText} from './tool.js'
 
-/** Refuse (exit 5, naming the rule) steering a Run whose Recipe this server may not launch. */
+/** Refuse (exit 5, naming the rule) steering another owner's Run, or one whose Recipe this server may not launch. */
 function enforceSteerPolicy(policy: McpPolicy, home: string, run: string): void {
+  enforceRunOwner(policy, home, run)
   const {meta} = requireRun(home, resolveRunRef(home, run))
   enforceLaunchPolicy(policy, typeof meta.recipe === 'string' ? {recipe: meta.recipe} : {command: true})
 }

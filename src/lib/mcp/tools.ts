@@ -22,6 +22,7 @@ import {buildForest} from '../tree/forest.js'
 import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
+import {enforceNameOwner, enforceRunOwner} from './owner-guard.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
 import {lockTool} from './lock-tool.js'
 import {rerunTool, sendTool} from './steer-tools.js'
@@ -66,6 +67,7 @@ const runTool = defineTool({
     }
     if (input.command !== undefined && input.values !== undefined) throw usageError('values are for Recipes; an ad-hoc command takes its arguments in command', 'put the arguments into the command argv')
     enforceLaunchPolicy(policy, input.command !== undefined ? {command: true} : {recipe: input.recipe!})
+    enforceNameOwner(policy, home, input.name)
     const prepared =
       input.command !== undefined
         ? prepareAdHoc(input.command)
@@ -90,7 +92,8 @@ const controlTool = defineTool({
     action: z.string().min(1).max(64).describe('pause, resume, stop, kill, status, or a declared action'),
     value: z.string().max(4096).optional().describe('value for a declared action, e.g. 40 for volume'),
   },
-  async call({run, action, value}, {home}) {
+  async call({run, action, value}, {home, policy}) {
+    enforceRunOwner(policy, home, run)
     const outcome = await controlRun(home, run, action, value, SERVICE_KINDS)
     const status = 'status' in outcome && typeof outcome.status === 'string' ? ` → ${outcome.status}` : ''
     return {document: outcome, summary: `${action} ${run}${status}`}
