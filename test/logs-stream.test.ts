@@ -56,3 +56,63 @@ describe('logs RUN: the whole log, bytes unchanged', () => {
     expect(tail.stdout.equals(bytes.subarray(10))).toBe(true) // from the line after 0x80 0x0a
   })
 })
+
+/** Run `actors ARGS` under /usr/bin/time into `head -N`; returns its exit code, peak RSS, wall time and stderr. */
+function followIntoHead(h: string, args: string, lines: number) {
+  const out = join(h, 'follow')
+  const script = `{ /usr/bin/time -o ${out}.time -f '%M %e' timeout 30 "${process.execPath}" "${BIN}" ${args} 2>${out}.err; echo $? >${out}.code; } | head -${lines} >${out}.head`
+  const r = spawnSync('sh', ['-c', script], {env: cliEnv(h), timeout: 60_000})
+  expect(r.status).toBe(0)
+  const [rssKb, seconds] = readFileSync(`${out}.time`, 'utf8').trim().split('\n').pop()!.split(' ').map(Number)
+  return {code: Number(readFileSync(`${out}.code`, 'utf8')), rssMb: rssKb / 1024, seconds, stderr: readFileSync(`${out}.err`, 'utf8'), head: readFileSync(`${out}.head`, 'utf8')}
+}
+
+describe('followers into a closed pipe end promptly with bounded memory', () => {
+  it('logs --follow and logs --follow --json of `yes` into head -1', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'y', '--', 'yes']).code).toBe(0)
+    try {
+      for (const args of ['logs y --follow', 'logs y --follow --json']) {
+        const followed = followIntoHead(h, args, 1)
+        console.log(`${args} | head -1: exit ${followed.code}, peak RSS ${followed.rssMb.toFixed(1)} MiB, ${followed.seconds} s`)
+        expect(followed.code, followed.stderr).toBe(0)
+        expect(followed.head).toMatch(/^(y|\{"type":"output")/)
+        expect(followed.stderr).not.toMatch(/\n\s+at |heap|internal error/)
+        expect(followed.seconds).toBeLessThan(5)
+        expect(followed.rssMb).toBeLessThan(128)
+      }
+    } finally {
+      expect(actors(h, ['control', 'y', 'kill']).code).toBe(0)
+    }
+  }, 120_000)
+
+  it('run --follow -- yes into head -2', () => {
+    const h = home()
+    const followed = followIntoHead(h, 'run --name y --follow -- yes', 2)
+    try {
+      console.log(`run --follow -- yes | head -2: exit ${followed.code}, peak RSS ${followed.rssMb.toFixed(1)} MiB, ${followed.seconds} s`)
+      expect(followed.code, followed.stderr).toBe(0)
+      expect(followed.head).toBe('y\ny\n')
+      expect(followed.stderr).not.toMatch(/\n\s+at |heap|internal error/)
+      expect(followed.seconds).toBeLessThan(5)
+      expect(followed.rssMb).toBeLessThan(128)
+    } finally {
+      expect(actors(h, ['control', 'y', 'kill']).code).toBe(0)
+    }
+  }, 120_000)
+
+  it('inbox --follow | head -1 ends once its one line was read, and its Run with it', async () => {
+    const h = home()
+    const script = 'actors inbox --follow | head -1; echo "piped-done"'
+    const r = actors(h, ['run', '--name', 'ib', '--inbox', 'file', '--json', '--', 'sh', '-c', script])
+    expect(r.code, r.stderr).toBe(0)
+    const sent = Date.now()
+    expect(actors(h, ['send', 'ib', 'first']).code).toBe(0)
+    const result = await waitForResult(r.json.state_dir, 15_000)
+    console.log(`inbox --follow | head -1: the Run ended ${Date.now() - sent} ms after the send`)
+    expect(result.status).toBe('done')
+    expect(readFileSync(join(r.json.state_dir, 'stdout.log'), 'utf8')).toBe('first\npiped-done\n')
+    expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).not.toMatch(/\n\s+at /)
+  }, 60_000)
+})
+
