@@ -11,11 +11,13 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {join} from 'node:path'
+import type {Readable} from 'node:stream'
 import {reportError} from './lib/present/report-error.js'
 import {mcpCommand} from './lib/cli/mcp.js'
 import {parseInvocation} from './lib/cli/parse-argv.js'
 import {ensureHome, resolveHome} from './lib/platform/home.js'
 import {greet, parseGreetings, type Handover} from './lib/mcp/greeter.js'
+import {guardMcpLines} from './lib/mcp/line-guard.js'
 import {policyFromFlags} from './lib/mcp/policy.js'
 import {packageRoot} from './lib/platform/package-root.js'
 import {loadBundle} from './lib/platform/bundles.js'
@@ -44,13 +46,16 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
     const started = performance.now()
-    const handover = await greetFirst(root, version)
+    // Every line is checked before anything reads the session (lib/mcp/line-guard.ts): bad JSON, invalid
+    // requests and lines over 4 MiB are answered with JSON-RPC errors there and never reach the SDK.
+    const input = guardMcpLines(process.stdin, (line) => process.stdout.write(`${line}\n`), (text) => process.stderr.write(text))
+    const handover = await greetFirst(root, version, input)
     if (handover === 'closed') return process.exit()
     const server = loadServer(serverFile)
     if (handover && process.env.ACTORS_DEBUG) {
       process.stderr.write(`actors mcp: greeted ${handover.answered.size} request(s); the SDK took over after ${Math.round(performance.now() - started)} ms\n`)
     }
-    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version}, handover)
+    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version, input}, handover)
   } catch (error) {
     // stdout belongs to JSON-RPC: the message goes to stderr only.
     reportError(error as Error, false, 'mcp')
@@ -64,7 +69,7 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
  * serves from the first byte) when they are missing or not this version's,
  * or when ACTORS_MCP_GREET=0.
  */
-async function greetFirst(root: string, version: string): Promise<Handover | 'closed' | undefined> {
+async function greetFirst(root: string, version: string, input: Readable): Promise<Handover | 'closed' | undefined> {
   if (process.env.ACTORS_MCP_GREET === '0') return undefined
   let text: string
   try {
@@ -74,7 +79,7 @@ async function greetFirst(root: string, version: string): Promise<Handover | 'cl
   }
   const greetings = parseGreetings(text, version)
   if (!greetings) return undefined
-  return greet(greetings, process.stdin, (line, written) => process.stdout.write(`${line}\n`, () => written()))
+  return greet(greetings, input, (line, written) => process.stdout.write(`${line}\n`, () => written()))
 }
 
 /** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */

@@ -11,12 +11,14 @@
  */
 import {McpServer, SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage, type Transport} from '@modelcontextprotocol/server'
 import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
+import type {Readable} from 'node:stream'
 import * as z from 'zod/v4'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, tooLarge} from './bound.js'
 import type {Greetings, Handover} from './greeter.js'
 import type {McpPolicy} from './policy.js'
+import {guardToolParams} from './params-guard.js'
 import {registerRunResources} from './resources.js'
 import type {McpTool, ToolContext, ToolOutcome} from './tool.js'
 import {TOOLS} from './tools.js'
@@ -26,6 +28,8 @@ export interface McpServeOptions {
   policy: McpPolicy
   recipesFlag?: string
   version: string
+  /** The session's input (stdin behind the line guard, line-guard.ts); default stdin itself. */
+  input?: Readable
 }
 
 type ToolResult = {content: Array<{type: 'text'; text: string}>; structuredContent?: Record<string, unknown>; isError?: boolean}
@@ -41,7 +45,7 @@ export async function serveMcp(options: McpServeOptions, handover?: Handover): P
   ensureHome(options.home)
   // Runs started here belong to the policy's owner: the launch kernel reads it from the environment (lineage.ts).
   process.env.ACTORS_OWNER = options.policy.owner
-  const transport = new StdioServerTransport(handover?.input ?? process.stdin, process.stdout)
+  const transport = new StdioServerTransport(handover?.input ?? options.input ?? process.stdin, process.stdout)
   if (handover) dropAnswered(transport, handover.answered)
   const sent = trackResponses(transport)
   const session = new AbortController()
@@ -50,6 +54,7 @@ export async function serveMcp(options: McpServeOptions, handover?: Handover): P
     server.server.onclose = () => resolve()
   })
   await server.connect(transport)
+  guardToolParams(transport, TOOLS)
   await ended
   session.abort()
   resources.close()

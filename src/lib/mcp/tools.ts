@@ -23,10 +23,11 @@ import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
 import {enforceNameOwner, enforceRunOwner} from './owner-guard.js'
+import {recipeValueWords} from './recipe-values.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
 import {lockTool} from './lock-tool.js'
 import {rerunTool, sendTool} from './steer-tools.js'
-import {defineTool, durationInput, valueText, type McpTool} from './tool.js'
+import {defineTool, durationInput, type McpTool} from './tool.js'
 
 const runRef = () => z.string().min(1).describe('Run id (or its state dir)')
 const STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES] as [string, ...string[]]
@@ -71,13 +72,19 @@ const runTool = defineTool({
     const prepared =
       input.command !== undefined
         ? prepareAdHoc(input.command)
-        : prepareRecipe(findLaunchRecipe(home, input.recipe!, recipesFlag), Object.entries(input.values ?? {}).map(([name, value]) => `${name}=${valueText(value)}`))
+        : prepareLaunchRecipe(home, input.recipe!, recipesFlag, input.values)
     const overrides = launchOverrides({...input, 'max-parallel': input.max_parallel, 'budget-tokens': input.budget_tokens})
     const launched = launchPrepared(home, prepared, overrides)
     return {document: launched, summary: `${launched.status} ${launched.run} (state dir ${launched.state_dir}); collect it with wait`}
   },
 })
 
+
+/** The Recipe to launch with its values as NAME=VALUE words (a list only for an array arg: recipe-values.ts). */
+function prepareLaunchRecipe(home: string, name: string, recipesFlag: string | undefined, values: Parameters<typeof recipeValueWords>[1]) {
+  const recipe = findLaunchRecipe(home, name, recipesFlag)
+  return prepareRecipe(recipe, recipeValueWords(recipe, values))
+}
 
 const controlTool = defineTool({
   name: 'control',
