@@ -508,9 +508,11 @@ describe('inspect, logs, emit, prune', () => {
   })
 
   it('inspect prints a Run\'s own Trace text without its escape codes or line breaks', async () => {
-    const r = actors(home, ['run', '--json', '--', 'true'])
-    await waitForResult(r.json.state_dir)
+    // Events go to a live Run only (a finished one refuses them, exit 3).
+    const r = actors(home, ['run', '--json', '--', 'sleep', '60'])
     expect(actors(home, ['emit', 'x', '--run', r.json.run, '--summary', 'a\nb\u001b[31mred\u0007']).code).toBe(0)
+    actors(home, ['control', r.json.run, 'kill'])
+    await waitForResult(r.json.state_dir)
     const shown = actors(home, ['inspect', r.json.run])
     expect(shown.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
     expect(shown.stdout).toMatch(/ x {2}a b ?\[31mred\n/)
@@ -522,10 +524,14 @@ describe('inspect, logs, emit, prune', () => {
       expect(await waitForResult(r.json.state_dir)).toMatchObject({status: 'done'})
     }
     expect(readJson(join(home, 'runs', 'u1', 'usage.json'))).toMatchObject({tokens: 5, reports: 1})
+    // A live generation (usage is reported to live Runs only) whose totals are damaged.
+    const live = actors(home, ['run', '--name', 'u1', '--json', '--', 'sleep', '60'])
     writeFileSync(join(home, 'runs', 'u1', 'usage.json'), '{"tokens": "5", "prompt_tokens": 0, "completion_tokens": 0, "reports": 1}')
     const bad = actors(home, ['emit', 'usage', '--tokens', '1', '--run', 'u1'])
     expect(bad.code).toBe(1)
     expect(bad.stderr).toContain(join(home, 'runs', 'u1', 'usage.json'))
+    actors(home, ['control', 'u1', 'kill'])
+    await waitForResult(live.json.state_dir)
   })
 
   it('prune deletes terminal Runs only', async () => {

@@ -152,7 +152,7 @@ describe('wait', () => {
     expect(runsOf(batch)).toContain('old-asker')
   })
 
-  it('records at its end whether a Run asked for attention, and an event emitted after the end says so before it is appended', async () => {
+  it('records at its end whether a Run asked for attention, and an event emitted after the end is refused', async () => {
     const h = home()
     const ended = async (dir: string) => waitFor(() => (readJson(join(dir, 'run.json')).status === 'done' ? readJson(join(dir, 'run.json')) : undefined))
     expect((await ended(launch(h, 'asked', 'sh', '-c', 'actors emit question --summary which --attention followup >/dev/null'))).attention_raised).toBe(true)
@@ -164,13 +164,13 @@ describe('wait', () => {
     expect((await ended(planted)).attention_raised).toBe(false)
     writeFileSync(join(planted, 'trace.jsonl'), JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind: 'by-hand', attention: 'followup'}) + '\n', {flag: 'a'})
     writeFileSync(join(planted, 'attention.flag'), '')
-    // Asking after the end (emit --run): run.json says so first, and the batch that delivers the Run carries the event.
+    // Asking after the end (emit --run) is refused (exit 3): a finished Run's Trace is closed, so its flag stays false.
     const late = actors(h, ['emit', 'late.question', '--run', 'quiet', '--summary', 'one more thing', '--attention', 'followup'])
-    expect(late.code).toBe(0)
-    expect(readJson(join(quiet, 'run.json')).attention_raised).toBe(true)
+    expect(late.code).toBe(3)
+    expect(readJson(join(quiet, 'run.json')).attention_raised).toBe(false)
     const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
     expect(runsOf(batch).sort()).toEqual(['asked', 'planted', 'quiet'])
-    expect(batch.json.attention.map((a: any) => a.kind).sort()).toEqual(['late.question', 'question'])
+    expect(batch.json.attention.map((a: any) => a.kind).sort()).toEqual(['question'])
   })
 
   it("a row's artifacts and end come from run.json, which mirrors result.json at the end; older Runs read result.json", async () => {

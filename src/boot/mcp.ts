@@ -13,6 +13,7 @@ import {reportError} from '../lib/present/report-error.js'
 import {mcpCommand} from '../lib/cli/mcp.js'
 import {parseInvocation} from '../lib/cli/parse-argv.js'
 import {ensureHome, resolveHome} from '../lib/platform/home.js'
+import {guardMcpLines} from '../lib/mcp/line-guard.js'
 import {policyFromFlags} from '../lib/mcp/policy.js'
 import {packageRoot} from '../lib/platform/package-root.js'
 import {loadBundle} from '../lib/platform/bundles.js'
@@ -40,8 +41,11 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
     ensureHome(home)
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
+    // Every line is checked before the SDK reads the session (lib/mcp/line-guard.ts): bad JSON, invalid
+    // requests and lines over 4 MiB are answered with JSON-RPC errors there and never reach the SDK.
+    const input = guardMcpLines(process.stdin, (line) => process.stdout.write(`${line}\n`), (text) => process.stderr.write(text))
     const server = loadServer(serverFile)
-    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version})
+    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version, input})
   } catch (error) {
     // stdout belongs to JSON-RPC: the message goes to stderr only.
     reportError(error as Error, false, 'mcp')

@@ -1,5 +1,5 @@
 /** `actors emit`: Trace events and token usage, reported from inside a Run. */
-import {checkEmittableKind, emitEvent, emitUsage, resolveEmitTarget} from '../runs/emit.js'
+import {checkEmitInput, checkUsageInput, emitEvent, emitUsage, resolveEmitTarget} from '../runs/emit.js'
 import {resolveHome} from '../platform/home.js'
 import {plainEmitted, plainUsage} from '../present/emit.js'
 import {documentResult} from '../present/result.js'
@@ -28,13 +28,16 @@ export const emitCommand = defineCommand({
 
   async run({args, flags}) {
     // Refused before the Run is even looked up: nothing of it is read or written.
-    if (args.kind !== 'usage') checkEmittableKind(args.kind!)
+    const input = {kind: args.kind!, summary: flags.summary, data: flags.data, attention: flags.attention, level: flags.level}
+    const tokens = {tokens: flags.tokens, prompt: flags['prompt-tokens'], completion: flags['completion-tokens']}
+    if (args.kind === 'usage') checkUsageInput(tokens)
+    else checkEmitInput(input)
     const target = resolveEmitTarget(resolveHome(flags.home), flags.run)
     if (args.kind === 'usage') {
-      const {event, totals} = emitUsage(target, {tokens: flags.tokens, prompt: flags['prompt-tokens'], completion: flags['completion-tokens']})
+      const {event, totals} = emitUsage(target, tokens)
       return documentResult({run: target.run, event, usage: totals}, plainUsage)
     }
-    const event = emitEvent(target, {kind: args.kind!, summary: flags.summary, data: flags.data, attention: flags.attention, level: flags.level})
+    const event = emitEvent(target, input)
     return documentResult({run: target.run, event}, plainEmitted)
   },
 })

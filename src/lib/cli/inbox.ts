@@ -2,6 +2,7 @@
 import {resolveHome} from '../platform/home.js'
 import {followInbox, resolveInboxTarget, takeInbox} from '../runs/inbox-reader.js'
 import {inboxFollow, inboxRecords} from '../present/steer.js'
+import {stdoutGone} from '../present/stdout-reader.js'
 import {defineCommand} from './definition.js'
 
 export const inboxCommand = defineCommand({
@@ -27,7 +28,9 @@ export const inboxCommand = defineCommand({
       const end = () => stop.abort()
       process.once('SIGINT', end)
       process.once('SIGTERM', end)
-      return inboxFollow((print) => followInbox(target, flags.all, print, stop.signal))
+      // A reader that went away (`inbox --follow | head -1`) ends the follow even while no message comes.
+      const signal = AbortSignal.any([stop.signal, stdoutGone()])
+      return inboxFollow((print) => followInbox(target, flags.all, print, signal))
     }
     return inboxRecords((print) => takeInbox(target, flags.all, print))
   },

@@ -1,11 +1,25 @@
 /** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
+import {statSync} from 'node:fs'
 import {followRun, plainLogText} from '../present/follow.js'
-import {documentResult} from '../present/result.js'
+import {copyLogToStdout} from '../present/log-stream.js'
+import {documentResult, liveResult} from '../present/result.js'
 import {resolveHome} from '../platform/home.js'
 import {requireGeneration} from '../runs/generation-list.js'
 import {tailFile, type StreamName} from '../runs/logs.js'
 import {runFile} from '../runs/store.js'
 import {defineCommand} from './definition.js'
+
+/** Most of a log one `logs --json` document carries (its end). */
+const JSON_LOG_BYTES = 64 * 1024 * 1024
+
+/** A log's size in bytes, 0 before it exists. */
+function logBytes(file: string): number {
+  try {
+    return statSync(file).size
+  } catch {
+    return 0
+  }
+}
 
 export const logsCommand = defineCommand({
   id: 'logs',
@@ -27,7 +41,19 @@ export const logsCommand = defineCommand({
       const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
       return followRun(state.dir, {streams: [stream], fromStart: flags.tail === undefined, head})
     }
-    const text = tailFile(runFile(state.dir, stream), flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? 64 * 1024 * 1024 : undefined)
-    return documentResult({run: state.meta.run, stream, text}, plainLogText)
+    const file = runFile(state.dir, stream)
+    return liveResult({
+      // One JSON document holds text, so at most the last 64 MiB; stderr says where it starts.
+      json: async () => {
+        const size = logBytes(file)
+        const notes = size > JSON_LOG_BYTES ? `actors: ${file} is ${size} bytes; --json shows its end from byte ${size - JSON_LOG_BYTES}; without --json, logs prints all of it\n` : undefined
+        return documentResult({run: state.meta.run, stream, text: tailFile(file, flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? JSON_LOG_BYTES : undefined)}, plainLogText, {notes})
+      },
+      // Otherwise the bytes as they are, whole, streamed through a fixed buffer.
+      plain: async () => {
+        await copyLogToStdout(file, flags.tail)
+        return undefined
+      },
+    })
   },
 })

@@ -11,6 +11,7 @@ import {isPlainName, runDir} from '../platform/home.js'
 import type {LaunchSpec} from './launch.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {checkBudget, checkDepth} from '../runs/tree-limits.js'
+import {effectiveMaxDepth, effectiveMaxParallel} from '../runs/tightened-limits.js'
 
 /** Where an admitted launch joins its tree: the spec placed there, and its parent's state dir (none for a root). */
 export interface Admission {
@@ -21,8 +22,9 @@ export interface Admission {
 /** Check the Run `spec` describes against the limits of the tree it joins (refusals throw, exit 2, 3 or 5). */
 export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.env): Admission {
   if (!spec.parent) {
-    checkDepth(spec.depth, env)
-    return {spec}
+    const maxDepth = effectiveMaxDepth(spec.home, undefined, env)
+    checkDepth(spec.depth, env, maxDepth)
+    return {spec: {...spec, maxDepth}}
   }
   if (spec.budgetTokens !== undefined) {
     throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
@@ -50,7 +52,10 @@ export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.e
   const depth = (Number.isInteger(parent.depth) && parent.depth >= 0 ? parent.depth : 0) + 1
   const root = typeof parent.root === 'string' && parent.root !== '' ? parent.root : parent.run
   const owner = typeof parent.owner === 'string' && isPlainName(parent.owner) ? parent.owner : spec.owner
-  checkDepth(depth, env)
+  // Limits only tighten: the ancestors' run.json, not this environment, bound the child's.
+  const maxDepth = effectiveMaxDepth(spec.home, parent, env)
+  checkDepth(depth, env, maxDepth)
   checkBudget(spec.home, root)
-  return {spec: {...spec, root, depth, owner}, parentDir}
+  const maxParallel = effectiveMaxParallel(spec.home, parent, spec.maxParallel)
+  return {spec: {...spec, root, depth, owner, maxDepth, maxParallel}, parentDir}
 }

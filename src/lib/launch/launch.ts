@@ -36,6 +36,8 @@ export interface LaunchSpec extends Omit<ResolvedRecipe, 'cwd' | 'singleton'> {
   singleton?: boolean
   maxParallel?: number
   budgetTokens?: number
+  /** The depth limit in force for this Run's tree below it (recorded as `max_depth`; runs/tightened-limits.ts). */
+  maxDepth?: number
   /** Lineage, resolved by the caller from the environment. */
   owner: string
   parent?: ParentRef
@@ -142,6 +144,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     ...(spec.singleton ? {singleton: true} : {}),
     ...(spec.maxParallel !== undefined ? {max_parallel: spec.maxParallel} : {}),
     ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
+    ...(spec.maxDepth !== undefined ? {max_depth: spec.maxDepth} : {}),
     ...(spec.inbox ? {inbox: spec.inbox} : {}),
     ...(spec.resume === false ? {resume: false} : {}),
     ...(spec.message ? {message: spec.message} : {}),

@@ -11,11 +11,13 @@
  */
 import {McpServer} from '@modelcontextprotocol/server'
 import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
+import type {Readable} from 'node:stream'
 import * as z from 'zod/v4'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, tooLarge} from './bound.js'
 import type {McpPolicy} from './policy.js'
+import {guardToolParams} from './params-guard.js'
 import {registerRunResources} from './resources.js'
 import type {McpTool, ToolContext, ToolOutcome} from './tool.js'
 import {TOOLS} from './tools.js'
@@ -25,6 +27,8 @@ export interface McpServeOptions {
   policy: McpPolicy
   recipesFlag?: string
   version: string
+  /** The session's input (stdin behind the line guard, line-guard.ts); default stdin itself. */
+  input?: Readable
 }
 
 type ToolResult = {content: Array<{type: 'text'; text: string}>; structuredContent?: Record<string, unknown>; isError?: boolean}
@@ -38,7 +42,7 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
   ensureHome(options.home)
   // Runs started here belong to the policy's owner: the launch kernel reads it from the environment (lineage.ts).
   process.env.ACTORS_OWNER = options.policy.owner
-  const transport = new StdioServerTransport(process.stdin, process.stdout)
+  const transport = new StdioServerTransport(options.input ?? process.stdin, process.stdout)
   const sent = trackResponses(transport)
   const session = new AbortController()
   const {server, resources} = createServer(options, sent, session.signal)
@@ -46,6 +50,7 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
     server.server.onclose = () => resolve()
   })
   await server.connect(transport)
+  guardToolParams(transport, TOOLS)
   await ended
   session.abort()
   resources.close()

@@ -8,19 +8,25 @@
  * not launch a Recipe (or ad-hoc commands) may not steer or restart its Runs
  * either; `close` retires such a Run, so it obeys the same rule. Checking before the state is read keeps the rule simple and race-free.
  */
+import {existsSync} from 'node:fs'
+import {dirname} from 'node:path'
 import * as z from 'zod/v4'
+import {loadRecipeFile} from '../recipes/load.js'
 import {resolveRunRef} from '../platform/home.js'
 import {requireRun} from '../runs/store.js'
 import {MAX_MESSAGE_BYTES} from '../runs/inbox.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {sendMessage} from '../steer/send.js'
-import {enforceLaunchPolicy, type McpPolicy} from './policy.js'
 import {closeRun} from '../control/close.js'
 import {SERVICE_KINDS} from '../music/service-kinds.js'
-import {defineTool, valueText} from './tool.js'
+import {enforceRunOwner} from './owner-guard.js'
+import {enforceLaunchPolicy, type McpPolicy} from './policy.js'
+import {recipeValueWords} from './recipe-values.js'
+import {defineTool} from './tool.js'
 
-/** Refuse (exit 5, naming the rule) steering a Run whose Recipe this server may not launch. */
+/** Refuse (exit 5, naming the rule) steering another owner's Run, or one whose Recipe this server may not launch. */
 function enforceSteerPolicy(policy: McpPolicy, home: string, run: string): void {
+  enforceRunOwner(policy, home, run)
   const {meta} = requireRun(home, resolveRunRef(home, run))
   enforceLaunchPolicy(policy, typeof meta.recipe === 'string' ? {recipe: meta.recipe} : {command: true})
 }
@@ -62,7 +68,10 @@ export const rerunTool = defineTool({
   async call({run, values}, {home, policy}) {
     enforceSteerPolicy(policy, home, run)
     const state = requireRun(home, resolveRunRef(home, run))
-    const assignments = Object.entries(values ?? {}).map(([name, value]) => `${name}=${valueText(value)}`)
+    // A list only for an array arg of the Run's Recipe (recipe-values.ts); a gone Recipe is specFromMeta's to refuse.
+    const file = state.meta.recipe_file
+    const recipe = file && values && existsSync(file) ? loadRecipeFile(file, dirname(file)) : {name: state.meta.recipe ?? state.meta.run, args: []}
+    const assignments = recipeValueWords(recipe, values)
     const started = startNextGeneration(home, state, {assignments})
     return {document: started, summary: `${started.status} ${started.run} generation ${started.generation}; collect it with wait`}
   },

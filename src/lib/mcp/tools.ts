@@ -21,10 +21,12 @@ import {buildForest} from '../history/forest.js'
 import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
+import {enforceNameOwner, enforceRunOwner} from './owner-guard.js'
+import {recipeValueWords} from './recipe-values.js'
 import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
 import {lockTool} from './lock-tool.js'
 import {closeTool, rerunTool, sendTool} from './steer-tools.js'
-import {defineTool, durationInput, valueText, type McpTool} from './tool.js'
+import {defineTool, durationInput, type McpTool} from './tool.js'
 
 const runRef = () => z.string().min(1).describe('Run id (or its state dir)')
 const STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES] as [string, ...string[]]
@@ -65,16 +67,23 @@ const runTool = defineTool({
     }
     if (input.command !== undefined && input.values !== undefined) throw usageError('values are for Recipes; an ad-hoc command takes its arguments in command', 'put the arguments into the command argv')
     enforceLaunchPolicy(policy, input.command !== undefined ? {command: true} : {recipe: input.recipe!})
+    enforceNameOwner(policy, home, input.name)
     const prepared =
       input.command !== undefined
         ? prepareAdHoc(input.command)
-        : prepareRecipe(findLaunchRecipe(home, input.recipe!, recipesFlag), Object.entries(input.values ?? {}).map(([name, value]) => `${name}=${valueText(value)}`))
+        : prepareLaunchRecipe(home, input.recipe!, recipesFlag, input.values)
     const overrides = launchOverrides({...input, 'max-parallel': input.max_parallel, 'budget-tokens': input.budget_tokens})
     const launched = launchPrepared(home, prepared, overrides)
     return {document: launched, summary: `${launched.status} ${launched.run} (state dir ${launched.state_dir}); collect it with wait`}
   },
 })
 
+
+/** The Recipe to launch with its values as NAME=VALUE words (a list only for an array arg: recipe-values.ts). */
+function prepareLaunchRecipe(home: string, name: string, recipesFlag: string | undefined, values: Parameters<typeof recipeValueWords>[1]) {
+  const recipe = findLaunchRecipe(home, name, recipesFlag)
+  return prepareRecipe(recipe, recipeValueWords(recipe, values))
+}
 
 const controlTool = defineTool({
   name: 'control',
@@ -89,7 +98,8 @@ const controlTool = defineTool({
     action: z.string().min(1).max(64).describe('pause, resume, stop, kill, status, or a declared action'),
     value: z.string().max(4096).optional().describe('value for a declared action, e.g. 40 for volume'),
   },
-  async call({run, action, value}, {home}) {
+  async call({run, action, value}, {home, policy}) {
+    enforceRunOwner(policy, home, run)
     const outcome = await controlRun(home, run, action, value, SERVICE_KINDS)
     const status = 'status' in outcome && typeof outcome.status === 'string' ? ` → ${outcome.status}` : ''
     return {document: outcome, summary: `${action} ${run}${status}`}

@@ -11,7 +11,7 @@ import {followRunOutput, type OutputChunk, type StreamName} from '../runs/logs.j
 import {readRunState} from '../runs/store.js'
 import {FAILING_STATUSES} from '../records/run.js'
 import {createFollowStore} from '../view-state/follow-store.js'
-import {stdoutClosed} from './output-guard.js'
+import {stdoutCaughtUp, stdoutGone} from './stdout-reader.js'
 import {exitResult, liveResult, type CommandResult, type LiveResult, type TextSinks} from './result.js'
 import {writeNdjson, writeNote, writeOut} from './write.js'
 
@@ -38,19 +38,24 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
   }
   const streamChunks = async (write: (chunk: OutputChunk) => void): Promise<void> => {
     if (options.head?.text) write(options.head)
-    // A reader that went away (`| head`) ends the follow; the Run goes on.
-    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutClosed())) write(chunk)
+    // A reader that went away (`| head`) ends the follow; the Run goes on. Each piece waits for stdout to take
+    // it (stdout-reader.ts), so a fast writer into a closed pipe is heard of at once instead of piling up.
+    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutGone())) {
+      write(chunk)
+      await stdoutCaughtUp()
+      if (stdoutGone().aborted) break
+    }
   }
   return liveResult({
     json: async () => {
       if (launched) writeNdjson({type: 'launched', ...launched})
       await streamChunks((chunk) => writeNdjson({type: 'output', ...chunk}))
-      return stdoutClosed().aborted ? undefined : jsonEnd(dir)
+      return stdoutGone().aborted ? undefined : jsonEnd(dir)
     },
     plain: async () => {
       sayLaunched()
       await streamChunks((chunk) => (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.text))
-      return stdoutClosed().aborted ? undefined : plainEnd(dir)
+      return stdoutGone().aborted ? undefined : plainEnd(dir)
     },
     ink: async () => {
       sayLaunched()

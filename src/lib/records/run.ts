@@ -94,6 +94,8 @@ export interface RunMeta {
   singleton?: boolean
   max_parallel?: number
   budget_tokens?: number
+  /** The depth limit this Run was launched under: ACTORS_MAX_DEPTH, never above an ancestor's (runs/tightened-limits.ts). */
+  max_depth?: number
   /** Which launch of this Run id this is (SPEC: Generations and steering); absent = 1. */
   generation?: number
   /** How `actors send` reaches a live Run: one line on the command's stdin, or its inbox.jsonl. */

@@ -21,13 +21,12 @@ export function maxDepth(env: NodeJS.ProcessEnv = process.env): number {
   return Number(raw)
 }
 
-/** Refuse a launch at `depth` (a top-level Run is 0) when it is deeper than the limit. */
-export function checkDepth(depth: number, env: NodeJS.ProcessEnv = process.env): void {
-  const limit = maxDepth(env)
+/** Refuse a launch at `depth` (a top-level Run is 0) when it is deeper than the limit (by default ACTORS_MAX_DEPTH's). */
+export function checkDepth(depth: number, env: NodeJS.ProcessEnv = process.env, limit: number = maxDepth(env)): void {
   if (depth > limit) {
     throw refusedError(
-      `depth ${depth} is over the limit of ${limit} (ACTORS_MAX_DEPTH)`,
-      'do the work in this Run instead of launching a deeper one, or raise ACTORS_MAX_DEPTH',
+      `depth ${depth} is over the limit of ${limit} (ACTORS_MAX_DEPTH, at most what the tree's root and ancestors were launched with)`,
+      'do the work in this Run instead of launching a deeper one, or start the root with a larger ACTORS_MAX_DEPTH',
       {depth, max_depth: limit},
     )
   }

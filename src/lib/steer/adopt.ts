@@ -14,7 +14,8 @@ import {notifyStateChange} from '../bell/notify.js'
 import {requireRun, updateRunMeta, type RunState} from '../runs/store.js'
 import {isTerminal, type RunMeta} from '../records/run.js'
 import {childrenLock, collectDescendants, readChildren, recordChild} from '../runs/children.js'
-import {checkBudget, maxDepth} from '../runs/tree-limits.js'
+import {checkBudget} from '../runs/tree-limits.js'
+import {effectiveMaxDepth} from '../runs/tightened-limits.js'
 import {traceAdoption} from '../launch/adopt-children.js'
 
 export interface AdoptReply {
@@ -45,7 +46,7 @@ export function adoptRuns(home: string, refs: string[], parentRef: string | unde
   if (refs.length === 0) throw usageError('no Run to adopt', 'actors adopt RUN ... [--parent P]')
   const parent = resolveParent(home, parentRef, env)
   refuseClosed(parent.meta)
-  const limit = maxDepth(env)
+  const limit = effectiveMaxDepth(home, parent.meta, env)
   const plans = [...new Set(refs.map((ref) => resolveRunRef(home, ref)))].map((id) => planAdoption(home, parent.meta, requireState(home, id), limit))
   checkBudget(home, parent.meta.root ?? parent.meta.run)
   checkParallelCap(home, parent, plans.filter((p) => p.child.meta.status === 'running' || p.child.meta.status === 'paused').length)
