@@ -9,6 +9,10 @@ import {jsonRequested} from './lib/cli/definition.js'
 import {reportError} from './lib/present/report-error.js'
 import {usageError} from './lib/platform/errors.js'
 import Adopt from './commands/adopt.js'
+import Autocomplete from './commands/autocomplete/index.js'
+import AutocompleteScript from './commands/autocomplete/script.js'
+import {serveCompletion} from './lib/complete/serve.js'
+import {didYouMean} from './lib/recipes/did-you-mean.js'
 import {guardStdout} from './lib/present/output-guard.js'
 import Control from './commands/control.js'
 import Emit from './commands/emit.js'
@@ -29,10 +33,13 @@ import RecipesValidate from './commands/recipes/validate.js'
 import Rerun from './commands/rerun.js'
 import Run from './commands/run.js'
 import Send from './commands/send.js'
+import Version from './commands/version.js'
 import Wait from './commands/wait.js'
 
 export const COMMANDS = {
   adopt: Adopt,
+  autocomplete: Autocomplete,
+  'autocomplete:script': AutocompleteScript,
   control: Control,
   emit: Emit,
   inbox: Inbox,
@@ -52,6 +59,7 @@ export const COMMANDS = {
   rerun: Rerun,
   run: Run,
   send: Send,
+  version: Version,
   wait: Wait,
 }
 
@@ -61,10 +69,12 @@ export async function run(argv: string[]): Promise<void> {
   guardStdout()
   // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
   if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
+  // The completion scripts' helper (src/lib/complete/serve.ts): hidden, never an error.
+  if (argv[0] === '__complete') return serveCompletion(COMMANDS, argv.slice(1))
   const unknown = unknownCommand(argv)
   if (unknown) {
     // oclif's own message (" ›   Error: command x not found") would break the `actors: ... fix: ...` form every other error has.
-    const error = usageError(`unknown command "${unknown}"`, `one of ${commandNames().join(', ')}; see \`actors --help\``)
+    const error = usageError(`unknown command "${unknown}"`, `${didYouMean(unknown, commandNames())}one of ${commandNames().join(', ')}; see \`actors --help\``)
     reportError(error, jsonRequested(argv), undefined)
     return
   }
