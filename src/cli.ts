@@ -11,7 +11,7 @@ import {usageError} from './lib/platform/errors.js'
 import Adopt from './commands/adopt.js'
 import Autocomplete from './commands/autocomplete/index.js'
 import AutocompleteScript from './commands/autocomplete/script.js'
-import {serveCompletion} from './lib/complete/serve.js'
+import {serveCompletion} from './lib/cli/complete-serve.js'
 import {didYouMean} from './lib/recipes/did-you-mean.js'
 import {guardStdout} from './lib/present/output-guard.js'
 import Control from './commands/control.js'
@@ -69,7 +69,7 @@ export async function run(argv: string[]): Promise<void> {
   guardStdout()
   // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
   if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
-  // The completion scripts' helper (src/lib/complete/serve.ts): hidden, never an error.
+  // The completion scripts' helper (src/lib/cli/complete-serve.ts): hidden, never an error.
   if (argv[0] === '__complete') return serveCompletion(COMMANDS, argv.slice(1))
   const unknown = unknownCommand(argv)
   if (unknown) {

@@ -1,6 +1,6 @@
 /** `actors autocomplete [SHELL]` (how to set completion up) and `actors autocomplete script SHELL` (the script itself). */
 import {usageError} from '../platform/errors.js'
-import {completionScript, setupText, shellFromEnvironment, SHELLS, type Shell} from '../complete/scripts.js'
+import {completionScript, setupText, shellFromEnvironment, SHELLS, type Shell} from './completion-scripts.js'
 import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
