@@ -86,16 +86,16 @@ export const lockExecCommand = defineCommand({
   description:
     'Takes the slot (or queues with --wait), runs COMMAND with the terminal, releases the slot when it exits and exits with its code. ' +
     'The holder is this actors process itself, so a killed lock exec frees its slot too. Exit 5 when busy without --wait, 124 when --wait runs out. ' +
-    'With --json, a summary {lock, exit_code, signal} follows the command\'s own output on stdout.',
+    "With --json, COMMAND's stdout goes to stderr, so stdout is one JSON document {lock, exit_code, signal}.",
   examples: ['<%= config.bin %> lock exec repo --wait 10m -- git pull --rebase', '<%= config.bin %> lock exec gpu --slots 2 -- python train.py'],
   strict: false,
   args: {name: NAME_ARG},
   flags: {slots: SLOTS_FLAG, wait: WAIT_FLAG},
 
-  async run({args, passthrough, flags}) {
+  async run({args, passthrough, flags, json}) {
     if (!passthrough || passthrough.length === 0) throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
-    const reply = await execWithLock(resolveHome(flags.home), {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough})
-    // Under --json the summary follows the command's own output; plain: the command's output says it all.
+    const reply = await execWithLock(resolveHome(flags.home), {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough, stdoutToStderr: json})
+    // Under --json the summary is all of stdout (COMMAND's output went to stderr); plain: the command's output says it all.
     return documentResult(reply, undefined, {exitCode: reply.exit_code})
   },
 })
