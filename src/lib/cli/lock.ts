@@ -4,6 +4,7 @@ import {usageError} from '../platform/errors.js'
 import {resolveHome} from '../platform/home.js'
 import {execWithLock} from '../locks/exec.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
+import {refuseInitHolder, releaseHolderRef} from '../locks/init-holder.js'
 import {plainAcquired, plainLockStatus, plainReleased, plainRenewed} from '../present/locks.js'
 import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
@@ -35,7 +36,7 @@ export const lockAcquireCommand = defineCommand({
       slots: flags.slots,
       leaseMs: optionalDuration(flags.lease, '--lease'),
       waitMs: optionalDuration(flags.wait, '--wait'),
-      holder: callerHolder(flags.holder),
+      holder: refuseInitHolder(callerHolder(flags.holder)),
     })
     return documentResult(reply, plainAcquired)
   },
@@ -47,10 +48,11 @@ export const lockReleaseCommand = defineCommand({
   description: 'Releases the slot of the current Run, the calling process, or --holder ID. Exit 3 when that holder does not hold the lock.',
   examples: ['<%= config.bin %> lock release repo', '<%= config.bin %> lock release deploy --holder ci-7'],
   args: {name: NAME_ARG},
-  flags: {holder: {type: 'string', description: 'release for this named holder'}},
+  flags: {holder: {type: 'string', description: 'release for this named holder (or pid:1: clear a slot left by a shell that is gone)'}},
 
   async run({args, flags}) {
-    return documentResult(releaseLock(resolveHome(flags.home), args.name!, callerHolder(flags.holder)), plainReleased)
+    const home = resolveHome(flags.home)
+    return documentResult(releaseLock(home, args.name!, releaseHolderRef(home, args.name!, flags.holder, callerHolder)), plainReleased)
   },
 })
 
