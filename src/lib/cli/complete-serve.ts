@@ -1,5 +1,6 @@
 /** The hidden `actors __complete --current=WORD -- WORDS...` the completion scripts call: one candidate a line on stdout. */
 import {resolveHome} from '../platform/home.js'
+import {writeOut} from '../present/write.js'
 import {recipeNames, recipeRoots} from '../recipes/roots.js'
 import {listRunIds} from '../runs/store.js'
 import {listRunSummaries} from '../runs/inspect.js'
@@ -47,5 +48,5 @@ export function serveCompletion(commands: Record<string, CommandShape>, argv: st
   const dash = argv.indexOf('--')
   const words = dash === -1 ? [] : argv.slice(dash + 1)
   const lines = completions(completionSurface(commands), words, current, stateSources(words))
-  if (lines.length > 0) process.stdout.write(lines.join('\n') + '\n')
+  if (lines.length > 0) writeOut(lines.join('\n') + '\n')
 }

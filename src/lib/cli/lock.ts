@@ -6,7 +6,7 @@ import {execWithLock} from '../locks/exec.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
 import {refuseInitHolder, releaseHolderRef} from '../locks/init-holder.js'
 import {plainAcquired, plainLockStatus, plainReleased, plainRenewed} from '../present/locks.js'
-import {documentResult} from '../present/result.js'
+import {documentResult, liveResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
 const NAME_ARG = {description: 'lock name (letters, digits, "_", ".", ":" and "-")', required: true} as const
@@ -94,11 +94,16 @@ export const lockExecCommand = defineCommand({
   args: {name: NAME_ARG},
   flags: {slots: SLOTS_FLAG, wait: WAIT_FLAG},
 
-  async run({args, passthrough, flags, json}) {
+  async run({args, passthrough, flags}) {
     if (!passthrough || passthrough.length === 0) throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
-    const reply = await execWithLock(resolveHome(flags.home), {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough, stdoutToStderr: json})
-    // Under --json the summary is all of stdout (COMMAND's output went to stderr); plain: the command's output says it all.
-    return documentResult(reply, undefined, {exitCode: reply.exit_code})
+    const options = {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough}
+    const exec = async (stdoutToStderr: boolean) => {
+      const reply = await execWithLock(resolveHome(flags.home), {...options, stdoutToStderr})
+      return documentResult(reply, undefined, {exitCode: reply.exit_code})
+    }
+    // COMMAND runs while the result is shown: under --json its stdout goes to stderr, so the summary is all of stdout;
+    // plain, the command's own output says it all.
+    return liveResult({json: () => exec(true), plain: () => exec(false)})
   },
 })
 
