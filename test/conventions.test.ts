@@ -92,5 +92,7 @@ describe('autocomplete', () => {
     expect(completions(surface, ['run', '--wait'], 'h', sources)).toEqual(['hello'])
     expect(completions(surface, ['run', 'hello'], '', sources)).toEqual([])
     expect(completions(surface, [], 'l', sources)).toEqual(['lock'])
+    expect(completions(surface, ['run', '--home'], '', sources)).toEqual([])
+    expect(completions(surface, ['run', '--home', '/tmp/h'], 'd', sources)).toEqual(['demo'])
   })
 })

@@ -50,6 +50,8 @@ export function completions(commands: Record<string, CompletionCommand>, words: 
   if (current.startsWith('-')) return prefixed([...Object.keys(command?.flags ?? {}).map((f) => `--${f}`), ...GLOBAL_FLAGS])
   const rest = words.slice(consumed)
   const previous = rest.at(-1)
+  // `--home DIR`: a directory, which the shell completes.
+  if (previous === '--home') return []
   if (command && previous?.startsWith('--') && !previous.includes('=')) {
     const flag = command.flags[previous.slice(2)]
     if (flag?.takesValue) return prefixed(flag.options ?? [])
@@ -71,7 +73,7 @@ function positionalCount(command: CompletionCommand, rest: string[]): number {
     const word = rest[i]
     if (word === '--') return Number.MAX_SAFE_INTEGER
     if (!word.startsWith('-')) count++
-    else if (word.startsWith('--') && !word.includes('=') && command.flags[word.slice(2)]?.takesValue) i++
+    else if (word === '--home' || (word.startsWith('--') && !word.includes('=') && command.flags[word.slice(2)]?.takesValue)) i++
   }
   return count
 }
