@@ -155,7 +155,7 @@ describe('the listing cache', () => {
     for (const text of foreign) {
       writeFileSync(cacheFile(), text)
       expect(rowsListing().json).toEqual(expected)
-      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v4')
+      expect(readJson(cacheFile()).schema).toBe('actors-listing-cache-v5')
       expect(Object.keys(cachedRows()).sort()).toEqual(['one', 'two'])
     }
     // Rows that are damaged, claim a live status, or moved under another Run's id are misses: the state dir is read.

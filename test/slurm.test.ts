@@ -16,6 +16,8 @@ function clusterState(): string {
 }
 
 const UP = /^(idle|mixed|allocated|completing)/.test(clusterState())
+/** The one node's name as Slurm calls it (a cluster may name it after the host, not `localhost`). */
+const NODE = spawnSync('sinfo', ['-h', '-N', '-o', '%N'], {encoding: 'utf8', timeout: 10_000}).stdout?.trim().split('\n')[0] ?? ''
 const START = 'scripts/slurm-dev-cluster.sh start'
 
 if (!UP && !process.env.CI) {
@@ -82,13 +84,13 @@ suite('Runs on Slurm', () => {
     expect(actors(h, ['logs', 'hello', '--stderr']).stdout).toBe('oops\n')
 
     const meta = readJson(join(launched.state_dir, 'run.json'))
-    expect(meta).toMatchObject({status: 'done', host: expect.any(String), executor: {kind: 'slurm', job_id: job, node: 'localhost'}})
+    expect(meta).toMatchObject({status: 'done', host: expect.any(String), executor: {kind: 'slurm', job_id: job, node: NODE}})
     const detail = actors(h, ['inspect', 'hello', '--json']).json
-    expect(detail).toMatchObject({executor: 'slurm', job_id: job, node: 'localhost'})
-    expect(actors(h, ['inspect', 'hello']).stdout).toContain(`executor:   slurm job ${job} on localhost`)
-    const table = actors(h, ['inspect']).stdout
+    expect(detail).toMatchObject({executor: 'slurm', job_id: job, node: NODE})
+    expect(actors(h, ['inspect', 'hello']).stdout).toContain(`executor:   slurm job ${job} on ${NODE}`)
+    const table = actors(h, ['inspect'], {env: {COLUMNS: '200'}}).stdout
     expect(table).toMatch(/WHERE\n/)
-    expect(table).toContain(`slurm ${job}@localhost`)
+    expect(table).toContain(`slurm ${job}@${NODE}`)
     await waitFor(() => ['COMPLETED', ''].includes(jobState(job)), 30_000, `job ${job} completed`)
   })
 

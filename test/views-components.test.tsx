@@ -55,16 +55,16 @@ describe('RunsScreen', () => {
     const props = {title: 'actors', rows: tableRows({runs}), hidden: 0, layout: 'table' as const, counts: countByStatus(runs), damaged: 0}
     const view = render(<RunsScreen {...props} clock={clock(12_300)} />)
     const frame = strip(view.lastFrame()!)
-    expect(frame).toMatch(/● build\s+demo\s+running\s+2026-01-02 03:04:05\s+12\.3s/)
-    expect(frame).toMatch(/✖ lint\s+demo\s+failed\s+2026-01-02 03:04:05\s+1\.5s/)
+    expect(frame).toMatch(/● build\s+demo\s+running\s+-\s+03:04:05\s+12\.3s/)
+    expect(frame).toMatch(/✖ lint\s+demo\s+failed\s+-\s+03:04:05\s+1\.5s/)
     expect(frame).toMatch(/✔ docs\s+demo\s+done/)
     expect(frame).toContain('1 running · 1 done · 1 failed')
     expect(frame).not.toContain('off-screen')
     // The next tick moves only the live Run's clock.
     view.rerender(<RunsScreen {...props} clock={clock(75_000)} />)
     const next = strip(view.lastFrame()!)
-    expect(next).toMatch(/build\s+demo\s+running\s+\S+ \S+\s+1m15s/)
-    expect(next).toMatch(/lint\s+demo\s+failed\s+\S+ \S+\s+1\.5s/)
+    expect(next).toMatch(/build\s+demo\s+running\s+-\s+\S+\s+1m15s/)
+    expect(next).toMatch(/lint\s+demo\s+failed\s+-\s+\S+\s+1\.5s/)
     view.unmount()
   })
 
@@ -148,7 +148,7 @@ describe('row logic', () => {
 
   it('prints the plain table without escape codes', () => {
     const text = formatRunTable(tableRows({runs: [run('build', 'running', {parent: 'root-1', duration_ms: 0})]}), 'table', clock(1000))
-    expect(text).toBe('RUN    RECIPE  STATUS   STARTED              DURATION  PARENT\nbuild  demo    running  2026-01-02 03:04:05  1.0s      root-1\n')
+    expect(text).toBe('RUN    RECIPE  STATUS   EXIT  STARTED   DURATION  CPU  MEM  COMMAND  PARENT\nbuild  demo    running  -     03:04:05  1.0s      -    -    -        root-1\n')
     expect(formatRunTable([], 'table', clock(0))).toBe('')
   })
 })

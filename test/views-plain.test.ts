@@ -32,7 +32,7 @@ describe('plain output without a TTY', () => {
     expect(logs.stdout).toBe('out-line\n')
     const table = actors(home, ['inspect'], {env})
     expect(table.code).toBe(0)
-    expect(table.stdout).toMatch(/^RUN\s+RECIPE\s+STATUS\s+STARTED\s+DURATION\s+PARENT\nf1\s+-\s+failed\s/)
+    expect(table.stdout).toMatch(/^RUN\s+RECIPE\s+STATUS\s+EXIT\s+STARTED\s+DURATION\s+CPU\s+MEM\s+COMMAND\s+PARENT\nf1\s+-\s+failed\s+3\s/)
     for (const out of [follow.stdout, follow.stderr, logs.stdout, logs.stderr, table.stdout, table.stderr]) expect(out).not.toMatch(ESC)
     const specifiers = readFileSync(trace, 'utf8').split('\n').filter(Boolean)
     // The tracer saw the CLI load modules (so an empty list is not a false pass; the

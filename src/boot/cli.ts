@@ -10,6 +10,10 @@ import {reportError} from '../lib/present/report-error.js'
 import {usageError} from '../lib/platform/errors.js'
 import {installExecutors} from '../lib/executors/index.js'
 import Adopt from '../commands/adopt.js'
+import Autocomplete from '../commands/autocomplete/index.js'
+import AutocompleteScript from '../commands/autocomplete/script.js'
+import {serveCompletion} from '../lib/cli/complete-serve.js'
+import {didYouMean} from '../lib/platform/did-you-mean.js'
 import {guardStdout} from '../lib/present/output-guard.js'
 import Close from '../commands/close.js'
 import Control from '../commands/control.js'
@@ -31,10 +35,13 @@ import RecipesValidate from '../commands/recipes/validate.js'
 import Rerun from '../commands/rerun.js'
 import Run from '../commands/run.js'
 import Send from '../commands/send.js'
+import Version from '../commands/version.js'
 import Wait from '../commands/wait.js'
 
 export const COMMANDS = {
   adopt: Adopt,
+  autocomplete: Autocomplete,
+  'autocomplete:script': AutocompleteScript,
   close: Close,
   control: Control,
   emit: Emit,
@@ -55,6 +62,7 @@ export const COMMANDS = {
   rerun: Rerun,
   run: Run,
   send: Send,
+  version: Version,
   wait: Wait,
 }
 
@@ -65,10 +73,12 @@ export async function run(argv: string[]): Promise<void> {
   installExecutors()
   // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
   if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
+  // The completion scripts' helper (src/lib/cli/complete-serve.ts): hidden, never an error.
+  if (argv[0] === '__complete') return serveCompletion(COMMANDS, argv.slice(1))
   const unknown = unknownCommand(argv)
   if (unknown) {
     // oclif's own message (" ›   Error: command x not found") would break the `actors: ... fix: ...` form every other error has.
-    const error = usageError(`unknown command "${unknown}"`, `one of ${commandNames().join(', ')}; see \`actors --help\``)
+    const error = usageError(`unknown command "${unknown}"`, `${didYouMean(unknown, commandNames())}one of ${commandNames().join(', ')}; see \`actors --help\``)
     reportError(error, jsonRequested(argv), undefined)
     return
   }

@@ -4,6 +4,7 @@ import {defineCommand} from './definition.js'
 import {parseDuration} from '../platform/duration.js'
 import {inspectRun, listRunSummaries, printedListing, parseStatusFilter, type ListingFilter} from '../history/inspect.js'
 import {buildForest} from '../history/forest.js'
+import {filterForest} from '../tree/filter-forest.js'
 import {usageError} from '../platform/errors.js'
 import {listGenerations} from '../runs/generation-list.js'
 import {everyRunResult, plainDetail, plainForest, plainGenerations, plainListing, watchForest, watchListing} from '../present/inspect.js'
@@ -38,14 +39,29 @@ export const inspectCommand = defineCommand({
       return documentResult(listGenerations(home, args.run), plainGenerations)
     }
     if (flags.watch) return watch(home, flags, args.run)
-    if (flags.tree) return documentResult(buildForest(home, args.run), plainForest)
+    if (flags.tree) return treeResult(home, args.run, flags)
     if (args.run) return documentResult(inspectRun(home, args.run), plainDetail)
     const filter = listingFilter(flags)
     // Every Run, unfiltered: under --json printed from cached text (the common, big listing).
     if (Object.values(filter).every((value) => value === undefined)) return everyRunResult((print) => printedListing(home, print), () => listRunSummaries(home, filter))
-    return documentResult(listRunSummaries(home, filter), plainListing)
+    return documentResult(listRunSummaries(home, filter), (listing, to) => plainListing(listing, to, filterWords(flags)))
   },
 })
+
+/** `--tree`: the forest (of RUN or --root), narrowed to the Runs the other filters match (src/lib/tree/filter-forest.ts). */
+function treeResult(home: string, ref: string | undefined, flags: ListingFlags) {
+  const filter = listingFilter(flags)
+  const forest = buildForest(home, ref ?? flags.root)
+  const narrowed = filter.statuses || filter.limit !== undefined || filter.sinceMs !== undefined || filter.recipe !== undefined || filter.owner !== undefined
+  const shown = narrowed ? filterForest(forest, new Set(listRunSummaries(home, {...filter, root: ref ?? flags.root}).runs.map((r) => r.state_dir))) : forest
+  return documentResult(shown, (doc, to) => plainForest(doc, to, filterWords(flags)))
+}
+
+/** The filter flags as given (`--status running --recipe build`), for "no Runs match ...". */
+function filterWords(flags: ListingFlags): string {
+  const given = (['status', 'limit', 'since', 'recipe', 'owner', 'root'] as const).filter((name) => flags[name] !== undefined)
+  return given.map((name) => `--${name} ${flags[name]}`).join(' ')
+}
 
 /** `--watch` (`--tree --watch`, or `RUN --watch` for its subtree): the forest or the listing, live. */
 function watch(home: string, flags: ListingFlags & {tree: boolean}, ref: string | undefined): LiveResult {

@@ -4,8 +4,9 @@ import {usageError} from '../platform/errors.js'
 import {resolveHome} from '../platform/home.js'
 import {execWithLock} from '../locks/exec.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
+import {refuseInitHolder, releaseHolderRef} from '../locks/init-holder.js'
 import {plainAcquired, plainLockStatus, plainReleased, plainRenewed} from '../present/locks.js'
-import {documentResult} from '../present/result.js'
+import {documentResult, liveResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
 const NAME_ARG = {description: 'lock name (letters, digits, "_", ".", ":" and "-")', required: true} as const
@@ -35,7 +36,7 @@ export const lockAcquireCommand = defineCommand({
       slots: flags.slots,
       leaseMs: optionalDuration(flags.lease, '--lease'),
       waitMs: optionalDuration(flags.wait, '--wait'),
-      holder: callerHolder(flags.holder),
+      holder: refuseInitHolder(callerHolder(flags.holder)),
     })
     return documentResult(reply, plainAcquired)
   },
@@ -47,10 +48,11 @@ export const lockReleaseCommand = defineCommand({
   description: 'Releases the slot of the current Run, the calling process, or --holder ID. Exit 3 when that holder does not hold the lock.',
   examples: ['<%= config.bin %> lock release repo', '<%= config.bin %> lock release deploy --holder ci-7'],
   args: {name: NAME_ARG},
-  flags: {holder: {type: 'string', description: 'release for this named holder'}},
+  flags: {holder: {type: 'string', description: 'release for this named holder (or pid:1: clear a slot left by a shell that is gone)'}},
 
   async run({args, flags}) {
-    return documentResult(releaseLock(resolveHome(flags.home), args.name!, callerHolder(flags.holder)), plainReleased)
+    const home = resolveHome(flags.home)
+    return documentResult(releaseLock(home, args.name!, releaseHolderRef(home, args.name!, flags.holder, callerHolder)), plainReleased)
   },
 })
 
@@ -86,7 +88,7 @@ export const lockExecCommand = defineCommand({
   description:
     'Takes the slot (or queues with --wait), runs COMMAND with the terminal, releases the slot when it exits and exits with its code. ' +
     'The holder is this actors process itself, so a killed lock exec frees its slot too. Exit 5 when busy without --wait, 124 when --wait runs out. ' +
-    'With --json, a summary {lock, exit_code, signal} follows the command\'s own output on stdout.',
+    "With --json, COMMAND's stdout goes to stderr, so stdout is one JSON document {lock, exit_code, signal}.",
   examples: ['<%= config.bin %> lock exec repo --wait 10m -- git pull --rebase', '<%= config.bin %> lock exec gpu --slots 2 -- python train.py'],
   strict: false,
   args: {name: NAME_ARG},
@@ -94,9 +96,14 @@ export const lockExecCommand = defineCommand({
 
   async run({args, passthrough, flags}) {
     if (!passthrough || passthrough.length === 0) throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
-    const reply = await execWithLock(resolveHome(flags.home), {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough})
-    // Under --json the summary follows the command's own output; plain: the command's output says it all.
-    return documentResult(reply, undefined, {exitCode: reply.exit_code})
+    const options = {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough}
+    const exec = async (stdoutToStderr: boolean) => {
+      const reply = await execWithLock(resolveHome(flags.home), {...options, stdoutToStderr})
+      return documentResult(reply, undefined, {exitCode: reply.exit_code})
+    }
+    // COMMAND runs while the result is shown: under --json its stdout goes to stderr, so the summary is all of stdout;
+    // plain, the command's own output says it all.
+    return liveResult({json: () => exec(true), plain: () => exec(false)})
   },
 })
 

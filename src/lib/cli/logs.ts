@@ -23,11 +23,11 @@ function logBytes(file: string): number {
 
 export const logsCommand = defineCommand({
   id: 'logs',
-  summary: "Print a Run's output (stdout; --stderr for stderr)",
+  summary: "Print a Run's output (stdout; --stderr for stderr; --follow: both as they come)",
   examples: ['<%= config.bin %> logs build-1 --tail 50', '<%= config.bin %> logs build-1 --follow', '<%= config.bin %> logs build-1@2'],
   args: {run: {description: 'Run id or state dir; RUN@N for its generation N', required: true}},
   flags: {
-    follow: {type: 'boolean', char: 'f', description: 'keep printing output as it arrives until the Run ends'},
+    follow: {type: 'boolean', char: 'f', description: 'keep printing output as it arrives until the Run ends (stdout and stderr, each to its own)'},
     stderr: {type: 'boolean', description: 'stderr instead of stdout'},
     tail: {type: 'integer', description: 'only the last N lines', min: 0},
   },
@@ -37,9 +37,10 @@ export const logsCommand = defineCommand({
     const state = requireGeneration(home, args.run!)
     const stream: StreamName = flags.stderr ? 'stderr' : 'stdout'
     if (flags.follow) {
-      // With --tail, start from the last N lines; otherwise from the beginning.
+      // With --tail, start from the last N lines (of the stream asked for); otherwise from the beginning.
       const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
-      return followRun(state.dir, {streams: [stream], fromStart: flags.tail === undefined, head})
+      // Both streams, stderr to stderr, as `run --follow` shows them; --stderr: that stream alone.
+      return followRun(state.dir, {streams: flags.stderr ? ['stderr'] : ['stdout', 'stderr'], fromStart: flags.tail === undefined, head})
     }
     const file = runFile(state.dir, stream)
     return liveResult({

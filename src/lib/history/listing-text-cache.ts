@@ -16,7 +16,7 @@
  * into them), and small functions called per Run, which V8 then compiled at
  * a cost of milliseconds. So the file is read without an object, a string
  * or a call per Run: a compact JSON line
- *   {"schema":"actors-listing-text-v2","endian":"LE","base":"<runs dir>/","count":N,"list":LB,"names":NB,"body":BB}
+ *   {"schema":"actors-listing-text-v3","endian":"LE","base":"<runs dir>/","count":N,"list":LB,"names":NB,"body":BB}
  * then, in the machine's byte order (`endian`), the N entries' sections, in
  * listing order (created_at, then Run id):
  *   keys:   N × 6 float64: the exact key of the run.json each text was made
@@ -61,7 +61,7 @@ import {writeFileAtomic} from '../platform/state-files.js'
 import {EXACT_KEY_LENGTH, exactFileKeysInto} from '../platform/file-key.js'
 import {RUN_FILES} from '../runs/store.js'
 
-const SCHEMA = 'actors-listing-text-v2'
+const SCHEMA = 'actors-listing-text-v3'
 /** The machine's byte order, which the typed arrays in the file are in. */
 const ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1 ? 'LE' : 'BE'
 /** Past this a cache is not read (the listing then reads every run.json and rewrites it). */

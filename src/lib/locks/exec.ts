@@ -15,6 +15,8 @@ export interface ExecOptions {
   slots?: number
   waitMs?: number
   argv: string[]
+  /** COMMAND's stdout goes to this process's stderr (`lock exec --json`: stdout is one JSON document). */
+  stdoutToStderr?: boolean
 }
 
 export interface ExecReply {
@@ -34,7 +36,7 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
     return await new Promise<ExecReply>((resolve) => {
       let child
       try {
-        child = childProcess().spawn(options.argv[0], options.argv.slice(1), {stdio: 'inherit'})
+        child = childProcess().spawn(options.argv[0], options.argv.slice(1), {stdio: options.stdoutToStderr ? ['inherit', process.stderr.fd, 'inherit'] : 'inherit'})
       } catch (error) {
         process.stderr.write(`actors: could not start ${JSON.stringify(options.argv[0])}: ${(error as Error).message}\n`)
         resolve({lock, exit_code: EXIT.notInstalled, signal: null})

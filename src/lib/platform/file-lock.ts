@@ -115,6 +115,9 @@ function breakIfStale(lockFile: string, holder: ProcessIdentity): void {
   } catch {}
 }
 
+/** How long a lock waiter waits by default before answering busy (exit 5). */
+const DEFAULT_LOCK_WAIT_MS = 30_000
+
 export interface LockOptions {
   /** Give up after this long (ms). */
   timeoutMs?: number
@@ -126,7 +129,8 @@ export interface LockOptions {
  * Returns how long to sleep before the next try (backing off to 20 ms).
  */
 function contention(lockFile: string, options: LockOptions): () => number {
-  const deadline = Date.now() + (options.timeoutMs ?? 10_000)
+  // Patient: a crowd of callers on a loaded machine (70 controls of one Run on 2 cores) each wait their turn.
+  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_LOCK_WAIT_MS)
   let delay = 1
   // The torn file being timed: a different file (a fresh lock caught mid-write) restarts the clock.
   let torn: {file: string; since: number} | undefined
@@ -134,7 +138,13 @@ function contention(lockFile: string, options: LockOptions): () => number {
     const state = readLockFile(lockFile)
     if (state && 'holder' in state) breakIfStale(lockFile, state.holder)
     if (Date.now() > deadline) {
-      throw new ActorsError(`timed out waiting for the lock ${lockFile}`, EXIT.failed, 'another actors process holds it; retry, or remove the file if no actors process is running')
+      // Busy (exit 5, as for any refusal to wait longer), never a failure of the command itself.
+      const holder = state && 'holder' in state ? ` (pid ${state.holder.pid})` : ''
+      throw new ActorsError(
+        `busy: another actors process${holder} held ${lockFile} for over ${Math.round((options.timeoutMs ?? DEFAULT_LOCK_WAIT_MS) / 1000)}s`,
+        EXIT.refused,
+        'retry; if no actors process is running, remove that file',
+      )
     }
     if (!state || !('torn' in state)) torn = undefined
     else if (torn?.file !== state.torn) torn = {file: state.torn, since: Date.now()}

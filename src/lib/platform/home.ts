@@ -69,6 +69,11 @@ export function isPlainName(name: string): boolean {
 
 /** Refuse ids that are not plain names (`..`, `/`, empty, overlong): they could escape the root. */
 export function validateRunId(id: string, what = 'Run id'): string {
+  const generation = /^(.+)@(\d+)$/.exec(id)
+  if (generation && isPlainName(generation[1])) {
+    // `RUN@N` is how inspect and logs name a generation (they resolve it before any id reaches here).
+    throw usageError(`\`@N\` names a generation only in inspect and logs (${what} ${JSON.stringify(id)})`, `use the Run id ${generation[1]} (its current generation), or \`actors inspect ${id}\` / \`actors logs ${id}\``)
+  }
   if (!isPlainName(id)) {
     throw usageError(
       `${what} ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '…' : id)} is not valid`,

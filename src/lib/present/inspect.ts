@@ -26,10 +26,10 @@ function noteDamaged(damaged: Array<{state_dir: string; error: string}>, to: Tex
   for (const d of damaged) to.note(`actors: skipped ${d.state_dir}: ${d.error}\n`)
 }
 
-/** `inspect`: the table of Runs. */
-export function plainListing(listing: RunListing, to: TextSinks): void {
+/** `inspect`: the table of Runs; `filters` (`--status running`): what narrowed it, named when nothing matched. */
+export function plainListing(listing: RunListing, to: TextSinks, filters = ''): void {
   to.out(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
-  if (!listing.runs.length) to.note(NO_RUNS)
+  if (!listing.runs.length) to.note(filters ? `no Runs match ${filters}\n` : NO_RUNS)
   noteDamaged(listing.damaged, to)
 }
 
@@ -63,10 +63,10 @@ export function* printedDocument(listing: PrintedListing): Generator<Uint8Array>
   yield Buffer.from(any ? '\n  ' + frame.slice(open.length) : frame)
 }
 
-/** `inspect --tree`: the Run forest. */
-export function plainForest(forest: Forest, to: TextSinks): void {
+/** `inspect --tree`: the Run forest; `filters` as for plainListing. */
+export function plainForest(forest: Forest, to: TextSinks, filters = ''): void {
   to.out(renderForest(forest.forest))
-  if (!forest.forest.length) to.note(NO_RUNS)
+  if (!forest.forest.length) to.note(filters ? `no Runs match ${filters}\n` : NO_RUNS)
   noteDamaged(forest.damaged, to)
 }
 

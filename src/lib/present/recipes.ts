@@ -4,6 +4,7 @@ import {formatValue} from '../recipes/args.js'
 import type {RecipeDescription} from '../recipes/describe.js'
 import type {ValidationResult} from '../recipes/index.js'
 import type {TextSinks} from './result.js'
+import {screenWidth} from '../platform/fit-width.js'
 import {formatTable} from '../platform/text.js'
 
 /** `recipes [NAME]`. */
@@ -13,7 +14,7 @@ export function plainRecipes(doc: RecipesDocument, to: TextSinks): void {
     return
   }
   const rows = doc.recipes.map((r) => [r.name, r.args.join(' ') || '-', r.error ? `BROKEN: ${r.error}` : r.description || '-'])
-  if (rows.length) to.out(`${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows)}\n`)
+  if (rows.length) to.out(`${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows, screenWidth())}\n`)
   else to.note('actors: no Recipes found (add YAML files to ./recipes or pass --recipes DIR)\n')
 }
 

@@ -6,13 +6,14 @@
  */
 import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
 import {rowsKey, type StateSnapshot, type StateStore} from '../view-state/runs-store.js'
+import {screenWidth} from '../platform/fit-width.js'
 import {formatTable} from '../platform/text.js'
 
-/** The plain table of `rows` ('' when there are none). */
-export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock): string {
+/** The plain table of `rows` ('' when there are none), fitted to `width` (default: the screen's). */
+export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock, width = screenWidth()): string {
   const headers = layoutHeaders(layout, rows)
   const where = headers.includes('WHERE')
-  return rows.length ? formatTable(headers, rows.map((row) => rowCells(row, layout, clock, where))) + '\n' : ''
+  return rows.length ? formatTable(headers, rows.map((row) => rowCells(row, layout, clock, where)), width) + '\n' : ''
 }
 
 /** What a watched read looks like to the renderers: its rows and its damaged dirs. */

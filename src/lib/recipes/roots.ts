@@ -11,6 +11,7 @@ import {formatArgSpec} from './args.js'
 import {loadRecipeFile, RECIPE_EXTENSIONS, recipeNameOf} from './load.js'
 import type {Recipe} from './types.js'
 import {compareText} from '../platform/compare.js'
+import {didYouMean} from '../platform/did-you-mean.js'
 
 export interface RecipeRoot {
   dir: string
@@ -87,7 +88,7 @@ export function findRecipe(name: string, roots: RecipeRoot[], cwd = process.cwd(
     }
   }
   const searched = roots.length ? roots.map((r) => `${r.dir} (${r.origin})`).join(', ') : 'no recipe root exists'
-  throw usageError(`no Recipe named "${name}" (searched: ${searched})`, 'list the available Recipes with `actors recipes`, or pass --recipes DIR', {
+  throw usageError(`no Recipe named "${name}" (searched: ${searched})`, `${didYouMean(name, recipeNames(roots))}list the available Recipes with \`actors recipes\`, or pass --recipes DIR`, {
     recipe: name,
     roots: roots.map((r) => r.dir),
   })
@@ -125,6 +126,13 @@ function walk(dir: string, root: string, depth: number, out: Array<{name: string
       out.push({name: recipeNameOf(path, root), file: path})
     }
   }
+}
+
+/** The names of every Recipe file below `roots`, without loading any (what a "did you mean" compares a miss with). */
+export function recipeNames(roots: RecipeRoot[]): string[] {
+  const found: Array<{name: string; file: string}> = []
+  for (const root of roots) walk(root.dir, root.dir, 0, found)
+  return [...new Set(found.map((f) => f.name))]
 }
 
 /**

@@ -18,7 +18,8 @@ export type StreamName = 'stdout' | 'stderr'
 export function tailFile(file: string, lines: number, maxBytes = 4 * 1024 * 1024): string {
   const read = readFileEnd(file, maxBytes)
   const text = read ? read.bytes.toString('utf8', 0, read.length) : ''
-  if (lines <= 0) return ''
+  // An empty log has no line to show (not a blank one).
+  if (lines <= 0 || text === '') return ''
   const parts = text.split('\n')
   const trailing = parts[parts.length - 1] === '' ? parts.pop() : undefined
   const kept = parts.slice(-lines).join('\n')

@@ -31,6 +31,15 @@ export interface RunSummary {
   executor?: string
   job_id?: string | null
   node?: string | null
+  /** The command line, for display (set by summarizeRun; absent in summaries made elsewhere). */
+  command?: string
+  /** CPU seconds and peak memory (SPEC: Containment, Usage): result.json's, else run.json's (live: now); null when not recorded. */
+  resources?: RunResources | null
+}
+
+export interface RunResources {
+  cpu_seconds: number
+  peak_memory_bytes: number
 }
 
 /** A Run's status as shown in tables and trees: a queued Run waiting for locks names them ([locks]). */
@@ -65,7 +74,22 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     state_dir: state.dir,
     ...(meta.status === 'queued' && Array.isArray(meta.waiting_for) ? {waiting_for: meta.waiting_for as string[]} : {}),
     ...executorSummary(meta),
+    command: commandText(meta.argv),
+    resources: runResources(result?.resources) ?? runResources(meta.resources),
   }
+}
+
+/** The argv as one line to show (words with spaces or quotes quoted), '' when there is none. */
+export function commandText(argv: unknown): string {
+  if (!Array.isArray(argv)) return ''
+  return argv.map((w) => (typeof w === 'string' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : JSON.stringify(String(w)))).join(' ')
+}
+
+/** A `resources` record when it has both numbers (anything else: not recorded). */
+function runResources(value: unknown): RunResources | null {
+  const r = value as Partial<RunResources> | null | undefined
+  if (!r || typeof r.cpu_seconds !== 'number' || typeof r.peak_memory_bytes !== 'number') return null
+  return {cpu_seconds: r.cpu_seconds, peak_memory_bytes: r.peak_memory_bytes}
 }
 
 /** The executor fields of a summary: kind, and for a Slurm Run its job id and node (once known). */

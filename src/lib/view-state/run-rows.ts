@@ -9,7 +9,8 @@ import type {RunListing} from '../history/inspect.js'
 import type {Forest, TreeNode} from '../history/forest.js'
 import {formatTreeUsage} from '../runs/usage-rollup.js'
 import {isTerminal} from '../records/run.js'
-import {displayStatus} from '../runs/summary.js'
+import {displayStatus, type RunResources} from '../runs/summary.js'
+import {compactTime, resourceCells} from './resource-cells.js'
 import {displayRunName} from '../records/generation-layout.js'
 
 /** Ink colour names the status styles use. */
@@ -75,12 +76,16 @@ export interface RunRow {
   waiting_for?: string[]
   /** Where it runs, for a remote Run (`slurm 12@node1`); '' for a local one. */
   where?: string
+  /** Table rows: the exit code, the command line and CPU/memory (absent or null: '-'). */
+  exit_code?: number | null
+  command?: string
+  resources?: RunResources | null
 }
 
 export type Layout = 'table' | 'tree'
 
 export const LAYOUT_HEADERS: Record<Layout, string[]> = {
-  table: ['RUN', 'RECIPE', 'STATUS', 'STARTED', 'DURATION', 'PARENT'],
+  table: ['RUN', 'RECIPE', 'STATUS', 'EXIT', 'STARTED', 'DURATION', 'CPU', 'MEM', 'COMMAND', 'PARENT'],
   tree: ['RUN', 'STATUS', 'DURATION', 'USAGE', 'RECIPE'],
 }
 
@@ -93,7 +98,7 @@ export function layoutHeaders(layout: Layout, rows: RunRow[]): string[] {
 export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = false): string[] {
   const duration = displayDuration(row, clock)
   if (layout === 'tree') return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
-  const cells = [row.prefix + row.run, row.recipe ?? '-', displayStatus(row), displayTime(row.started_at), duration, row.parent ?? '-']
+  const cells = [row.prefix + row.run, row.recipe ?? '-', displayStatus(row), row.exit_code == null ? '-' : String(row.exit_code), compactTime(row.started_at, clock.now), duration, ...resourceCells(row.resources), row.command || '-', row.parent ?? '-']
   return where ? [...cells, row.where || 'local'] : cells
 }
 
@@ -117,6 +122,9 @@ export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
     usage: '',
     ...(r.waiting_for ? {waiting_for: r.waiting_for} : {}),
     where: whereText(r),
+    exit_code: r.exit_code,
+    command: r.command,
+    resources: r.resources,
   }))
 }
 
