@@ -12,7 +12,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {globMatches} from '../src/lib/mcp/policy.js'
 import {recipeNames, recipeRoots} from '../src/lib/recipes/roots.js'
-import {BIN, ROOT, cliEnv, homesPerTest, tempDir} from './helpers.js'
+import {BIN, ROOT, cliEnv, homesPerTest, removeDir, tempDir} from './helpers.js'
 
 const home = homesPerTest('actors-readme-')
 
@@ -63,7 +63,10 @@ describe('README', () => {
 
 describe('docs/mcp.md', () => {
   it('host configs allow shipped Recipes: every --allow pattern matches one', () => {
-    const shipped = recipeNames(recipeRoots({home: tempDir(), cwd: tempDir()}))
+    const empty = tempDir()
+    // Only the shipped library: an empty state root and cwd add no Recipe root.
+    const shipped = recipeNames(recipeRoots({home: empty, cwd: empty}))
+    removeDir(empty)
     const text = readFileSync(join(ROOT, 'docs', 'mcp.md'), 'utf8')
     const configs = text.slice(text.indexOf('Claude Code:'), text.indexOf('When `actors` is not on'))
     const lists = [...configs.matchAll(/--allow['"]?,?\s*['"]([^'"]+)['"]/g)].map((m) => m[1])
