@@ -18,7 +18,8 @@ import {collectArtifacts} from '../runs/artifacts.js'
 import {dropTestFaults} from './launch.js'
 import {sleepSync, withLockSync} from '../platform/lock.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
-import {findRunProcesses, signalPids} from '../platform/process-tree.js'
+import {endUnit, type Leftover, type Unit} from '../executors/containment/index.js'
+import {commandStartError, makeRunUnit, unitResultFields} from './run-unit.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
@@ -40,6 +41,8 @@ interface AttemptOutcome extends StepOutcome {
   timedOut: boolean
   /** The Run's Recipe locks could not be taken (a damaged lock file): it fails without running. */
   lockError?: string
+  /** The Run's limits cannot be enforced on this machine: it fails without running. */
+  unitError?: string
 }
 
 /**
@@ -78,6 +81,10 @@ class Supervisor {
   private terminating: Promise<void> | undefined
   /** `inbox: stdin`: writes `actors send` messages to the running step's stdin. */
   private readonly pump: StdinPump | undefined
+  /** Containment: every process of the Run, whatever it forks (executors/containment). */
+  private unit!: Unit
+  /** Processes an end could not get rid of within kill_grace + 5 s (result.json `leftover`). */
+  private leftover: Leftover[] = []
 
   constructor(
     private readonly dir: string,
@@ -93,6 +100,16 @@ class Supervisor {
     process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
     process.on('SIGHUP', () => {})
 
+    // [containment] The unit exists before anything of the Run starts; its record goes to run.json.
+    const unit = makeRunUnit(this.home, this.dir, this.meta, () => this.processQuery())
+    if (typeof unit === 'string') {
+      this.appendStderr(`actors: ${unit}\n`)
+      this.finish({exitCode: null, signal: null, timedOut: false, unitError: unit}, 0, startedAt)
+      return
+    }
+    this.unit = unit
+    // A tracked unit has no counters: sample its memory while it runs (usage() keeps the peak).
+    const sampler = unit.record.kind === 'tracked' ? setInterval(() => unit.usage(), 500).unref() : undefined
     // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
     const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
     // [inbox] stdin messages are written once the command runs (they wait in inbox.jsonl until then).
@@ -117,11 +134,18 @@ class Supervisor {
       // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
       await this.terminating
       this.terminating = undefined
+      // [containment] An attempt ends with its unit empty: whatever the command left behind goes too.
+      if (this.unit.members().length > 0) {
+        this.endTree()
+        await this.terminating
+        this.terminating = undefined
+      }
       const requested = this.requestedEnding()
       if (requested || this.ending) break
       if (outcome.exitCode === 0 && !outcome.timedOut) break
     }
     this.pump?.close()
+    if (sampler) clearInterval(sampler)
     releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
     this.finish(outcome, attempt, startedAt)
   }
@@ -161,14 +185,22 @@ class Supervisor {
     // Test-only: widen the window between the ending check and the spawn (see recordChild).
     const delay = Number(process.env.ACTORS_TEST_SPAWN_DELAY_MS ?? 0)
     if (delay > 0) sleepSync(Math.min(delay, 10_000))
+    const env = {...commandEnvironment(this.meta, this.home, this.dir), ...this.unit.memberEnv()}
+    const wrapped = this.unit.wrap(argv)
+    // Started through the cgroup's join wrapper: a missing command is found here, as spawn would.
+    const missing = wrapped !== argv ? commandStartError(argv[0], env, this.meta.cwd) : undefined
+    if (missing) {
+      this.appendStderr(`actors: could not start ${JSON.stringify(argv[0])}: ${missing}\n`)
+      return Promise.resolve({exitCode: 127, signal: null, spawnError: missing})
+    }
     return new Promise((resolve) => {
       const out = openSync(runFile(this.dir, 'stdout'), 'a')
       const err = openSync(runFile(this.dir, 'stderr'), 'a')
       let child: ChildProcess
       try {
-        child = childProcess().spawn(argv[0], argv.slice(1), {
+        child = childProcess().spawn(wrapped[0], wrapped.slice(1), {
           cwd: this.meta.cwd,
-          env: commandEnvironment(this.meta, this.home, this.dir),
+          env,
           detached: true,
           stdio: [this.pump ? 'pipe' : 'ignore', out, err],
         })
@@ -223,8 +255,7 @@ class Supervisor {
     // A stop or kill that came while this step was starting found no process
     // to signal (it marks run.json under the same lock, so it is seen here):
     // carry it out now.
-    if (ending?.status === 'killed') signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
-    else if (ending) this.endTree()
+    if (ending) this.endTree()
   }
 
   /** Resolve once run.json no longer says `paused` (woken by changes in the state dir). */
@@ -261,20 +292,16 @@ class Supervisor {
     this.terminating ??= this.terminateTree()
   }
 
-  /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace; resolves once nothing of it is left (or a last second passed). */
+  /**
+   * End the whole unit (executors/containment): SIGTERM, SIGKILL after
+   * kill_grace (at once for a kill), sweeping until no process of it is left;
+   * what survives kill_grace + 5 s is named in result.json `leftover`.
+   */
   private async terminateTree(): Promise<void> {
-    signalPids(findRunProcesses(this.processQuery()), 'SIGCONT')
-    signalPids(findRunProcesses(this.processQuery()), 'SIGTERM')
-    const gone = async (ms: number) => {
-      for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
-        await new Promise((r) => setTimeout(r, 50))
-        if (findRunProcesses(this.processQuery()).length === 0) return true
-      }
-      return false
-    }
-    if (await gone(this.meta.kill_grace_ms)) return
-    signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
-    await gone(1000)
+    const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
+    const left = await endUnit(this.unit, graceMs)
+    for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
+    this.leftover = left
   }
 
   /** The supervisor itself was told to stop: end the Run as cancelled rather than orphaning it. */
@@ -308,6 +335,9 @@ class Supervisor {
       } else if (outcome.lockError) {
         status = 'failed'
         reason = 'lock_failed'
+      } else if (outcome.unitError) {
+        status = 'failed'
+        reason = 'limits_unavailable'
       } else if (outcome.timedOut || slurmEnding === 'timeout') {
         status = 'failed'
         reason = 'timeout'
@@ -333,7 +363,14 @@ class Supervisor {
         artifacts: collectArtifacts(meta.artifacts, meta.cwd),
         run_instance_id: meta.run_instance_id,
       }
-      if (outcome.spawnError ?? outcome.lockError) result.error = outcome.spawnError ?? outcome.lockError
+      if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError) result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
+      // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
+      if (this.unit) {
+        const {fields, limit} = unitResultFields(this.unit, this.leftover)
+        Object.assign(result, fields)
+        if (limit && status === 'failed' && reason !== 'timeout') result.reason = reason = limit
+        this.unit.remove()
+      }
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})

@@ -1,0 +1,76 @@
+/**
+ * The supervisor's side of containment (SPEC: Containment): make the Run's
+ * unit before its command starts and record it in run.json, spawn each step
+ * inside it, and at the end turn the unit into result.json fields (usage,
+ * the limit that ended it, leftovers) before removing it. Kept apart from
+ * supervise.ts so that file stays about the life of a Run.
+ */
+import {accessSync, constants, readFileSync} from 'node:fs'
+import {delimiter, isAbsolute, join, resolve} from 'node:path'
+import type {RunProcessQuery} from '../platform/process-tree.js'
+import {createUnit, type Leftover, type Unit, type UnitLimits} from '../executors/containment/index.js'
+import {updateRunMeta} from '../runs/store.js'
+import type {RunMeta, RunResult} from '../runs/types.js'
+
+/** The Run's limits as run.json records them (launch normalises Recipe `limits` and the run flags). */
+export function runLimits(meta: RunMeta): UnitLimits {
+  const limits = meta.limits as UnitLimits | undefined
+  return limits && typeof limits === 'object' ? limits : {}
+}
+
+/**
+ * Make the Run's unit and record it in run.json (`containment`). Returns an
+ * error message instead when its limits cannot be enforced here.
+ */
+export function makeRunUnit(home: string, dir: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
+  let unit: Unit
+  try {
+    unit = createUnit(home, meta.run_instance_id, runLimits(meta), query)
+  } catch (error) {
+    return (error as Error).message
+  }
+  updateRunMeta(dir, (current) => ({...current, containment: unit.record}))
+  return unit
+}
+
+/**
+ * Whether `command` can be started with `env`'s PATH from `cwd`, as execvp
+ * would find it. A step started through the cgroup wrapper is checked first,
+ * so a missing command is still a spawn failure (127, `spawn_failed`), not a
+ * message from sh.
+ */
+export function commandStartError(command: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  const candidates = command.includes('/')
+    ? [isAbsolute(command) ? command : resolve(cwd, command)]
+    : (env.PATH ?? '').split(delimiter).map((dir) => join(resolve(cwd, dir || '.'), command))
+  for (const candidate of candidates) {
+    try {
+      accessSync(candidate, constants.X_OK)
+      return undefined
+    } catch {}
+  }
+  return `spawn ${command} ENOENT`
+}
+
+/** CPU seconds of every child this process has reaped (the tracked fallback's figure for a finished Run). */
+export function reapedCpuSeconds(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[13]) + Number(fields[14])) / 100
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The unit's part of result.json, read before the unit is removed:
+ * `resources`, the limit that ended the Run (as `reason`), `leftover`.
+ */
+export function unitResultFields(unit: Unit, leftover: Leftover[]): {fields: Partial<RunResult>; limit?: 'memory_limit' | 'pids_limit'} {
+  const usage = unit.usage()
+  const cpu = unit.record.kind === 'tracked' ? reapedCpuSeconds() : usage.cpu_seconds
+  const fields: Partial<RunResult> = {resources: {cpu_seconds: cpu, peak_memory_bytes: usage.peak_memory_bytes}}
+  if (leftover.length > 0) fields.leftover = leftover
+  return {fields, limit: unit.limitHit()}
+}
