@@ -9,6 +9,8 @@ import type {RunMeta} from '../runs/types.js'
 import {checkLocalSupervisor} from './local.js'
 import {checkSlurmSupervisor, isSlurmRun} from './slurm.js'
 import type {SupervisorCheck} from './types.js'
+import {endLostRunUnit} from './containment/lost.js'
+import {nodeOs} from '../platform/builtins.js'
 
 export type {SupervisorCheck}
 
@@ -26,3 +28,17 @@ export function isRemoteRun(meta: Pick<RunMeta, 'executor'> | undefined): boolea
 }
 
 export {isSlurmRun}
+
+/**
+ * End what is left of a Run whose supervisor is lost, before it is written
+ * `exited` (SPEC: Containment): its unit's processes on this machine. A
+ * Slurm job is its own unit, ended by Slurm. Returns result.json fields.
+ */
+export function endLostRun(meta: RunMeta): Record<string, unknown> {
+  if (isSlurmRun(meta)) return {}
+  const {leftover, usage} = endLostRunUnit(meta, nodeOs().hostname())
+  return {
+    ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),
+    ...(leftover.length > 0 ? {leftover} : {}),
+  }
+}

@@ -5,10 +5,10 @@
  * the limit that ended it, leftovers) before removing it. Kept apart from
  * supervise.ts so that file stays about the life of a Run.
  */
-import {accessSync, constants, readFileSync} from 'node:fs'
-import {delimiter, isAbsolute, join, resolve} from 'node:path'
+import {readFileSync} from 'node:fs'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import {createUnit, type Leftover, type Unit, type UnitLimits} from '../executors/containment/index.js'
+export {commandStartError} from '../executors/containment/command-check.js'
 import {updateRunMeta} from '../runs/store.js'
 import type {RunMeta, RunResult} from '../runs/types.js'
 
@@ -31,25 +31,6 @@ export function makeRunUnit(home: string, dir: string, meta: RunMeta, query: () 
   }
   updateRunMeta(dir, (current) => ({...current, containment: unit.record}))
   return unit
-}
-
-/**
- * Whether `command` can be started with `env`'s PATH from `cwd`, as execvp
- * would find it. A step started through the cgroup wrapper is checked first,
- * so a missing command is still a spawn failure (127, `spawn_failed`), not a
- * message from sh.
- */
-export function commandStartError(command: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  const candidates = command.includes('/')
-    ? [isAbsolute(command) ? command : resolve(cwd, command)]
-    : (env.PATH ?? '').split(delimiter).map((dir) => join(resolve(cwd, dir || '.'), command))
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK)
-      return undefined
-    } catch {}
-  }
-  return `spawn ${command} ENOENT`
 }
 
 /** CPU seconds of every child this process has reaped (the tracked fallback's figure for a finished Run). */

@@ -12,7 +12,7 @@ import {noteEndedRun} from './ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
 import {runDir, runsDir} from '../platform/home.js'
 import {withLockSync} from '../platform/lock.js'
-import {checkSupervisor, type SupervisorCheck} from '../executors/index.js'
+import {checkSupervisor, endLostRun, type SupervisorCheck} from '../executors/index.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from './types.js'
@@ -184,7 +184,8 @@ function reconcileLostRun(dir: string): RunState | undefined {
     if (isTerminal(meta.status)) return {dir, meta}
     const check: SupervisorCheck = checkSupervisor(meta)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
-    const result = {...settledResult(meta, check.status, check.reason), ...check.details}
+    // [containment] The lost supervisor's command is ended first: only then is the Run `exited` and its locks free.
+    const result = {...settledResult(meta, check.status, check.reason), ...check.details, ...endLostRun(meta)}
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
     return {dir, meta: {...meta, status: check.status}, result}
   })
