@@ -3,6 +3,7 @@
  * lock after a re-check, so a Run that is live (or being relaunched) is never
  * touched. Artifacts that live inside a state dir go with it unless kept.
  */
+import {listUnitCgroups, removeUnitCgroups} from '../executors/containment/prune-cgroups.js'
 import {cpSync, mkdirSync, renameSync} from 'node:fs'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from '../platform/errors.js'
@@ -30,6 +31,8 @@ export interface PruneReport {
   kept_artifacts: Array<{run: string; name: string; path: string}>
   /** Runs left in place: `problem` says why (damaged files, a named Run not found, a live one). */
   skipped: Array<{run: string; reason: string; problem: 'damaged' | 'not_found' | 'live'}>
+  /** Cgroups of Runs that no longer exist (or ended), emptied and removed (SPEC: Containment). */
+  removed_cgroups?: string[]
 }
 
 /**
@@ -53,14 +56,18 @@ export function pruneExitCode(report: PruneReport): number {
  */
 export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   const report: PruneReport = {pruned: [], kept_artifacts: [], skipped: []}
+  // [containment] Cgroups are listed before the Runs: one made meanwhile belongs to a Run listed (and seen live) below.
+  const cgroups = options.refs.length || options.earlierGenerations ? [] : listUnitCgroups(home)
   const ids = options.refs.length ? options.refs.map((ref) => resolveRunRef(home, ref)) : listRunIds(home)
   if (options.earlierGenerations) return pruneEarlierGenerations(home, ids, options, report)
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
+  const live = new Set<string>()
   for (const id of ids) {
     const dir = runDir(home, id)
     const state = readPruneCandidate(dir, id, options, report)
     if (!state) continue
     if (!isTerminal(state.meta.status)) {
+      live.add(state.meta.run_instance_id)
       if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
       continue
     }
@@ -95,6 +102,10 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       removeTree(doomed)
       report.pruned.push(id)
     })
+  }
+  if (cgroups.length) {
+    const removed = removeUnitCgroups(home, cgroups, live)
+    if (removed.length) report.removed_cgroups = removed
   }
   if (report.pruned.length) {
     compactLaunches(home)
