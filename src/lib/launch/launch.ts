@@ -156,6 +156,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     ...(spec.maxParallel !== undefined ? {max_parallel: spec.maxParallel} : {}),
     ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
     ...(spec.inbox ? {inbox: spec.inbox} : {}),
+    ...(spec.limits ? {limits: spec.limits} : {}),
     ...(spec.resume === false ? {resume: false} : {}),
     ...(spec.message ? {message: spec.message} : {}),
     generation,

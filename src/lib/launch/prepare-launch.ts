@@ -6,6 +6,7 @@
 import {resolveAdHoc} from './ad-hoc.js'
 import {usageError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
+import {limitFlags} from '../executors/containment/limits.js'
 import {findRecipe, recipeRoots, resolveRecipe, type Recipe} from '../recipes/index.js'
 import type {LaunchOverrides, PreparedLaunch} from './run-launcher.js'
 
@@ -35,6 +36,9 @@ export function launchOverrides(flags: {
   'budget-tokens'?: number
   on?: string
   inbox?: string
+  memory?: string
+  cpus?: string
+  pids?: number
 }): LaunchOverrides {
   return {
     name: flags.name,
@@ -46,6 +50,7 @@ export function launchOverrides(flags: {
     budgetTokens: flags['budget-tokens'],
     on: flags.on,
     inbox: parseInboxFlag(flags.inbox),
+    limits: limitFlags(flags), // [containment]
   }
 }
 

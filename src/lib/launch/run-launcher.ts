@@ -4,6 +4,8 @@
  * and lineage, then hand a LaunchSpec to launchRun(). This is the one place
  * where launch-time policy (limits, singletons, queueing) plugs in.
  */
+import {requireEnforceableLimits} from '../executors/containment/limits.js'
+import type {UnitLimits} from '../executors/containment/unit.js'
 import {existsSync, statSync} from 'node:fs'
 import {resolve, sep} from 'node:path'
 import {usageError} from '../platform/errors.js'
@@ -37,6 +39,8 @@ export interface LaunchOverrides {
   on?: string
   /** `run --inbox stdin|file`: make an ad-hoc Run steerable with `actors send`. */
   inbox?: 'stdin' | 'file'
+  /** `run --memory/--cpus/--pids`: each overrides the Recipe's limit of that kind. */
+  limits?: UnitLimits
 }
 
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */
@@ -60,6 +64,9 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
   requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
   const executor = chooseExecutor(overrides.on, resolved.executor)
   if (executor.kind === 'slurm') requireSlurmClient()
+  // [containment] Limits need a cgroup: refused here, before anything starts, where none can be made.
+  const limits = {...resolved.limits, ...overrides.limits}
+  if (executor.kind !== 'slurm') requireEnforceableLimits(limits)
   const spec: LaunchSpec = {
     home,
     id: runId,
@@ -87,6 +94,7 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     root: lineage.root,
     depth: lineage.depth,
     executor,
+    ...(Object.keys(limits).length ? {limits} : {}),
   }
   // Depth and budget refusals, the parent's max-parallel queue and its children journal.
   const launch = () => launchInTree(spec)

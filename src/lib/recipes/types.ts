@@ -2,6 +2,8 @@
 import type {RunPlan} from '../runs/types.js'
 import type {LockSpec} from '../locks/types.js'
 import type {ExecutorChoice} from '../executors/choice.js'
+import type {RecipeLimits} from '../executors/containment/limits.js'
+import type {UnitLimits} from '../executors/containment/unit.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 
@@ -38,6 +40,8 @@ export interface Recipe {
   executor?: ExecutorChoice
   inbox?: 'stdin' | 'file'
   resume?: boolean
+  /** Resource limits enforced by the Run's cgroup (SPEC: Containment). */
+  limits?: RecipeLimits
 }
 
 /** Runtime values available to templates besides the args. */
@@ -67,4 +71,6 @@ export interface ResolvedRecipe {
   executor?: ExecutorChoice
   inbox?: 'stdin' | 'file'
   resume?: boolean
+  /** Resource limits, as a cgroup takes them. */
+  limits?: UnitLimits
 }

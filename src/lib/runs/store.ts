@@ -123,6 +123,7 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult)
     reason: result.reason,
     artifacts_head: artifacts.slice(0, MIRRORED_ARTIFACTS),
     artifacts_total: artifacts.length,
+    ...(result.resources ? {resources: result.resources} : {}),
     ...(meta.attention_flag === true ? {attention_raised: existsSync(runFile(dir, 'attention'))} : {}),
   })
   notifyStateChange(join(dir, '..', '..'))

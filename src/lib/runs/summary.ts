@@ -5,6 +5,7 @@
 import type {RunState} from './store.js'
 import {isTerminal} from './types.js'
 import {generationOf} from '../generations/layout.js'
+import {liveRunUsage} from '../executors/containment/live-usage.js'
 
 export interface RunSummary {
   run: string
@@ -31,6 +32,8 @@ export interface RunSummary {
   executor?: string
   job_id?: string | null
   node?: string | null
+  /** [containment] Live: CPU so far and memory now; finished: result.json `resources` (CPU and peak memory). */
+  resources?: {cpu_seconds: number | null; memory_bytes?: number | null; peak_memory_bytes: number | null}
 }
 
 /** A Run's status as shown in tables and trees: a queued Run waiting for locks names them ([locks]). */
@@ -65,7 +68,18 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     state_dir: state.dir,
     ...(meta.status === 'queued' && Array.isArray(meta.waiting_for) ? {waiting_for: meta.waiting_for as string[]} : {}),
     ...executorSummary(meta),
+    ...resourcesSummary(state),
   }
+}
+
+/** The summary's `resources`: read live from the Run's unit, or as its result recorded them. */
+function resourcesSummary(state: RunState): Pick<RunSummary, 'resources'> {
+  const {meta, result} = state
+  const recorded = (result?.resources ?? meta.resources) as RunSummary['resources'] | undefined
+  if (isTerminal(meta.status)) return recorded ? {resources: recorded} : {}
+  if (meta.status === 'queued') return {}
+  const live = liveRunUsage(meta)
+  return live ? {resources: live} : {}
 }
 
 /** The executor fields of a summary: kind, and for a Slurm Run its job id and node (once known). */

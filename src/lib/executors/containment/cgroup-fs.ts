@@ -140,10 +140,13 @@ export function readKeyedNumbers(dir: string, name: string): Map<string, number>
   return values
 }
 
+let mountPoints: string[] | undefined
+
 /** Whether `dir` lies inside a mounted cgroup hierarchy (guards paths read back from run.json). */
 export function isCgroupDir(dir: string): boolean {
   try {
-    return readMounts().some((m) => dir.startsWith(`${m.point}/`)) && !dir.split('/').includes('..')
+    mountPoints ??= readMounts().map((m) => m.point)
+    return mountPoints.some((point) => dir.startsWith(`${point}/`)) && !dir.split('/').includes('..')
   } catch {
     return false
   }
