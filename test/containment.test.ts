@@ -186,6 +186,69 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
   }, 30_000)
 })
 
+describe('limits', () => {
+  it.skipIf(!CGROUPS)('a memory limit ends the Run failed with reason memory_limit; a pids limit with pids_limit', async () => {
+    const h = home()
+    const hog = actors(h, ['run', '--memory', '64M', '--json', '--', process.execPath, '-e', 'const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))'])
+    expect(hog.code, hog.stderr).toBe(0)
+    expect(readJson(join(hog.json.state_dir, 'run.json')).limits).toEqual({memory_bytes: 64 * 1024 * 1024})
+    const result = await waitForResult(hog.json.state_dir, 20_000)
+    expect(result).toMatchObject({status: 'failed', reason: 'memory_limit'})
+    expect(result.resources.peak_memory_bytes).toBeLessThanOrEqual(64 * 1024 * 1024)
+    const d = marker()
+    const forks = actors(h, ['run', '--pids', '4', '--json', '--', 'sh', '-c', `for i in 1 2 3 4 5 6 7 8; do sleep ${d} & done; wait`])
+    try {
+      expect(await waitForResult(forks.json.state_dir, 20_000)).toMatchObject({status: 'failed', reason: 'pids_limit'})
+      expect(survivors(d)).toEqual([])
+    } finally {
+      sweep(d)
+    }
+  }, 40_000)
+
+  it.skipIf(!CGROUPS)('a Recipe limit (cpu) is enforced: a burner capped at 0.5 CPU uses about half its wall time', async () => {
+    const h = home({'cap.yaml': `description: cap\nlimits: {cpu: 0.5, memory: 256M}\ntemplate: ${JSON.stringify([process.execPath, '-e', 'const t = Date.now(); while (Date.now() - t < 2000) {{}}'])}\n`})
+    const r = actors(h, ['run', 'cap', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const result = await waitForResult(r.json.state_dir, 20_000)
+    expect(result.status).toBe('done')
+    expect(result.resources.cpu_seconds).toBeLessThan(1.5)
+  }, 30_000)
+
+  it('under tracked containment a Run with limits is refused before start (exit 2, naming the fix); bad limits name the field', () => {
+    const h = home({'bad.yaml': 'description: bad\nlimits: {memory: lots}\ntemplate: [true]\n', 'odd.yaml': 'description: odd\nlimits: {disk: 1G}\ntemplate: [true]\n'})
+    const refused = actors(h, ['run', '--memory', '64M', '--json', '--', 'true'], {env: {ACTORS_CONTAINMENT: 'tracked'}})
+    expect(refused.code).toBe(2)
+    expect(refused.stderr).toMatch(/limits \(memory\) need cgroup containment/)
+    expect(refused.stderr).toMatch(/fix: drop the limits/)
+    expect(existsSync(join(h, 'runs'))).toBe(false)
+    const flag = actors(h, ['run', '--cpus', 'many', '--', 'true'])
+    expect(flag.code).toBe(2)
+    expect(flag.stderr).toMatch(/--cpus "many" is not valid/)
+    const bad = actors(h, ['recipes', 'validate', join(h, 'recipes')])
+    expect(bad.code).toBe(2)
+    expect(bad.stderr + bad.stdout).toMatch(/limits\.memory/)
+    expect(bad.stderr + bad.stdout).toMatch(/limits\.disk.*is not a limit/)
+  })
+})
+
+describe.skipIf(!CGROUPS)('prune and cgroups', () => {
+  it('removes the cgroups of Runs that no longer exist, and never a live Run\'s', async () => {
+    const h = home()
+    const live = actors(h, ['run', '--json', '--', 'sleep', marker()])
+    await waitFor(() => readJson(join(live.json.state_dir, 'run.json')).containment, 10_000, 'containment record')
+    const livePath = readJson(join(live.json.state_dir, 'run.json')).containment.path
+    const stale = join(livePath, '..', '00000000-0000-4000-8000-000000000000')
+    mkdirSync(stale)
+    const pruned = actors(h, ['prune', '--json'])
+    expect(pruned.code, pruned.stderr).toBe(0)
+    expect(pruned.json.removed_cgroups).toEqual(['00000000-0000-4000-8000-000000000000'])
+    expect(existsSync(stale)).toBe(false)
+    expect(existsSync(livePath)).toBe(true)
+    expect(actors(h, ['control', live.json.run, 'kill']).code).toBe(0)
+    expect(existsSync(livePath)).toBe(false)
+  }, 30_000)
+})
+
 /** [first, last] timestamp (ns as number) of each tag's lines in a holders log. */
 function spansOf(text: string): Record<string, [number, number]> {
   const spans: Record<string, [number, number]> = {}
