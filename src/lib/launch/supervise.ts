@@ -134,9 +134,10 @@ class Supervisor {
       // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
       await this.terminating
       this.terminating = undefined
-      // [containment] An attempt ends with its unit empty: whatever the command left behind goes too.
-      if (this.unit.members().length > 0) {
-        this.endTree()
+      // [containment] An attempt ends with its unit empty: whatever the command left behind goes too
+      // (Runs it launched, which live inside a cgroup unit, go on unless this one timed out or is ending).
+      if (this.unit.strays().length > 0) {
+        this.terminating = this.terminateTree(!outcome.timedOut && !this.requestedEnding() && !this.ending)
         await this.terminating
         this.terminating = undefined
       }
@@ -297,9 +298,9 @@ class Supervisor {
    * kill_grace (at once for a kill), sweeping until no process of it is left;
    * what survives kill_grace + 5 s is named in result.json `leftover`.
    */
-  private async terminateTree(): Promise<void> {
+  private async terminateTree(spareNestedRuns = false): Promise<void> {
     const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
-    const left = await endUnit(this.unit, graceMs)
+    const left = await endUnit(this.unit, graceMs, {spareNestedRuns})
     for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
     this.leftover = left
   }

@@ -7,8 +7,8 @@
  * touches another's. The command joins every cgroup before it execs (a
  * one-line sh wrapper), so nothing it forks is ever outside.
  */
-import {existsSync, mkdirSync, readdirSync, rmdirSync} from 'node:fs'
-import {join} from 'node:path'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {readProcStat} from '../../platform/process-identity.js'
 import {sleepSync} from '../../platform/lock.js'
 import {signalPids} from '../../platform/process-tree.js'
@@ -53,6 +53,16 @@ export class CgroupUnit implements Unit {
     }
     walk(this.record.path, 0)
     return [...pids]
+  }
+
+  strays(): number[] {
+    const pids: number[] = []
+    for (const line of (readCgroupFile(this.record.path, 'cgroup.procs') ?? '').split('\n')) {
+      const pid = Number(line)
+      const state = pid > 0 ? readProcStat(pid)?.state : undefined
+      if (state !== undefined && state !== 'Z' && !isSupervisor(pid)) pids.push(pid)
+    }
+    return pids
   }
 
   signal(signal: NodeJS.Signals): number[] {
@@ -118,8 +128,23 @@ export class CgroupUnit implements Unit {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') removed = false
       }
+      // The state root's folder goes with its last unit (a unit made meanwhile keeps it: rmdir refuses).
+      try {
+        rmdirSync(dirname(dir))
+      } catch {}
     }
     return removed
+  }
+}
+
+const SUPERVISOR_MARK = Buffer.from('\0ACTORS_SUPERVISOR=1\0')
+
+/** Whether `pid` is the supervisor of a Run launched from inside this unit (its environment says so). */
+function isSupervisor(pid: number): boolean {
+  try {
+    return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]).indexOf(SUPERVISOR_MARK) >= 0
+  } catch {
+    return false
   }
 }
 
@@ -132,7 +157,7 @@ export class CgroupUnit implements Unit {
 export function createCgroupUnit(bases: CgroupBases, homeKey: string, id: string, limits: UnitLimits): CgroupUnit | undefined {
   const path = join(unitsDir(bases.unified, homeKey), id)
   enableControllers(bases.unified, homeKey, limits)
-  mkdirSync(path, {recursive: true})
+  makeDir(path)
   if (!hasFile(path, 'cgroup.kill')) {
     new CgroupUnit({kind: 'cgroup', path}).remove()
     return undefined
@@ -142,7 +167,7 @@ export function createCgroupUnit(bases: CgroupBases, homeKey: string, id: string
   if (bases.v1.memory && !v2Has('memory.max')) v1.memory = join(unitsDir(bases.v1.memory, homeKey), id)
   if (limits.pids !== undefined && bases.v1.pids && !v2Has('pids.max')) v1.pids = join(unitsDir(bases.v1.pids, homeKey), id)
   if (limits.cpus !== undefined && bases.v1.cpu && !v2Has('cpu.max')) v1.cpu = join(unitsDir(bases.v1.cpu, homeKey), id)
-  for (const dir of Object.values(v1)) mkdirSync(dir, {recursive: true})
+  for (const dir of Object.values(v1)) makeDir(dir)
   const unit = new CgroupUnit({kind: 'cgroup', path, ...(Object.keys(v1).length ? {v1} : {})})
   try {
     applyLimits(unit.record, limits)
@@ -151,6 +176,18 @@ export function createCgroupUnit(bases: CgroupBases, homeKey: string, id: string
     throw error
   }
   return unit
+}
+
+/** mkdir -p, again when another unit's removal took the state root's folder away in between. */
+function makeDir(dir: string): void {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      mkdirSync(dir, {recursive: true})
+      return
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 5) throw error
+    }
+  }
 }
 
 function hasFile(dir: string, name: string): boolean {

@@ -67,29 +67,32 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * `graceMs` for them to go; then kill, sweeping until a sweep finds nothing.
  * Resolves with what is still there LEFTOVER_AFTER_MS later (normally none).
  */
-export async function endUnit(unit: Unit, graceMs: number | undefined): Promise<Leftover[]> {
+export async function endUnit(unit: Unit, graceMs: number | undefined, options: {spareNestedRuns?: boolean} = {}): Promise<Leftover[]> {
+  // A normal end sweeps only what the command left behind: Runs it launched live on (SPEC: Trees).
+  const members = options.spareNestedRuns ? () => unit.strays() : () => unit.members()
+  const kill = options.spareNestedRuns ? () => void members().forEach((pid) => signalOne(pid, 'SIGKILL')) : () => unit.kill()
   if (graceMs !== undefined && graceMs > 0) {
     const termed = new Set<number>()
     const deadline = Date.now() + graceMs
     for (;;) {
-      const fresh = unit.members().filter((pid) => !termed.has(pid))
+      const fresh = members().filter((pid) => !termed.has(pid))
       for (const pid of fresh) termed.add(pid)
       if (fresh.length > 0) {
         unit.thaw()
         for (const pid of fresh) signalOne(pid, 'SIGTERM')
         unit.thaw()
       }
-      if (termed.size > 0 && unit.members().length === 0) return []
+      if (termed.size > 0 && members().length === 0) return []
       if (termed.size === 0 || Date.now() >= deadline) break
       await sleep(SWEEP_MS * 2)
     }
   }
   const deadline = Date.now() + LEFTOVER_AFTER_MS
   for (;;) {
-    unit.kill()
+    kill()
     unit.thaw()
     await sleep(SWEEP_MS)
-    const left = unit.members()
+    const left = members()
     if (left.length === 0) return []
     if (Date.now() >= deadline) return left.map((pid) => ({pid, command: commandOf(pid)}))
   }

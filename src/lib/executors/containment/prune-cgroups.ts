@@ -39,6 +39,8 @@ export function removeUnitCgroups(home: string, ids: string[], live: ReadonlySet
     const v1: Record<string, string> = {}
     for (const [controller, base] of Object.entries(bases.v1)) if (base) v1[controller] = join(unitsDir(base, key), id)
     const unit = new CgroupUnit({kind: 'cgroup', path: join(unitsDir(bases.unified, key), id), v1})
+    // Runs launched from inside an ended Run live on in its cgroup: leave it to them.
+    if (unit.members().length > unit.strays().length) continue
     if (killUnitSync(unit).length === 0 && unit.remove()) removed.push(id)
   }
   return removed

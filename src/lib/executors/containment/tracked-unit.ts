@@ -34,6 +34,11 @@ export class TrackedUnit implements Unit {
     return findRunProcesses({...this.query(), ...(this.record.marker ? {marker: this.record.marker} : {})})
   }
 
+  strays(): number[] {
+    // Runs launched from inside carry their own marker, never this one: no member is a nested Run.
+    return this.members()
+  }
+
   signal(signal: NodeJS.Signals): number[] {
     const pids = this.members()
     signalPids(pids, signal)

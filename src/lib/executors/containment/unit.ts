@@ -41,6 +41,8 @@ export interface Unit {
   memberEnv(): Record<string, string>
   /** Live (non-zombie) member pids now. */
   members(): number[]
+  /** Members that are not Runs launched from inside this one (their supervisors and units): what a normal end sweeps. */
+  strays(): number[]
   /** Send `signal` to every member found now; returns the pids signalled. */
   signal(signal: NodeJS.Signals): number[]
   /** SIGKILL every member now, including ones forked meanwhile where the kernel allows (cgroup.kill). */
