@@ -45,13 +45,24 @@ export function reapedCpuSeconds(): number | null {
 }
 
 /**
- * The unit's part of result.json, read before the unit is removed:
- * `resources`, the limit that ended the Run (as `reason`), `leftover`.
+ * Put the unit's part into `result` (usage as `resources`, `leftover`, and a
+ * limit that ended a failed Run as its `reason`), then remove the unit.
+ * Returns the result's reason.
  */
-export function unitResultFields(unit: Unit, leftover: Leftover[]): {fields: Partial<RunResult>; limit?: 'memory_limit' | 'pids_limit'} {
+export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: RunResult): string | null {
   const usage = unit.usage()
   const cpu = unit.record.kind === 'tracked' ? reapedCpuSeconds() : usage.cpu_seconds
-  const fields: Partial<RunResult> = {resources: {cpu_seconds: cpu, peak_memory_bytes: usage.peak_memory_bytes}}
-  if (leftover.length > 0) fields.leftover = leftover
-  return {fields, limit: unit.limitHit()}
+  result.resources = {cpu_seconds: cpu, peak_memory_bytes: usage.peak_memory_bytes}
+  if (leftover.length > 0) result.leftover = leftover
+  const limit = unit.limitHit()
+  if (limit && result.status === 'failed' && result.reason !== 'timeout') result.reason = limit
+  unit.remove()
+  return result.reason
+}
+
+/** A tracked unit has no counters: sample its memory while it runs (usage() keeps the peak). Returns the stop. */
+export function sampleTrackedUsage(unit: Unit): () => void {
+  if (unit.record.kind !== 'tracked') return () => {}
+  const timer = setInterval(() => unit.usage(), 500).unref()
+  return () => clearInterval(timer)
 }

@@ -19,7 +19,7 @@ import {dropTestFaults} from './launch.js'
 import {sleepSync, withLockSync} from '../platform/lock.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
 import {endUnit, type Leftover, type Unit} from '../executors/containment/index.js'
-import {commandStartError, makeRunUnit, unitResultFields} from './run-unit.js'
+import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from './run-unit.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
@@ -108,8 +108,7 @@ class Supervisor {
       return
     }
     this.unit = unit
-    // A tracked unit has no counters: sample its memory while it runs (usage() keeps the peak).
-    const sampler = unit.record.kind === 'tracked' ? setInterval(() => unit.usage(), 500).unref() : undefined
+    const stopSampling = sampleTrackedUsage(unit)
     // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
     const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
     // [inbox] stdin messages are written once the command runs (they wait in inbox.jsonl until then).
@@ -146,7 +145,7 @@ class Supervisor {
       if (outcome.exitCode === 0 && !outcome.timedOut) break
     }
     this.pump?.close()
-    if (sampler) clearInterval(sampler)
+    stopSampling()
     releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
     this.finish(outcome, attempt, startedAt)
   }
@@ -366,12 +365,7 @@ class Supervisor {
       }
       if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError) result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
       // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
-      if (this.unit) {
-        const {fields, limit} = unitResultFields(this.unit, this.leftover)
-        Object.assign(result, fields)
-        if (limit && status === 'failed' && reason !== 'timeout') result.reason = reason = limit
-        this.unit.remove()
-      }
+      if (this.unit) reason = closeUnitIntoResult(this.unit, this.leftover, result)
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
