@@ -50,7 +50,8 @@ export function reapedCpuSeconds(): number | null {
  * Returns the result's reason.
  */
 export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: RunResult): string | null {
-  const usage = unit.usage()
+  // Tracked: the unit is empty by now, so no new sample (a scan of the process table); the kept peak and the reaped CPU.
+  const usage = unit.usage(false)
   const cpu = unit.record.kind === 'tracked' ? reapedCpuSeconds() : usage.cpu_seconds
   result.resources = {cpu_seconds: cpu, peak_memory_bytes: usage.peak_memory_bytes}
   if (leftover.length > 0) result.leftover = leftover

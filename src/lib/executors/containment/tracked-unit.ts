@@ -68,7 +68,8 @@ export class TrackedUnit implements Unit {
     this.signal('SIGCONT')
   }
 
-  usage(): UnitUsage {
+  usage(fresh = true): UnitUsage {
+    if (!fresh) return {cpu_seconds: null, memory_bytes: null, peak_memory_bytes: this.peak || null}
     let cpu = 0
     let rss = 0
     for (const pid of this.members()) {
@@ -87,6 +88,7 @@ export class TrackedUnit implements Unit {
   }
 
   remove(): boolean {
-    return this.members().length === 0
+    // Nothing to remove: a tracked unit is only a way of finding processes.
+    return true
   }
 }

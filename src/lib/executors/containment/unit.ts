@@ -51,8 +51,8 @@ export interface Unit {
   freeze(): boolean
   /** Undo freeze. */
   thaw(): void
-  /** Usage so far (sampled members for a tracked unit). */
-  usage(): UnitUsage
+  /** Usage so far (a tracked unit samples its members now, unless `fresh` is false: then what earlier samples kept). */
+  usage(fresh?: boolean): UnitUsage
   /** Which limit ended the unit's processes, if one did. */
   limitHit(): 'memory_limit' | 'pids_limit' | undefined
   /** Forget the unit (rmdir its cgroups); false while it still has members. */
