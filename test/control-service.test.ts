@@ -7,7 +7,8 @@
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {ROOT, actors, actorsAsync, processAlive, processState, readJson, tempDir, waitFor, removeHome} from './helpers.js'
+import {ROOT, actors, actorsAsync, processAlive, readJson, tempDir, waitFor, removeHome} from './helpers.js'
+import {isPaused} from './frozen.js'
 import {
   MAX_FINISHED,
   MAX_PENDING,
@@ -144,7 +145,7 @@ describe('a service on its socket', () => {
     expect(r.code, r.stderr).toBe(0)
     expect(r.json).toMatchObject({handled_by: 'service', reply: {ok: true, paused: true}})
     const pid = readJson(metaFile).child_pid
-    expect(processState(pid)).not.toBe('T')
+    expect(isPaused(pid)).toBe(false)
 
     const stop = actors(home, ['control', svc.run, 'stop', '--json'])
     expect(stop.code, stop.stderr).toBe(0)
@@ -185,7 +186,7 @@ describe('without a socket', () => {
     expect(paused.code, paused.stderr).toBe(0)
     expect(paused.json).toMatchObject({handled_by: 'kernel', status: 'paused'})
     expect(paused.json.fallback).toContain('no control endpoint')
-    expect(processState(readJson(metaFile).child_pid)).toBe('T')
+    expect(isPaused(readJson(metaFile).child_pid)).toBe(true)
     expect(actors(home, ['control', mute.run, 'kill']).code).toBe(0)
   })
 })

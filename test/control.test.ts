@@ -7,6 +7,7 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {actors, homeWithRecipes, processAlive, processState, readJson, waitFor, waitForResult, removeHome} from './helpers.js'
+import {continueBehindTheKernel, isPaused} from './frozen.js'
 
 let home: string
 let recipes: string
@@ -39,20 +40,20 @@ async function runPids(run: string, count: number): Promise<number[]> {
 }
 
 describe('pause and resume', () => {
-  it('stops every process of the Run (T in /proc) and continues them', async () => {
+  it('stops every process of the Run (T in /proc, or a frozen cgroup) and continues them', async () => {
     const {run, state_dir} = launch(['--name', 'pr', '--', 'sh', '-c', 'sleep 300 & setsid sleep 301 & wait'])
     const pids = await runPids(run, 3)
 
     const paused = actors(home, ['control', run, 'pause', '--json'])
     expect(paused.code, paused.stderr).toBe(0)
     expect(paused.json).toMatchObject({action: 'pause', status: 'paused', handled_by: 'kernel', changed: true})
-    for (const pid of pids) expect(processState(pid), `pid ${pid}`).toBe('T')
+    for (const pid of pids) expect(isPaused(pid), `pid ${pid}`).toBe(true)
     expect(actors(home, ['inspect', run, '--json']).json.status).toBe('paused')
 
     const resumed = actors(home, ['control', run, 'resume', '--json'])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.json.status).toBe('running')
-    for (const pid of pids) expect(processState(pid), `pid ${pid}`).not.toBe('T')
+    for (const pid of pids) expect(isPaused(pid), `pid ${pid}`).toBe(false)
     expect(readJson(join(state_dir, 'run.json')).status).toBe('running')
 
     // A paused Run can be killed (SIGKILL needs no SIGCONT).
@@ -70,7 +71,7 @@ describe('pause and resume', () => {
     expect(paused.code, paused.stderr).toBe(0)
     expect(paused.json.signalled).toHaveLength(1)
     const [pid] = paused.json.signalled
-    expect(processState(pid)).toBe('T')
+    expect(isPaused(pid)).toBe(true)
     expect(readJson(join(state_dir, 'run.json')).child_pid).toBe(pid)
     expect(actors(home, ['control', run, 'kill']).code).toBe(0)
   })
@@ -84,7 +85,7 @@ describe('pause and resume', () => {
     expect(actors(home, ['control', run, 'pause']).code).toBe(0)
     // Someone else continues the first step's process group and lets it finish: the supervisor now holds the second step.
     writeFileSync(gate, '')
-    process.kill(-readJson(join(state_dir, 'run.json')).pgid, 'SIGCONT')
+    continueBehindTheKernel(state_dir)
     await waitFor(() => readFileSync(join(state_dir, 'trace.jsonl'), 'utf8').includes('runtime.held'), 10_000, 'the supervisor to hold step two')
     expect(existsSync(marker)).toBe(false)
     // Paused with no process: a second pause changes nothing, resume releases the hold.

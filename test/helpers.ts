@@ -5,13 +5,16 @@
  */
 import {spawnSync} from 'node:child_process'
 import {execa} from 'execa'
-import {cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
 import {randomUUID} from 'node:crypto'
 import {RUN_SCHEMA} from '../src/lib/records/run.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {unitsDir} from '../src/lib/containment/cgroup-unit.js'
+import {homeKey} from '../src/lib/containment/index.js'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'actors')
@@ -96,7 +99,26 @@ export function removeHome(home: string): void {
     } catch {}
   }
   killProcessesOfHome(home)
+  removeCgroupsOfHome(home)
   removeDir(home)
+}
+
+/** Remove the (now empty) cgroups the root's Runs left when their supervisors were killed outright (SPEC: Containment). */
+function removeCgroupsOfHome(home: string): void {
+  const bases = discoverCgroupBases()
+  if (!bases) return
+  for (const base of [bases.unified, ...Object.values(bases.v1)]) {
+    if (!base) continue
+    const dir = unitsDir(base, homeKey(home))
+    for (const id of existsSync(dir) ? readdirSync(dir, {withFileTypes: true}).filter((e) => e.isDirectory()).map((e) => e.name) : []) {
+      try {
+        rmdirSync(join(dir, id))
+      } catch {}
+    }
+    try {
+      rmdirSync(dir)
+    } catch {}
+  }
 }
 
 /** Pids of live processes (other than this one) whose environment says ACTORS_HOME=<home>. */

@@ -9,7 +9,8 @@ import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
-import {actors, processAlive, processState, readJson, tempDir, waitFor, waitForResult, writeTone, removeHome} from './helpers.js'
+import {actors, processAlive, readJson, tempDir, waitFor, waitForResult, writeTone, removeHome} from './helpers.js'
+import {isPaused} from './frozen.js'
 
 let home: string
 const tracks: string[] = []
@@ -46,7 +47,7 @@ describe('recipes/music/playback as a Run', () => {
     expect(r.code).toBe(0)
     expect(await ipc.get('pause')).toBe(true)
     // The service paused its player; the kernel did not SIGSTOP anything.
-    expect(processState(mpvPid)).not.toBe('T')
+    expect(isPaused(mpvPid)).toBe(false)
 
     // resume is play's alias: the service un-pauses its player (the kernel's SIGCONT would leave it paused).
     r = actors(home, ['control', 'player', 'resume', '--json'])

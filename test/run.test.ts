@@ -384,20 +384,17 @@ describe('reconciliation', () => {
     }
   })
 
-  it('stop ends the command an exited Run left running; a second stop finds nothing (exit 3)', async () => {
+  it('the read that finds a supervisor lost ends its command before writing exited; a stop then finds nothing (exit 3)', async () => {
     const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'sleep 300 & wait'])
     const dir = r.json.state_dir
     await waitFor(() => readJson(join(dir, 'run.json')).child_pid)
     const meta = readJson(join(dir, 'run.json'))
     process.kill(meta.pid, 'SIGKILL')
     await waitFor(() => !processAlive(meta.pid))
-    expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('exited')
     expect(processAlive(meta.child_pid)).toBe(true)
-    const stop = actors(home, ['control', r.json.run, 'stop', '--json'])
-    expect(stop.code, stop.stderr).toBe(0)
-    expect(stop.json).toMatchObject({status: 'exited', handled_by: 'kernel'})
-    expect(stop.json.signalled).toContain(meta.child_pid)
-    await waitFor(() => !processAlive(meta.child_pid), 10_000, 'the leftover command gone')
+    // SPEC: Containment, lost supervisor: the unit's processes end first, then `exited` is written.
+    expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('exited')
+    expect(processAlive(meta.child_pid)).toBe(false)
     expect(actors(home, ['control', r.json.run, 'stop']).code).toBe(3)
   })
 

@@ -30,6 +30,9 @@ export const runCommand = defineCommand({
     follow: {type: 'boolean', description: "stream the Run's output while it runs"},
     on: {type: 'string', description: 'where the supervisor runs: local or slurm (default: the Recipe\'s executor, else $ACTORS_EXECUTOR, else local)'},
     inbox: {type: 'string', description: 'stdin or file: let `actors send` steer this Run (as a Recipe\'s inbox field does)'},
+    memory: {type: 'string', description: 'memory limit of the whole Run (512M, 2G); needs cgroup containment'},
+    cpus: {type: 'string', description: 'CPU limit of the whole Run (1.5 = one and a half CPUs); needs cgroup containment'},
+    pids: {type: 'integer', description: 'most processes the Run may have at once; needs cgroup containment', min: 1},
   },
 
   async run({args, argv, passthrough, flags}) {

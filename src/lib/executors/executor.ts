@@ -8,6 +8,7 @@
 import type {RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import type {RunState} from '../runs/store.js'
+import type {UnitLimits} from '../containment/unit.js'
 
 /** What starting a created Run reports back to `run`. */
 export interface StartOutcome {
@@ -33,8 +34,8 @@ export interface SupervisorSide {
 export interface Executor {
   /** run.json's `executor.kind`. */
   readonly kind: string
-  /** Refuse a launch before anything is created when this executor cannot work here (exit 2, with the fix). */
-  preflight(): void
+  /** Refuse a launch before anything is created when this executor cannot run it here, limits included (exit 2, with the fix). */
+  preflight(limits: UnitLimits): void
   /** True when a new Run waits `queued` until its supervisor starts elsewhere (a pending job). */
   readonly startsQueued: boolean
   /** Start the supervisor of the created Run in `dir` (`created`: its run.json, when the caller has it). */
@@ -43,6 +44,12 @@ export interface Executor {
   handedOver(meta: RunMeta): boolean
   /** Is the supervisor of a live Run still there; if not, how did the Run end (on every read of a live Run). */
   check(meta: RunMeta): SupervisorCheck
+  /**
+   * End what is left of a Run whose supervisor is lost, before it is written
+   * `exited` (SPEC: Containment): its unit's processes where the executor can
+   * reach them. Returns fields for result.json (`resources`, `leftover`).
+   */
+  endLost(meta: RunMeta): Record<string, unknown>
   /** How often readers re-read the Run's files: undefined when file notifications reach this machine. */
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
   /**

@@ -26,13 +26,14 @@ export function executorOf(meta: Pick<RunMeta, 'executor'> | undefined): Executo
 
 /**
  * Hand the runs layer what it asks a Run's executor on every read (is the
- * supervisor alive; must a reader poll). Called once by every entry point
- * (src/boot/) before any Run is read: the runs layer sits below the
- * executors and cannot import them.
+ * supervisor alive; must a reader poll; what is left of a lost Run to end).
+ * Called once by every entry point (src/boot/) before any Run is read: the
+ * runs layer sits below the executors and cannot import them.
  */
 export function installExecutors(): void {
   installExecutorQuestions({
     check: (meta) => executorOf(meta).check(meta),
     pollMs: (meta) => executorOf(meta).pollMs(meta),
+    endLost: (meta) => executorOf(meta).endLost(meta),
   })
 }

@@ -9,6 +9,8 @@ import {dropTestHooks} from '../platform/test-hooks.js'
 import {updateRunMeta} from '../runs/store.js'
 import type {Executor} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
+import {endLostRunUnit} from '../containment/lost.js'
+import {requireEnforceableLimits} from '../containment/limits.js'
 import type {RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
@@ -81,14 +83,25 @@ export function startLocalSupervisor(home: string, dir: string): number {
   return pid
 }
 
+/** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
+function endLostLocalRun(meta: RunMeta): Record<string, unknown> {
+  const {leftover, usage} = endLostRunUnit(meta, thisHost())
+  return {
+    ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),
+    ...(leftover.length > 0 ? {leftover} : {}),
+  }
+}
+
 /** The local executor (see executor.ts): everything happens on this machine, watched by file notifications. */
 export const localExecutor: Executor = {
   kind: 'local',
-  preflight() {},
+  // Limits need a cgroup: refused where none can be made (tracked containment).
+  preflight: requireEnforceableLimits,
   startsQueued: false,
   start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
   handedOver: () => false,
   check: checkLocalSupervisor,
+  endLost: endLostLocalRun,
   pollMs: () => undefined,
   control: () => undefined,
   supervisor: {

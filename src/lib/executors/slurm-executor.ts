@@ -19,6 +19,8 @@ export const slurmExecutor: Executor = {
   start: (home, dir) => submitSlurmRun(home, dir),
   handedOver: (meta) => slurmJobId(meta) !== undefined,
   check: (meta) => (isSlurmRun(meta) ? checkSlurmSupervisor(meta) : {alive: true}),
+  // The job is the unit: Slurm ends what is left of it.
+  endLost: () => ({}),
   pollMs: () => REMOTE_POLL_MS,
   control: (home, state, action, value) => (needsSlurmControl(state.meta) ? controlSlurmRun(home, state, action, value) : undefined),
   supervisor: {

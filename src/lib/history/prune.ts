@@ -5,6 +5,7 @@
  */
 import {chmodSync, cpSync, lstatSync, renameSync} from 'node:fs'
 import {makePrivateDir, PRIVATE_FILE_MODE, refuseLinkedDir} from '../platform/private-files.js'
+import {listUnitCgroups, removeUnitCgroups} from '../containment/prune-cgroups.js'
 import {basename, join, relative} from 'node:path'
 import {EXIT} from '../platform/errors.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
@@ -31,6 +32,8 @@ export interface PruneReport {
   kept_artifacts: Array<{run: string; name: string; path: string}>
   /** Runs left in place: `problem` says why (damaged files, a named Run not found, a live one). */
   skipped: Array<{run: string; reason: string; problem: 'damaged' | 'not_found' | 'live'}>
+  /** Cgroups of Runs that no longer exist (or ended), emptied and removed (SPEC: Containment). */
+  removed_cgroups?: string[]
 }
 
 /**
@@ -54,14 +57,18 @@ export function pruneExitCode(report: PruneReport): number {
  */
 export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   const report: PruneReport = {pruned: [], kept_artifacts: [], skipped: []}
+  // [containment] Cgroups are listed before the Runs: one made meanwhile belongs to a Run listed (and seen live) below.
+  const cgroups = options.refs.length || options.earlierGenerations ? [] : listUnitCgroups(home)
   const ids = options.refs.length ? options.refs.map((ref) => resolveRunRef(home, ref)) : listRunIds(home)
   if (options.earlierGenerations) return pruneEarlierGenerations(home, ids, options, report)
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
+  const live = new Set<string>()
   for (const id of ids) {
     const dir = runDir(home, id)
     const state = readPruneCandidate(dir, id, options, report)
     if (!state) continue
     if (!isTerminal(state.meta.status)) {
+      live.add(state.meta.run_instance_id)
       if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
       continue
     }
@@ -98,6 +105,10 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       removeTree(doomed)
       report.pruned.push(id)
     })
+  }
+  if (cgroups.length) {
+    const removed = removeUnitCgroups(home, cgroups, live)
+    if (removed.length) report.removed_cgroups = removed
   }
   if (report.pruned.length) {
     // The launch log is a cache of the history (its readers skip ids no longer in runs/): a full disk that refuses

@@ -146,6 +146,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
     ...(spec.maxDepth !== undefined ? {max_depth: spec.maxDepth} : {}),
     ...(spec.inbox ? {inbox: spec.inbox} : {}),
+    ...(spec.limits ? {limits: spec.limits} : {}),
     ...(spec.resume === false ? {resume: false} : {}),
     ...(spec.message ? {message: spec.message} : {}),
     generation,

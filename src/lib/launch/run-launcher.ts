@@ -8,6 +8,8 @@
  * This is the one place where launch-time policy (limits, singletons,
  * queueing) plugs in.
  */
+import {limitFlags} from '../containment/limits.js'
+import type {UnitLimits} from '../containment/unit.js'
 import {existsSync, statSync} from 'node:fs'
 import {resolve, sep} from 'node:path'
 import {usageError} from '../platform/errors.js'
@@ -45,6 +47,8 @@ export interface LaunchOverrides {
   on?: string
   /** `run --inbox stdin|file`: make an ad-hoc Run steerable with `actors send`. */
   inbox?: 'stdin' | 'file'
+  /** `run --memory/--cpus/--pids`: each overrides the Recipe's limit of that kind. */
+  limits?: UnitLimits
 }
 
 /** An ad-hoc command (`actors run -- COMMAND ARG...`): the argv exactly as given. */
@@ -73,6 +77,9 @@ export function launchOverrides(flags: {
   'budget-tokens'?: number
   on?: string
   inbox?: string
+  memory?: string
+  cpus?: string
+  pids?: number
 }): LaunchOverrides {
   return {
     name: flags.name,
@@ -84,6 +91,7 @@ export function launchOverrides(flags: {
     budgetTokens: flags['budget-tokens'],
     on: flags.on,
     inbox: parseInboxFlag(flags.inbox),
+    limits: limitFlags(flags), // [containment]
   }
 }
 
@@ -113,7 +121,9 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
   requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
   const executor = chooseExecutor(overrides.on, resolved.executor)
-  executorNamed(executor.kind).preflight()
+  // [containment] Limits need a cgroup: the executor refuses them here, before anything starts, where none can be made.
+  const limits = {...resolved.limits, ...overrides.limits}
+  executorNamed(executor.kind).preflight(limits)
   const spec: LaunchSpec = {
     home,
     id: runId,
@@ -141,6 +151,7 @@ function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOve
     root: lineage.root,
     depth: lineage.depth,
     executor,
+    ...(Object.keys(limits).length ? {limits} : {}),
   }
   // Depth and budget refusals first, then the parent's max-parallel queue and its children journal.
   const launch = () => launchInTree(spec)

@@ -2,9 +2,14 @@
  * `actors lock exec NAME -- COMMAND`: hold a slot exactly while COMMAND runs,
  * like flock(1). The holder is this `actors` process itself (by identity),
  * so a killed `lock exec` frees its slot at the next lock operation even if
- * it could not release it.
+ * it could not release it. COMMAND runs in a unit of its own (a cgroup, or a
+ * tracked marker; lib/containment/), recorded on the holder: when `lock
+ * exec` dies, the next lock operation ends COMMAND before the slot passes on.
  */
+import {randomUUID} from 'node:crypto'
 import {constants} from 'node:os'
+import {commandStartError} from '../containment/command-check.js'
+import {createUnit, endUnit, type Unit} from '../containment/index.js'
 import {childProcess} from '../platform/builtins.js'
 import {ActorsError, EXIT} from '../platform/errors.js'
 import {releaseLocks} from './core.js'
@@ -29,14 +34,30 @@ const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /** Run `argv` holding a slot of lock `name`; resolves with COMMAND's exit code (128+n for a signal, 127 when it cannot start). */
 export async function execWithLock(home: string, options: ExecOptions): Promise<ExecReply> {
-  const holder = {kind: 'process' as const, ...selfIdentity()}
-  const lock = await acquireLock(home, {name: options.name, slots: options.slots, waitMs: options.waitMs, holder})
+  const id = `lock-${randomUUID()}`
+  let childPid: number | undefined
+  const unit = createUnit(home, id, {}, () => ({rootPids: childPid ? [childPid] : [], pgids: []}), `ACTORS_UNIT=${id}`)
+  const holder = {kind: 'process' as const, ...selfIdentity(), unit: unit.record}
+  let lock: AcquireReply
+  try {
+    lock = await acquireLock(home, {name: options.name, slots: options.slots, waitMs: options.waitMs, holder})
+  } catch (error) {
+    unit.remove()
+    throw error
+  }
   const forward = new Map<string, () => void>()
   try {
     return await new Promise<ExecReply>((resolve) => {
       let child
+      const argv = unit.wrap(options.argv)
+      const missing = argv !== options.argv ? commandStartError(options.argv[0], process.env, process.cwd()) : undefined
       try {
-        child = childProcess().spawn(options.argv[0], options.argv.slice(1), {stdio: options.stdoutToStderr ? ['inherit', process.stderr.fd, 'inherit'] : 'inherit'})
+        if (missing) throw new Error(missing)
+        child = childProcess().spawn(argv[0], argv.slice(1), {
+          stdio: options.stdoutToStderr ? ['inherit', process.stderr.fd, 'inherit'] : 'inherit',
+          env: {...process.env, ...unit.memberEnv()},
+        })
+        childPid = child.pid
       } catch (error) {
         process.stderr.write(`actors: could not start ${JSON.stringify(options.argv[0])}: ${(error as Error).message}\n`)
         resolve({lock, exit_code: EXIT.notInstalled, signal: null})
@@ -58,6 +79,7 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
     })
   } finally {
     for (const [signal, handler] of forward) process.off(signal, handler)
+    await endUnitOf(unit)
     try {
       appendLockTraces(releaseLocks(home, [options.name], holder, {strict: false}).traces)
     } catch (error) {
@@ -65,4 +87,10 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
       process.stderr.write(`actors: ${error.message}\n`)
     }
   }
+}
+
+/** Whatever COMMAND left behind ends with it (the slot is held exactly while the unit lives); then the unit goes. */
+async function endUnitOf(unit: Unit): Promise<void> {
+  if (unit.members().length > 0) await endUnit(unit, 1000)
+  unit.remove()
 }

@@ -10,6 +10,9 @@ import {join} from 'node:path'
 import {isSameProcess} from '../platform/process-identity.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta} from '../records/run.js'
 import {readJsonFile} from '../platform/state-files.js'
+import {endLostRunUnit} from '../containment/lost.js'
+import {killUnitSync, openUnit} from '../containment/index.js'
+import {nodeOs} from '../platform/builtins.js'
 import type {HolderEntry, HolderRef, LockState, WaiterEntry} from '../records/lock.js'
 
 /**
@@ -25,17 +28,32 @@ function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
     if (!meta || meta.run_instance_id !== ref.run_instance_id || isTerminal(meta.status)) return false
     const result = readJsonFile<{run_instance_id?: string}>(join(ref.state_dir, 'result.json'))
     if (result && (result.run_instance_id === undefined || result.run_instance_id === ref.run_instance_id)) return false
-    // A supervisor that vanished: the Run is as good as `exited`.
-    return meta.process_identity === undefined || isSameProcess(meta.process_identity)
+    // A supervisor that vanished: the Run is as good as `exited`, once nothing of its unit is left
+    // ([containment]: ended here, so the slot never passes while its command still runs).
+    if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
+    return endLostRunUnit(meta, nodeOs().hostname()).leftover.length > 0
   } catch {
     return true
   }
 }
 
+/**
+ * A `lock exec` that died may have left COMMAND running in its unit
+ * ([containment]): end it now; the holder counts as live while anything of
+ * the unit cannot be ended.
+ */
+function lostUnitRemains(record: unknown): boolean {
+  if (record === undefined) return false
+  const unit = openUnit(record, () => ({rootPids: [], pgids: []}))
+  const left = killUnitSync(unit)
+  if (left.length === 0) unit.remove()
+  return left.length > 0
+}
+
 /** Whether the holder itself (Run, process) still exists; named holders live by their lease alone. */
 export function holderExists(ref: HolderRef): boolean {
   if (ref.kind === 'run') return runIsLive(ref)
-  if (ref.kind === 'process') return isSameProcess(ref)
+  if (ref.kind === 'process') return isSameProcess(ref) || lostUnitRemains(ref.unit)
   return true
 }
 

@@ -59,6 +59,8 @@ export interface RunProcessQuery {
   pgids: number[]
   /** The Run's instance id; processes whose environment carries it belong to the Run. */
   runInstanceId?: string
+  /** Another marker (`NAME=value`) that members carry in their environment (a `lock exec` unit). */
+  marker?: string
   /** Never include these (the supervisor itself, the caller). */
   exclude?: number[]
 }
@@ -83,8 +85,9 @@ export function findRunProcesses(query: RunProcessQuery): number[] {
   for (const pid of query.rootPids) if (alive.has(pid)) visit(pid, 0)
   const groups = new Set(query.pgids.filter((g) => g > 1))
   for (const stat of stats) if (groups.has(stat.pgid)) visit(stat.pid, 1)
-  if (query.runInstanceId) {
-    const marker = Buffer.from(`ACTORS_RUN_INSTANCE=${query.runInstanceId}\0`)
+  for (const text of [query.runInstanceId && `ACTORS_RUN_INSTANCE=${query.runInstanceId}`, query.marker]) {
+    if (!text) continue
+    const marker = Buffer.from(`${text}\0`)
     for (const stat of stats) {
       if (!found.has(stat.pid) && !exclude.has(stat.pid) && environHasMarker(stat.pid, marker)) visit(stat.pid, 1)
     }

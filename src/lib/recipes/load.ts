@@ -16,13 +16,14 @@ import type {ArgSpec, Recipe} from './types.js'
 import {isActionName, RUNTIME_ACTIONS} from '../records/actions.js'
 import {readRecipeLocks} from './locks-field.js'
 import {readRecipeExecutor} from './executor-field.js'
+import {readRecipeLimits} from '../containment/limits.js'
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024
 export const RECIPE_FIELDS = [
   'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
   'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks', 'executor',
-  'inbox', 'resume',
+  'inbox', 'resume', 'limits',
 ] as const
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const ARTIFACT_NAME = /^[A-Za-z0-9_.-]+$/
@@ -188,6 +189,8 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
   // Executors: validated in recipes/executor-field.ts.
   if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
+  // [containment] memory, cpu, pids: validated in containment/limits.ts.
+  if (data.limits !== undefined) recipe.limits = readRecipeLimits(data.limits, fail)
 
   readSteering(data, recipe, fail)
   checkPlaceholders(recipe, fail)

@@ -3,6 +3,7 @@
  * launch gets a finished plan: argv lists, cwd, env, artifacts, limits. All
  * value problems are refused here (exit 2) before anything starts.
  */
+import {normaliseRecipeLimits} from '../containment/limits.js'
 import {dirname, resolve} from 'node:path'
 import {InputProblem} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
@@ -98,6 +99,7 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
   if (recipe.locks?.length) resolved.locks = renderRecipeLocks(recipe, scope, (field, problem, fix) => recipeError(recipe.file, field, problem, fix)) // [locks]
   if (recipe.cwd !== undefined) resolved.cwd = resolve(callerCwd, renderString(recipe.cwd, scope))
   if (recipe.executor) resolved.executor = recipe.executor
+  if (recipe.limits) resolved.limits = normaliseRecipeLimits(recipe.limits) // [containment]
   if (recipe.timeout !== undefined) resolved.timeoutMs = parseDuration(recipe.timeout, 'timeout')
   if (recipe.artifacts) {
     resolved.artifacts = Object.fromEntries(Object.entries(recipe.artifacts).map(([k, v]) => [k, renderString(v, scope)]))

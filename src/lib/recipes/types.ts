@@ -3,6 +3,8 @@ import type {RunPlan} from '../records/run.js'
 import type {LockSpec} from '../records/lock.js'
 import type {ExecutorChoice} from './executor-field.js'
 import type {Step} from './steps.js'
+import type {RecipeLimits} from '../containment/limits.js'
+import type {UnitLimits} from '../containment/unit.js'
 
 export type ArgType = 'string' | 'path' | 'int' | 'number' | 'bool' | 'array' | {enum: string[]}
 
@@ -40,6 +42,8 @@ export interface Recipe {
   executor?: ExecutorChoice
   inbox?: 'stdin' | 'file'
   resume?: boolean
+  /** Resource limits enforced by the Run's cgroup (SPEC: Containment). */
+  limits?: RecipeLimits
 }
 
 /** Runtime values available to templates besides the args. */
@@ -69,4 +73,6 @@ export interface ResolvedRecipe {
   executor?: ExecutorChoice
   inbox?: 'stdin' | 'file'
   resume?: boolean
+  /** Resource limits, as a cgroup takes them. */
+  limits?: UnitLimits
 }

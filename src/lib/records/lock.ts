@@ -15,7 +15,7 @@ const MAX_NAME_LENGTH = 128
 /** Who holds a slot: a Run (by instance), a process (by identity, never a bare pid), or a named holder with a lease. */
 export type HolderRef =
   | {kind: 'run'; run: string; run_instance_id: string; state_dir: string}
-  | ({kind: 'process'} & ProcessIdentity)
+  | ({kind: 'process'; unit?: unknown} & ProcessIdentity)
   | {kind: 'named'; id: string}
 
 export interface HolderEntry {

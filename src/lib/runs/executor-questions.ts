@@ -1,7 +1,8 @@
 /**
  * What the runs layer asks a Run's executor: on every read of a live Run,
- * whether its supervisor is still there (reconciliation, store.ts), and
- * whether a reader following it must poll (logs.ts). The executors sit
+ * whether its supervisor is still there (reconciliation, store.ts), what is
+ * left of a lost one to end before it is settled, and whether a reader
+ * following it must poll (logs.ts). The executors sit
  * above this layer, so they hand the answers in at start-up
  * (executors/index.ts installExecutors, called by every entry point in
  * src/boot/) instead of being imported here.
@@ -11,6 +12,8 @@ import type {SupervisorCheck} from '../records/supervisor-check.js'
 
 export interface ExecutorQuestions {
   check(meta: RunMeta): SupervisorCheck
+  /** End a lost Run's remaining processes (its unit) before it is written `exited`; result.json fields. */
+  endLost(meta: RunMeta): Record<string, unknown>
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
 }
 

@@ -125,6 +125,7 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult)
     reason: result.reason,
     artifacts_head: artifacts.slice(0, MIRRORED_ARTIFACTS),
     artifacts_total: artifacts.length,
+    ...(result.resources ? {resources: result.resources} : {}),
     ...(meta.attention_flag === true ? {attention_raised: existsSync(runFile(dir, 'attention'))} : {}),
   })
   notifyStateChange(join(dir, '..', '..'))
@@ -188,7 +189,8 @@ function reconcileLostRun(dir: string): RunState | undefined {
     if (isTerminal(meta.status)) return {dir, meta}
     const check: SupervisorCheck = askExecutor().check(meta)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
-    const result = {...settledResult(meta, check.status, check.reason), ...check.details}
+    // [containment] The lost supervisor's command is ended first: only then is the Run `exited` and its locks free.
+    const result = {...settledResult(meta, check.status, check.reason), ...check.details, ...askExecutor().endLost(meta)}
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
     return {dir, meta: {...meta, status: check.status}, result}
   })

@@ -5,6 +5,7 @@
 import type {RunState} from './store.js'
 import {isTerminal} from '../records/run.js'
 import {generationOf} from '../records/generation-layout.js'
+import {liveRunUsage} from '../containment/live-usage.js'
 
 export interface RunSummary {
   run: string
@@ -33,13 +34,20 @@ export interface RunSummary {
   node?: string | null
   /** The command line, for display (set by summarizeRun; absent in summaries made elsewhere). */
   command?: string
-  /** CPU seconds and peak memory (SPEC: Containment, Usage): result.json's, else run.json's (live: now); null when not recorded. */
+  /**
+   * CPU seconds and memory (SPEC: Containment, Usage): a live Run's read from
+   * its unit (CPU so far, memory now and its peak), a finished one's as its
+   * result (else run.json's mirror) recorded them; null when not recorded.
+   */
   resources?: RunResources | null
 }
 
 export interface RunResources {
-  cpu_seconds: number
-  peak_memory_bytes: number
+  /** null where the unit could not say (a cgroup hierarchy without that figure). */
+  cpu_seconds: number | null
+  peak_memory_bytes: number | null
+  /** A live Run's memory now. */
+  memory_bytes?: number | null
 }
 
 /** A Run's status as shown in tables and trees: a queued Run waiting for locks names them ([locks]). */
@@ -75,7 +83,7 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
     ...(meta.status === 'queued' && Array.isArray(meta.waiting_for) ? {waiting_for: meta.waiting_for as string[]} : {}),
     ...executorSummary(meta),
     command: commandText(meta.argv),
-    resources: runResources(result?.resources) ?? runResources(meta.resources),
+    resources: resourcesOf(state),
   }
 }
 
@@ -85,10 +93,19 @@ export function commandText(argv: unknown): string {
   return argv.map((w) => (typeof w === 'string' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : JSON.stringify(String(w)))).join(' ')
 }
 
-/** A `resources` record when it has both numbers (anything else: not recorded). */
+/** The summary's `resources`: read live from the Run's unit, or as its result recorded them. */
+function resourcesOf(state: RunState): RunResources | null {
+  const {meta, result} = state
+  if (isTerminal(meta.status)) return runResources(result?.resources) ?? runResources(meta.resources)
+  if (meta.status === 'queued') return null
+  return liveRunUsage(meta) ?? null
+}
+
+/** A recorded `resources` whose figures are numbers or null (anything else: not recorded). */
 function runResources(value: unknown): RunResources | null {
   const r = value as Partial<RunResources> | null | undefined
-  if (!r || typeof r.cpu_seconds !== 'number' || typeof r.peak_memory_bytes !== 'number') return null
+  const figure = (v: unknown): v is number | null => v === null || typeof v === 'number'
+  if (!r || !figure(r.cpu_seconds) || !figure(r.peak_memory_bytes)) return null
   return {cpu_seconds: r.cpu_seconds, peak_memory_bytes: r.peak_memory_bytes}
 }
 

@@ -15,6 +15,7 @@ import {sleepSync, withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
+import {endUnit, openUnit, type Unit} from '../containment/index.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, writeRunMetaLocked, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
@@ -39,7 +40,6 @@ export interface RuntimeActionResult {
 
 /** Time we give the supervisor to record the result after its command is gone. */
 const RESULT_WAIT_MS = 5000
-const SWEEP_INTERVAL_MS = 100
 
 /** The recorded command processes of a Run (older run.json files only have child_pid/pgid). */
 function commandRecords(meta: RunMeta): ChildProcessRecord[] {
@@ -111,16 +111,21 @@ function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
   return [...new Set([...before, ...after])]
 }
 
-/** SIGSTOP until no new process appears (a process may fork while we stop its siblings). */
-function stopAll(query: RunProcessQuery): number[] {
-  const seen = new Set<number>()
-  for (let pass = 0; pass < 4; pass++) {
-    const pids = signalRun(query, 'SIGSTOP')
-    const fresh = pids.filter((p) => !seen.has(p))
-    for (const p of pids) seen.add(p)
-    if (fresh.length === 0) break
-  }
-  return [...seen]
+/**
+ * The Run's unit (run.json `containment`; lib/containment/): its cgroup,
+ * or, tracked, the processes the verified records and the marker lead to
+ * (re-verified on every sweep, so a freed pid is never signalled).
+ */
+function runUnit(meta: RunMeta, live?: ChildProcessRecord[]): Unit {
+  return openUnit(meta.containment, () => (live ? runQuery(meta, live) : sweepQuery(meta)))
+}
+
+/** Pause or resume the whole unit: a cgroup freezes at once; a tracked unit is stopped sweep by sweep until stable. */
+function freezeOrThaw(unit: Unit, action: 'pause' | 'resume'): number[] {
+  const members = unit.members()
+  if (action === 'pause') unit.freeze()
+  else unit.thaw()
+  return [...new Set([...members, ...unit.members()])]
 }
 
 function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
@@ -166,8 +171,7 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
         if (Date.now() < deadline && isSameProcess(meta.process_identity)) return undefined
         throw notActiveError(`Run ${meta.run} has no live command process to pause right now`, 'it is between steps or ending; retry in a moment')
       }
-      const query = runQuery(meta, live)
-      const signalled = live.length === 0 ? [] : action === 'pause' ? stopAll(query) : signalRun(query, 'SIGCONT')
+      const signalled = live.length === 0 ? [] : freezeOrThaw(runUnit(meta, live), action)
       const wanted = action === 'pause' ? 'paused' : 'running'
       const changed = meta.status !== wanted
       const next: RunMeta = {...meta, status: wanted}
@@ -184,27 +188,16 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
   return {action, run: outcome.meta.run, run_instance_id: outcome.meta.run_instance_id, status: outcome.meta.status, signalled: outcome.signalled, changed: outcome.changed}
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
 /**
- * The sweep after the first signals: wait out the Run's kill_grace (stop; none
- * for kill) while anything of it is alive, then SIGKILL what is left or was
- * forked meanwhile (at most 10 passes). Returns the pids still found last.
+ * The sweep after the first signals (containment/ endUnit): wait out
+ * the Run's kill_grace (stop; none for kill) while anything of the unit is
+ * alive, then kill what is left or was forked meanwhile, until a sweep finds
+ * nothing. Returns the pids still there kill_grace + 5 s on (normally none).
  */
 async function sweepRun(meta: RunMeta, mode: EndMode): Promise<number[]> {
   const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
-  const deadline = Date.now() + graceMs
-  let remaining = findRunProcesses(sweepQuery(meta))
-  while (remaining.length > 0 && Date.now() < deadline) {
-    await sleep(SWEEP_INTERVAL_MS)
-    remaining = findRunProcesses(sweepQuery(meta))
-  }
-  for (let pass = 0; pass < 10 && remaining.length > 0; pass++) {
-    signalRun(sweepQuery(meta), 'SIGKILL')
-    await sleep(20)
-    remaining = findRunProcesses(sweepQuery(meta))
-  }
-  return remaining
+  const left = await endUnit(runUnit(meta), graceMs)
+  return left.map((item) => item.pid)
 }
 
 /**
@@ -218,11 +211,11 @@ async function sweepRun(meta: RunMeta, mode: EndMode): Promise<number[]> {
 export async function endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined> {
   const meta = readRunMetaRaw(dir)
   if (!meta || meta.status !== 'exited') return undefined
-  const query = sweepQuery(meta)
-  const found = findRunProcesses(query)
+  const unit = runUnit(meta)
+  const found = unit.members()
   if (found.length === 0) return undefined
-  const signalled = [...found, ...signalRun(query, mode === 'kill' ? 'SIGKILL' : 'SIGTERM')]
-  if (mode === 'stop') signalRun(query, 'SIGCONT')
+  const signalled = [...found, ...(mode === 'kill' ? (unit.kill(), []) : unit.signal('SIGTERM'))]
+  if (mode === 'stop') unit.thaw()
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
   const remaining = await sweepRun(meta, mode)
   notifyStateChange(home)
@@ -249,11 +242,14 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
     const query = runQuery(meta, live)
+    const unit = runUnit(meta, live)
     let signalled: number[] = []
     if (mode === 'kill') {
-      signalled = signalRun(query, 'SIGKILL')
+      signalled = [...signalRun(query, 'SIGKILL'), ...unit.members()]
+      unit.kill()
     } else {
-      signalled = signalRun(query, 'SIGTERM')
+      signalled = [...signalRun(query, 'SIGTERM'), ...unit.signal('SIGTERM')]
+      unit.thaw()
       signalRun(query, 'SIGCONT')
     }
     if (supervised) {

@@ -5,7 +5,7 @@
  * it never signals anything and never fails on a mismatched pid: it reports it.
  */
 import {readProcessIdentity, isSameProcess} from '../platform/process-identity.js'
-import {findRunProcesses} from '../platform/process-tree.js'
+import {openUnit, type ContainmentRecord, type UnitUsage} from '../containment/index.js'
 import type {RunState} from '../runs/store.js'
 import {isTerminal, type ChildProcessRecord} from '../records/run.js'
 import {generationOf} from '../records/generation-layout.js'
@@ -29,6 +29,10 @@ export interface RunControlStatus {
   pgid: number | null
   /** Every live process of the Run (command processes and their descendants). */
   pids: number[]
+  /** Which unit holds the Run's processes (run.json `containment`). */
+  containment: ContainmentRecord | null
+  /** Live: CPU so far and memory now (and its peak); finished: result.json `resources`. */
+  resources: Partial<UnitUsage> | null
   /** Recorded pids that are alive but are no longer the recorded process. */
   identity_mismatch: number[]
   paused_at: string | null
@@ -58,14 +62,14 @@ export function kernelStatus(state: RunState): RunControlStatus {
       else mismatch.push(r.pid)
     }
   }
-  const pids = live
-    ? findRunProcesses({
-        rootPids: verified.map((r) => r.pid),
-        pgids: verified.map((r) => r.pgid),
-        runInstanceId: meta.run_instance_id,
-        exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
-      }).sort((a, b) => a - b)
-    : []
+  const unit = openUnit(meta.containment, () => ({
+    rootPids: verified.map((r) => r.pid),
+    pgids: verified.map((r) => r.pgid),
+    runInstanceId: meta.run_instance_id,
+    exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+  }))
+  const pids = live ? unit.members().sort((a, b) => a - b) : []
+  const resources = live ? unit.usage() : ((result?.resources as UnitUsage | undefined) ?? null)
   let endpoint: RunControlStatus['endpoint'] = null
   try {
     const found = readControlEndpoint(dir)
@@ -89,6 +93,8 @@ export function kernelStatus(state: RunState): RunControlStatus {
     child_pid: meta.child_pid ?? null,
     pgid: meta.pgid ?? null,
     pids,
+    containment: (meta.containment as ContainmentRecord | undefined) ?? null,
+    resources,
     identity_mismatch: mismatch,
     paused_at: (meta.paused_at as string | undefined) ?? null,
     ending: meta.ending ?? null,

@@ -18,7 +18,8 @@ import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {collectArtifacts} from '../runs/artifacts.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
-import {findRunProcesses, signalPids} from '../platform/process-tree.js'
+import {endUnit, type Leftover, type Unit} from '../containment/index.js'
+import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from '../launch/run-unit.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
@@ -42,6 +43,8 @@ interface AttemptOutcome extends StepOutcome {
   timedOut: boolean
   /** The Run's Recipe locks could not be taken (a damaged lock file): it fails without running. */
   lockError?: string
+  /** The Run's limits cannot be enforced on this machine: it fails without running. */
+  unitError?: string
 }
 
 /**
@@ -80,6 +83,10 @@ class Supervisor {
   private terminating: Promise<void> | undefined
   /** `inbox: stdin`: writes `actors send` messages to the running step's stdin. */
   private readonly pump: StdinPump | undefined
+  /** Containment: every process of the Run, whatever it forks (lib/containment/). */
+  private unit!: Unit
+  /** Processes an end could not get rid of within kill_grace + 5 s (result.json `leftover`). */
+  private leftover: Leftover[] = []
 
   constructor(
     private readonly dir: string,
@@ -95,6 +102,15 @@ class Supervisor {
     process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
     process.on('SIGHUP', () => {})
 
+    // [containment] The unit exists before anything of the Run starts; its record goes to run.json.
+    const unit = makeRunUnit(this.home, this.dir, this.meta, () => this.processQuery())
+    if (typeof unit === 'string') {
+      this.appendStderr(`actors: ${unit}\n`)
+      this.finish({exitCode: null, signal: null, timedOut: false, unitError: unit}, 0, startedAt)
+      return
+    }
+    this.unit = unit
+    const stopSampling = sampleTrackedUsage(unit)
     // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
     const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
     // [inbox] stdin messages are written once the command runs (they wait in inbox.jsonl until then).
@@ -119,11 +135,19 @@ class Supervisor {
       // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
       await this.terminating
       this.terminating = undefined
+      // [containment] An attempt ends with its unit empty: whatever the command left behind goes too
+      // (Runs it launched, which live inside a cgroup unit, go on unless this one timed out or is ending).
+      if (this.unit.strays().length > 0) {
+        this.terminating = this.terminateTree(!outcome.timedOut && !this.requestedEnding() && !this.ending)
+        await this.terminating
+        this.terminating = undefined
+      }
       const requested = this.requestedEnding()
       if (requested || this.ending) break
       if (outcome.exitCode === 0 && !outcome.timedOut) break
     }
     this.pump?.close()
+    stopSampling()
     releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
     this.finish(outcome, attempt, startedAt)
   }
@@ -174,6 +198,14 @@ class Supervisor {
   private runStep(argv: string[], step: number): Promise<StepOutcome> {
     // Test-only: widen the window between the ending check and the spawn (see recordChild).
     testHookPause('spawnDelayMs', 10_000)
+    const env = {...commandEnvironment(this.meta, this.home, this.dir), ...this.unit.memberEnv()}
+    const wrapped = this.unit.wrap(argv)
+    // Started through the cgroup's join wrapper: a missing command is found here, as spawn would.
+    const missing = wrapped !== argv ? commandStartError(argv[0], env, this.meta.cwd) : undefined
+    if (missing) {
+      this.appendStderr(`actors: could not start ${JSON.stringify(argv[0])}: ${missing}\n`)
+      return Promise.resolve({exitCode: 127, signal: null, spawnError: missing})
+    }
     return new Promise((resolve) => {
       let out: number | undefined
       let err: number | undefined
@@ -182,9 +214,9 @@ class Supervisor {
         // Private (0600), and never through a link planted in a log's place (named as the start failure).
         out = openStateFile(runFile(this.dir, 'stdout'), 'append')
         err = openStateFile(runFile(this.dir, 'stderr'), 'append')
-        child = childProcess().spawn(argv[0], argv.slice(1), {
+        child = childProcess().spawn(wrapped[0], wrapped.slice(1), {
           cwd: this.meta.cwd,
-          env: commandEnvironment(this.meta, this.home, this.dir),
+          env,
           detached: true,
           stdio: [this.pump ? 'pipe' : 'ignore', out, err],
         })
@@ -234,8 +266,7 @@ class Supervisor {
     // A stop or kill that came while this step was starting found no process
     // to signal (it marks run.json under the same lock, so it is seen here):
     // carry it out now.
-    if (ending?.status === 'killed') signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
-    else if (ending) this.endTree()
+    if (ending) this.endTree()
   }
 
   /** Resolve once run.json no longer says `paused` (woken by changes in the state dir). */
@@ -272,20 +303,16 @@ class Supervisor {
     this.terminating ??= this.terminateTree()
   }
 
-  /** SIGTERM the whole tree, then SIGKILL whatever is left after kill_grace; resolves once nothing of it is left (or a last second passed). */
-  private async terminateTree(): Promise<void> {
-    signalPids(findRunProcesses(this.processQuery()), 'SIGCONT')
-    signalPids(findRunProcesses(this.processQuery()), 'SIGTERM')
-    const gone = async (ms: number) => {
-      for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
-        await new Promise((r) => setTimeout(r, 50))
-        if (findRunProcesses(this.processQuery()).length === 0) return true
-      }
-      return false
-    }
-    if (await gone(this.meta.kill_grace_ms)) return
-    signalPids(findRunProcesses(this.processQuery()), 'SIGKILL')
-    await gone(1000)
+  /**
+   * End the whole unit (lib/containment/): SIGTERM, SIGKILL after
+   * kill_grace (at once for a kill), sweeping until no process of it is left;
+   * what survives kill_grace + 5 s is named in result.json `leftover`.
+   */
+  private async terminateTree(spareNestedRuns = false): Promise<void> {
+    const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
+    const left = await endUnit(this.unit, graceMs, {spareNestedRuns})
+    for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
+    this.leftover = left
   }
 
   /** The supervisor itself was told to stop: end the Run as cancelled rather than orphaning it. */
@@ -320,6 +347,9 @@ class Supervisor {
       } else if (outcome.lockError) {
         status = 'failed'
         reason = 'lock_failed'
+      } else if (outcome.unitError) {
+        status = 'failed'
+        reason = 'limits_unavailable'
       } else if (outcome.timedOut || executorEnding === 'timeout') {
         status = 'failed'
         reason = 'timeout'
@@ -345,7 +375,9 @@ class Supervisor {
         artifacts: collectArtifacts(meta.artifacts, meta.cwd),
         run_instance_id: meta.run_instance_id,
       }
-      if (outcome.spawnError ?? outcome.lockError) result.error = outcome.spawnError ?? outcome.lockError
+      if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError) result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
+      // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
+      if (this.unit) reason = closeUnitIntoResult(this.unit, this.leftover, result)
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})

@@ -4,16 +4,19 @@ import type {RunResources} from '../runs/summary.js'
 /** `[cpu, memory]` as shown: `0.4s`, `2m05s`; `512K`, `12.3M`, `1.2G`; '-' for each when not recorded. */
 export function resourceCells(resources: RunResources | null | undefined): [string, string] {
   if (!resources) return ['-', '-']
-  return [cpuText(resources.cpu_seconds), bytesText(resources.peak_memory_bytes)]
+  // A live Run shows its memory now, a finished one its peak.
+  return [cpuText(resources.cpu_seconds), bytesText(resources.memory_bytes ?? resources.peak_memory_bytes)]
 }
 
-function cpuText(seconds: number): string {
+function cpuText(seconds: number | null): string {
+  if (seconds === null) return '-'
   if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`
   const minutes = Math.floor(seconds / 60)
   return minutes < 60 ? `${minutes}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`
 }
 
-function bytesText(bytes: number): string {
+function bytesText(bytes: number | null | undefined): string {
+  if (bytes === null || bytes === undefined) return '-'
   const units = ['B', 'K', 'M', 'G', 'T']
   let value = bytes
   let unit = 0

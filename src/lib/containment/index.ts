@@ -1,0 +1,120 @@
+/**
+ * Choosing, making and opening a Run's unit (SPEC: Containment), and ending
+ * one: the only entry the rest of the kernel uses. A cgroup where this
+ * process may make one below its own (cgroup-fs.ts) unless
+ * `ACTORS_CONTAINMENT=tracked` asks for tracking; run.json's `containment`
+ * record opens the same unit later from any command.
+ */
+import {createHash} from 'node:crypto'
+import {sleepSync} from '../platform/file-lock.js'
+import type {RunProcessQuery} from '../platform/process-tree.js'
+import {discoverCgroupBases, isCgroupDir} from './cgroup-fs.js'
+import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
+import {TrackedUnit} from './tracked-unit.js'
+import {commandOf, isContainmentRecord, type Leftover, type Unit, type UnitLimits} from './unit.js'
+
+export type {ContainmentRecord, Leftover, Unit, UnitLimits, UnitUsage} from './unit.js'
+
+/** Which containment a Run launched now from this process gets. */
+export function containmentKind(env: NodeJS.ProcessEnv = process.env): 'cgroup' | 'tracked' {
+  if (env.ACTORS_CONTAINMENT === 'tracked') return 'tracked'
+  return discoverCgroupBases(env) ? 'cgroup' : 'tracked'
+}
+
+/** A short stable name for a state root, so each root's cgroups live in a folder of their own. */
+export function homeKey(home: string): string {
+  return createHash('sha256').update(home).digest('hex').slice(0, 16)
+}
+
+/**
+ * Make the unit for a Run (or a `lock exec`) about to start: a cgroup named
+ * `id` when this machine allows, else a tracked unit over `query`. Throws when
+ * limits were asked for that cannot be enforced here.
+ */
+export function createUnit(home: string, id: string, limits: UnitLimits, query: () => RunProcessQuery, marker?: string): Unit {
+  const bases = containmentKind() === 'cgroup' ? discoverCgroupBases() : null
+  const unit = bases ? createCgroupUnit(bases, homeKey(home), id, limits) : undefined
+  if (unit) return unit
+  if (hasLimits(limits)) throw new Error('limits need a cgroup, and this process cannot make one here (tracked containment)')
+  return new TrackedUnit({kind: 'tracked', ...(marker ? {marker} : {})}, query)
+}
+
+/** Whether any limit is set. */
+export function hasLimits(limits: UnitLimits | undefined): boolean {
+  return Boolean(limits && (limits.memory_bytes !== undefined || limits.cpus !== undefined || limits.pids !== undefined))
+}
+
+/**
+ * Open the unit a record names (run.json `containment`). A record that is
+ * absent (a Run from before containment) or not this kernel's tracks by
+ * `query`; a cgroup path outside every cgroup mount is never touched.
+ */
+export function openUnit(record: unknown, query: () => RunProcessQuery): Unit {
+  if (isContainmentRecord(record) && record.kind === 'cgroup' && isCgroupDir(record.path)) return new CgroupUnit(record)
+  const marker = isContainmentRecord(record) && record.kind === 'tracked' ? record.marker : undefined
+  return new TrackedUnit({kind: 'tracked', ...(marker ? {marker} : {})}, query)
+}
+
+/** How long past kill_grace an end keeps sweeping before it names what is left (SPEC: leftover). */
+export const LEFTOVER_AFTER_MS = 5000
+const SWEEP_MS = 20
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/**
+ * End every process of `unit`: with `graceMs` (a stop, a timeout), SIGTERM
+ * first (again to each member that appears meanwhile) and wait up to
+ * `graceMs` for them to go; then kill, sweeping until a sweep finds nothing.
+ * Resolves with what is still there LEFTOVER_AFTER_MS later (normally none).
+ */
+export async function endUnit(unit: Unit, graceMs: number | undefined, options: {spareNestedRuns?: boolean} = {}): Promise<Leftover[]> {
+  // A normal end sweeps only what the command left behind: Runs it launched live on (SPEC: Trees).
+  const members = options.spareNestedRuns ? () => unit.strays() : () => unit.members()
+  const kill = options.spareNestedRuns ? () => void members().forEach((pid) => signalOne(pid, 'SIGKILL')) : () => unit.kill()
+  if (graceMs !== undefined && graceMs > 0) {
+    const termed = new Set<number>()
+    const deadline = Date.now() + graceMs
+    for (;;) {
+      const fresh = members().filter((pid) => !termed.has(pid))
+      for (const pid of fresh) termed.add(pid)
+      if (fresh.length > 0) {
+        unit.thaw()
+        for (const pid of fresh) signalOne(pid, 'SIGTERM')
+        unit.thaw()
+      }
+      if (termed.size > 0 && members().length === 0) return []
+      if (termed.size === 0 || Date.now() >= deadline) break
+      await sleep(SWEEP_MS * 2)
+    }
+  }
+  const deadline = Date.now() + LEFTOVER_AFTER_MS
+  for (;;) {
+    kill()
+    unit.thaw()
+    await sleep(SWEEP_MS)
+    const left = members()
+    if (left.length === 0) return []
+    if (Date.now() >= deadline) return left.map((pid) => ({pid, command: commandOf(pid)}))
+  }
+}
+
+/** endUnit's kill phase, synchronously (reconciliation of a lost supervisor runs inside a read). */
+export function killUnitSync(unit: Unit, budgetMs = LEFTOVER_AFTER_MS): Leftover[] {
+  if (unit.members().length === 0) return []
+  const deadline = Date.now() + budgetMs
+  for (;;) {
+    unit.kill()
+    unit.thaw()
+    sleepSync(SWEEP_MS)
+    const left = unit.members()
+    if (left.length === 0) return []
+    if (Date.now() >= deadline) return left.map((pid) => ({pid, command: commandOf(pid)}))
+  }
+}
+
+function signalOne(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal)
+  } catch {}
+}
+

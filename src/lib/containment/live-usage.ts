@@ -1,0 +1,33 @@
+/**
+ * Current CPU and memory of a live Run for listings and status (SPEC:
+ * Containment, usage), cheap enough to read for every live Run: a cgroup's
+ * counters, or, tracked, the recorded command processes alone (no scan of
+ * the process table per Run).
+ */
+import {isSameProcess} from '../platform/process-identity.js'
+import type {ChildProcessRecord, RunMeta} from '../records/run.js'
+import {isCgroupDir} from './cgroup-fs.js'
+import {CgroupUnit} from './cgroup-unit.js'
+import {readProcUsage} from './proc-usage.js'
+import {isContainmentRecord, type UnitUsage} from './unit.js'
+
+/** Usage of a live Run now, or undefined when nothing of it can be read. */
+export function liveRunUsage(meta: RunMeta): UnitUsage | undefined {
+  const record = meta.containment
+  if (isContainmentRecord(record) && record.kind === 'cgroup') return isCgroupDir(record.path) ? new CgroupUnit(record).usage() : undefined
+  const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
+  let cpu = 0
+  let rss = 0
+  let peak = 0
+  let seen = false
+  for (const r of records) {
+    if (!r?.identity || !isSameProcess({...r.identity, pid: r.pid})) continue
+    const usage = readProcUsage(r.pid)
+    if (!usage) continue
+    seen = true
+    cpu += usage.cpu_seconds
+    rss += usage.rss_bytes
+    peak = Math.max(peak, usage.peak_rss_bytes)
+  }
+  return seen ? {cpu_seconds: Math.round(cpu * 1000) / 1000, memory_bytes: rss, peak_memory_bytes: Math.max(peak, rss)} : undefined
+}

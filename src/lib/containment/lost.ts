@@ -1,0 +1,41 @@
+/**
+ * A Run whose supervisor vanished (SPEC: Containment, lost supervisor): the
+ * first read that finds it lost ends whatever is left of its unit before the
+ * Run is written `exited` and its locks pass on, so a lock is never held by
+ * two live units. Tracked units are found through the recorded command
+ * processes that still match their identities and the Run's marker.
+ */
+import {isSameProcess} from '../platform/process-identity.js'
+import type {RunProcessQuery} from '../platform/process-tree.js'
+import type {ChildProcessRecord, RunMeta} from '../records/run.js'
+import {killUnitSync, openUnit} from './index.js'
+import type {Leftover, Unit, UnitUsage} from './unit.js'
+
+/** The processes of `meta`'s Run, as a unit that re-verifies recorded identities on every sweep. */
+export function recordedRunUnit(meta: RunMeta): Unit {
+  const query = (): RunProcessQuery => {
+    const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
+    const still = records.filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
+    return {
+      rootPids: still.map((r) => r.pid),
+      pgids: still.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1),
+      runInstanceId: meta.run_instance_id,
+      exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+    }
+  }
+  return openUnit(meta.containment, query)
+}
+
+/**
+ * Kill what is left of a lost Run's unit and remove it. Returns its usage and
+ * whatever could not be ended (normally nothing). A Run on another host is
+ * not this machine's to end.
+ */
+export function endLostRunUnit(meta: RunMeta, thisHost: string): {leftover: Leftover[]; usage?: UnitUsage} {
+  if (typeof meta.host === 'string' && meta.host !== thisHost) return {leftover: []}
+  const unit = recordedRunUnit(meta)
+  const leftover = killUnitSync(unit)
+  const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
+  if (leftover.length === 0) unit.remove()
+  return {leftover, usage}
+}

@@ -1,0 +1,69 @@
+/**
+ * The supervisor's side of containment (SPEC: Containment): make the Run's
+ * unit before its command starts and record it in run.json, spawn each step
+ * inside it, and at the end turn the unit into result.json fields (usage,
+ * the limit that ended it, leftovers) before removing it. Kept apart from
+ * supervise.ts so that file stays about the life of a Run.
+ */
+import {readFileSync} from 'node:fs'
+import type {RunProcessQuery} from '../platform/process-tree.js'
+import {createUnit, type Leftover, type Unit, type UnitLimits} from '../containment/index.js'
+export {commandStartError} from '../containment/command-check.js'
+import {updateRunMeta} from '../runs/store.js'
+import type {RunMeta, RunResult} from '../records/run.js'
+
+/** The Run's limits as run.json records them (launch normalises Recipe `limits` and the run flags). */
+export function runLimits(meta: RunMeta): UnitLimits {
+  const limits = meta.limits as UnitLimits | undefined
+  return limits && typeof limits === 'object' ? limits : {}
+}
+
+/**
+ * Make the Run's unit and record it in run.json (`containment`). Returns an
+ * error message instead when its limits cannot be enforced here.
+ */
+export function makeRunUnit(home: string, dir: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
+  let unit: Unit
+  try {
+    unit = createUnit(home, meta.run_instance_id, runLimits(meta), query)
+  } catch (error) {
+    return (error as Error).message
+  }
+  updateRunMeta(dir, (current) => ({...current, containment: unit.record}))
+  return unit
+}
+
+/** CPU seconds of every child this process has reaped (the tracked fallback's figure for a finished Run). */
+export function reapedCpuSeconds(): number | null {
+  try {
+    const stat = readFileSync('/proc/self/stat', 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[13]) + Number(fields[14])) / 100
+  } catch {
+    return null
+  }
+}
+
+/**
+ * Put the unit's part into `result` (usage as `resources`, `leftover`, and a
+ * limit that ended a failed Run as its `reason`), then remove the unit.
+ * Returns the result's reason.
+ */
+export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: RunResult): string | null {
+  // Tracked: the unit is empty by now, so no new sample (a scan of the process table); the kept peak and the reaped CPU.
+  const usage = unit.usage(false)
+  const cpu = unit.record.kind === 'tracked' ? reapedCpuSeconds() : usage.cpu_seconds
+  result.resources = {cpu_seconds: cpu, peak_memory_bytes: usage.peak_memory_bytes}
+  if (leftover.length > 0) result.leftover = leftover
+  const limit = unit.limitHit()
+  if (limit && result.status === 'failed' && result.reason !== 'timeout') result.reason = limit
+  unit.remove()
+  return result.reason
+}
+
+/** A tracked unit has no counters: sample its memory while it runs (usage() keeps the peak). Returns the stop. */
+export function sampleTrackedUsage(unit: Unit): () => void {
+  if (unit.record.kind !== 'tracked') return () => {}
+  const timer = setInterval(() => unit.usage(), 500).unref()
+  return () => clearInterval(timer)
+}
