@@ -7,7 +7,9 @@
  *
  * A wait over a large backlog would still list its owner's whole queue to
  * pick the oldest 256. The cursor keeps that listing for the owner's next
- * waits: `.cursor`, the queue in batch order as a wait listed it (one line
+ * waits (its files live beside the queue directory, queueStateFile, so the
+ * directory holds markers alone and can be renewed once empty: queue-renew.ts):
+ * `.cursor`, the queue in batch order as a wait listed it (one line
  * per marker: a flag saying whether another line shares its tree, its tree
  * tag, its name), and `.cursor-at`, where the next wait starts reading (past
  * what was delivered). A wait reads a chunk from there, not the list: draining
@@ -53,12 +55,7 @@ export function ownerQueueDir(home: string, ownerTag: string): string {
   return indexDir(home) + sep + QUEUE_DIR + sep + ownerTag
 }
 
-/**
- * Where a file about the queue of `ownerTag` lives (`.cursor`, `.cursor-at`,
- * `.changed`): beside its directory, `index/queue/.<tag><name>`, never in it,
- * so the directory holds markers alone and, once emptied, can be replaced by
- * a fresh one (queue-renew.ts).
- */
+/** Where a file about the queue of `ownerTag` lives (`.cursor`, `.cursor-at`, `.changed`): `index/queue/.<tag><name>`, beside its directory. */
 export function queueStateFile(home: string, ownerTag: string, name: string): string {
   return indexDir(home) + sep + QUEUE_DIR + sep + '.' + ownerTag + name
 }
