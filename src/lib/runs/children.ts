@@ -8,6 +8,7 @@ import {join} from 'node:path'
 import {runDir} from '../platform/home.js'
 import {readRunState, runFile, type RunState} from './store.js'
 import {appendJsonLine, readJsonLines} from '../platform/state-files.js'
+import {refuseLinkedDir} from '../platform/private-files.js'
 import type {RunMeta} from '../records/run.js'
 
 export interface ChildRecord {
@@ -25,6 +26,8 @@ export function childrenLock(parentDir: string): string {
 
 /** Append a child to its parent's journal. Callers hold childrenLock(parentDir). */
 export function recordChild(parentDir: string, child: ChildRecord): void {
+  // O_NOFOLLOW guards children.jsonl itself; a link in the parent's state dir place is refused here.
+  refuseLinkedDir(parentDir)
   appendJsonLine(runFile(parentDir, 'children'), child)
 }
 
