@@ -39,8 +39,12 @@ function opensForReading(pid: string, fd: string): boolean {
  * reader of a follower's pipe is nearly always its own shell's pipeline.
  */
 export function pipeReaderGone(pipe: string): boolean {
-  for (const pid of readdirSync('/proc')) {
-    if (pid.charCodeAt(0) < 48 || pid.charCodeAt(0) > 57) continue
+  // Nearest pids first: a pipeline's processes start one after another, so a live reader (`| head`) is found
+  // after a few looks; only a reader that is gone costs the whole scan (a few hundred ms on a busy machine).
+  const pids = readdirSync('/proc')
+    .filter((name) => name.charCodeAt(0) >= 48 && name.charCodeAt(0) <= 57 && Number(name) !== process.pid)
+    .sort((a, b) => Math.abs(Number(a) - process.pid) - Math.abs(Number(b) - process.pid))
+  for (const pid of pids) {
     let fds: string[]
     try {
       fds = readdirSync(`/proc/${pid}/fd`)
