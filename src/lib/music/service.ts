@@ -139,7 +139,8 @@ export class PlaybackService {
     // then the stop owns the state, and no timer may outlive it (it would hold the process open).
     if (this.stopping) return
     this.status.state = this.paused ? 'paused' : 'playing'
-    await this.refresh()
+    // The first probe may ask ffprobe (slow on a busy machine): playback ending meanwhile does not wait for it.
+    await Promise.race([this.refresh(), this.finished])
     if (this.stopping) return
     if (this.announced !== this.status.index) this.emitTrack()
     else this.checkpoint()

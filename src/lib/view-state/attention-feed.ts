@@ -6,8 +6,7 @@
  * view that are live (or were at the last look: an event emitted just before
  * the end still shows) and parses only the lines that name the field.
  */
-import {statSync} from 'node:fs'
-import {readBoundedText} from '../platform/state-files.js'
+import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 import {ATTENTION_LEVELS, MAX_TRACE_BYTES, traceFile, type Attention, type TraceEvent} from '../runs/trace.js'
 import {isTerminal} from '../records/run.js'
 
@@ -31,7 +30,8 @@ const ATTENTION_FIELD = '"attention"'
 
 /** Collects attention events of the Runs in view that are newer than the view. */
 export class AttentionFeed {
-  private readonly sizes = new Map<string, number>()
+  /** Where the next look at each Trace starts (bytes already read). */
+  private readonly offsets = new Map<string, number>()
   private readonly seen = new Set<string>()
   private readonly liveBefore = new Set<string>()
 
@@ -52,23 +52,9 @@ export class AttentionFeed {
   }
 
   private read(run: WatchedRun): AttentionNote[] {
-    const file = traceFile(run.dir)
-    let size: number
-    try {
-      size = statSync(file).size
-    } catch {
-      return []
-    }
-    if (this.sizes.get(run.dir) === size) return []
-    this.sizes.set(run.dir, size)
-    let text: string | undefined
-    try {
-      text = readBoundedText(file, MAX_TRACE_BYTES * 4)
-    } catch {
-      return []
-    }
+    const text = this.newLines(run.dir)
     const notes: AttentionNote[] = []
-    for (const line of (text ?? '').split('\n')) {
+    for (const line of text.split('\n')) {
       if (!line.includes(ATTENTION_FIELD)) continue
       let event: TraceEvent
       try {
@@ -83,6 +69,33 @@ export class AttentionFeed {
       notes.push({run: run.run, event_id: event.id, ts: event.ts, kind: event.kind, summary: event.summary ?? null, attention: event.attention!})
     }
     return notes
+  }
+
+  /**
+   * The whole lines appended to the Trace since the last look (all of it the
+   * first time, or after a compaction made it shorter; seen ids are skipped).
+   */
+  private newLines(dir: string): string {
+    const file = traceFile(dir)
+    let fd: number | undefined
+    try {
+      fd = openSync(file, 'r')
+      const size = fstatSync(fd).size
+      let from = this.offsets.get(dir) ?? 0
+      if (size < from) from = 0
+      if (size === from) return ''
+      const length = Math.min(size - from, MAX_TRACE_BYTES * 4)
+      const bytes = Buffer.alloc(length)
+      const got = readSync(fd, bytes, 0, length, size - length)
+      const end = bytes.lastIndexOf(0x0a, got - 1) + 1
+      // A line still being written is read whole next time.
+      this.offsets.set(dir, size - length + end)
+      return bytes.toString('utf8', 0, end)
+    } catch {
+      return ''
+    } finally {
+      if (fd !== undefined) closeSync(fd)
+    }
   }
 }
 
