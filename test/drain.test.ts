@@ -24,7 +24,9 @@ describe('draining a backlog through the delivery queue', () => {
     const h = home()
     // 700 Runs whose end times run against their names (q-699 ended first): order comes from end times.
     const ids = Array.from({length: 700}, (_, i) => `q-${String(i).padStart(3, '0')}`)
-    ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(100 + (699 - i))}))
+    ids.forEach((id, i) => {
+      writeFinishedRun(h, id, {ended: at(100 + (699 - i))})
+    })
     // A tree whose top ended before everything and whose child ended after everything: far outside the first window.
     const top = writeFinishedRun(h, 'tree-top', {ended: at(0)})
     const parent = {run: 'tree-top', run_instance_id: instanceOf(h, 'tree-top'), state_dir: top}
@@ -129,7 +131,9 @@ describe("the owner's queue cursor", () => {
     const h = home()
     // Enough that a cursor is kept (a queue of fewer than 512 is listed each time).
     const ids = Array.from({length: 1100}, (_, i) => `c-${String(i).padStart(4, '0')}`)
-    ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(100 + i)}))
+    ids.forEach((id, i) => {
+      writeFinishedRun(h, id, {ended: at(100 + i)})
+    })
     const top = writeFinishedRun(h, 'top2', {ended: at(700.5)})
     writeFinishedRun(h, 'kid2', {ended: at(9000), meta: {parent: {run: 'top2', run_instance_id: instanceOf(h, 'top2'), state_dir: top}, root: 'top2', depth: 1}})
     const first = actors(h, ['wait', '--json'])
@@ -153,7 +157,9 @@ describe("the owner's queue cursor", () => {
   it('a damaged or forged cursor, or a queue change whose flag was lost, loses nothing and reports nothing twice', () => {
     const h = home()
     const ids = Array.from({length: 2000}, (_, i) => `d-${String(i).padStart(4, '0')}`)
-    ids.forEach((id, i) => writeFinishedRun(h, id, {ended: at(1000 + i)}))
+    ids.forEach((id, i) => {
+      writeFinishedRun(h, id, {ended: at(1000 + i)})
+    })
     const dir = queueDir(h, ids[0])
     const cursor = beside(dir, '.cursor')
     const damage = [

@@ -206,7 +206,9 @@ describe('wait', () => {
   it('two concurrent waits of one owner split the work: none twice, none lost', async () => {
     const h = home()
     const names = ['r0', 'r1', 'r2', 'r3', 'r4', 'r5']
-    names.forEach((name, i) => launch(h, name, 'sleep', String(0.2 + i * 0.15)))
+    names.forEach((name, i) => {
+      launch(h, name, 'sleep', String(0.2 + i * 0.15))
+    })
     const seen: string[] = []
     const loop = async () => {
       for (let i = 0; i < 20 && seen.length < names.length; i++) {

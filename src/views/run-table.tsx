@@ -25,10 +25,12 @@ export function RunTable({rows, layout, clock}: RunTableProps) {
             <Text color={style.color}>{style.glyph} </Text>
             {cells[index]!.map((cell, i) =>
               i === statusColumn ? (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a row's cells are its columns, in a fixed order
                 <Text key={i} color={style.color}>
                   {pad(cell, i)}
                 </Text>
               ) : (
+                // biome-ignore lint/suspicious/noArrayIndexKey: a row's cells are its columns, in a fixed order
                 <Text key={i} dimColor={i > 0 && headers[i] !== 'DURATION'}>
                   {pad(cell, i)}
                 </Text>

@@ -70,7 +70,9 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export async function endUnit(unit: Unit, graceMs: number | undefined, options: {spareNestedRuns?: boolean} = {}): Promise<Leftover[]> {
   // A normal end sweeps only what the command left behind: Runs it launched live on (SPEC: Trees).
   const members = options.spareNestedRuns ? () => unit.strays() : () => unit.members()
-  const kill = options.spareNestedRuns ? () => void members().forEach((pid) => signalOne(pid, 'SIGKILL')) : () => unit.kill()
+  const kill = options.spareNestedRuns ? () => {
+        for (const pid of members()) signalOne(pid, 'SIGKILL')
+      } : () => unit.kill()
   if (graceMs !== undefined && graceMs > 0) {
     const termed = new Set<number>()
     const deadline = Date.now() + graceMs

@@ -83,6 +83,7 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
     try {
       appendLockTraces(releaseLocks(home, [options.name], holder, {strict: false}).traces)
     } catch (error) {
+      // biome-ignore lint/correctness/noUnsafeFinally: a failure to release that is not an ActorsError is a bug, never hidden behind COMMAND's exit code
       if (!(error instanceof ActorsError)) throw error
       process.stderr.write(`actors: ${error.message}\n`)
     }

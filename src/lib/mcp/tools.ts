@@ -125,7 +125,12 @@ const inspectTool = defineTool({
     if (tree) {
       const forest = buildForest(home, run)
       let count = 0
-      const visit = (nodes: typeof forest.forest) => nodes.forEach((n) => (count++, visit(n.children)))
+      const visit = (nodes: typeof forest.forest): void => {
+        for (const n of nodes) {
+          count++
+          visit(n.children)
+        }
+      }
       visit(forest.forest)
       return {document: forest, summary: `${forest.forest.length} tree(s), ${count} Run(s)`, bound: (doc, s) => boundForest(doc, s)}
     }

@@ -181,7 +181,9 @@ function toStream(pieces: Iterator<string | Uint8Array>, copy: boolean, callback
   const kept = (piece: string | Uint8Array) => (copy && typeof piece !== 'string' ? Buffer.from(piece) : piece)
   const all = first ? [kept(first)] : []
   for (let next = pieces.next(); !next.done; next = pieces.next()) all.push(kept(next.value))
-  all.forEach((piece, i) => process.stdout.write(piece, i === all.length - 1 ? callback : undefined))
+  all.forEach((piece, i) => {
+    process.stdout.write(piece, i === all.length - 1 ? callback : undefined)
+  })
 }
 
 /** Guard one stream (the real process.stdout, or a test's). Idempotent. */

@@ -262,7 +262,9 @@ function boundBatchBytes(doc: BatchDocument): BatchDocument {
   if (batchBytes(doc) <= limit) return doc
   const full = doc.rows.map((row) => row.output)
   for (let cap = MAX_OUTPUT_CHARS >> 1; ; cap >>= 1) {
-    doc.rows.forEach((row, i) => (row.output = cap === 0 ? '' : full[i].slice(-cap)))
+    doc.rows.forEach((row, i) => {
+      row.output = cap === 0 ? '' : full[i].slice(-cap)
+    })
     if (batchBytes(doc) <= limit) return doc
     if (cap === 0) break
   }
