@@ -24,6 +24,8 @@ describe('fitting the width', () => {
 
   it('narrows the widest column first and cuts its cells with …', () => {
     expect(fittedWidths([10, 30, 5], [3, 3, 3], 40)).toEqual([10, 21, 5])
+    // Equally wide: the rightmost gives way first, so a Run id in the first column stays whole.
+    expect(fittedWidths([8, 6, 8], [3, 3, 3], 25)).toEqual([8, 6, 7])
     const text = formatTable(['A', 'LONG'], [['x', 'y'.repeat(50)]], 20)
     expect(widest(text)).toBeLessThanOrEqual(20)
     expect(text).toContain('y…')

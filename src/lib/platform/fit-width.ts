@@ -20,6 +20,8 @@ export function screenWidth(env: NodeJS.ProcessEnv = process.env, terminal?: {is
  * Column widths for `widths` (each column's natural width) separated by `gap`
  * spaces that fit in `total`: the widest column is narrowed first, never
  * below its header or MIN_COLUMN; a table that cannot fit keeps those floors.
+ * Of columns equally wide the rightmost gives way first: the first columns
+ * hold what a reader types next (a Run id), the last ones commands and text.
  */
 export function fittedWidths(widths: number[], floors: number[], total: number, gap = 2): number[] {
   const fitted = [...widths]
@@ -27,7 +29,7 @@ export function fittedWidths(widths: number[], floors: number[], total: number, 
   while (sum() > total) {
     let widest = -1
     for (let i = 0; i < fitted.length; i++) {
-      if (fitted[i] > Math.max(floors[i], MIN_COLUMN) && (widest === -1 || fitted[i] > fitted[widest])) widest = i
+      if (fitted[i] > Math.max(floors[i], MIN_COLUMN) && (widest === -1 || fitted[i] >= fitted[widest])) widest = i
     }
     if (widest === -1) break
     fitted[widest]--
