@@ -8,7 +8,7 @@ import {spawnSync} from 'node:child_process'
 import {readdirSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {markerTag} from '../src/lib/history/live-index.js'
+import {markerTag} from '../src/lib/history/index-markers.js'
 import {actors, homesPerTest, writeFinishedRun} from './helpers.js'
 
 const home = homesPerTest('actors-bookkeeping-')

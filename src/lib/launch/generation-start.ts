@@ -8,7 +8,7 @@
 import type {RunMeta} from '../records/run.js'
 import {readRunResult} from '../runs/store.js'
 import {owedAfterArchive} from '../runs/generation-delivery.js'
-import {addIndexMarker} from '../history/live-index.js'
+import {addIndexMarker} from '../history/index-markers.js'
 import {generationOf} from '../records/generation-layout.js'
 import {archiveAndStartLocked, completeMoveLocked} from '../runs/generation-move.js'
 import {appendInboxRecord} from '../runs/inbox.js'

@@ -11,7 +11,7 @@ import {refusedError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import type {LaunchResult} from './launch.js'
 import {withLockSync} from '../platform/file-lock.js'
-import {readIndexedRuns} from '../history/live-index.js'
+import {readIndexedRuns} from '../history/index-reader.js'
 import {isTerminal} from '../records/run.js'
 
 export type SingletonLaunchResult = LaunchResult & {reused?: true}

@@ -15,10 +15,10 @@ import {ActorsError, EXIT, usageError} from '../platform/errors.js'
 import {serveControlEndpoint} from '../signals/service.js'
 import {isSameProcess} from '../platform/process-identity.js'
 import {killPlayerNow, reapOrphanPlayer} from './backend.js'
-import {readCheckpoint, resumePoint, type PlaybackCheckpoint} from './checkpoint.js'
+import {readCheckpoint, resumePoint, type PlaybackCheckpoint, type ResumePoint} from './checkpoint.js'
 import type {StandaloneServer} from '../signals/standalone.js'
 import {servePlaybackEndpoint} from './endpoint.js'
-import {parsePlayerChoice, resolvePlayer} from './players.js'
+import {parsePlayerChoice, resolvePlayer, type ResolvedPlayer} from './players.js'
 import {buildQueue} from './queue.js'
 import {PlaybackService, type PlaybackOutcome} from './service.js'
 import {OUTPUT_MODES, type OutputMode, type PlaybackStatus} from './types.js'
@@ -68,9 +68,21 @@ export function isRunService(stateDir: string | undefined, env: NodeJS.ProcessEn
   }
 }
 
-/** Play until stopped, the queue ends, or a signal arrives. Throws ActorsErrors with SPEC exit codes. */
-export async function runPlayback(options: RunPlaybackOptions): Promise<PlaybackRunResult> {
-  const cwd = options.cwd ?? process.cwd()
+/** What a playback starts from: the checked options, the player, the state dir and what its checkpoint says. */
+interface PlaybackPlan {
+  output: OutputMode
+  player: ResolvedPlayer
+  stateDir: string | undefined
+  checkpoint: PlaybackCheckpoint | undefined
+  /** Warnings about the checkpoint, printed once this service owns the state dir. */
+  checkpointNotes: string[]
+  /** Whether this process is the service of the Run whose state dir it is (isRunService). */
+  runMode: boolean
+  resume: ResumePoint
+}
+
+/** Check the options, build the queue, pick the player and read the checkpoint (runPlayback's first part). */
+function planPlayback(options: RunPlaybackOptions, cwd: string): PlaybackPlan {
   if (options.volume !== undefined && (!Number.isInteger(options.volume) || options.volume < 0 || options.volume > 100)) {
     throw usageError(`--volume ${options.volume} is out of range`, 'give a whole percent from 0 to 100')
   }
@@ -94,10 +106,13 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
   const runMode = isRunService(stateDir)
   const resume = resumePoint(checkpoint, options.sources, cwd, options.shuffle, queue.tracks)
   if (checkpoint && resume.note) checkpointNotes.push(resume.note)
+  return {output, player, stateDir, checkpoint, checkpointNotes, runMode, resume}
+}
 
-  const workDir = stateDir ?? mkdtempSync(resolve(tmpdir(), 'actors-music-'))
-  const serviceInstanceId = randomUuid()
-  const service = new PlaybackService({
+/** The playback service of `plan`, working in `workDir` as service instance `serviceInstanceId`. */
+function newPlaybackService(options: RunPlaybackOptions, cwd: string, plan: PlaybackPlan, workDir: string, serviceInstanceId: string): PlaybackService {
+  const {output, player, stateDir, runMode, resume} = plan
+  return new PlaybackService({
     tracks: resume.tracks,
     player,
     loop: options.loop,
@@ -112,6 +127,17 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     serviceInstanceId,
     traceDir: runMode ? stateDir : undefined,
   })
+}
+
+/** Play until stopped, the queue ends, or a signal arrives. Throws ActorsErrors with SPEC exit codes. */
+export async function runPlayback(options: RunPlaybackOptions): Promise<PlaybackRunResult> {
+  const cwd = options.cwd ?? process.cwd()
+  const plan = planPlayback(options, cwd)
+  const {player, stateDir, checkpoint, checkpointNotes, runMode} = plan
+
+  const workDir = stateDir ?? mkdtempSync(resolve(tmpdir(), 'actors-music-'))
+  const serviceInstanceId = randomUuid()
+  const service = newPlaybackService(options, cwd, plan, workDir, serviceInstanceId)
   options.onService?.(service)
 
   // Requests that arrive before the player is up wait for it.

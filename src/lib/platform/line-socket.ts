@@ -146,6 +146,26 @@ export function removeStaleSocket(path: string): void {
   unlinkSync(path)
 }
 
+/** Listen on `path` (replacing a stale socket file) and make the socket 0600; resolves once it accepts. */
+async function listenPrivately(server: Server, path: string): Promise<void> {
+  removeStaleSocket(path)
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(path, () => {
+      server.off('error', reject)
+      // listen() made the socket under the umask: 0600 whatever it is (its dir is 0700 too).
+      try {
+        makeSocketPrivate(path)
+      } catch (error) {
+        server.close()
+        reject(error)
+        return
+      }
+      resolve()
+    })
+  })
+}
+
 /**
  * Listen on `path` (replacing a stale socket file) and answer one line per
  * connection with `handle`'s line. A client that closes mid-line, or says
@@ -196,22 +216,7 @@ export async function serveLines(path: string, handle: (line: string) => Promise
     })
   })
 
-  removeStaleSocket(path)
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(path, () => {
-      server.off('error', reject)
-      // listen() made the socket under the umask: 0600 whatever it is (its dir is 0700 too).
-      try {
-        makeSocketPrivate(path)
-      } catch (error) {
-        server.close()
-        reject(error)
-        return
-      }
-      resolve()
-    })
-  })
+  await listenPrivately(server, path)
 
   let closing: Promise<void> | undefined
   const within = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms).unref())

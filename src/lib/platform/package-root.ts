@@ -22,7 +22,7 @@ export function supervisorScript(): string {
   return join(packageRoot(), 'dist', 'supervisor.cjs')
 }
 
-/** The worker thread of a large index rebuild (src/boot/index-worker.ts; history/live-index.ts). */
+/** The worker thread of a large index rebuild (src/boot/index-worker.ts; history/index-rebuild.ts). */
 export function indexWorkerScript(): string {
   return join(packageRoot(), 'dist', 'index-worker.cjs')
 }

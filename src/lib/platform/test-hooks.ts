@@ -10,7 +10,7 @@ import {sleepSync} from './file-lock.js'
 const HOOKS = {
   /** Supervisor: sleep this long between the ending check and the spawn of a step (supervise.ts). */
   spawnDelayMs: 'ACTORS_TEST_SPAWN_DELAY_MS',
-  /** Index: share rebuilds of at least this many state dirs with the worker thread, on any machine (live-index.ts). */
+  /** Index: share rebuilds of at least this many state dirs with the worker thread, on any machine (index-rebuild.ts). */
   sharedRebuildMin: 'ACTORS_TEST_SHARED_REBUILD_MIN',
   /** Index worker: `worker-first`, `worker-fails` or `worker-stalls` (two-threads.ts). */
   sharedWork: 'ACTORS_TEST_SHARED_WORK',

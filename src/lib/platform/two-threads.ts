@@ -1,7 +1,7 @@
 /**
  * Work shared between this thread and one worker thread, synchronously: for
  * the rare job that is tens of thousands of independent system calls (an
- * index rebuild reads every state dir, src/lib/history/live-index.ts), where a
+ * index rebuild reads every state dir, src/lib/history/index-rebuild.ts), where a
  * second core takes about a quarter off the wall time, and whose caller cannot await
  * (it holds a file lock, and its callers are synchronous).
  *

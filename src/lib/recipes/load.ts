@@ -131,6 +131,24 @@ export function loadRecipeFile(file: string, root: string): Recipe {
     recipe[kind] = readStepList(data[kind], kind, fail) // templates, repeat and use steps (steps.ts)
   }
 
+  readLimits(data, recipe, fail)
+  readPlace(data, recipe, fail)
+  readControl(data, recipe, fail)
+  readFlags(data, recipe, fail)
+
+  if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
+  // Executors: validated in recipes/executor-field.ts.
+  if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
+  // [containment] memory, cpu, pids: validated in containment/limits.ts.
+  if (data.limits !== undefined) recipe.limits = readRecipeLimits(data.limits, fail)
+
+  readSteering(data, recipe, fail)
+  checkPlaceholders(recipe, fail)
+  return recipe
+}
+
+/** `timeout`, `kill_grace` (durations) and `retry` (attempts, 1 to 100): how long and how often the Run goes. */
+function readLimits(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   for (const field of ['timeout', 'kill_grace'] as const) {
     const value = data[field]
     if (value === undefined) continue
@@ -150,7 +168,10 @@ export function loadRecipeFile(file: string, root: string): Recipe {
     }
     recipe.retry = data.retry
   }
+}
 
+/** `cwd`, `env` and `artifacts`: where the Run works and what it names. */
+function readPlace(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.cwd !== undefined) {
     if (typeof data.cwd !== 'string' || data.cwd === '') throw fail('cwd', 'is not a non-empty string', 'give a directory, e.g. cwd: "{recipe_dir}"')
     recipe.cwd = data.cwd
@@ -158,7 +179,10 @@ export function loadRecipeFile(file: string, root: string): Recipe {
 
   if (data.env !== undefined) recipe.env = readStringMap(data.env, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")', fail)
   if (data.artifacts !== undefined) recipe.artifacts = readStringMap(data.artifacts, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")', fail)
+}
 
+/** `control`: the actions the Run declares (any but kill, each once). */
+function readControl(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.control !== undefined) {
     if (!Array.isArray(data.control)) throw fail('control', 'is not a list of action names', 'write control: [next, prev]')
     for (const action of data.control) {
@@ -173,7 +197,10 @@ export function loadRecipeFile(file: string, root: string): Recipe {
     if (new Set(data.control).size !== data.control.length) throw fail('control', 'lists an action twice', 'list each action once')
     recipe.control = data.control as string[]
   }
+}
 
+/** `singleton` and `notification`: at most one live Run, and whether its end is reported. */
+function readFlags(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.singleton !== undefined) {
     if (typeof data.singleton !== 'boolean') throw fail('singleton', `${JSON.stringify(data.singleton)} is not true or false`, 'write singleton: true or singleton: false')
     recipe.singleton = data.singleton
@@ -185,16 +212,6 @@ export function loadRecipeFile(file: string, root: string): Recipe {
     }
     recipe.notification = data.notification
   }
-
-  if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
-  // Executors: validated in recipes/executor-field.ts.
-  if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
-  // [containment] memory, cpu, pids: validated in containment/limits.ts.
-  if (data.limits !== undefined) recipe.limits = readRecipeLimits(data.limits, fail)
-
-  readSteering(data, recipe, fail)
-  checkPlaceholders(recipe, fail)
-  return recipe
 }
 
 /** `inbox` (stdin | file) and `resume` (bool): how `actors send` reaches the Run (SPEC: Generations and steering). */

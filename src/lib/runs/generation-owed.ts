@@ -3,7 +3,7 @@
  * run.json's `unreported_generations` (written when a generation is archived,
  * launch/generation-start.ts) names them, so a lookup reads only those archives,
  * never a Run's whole history. Kept apart from generation-delivery.ts so reported.ts and
- * history/live-index.ts can use it without an import cycle.
+ * history/indexed-instance.ts can use it without an import cycle.
  */
 import {join} from 'node:path'
 import {readJsonFile} from '../platform/state-files.js'

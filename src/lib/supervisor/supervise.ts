@@ -26,53 +26,13 @@ import {watchUntil} from '../bell/watch-until.js'
 import {budgetMark} from '../runs/tree-limits.js'
 import {releaseRunLocks, takeRunLocks} from '../locks/run-locks.js'
 import {executorOf} from '../executors/index.js'
-import {dropTestHooks, testHookPause} from '../platform/test-hooks.js'
+import {testHookPause} from '../platform/test-hooks.js'
 import {generationOf} from '../records/generation-layout.js'
 import {completeMove} from '../runs/generation-move.js'
 import {StdinPump} from './stdin-pump.js'
+import {commandEnvironment, endOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from '../launch/step-tree.js'
-import type {ChildProcessRecord, RunMeta, RunResult, TerminalStatus} from '../records/run.js'
-
-interface StepOutcome {
-  exitCode: number | null
-  signal: string | null
-  spawnError?: string
-}
-
-interface AttemptOutcome extends StepOutcome {
-  timedOut: boolean
-  /** The Run's Recipe locks could not be taken (a damaged lock file): it fails without running. */
-  lockError?: string
-  /** The Run's limits cannot be enforced on this machine: it fails without running. */
-  unitError?: string
-}
-
-/**
- * The environment a Run's command sees: the caller's, the Recipe's, and the
- * lineage variables. Test-only fault injection (ACTORS_TEST_*) is for this
- * supervisor alone: it never reaches the command, so nested Runs are not
- * slowed or paused by a fault their test aimed at the outer one.
- */
-export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
-  const binDir = process.env.ACTORS_BIN_DIR
-  const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
-  return dropTestHooks({
-    ...process.env,
-    ...meta.env,
-    PATH: meta.env.PATH ?? path,
-    ACTORS_HOME: home,
-    ACTORS_RUN: meta.run,
-    ACTORS_RUN_INSTANCE: meta.run_instance_id,
-    ACTORS_STATE_DIR: dir,
-    ACTORS_OWNER: meta.owner,
-    ACTORS_ROOT: meta.root,
-    ACTORS_DEPTH: String(meta.depth),
-    ACTORS_GENERATION: String(generationOf(meta)),
-    ACTORS_MESSAGE: meta.message?.text,
-    ACTORS_BIN_DIR: undefined,
-    ACTORS_SUPERVISOR: undefined,
-  })
-}
+import type {ChildProcessRecord, RunMeta, RunResult} from '../records/run.js'
 
 class Supervisor {
   private readonly live = new Map<number, ChildProcess>()
@@ -336,32 +296,7 @@ class Supervisor {
     withLockSync(runFile(this.dir, 'lock'), () => {
       const meta = readRunMetaRaw(this.dir)
       if (!meta || readRunResult(this.dir, meta)) return
-      const ending = meta.ending
-      let status: TerminalStatus
-      let reason: string | null = null
-      // The command may die of the executor's TERM (a Slurm time limit, scancel) before this supervisor's handler ran.
-      const executorEnding = ending || outcome.timedOut || outcome.exitCode === 0 ? undefined : executorOf(meta).supervisor.ending(meta)
-      if (ending) {
-        status = ending.status
-        reason = ending.status === 'killed' ? 'kill' : 'stop'
-      } else if (outcome.lockError) {
-        status = 'failed'
-        reason = 'lock_failed'
-      } else if (outcome.unitError) {
-        status = 'failed'
-        reason = 'limits_unavailable'
-      } else if (outcome.timedOut || executorEnding === 'timeout') {
-        status = 'failed'
-        reason = 'timeout'
-      } else if (executorEnding === 'cancelled') {
-        status = 'cancelled'
-        reason = 'stop'
-      } else if (outcome.exitCode === 0) {
-        status = 'done'
-      } else {
-        status = 'failed'
-        reason = outcome.spawnError ? 'spawn_failed' : outcome.signal ? 'signal' : 'exit_code'
-      }
+      let {status, reason} = endOf(meta, outcome)
       const completed = new Date()
       const result: RunResult = {
         status,

@@ -11,7 +11,8 @@
  * (history/index-queue.ts) while nothing was added to it.
  */
 import {runDir} from '../platform/home.js'
-import {RunIndexReader, treeTag, type IndexedRuns, type QueueKey} from '../history/live-index.js'
+import {RunIndexReader, type IndexedRuns} from '../history/index-reader.js'
+import {treeTag, type QueueKey} from '../history/index-markers.js'
 import {isReported} from '../runs/reported.js'
 import {readRunState} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'

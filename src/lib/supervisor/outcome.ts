@@ -1,0 +1,65 @@
+/**
+ * What a supervised Run's command sees and what its end means: the
+ * command's environment, and the status and reason a finished attempt
+ * settles as (a stop, a lost lock, limits that cannot hold, a timeout, the
+ * executor ending the job, or the exit code).
+ */
+import {executorOf} from '../executors/index.js'
+import {dropTestHooks} from '../platform/test-hooks.js'
+import {generationOf} from '../records/generation-layout.js'
+import type {RunMeta, TerminalStatus} from '../records/run.js'
+
+export interface StepOutcome {
+  exitCode: number | null
+  signal: string | null
+  spawnError?: string
+}
+
+export interface AttemptOutcome extends StepOutcome {
+  timedOut: boolean
+  /** The Run's Recipe locks could not be taken (a damaged lock file): it fails without running. */
+  lockError?: string
+  /** The Run's limits cannot be enforced on this machine: it fails without running. */
+  unitError?: string
+}
+
+/**
+ * The environment a Run's command sees: the caller's, the Recipe's, and the
+ * lineage variables. Test-only fault injection (ACTORS_TEST_*) is for this
+ * supervisor alone: it never reaches the command, so nested Runs are not
+ * slowed or paused by a fault their test aimed at the outer one.
+ */
+export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
+  const binDir = process.env.ACTORS_BIN_DIR
+  const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
+  return dropTestHooks({
+    ...process.env,
+    ...meta.env,
+    PATH: meta.env.PATH ?? path,
+    ACTORS_HOME: home,
+    ACTORS_RUN: meta.run,
+    ACTORS_RUN_INSTANCE: meta.run_instance_id,
+    ACTORS_STATE_DIR: dir,
+    ACTORS_OWNER: meta.owner,
+    ACTORS_ROOT: meta.root,
+    ACTORS_DEPTH: String(meta.depth),
+    ACTORS_GENERATION: String(generationOf(meta)),
+    ACTORS_MESSAGE: meta.message?.text,
+    ACTORS_BIN_DIR: undefined,
+    ACTORS_SUPERVISOR: undefined,
+  })
+}
+
+/** The status and reason a Run settles as after `outcome` (its run.json `meta` read under the Run's lock). */
+export function endOf(meta: RunMeta, outcome: AttemptOutcome): {status: TerminalStatus; reason: string | null} {
+  const ending = meta.ending
+  if (ending) return {status: ending.status, reason: ending.status === 'killed' ? 'kill' : 'stop'}
+  if (outcome.lockError) return {status: 'failed', reason: 'lock_failed'}
+  if (outcome.unitError) return {status: 'failed', reason: 'limits_unavailable'}
+  // The command may die of the executor's TERM (a Slurm time limit, scancel) before the supervisor's handler ran.
+  const executorEnding = outcome.timedOut || outcome.exitCode === 0 ? undefined : executorOf(meta).supervisor.ending(meta)
+  if (outcome.timedOut || executorEnding === 'timeout') return {status: 'failed', reason: 'timeout'}
+  if (executorEnding === 'cancelled') return {status: 'cancelled', reason: 'stop'}
+  if (outcome.exitCode === 0) return {status: 'done', reason: null}
+  return {status: 'failed', reason: outcome.spawnError ? 'spawn_failed' : outcome.signal ? 'signal' : 'exit_code'}
+}
