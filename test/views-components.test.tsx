@@ -7,7 +7,7 @@ import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {stripVTControlCharacters as strip} from 'node:util'
 import {render} from 'ink-testing-library'
-import {afterEach, describe, expect, it} from 'vitest'
+import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {listRunSummaries} from '../src/lib/history/inspect.js'
 import {notifyStateChange} from '../src/lib/bell/notify.js'
 import type {RunSummary} from '../src/lib/runs/summary.js'
@@ -50,6 +50,15 @@ function node(id: string, status: string, children: TreeNode[] = [], extra: Part
 }
 
 describe('RunsScreen', () => {
+  // The table fits $COLUMNS (80 without a terminal); these frames check whole cells.
+  const columns = process.env.COLUMNS
+  beforeEach(() => {
+    process.env.COLUMNS = '200'
+  })
+  afterEach(() => {
+    if (columns === undefined) delete process.env.COLUMNS
+    else process.env.COLUMNS = columns
+  })
   it('draws one row per Run with its status, a ticking duration for live Runs and the counts', () => {
     const runs = [run('build', 'running'), run('lint', 'failed'), run('docs', 'done')]
     const props = {title: 'actors', rows: tableRows({runs}), hidden: 0, layout: 'table' as const, counts: countByStatus(runs), damaged: 0}

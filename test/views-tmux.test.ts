@@ -91,7 +91,7 @@ describe('in a real terminal', () => {
   it('inspect --watch updates the table in place, ticks durations, and q leaves a clean terminal', async () => {
     const trace = join(home, 'trace.txt')
     writeFileSync(trace, '')
-    const gate = join(home, 'gate-slow')
+    const gate = join(home, 'gate-1') // not named after the Run: the COMMAND column shows the command
     actors(home, ['run', '--name', 'slow', '--', 'sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done`])
     const term = new Terminal(home, {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`})
     term.run('bin/actors inspect --watch')
@@ -102,7 +102,7 @@ describe('in a real terminal', () => {
     actors(home, ['run', '--name', 'quick', '--', 'true'])
     await term.until((s) => /✔ quick\s+-\s+done/.test(s), 'quick done')
     writeFileSync(gate, '')
-    const done = await term.until((s) => /✔ slow\s+-\s+done\s+\S+ \S+\s+\d+(\.\d)?s/.test(s), 'slow done')
+    const done = await term.until((s) => /✔ slow\s+-\s+done\s+0\s+\S+\s+\d+(\.\d)?s/.test(s), 'slow done')
     expect(done).toMatch(/1 done|2 done/)
     expect(done).toContain('2 done')
     // Updated in place: every Run and the title once, on screen and in scrollback.

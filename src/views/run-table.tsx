@@ -1,6 +1,7 @@
 /** The Run table (or tree) drawn by `inspect --watch`: rows in, nothing decided here. */
 import {Box, Text} from 'ink'
 import {layoutHeaders, rowCells, statusStyle, type Clock, type Layout, type RunRow} from '../lib/view-state/run-rows.js'
+import {cutCell, fittedWidths, screenWidth} from '../lib/platform/fit-width.js'
 import {columnWidths} from '../lib/platform/text.js'
 
 export interface RunTableProps {
@@ -12,8 +13,12 @@ export interface RunTableProps {
 export function RunTable({rows, layout, clock}: RunTableProps) {
   const headers = layoutHeaders(layout, rows)
   const cells = rows.map((row) => rowCells(row, layout, clock, headers.includes('WHERE')))
-  const widths = columnWidths(headers, cells)
-  const pad = (text: string, i: number) => (i === widths.length - 1 ? text : text.padEnd(widths[i]! + 2))
+  // Fit the terminal as the plain table does (the widest column gives way, cut with …), less the status glyph.
+  const widths = fittedWidths(columnWidths(headers, cells), headers.map((h) => h.length), screenWidth() - 2)
+  const pad = (text: string, i: number) => {
+    const cut = cutCell(text, widths[i]!)
+    return i === widths.length - 1 ? cut : cut.padEnd(widths[i]! + 2)
+  }
   const statusColumn = headers.indexOf('STATUS')
   return (
     <Box flexDirection="column">

@@ -35,7 +35,7 @@ const ASCII = /^[\x00-\x7f]*$/
 /** readFresh() of dir `dir` (its run.json had `keys[at...]`), not cacheable when its id or created_at is not ASCII (compared as bytes). */
 export function readFreshText(readFresh: ReadFresh, ids: string[], dir: number, keys: Float64Array, at: number): Fresh | undefined {
   const key = keys.subarray(at, at + K)
-  const entry = readFresh(ids[dir], key[0] === key[0]) as Fresh | undefined
+  const entry = readFresh(ids[dir], !Number.isNaN(key[0])) as Fresh | undefined
   if (!entry) return undefined
   entry.dir = dir
   entry.key = key
@@ -107,7 +107,7 @@ export function joinRuns(cache: Cache | undefined, base: string, ids: string[], 
   for (let p = 0; p < count; p++) {
     if (p % KEY_BLOCK === 0) same = keysEqual(keys, cache!.keyBytes, p, Math.min(p + KEY_BLOCK, count))
     // NaN (no run.json, no dir) never equals; as bytes it could, were it in the file.
-    if (dirOf[p] !== NONE && keys[p * K] === keys[p * K] && (same || keyAt(keys, cache!.keys, p))) {
+    if (dirOf[p] !== NONE && !Number.isNaN(keys[p * K]) && (same || keyAt(keys, cache!.keys, p))) {
       hit[p] = 1
       hits++
     } else if (dirOf[p] !== NONE) {
@@ -125,7 +125,9 @@ export function joinRuns(cache: Cache | undefined, base: string, ids: string[], 
   }
   const otherKeys = new Float64Array(others.length * K)
   exactFileKeysInto(base, others, sep + RUN_FILES.meta, otherKeys)
-  otherDirs.forEach((dir, i) => add(readFreshText(readFresh, ids, dir, otherKeys, i * K)))
+  otherDirs.forEach((dir, i) => {
+    add(readFreshText(readFresh, ids, dir, otherKeys, i * K))
+  })
   // Placing fresh texts among the hits takes the cache's names; damaged, the hits are read fresh too.
   const names = cache && hits > 0 && fresh.length > 0 ? namesOf(cache) : undefined
   const damaged = names === undefined && hits > 0 && fresh.length > 0

@@ -141,7 +141,7 @@ export class Printer {
       const entry = hit[p] ? readFreshText(readFresh, ids, dirOf[p], keys, p * K) : undefined
       if (entry) rest.push(entry)
     }
-    rest.sort(byListingOrder).forEach((entry) => this.addFresh(entry))
+    for (const entry of rest.sort(byListingOrder)) this.addFresh(entry)
     yield* this.flushFresh()
   }
 
