@@ -26,7 +26,9 @@ async function launchToResult(bin, env) {
 
 /** Milliseconds `control RUN kill` takes on a Run with 20 sleeping processes (until the result is written). */
 async function killSweep(bin, env) {
-  const launched = JSON.parse(spawnSync(bin, ['run', '--json', '--', 'sh', '-c', 'for i in $(seq 20); do sleep 300 & done; wait'], {env, encoding: 'utf8'}).stdout)
+  const launched = JSON.parse(
+    spawnSync(bin, ['run', '--json', '--', 'sh', '-c', 'for i in $(seq 20); do sleep 300 & done; wait'], {env, encoding: 'utf8'}).stdout,
+  )
   for (;;) {
     const status = JSON.parse(spawnSync(bin, ['control', launched.run, 'status', '--json'], {env, encoding: 'utf8'}).stdout)
     if (status.pids.length >= 21) break

@@ -52,7 +52,9 @@ function compare(name, target, baseline, target_ms_limit) {
   }
   const row = {name, median_ms: +median(a).toFixed(1), baseline_ms: +median(b).toFixed(1), ratio: +(median(a) / median(b)).toFixed(2), target: target_ms_limit}
   results.push(row)
-  console.error(`${name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${target_ms_limit})`)
+  console.error(
+    `${name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${target_ms_limit})`,
+  )
   return row
 }
 
@@ -80,7 +82,13 @@ function reportedHistoryBench(tmp, seedRuns) {
   const live = {reported: launchLive(reported), bare: launchLive(bare)}
   try {
     // allowFail: `wait --timeout 0` exits 124 when nothing is ready (the live Run is still running).
-    const both = (name, args, target) => compare(`${name}, 2,000 reported Runs vs none`, () => timeOnce(BIN, args(live.reported), {env: env(reported), allowFail: true}), () => timeOnce(BIN, args(live.bare), {env: env(bare), allowFail: true}), target)
+    const both = (name, args, target) =>
+      compare(
+        `${name}, 2,000 reported Runs vs none`,
+        () => timeOnce(BIN, args(live.reported), {env: env(reported), allowFail: true}),
+        () => timeOnce(BIN, args(live.bare), {env: env(bare), allowFail: true}),
+        target,
+      )
     both('wait --timeout 0', () => ['wait', '--json', '--timeout', '0'], '<= 1.2x')
     both('inspect --status running', () => ['inspect', '--json', '--status', 'running'], '<= 1.2x')
     both('control RUN status', (run) => ['control', run, 'status', '--json'], '<= 1.2x')
@@ -93,12 +101,21 @@ function reportedHistoryBench(tmp, seedRuns) {
     // A plain `inspect --json` reads listing-text (the printed rows); filtered listings and the table read listing.json.
     const caches = ['listing.json', 'listing-text'].map((name) => join(reported, 'runs', '.cache', name))
     const inspectAll = () => timeOnce(BIN, ['inspect', '--json'], {env: env(reported)})
-    compare('inspect --json over 2,000 Runs: cold listing cache vs warm', () => {
-      for (const cache of caches) rmSync(cache, {force: true})
-      return inspectAll()
-    }, inspectAll, 'report')
+    compare(
+      'inspect --json over 2,000 Runs: cold listing cache vs warm',
+      () => {
+        for (const cache of caches) rmSync(cache, {force: true})
+        return inspectAll()
+      },
+      inspectAll,
+      'report',
+    )
   } finally {
-    for (const [key, home] of [['reported', reported], ['bare', bare]]) spawnSync(BIN, ['control', live[key], 'kill'], {env: env(home)})
+    for (const [key, home] of [
+      ['reported', reported],
+      ['bare', bare],
+    ])
+      spawnSync(BIN, ['control', live[key], 'kill'], {env: env(home)})
   }
 }
 
@@ -163,9 +180,17 @@ async function benchMcpStartup(home) {
     ['mcp: spawn → first tools/call answer', samples.call, '< 2.5x'],
   ]
   for (const [name, values, target] of rows) {
-    const row = {name, median_ms: +median(values).toFixed(1), baseline_ms: +baseline.toFixed(1), ratio: +(median(values) / baseline).toFixed(2), ...(target ? {target} : {})}
+    const row = {
+      name,
+      median_ms: +median(values).toFixed(1),
+      baseline_ms: +baseline.toFixed(1),
+      ratio: +(median(values) / baseline).toFixed(2),
+      ...(target ? {target} : {}),
+    }
     results.push(row)
-    console.error(`${row.name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x${target ? `  (target ${target})` : ''}`)
+    console.error(
+      `${row.name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x${target ? `  (target ${target})` : ''}`,
+    )
   }
 }
 
@@ -191,7 +216,10 @@ async function benchLockHandoff(root) {
     timeOnce(BIN, ['lock', 'release', name, '--holder', 'first'], {env: env(home)})
     const {at, code} = await returned
     if (code !== 0) throw new Error(`lock acquire --wait exited ${code}`)
-    const journal = readFileSync(join(home, 'locks', 'journal.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const journal = readFileSync(join(home, 'locks', 'journal.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     const released = journal.find((r) => r.lock === name && r.op === 'released')
     samples.push(at - Date.parse(released.ts))
   }
@@ -249,7 +277,12 @@ try {
   }
   seedRuns(full, 'hist', 2000)
   const freshHome = () => join(tmp, `fresh-${randomUUID()}`)
-  compare('run -- true with 2,000 Runs vs empty root', () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(full)}), () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(freshHome())}), '<= 1.1x')
+  compare(
+    'run -- true with 2,000 Runs vs empty root',
+    () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(full)}),
+    () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(freshHome())}),
+    '<= 1.1x',
+  )
 
   // 3. inspect --json over 2,000 Runs vs bare node.
   compare('inspect --json over 2,000 Runs', () => timeOnce(BIN, ['inspect', '--json'], {env: env(full)}), nodeStart, '<= 1.5x (issue 12)')
@@ -270,14 +303,23 @@ try {
     for (let i = 0; i < (quick ? 7 : 20); i++) {
       const marker = join(tmp, `end-${i}`)
       // The Run ends by writing a marker then exiting; wait's return is compared with the marker time.
-      const launched = JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sh', '-c', `sleep 0.6; node -e "require('fs').writeFileSync('${marker}', String(Date.now()))"`], {env: env(wHome), encoding: 'utf8'}).stdout)
+      const launched = JSON.parse(
+        spawnSync(BIN, ['run', '--json', '--', 'sh', '-c', `sleep 0.6; node -e "require('fs').writeFileSync('${marker}', String(Date.now()))"`], {
+          env: env(wHome),
+          encoding: 'utf8',
+        }).stdout,
+      )
       const returned = await new Promise((resolvePromise) => {
         const child = spawn(BIN, ['wait', launched.run, '--json'], {env: env(wHome), stdio: 'ignore'})
         child.on('exit', () => resolvePromise(Date.now()))
       })
       latencies.push(returned - Number(readFileSync(marker, 'utf8')))
     }
-    const lat = {name: 'wait latency (command end → wait returns), median', median_ms: median(latencies), target: '<= 50 ms (includes the command\'s own exit and node start of the marker writer)'}
+    const lat = {
+      name: 'wait latency (command end → wait returns), median',
+      median_ms: median(latencies),
+      target: "<= 50 ms (includes the command's own exit and node start of the marker writer)",
+    }
     results.push(lat)
     console.error(`${lat.name.padEnd(52)} ${String(lat.median_ms).padStart(7)} ms  (samples ${latencies.join(',')})`)
 
@@ -285,11 +327,16 @@ try {
     seedRuns(w300, 'w', 300, (i) => ({completed_at: new Date(Date.now() - 1000 + i).toISOString()}))
     // Each sample waits on a fresh copy so every wait delivers a full batch.
     let n = 0
-    compare('wait over 300 finished Runs (first batch)', () => {
-      const home = join(tmp, `w300-${n++}`)
-      cpSync(w300, home, {recursive: true})
-      return timeOnce(BIN, ['wait', '--json'], {env: env(home), allowFail: true})
-    }, nodeStart, 'report')
+    compare(
+      'wait over 300 finished Runs (first batch)',
+      () => {
+        const home = join(tmp, `w300-${n++}`)
+        cpSync(w300, home, {recursive: true})
+        return timeOnce(BIN, ['wait', '--json'], {env: env(home), allowFail: true})
+      },
+      nodeStart,
+      'report',
+    )
   }
 
   // 5b. What 2,000 already-reported Runs cost the commands an agent polls (reportedHistoryBench below).
@@ -350,7 +397,11 @@ function duOutsideRuns(dir) {
 /** One figure measured once (a duration, a size), recorded beside the ratios. */
 function record(name, fields) {
   results.push({name, ...fields})
-  console.error(`${name.padEnd(52)} ${Object.entries(fields).map(([k, v]) => `${k} ${v}`).join('  ')}`)
+  console.error(
+    `${name.padEnd(52)} ${Object.entries(fields)
+      .map(([k, v]) => `${k} ${v}`)
+      .join('  ')}`,
+  )
 }
 
 /**
@@ -386,7 +437,12 @@ async function benchHistory(seedRuns) {
     if (!members) break
     batches++
   }
-  record('drain 20,000 unreported Runs (wait until empty)', {seconds: +(drainMs / 1000).toFixed(1), batches, first_wait_seconds: +(firstMs / 1000).toFixed(2), target: '< 15 s'})
+  record('drain 20,000 unreported Runs (wait until empty)', {
+    seconds: +(drainMs / 1000).toFixed(1),
+    batches,
+    first_wait_seconds: +(firstMs / 1000).toFixed(2),
+    target: '< 15 s',
+  })
   record('  node -e 0 as many times, interleaved', {seconds: +(bareMs / 1000).toFixed(1), drain_ratio: +(drainMs / bareMs).toFixed(2)})
   record('bytes outside runs/ after 20,000 reports', {bytes: bytesOutsideRuns(hist), target: '<= 262144'})
   // As `du -sb` counts them: directory blocks included (an ext4 directory keeps the size its peak took unless replaced).
@@ -401,13 +457,21 @@ async function benchHistory(seedRuns) {
   compare('inspect --status running (20,000 vs empty root)', ...both(['inspect', '--status', 'running', '--json']), '<= 1.3x')
   compare('inspect --limit 20 (20,000 vs empty root)', ...both(['inspect', '--limit', '20', '--json']), '<= 1.3x')
   const fresh = () => join(tmp, `history-fresh-${randomUUID()}`)
-  compare('run -- true (20,000 vs empty root)', () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(hist)}), () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(fresh())}), '<= 1.1x')
+  compare(
+    'run -- true (20,000 vs empty root)',
+    () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(hist)}),
+    () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(fresh())}),
+    '<= 1.1x',
+  )
   compare('inspect --json over 20,000 Runs vs node -e 0', () => timeOnce(BIN, ['inspect', '--json'], {env: env(hist)}), nodeStart, 'report')
   for (const home of [hist, empty]) spawnSync(BIN, ['control', 'live-one', 'kill'], {env: env(home)})
 
   const pruneStart = process.hrtime.bigint()
   const pruned = spawnSync(BIN, ['prune', '--older-than', '1h', '--json'], {env: env(hist), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
-  record('prune of 10,000 Runs (of 20,000)', {seconds: +(Number(process.hrtime.bigint() - pruneStart) / 1e9).toFixed(1), pruned: JSON.parse(pruned.stdout).pruned.length})
+  record('prune of 10,000 Runs (of 20,000)', {
+    seconds: +(Number(process.hrtime.bigint() - pruneStart) / 1e9).toFixed(1),
+    pruned: JSON.parse(pruned.stdout).pruned.length,
+  })
 }
 
 console.log(JSON.stringify({node: process.version, repeat: REPEAT, results}, null, 2))

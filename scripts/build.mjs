@@ -45,7 +45,9 @@ const viewsStayOut = {
     b.onResolve({filter: /views\/[^/]+\.js$/}, (args) => {
       const target = resolve(args.resolveDir, args.path)
       if (dirname(target) !== resolve('src/views')) return undefined
-      return {errors: [{text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/platform/esm-import.ts`}]}
+      return {
+        errors: [{text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/platform/esm-import.ts`}],
+      }
     })
   },
 }
@@ -78,7 +80,13 @@ const mcpWithoutAjv = {
 const noMcpSdk = {
   name: 'no-mcp-sdk',
   setup(b) {
-    b.onResolve({filter: /^(@modelcontextprotocol\/|zod(\/|$))/}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/mcp.cjs must not load the MCP SDK or zod (they belong in dist/mcp-server.cjs, src/lib/mcp/server.ts)`}]}))
+    b.onResolve({filter: /^(@modelcontextprotocol\/|zod(\/|$))/}, (args) => ({
+      errors: [
+        {
+          text: `${args.importer} imports ${args.path}: dist/mcp.cjs must not load the MCP SDK or zod (they belong in dist/mcp-server.cjs, src/lib/mcp/server.ts)`,
+        },
+      ],
+    }))
   },
 }
 
@@ -86,7 +94,11 @@ const noMcpSdk = {
 const noOclif = {
   name: 'no-oclif',
   setup(b) {
-    b.onResolve({filter: /^@oclif\//}, (args) => ({errors: [{text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/commands/base-command.ts)`}]}))
+    b.onResolve({filter: /^@oclif\//}, (args) => ({
+      errors: [
+        {text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/commands/base-command.ts)`},
+      ],
+    }))
   },
 }
 
@@ -94,7 +106,17 @@ const noOclif = {
 const yamlOnDemand = {
   name: 'yaml-on-demand',
   setup(b) {
-    b.onResolve({filter: /^yaml(\/|$)/}, (args) => (args.importer === resolve('src/boot/yaml.ts') ? undefined : {errors: [{text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`}]}))
+    b.onResolve({filter: /^yaml(\/|$)/}, (args) =>
+      args.importer === resolve('src/boot/yaml.ts')
+        ? undefined
+        : {
+            errors: [
+              {
+                text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`,
+              },
+            ],
+          },
+    )
   },
 }
 
@@ -142,10 +164,15 @@ const hotEntries = {
     }))
   },
 }
-await build({...commonJs, entryPoints: hotCommandNames.map((name) => ({in: `hot-entry:${name}`, out: `fast-${name}`})), plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: hotCommandNames.map((name) => ({in: `hot-entry:${name}`, out: `fast-${name}`})),
+  plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand],
+})
 for (const name of hotCommandNames) {
   const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
-  if (front.command !== name) throw new Error(`dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`)
+  if (front.command !== name)
+    throw new Error(`dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`)
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand]})
@@ -165,7 +192,6 @@ await build({
   // Bundled CommonJS dependencies still call require() for Node built-ins.
   banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
 })
-
 
 const old = `dist.old-${process.pid}`
 if (existsSync('dist')) renameSync('dist', old)

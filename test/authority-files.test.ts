@@ -35,7 +35,12 @@ function modesUnder(dir: string): Array<{path: string; kind: string; mode: numbe
 
 /** Run `argv` as user nobody (setpriv), in the test's environment for `h`. */
 function asNobody(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
-  const r = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, ...args], {env: {...cliEnv(h), HOME: '/nonexistent'}, cwd: '/', encoding: 'utf8', timeout: 30_000})
+  const r = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, ...args], {
+    env: {...cliEnv(h), HOME: '/nonexistent'},
+    cwd: '/',
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
   return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
@@ -72,7 +77,11 @@ describe('private modes', () => {
     expect(actors(h, ['run', 'hello', '--name', 'a']).code).toBe(0)
     // A root made by an older release: readable by all, writable by its owner only.
     for (const e of modesUnder(h)) chmodSync(e.path, e.kind === 'dir' ? 0o755 : 0o644)
-    for (const args of [['run', 'hello', '--name', 'b'], ['send', 'a', 'hi'], ['emit', 'x', '--run', 'a']]) {
+    for (const args of [
+      ['run', 'hello', '--name', 'b'],
+      ['send', 'a', 'hi'],
+      ['emit', 'x', '--run', 'a'],
+    ]) {
       const r = asNobody(h, args)
       expect(r.stderr).not.toContain('internal error')
       expect(r.stderr).toMatch(/permission denied: \/\S+/)
@@ -219,7 +228,9 @@ async function withSmallDisk(fn: (mnt: string, fill: () => void) => Promise<void
 
 /** Temporary files of the atomic writer (`.<name>.<pid>.<hex>.tmp`) anywhere under `dir`. */
 function tempFilesUnder(dir: string): string[] {
-  return modesUnder(dir).map((e) => e.path).filter((path) => path.endsWith('.tmp'))
+  return modesUnder(dir)
+    .map((e) => e.path)
+    .filter((path) => path.endsWith('.tmp'))
 }
 
 describe.runIf(process.getuid?.() === 0)('a full disk', () => {

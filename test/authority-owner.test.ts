@@ -65,7 +65,9 @@ describe('emit --run: only the tree or the owner', () => {
   it("a process of the Run's tree may emit to an ancestor, whatever ACTORS_OWNER says", async () => {
     const h = home()
     const child = 'ACTORS_OWNER=mallory actors emit child.note --run top --summary from-below; echo "code=$?"'
-    const r = actors(h, ['run', '--name', 'top', '--json', '--', 'sh', '-c', `actors run --name kid -- sh -c '${child}' >/dev/null; sleep 30`], {env: {ACTORS_OWNER: 'bob'}})
+    const r = actors(h, ['run', '--name', 'top', '--json', '--', 'sh', '-c', `actors run --name kid -- sh -c '${child}' >/dev/null; sleep 30`], {
+      env: {ACTORS_OWNER: 'bob'},
+    })
     expect(r.code, r.stderr).toBe(0)
     await waitForResult(join(h, 'runs', 'kid'))
     expect(readFileSync(join(h, 'runs', 'kid', 'stdout.log'), 'utf8')).toContain('code=0')
@@ -117,12 +119,17 @@ describe('limits only tighten down a tree', () => {
   }, 60_000)
   it("a child's --max-parallel never exceeds an ancestor's: asked higher or not at all, it records the ancestor's cap", async () => {
     const h = home()
-    const script = 'actors run --name wide --max-parallel 9 -- sleep 30 >/dev/null; actors run --name plain -- sleep 30 >/dev/null; actors run --name narrow --max-parallel 1 -- sleep 30 >/dev/null; sleep 30'
+    const script =
+      'actors run --name wide --max-parallel 9 -- sleep 30 >/dev/null; actors run --name plain -- sleep 30 >/dev/null; actors run --name narrow --max-parallel 1 -- sleep 30 >/dev/null; sleep 30'
     expect(actors(h, ['run', '--name', 'p', '--max-parallel', '3', '--', 'sh', '-c', script]).code).toBe(0)
-    const caps = await waitFor(() => {
-      const dirs = ['wide', 'plain', 'narrow'].map((id) => join(h, 'runs', id, 'run.json'))
-      return dirs.every((f) => existsSync(f)) && dirs.map((f) => readJson(f).max_parallel)
-    }, 20_000, 'three children')
+    const caps = await waitFor(
+      () => {
+        const dirs = ['wide', 'plain', 'narrow'].map((id) => join(h, 'runs', id, 'run.json'))
+        return dirs.every((f) => existsSync(f)) && dirs.map((f) => readJson(f).max_parallel)
+      },
+      20_000,
+      'three children',
+    )
     expect(caps).toEqual([3, 3, 1])
   }, 40_000)
 })

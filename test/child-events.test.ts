@@ -25,7 +25,7 @@ function childEvents(h: string, run: string): Event[] {
     .filter((e) => e.kind === 'runtime.child_started' || e.kind === 'runtime.child_ended')
 }
 
-describe('children in the parent\'s Trace', () => {
+describe("children in the parent's Trace", () => {
   it('records a started, a queued and an ended child with status and exit code; inspect PARENT shows them', async () => {
     const h = home()
     const script = 'actors run --name k1 -- sh -c "sleep 0.5; exit 3" >/dev/null; actors run --name k2 -- true >/dev/null; actors wait k1 k2 >/dev/null; true'
@@ -43,17 +43,28 @@ describe('children in the parent\'s Trace', () => {
         ['runtime.child_ended', 'k2'],
       ]),
     )
-    expect(events.find((e) => e.kind === 'runtime.child_started' && e.data.run === 'k1')!.data).toMatchObject({run_instance_id: k1.run_instance_id, status: 'running', exit_code: null})
+    expect(events.find((e) => e.kind === 'runtime.child_started' && e.data.run === 'k1')!.data).toMatchObject({
+      run_instance_id: k1.run_instance_id,
+      status: 'running',
+      exit_code: null,
+    })
     // k2 waited behind --max-parallel 1.
-    expect(events.find((e) => e.kind === 'runtime.child_started' && e.data.run === 'k2')!.data).toMatchObject({run_instance_id: k2.run_instance_id, status: 'queued'})
-    expect(events.find((e) => e.kind === 'runtime.child_ended' && e.data.run === 'k1')!.data).toMatchObject({run_instance_id: k1.run_instance_id, status: 'failed', exit_code: 3})
+    expect(events.find((e) => e.kind === 'runtime.child_started' && e.data.run === 'k2')!.data).toMatchObject({
+      run_instance_id: k2.run_instance_id,
+      status: 'queued',
+    })
+    expect(events.find((e) => e.kind === 'runtime.child_ended' && e.data.run === 'k1')!.data).toMatchObject({
+      run_instance_id: k1.run_instance_id,
+      status: 'failed',
+      exit_code: 3,
+    })
     expect(events.find((e) => e.kind === 'runtime.child_ended' && e.data.run === 'k2')!.data).toMatchObject({status: 'done', exit_code: 0})
     for (const e of events) expect(e.run_instance_id).toBe(par.run_instance_id)
     const inspected = actors(h, ['inspect', 'par', '--json']).json
     expect(inspected.trace.map((e: Event) => e.kind)).toEqual(expect.arrayContaining(['runtime.child_started', 'runtime.child_ended']))
   })
 
-  it('an adopted child and a child of an earlier generation end in the current generation\'s Trace', async () => {
+  it("an adopted child and a child of an earlier generation end in the current generation's Trace", async () => {
     const h = home()
     // Generation 1 of boss leaves a live child behind.
     expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', 'actors run --name worker -- sleep 300 >/dev/null']).code).toBe(0)
@@ -62,19 +73,33 @@ describe('children in the parent\'s Trace', () => {
     // Generation 2 adopts it; a top-level Run is adopted by `actors adopt` too.
     expect(actors(h, ['run', '--name', 'boss', '--', 'sleep', '300']).code).toBe(0)
     expect(actors(h, ['run', '--name', 'solo', '--', 'sleep', '300']).code).toBe(0)
-    const boss2 = await waitFor(() => {
-      const meta = readJson(join(h, 'runs', 'boss', 'run.json'))
-      return meta.generation === 2 && meta.status === 'running' && meta
-    }, 15_000, 'boss generation 2 running')
+    const boss2 = await waitFor(
+      () => {
+        const meta = readJson(join(h, 'runs', 'boss', 'run.json'))
+        return meta.generation === 2 && meta.status === 'running' && meta
+      },
+      15_000,
+      'boss generation 2 running',
+    )
     expect(actors(h, ['adopt', 'solo', '--parent', 'boss']).code).toBe(0)
     const started = childEvents(h, 'boss').filter((e) => e.kind === 'runtime.child_started')
-    expect(started.map((e) => [e.data.run, e.data.adopted])).toEqual(expect.arrayContaining([['worker', true], ['solo', true]]))
+    expect(started.map((e) => [e.data.run, e.data.adopted])).toEqual(
+      expect.arrayContaining([
+        ['worker', true],
+        ['solo', true],
+      ]),
+    )
 
     expect(actors(h, ['control', 'worker', 'stop']).code).toBe(0)
     expect(actors(h, ['control', 'solo', 'kill']).code).toBe(0)
     await waitFor(() => childEvents(h, 'boss').filter((e) => e.kind === 'runtime.child_ended').length === 2, 15_000, 'two child_ended events')
     const ended = childEvents(h, 'boss').filter((e) => e.kind === 'runtime.child_ended')
-    expect(ended.map((e) => [e.data.run, e.data.status])).toEqual(expect.arrayContaining([['worker', 'cancelled'], ['solo', 'killed']]))
+    expect(ended.map((e) => [e.data.run, e.data.status])).toEqual(
+      expect.arrayContaining([
+        ['worker', 'cancelled'],
+        ['solo', 'killed'],
+      ]),
+    )
     for (const e of ended) expect(e.run_instance_id).toBe(boss2.run_instance_id)
     // Generation 1's archived Trace got nothing after its end.
     const old = readFileSync(join(h, 'runs', 'boss', 'generations', '1', 'trace.jsonl'), 'utf8')

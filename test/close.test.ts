@@ -33,7 +33,11 @@ describe('actors close', () => {
     expect(again.json).toMatchObject({closed_at: closed.json.closed_at, already_closed: true, stopped: false})
     expect(readFileSync(join(dir, 'run.json'), 'utf8')).toBe(before)
 
-    for (const args of [['send', 'w', 'more', '--json'], ['rerun', 'w', '--json'], ['run', '--json', '--name', 'w', '--', 'echo', 'again']]) {
+    for (const args of [
+      ['send', 'w', 'more', '--json'],
+      ['rerun', 'w', '--json'],
+      ['run', '--json', '--name', 'w', '--', 'echo', 'again'],
+    ]) {
       const refused = actors(h, args)
       expect(refused.code, args.join(' ')).toBe(5)
       expect(refused.json.error.message).toBe('w is closed; start a new Run')

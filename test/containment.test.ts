@@ -87,140 +87,198 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
     if (mode === 'cgroup') expect(existsSync(readJson(join(r.json.state_dir, 'run.json')).containment.path)).toBe(false)
   })
 
-  it.skipIf(skip)('a timeout leaves no process of the Run alive, whatever it forks after the TERM (issue repro, 6 Runs)', async () => {
-    const d = marker()
-    const h = home({'t.yaml': `description: t\ntemplate: ${sh(`trap '' TERM; sleep ${d} & wait; sleep ${d}`)}\nkill_grace: 1s\ntimeout: 2s\n`})
-    try {
-      const launched = await Promise.all(Array.from({length: 6}, () => actorsAsync(h, ['run', 't', '--json'], {env})))
-      const results = await Promise.all(launched.map((r) => waitForResult(r.json.state_dir, 20_000)))
-      // result.json is written only once the unit is empty: nothing may be left at this moment.
-      expect(survivors(d)).toEqual([])
-      for (const result of results) {
-        expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
-        expect(result.leftover).toBeUndefined()
-      }
-    } finally {
-      sweep(d)
-    }
-  }, 40_000)
-
-  for (const ending of ['stop', 'kill', 'timeout'] as const) {
-    it.skipIf(skip)(`${ending}: setsid and double-fork escapes end with the Run`, async () => {
+  it.skipIf(skip)(
+    'a timeout leaves no process of the Run alive, whatever it forks after the TERM (issue repro, 6 Runs)',
+    async () => {
       const d = marker()
-      const script = `setsid sleep ${d} & (sleep ${d} &) ; (setsid sh -c 'sleep ${d}' &) ; sleep ${d}`
-      const h = home({'e.yaml': `description: e\ntemplate: ${sh(script)}\nkill_grace: 1s\n${ending === 'timeout' ? 'timeout: 2s\n' : ''}`})
+      const h = home({'t.yaml': `description: t\ntemplate: ${sh(`trap '' TERM; sleep ${d} & wait; sleep ${d}`)}\nkill_grace: 1s\ntimeout: 2s\n`})
       try {
-        const r = actors(h, ['run', 'e', '--json'], {env})
-        await waitFor(() => survivors(d).length >= 4, 10_000, 'four sleeps')
-        if (ending !== 'timeout') expect(actors(h, ['control', r.json.run, ending, '--json']).code).toBe(0)
-        const result = await waitForResult(r.json.state_dir, 20_000)
+        const launched = await Promise.all(Array.from({length: 6}, () => actorsAsync(h, ['run', 't', '--json'], {env})))
+        const results = await Promise.all(launched.map((r) => waitForResult(r.json.state_dir, 20_000)))
+        // result.json is written only once the unit is empty: nothing may be left at this moment.
         expect(survivors(d)).toEqual([])
-        expect(result.status).toBe({stop: 'cancelled', kill: 'killed', timeout: 'failed'}[ending])
+        for (const result of results) {
+          expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+          expect(result.leftover).toBeUndefined()
+        }
       } finally {
         sweep(d)
       }
-    }, 30_000)
+    },
+    40_000,
+  )
+
+  for (const ending of ['stop', 'kill', 'timeout'] as const) {
+    it.skipIf(skip)(
+      `${ending}: setsid and double-fork escapes end with the Run`,
+      async () => {
+        const d = marker()
+        const script = `setsid sleep ${d} & (sleep ${d} &) ; (setsid sh -c 'sleep ${d}' &) ; sleep ${d}`
+        const h = home({'e.yaml': `description: e\ntemplate: ${sh(script)}\nkill_grace: 1s\n${ending === 'timeout' ? 'timeout: 2s\n' : ''}`})
+        try {
+          const r = actors(h, ['run', 'e', '--json'], {env})
+          await waitFor(() => survivors(d).length >= 4, 10_000, 'four sleeps')
+          if (ending !== 'timeout') expect(actors(h, ['control', r.json.run, ending, '--json']).code).toBe(0)
+          const result = await waitForResult(r.json.state_dir, 20_000)
+          expect(survivors(d)).toEqual([])
+          expect(result.status).toBe({stop: 'cancelled', kill: 'killed', timeout: 'failed'}[ending])
+        } finally {
+          sweep(d)
+        }
+      },
+      30_000,
+    )
   }
 
-  it.skipIf(skip)('pause freezes a forking loop: no process is born while paused; resume thaws it', async () => {
-    const h = home()
-    const log = join(h, 'ticks.log')
-    const r = actors(h, ['run', '--json', '--', 'sh', '-c', `while :; do (echo x >> ${log}); sleep 0.02; done`], {env})
-    const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').length : 0)
-    await waitFor(() => lines() > 5, 10_000, 'ticks')
-    const paused = actors(h, ['control', r.json.run, 'pause', '--json'])
-    expect(paused.code).toBe(0)
-    const before = lines()
-    await new Promise((resolve) => setTimeout(resolve, 1000))
-    expect(lines()).toBe(before)
-    expect(actors(h, ['control', r.json.run, 'resume', '--json']).code).toBe(0)
-    await waitFor(() => lines() > before + 5, 10_000, 'ticks after resume')
-    expect(actors(h, ['control', r.json.run, 'kill', '--json']).code).toBe(0)
-  }, 30_000)
+  it.skipIf(skip)(
+    'pause freezes a forking loop: no process is born while paused; resume thaws it',
+    async () => {
+      const h = home()
+      const log = join(h, 'ticks.log')
+      const r = actors(h, ['run', '--json', '--', 'sh', '-c', `while :; do (echo x >> ${log}); sleep 0.02; done`], {env})
+      const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').length : 0)
+      await waitFor(() => lines() > 5, 10_000, 'ticks')
+      const paused = actors(h, ['control', r.json.run, 'pause', '--json'])
+      expect(paused.code).toBe(0)
+      const before = lines()
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect(lines()).toBe(before)
+      expect(actors(h, ['control', r.json.run, 'resume', '--json']).code).toBe(0)
+      await waitFor(() => lines() > before + 5, 10_000, 'ticks after resume')
+      expect(actors(h, ['control', r.json.run, 'kill', '--json']).code).toBe(0)
+    },
+    30_000,
+  )
 
-  it.skipIf(skip)('a supervisor killed with -9 while holding a Recipe lock: its command ends before the next holder starts', async () => {
-    const log = join(tempDir('actors-contain-log-'), 'holders.log')
-    homes.push(join(log, '..'))
-    const body = `echo start {tag} $(date +%s%N) >> ${log}; i=0; while [ $i -lt 60 ]; do echo tick {tag} $(date +%s%N) >> ${log}; sleep 0.1; i=$((i+1)); done; echo end {tag} $(date +%s%N) >> ${log}`
-    const h = home({'l.yaml': `description: l\nargs: [tag:string]\nlocks: [L]\ntemplate: ${sh(body)}\n`})
-    const a = actors(h, ['run', 'l', 'tag=A', '--json'], {env})
-    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').includes('tick A'), 10_000, 'A holding L')
-    const b = actors(h, ['run', 'l', 'tag=B', '--json'], {env})
-    expect(b.json.status).toBe('queued')
-    process.kill(a.json.pid, 'SIGKILL')
-    await waitFor(() => readFileSync(log, 'utf8').includes('start B'), 15_000, 'B to start')
-    expect(actors(h, ['inspect', a.json.run, '--json']).json.status).toBe('exited')
-    expect(actors(h, ['control', b.json.run, 'kill', '--json']).code).toBe(0)
-    const spans = spansOf(readFileSync(log, 'utf8'))
-    expect(spans.B[0]).toBeGreaterThan(spans.A[1])
-  }, 40_000)
+  it.skipIf(skip)(
+    'a supervisor killed with -9 while holding a Recipe lock: its command ends before the next holder starts',
+    async () => {
+      const log = join(tempDir('actors-contain-log-'), 'holders.log')
+      homes.push(join(log, '..'))
+      const body = `echo start {tag} $(date +%s%N) >> ${log}; i=0; while [ $i -lt 60 ]; do echo tick {tag} $(date +%s%N) >> ${log}; sleep 0.1; i=$((i+1)); done; echo end {tag} $(date +%s%N) >> ${log}`
+      const h = home({'l.yaml': `description: l\nargs: [tag:string]\nlocks: [L]\ntemplate: ${sh(body)}\n`})
+      const a = actors(h, ['run', 'l', 'tag=A', '--json'], {env})
+      await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').includes('tick A'), 10_000, 'A holding L')
+      const b = actors(h, ['run', 'l', 'tag=B', '--json'], {env})
+      expect(b.json.status).toBe('queued')
+      process.kill(a.json.pid, 'SIGKILL')
+      await waitFor(() => readFileSync(log, 'utf8').includes('start B'), 15_000, 'B to start')
+      expect(actors(h, ['inspect', a.json.run, '--json']).json.status).toBe('exited')
+      expect(actors(h, ['control', b.json.run, 'kill', '--json']).code).toBe(0)
+      const spans = spansOf(readFileSync(log, 'utf8'))
+      expect(spans.B[0]).toBeGreaterThan(spans.A[1])
+    },
+    40_000,
+  )
 
-  it.skipIf(skip)('lock exec killed with -9: the next lock exec waits until its command is gone', async () => {
-    const h = home()
-    const log = join(h, 'holders.log')
-    const first = spawn(process.execPath, [BIN, 'lock', 'exec', 'LX', '--', 'sh', '-c', `echo start A $(date +%s%N) >> ${log}; while :; do echo tick A $(date +%s%N) >> ${log}; sleep 0.1; done`], {
-      env: cliEnv(h, env),
-      detached: true,
-      stdio: 'ignore',
-    })
-    spawned.push(first.pid!)
-    await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').includes('tick A'), 10_000, 'A holding LX')
-    process.kill(first.pid!, 'SIGKILL')
-    const second = actors(h, ['lock', 'exec', 'LX', '--wait', '30s', '--', 'sh', '-c', `echo start B $(date +%s%N) >> ${log}; echo end B $(date +%s%N) >> ${log}`], {env})
-    expect(second.code).toBe(0)
-    await new Promise((resolve) => setTimeout(resolve, 300))
-    const spans = spansOf(readFileSync(log, 'utf8'))
-    expect(spans.B[0]).toBeGreaterThan(spans.A[1])
-  }, 40_000)
+  it.skipIf(skip)(
+    'lock exec killed with -9: the next lock exec waits until its command is gone',
+    async () => {
+      const h = home()
+      const log = join(h, 'holders.log')
+      const first = spawn(
+        process.execPath,
+        [BIN, 'lock', 'exec', 'LX', '--', 'sh', '-c', `echo start A $(date +%s%N) >> ${log}; while :; do echo tick A $(date +%s%N) >> ${log}; sleep 0.1; done`],
+        {
+          env: cliEnv(h, env),
+          detached: true,
+          stdio: 'ignore',
+        },
+      )
+      spawned.push(first.pid!)
+      await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').includes('tick A'), 10_000, 'A holding LX')
+      process.kill(first.pid!, 'SIGKILL')
+      const second = actors(
+        h,
+        ['lock', 'exec', 'LX', '--wait', '30s', '--', 'sh', '-c', `echo start B $(date +%s%N) >> ${log}; echo end B $(date +%s%N) >> ${log}`],
+        {env},
+      )
+      expect(second.code).toBe(0)
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const spans = spansOf(readFileSync(log, 'utf8'))
+      expect(spans.B[0]).toBeGreaterThan(spans.A[1])
+    },
+    40_000,
+  )
 
-  it.skipIf(skip)('usage: a burner of 1 CPU second and a 200 MB allocation are measured in a sane range; live status shows resources', async () => {
-    const h = home()
-    const idle = actors(h, ['run', '--json', '--', process.execPath, '-e', 'setTimeout(() => {}, 60_000)'], {env})
-    await waitFor(() => actors(h, ['control', idle.json.run, 'status', '--json']).json.resources?.memory_bytes > 1024 * 1024, 15_000, 'live resources')
-    const listed = actors(h, ['inspect', '--json']).json.runs.find((r: {run: string}) => r.run === idle.json.run)
-    expect(listed.resources).toMatchObject({cpu_seconds: expect.any(Number), memory_bytes: expect.any(Number)})
-    expect(actors(h, ['control', idle.json.run, 'kill']).code).toBe(0)
-    const burner = actors(h, ['run', '--json', '--', process.execPath, '-e', BURN_ONE_CPU_SECOND], {env})
-    const burnt = await waitForResult(burner.json.state_dir)
-    expect(burnt.resources.cpu_seconds).toBeGreaterThanOrEqual(0.5)
-    expect(burnt.resources.cpu_seconds).toBeLessThanOrEqual(3)
-    const alloc = actors(h, ['run', '--json', '--', process.execPath, '-e', 'const b = Buffer.alloc(200 * 1024 * 1024, 1); setTimeout(() => b.length, 1500)'], {env})
-    const allocated = await waitForResult(alloc.json.state_dir)
-    expect(allocated.resources.peak_memory_bytes).toBeGreaterThanOrEqual(150 * 1024 * 1024)
-  }, 90_000)
+  it.skipIf(skip)(
+    'usage: a burner of 1 CPU second and a 200 MB allocation are measured in a sane range; live status shows resources',
+    async () => {
+      const h = home()
+      const idle = actors(h, ['run', '--json', '--', process.execPath, '-e', 'setTimeout(() => {}, 60_000)'], {env})
+      await waitFor(() => actors(h, ['control', idle.json.run, 'status', '--json']).json.resources?.memory_bytes > 1024 * 1024, 15_000, 'live resources')
+      const listed = actors(h, ['inspect', '--json']).json.runs.find((r: {run: string}) => r.run === idle.json.run)
+      expect(listed.resources).toMatchObject({cpu_seconds: expect.any(Number), memory_bytes: expect.any(Number)})
+      expect(actors(h, ['control', idle.json.run, 'kill']).code).toBe(0)
+      const burner = actors(h, ['run', '--json', '--', process.execPath, '-e', BURN_ONE_CPU_SECOND], {env})
+      const burnt = await waitForResult(burner.json.state_dir)
+      expect(burnt.resources.cpu_seconds).toBeGreaterThanOrEqual(0.5)
+      expect(burnt.resources.cpu_seconds).toBeLessThanOrEqual(3)
+      const alloc = actors(
+        h,
+        ['run', '--json', '--', process.execPath, '-e', 'const b = Buffer.alloc(200 * 1024 * 1024, 1); setTimeout(() => b.length, 1500)'],
+        {env},
+      )
+      const allocated = await waitForResult(alloc.json.state_dir)
+      expect(allocated.resources.peak_memory_bytes).toBeGreaterThanOrEqual(150 * 1024 * 1024)
+    },
+    90_000,
+  )
 })
 
 describe('limits', () => {
-  it.skipIf(!CGROUPS)('a memory limit ends the Run failed with reason memory_limit; a pids limit with pids_limit', async () => {
-    const h = home()
-    const hog = actors(h, ['run', '--memory', '64M', '--json', '--', process.execPath, '-e', 'const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))'])
-    expect(hog.code, hog.stderr).toBe(0)
-    expect(readJson(join(hog.json.state_dir, 'run.json')).limits).toEqual({memory_bytes: 64 * 1024 * 1024})
-    const result = await waitForResult(hog.json.state_dir, 20_000)
-    expect(result).toMatchObject({status: 'failed', reason: 'memory_limit'})
-    expect(result.resources.peak_memory_bytes).toBeLessThanOrEqual(64 * 1024 * 1024)
-    const d = marker()
-    const forks = actors(h, ['run', '--pids', '4', '--json', '--', 'sh', '-c', `for i in 1 2 3 4 5 6 7 8; do sleep ${d} & done; wait`])
-    try {
-      expect(await waitForResult(forks.json.state_dir, 20_000)).toMatchObject({status: 'failed', reason: 'pids_limit'})
-      expect(survivors(d)).toEqual([])
-    } finally {
-      sweep(d)
-    }
-  }, 40_000)
+  it.skipIf(!CGROUPS)(
+    'a memory limit ends the Run failed with reason memory_limit; a pids limit with pids_limit',
+    async () => {
+      const h = home()
+      const hog = actors(h, [
+        'run',
+        '--memory',
+        '64M',
+        '--json',
+        '--',
+        process.execPath,
+        '-e',
+        'const a = []; for (;;) a.push(Buffer.alloc(16 * 1024 * 1024, 1))',
+      ])
+      expect(hog.code, hog.stderr).toBe(0)
+      expect(readJson(join(hog.json.state_dir, 'run.json')).limits).toEqual({memory_bytes: 64 * 1024 * 1024})
+      const result = await waitForResult(hog.json.state_dir, 20_000)
+      expect(result).toMatchObject({status: 'failed', reason: 'memory_limit'})
+      expect(result.resources.peak_memory_bytes).toBeLessThanOrEqual(64 * 1024 * 1024)
+      const d = marker()
+      const forks = actors(h, ['run', '--pids', '4', '--json', '--', 'sh', '-c', `for i in 1 2 3 4 5 6 7 8; do sleep ${d} & done; wait`])
+      try {
+        expect(await waitForResult(forks.json.state_dir, 20_000)).toMatchObject({status: 'failed', reason: 'pids_limit'})
+        expect(survivors(d)).toEqual([])
+      } finally {
+        sweep(d)
+      }
+    },
+    40_000,
+  )
 
-  it.skipIf(!CGROUPS)('a Recipe limit (cpu) is enforced: a burner of 1 CPU second capped at 0.5 CPU takes 2 s', async () => {
-    const h = home({'cap.yaml': `description: cap\nlimits: {cpu: 0.5, memory: 256M}\ntemplate: ${JSON.stringify([process.execPath, '-e', BURN_ONE_CPU_SECOND.replace(/[{}]/g, (c) => c + c)])}\n`})
-    const r = actors(h, ['run', 'cap', '--json'])
-    expect(r.code, r.stderr).toBe(0)
-    const result = await waitForResult(r.json.state_dir, 20_000)
-    expect(result.status).toBe('done')
-    // One CPU second at half a CPU takes at least two seconds of wall time.
-    expect(result.duration_ms).toBeGreaterThanOrEqual(1800)
-  }, 30_000)
+  it.skipIf(!CGROUPS)(
+    'a Recipe limit (cpu) is enforced: a burner of 1 CPU second capped at 0.5 CPU takes 2 s',
+    async () => {
+      const h = home({
+        'cap.yaml': `description: cap\nlimits: {cpu: 0.5, memory: 256M}\ntemplate: ${JSON.stringify([process.execPath, '-e', BURN_ONE_CPU_SECOND.replace(/[{}]/g, (c) => c + c)])}\n`,
+      })
+      const r = actors(h, ['run', 'cap', '--json'])
+      expect(r.code, r.stderr).toBe(0)
+      const result = await waitForResult(r.json.state_dir, 20_000)
+      expect(result.status).toBe('done')
+      // One CPU second at half a CPU takes at least two seconds of wall time.
+      expect(result.duration_ms).toBeGreaterThanOrEqual(1800)
+    },
+    30_000,
+  )
 
   it('under tracked containment a Run with limits is refused before start (exit 2, naming the fix); bad limits name the field', () => {
-    const h = home({'bad.yaml': 'description: bad\nlimits: {memory: lots}\ntemplate: [true]\n', 'odd.yaml': 'description: odd\nlimits: {disk: 1G}\ntemplate: [true]\n'})
+    const h = home({
+      'bad.yaml': 'description: bad\nlimits: {memory: lots}\ntemplate: [true]\n',
+      'odd.yaml': 'description: odd\nlimits: {disk: 1G}\ntemplate: [true]\n',
+    })
     const refused = actors(h, ['run', '--memory', '64M', '--json', '--', 'true'], {env: {ACTORS_CONTAINMENT: 'tracked'}})
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/limits \(memory\) need cgroup containment/)
@@ -237,7 +295,7 @@ describe('limits', () => {
 })
 
 describe.skipIf(!CGROUPS)('prune and cgroups', () => {
-  it('removes the cgroups of Runs that no longer exist, and never a live Run\'s', async () => {
+  it("removes the cgroups of Runs that no longer exist, and never a live Run's", async () => {
     const h = home()
     const live = actors(h, ['run', '--json', '--', 'sleep', marker()])
     await waitFor(() => readJson(join(live.json.state_dir, 'run.json')).containment, 10_000, 'containment record')

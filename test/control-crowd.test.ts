@@ -62,7 +62,14 @@ describe('ids and holders', () => {
 
     const init = readProcessIdentity(1)!
     const now = new Date().toISOString()
-    writeLockState(h, {schema: LOCK_SCHEMA, lock: 'L', slots: 1, holders: [{holder: {kind: 'process', ...init}, label: 'pid:1', since: now}], queue: [], updated_at: now})
+    writeLockState(h, {
+      schema: LOCK_SCHEMA,
+      lock: 'L',
+      slots: 1,
+      holders: [{holder: {kind: 'process', ...init}, label: 'pid:1', since: now}],
+      queue: [],
+      updated_at: now,
+    })
     expect(actors(h, ['lock', 'status', 'L', '--json']).json.holders.map((x: {holder: string}) => x.holder)).toEqual(['pid:1'])
     const released = actors(h, ['lock', 'release', 'L', '--holder', 'pid:1', '--json'])
     expect(released.code).toBe(0)

@@ -9,14 +9,7 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {ROOT, actors, actorsAsync, processAlive, readJson, tempDir, waitFor, removeHome} from './helpers.js'
 import {isPaused} from './frozen.js'
-import {
-  MAX_FINISHED,
-  MAX_PENDING,
-  appendControlRecord,
-  claimControl,
-  completeControl,
-  readControlRecords,
-} from '../src/lib/signals/journal.js'
+import {MAX_FINISHED, MAX_PENDING, appendControlRecord, claimControl, completeControl, readControlRecords} from '../src/lib/signals/journal.js'
 
 let home: string
 let recipes: string
@@ -64,7 +57,10 @@ beforeAll(() => {
   mkdirSync(recipes)
   writeFileSync(join(recipes, 'service.mjs'), SERVICE)
   writeFileSync(join(recipes, 'poller.mjs'), POLLER)
-  writeFileSync(join(recipes, 'svc.yaml'), ["template: [node, '{recipe_dir}/service.mjs']", 'control: [next, volume]', 'env: {SERVICE_LOG: "{state_dir}/service.log"}', ''].join('\n'))
+  writeFileSync(
+    join(recipes, 'svc.yaml'),
+    ["template: [node, '{recipe_dir}/service.mjs']", 'control: [next, volume]', 'env: {SERVICE_LOG: "{state_dir}/service.log"}', ''].join('\n'),
+  )
   writeFileSync(join(recipes, 'poll.yaml'), ["template: [node, '{recipe_dir}/poller.mjs']", 'control: [job]', ''].join('\n'))
   writeFileSync(join(recipes, 'mute.yaml'), ['template: [sleep, "300"]', 'control: [job]', ''].join('\n'))
 })
@@ -76,7 +72,14 @@ function launch(recipe: string, name: string): {run: string; state_dir: string} 
   return r.json
 }
 
-const serviceLog = (dir: string) => (existsSync(join(dir, 'service.log')) ? readFileSync(join(dir, 'service.log'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [])
+const serviceLog = (dir: string) =>
+  existsSync(join(dir, 'service.log'))
+    ? readFileSync(join(dir, 'service.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+    : []
 
 describe('a service on its socket', () => {
   let svc: {run: string; state_dir: string}
@@ -209,7 +212,9 @@ describe('journal (kernel)', () => {
     expect(completeControl(dir, record.id, 'handled', {reply: {ok: true}})?.status).toBe('handled')
     expect(completeControl(dir, record.id, 'failed', {error: 'late'})).toBeUndefined()
     expect(() => appendControlRecord(dir, {action: 'job', runInstanceId: 'stale'})).toThrow(/generation/)
-    const big = completeControl(dir, appendControlRecord(dir, {action: 'job', runInstanceId: instance}).id, 'handled', {reply: {ok: true, blob: 'x'.repeat(5000)}})
+    const big = completeControl(dir, appendControlRecord(dir, {action: 'job', runInstanceId: instance}).id, 'handled', {
+      reply: {ok: true, blob: 'x'.repeat(5000)},
+    })
     expect(big).toMatchObject({status: 'failed', error: expect.stringContaining('4096-byte limit')})
   })
 

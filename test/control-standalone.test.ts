@@ -111,7 +111,12 @@ describe('a standalone service of any kind, through the general path', () => {
     const dir = join(root, 'hung')
     mkdirSync(dir, {recursive: true})
     servers.push(
-      await serveStandaloneEndpoint(dir, {kind: 'counter', socketPath: socketPathIn(dir, 'counter.sock'), actions: ['add'], handle: () => new Promise(() => {})}),
+      await serveStandaloneEndpoint(dir, {
+        kind: 'counter',
+        socketPath: socketPathIn(dir, 'counter.sock'),
+        actions: ['add'],
+        handle: () => new Promise(() => {}),
+      }),
     )
     const started = Date.now()
     const hung = await refusal(controlRun(home, dir, 'add', '1', [counterKind]))
@@ -133,11 +138,15 @@ describe('actors music serve through the general path', () => {
     let stderr = ''
     child.stderr!.on('data', (d) => (stderr += d))
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
-    await waitFor(() => {
-      if (child.exitCode !== null) throw new Error(`music serve exited ${child.exitCode}: ${stderr}`)
-      if (!existsSync(join(dir, 'playback-endpoint.json')) || !existsSync(join(dir, 'playback.json'))) return undefined
-      return readJson(join(dir, 'playback.json')).state === 'playing'
-    }, 20_000, 'music serve to be playing')
+    await waitFor(
+      () => {
+        if (child.exitCode !== null) throw new Error(`music serve exited ${child.exitCode}: ${stderr}`)
+        if (!existsSync(join(dir, 'playback-endpoint.json')) || !existsSync(join(dir, 'playback.json'))) return undefined
+        return readJson(join(dir, 'playback.json')).state === 'playing'
+      },
+      20_000,
+      'music serve to be playing',
+    )
 
     const endpoint = readJson(join(dir, 'playback-endpoint.json'))
     expect(endpoint).toMatchObject({owner_mode: 'standalone', service_pid: child.pid, path: join(dir, 'playback.sock')})

@@ -14,7 +14,7 @@ let recipes: string
 
 beforeAll(() => {
   // Ignores SIGTERM everywhere (the ignore disposition survives exec), so only SIGKILL after kill_grace ends it.
-  const stubborn = ['description: ignores TERM', "template: [sh, -c, 'trap \"\" TERM; sleep 300 & sleep 301 & wait']", 'kill_grace: 1s', 'control: [next]', '']
+  const stubborn = ['description: ignores TERM', 'template: [sh, -c, \'trap "" TERM; sleep 300 & sleep 301 & wait\']', 'kill_grace: 1s', 'control: [next]', '']
   ;({home, recipes} = homeWithRecipes({'stubborn.yaml': stubborn.join('\n')}))
 })
 afterAll(() => removeHome(home))
@@ -32,11 +32,15 @@ function launch(args: string[]): {run: string; state_dir: string} {
  * then reads or rewrites run.json, or signals the Run, would race the supervisor's write.
  */
 async function runPids(run: string, count: number): Promise<number[]> {
-  return waitFor(() => {
-    if (!readJson(join(home, 'runs', run, 'run.json')).children_processes?.length) return undefined
-    const s = actors(home, ['control', run, 'status', '--json'])
-    return s.code === 0 && s.json.pids.length >= count ? (s.json.pids as number[]) : undefined
-  }, 10_000, `${count} processes of ${run}`)
+  return waitFor(
+    () => {
+      if (!readJson(join(home, 'runs', run, 'run.json')).children_processes?.length) return undefined
+      const s = actors(home, ['control', run, 'status', '--json'])
+      return s.code === 0 && s.json.pids.length >= count ? (s.json.pids as number[]) : undefined
+    },
+    10_000,
+    `${count} processes of ${run}`,
+  )
 }
 
 describe('pause and resume', () => {
@@ -79,7 +83,10 @@ describe('pause and resume', () => {
   it('resume lets a sequence go on when the paused step ended meanwhile (nothing left to continue)', async () => {
     const gate = join(home, 'step-one-may-end')
     const marker = join(home, 'step-two-ran')
-    writeFileSync(join(recipes, 'two-steps.yaml'), `description: two steps\nsequence:\n  - [sh, -c, 'while [ ! -e ${gate} ]; do sleep 0.05; done']\n  - [touch, ${marker}]\n`)
+    writeFileSync(
+      join(recipes, 'two-steps.yaml'),
+      `description: two steps\nsequence:\n  - [sh, -c, 'while [ ! -e ${gate} ]; do sleep 0.05; done']\n  - [touch, ${marker}]\n`,
+    )
     const {run, state_dir} = launch(['two-steps', '--name', 'seq', '--recipes', recipes])
     await runPids(run, 1)
     expect(actors(home, ['control', run, 'pause']).code).toBe(0)

@@ -10,7 +10,18 @@ import {existsSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:
 import {basename, dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {markerTag} from '../src/lib/history/index-markers.js'
-import {actors, actorsAsync, homesPerTest, indexEntries, indexEntryPaths, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
+import {
+  actors,
+  actorsAsync,
+  homesPerTest,
+  indexEntries,
+  indexEntryPaths,
+  readJson,
+  waitFor,
+  waitForResult,
+  writeFinishedRun,
+  type CliResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-drain-')
 const BASE = Date.parse('2026-01-01T00:00:00Z')
@@ -96,7 +107,10 @@ describe('draining a backlog through the delivery queue', () => {
     expect(names[0]).toBe(`live-one@${live.run_instance_id}`)
     expect(names[1]).toMatch(new RegExp(`^~${at(7).replace(/\./g, '\\.')}~[0-9a-f]{8}~[0-9a-f]{8}~done-one@${instanceOf(h, 'done-one')}$`))
     // Queued in its owner's queue, apart from the live markers (which is all a live command lists).
-    expect(indexEntryPaths(h).sort()).toEqual([`live-one@${live.run_instance_id}`, `queue/${markerTag(readJson(join(h, 'runs', 'done-one', 'run.json')).owner)}/${names[1]}`])
+    expect(indexEntryPaths(h).sort()).toEqual([
+      `live-one@${live.run_instance_id}`,
+      `queue/${markerTag(readJson(join(h, 'runs', 'done-one', 'run.json')).owner)}/${names[1]}`,
+    ])
     // The live Run, once finished, is queued and delivered with the other.
     actors(h, ['control', 'live-one', 'kill'])
     await waitForResult(live.state_dir)
@@ -135,7 +149,10 @@ describe("the owner's queue cursor", () => {
       writeFinishedRun(h, id, {ended: at(100 + i)})
     })
     const top = writeFinishedRun(h, 'top2', {ended: at(700.5)})
-    writeFinishedRun(h, 'kid2', {ended: at(9000), meta: {parent: {run: 'top2', run_instance_id: instanceOf(h, 'top2'), state_dir: top}, root: 'top2', depth: 1}})
+    writeFinishedRun(h, 'kid2', {
+      ended: at(9000),
+      meta: {parent: {run: 'top2', run_instance_id: instanceOf(h, 'top2'), state_dir: top}, root: 'top2', depth: 1},
+    })
     const first = actors(h, ['wait', '--json'])
     expect(delivered(first)).toEqual(ids.slice(0, 256))
     expect(existsSync(beside(queueDir(h, 'c-0000'), '.cursor'))).toBe(true)
@@ -203,13 +220,21 @@ describe("the owner's queue cursor", () => {
 })
 
 describe('prune and the launch log', () => {
-  const logLines = (h: string) => readFileSync(join(h, 'runs', '.cache', 'launches.log'), 'utf8').trim().split('\n').map((line) => line.split(' ')[1])
+  const logLines = (h: string) =>
+    readFileSync(join(h, 'runs', '.cache', 'launches.log'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' ')[1])
 
   it('prune drops the lines of pruned Runs and older launches of a relaunched id', async () => {
     const h = home()
     for (const id of ['p0', 'p1', 'p2', 'p3']) await waitForResult(actors(h, ['run', '--json', '--name', id, '--', 'true']).json.state_dir)
     await waitForResult(actors(h, ['run', '--json', '--name', 'p0', '--', 'true']).json.state_dir)
-    await waitFor(() => readJson(join(h, 'runs', 'p0', 'run.json')).generation === 2 && readJson(join(h, 'runs', 'p0', 'run.json')).status === 'done', 10_000, 'the relaunch to end')
+    await waitFor(
+      () => readJson(join(h, 'runs', 'p0', 'run.json')).generation === 2 && readJson(join(h, 'runs', 'p0', 'run.json')).status === 'done',
+      10_000,
+      'the relaunch to end',
+    )
     expect(logLines(h)).toEqual(['p0', 'p1', 'p2', 'p3', 'p0'])
     expect(actors(h, ['prune', 'p1', 'p2', '--json']).json.pruned).toEqual(['p1', 'p2'])
     expect(logLines(h)).toEqual(['p3', 'p0'])

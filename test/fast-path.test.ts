@@ -27,7 +27,10 @@ describe('the fast parser', () => {
     })
     expect(parse('run', ['demo', 'count=3', '--json'])).toMatchObject({args: {recipe: 'demo'}, argv: ['demo', 'count=3'], passthrough: undefined, json: true})
     expect(parse('logs', ['r1', '-f', '--tail', '0'])).toMatchObject({args: {run: 'r1'}, flags: {follow: true, tail: 0, stderr: false}})
-    expect(parse('control', ['r1', 'volume', '40', '--home', '/tmp/h'])).toMatchObject({args: {run: 'r1', action: 'volume', value: '40'}, flags: {home: '/tmp/h'}})
+    expect(parse('control', ['r1', 'volume', '40', '--home', '/tmp/h'])).toMatchObject({
+      args: {run: 'r1', action: 'volume', value: '40'},
+      flags: {home: '/tmp/h'},
+    })
     expect(parse('inspect', [], {ACTORS_CONTENT_TYPE: 'JSON'})?.json).toBe(true)
     expect(parse('wait', ['a', 'b', '--any'])).toMatchObject({argv: ['a', 'b'], flags: {any: true}})
   })
@@ -159,9 +162,17 @@ describe('the fast path', () => {
       writeFileSync(preload, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')))`)
       // Output to /dev/null: a pipe on stdout is itself a net.Socket, which would load node:net.
       spawnSync(process.execPath, ['--require', preload, join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), stdio: 'ignore'})
-      return readFileSync(list, 'utf8').split('\n').filter((m) => /^NativeModule (net|crypto|child_process|module|internal\/fs\/watchers)$/.test(m))
+      return readFileSync(list, 'utf8')
+        .split('\n')
+        .filter((m) => /^NativeModule (net|crypto|child_process|module|internal\/fs\/watchers)$/.test(m))
     }
-    for (const args of [['inspect', '--json'], ['control', run, 'status'], ['logs', run], ['wait', '--json']]) expect(loadedBy(args), args.join(' ')).toEqual([])
+    for (const args of [
+      ['inspect', '--json'],
+      ['control', run, 'status'],
+      ['logs', run],
+      ['wait', '--json'],
+    ])
+      expect(loadedBy(args), args.join(' ')).toEqual([])
     expect(loadedBy(['run', '--', 'true'])).toContain('NativeModule child_process')
     // ...while help and the other commands need the oclif bundle this copy lacks.
     expect(cli(['run', '--help']).status).not.toBe(0)
@@ -172,9 +183,23 @@ describe('the fast path', () => {
     // The yaml library is its own bundle (dist/yaml.cjs), loaded only when a YAML Recipe is parsed.
     const lean = packageWithout(['cli', 'mcp', 'yaml'])
     try {
-      const leanCli = (args: string[]) => spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+      const leanCli = (args: string[]) =>
+        spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
       // An ad-hoc Run whose command emits through the same lean CLI: run, emit (inside the Run) and wait.
-      const emitting = leanCli(['run', '--json', '--name', 'lean-emit', '--wait', '--', process.execPath, join(lean, 'bin', 'actors'), 'emit', 'lean.done', '--summary', 'no yaml'])
+      const emitting = leanCli([
+        'run',
+        '--json',
+        '--name',
+        'lean-emit',
+        '--wait',
+        '--',
+        process.execPath,
+        join(lean, 'bin', 'actors'),
+        'emit',
+        'lean.done',
+        '--summary',
+        'no yaml',
+      ])
       expect(emitting.stderr).toBe('')
       expect(JSON.parse(emitting.stdout).rows[0]).toMatchObject({run: 'lean-emit', status: 'done'})
       const detail = JSON.parse(leanCli(['inspect', 'lean-emit', '--json']).stdout)
@@ -207,7 +232,9 @@ describe('the fast path', () => {
       expect(listed.stderr).toBe('')
       expect(JSON.parse(listed.stdout).runs.length).toBeGreaterThan(0)
       // The launcher is not in that copy at all: `run` has neither its front nor oclif there.
-      expect(spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'run', '--', 'true'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000}).status).not.toBe(0)
+      expect(
+        spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'run', '--', 'true'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000}).status,
+      ).not.toBe(0)
     } finally {
       removeDir(only)
     }
@@ -233,7 +260,14 @@ describe('the MCP bundle', () => {
     const launched = cli(['run', '--json', '--wait', 'hello'])
     expect(launched.stderr).toBe('')
     expect(JSON.parse(launched.stdout).rows[0]).toMatchObject({status: 'done'})
-    for (const args of [['inspect', '--json'], ['recipes', '--json'], ['prune', '--json'], ['run', '--help'], ['mcp', '--help'], ['wait', '--json']]) {
+    for (const args of [
+      ['inspect', '--json'],
+      ['recipes', '--json'],
+      ['prune', '--json'],
+      ['run', '--help'],
+      ['mcp', '--help'],
+      ['wait', '--json'],
+    ]) {
       expect(cli(args).status, args.join(' ')).toBe(0)
     }
     expect(cli(['mcp']).stderr).toMatch(/mcp\.cjs/)

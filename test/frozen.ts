@@ -10,8 +10,12 @@ import {readJson} from './helpers.js'
 /** The cgroup2 directory `pid` is in, from /proc/<pid>/cgroup and this machine's mounts. */
 function unifiedDirOf(pid: number): string | undefined {
   try {
-    const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8').split('\n').find((l) => l.startsWith('0::'))
-    const mount = readFileSync('/proc/self/mountinfo', 'utf8').split('\n').find((l) => l.includes(' - cgroup2 '))
+    const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'))
+    const mount = readFileSync('/proc/self/mountinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.includes(' - cgroup2 '))
     if (!line || !mount) return undefined
     return join(mount.split(' ')[4], line.slice(3))
   } catch {

@@ -9,7 +9,20 @@ import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
-import {BIN, actors, actorsAsync, cliEnv, homeWithRecipes, homesPerTest, indexEntries, processAlive, readJson, removeHome, waitFor, waitForResult} from './helpers.js'
+import {
+  BIN,
+  actors,
+  actorsAsync,
+  cliEnv,
+  homeWithRecipes,
+  homesPerTest,
+  indexEntries,
+  processAlive,
+  readJson,
+  removeHome,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-gen-')
 // Each test drives dozens of CLI calls and real processes; on a shared, loaded machine that takes a while.
@@ -26,7 +39,11 @@ const stdoutOf = (h: string, id: string) => {
 }
 /** Wait until the supervisor recorded the command (signals and sends before that could miss it). */
 const started = (h: string, id: string) => waitFor(() => runJson(h, id).child_pid && runJson(h, id), 15_000, `${id} started`)
-const traceKinds = (dir: string) => readFileSync(join(dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind)
+const traceKinds = (dir: string) =>
+  readFileSync(join(dir, 'trace.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l).kind)
 
 describe('steering a live Run', () => {
   it('inbox: stdin writes each message as one line to the command, in order; newlines travel as one JSON string', async () => {
@@ -41,8 +58,14 @@ describe('steering a live Run', () => {
     await waitFor(() => stdoutOf(h, 'echo').includes('got "two\\nlines"'), 10_000, 'both lines echoed')
     expect(stdoutOf(h, 'echo')).toBe('got one\ngot "two\\nlines"\n')
     // Both messages are journaled, and the Run is still live (the supervisor holds stdin open).
-    const records = readFileSync(join(runDirOf(h, 'echo'), 'inbox.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l))
-    expect(records.map((x) => [x.seq, x.via, x.generation, x.message])).toEqual([[1, 'stdin', 1, 'one'], [2, 'stdin', 1, 'two\nlines']])
+    const records = readFileSync(join(runDirOf(h, 'echo'), 'inbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(records.map((x) => [x.seq, x.via, x.generation, x.message])).toEqual([
+      [1, 'stdin', 1, 'one'],
+      [2, 'stdin', 1, 'two\nlines'],
+    ])
     expect(runJson(h, 'echo').status).toBe('running')
     expect(traceKinds(runDirOf(h, 'echo'))).toContain('runtime.message')
   })
@@ -80,7 +103,9 @@ describe('steering a live Run', () => {
     const sends = await Promise.all(Array.from({length: 8}, (_, i) => actorsAsync(h, ['send', 'many', `m${i}`, '--json'])))
     expect(sends.map((s) => s.code)).toEqual(Array(8).fill(0))
     expect(new Set(sends.map((s) => s.json.message_id)).size).toBe(8)
-    const lines = readFileSync(join(runDirOf(h, 'many'), 'inbox.jsonl'), 'utf8').trim().split('\n')
+    const lines = readFileSync(join(runDirOf(h, 'many'), 'inbox.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
     const records = lines.map((l) => JSON.parse(l))
     expect(records).toHaveLength(8)
     expect(records.map((x) => x.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8])
@@ -142,8 +167,13 @@ describe('generations', () => {
     expect(runJson(h, 'job').generation).toBe(2)
 
     const gens = actors(h, ['inspect', 'job', '--generations', '--json'])
-    expect(gens.json.generations.map((g: any) => [g.generation, g.status, g.exit_code, g.current])).toEqual([[1, 'done', 0, false], [2, 'done', 0, true]])
-    expect(Object.keys(gens.json.generations[0])).toEqual(expect.arrayContaining(['generation', 'run_instance_id', 'status', 'started_at', 'ended_at', 'exit_code']))
+    expect(gens.json.generations.map((g: any) => [g.generation, g.status, g.exit_code, g.current])).toEqual([
+      [1, 'done', 0, false],
+      [2, 'done', 0, true],
+    ])
+    expect(Object.keys(gens.json.generations[0])).toEqual(
+      expect.arrayContaining(['generation', 'run_instance_id', 'status', 'started_at', 'ended_at', 'exit_code']),
+    )
     expect(actors(h, ['logs', 'job@1']).stdout).toBe('gen=1 msg=\n')
     expect(actors(h, ['inspect', 'job@1', '--json']).json.run_instance_id).toBe(first.run_instance_id)
     expect(actors(h, ['inspect', 'job']).stdout).toContain('job#2')
@@ -173,7 +203,10 @@ describe('generations', () => {
     const batch = actors(h, ['wait', 'n', '--json', '--timeout', '5s'])
     // A failed earlier generation makes the wait exit 1 like any failed member.
     expect(batch.code).toBe(1)
-    expect(batch.json.rows.map((r: any) => [r.generation, r.status, r.output])).toEqual([[1, 'failed', 'first\n'], [2, 'done', 'second\n']])
+    expect(batch.json.rows.map((r: any) => [r.generation, r.status, r.output])).toEqual([
+      [1, 'failed', 'first\n'],
+      [2, 'done', 'second\n'],
+    ])
     const again = actors(h, ['wait', 'n', '--json', '--timeout', '0'])
     expect(again.json.rows).toEqual([])
     expect(again.json.already_reported).toEqual(['n'])
@@ -213,7 +246,10 @@ describe('generations', () => {
     rmSync(join(h, 'index'), {recursive: true, force: true})
     const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
     expect(batch.code).toBe(1)
-    expect(batch.json.rows.map((r: any) => [r.generation, r.status, r.archived ?? false])).toEqual([[2, 'failed', true], [3, 'done', false]])
+    expect(batch.json.rows.map((r: any) => [r.generation, r.status, r.archived ?? false])).toEqual([
+      [2, 'failed', true],
+      [3, 'done', false],
+    ])
     // Delivered: marked in its own archive, its marker gone, never delivered again.
     // One batch record for both members, linked into each one's dir.
     expect(readJson(join(dir, 'generations', '2', 'reported.json')).run_instance_ids).toContain(second)
@@ -308,7 +344,10 @@ describe('generations', () => {
     const dir = runDirOf(h, 'm')
     const generations = join(dir, 'generations')
     const relaunch = (at: string) =>
-      spawn(process.execPath, [BIN, 'run', '--name', 'm', '--', 'sh', '-c', 'echo two'], {env: cliEnv(h, {ACTORS_TEST_GENERATION_MOVE_DELAY_MS: '30000', ACTORS_TEST_GENERATION_MOVE_AT: at}), stdio: 'ignore'})
+      spawn(process.execPath, [BIN, 'run', '--name', 'm', '--', 'sh', '-c', 'echo two'], {
+        env: cliEnv(h, {ACTORS_TEST_GENERATION_MOVE_DELAY_MS: '30000', ACTORS_TEST_GENERATION_MOVE_AT: at}),
+        stdio: 'ignore',
+      })
 
     // Killed while staged: the old layout, exactly as it was.
     const staged = relaunch('staged')
@@ -338,7 +377,7 @@ describe('generations', () => {
 })
 
 describe('adoption and interrupt', () => {
-  it('a relaunched parent adopts its earlier generation\'s live child; stopping it ends the child', async () => {
+  it("a relaunched parent adopts its earlier generation's live child; stopping it ends the child", async () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', 'actors run --name worker -- sleep 300 >/dev/null']).code).toBe(0)
     await waitForResult(runDirOf(h, 'boss'))
@@ -352,7 +391,9 @@ describe('adoption and interrupt', () => {
     expect(traceKinds(runDirOf(h, 'worker'))).toContain('runtime.adopted')
     expect(traceKinds(runDirOf(h, 'boss'))).toContain('runtime.adopted')
     // A launch carrying the earlier generation's lineage stays refused.
-    const stale = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'boss', ACTORS_RUN_INSTANCE: oldBoss.run_instance_id, ACTORS_STATE_DIR: runDirOf(h, 'boss')}})
+    const stale = actors(h, ['run', '--', 'true'], {
+      env: {ACTORS_RUN: 'boss', ACTORS_RUN_INSTANCE: oldBoss.run_instance_id, ACTORS_STATE_DIR: runDirOf(h, 'boss')},
+    })
     expect(stale.code).toBe(3)
     const tree = actors(h, ['inspect', '--tree'])
     expect(tree.stdout).toMatch(/boss#2\s+running/)
@@ -391,7 +432,7 @@ describe('adoption and interrupt', () => {
     expect(stop.json.descendants.ended.sort()).toEqual(['solo', 'sub'])
   })
 
-  it('interrupt sends SIGINT to the command\'s group; a trap handles it and the Run stays live', async () => {
+  it("interrupt sends SIGINT to the command's group; a trap handles it and the Run stays live", async () => {
     const h = home()
     const script = 'trap "echo interrupted" INT; while true; do sleep 0.05; done'
     expect(actors(h, ['run', '--name', 'trap', '--', 'sh', '-c', script]).code).toBe(0)

@@ -80,7 +80,9 @@ export function homeWithRecipes(files: Record<string, string>): {home: string; r
 
 /** Write a sine tone with sox (the real audio the music tests play); throws naming sox's complaint when it fails. */
 export function writeTone(file: string, seconds: number, hz: number, format: {rate: number; channels: number} = {rate: 22050, channels: 2}): string {
-  const r = spawnSync('sox', ['-n', '-r', String(format.rate), '-c', String(format.channels), file, 'synth', String(seconds), 'sine', String(hz)], {encoding: 'utf8'})
+  const r = spawnSync('sox', ['-n', '-r', String(format.rate), '-c', String(format.channels), file, 'synth', String(seconds), 'sine', String(hz)], {
+    encoding: 'utf8',
+  })
   if (r.status !== 0) throw new Error(`sox failed writing ${file}: ${r.stderr || r.error?.message}`)
   return file
 }
@@ -110,7 +112,11 @@ function removeCgroupsOfHome(home: string): void {
   for (const base of [bases.unified, ...Object.values(bases.v1)]) {
     if (!base) continue
     const dir = unitsDir(base, homeKey(home))
-    for (const id of existsSync(dir) ? readdirSync(dir, {withFileTypes: true}).filter((e) => e.isDirectory()).map((e) => e.name) : []) {
+    for (const id of existsSync(dir)
+      ? readdirSync(dir, {withFileTypes: true})
+          .filter((e) => e.isDirectory())
+          .map((e) => e.name)
+      : []) {
       try {
         rmdirSync(join(dir, id))
       } catch {}
@@ -161,7 +167,8 @@ export interface CliResult {
 /** Environment for the CLI: isolated home, no inherited lineage, CI on (no Ink). */
 export function cliEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, CI: 'true', NO_COLOR: '1'}
-  for (const name of ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER', 'ACTORS_RECIPES']) delete env[name]
+  for (const name of ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER', 'ACTORS_RECIPES'])
+    delete env[name]
   return {...env, ...extra}
 }
 
@@ -187,7 +194,14 @@ export function actors(home: string, args: string[], options: {env?: NodeJS.Proc
 
 /** Run `actors ARGS` asynchronously (for concurrency tests); never rejects, like the sync form. */
 export async function actorsAsync(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string} = {}): Promise<CliResult> {
-  const r = await execa(process.execPath, [BIN, ...args], {env: cliEnv(home, options.env), extendEnv: false, cwd: options.cwd ?? ROOT, stdin: 'ignore', reject: false, stripFinalNewline: false})
+  const r = await execa(process.execPath, [BIN, ...args], {
+    env: cliEnv(home, options.env),
+    extendEnv: false,
+    cwd: options.cwd ?? ROOT,
+    stdin: 'ignore',
+    reject: false,
+    stripFinalNewline: false,
+  })
   return {code: r.exitCode ?? null, stdout: r.stdout, stderr: r.stderr, json: parseJson(r.stdout)}
 }
 
@@ -238,11 +252,15 @@ export function processState(pid: number): string | undefined {
  * last write.
  */
 export async function waitForResult(stateDir: string, timeoutMs = 15_000): Promise<any> {
-  return waitFor(() => {
-    const result = readJson(join(stateDir, 'result.json'))
-    const meta = readJson(join(stateDir, 'run.json'))
-    return meta.run_instance_id === result.run_instance_id && meta.status === result.status && result
-  }, timeoutMs, `result.json in ${stateDir}, mirrored in run.json`)
+  return waitFor(
+    () => {
+      const result = readJson(join(stateDir, 'result.json'))
+      const meta = readJson(join(stateDir, 'run.json'))
+      return meta.run_instance_id === result.run_instance_id && meta.status === result.status && result
+    },
+    timeoutMs,
+    `result.json in ${stateDir}, mirrored in run.json`,
+  )
 }
 
 /**
@@ -263,13 +281,42 @@ export function writeFinishedRun(
   const status = options.status ?? 'done'
   const exitCode = status === 'done' ? 0 : 1
   writeJsonAtomic(join(dir, 'run.json'), {
-    schema: RUN_SCHEMA, run: id, run_instance_id: instance, recipe: null, recipe_file: null, values: {}, argv: ['true'],
-    plan: {mode: 'single', steps: [['true']]}, cwd: home, env: {}, created_at: ended, started_at: ended, ended_at: ended, status,
-    owner: 'default', root: id, depth: 0, control: [], notification: 'normal', retry: 1, kill_grace_ms: 5000, exit_code: exitCode, duration_ms: 5,
+    schema: RUN_SCHEMA,
+    run: id,
+    run_instance_id: instance,
+    recipe: null,
+    recipe_file: null,
+    values: {},
+    argv: ['true'],
+    plan: {mode: 'single', steps: [['true']]},
+    cwd: home,
+    env: {},
+    created_at: ended,
+    started_at: ended,
+    ended_at: ended,
+    status,
+    owner: 'default',
+    root: id,
+    depth: 0,
+    control: [],
+    notification: 'normal',
+    retry: 1,
+    kill_grace_ms: 5000,
+    exit_code: exitCode,
+    duration_ms: 5,
     ...options.meta,
   })
   writeJsonAtomic(join(dir, 'result.json'), {
-    status, exit_code: exitCode, signal: null, reason: null, attempts: 1, started_at: ended, completed_at: ended, duration_ms: 5, artifacts: [], run_instance_id: instance,
+    status,
+    exit_code: exitCode,
+    signal: null,
+    reason: null,
+    attempts: 1,
+    started_at: ended,
+    completed_at: ended,
+    duration_ms: 5,
+    artifacts: [],
+    run_instance_id: instance,
     ...options.result,
   })
   return dir

@@ -101,10 +101,16 @@ describe('the run index', () => {
     // The earlier form: one Run's own record.
     const own = join(h, 'runs', 'fm-001')
     const instance = readJson(join(own, 'run.json')).run_instance_id
-    writeFileSync(join(own, 'reported.json'), JSON.stringify({run_instance_id: instance, owner: 'default', batch_id: 'old', reported_at: '2026-01-01T00:00:00Z'}))
+    writeFileSync(
+      join(own, 'reported.json'),
+      JSON.stringify({run_instance_id: instance, owner: 'default', batch_id: 'old', reported_at: '2026-01-01T00:00:00Z'}),
+    )
     // A batch record naming other instances only does not mark this one.
     const other = join(h, 'runs', 'fm-002')
-    writeFileSync(join(other, 'reported.json'), JSON.stringify({run_instance_ids: ['a', 'b'], owner: 'default', batch_id: 'x', reported_at: '2026-01-01T00:00:00Z'}))
+    writeFileSync(
+      join(other, 'reported.json'),
+      JSON.stringify({run_instance_ids: ['a', 'b'], owner: 'default', batch_id: 'x', reported_at: '2026-01-01T00:00:00Z'}),
+    )
     expect(drain(h)).toEqual(['fm-000', 'fm-002'])
     // A delivered Run copied in under another name (same instance) comes with its batch record: not reported again.
     const copy = join(h, 'runs', 'fm-copy')
@@ -159,7 +165,12 @@ describe('the run index', () => {
       const running = actors(h, ['inspect', '--status', 'running', '--json'])
       expect(running.code, running.stderr).toBe(0)
       expect(listed(running)).toEqual(['live'])
-      expect(markers(h).sort()).toEqual(['b-000', 'b-001', 'live'].map((id) => `${id}@${readJson(join(h, 'runs', id, 'run.json')).run_instance_id}`).concat('junk').sort())
+      expect(markers(h).sort()).toEqual(
+        ['b-000', 'b-001', 'live']
+          .map((id) => `${id}@${readJson(join(h, 'runs', id, 'run.json')).run_instance_id}`)
+          .concat('junk')
+          .sort(),
+      )
     }
     // Reported Runs stay reported through every rebuild; the unreported ones come once.
     const next = actors(h, ['wait', '--any', '--json'])
@@ -207,7 +218,11 @@ describe('the run index', () => {
     const child = spawn(process.execPath, [BIN, 'inspect', '--status', 'running', '--json'], {env: cliEnv(h), stdio: 'ignore'})
     const closed = new Promise((r) => child.once('close', r))
     // The index lock is a symbolic link to no file: lstat, not existsSync, sees it.
-    await waitFor(() => lstatSync(join(h, 'index', '.lock'), {throwIfNoEntry: false}) || existsSync(join(h, 'index', '.stamp.json')), 10_000, 'the rebuild to start')
+    await waitFor(
+      () => lstatSync(join(h, 'index', '.lock'), {throwIfNoEntry: false}) || existsSync(join(h, 'index', '.stamp.json')),
+      10_000,
+      'the rebuild to start',
+    )
     child.kill('SIGKILL')
     await closed
     expect(drain(h).length).toBe(400)
@@ -235,7 +250,10 @@ describe('the run index', () => {
       expect(queued).toHaveLength(601)
       expect(new Set(queued).size).toBe(601)
       // The launch log has every Run once, oldest first.
-      const launches = readFileSync(join(h, 'runs', '.cache', 'launches.log'), 'utf8').trim().split('\n').map((line) => line.split(' ')[1])
+      const launches = readFileSync(join(h, 'runs', '.cache', 'launches.log'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(' ')[1])
       expect(launches.slice().sort()).toEqual([...ids, 'live'].sort())
       expect(actors(h, ['control', 'live', 'kill']).code).toBe(0)
       await waitForResult(live.state_dir)

@@ -113,7 +113,8 @@ export function upwardImports(graph: Map<string, string[]>, order: string[]): st
     for (const target of targets) {
       const from = rank.get(layerOf(file))
       const to = rank.get(layerOf(target))
-      if (from === undefined || to === undefined || to > from) found.push(`${relative(SRC, file)} (${layerOf(file)}) → ${relative(SRC, target)} (${layerOf(target)})`)
+      if (from === undefined || to === undefined || to > from)
+        found.push(`${relative(SRC, file)} (${layerOf(file)}) → ${relative(SRC, target)} (${layerOf(target)})`)
     }
   }
   return found
@@ -125,7 +126,13 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
   it('lists every folder of src/ once, and nothing else', () => {
     const folders = readdirSync(SRC, {withFileTypes: true})
       .filter((entry) => entry.isDirectory())
-      .flatMap((entry) => (entry.name === 'lib' ? readdirSync(join(SRC, 'lib'), {withFileTypes: true}).filter((e) => e.isDirectory()).map((e) => `lib/${e.name}`) : [entry.name]))
+      .flatMap((entry) =>
+        entry.name === 'lib'
+          ? readdirSync(join(SRC, 'lib'), {withFileTypes: true})
+              .filter((e) => e.isDirectory())
+              .map((e) => `lib/${e.name}`)
+          : [entry.name],
+      )
     expect([...order].sort()).toEqual(folders.sort())
     expect(new Set(order).size).toBe(order.length)
     // No module loose at the top of src/: each belongs to a layer.
@@ -148,7 +155,8 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
     const reaching: string[] = []
     for (const [file, targets] of importGraph(true)) {
       if (layerOf(file) === 'lib/executors') continue
-      for (const target of targets) if (layerOf(target) === 'lib/executors' && !seam.has(target)) reaching.push(`${relative(SRC, file)} → ${relative(SRC, target)}`)
+      for (const target of targets)
+        if (layerOf(target) === 'lib/executors' && !seam.has(target)) reaching.push(`${relative(SRC, file)} → ${relative(SRC, target)}`)
     }
     expect(reaching).toEqual([])
   })
@@ -159,7 +167,10 @@ describe('the folders of src/lib/', () => {
     const lib = join(SRC, 'lib')
     const entries = readdirSync(lib, {withFileTypes: true})
     expect(entries.filter((entry) => entry.isFile()).map((entry) => entry.name)).toEqual([])
-    const folders = entries.filter((entry) => entry.isDirectory()).map((entry) => entry.name).sort()
+    const folders = entries
+      .filter((entry) => entry.isDirectory())
+      .map((entry) => entry.name)
+      .sort()
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const layout = readme.slice(readme.indexOf('## Layout'), readme.indexOf('\n## ', readme.indexOf('## Layout') + 1))
     const described = [...layout.matchAll(/^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1])).sort()
@@ -174,7 +185,7 @@ describe('comments in src/', () => {
       [...comment[0].matchAll(/((?:[\w.-]+\/)*[\w.-]+\.(?:tsx?|cjs|md))\b/g)].map((m) => ({name: m[1], line: text.slice(0, comment.index).split('\n').length})),
     )
 
-  it('name only files that exist (a path from src/, src/lib/, the file\'s folder or the repository; a bare name anywhere in src/)', () => {
+  it("name only files that exist (a path from src/, src/lib/, the file's folder or the repository; a bare name anywhere in src/)", () => {
     const all = sourceFiles(SRC)
     const stale: string[] = []
     for (const file of all) {

@@ -7,7 +7,16 @@ import {readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {parseGenerationRef} from '../src/lib/records/generation-layout.js'
-import {MAX_INBOX_BYTES, MAX_INBOX_RECORDS, appendInboxRecord, messageLine, readInbox, saveCursor, unreadRecords, validateMessage} from '../src/lib/runs/inbox.js'
+import {
+  MAX_INBOX_BYTES,
+  MAX_INBOX_RECORDS,
+  appendInboxRecord,
+  messageLine,
+  readInbox,
+  saveCursor,
+  unreadRecords,
+  validateMessage,
+} from '../src/lib/runs/inbox.js'
 import {removeDir, tempDir} from './helpers.js'
 
 let dirs: string[] = []

@@ -3,7 +3,21 @@
  * between real processes, process identity, fail-closed reads, trace bounds.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {appendFileSync, chmodSync, closeSync, lstatSync, mkdirSync, openSync, readSync, readdirSync, readlinkSync, statSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
+import {
+  appendFileSync,
+  chmodSync,
+  closeSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readSync,
+  readdirSync,
+  readlinkSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
@@ -26,7 +40,15 @@ let stateFilesBundle: string
 beforeAll(async () => {
   bundleDir = tempDir('actors-bundle-')
   stateFilesBundle = join(bundleDir, 'state-files.mjs')
-  await build({entryPoints: [join(ROOT, 'src/lib/platform/state-files.ts')], bundle: true, platform: 'node', format: 'esm', target: 'node20', outfile: stateFilesBundle, logLevel: 'warning'})
+  await build({
+    entryPoints: [join(ROOT, 'src/lib/platform/state-files.ts')],
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    outfile: stateFilesBundle,
+    logLevel: 'warning',
+  })
 })
 afterAll(() => removeDir(bundleDir))
 beforeEach(() => {
@@ -47,7 +69,10 @@ describe('run ids', () => {
   it('accepts plain names and refuses anything that could escape the state root', () => {
     expect(validateRunId('build-1.a_b')).toBe('build-1.a_b')
     for (const bad of ['', '.', '..', '../x', 'a/b', 'a b', 'x;rm -rf', '$(id)', 'é', 'a'.repeat(129), 'a\nb']) {
-      expect(exitCodeOf(() => validateRunId(bad)), bad).toBe(2)
+      expect(
+        exitCodeOf(() => validateRunId(bad)),
+        bad,
+      ).toBe(2)
     }
   })
 
@@ -69,7 +94,11 @@ describe('durations', () => {
     expect(parseDuration('1h', 'x')).toBe(3_600_000)
     expect(parseDuration('2', 'x')).toBe(2000)
     expect(parseDuration('1.5', 'x')).toBe(1500)
-    for (const bad of ['', 'abc', '-1s', '5 m', '1e9h']) expect(exitCodeOf(() => parseDuration(bad, '--timeout')), bad).toBe(2)
+    for (const bad of ['', 'abc', '-1s', '5 m', '1e9h'])
+      expect(
+        exitCodeOf(() => parseDuration(bad, '--timeout')),
+        bad,
+      ).toBe(2)
   })
 })
 
@@ -106,7 +135,11 @@ describe('state files', () => {
     mkdirSync(join(dir, 'run.json'))
     mkdirSync(join(dir, 'trace.jsonl'))
     spawnSync('mkfifo', [join(dir, 'result.json')])
-    for (const read of [() => readJsonFile(join(dir, 'run.json')), () => readJsonLines(join(dir, 'trace.jsonl')), () => readJsonFile(join(dir, 'result.json'))]) {
+    for (const read of [
+      () => readJsonFile(join(dir, 'run.json')),
+      () => readJsonLines(join(dir, 'trace.jsonl')),
+      () => readJsonFile(join(dir, 'result.json')),
+    ]) {
       try {
         read()
         expect.unreachable()
@@ -131,26 +164,41 @@ describe('state files', () => {
     chmodSync(bundleDir, 0o755)
     const asNobody = (code: string) => spawnSync(process.execPath, ['--input-type=module', '-e', code], {uid: 65534, gid: 65534, encoding: 'utf8'})
     // The plain open that fails for that user (so the fallback below is what reads the file)...
-    const refused = asNobody(`import {openSync, constants} from 'node:fs'; try { openSync(${JSON.stringify(file)}, constants.O_RDONLY | constants.O_NOATIME) } catch (e) { console.log(e.code) }`)
+    const refused = asNobody(
+      `import {openSync, constants} from 'node:fs'; try { openSync(${JSON.stringify(file)}, constants.O_RDONLY | constants.O_NOATIME) } catch (e) { console.log(e.code) }`,
+    )
     expect(refused.stdout.trim()).toBe('EPERM')
     // ...and the state-file reader, which falls back to a plain read for the rest of the process.
-    const read = asNobody(`import {readJsonFile} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)}; console.log(JSON.stringify([readJsonFile(${JSON.stringify(file)}), readJsonFile(${JSON.stringify(file)})]))`)
+    const read = asNobody(
+      `import {readJsonFile} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)}; console.log(JSON.stringify([readJsonFile(${JSON.stringify(file)}), readJsonFile(${JSON.stringify(file)})]))`,
+    )
     expect(read.stderr).toBe('')
-    expect(JSON.parse(read.stdout)).toEqual([{schema: 's1', n: 1}, {schema: 's1', n: 1}])
+    expect(JSON.parse(read.stdout)).toEqual([
+      {schema: 's1', n: 1},
+      {schema: 's1', n: 1},
+    ])
   })
 
-  it('never shows a reader half a file while the project\'s own atomic writer rewrites it from another process', async () => {
+  it("never shows a reader half a file while the project's own atomic writer rewrites it from another process", async () => {
     const file = join(dir, 'hot.json')
     const stop = join(dir, 'stop')
     writeJsonAtomic(file, {n: 0, pad: 'x'.repeat(200_000)})
     // A tight loop of writeJsonAtomic (src/lib/platform/state-files.ts, bundled in beforeAll) in a child process while we read.
-    const child = spawn(process.execPath, ['--input-type=module', '-e', `
+    const child = spawn(
+      process.execPath,
+      [
+        '--input-type=module',
+        '-e',
+        `
       import {writeJsonAtomic} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)};
       import fs from 'node:fs';
       const pad = 'x'.repeat(200000);
       const deadline = Date.now() + 60000;
       for (let n = 1; !fs.existsSync(${JSON.stringify(stop)}) && Date.now() < deadline; n++) writeJsonAtomic(${JSON.stringify(file)}, {n, pad});
-    `], {stdio: ['ignore', 'ignore', 'pipe']})
+    `,
+      ],
+      {stdio: ['ignore', 'ignore', 'pipe']},
+    )
     let stderr = ''
     child.stderr.on('data', (chunk) => (stderr += chunk))
     const exited = new Promise<number | null>((r) => child.on('exit', r))
@@ -269,7 +317,16 @@ describe('doorbell', () => {
 
 describe('isoTime', () => {
   it('formats exactly as toISOString', () => {
-    const samples = [0, 1, 999, Date.parse('2026-12-31T23:59:59.999Z'), Date.parse('2000-02-29T12:00:00.050Z'), Date.now(), Date.parse('0005-01-01T00:00:00Z'), Date.parse('9999-12-31T23:59:59.999Z')]
+    const samples = [
+      0,
+      1,
+      999,
+      Date.parse('2026-12-31T23:59:59.999Z'),
+      Date.parse('2000-02-29T12:00:00.050Z'),
+      Date.now(),
+      Date.parse('0005-01-01T00:00:00Z'),
+      Date.parse('9999-12-31T23:59:59.999Z'),
+    ]
     for (let i = 0; i < 500; i++) samples.push(Math.floor(Math.random() * 4e12))
     for (const ms of samples) expect(isoTime(new Date(ms))).toBe(new Date(ms).toISOString())
     // Outside 0-9999 it is toISOString's own (expanded-year) text.
@@ -327,7 +384,9 @@ describe('trace', () => {
     const append = (i: number) => appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
     // Seed 2047 events as the file itself (appending each through the lock would take a minute on a busy
     // machine), then append the 2048th for real.
-    const seeded = Array.from({length: SPEC_MAX_EVENTS - 1}, (_, i) => JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}}))
+    const seeded = Array.from({length: SPEC_MAX_EVENTS - 1}, (_, i) =>
+      JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}}),
+    )
     writeFileSync(join(runDir, 'trace.jsonl'), seeded.join('\n') + '\n')
     append(SPEC_MAX_EVENTS - 1)
     // Exactly at the bound: nothing dropped yet.
@@ -350,11 +409,17 @@ describe('trace', () => {
     mkdirSync(join(dir, 'run'))
     const runDir = join(dir, 'run')
     const file = join(runDir, 'trace.jsonl')
-    const line = (i: number, pad: number) => JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i} é`, data: {pad: 'p'.repeat(pad)}})
+    const line = (i: number, pad: number) =>
+      JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i} é`, data: {pad: 'p'.repeat(pad)}})
     const whole = (count: number) => traceLines(runDir).records.slice(-count)
     // Small (one read from the start), just over the first window, several windows, events of 60 KiB each,
     // a damaged line among the last ones, and a window boundary inside a multi-byte character.
-    for (const [events, pad] of [[5, 40], [400, 200], [3000, 1000], [70, 60_000]] as const) {
+    for (const [events, pad] of [
+      [5, 40],
+      [400, 200],
+      [3000, 1000],
+      [70, 60_000],
+    ] as const) {
       const lines = Array.from({length: events}, (_, i) => line(i, pad))
       lines.splice(events - 3, 0, '{"torn": ')
       writeFileSync(file, lines.join('\n') + '\n')
@@ -374,7 +439,8 @@ describe('trace', () => {
     mkdirSync(join(dir, 'run'))
     const runDir = join(dir, 'run')
     const file = join(runDir, 'trace.jsonl')
-    const line = (i: number) => JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
+    const line = (i: number) =>
+      JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
     const append = (i: number) => appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
     const counted = () => readJsonFile<{events: number}>(join(runDir, '.trace.count'))?.events
     writeFileSync(file, Array.from({length: SPEC_MAX_EVENTS - 10}, (_, i) => line(i)).join('\n') + '\n')

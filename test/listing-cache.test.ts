@@ -90,10 +90,14 @@ function listing() {
  * the supervisor is still starting the command.
  */
 async function started(stateDir: string) {
-  await waitFor(() => {
-    const meta = readJson(join(stateDir, 'run.json'))
-    return meta.started_at && meta.child_pid
-  }, 10_000, `${stateDir} to start`)
+  await waitFor(
+    () => {
+      const meta = readJson(join(stateDir, 'run.json'))
+      return meta.started_at && meta.child_pid
+    },
+    10_000,
+    `${stateDir} to start`,
+  )
 }
 
 async function finished(name: string, ...command: string[]) {
@@ -151,7 +155,13 @@ describe('the listing cache', () => {
     const dir = await finished('one', 'true')
     await finished('two', 'false')
     const expected = listing()
-    const foreign = ['{not json', JSON.stringify({schema: 'other', rows: []}), '[]', JSON.stringify({schema: 'actors-listing-cache-v3', entries: {}}), JSON.stringify({schema: 'actors-listing-cache-v4', rows: {}})]
+    const foreign = [
+      '{not json',
+      JSON.stringify({schema: 'other', rows: []}),
+      '[]',
+      JSON.stringify({schema: 'actors-listing-cache-v3', entries: {}}),
+      JSON.stringify({schema: 'actors-listing-cache-v4', rows: {}}),
+    ]
     for (const text of foreign) {
       writeFileSync(cacheFile(), text)
       expect(rowsListing().json).toEqual(expected)
@@ -167,7 +177,10 @@ describe('the listing cache', () => {
       [row.slice(0, -1), other],
       [row.map((v, i) => (i === status ? 'running' : v)), other],
       // Each Run's row under the other's id.
-      [['one', ...other.slice(1)], ['two', ...row.slice(1)]],
+      [
+        ['one', ...other.slice(1)],
+        ['two', ...row.slice(1)],
+      ],
       ['one', 7, null, other],
     ]) {
       writeFileSync(cacheFile(), JSON.stringify({...cache, rows: lie}))
@@ -178,7 +191,7 @@ describe('the listing cache', () => {
     }
   })
 
-  it('sees an in-place edit that keeps run.json\'s size, whichever way the key was taken', async () => {
+  it("sees an in-place edit that keeps run.json's size, whichever way the key was taken", async () => {
     const dir = await finished('kept', 'true')
     const meta = join(dir, 'run.json')
     // Keys taken through statSync (Node's fs binding is not used when it would warn) serve the binding's reader:

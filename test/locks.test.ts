@@ -57,7 +57,12 @@ function intervals(log: string): Array<{tag: string; start: bigint; end: bigint}
 
 /** The most intervals open at one time. */
 function maxOverlap(spans: Array<{start: bigint; end: bigint}>): number {
-  const events = spans.flatMap((s) => [{t: s.start, d: 1}, {t: s.end, d: -1}]).sort((a, b) => (a.t === b.t ? a.d - b.d : a.t < b.t ? -1 : 1))
+  const events = spans
+    .flatMap((s) => [
+      {t: s.start, d: 1},
+      {t: s.end, d: -1},
+    ])
+    .sort((a, b) => (a.t === b.t ? a.d - b.d : a.t < b.t ? -1 : 1))
   let open = 0
   let max = 0
   for (const e of events) max = Math.max(max, (open += e.d))
@@ -66,7 +71,13 @@ function maxOverlap(spans: Array<{start: bigint; end: bigint}>): number {
 
 function journal(dir: string): any[] {
   const file = join(dir, 'locks', 'journal.jsonl')
-  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line)) : []
+  return existsSync(file)
+    ? readFileSync(file, 'utf8')
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+    : []
 }
 
 function lockFile(dir: string, name: string): any {
@@ -107,7 +118,10 @@ describe('Runs with Recipe locks', () => {
     expect(maxOverlap(spans)).toBe(1)
     // Each Run's Trace tells its lock story; nothing is held afterwards.
     for (const r of runs) {
-      const kinds = readFileSync(join(r.state_dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind)
+      const kinds = readFileSync(join(r.state_dir, 'trace.jsonl'), 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).kind)
       expect(kinds).toContain('lock.acquired')
       expect(kinds.indexOf('lock.released')).toBeGreaterThan(kinds.indexOf('lock.acquired'))
     }
@@ -124,7 +138,9 @@ describe('Runs with Recipe locks', () => {
     for (const holder of ['x', 'y']) expect(actors(dir, ['lock', 'release', 'gpu', '--holder', holder]).code).toBe(0)
     for (const r of runs) expect((await waitForResult(r.state_dir, 60_000)).status).toBe('done')
     expect(maxOverlap(intervals(log))).toBeLessThanOrEqual(2)
-    const held = journal(dir).filter((j) => j.op === 'acquired' && j.holder.startsWith('run:')).map((j) => j.held)
+    const held = journal(dir)
+      .filter((j) => j.op === 'acquired' && j.holder.startsWith('run:'))
+      .map((j) => j.held)
     expect(held).toHaveLength(5)
     expect(Math.max(...held)).toBe(2)
     expect(lockFile(dir, 'gpu').slots).toBe(2)
@@ -139,7 +155,10 @@ describe('Runs with Recipe locks', () => {
     // Never a partial hold: whoever took a also took b at the same moment (a-only Runs aside).
     const acquired = journal(dir).filter((j) => j.op === 'acquired')
     for (const holder of new Set(acquired.map((j) => j.holder))) {
-      const locks = acquired.filter((j) => j.holder === holder).map((j) => j.lock).sort()
+      const locks = acquired
+        .filter((j) => j.holder === holder)
+        .map((j) => j.lock)
+        .sort()
       expect(['a', 'a,b']).toContain(locks.join())
     }
   }, 120_000)
@@ -180,7 +199,11 @@ describe('Runs with Recipe locks', () => {
   })
 
   it('a Recipe with a bad locks field is refused before anything starts', () => {
-    const dir = home({'bad.yaml': 'locks: ["a/b"]\ntemplate: [true]', 'slots.yaml': 'locks: [{name: a, slots: 0}]\ntemplate: [true]', 'twice.yaml': 'locks: [a, a]\ntemplate: [true]'})
+    const dir = home({
+      'bad.yaml': 'locks: ["a/b"]\ntemplate: [true]',
+      'slots.yaml': 'locks: [{name: a, slots: 0}]\ntemplate: [true]',
+      'twice.yaml': 'locks: [a, a]\ntemplate: [true]',
+    })
     for (const name of ['bad', 'slots', 'twice']) {
       const r = actors(dir, ['recipes', 'validate', join(dir, 'recipes', `${name}.yaml`)])
       expect(r.code).toBe(2)
@@ -204,7 +227,11 @@ describe('actors lock', () => {
     }
     const replies = await Promise.all(waiters)
     expect(replies.map((r) => r.code)).toEqual([0, 0, 0])
-    expect(journal(dir).filter((j) => j.op === 'acquired').map((j) => j.holder)).toEqual(['h0', 'w1', 'w2', 'w3'])
+    expect(
+      journal(dir)
+        .filter((j) => j.op === 'acquired')
+        .map((j) => j.holder),
+    ).toEqual(['h0', 'w1', 'w2', 'w3'])
   })
 
   it('the calling shell holds the slot; when it is killed, the slot goes to the next waiter', async () => {
@@ -241,7 +268,11 @@ describe('actors lock', () => {
     const second = actors(dir, ['lock', 'acquire', 'l', '--holder', 'b', '--lease', '20s', '--wait', '20s', '--json'])
     expect(second.code, second.stderr).toBe(0)
     expect(second.json.holders.map((h: any) => h.holder)).toEqual(['b'])
-    expect(journal(dir).filter((j) => j.op === 'expired').map((j) => j.holder)).toEqual(['a'])
+    expect(
+      journal(dir)
+        .filter((j) => j.op === 'expired')
+        .map((j) => j.holder),
+    ).toEqual(['a'])
     // b renews for 60s and keeps the slot.
     const renew = actors(dir, ['lock', 'renew', 'l', '--holder', 'b', '--lease', '60s', '--json'])
     expect(renew.code, renew.stderr).toBe(0)
@@ -258,10 +289,14 @@ describe('actors lock', () => {
     expect(r.code).toBe(124)
     expect(r.json.error.exit_code).toBe(124)
     expect(lockFile(dir, 't').queue).toEqual([])
-    expect(journal(dir).slice(-2).map((j) => j.op)).toEqual(['waiting', 'left'])
+    expect(
+      journal(dir)
+        .slice(-2)
+        .map((j) => j.op),
+    ).toEqual(['waiting', 'left'])
   })
 
-  it('lock exec: the command\'s exit code, busy 5, timeout 124, bad name 2, capacity disagreement 5', () => {
+  it("lock exec: the command's exit code, busy 5, timeout 124, bad name 2, capacity disagreement 5", () => {
     const dir = home()
     const ok = actors(dir, ['lock', 'exec', 'x', '--', 'sh', '-c', 'test -n "$(cat locks/x.json)" && exit 7'], {cwd: dir})
     expect(ok.code, ok.stderr).toBe(7)
@@ -280,10 +315,15 @@ describe('actors lock', () => {
 
   it('50 concurrent acquirers: every grant accounted for, never beyond capacity, journal valid', async () => {
     // 50 Runs launched at once: 50 supervisors acquiring together (the lean acquirers; lock exec is tested above).
-    const dir = home({'crowd.yaml': 'args: [n:string, log:string]\nlocks: [{name: crowd, slots: 5}]\ntemplate: [sh, -c, \'mkdir "$0.in/$1" && ls "$0.in" | wc -l >> "$0.counts" && sleep 0.05 && rmdir "$0.in/$1" && echo "$1" >> "$0"\', "{log}", "{n}"]'})
+    const dir = home({
+      'crowd.yaml':
+        'args: [n:string, log:string]\nlocks: [{name: crowd, slots: 5}]\ntemplate: [sh, -c, \'mkdir "$0.in/$1" && ls "$0.in" | wc -l >> "$0.counts" && sleep 0.05 && rmdir "$0.in/$1" && echo "$1" >> "$0"\', "{log}", "{n}"]',
+    })
     const log = join(dir, 'grants')
     mkdirSync(`${log}.in`)
-    const launched = await Promise.all(Array.from({length: 50}, (_, i) => actorsAsync(dir, ['run', 'crowd', `n=${i}`, `log=${log}`, '--recipes', join(dir, 'recipes'), '--json'])))
+    const launched = await Promise.all(
+      Array.from({length: 50}, (_, i) => actorsAsync(dir, ['run', 'crowd', `n=${i}`, `log=${log}`, '--recipes', join(dir, 'recipes'), '--json'])),
+    )
     expect(launched.filter((r) => r.code !== 0).map((r) => r.stderr)).toEqual([])
     for (const r of launched) expect((await waitForResult(r.json.state_dir, 240_000)).status).toBe('done')
     expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(Array.from({length: 50}, (_, i) => String(i)).sort())
@@ -313,7 +353,11 @@ describe('actors lock', () => {
     mkdirSync(join(dir, 'locks'))
     const file = join(dir, 'locks', 'c.json')
     writeFileSync(file, '{"schema": "actors-lock-v1", "lock": "c", "slots": 1, "holders": [')
-    for (const args of [['lock', 'acquire', 'c'], ['lock', 'status'], ['lock', 'exec', 'c', '--', 'true']]) {
+    for (const args of [
+      ['lock', 'acquire', 'c'],
+      ['lock', 'status'],
+      ['lock', 'exec', 'c', '--', 'true'],
+    ]) {
       const r = actors(dir, args)
       expect(r.code, args.join(' ')).toBe(1)
       expect(r.stderr).toContain(file)

@@ -64,7 +64,13 @@ function followIntoHead(h: string, args: string, lines: number) {
   const r = spawnSync('sh', ['-c', script], {env: cliEnv(h), timeout: 60_000})
   expect(r.status).toBe(0)
   const [rssKb, seconds] = readFileSync(`${out}.time`, 'utf8').trim().split('\n').pop()!.split(' ').map(Number)
-  return {code: Number(readFileSync(`${out}.code`, 'utf8')), rssMb: rssKb / 1024, seconds, stderr: readFileSync(`${out}.err`, 'utf8'), head: readFileSync(`${out}.head`, 'utf8')}
+  return {
+    code: Number(readFileSync(`${out}.code`, 'utf8')),
+    rssMb: rssKb / 1024,
+    seconds,
+    stderr: readFileSync(`${out}.err`, 'utf8'),
+    head: readFileSync(`${out}.head`, 'utf8'),
+  }
 }
 
 describe('followers into a closed pipe end promptly with bounded memory', () => {
@@ -115,4 +121,3 @@ describe('followers into a closed pipe end promptly with bounded memory', () => 
     expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).not.toMatch(/\n\s+at /)
   }, 60_000)
 })
-

@@ -125,7 +125,25 @@ describe('bounded documents', () => {
   })
 
   it('a batch shortens outputs first, then moves rows to overflow', () => {
-    const row = (i: number): BatchRow => ({run: `r-${i}`, run_instance_id: 'i', generation: 1, status: 'done', depth: 0, parent: null, summary: 's', output: 'o'.repeat(4000), artifacts: [], artifacts_total: 0, usage: null, collected: [], collected_total: 0, exit_code: 0, duration_ms: 1, ended_at: null, state_dir: 'd'})
+    const row = (i: number): BatchRow => ({
+      run: `r-${i}`,
+      run_instance_id: 'i',
+      generation: 1,
+      status: 'done',
+      depth: 0,
+      parent: null,
+      summary: 's',
+      output: 'o'.repeat(4000),
+      artifacts: [],
+      artifacts_total: 0,
+      usage: null,
+      collected: [],
+      collected_total: 0,
+      exit_code: 0,
+      duration_ms: 1,
+      ended_at: null,
+      state_dir: 'd',
+    })
     const batch = {rows: Array.from({length: 64}, (_, i) => row(i)), overflow: 0, overflow_runs: [] as string[]} as unknown as BatchDocument
     const shortened = boundBatch(batch, '')
     expect(shortened.rows).toHaveLength(64)

@@ -55,7 +55,12 @@ function open(h: string, flags: string[] = []): RawSession {
   }
 }
 
-const INIT = JSON.stringify({jsonrpc: '2.0', id: 1, method: 'initialize', params: {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 't', version: '1'}}})
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 't', version: '1'}},
+})
 const INITIALIZED = JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'})
 const ping = (id: number) => JSON.stringify({jsonrpc: '2.0', id, method: 'ping'})
 const toolCall = (id: number, name: string, args: unknown) => JSON.stringify({jsonrpc: '2.0', id, method: 'tools/call', params: {name, arguments: args}})
@@ -78,7 +83,12 @@ describe('actors mcp: bad lines get JSON-RPC errors and the session goes on', ()
     session.send(ping(11))
     await session.reply(11)
     const errors = session.replies.filter((r) => r.error)
-    expect(errors.map((r) => [r.id, r.error.code])).toEqual([[null, -32700], [9, -32600], [10, -32600], [null, -32600]])
+    expect(errors.map((r) => [r.id, r.error.code])).toEqual([
+      [null, -32700],
+      [9, -32600],
+      [10, -32600],
+      [null, -32600],
+    ])
     for (const r of errors) expect(r.error.data.error).toMatchObject({message: expect.any(String), exit_code: 2, fix: expect.any(String)})
   })
 

@@ -29,18 +29,21 @@ async function connect(h: string, flags: string[]): Promise<Client> {
 
 type ToolResult = {content: Array<{type: string; text: string}>; structuredContent?: any; isError?: boolean}
 
-const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({name, arguments: args}, {timeout: 60_000})) as ToolResult
+const call = async (client: Client, name: string, args: Record<string, unknown>) =>
+  (await client.callTool({name, arguments: args}, {timeout: 60_000})) as ToolResult
 
 /** Every file of a Run's state dir that a refused call could have changed. */
 function snapshot(h: string, id: string): string {
   const dir = join(h, 'runs', id)
-  return ['run.json', 'result.json', 'trace.jsonl', 'controls.jsonl'].map((f) => {
-    try {
-      return readFileSync(join(dir, f), 'utf8')
-    } catch {
-      return ''
-    }
-  }).join('\n--\n')
+  return ['run.json', 'result.json', 'trace.jsonl', 'controls.jsonl']
+    .map((f) => {
+      try {
+        return readFileSync(join(dir, f), 'utf8')
+      } catch {
+        return ''
+      }
+    })
+    .join('\n--\n')
 }
 
 describe('actors mcp --owner', () => {

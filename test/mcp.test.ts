@@ -13,7 +13,8 @@ import {afterEach, describe, expect, it} from 'vitest'
 import {actors, BIN, cliEnv, homeWithRecipes, processAlive, readJson, removeHome, waitFor} from './helpers.js'
 
 const CAP = 64 * 1024
-const GATE_RECIPE = "description: waits until a file exists\nargs:\n  - file:path\ntemplate: [sh, -c, 'until [ -e \"$0\" ]; do sleep 0.05; done; echo opened', '{file}']\n"
+const GATE_RECIPE =
+  "description: waits until a file exists\nargs:\n  - file:path\ntemplate: [sh, -c, 'until [ -e \"$0\" ]; do sleep 0.05; done; echo opened', '{file}']\n"
 
 interface Session {
   client: Client
@@ -157,7 +158,8 @@ describe('actors mcp', () => {
     const {home} = newHome()
     const {client} = await connect(home, ['--allow-adhoc'])
     // Multi-byte characters, quotes and control characters (6 bytes each once JSON-escaped) across page boundaries.
-    const script = "const parts=[];let n=0;for(let i=0;n<200000;i++){const l=`line ${i} é😀\"\\\\\\u0001\\t`+'x'.repeat(i%50)+'\\n';parts.push(l);n+=Buffer.byteLength(l)}process.stdout.write(parts.join(''))"
+    const script =
+      "const parts=[];let n=0;for(let i=0;n<200000;i++){const l=`line ${i} é😀\"\\\\\\u0001\\t`+'x'.repeat(i%50)+'\\n';parts.push(l);n+=Buffer.byteLength(l)}process.stdout.write(parts.join(''))"
     const launched = await call(client, 'run', {command: [process.execPath, '-e', script]})
     const run = launched.structuredContent.run
     await call(client, 'wait', {runs: [run], timeout: '60s'})
@@ -194,7 +196,10 @@ describe('actors mcp', () => {
       cpSync(seeded.state_dir, dir, {recursive: true})
       const instance = randomUUID()
       writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
-      writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, completed_at: new Date(Date.now() - 1000 + i).toISOString()}))
+      writeFileSync(
+        join(dir, 'result.json'),
+        JSON.stringify({...result, run_instance_id: instance, completed_at: new Date(Date.now() - 1000 + i).toISOString()}),
+      )
     }
     const {client} = await connect(home)
     const listing = await call(client, 'inspect')
@@ -242,7 +247,7 @@ describe('actors mcp', () => {
     await expect(client.subscribeResource({uri: 'actors://runs/no-such-run'})).rejects.toThrow(/not found/)
   })
 
-  it('the resource of a parent Run shows its children\'s lives (runtime.child_started / child_ended)', async () => {
+  it("the resource of a parent Run shows its children's lives (runtime.child_started / child_ended)", async () => {
     const {home} = newHome()
     expect(actors(home, ['run', '--name', 'par', '--', 'sh', '-c', 'actors run --name kid -- true >/dev/null; actors wait kid >/dev/null']).code).toBe(0)
     await waitFor(() => readJson(join(home, 'runs', 'par', 'run.json')).status === 'done', 15_000, 'par done')

@@ -21,7 +21,12 @@ beforeAll(() => {
   root = tempDir('actors-music-source-')
   music = join(root, 'music')
   mkdirSync(music)
-  for (const [name, freq] of [['1 low.wav', 330], ['2 mid.wav', 440], ['3 high.wav', 550]] as const) tracks.push(writeTone(join(music, name), 20, freq))
+  for (const [name, freq] of [
+    ['1 low.wav', 330],
+    ['2 mid.wav', 440],
+    ['3 high.wav', 550],
+  ] as const)
+    tracks.push(writeTone(join(music, name), 20, freq))
   symlinkSync(music, join(root, 'linked'))
 })
 afterEach(() => {
@@ -31,7 +36,11 @@ afterAll(() => removeHome(root))
 
 /** `actors music serve SOURCE --state-dir DIR` in the background, from `cwd`. */
 function serve(source: string, dir: string, cwd = root) {
-  const child = spawn(process.execPath, [BIN, 'music', 'serve', source, '--state-dir', dir, '--player', 'mpv', '--output', 'null'], {cwd, env: cliEnv(root), stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(process.execPath, [BIN, 'music', 'serve', source, '--state-dir', dir, '--player', 'mpv', '--output', 'null'], {
+    cwd,
+    env: cliEnv(root),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   children.push(child)
   let err = ''
   child.stderr!.on('data', (d) => (err += d))
@@ -41,7 +50,11 @@ function serve(source: string, dir: string, cwd = root) {
 
 /** The service on `dir` is playing (its endpoint is up and the checkpoint says so). */
 function playing(dir: string) {
-  return waitFor(() => existsSync(join(dir, 'playback-endpoint.json')) && readJson(join(dir, 'playback.json')).state === 'playing' && readJson(join(dir, 'playback.json')), 20_000, 'the service to play')
+  return waitFor(
+    () => existsSync(join(dir, 'playback-endpoint.json')) && readJson(join(dir, 'playback.json')).state === 'playing' && readJson(join(dir, 'playback.json')),
+    20_000,
+    'the service to play',
+  )
 }
 
 const control = (dir: string, ...args: string[]) => actors(root, ['control', '--json', dir, ...args])
@@ -57,7 +70,12 @@ describe('the checkpoint is keyed by the real path of the source', () => {
     expect(readJson(join(dir, 'playback.json'))).toMatchObject({index: 1, track: tracks[1], state: 'stopped'})
 
     // A trailing slash, a relative path from the parent, a symlink: the same source.
-    for (const [source, cwd] of [[`${music}/`, root], ['music', root], ['./linked/', root], ['../music', join(root, 'linked')]] as const) {
+    for (const [source, cwd] of [
+      [`${music}/`, root],
+      ['music', root],
+      ['./linked/', root],
+      ['../music', join(root, 'linked')],
+    ] as const) {
       const again = serve(source, dir, cwd)
       const checkpoint = await playing(dir)
       expect(again.stderr()).toContain('resuming at track 2/3')
@@ -87,7 +105,7 @@ describe('the checkpoint is keyed by the real path of the source', () => {
 })
 
 describe('a refused second serve', () => {
-  it('exits 5 saying nothing about resuming, and changes none of the live one\'s files', async () => {
+  it("exits 5 saying nothing about resuming, and changes none of the live one's files", async () => {
     const dir = join(root, 'state-twice')
     const first = serve(music, dir)
     await playing(dir)
@@ -99,7 +117,14 @@ describe('a refused second serve', () => {
     expect(live.stderr()).toContain('resuming at track 2/3')
     // Paused, the live service rewrites nothing by itself: any change below would be the refused one's.
     expect(control(dir, 'pause').code).toBe(0)
-    const snapshot = () => readdirSync(dir).sort().map((name) => ({name, mtime: statSync(join(dir, name)).mtimeMs, text: statSync(join(dir, name)).isFile() ? readFileSync(join(dir, name), 'utf8') : ''}))
+    const snapshot = () =>
+      readdirSync(dir)
+        .sort()
+        .map((name) => ({
+          name,
+          mtime: statSync(join(dir, name)).mtimeMs,
+          text: statSync(join(dir, name)).isFile() ? readFileSync(join(dir, name), 'utf8') : '',
+        }))
     const before = snapshot()
     const r = actors(root, ['music', 'serve', music, '--state-dir', dir, '--player', 'mpv', '--output', 'null'])
     expect(r.code).toBe(5)

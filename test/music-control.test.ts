@@ -24,10 +24,25 @@ async function fakeService(dir: string, reply: string): Promise<void> {
   })
   servers.push(server)
   await new Promise<void>((resolve) => server.listen(path, resolve))
-  writeFileSync(join(dir, 'playback-endpoint.json'), JSON.stringify({owner_mode: 'standalone', path, service_instance_id: 'fake', service_pid: process.pid, ready_at: new Date().toISOString()}))
+  writeFileSync(
+    join(dir, 'playback-endpoint.json'),
+    JSON.stringify({owner_mode: 'standalone', path, service_instance_id: 'fake', service_pid: process.pid, ready_at: new Date().toISOString()}),
+  )
 }
 
-const status = (track: string) => ({state: 'playing', index: 0, count: 1, track, player: 'mpv', volume: 50, position_seconds: 1, duration_seconds: 10, progress_percent: 10, position_updated_at_ms: Date.now(), updated_at: null})
+const status = (track: string) => ({
+  state: 'playing',
+  index: 0,
+  count: 1,
+  track,
+  player: 'mpv',
+  volume: 50,
+  position_seconds: 1,
+  duration_seconds: 10,
+  progress_percent: 10,
+  position_updated_at_ms: Date.now(),
+  updated_at: null,
+})
 
 describe('standalone playback replies', () => {
   it('takes a reply up to 4 KiB and refuses a longer one (exit 1, no internal error)', async () => {

@@ -22,7 +22,8 @@ beforeAll(() => {
   mkdirSync(join(root, 'broken'))
   writeTone(join(root, 'tones', 'short.wav'), 0.4, 440)
   // Random bytes behind audio extensions: every player fails on them, on any machine, with or without a sound device.
-  for (const name of ['one.mp3', 'two.mp3']) writeFileSync(join(root, 'broken', name), Buffer.from(Array.from({length: 20_000}, (_, i) => (i * 7919 + 13) % 251)))
+  for (const name of ['one.mp3', 'two.mp3'])
+    writeFileSync(join(root, 'broken', name), Buffer.from(Array.from({length: 20_000}, (_, i) => (i * 7919 + 13) % 251)))
   writeFileSync(join(root, 'notes.txt'), 'not a song\n')
   writeFileSync(join(root, 'text.mp3'), 'hello, I only look like an mp3\n')
 })
@@ -115,7 +116,16 @@ describe('a file that is not audio', () => {
   })
 
   it('is skipped beside real tracks, which play', () => {
-    const r = actors(root, ['music', 'play', `${join(root, 'notes.txt')}|${join(root, 'tones', 'short.wav')}`, '--no-loop', '--player', 'mpv', '--output', 'null'])
+    const r = actors(root, [
+      'music',
+      'play',
+      `${join(root, 'notes.txt')}|${join(root, 'tones', 'short.wav')}`,
+      '--no-loop',
+      '--player',
+      'mpv',
+      '--output',
+      'null',
+    ])
     expect(r.code).toBe(0)
     expect(r.stderr).toContain('not audio (a text file), skipped')
     expect(r.stdout).toBe(`1/1 ${join(root, 'tones', 'short.wav')}\n`)
@@ -136,8 +146,14 @@ describe('a file that is not audio', () => {
   it("reads ffplay's own error lines, since its exit code is always 0", () => {
     const base = {player: 'ffplay' as const, track: '/m/a.mp3', code: 0, signal: null}
     expect(trackFailure({...base, stderr: ''})).toBeUndefined()
-    expect(trackFailure({...base, stderr: 'ALSA lib pcm.c:2666 Unknown PCM default\nFailed to open file \'/m/a.mp3\' or configure filtergraph\n'})).toMatch(/Failed to open file/)
-    expect(trackFailure({...base, stderr: '/m/a.mp3: Invalid data found when processing input\n'})).toBe('exit code 0: /m/a.mp3: Invalid data found when processing input')
-    expect(trackFailure({...base, player: 'play', code: 1, stderr: 'ALSA lib x\nplay FAIL sox: no default audio device\n'})).toBe('exit code 1: play FAIL sox: no default audio device')
+    expect(trackFailure({...base, stderr: "ALSA lib pcm.c:2666 Unknown PCM default\nFailed to open file '/m/a.mp3' or configure filtergraph\n"})).toMatch(
+      /Failed to open file/,
+    )
+    expect(trackFailure({...base, stderr: '/m/a.mp3: Invalid data found when processing input\n'})).toBe(
+      'exit code 0: /m/a.mp3: Invalid data found when processing input',
+    )
+    expect(trackFailure({...base, player: 'play', code: 1, stderr: 'ALSA lib x\nplay FAIL sox: no default audio device\n'})).toBe(
+      'exit code 1: play FAIL sox: no default audio device',
+    )
   })
 })

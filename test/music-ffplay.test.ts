@@ -17,7 +17,10 @@ const children: ChildProcess[] = []
 beforeAll(() => {
   root = tempDir('actors-ffplay-')
   mkdirSync(join(root, 'music'))
-  for (const [name, freq] of [['a.wav', 440], ['b.wav', 660]] as const) {
+  for (const [name, freq] of [
+    ['a.wav', 440],
+    ['b.wav', 660],
+  ] as const) {
     tracks.push(writeTone(join(root, 'music', name), 8, freq))
   }
 })

@@ -24,7 +24,11 @@ beforeAll(() => {
   music = join(root, 'music')
   mkdirSync(music)
   // Named so that natural order differs from plain string order (10 after 2).
-  for (const [name, freq] of [['1 low.wav', 330], ['2 mid.wav', 440], ['10 high.wav', 550]] as const) {
+  for (const [name, freq] of [
+    ['1 low.wav', 330],
+    ['2 mid.wav', 440],
+    ['10 high.wav', 550],
+  ] as const) {
     tracks.push(writeTone(join(music, name), 10, freq))
   }
 })
@@ -55,11 +59,15 @@ function serve(args: string[], env: NodeJS.ProcessEnv = {}): Served {
 
 /** Wait until the service is up: endpoint published and mpv's pid checkpointed. */
 async function ready(dir: string, served?: Served): Promise<{pid: number; ipc: MpvIpcClient}> {
-  const up = waitFor(() => {
-    if (!existsSync(join(dir, 'playback-endpoint.json'))) return undefined
-    const c = readJson(join(dir, 'playback.json'))
-    return c.player_process?.pid && c.state === 'playing' ? c : undefined
-  }, 15_000, 'playback service ready')
+  const up = waitFor(
+    () => {
+      if (!existsSync(join(dir, 'playback-endpoint.json'))) return undefined
+      const c = readJson(join(dir, 'playback.json'))
+      return c.player_process?.pid && c.state === 'playing' ? c : undefined
+    },
+    15_000,
+    'playback service ready',
+  )
   const died = served?.exit.then((code) => {
     throw new Error(`service exited ${code}: ${served.stderr()}`)
   })
@@ -205,7 +213,10 @@ describe('music serve with mpv', () => {
     mkdirSync(dir)
     writeFileSync(join(dir, 'playback.json'), '{"schema": "actors-playback-v1", "queue": [')
     // With no service the damaged file fails closed, naming it (exit 1, no stack trace).
-    writeFileSync(join(dir, 'playback-endpoint.json'), JSON.stringify({owner_mode: 'standalone', path: join(dir, 'gone.sock'), service_instance_id: 'x', service_pid: 999999999}))
+    writeFileSync(
+      join(dir, 'playback-endpoint.json'),
+      JSON.stringify({owner_mode: 'standalone', path: join(dir, 'gone.sock'), service_instance_id: 'x', service_pid: 999999999}),
+    )
     let r = control(dir, 'status')
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(join(dir, 'playback.json'))
@@ -237,7 +248,7 @@ describe('music serve with mpv', () => {
     expect(r.json.status).toMatchObject({state: 'stopped', reason: 'service-gone', service: 'not running', track: tracks[0]})
   })
 
-  it('refuses a second service on the same state dir (exit 5), touching none of the live one\'s files', async () => {
+  it("refuses a second service on the same state dir (exit 5), touching none of the live one's files", async () => {
     const dir = join(root, 'state-single')
     const first = serve([tracks[0], '--state-dir', dir])
     const {pid, ipc} = await ready(dir)
@@ -249,7 +260,10 @@ describe('music serve with mpv', () => {
     expect(r.code).toBe(5)
     expect(r.stderr).toContain('already runs')
     expect(files.map((name) => readFileSync(join(dir, name), 'utf8'))).toEqual(before)
-    expect(readJson(join(dir, 'playback.json'))).toMatchObject({state: 'paused', service_instance_id: readJson(join(dir, 'playback-endpoint.json')).service_instance_id})
+    expect(readJson(join(dir, 'playback.json'))).toMatchObject({
+      state: 'paused',
+      service_instance_id: readJson(join(dir, 'playback-endpoint.json')).service_instance_id,
+    })
     expect(await ipc.get('path')).toBe(tracks[0])
     expect(control(dir, 'stop').code).toBe(0)
     expect(await first.exit).toBe(0)
@@ -272,7 +286,10 @@ describe('music play in the foreground', () => {
   it('stops the player on SIGTERM and SIGINT: no orphan mpv', async () => {
     for (const signal of ['SIGTERM', 'SIGINT'] as const) {
       const dir = join(root, `play-${signal}`)
-      const child = spawn(process.execPath, [BIN, 'music', 'play', music, '--state-dir', dir], {env: cliEnv(root, {ACTORS_MUSIC_OUTPUT: 'null'}), stdio: ['ignore', 'pipe', 'pipe']})
+      const child = spawn(process.execPath, [BIN, 'music', 'play', music, '--state-dir', dir], {
+        env: cliEnv(root, {ACTORS_MUSIC_OUTPUT: 'null'}),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
       children.push(child)
       let out = ''
       child.stdout!.on('data', (d) => (out += d))

@@ -175,7 +175,12 @@ describe('players', () => {
     const cmd = buildTrackCommand('play', {executable: '/usr/bin/play', track: '/m/a b.flac', startSeconds: 12.5, volume: 35, output: 'default'})
     expect(cmd.command).toBe('/usr/bin/play')
     expect(cmd.args).toEqual(['-q', '-v', '0.35', '/m/a b.flac', 'trim', '12.5'])
-    expect(buildTrackCommand('play', {executable: 'play', track: '/m/x.wav', startSeconds: 0, volume: 100, output: 'default'}).args).toEqual(['-q', '-v', '1', '/m/x.wav'])
+    expect(buildTrackCommand('play', {executable: 'play', track: '/m/x.wav', startSeconds: 0, volume: 100, output: 'default'}).args).toEqual([
+      '-q',
+      '-v',
+      '1',
+      '/m/x.wav',
+    ])
   })
 
   it('builds ffplay, cvlc, afplay and wmp command lines', () => {
@@ -191,8 +196,24 @@ describe('players', () => {
   })
 
   it('gives mpv the whole queue, the IPC socket, the start index and null output', () => {
-    const args = buildMpvArgs({socket: '/s/mpv.sock', playlistFile: '/s/q.m3u', at: {index: 2, positionSeconds: 0, paused: false, volume: 55}, loop: false, output: 'null'})
-    expect(args).toEqual(expect.arrayContaining(['--input-ipc-server=/s/mpv.sock', '--playlist=/s/q.m3u', '--playlist-start=2', '--volume=55', '--loop-playlist=no', '--ao=null', '--idle=yes']))
+    const args = buildMpvArgs({
+      socket: '/s/mpv.sock',
+      playlistFile: '/s/q.m3u',
+      at: {index: 2, positionSeconds: 0, paused: false, volume: 55},
+      loop: false,
+      output: 'null',
+    })
+    expect(args).toEqual(
+      expect.arrayContaining([
+        '--input-ipc-server=/s/mpv.sock',
+        '--playlist=/s/q.m3u',
+        '--playlist-start=2',
+        '--volume=55',
+        '--loop-playlist=no',
+        '--ao=null',
+        '--idle=yes',
+      ]),
+    )
     expect(args.some((a) => a.startsWith('--pause'))).toBe(false)
   })
 })
@@ -209,14 +230,36 @@ describe('requests, status, resume', () => {
   })
 
   it('projects the position while playing and freezes it while paused', () => {
-    const base = {state: 'playing' as const, index: 0, count: 1, track: '/a', player: 'mpv' as const, volume: 70, position_seconds: 10, duration_seconds: 100, progress_percent: null, position_updated_at_ms: 1_000_000, updated_at: null}
+    const base = {
+      state: 'playing' as const,
+      index: 0,
+      count: 1,
+      track: '/a',
+      player: 'mpv' as const,
+      volume: 70,
+      position_seconds: 10,
+      duration_seconds: 100,
+      progress_percent: null,
+      position_updated_at_ms: 1_000_000,
+      updated_at: null,
+    }
     expect(projectStatus(base, 1_005_000)).toMatchObject({position_seconds: 15, progress_percent: 15, position_updated_at_ms: 1_005_000})
     expect(projectStatus({...base, state: 'paused'}, 1_005_000)).toMatchObject({position_seconds: 10, progress_percent: 10})
     expect(projectStatus(base, 2_000_000).position_seconds).toBe(100)
   })
 
   it('resumes at the same track by path, and starts over for another source', () => {
-    const checkpoint = {source: ['/m'], cwd: '/', shuffle: false, queue: ['/m/1', '/m/2', '/m/3'], index: 1, track: '/m/2', position_seconds: 42, paused: true, volume: 33} as unknown as PlaybackCheckpoint
+    const checkpoint = {
+      source: ['/m'],
+      cwd: '/',
+      shuffle: false,
+      queue: ['/m/1', '/m/2', '/m/3'],
+      index: 1,
+      track: '/m/2',
+      position_seconds: 42,
+      paused: true,
+      volume: 33,
+    } as unknown as PlaybackCheckpoint
     expect(resumePoint(checkpoint, ['/m'], '/', false, ['/m/1', '/m/2', '/m/3'])).toMatchObject({index: 1, positionSeconds: 42, paused: true, volume: 33})
     // A track added in front: still the same track.
     expect(resumePoint(checkpoint, ['/m'], '/', false, ['/m/0', '/m/1', '/m/2', '/m/3'])).toMatchObject({index: 2, positionSeconds: 42})
@@ -264,7 +307,19 @@ describe('music CLI exit codes', () => {
   it('a hand-edited checkpoint with impossible values fails closed naming the file (exit 1)', () => {
     const state = join(dir, 'edited')
     mkdirSync(state)
-    const checkpoint = {schema: 'actors-playback-v1', source: [], cwd: dir, shuffle: false, loop: true, queue: [], index: null, paused: false, position_seconds: null, state: 'stopped', volume: 500}
+    const checkpoint = {
+      schema: 'actors-playback-v1',
+      source: [],
+      cwd: dir,
+      shuffle: false,
+      loop: true,
+      queue: [],
+      index: null,
+      paused: false,
+      position_seconds: null,
+      state: 'stopped',
+      volume: 500,
+    }
     writeFileSync(join(state, 'playback.json'), JSON.stringify(checkpoint))
     const loud = actors(join(dir, 'home'), ['control', state, 'status', '--json'])
     expect(loud.code).toBe(1)

@@ -17,7 +17,10 @@ const tracks: string[] = []
 
 beforeAll(() => {
   home = tempDir('actors-music-run-')
-  for (const [name, freq] of [['a.wav', 440], ['b.wav', 550]] as const) {
+  for (const [name, freq] of [
+    ['a.wav', 440],
+    ['b.wav', 550],
+  ] as const) {
     tracks.push(writeTone(join(home, name), 10, freq))
   }
 })
@@ -28,11 +31,15 @@ describe('recipes/music/playback as a Run', () => {
     const launch = actors(home, ['run', 'music/playback', `source=${tracks.join('|')}`, 'output=null', 'volume=40', '--name', 'player', '--json'])
     expect(launch.code).toBe(0)
     const dir = launch.json.state_dir
-    const checkpoint = await waitFor(() => {
-      if (!existsSync(join(dir, 'control-endpoint.json'))) return undefined
-      const c = readJson(join(dir, 'playback.json'))
-      return c.state === 'playing' && c.player_process?.pid ? c : undefined
-    }, 20_000, 'the playback Run to be playing')
+    const checkpoint = await waitFor(
+      () => {
+        if (!existsSync(join(dir, 'control-endpoint.json'))) return undefined
+        const c = readJson(join(dir, 'playback.json'))
+        return c.state === 'playing' && c.player_process?.pid ? c : undefined
+      },
+      20_000,
+      'the playback Run to be playing',
+    )
     const mpvPid = checkpoint.player_process.pid
     // A Run serves the control plane's endpoint, not a standalone one.
     expect(existsSync(join(dir, 'playback-endpoint.json'))).toBe(false)
@@ -58,7 +65,11 @@ describe('recipes/music/playback as a Run', () => {
 
     // A bad value is refused before anything is sent (exit 2): no journal record, the player untouched.
     const journalBefore = readFileSync(join(dir, 'controls.jsonl'), 'utf8')
-    for (const [action, value] of [['volume', '150'], ['seek', 'loud'], ['pause', 'now']]) {
+    for (const [action, value] of [
+      ['volume', '150'],
+      ['seek', 'loud'],
+      ['pause', 'now'],
+    ]) {
       r = actors(home, ['control', 'player', action, value, '--json'])
       expect([action, value, r.code]).toEqual([action, value, 2])
       expect(r.json.error.message).toContain(action)
@@ -84,7 +95,10 @@ describe('recipes/music/playback as a Run', () => {
     expect(processAlive(mpvPid)).toBe(false)
     ipc.close()
 
-    const kinds = readFileSync(join(dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l).kind)
+    const kinds = readFileSync(join(dir, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l).kind)
     expect(kinds).toEqual(expect.arrayContaining(['music.track', 'music.volume', 'music.pause', 'music.stop']))
     expect(readJson(join(dir, 'playback.json'))).toMatchObject({state: 'stopped', index: 1, volume: 20})
 

@@ -64,7 +64,13 @@ describe('a reader that closes the pipe early', () => {
     const head = await withEarlyClosedPipe(h, ['logs', 'big'], 10, env)
     expect(head.read).toBe('1\n2\n3\n4\n5\n')
     expect([head.code, head.stderr]).toEqual([0, ''])
-    for (const args of [['logs', 'big', '--json'], ['inspect', '--json'], ['inspect', 'big', '--json'], ['inspect', '--tree'], ['recipes', '--json']]) {
+    for (const args of [
+      ['logs', 'big', '--json'],
+      ['inspect', '--json'],
+      ['inspect', 'big', '--json'],
+      ['inspect', '--tree'],
+      ['recipes', '--json'],
+    ]) {
       const closed = await withEarlyClosedPipe(h, args, 0, env)
       expect([args.join(' '), closed.code, closed.stderr]).toEqual([args.join(' '), 0, ''])
     }

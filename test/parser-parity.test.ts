@@ -18,7 +18,15 @@ import {parseInvocation} from '../src/lib/cli/parse-argv.js'
 import {pruneCommand} from '../src/lib/cli/prune.js'
 import {recipesCommand, recipesValidateCommand} from '../src/lib/cli/recipes.js'
 
-const DEFINITIONS: AnyCommandDefinition[] = [...Object.values(HOT_COMMANDS), pruneCommand, recipesCommand, recipesValidateCommand, musicPlayCommand, musicServeCommand, mcpCommand]
+const DEFINITIONS: AnyCommandDefinition[] = [
+  ...Object.values(HOT_COMMANDS),
+  pruneCommand,
+  recipesCommand,
+  recipesValidateCommand,
+  musicPlayCommand,
+  musicServeCommand,
+  mcpCommand,
+]
 const CASES = 1000
 
 /** mulberry32: a small seeded PRNG. */
@@ -59,13 +67,21 @@ function goodValue(flag: FlagDefinition, next: () => number): string {
  */
 function generate(definition: AnyCommandDefinition, next: () => number): string[] {
   const flags = Object.entries({...(definition.flags as Record<string, FlagDefinition>), home: {type: 'string', description: ''} as FlagDefinition})
-  const pick = <T,>(items: T[]): T => items[Math.floor(next() * items.length)]
+  const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)]
   if (next() < 0.5) {
     const words: string[][] = Object.values(definition.args as Record<string, {required?: boolean}>)
       .filter((arg) => arg.required || next() < 0.5)
       .map(() => [pick(['a', 'b-1', 'x=1', 'name=Ada'])])
     const chosen = flags.filter(() => next() < 0.3)
-    const parts = [...chosen.map(([name, flag]) => (flag.type === 'boolean' ? [flag.allowNo && next() < 0.5 ? `--no-${name}` : `--${name}`] : next() < 0.5 ? [`--${name}`, goodValue(flag, next)] : [`--${name}=${goodValue(flag, next)}`]))]
+    const parts = [
+      ...chosen.map(([name, flag]) =>
+        flag.type === 'boolean'
+          ? [flag.allowNo && next() < 0.5 ? `--no-${name}` : `--${name}`]
+          : next() < 0.5
+            ? [`--${name}`, goodValue(flag, next)]
+            : [`--${name}=${goodValue(flag, next)}`],
+      ),
+    ]
     // Words keep their order among themselves; flags land anywhere.
     for (const part of parts) words.splice(Math.floor(next() * (words.length + 1)), 0, part)
     if (next() < 0.2) words.push(['--json'])

@@ -31,13 +31,23 @@ function sourceFiles(dir: string): string[] {
 
 /** Source without comments (a comment may name what the code must not do). */
 function code(file: string): string {
-  return readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+  return readFileSync(file, 'utf8')
+    .replace(/\/\*[\s\S]*?\*\//g, '')
+    .replace(/^\s*\/\/.*$/gm, '')
 }
 
 /** What a result showed, in order: `out:`, `note:` and `json:` entries. */
 function collector(): {to: TextSinks; shown: string[]} {
   const shown: string[] = []
-  return {shown, to: {out: (t) => shown.push(`out:${t}`), note: (t) => shown.push(`note:${t}`), json: (d) => shown.push(`json:${JSON.stringify(d)}`), jsonText: (t) => shown.push(`json:${Buffer.concat(Array.from(t, (piece) => Buffer.from(piece))).toString()}`)}}
+  return {
+    shown,
+    to: {
+      out: (t) => shown.push(`out:${t}`),
+      note: (t) => shown.push(`note:${t}`),
+      json: (d) => shown.push(`json:${JSON.stringify(d)}`),
+      jsonText: (t) => shown.push(`json:${Buffer.concat(Array.from(t, (piece) => Buffer.from(piece))).toString()}`),
+    },
+  }
 }
 
 describe('the output mode', () => {
@@ -45,7 +55,8 @@ describe('the output mode', () => {
 
   it('is json under --json whatever the terminal and environment say', () => {
     for (const isTTY of [true, false, undefined]) {
-      for (const vars of [{}, {CI: 'true'}, {TERM: 'dumb'}, {CI: '0'}] as Array<Record<string, string>>) expect(decideOutput({json: true, isTTY: () => isTTY, env: env(vars)})).toBe('json')
+      for (const vars of [{}, {CI: 'true'}, {TERM: 'dumb'}, {CI: '0'}] as Array<Record<string, string>>)
+        expect(decideOutput({json: true, isTTY: () => isTTY, env: env(vars)})).toBe('json')
     }
     // --json never asks whether stdout is a terminal: asking makes process.stdout, which costs start-up time.
     const asked = () => {
@@ -70,7 +81,8 @@ describe('the output mode', () => {
       [true, {TERM: 'xterm-256color'}, 'ink'],
       [true, {CI: '0', TERM: 'dumb'}, 'plain'],
     ]
-    for (const [isTTY, vars, mode] of cases) expect(decideOutput({json: false, isTTY: () => isTTY, env: env(vars)}), `isTTY=${isTTY} ${JSON.stringify(vars)}`).toBe(mode)
+    for (const [isTTY, vars, mode] of cases)
+      expect(decideOutput({json: false, isTTY: () => isTTY, env: env(vars)}), `isTTY=${isTTY} ${JSON.stringify(vars)}`).toBe(mode)
   })
 
   it('is decided in one place: decideOutput is called by the front end only, and nothing else reads isTTY or CI for output', () => {
@@ -114,7 +126,11 @@ describe('showing a result', () => {
     for (const mode of ['json', 'plain', 'ink'] as OutputMode[]) {
       const {to, shown} = collector()
       process.exitCode = 0
-      await show(documentResult({ok: false}, (_d, t) => t.out('no\n'), {notes: 'why\n', exitCode: 5}), mode, to)
+      await show(
+        documentResult({ok: false}, (_d, t) => t.out('no\n'), {notes: 'why\n', exitCode: 5}),
+        mode,
+        to,
+      )
       expect(shown[0], mode).toBe('note:why\n')
       expect(shown).toHaveLength(2)
       expect(process.exitCode).toBe(5)
@@ -222,7 +238,10 @@ describe('commands return their results', () => {
           expect(json, `${definition.id} ${argv.join(' ')}`).toHaveLength(1)
           // A document printed from the command's own text (inspect --json): the very bytes its document prints as.
           if (result?.kind === 'document' && result.printed) expect(json[0]).toBe(`json:${jsonDocument(result.document)}`)
-          expect(shown.filter((s) => s.startsWith('out:')), definition.id).toEqual([])
+          expect(
+            shown.filter((s) => s.startsWith('out:')),
+            definition.id,
+          ).toEqual([])
         }
       } finally {
         process.exitCode = exitCode

@@ -71,6 +71,11 @@ describe('docs/mcp.md', () => {
     const configs = text.slice(text.indexOf('Claude Code:'), text.indexOf('When `actors` is not on'))
     const lists = [...configs.matchAll(/--allow['"]?,?\s*['"]([^'"]+)['"]/g)].map((m) => m[1])
     expect(lists.length).toBeGreaterThanOrEqual(5)
-    for (const list of lists) for (const pattern of list.split(',')) expect(shipped.some((name) => globMatches(pattern, name)), `${pattern} in ${list}`).toBe(true)
+    for (const list of lists)
+      for (const pattern of list.split(','))
+        expect(
+          shipped.some((name) => globMatches(pattern, name)),
+          `${pattern} in ${list}`,
+        ).toBe(true)
   })
 })

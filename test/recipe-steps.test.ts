@@ -24,7 +24,12 @@ function setup(files: Record<string, string>) {
 }
 
 function steps(home: string, run: string): Array<Record<string, unknown>> {
-  return readFileSync(join(home, 'runs', run, 'trace.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.kind === 'runtime.step').map((e) => e.data)
+  return readFileSync(join(home, 'runs', run, 'trace.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((e) => e.kind === 'runtime.step')
+    .map((e) => e.data)
 }
 
 describe('repeat and use steps', () => {

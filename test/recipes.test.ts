@@ -5,16 +5,7 @@ import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {isActorsError} from '../src/lib/platform/errors.js'
-import {
-  findRecipe,
-  listRecipes,
-  loadRecipeFile,
-  recipeRoots,
-  resolveRecipe,
-  shellSplit,
-  validateRecipeFiles,
-  type Recipe,
-} from '../src/lib/recipes/index.js'
+import {findRecipe, listRecipes, loadRecipeFile, recipeRoots, resolveRecipe, shellSplit, validateRecipeFiles, type Recipe} from '../src/lib/recipes/index.js'
 
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1'}
@@ -110,7 +101,17 @@ describe('loading', () => {
     expect(usage(() => loadRecipeFile(list, dir)).message).toMatch(/is not a mapping/)
     // A small file whose aliases expand exponentially ("billion laughs").
     const levels = ['a: &a [x, x, x, x, x, x, x, x, x]']
-    for (const [prev, name] of [['a', 'b'], ['b', 'c'], ['c', 'd'], ['d', 'e']]) levels.push(`${name}: &${name} [${Array(9).fill('*' + prev).join(', ')}]`)
+    for (const [prev, name] of [
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', 'd'],
+      ['d', 'e'],
+    ])
+      levels.push(
+        `${name}: &${name} [${Array(9)
+          .fill('*' + prev)
+          .join(', ')}]`,
+      )
     const bomb = write('bomb.yaml', `${levels.join('\n')}\ntemplate: echo\n`)
     expect(usage(() => loadRecipeFile(bomb, dir)).message).toMatch(/bomb\.yaml: .*alias/)
   })
@@ -307,9 +308,21 @@ describe('resolving values', () => {
 
   it('renders sequence and parallel plans', () => {
     const seq = resolveRecipe(load('args: ["n:int=2"]\nsequence: ["echo one", [sleep, "{n}"]]\n'), [], RUNTIME)
-    expect(seq.plan).toEqual({mode: 'sequence', steps: [['echo', 'one'], ['sleep', '2']]})
+    expect(seq.plan).toEqual({
+      mode: 'sequence',
+      steps: [
+        ['echo', 'one'],
+        ['sleep', '2'],
+      ],
+    })
     const par = resolveRecipe(load('parallel: ["a 1", "b 2"]\n'), [], RUNTIME)
-    expect(par.plan).toEqual({mode: 'parallel', steps: [['a', '1'], ['b', '2']]})
+    expect(par.plan).toEqual({
+      mode: 'parallel',
+      steps: [
+        ['a', '1'],
+        ['b', '2'],
+      ],
+    })
   })
 
   it('refuses a command that renders empty', () => {
@@ -479,4 +492,3 @@ describe('the built CLI', () => {
     expect(cli(['recipes', 'validate', join(PACKAGE, 'recipes')]).status).toBe(0)
   })
 })
-

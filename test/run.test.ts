@@ -6,7 +6,21 @@ import {type ChildProcess, execFileSync, spawn, spawnSync} from 'node:child_proc
 import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, actors, actorsAsync, cliEnv, processAlive, processState, readJson, removeDir, tempDir, waitFor, waitForResult, removeHome, writeFinishedRun} from './helpers.js'
+import {
+  BIN,
+  actors,
+  actorsAsync,
+  cliEnv,
+  processAlive,
+  processState,
+  readJson,
+  removeDir,
+  tempDir,
+  waitFor,
+  waitForResult,
+  removeHome,
+  writeFinishedRun,
+} from './helpers.js'
 
 let home: string
 let work: string
@@ -47,7 +61,15 @@ describe('run', () => {
     const result = await waitForResult(r.json.state_dir)
     expect(result).toMatchObject({status: 'failed', exit_code: 3, reason: 'exit_code', attempts: 1, run_instance_id: r.json.run_instance_id})
     const meta = readJson(join(r.json.state_dir, 'run.json'))
-    expect(meta).toMatchObject({schema: 'actors-run-v1', run: r.json.run, argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'], owner: 'default', depth: 0, root: r.json.run, status: 'failed'})
+    expect(meta).toMatchObject({
+      schema: 'actors-run-v1',
+      run: r.json.run,
+      argv: ['sh', '-c', 'echo out; echo err >&2; exit 3'],
+      owner: 'default',
+      depth: 0,
+      root: r.json.run,
+      status: 'failed',
+    })
     expect(meta.process_identity.pid).toBe(r.json.pid)
     expect(readFileSync(join(r.json.state_dir, 'stdout.log'), 'utf8')).toBe('out\n')
     expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toBe('err\n')
@@ -156,7 +178,11 @@ describe('run', () => {
     for (const round of [0, 1]) {
       // The winner runs until the test opens its gate, so a launch that comes late on a slow machine still finds it live.
       const gate = join(work, `gate-${round}`)
-      const launches = await Promise.all(Array.from({length: 4}, () => actorsAsync(home, ['run', '--name', 'one', '--json', '--', 'sh', '-c', `echo $ACTORS_RUN_INSTANCE; while [ ! -e ${gate} ]; do sleep 0.05; done`])))
+      const launches = await Promise.all(
+        Array.from({length: 4}, () =>
+          actorsAsync(home, ['run', '--name', 'one', '--json', '--', 'sh', '-c', `echo $ACTORS_RUN_INSTANCE; while [ ! -e ${gate} ]; do sleep 0.05; done`]),
+        ),
+      )
       writeFileSync(gate, '')
       const won = launches.filter((l) => l.code === 0)
       expect(won, `round ${round}`).toHaveLength(1)
@@ -195,7 +221,10 @@ describe('run', () => {
     const result = await waitForResult(r.json.state_dir, 20_000)
     expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
     // The result is written once the tree is gone: the TERM-ignoring one only after its SIGKILL, kill_grace later.
-    expect(pids.filter((pid) => processAlive(pid)), 'descendants alive when result.json appeared').toEqual([])
+    expect(
+      pids.filter((pid) => processAlive(pid)),
+      'descendants alive when result.json appeared',
+    ).toEqual([])
     expect(Date.parse(result.completed_at) - Date.parse(result.started_at)).toBeGreaterThanOrEqual(5000)
   })
 
@@ -222,7 +251,10 @@ describe('run', () => {
     expect(existsSync(marker), 'the setsid descendant got SIGTERM (its trap wrote the marker)').toBe(true)
     expect(readFileSync(marker, 'utf8')).toBe('term\n')
     // ...and got it before kill_grace ran out, counted from the timeout.
-    const trace = readFileSync(join(r.json.state_dir, 'trace.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line))
+    const trace = readFileSync(join(r.json.state_dir, 'trace.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     const timedOut = trace.find((e) => e.kind === 'runtime.timeout')
     expect(timedOut).toBeDefined()
     expect(statSync(marker).mtimeMs).toBeLessThan(Date.parse(timedOut.ts) + 20_000)
@@ -253,7 +285,10 @@ describe('run', () => {
     const marker = join(work, 'second-started')
     // The first step lasts until the test opens its gate, so the pause always lands while it runs.
     const gate = join(work, 'first-may-end')
-    writeFileSync(join(work, 'seq.yaml'), `description: two steps\nsequence:\n  - [sh, -c, 'while [ ! -e ${gate} ]; do sleep 0.05; done']\n  - [touch, ${marker}]\n`)
+    writeFileSync(
+      join(work, 'seq.yaml'),
+      `description: two steps\nsequence:\n  - [sh, -c, 'while [ ! -e ${gate} ]; do sleep 0.05; done']\n  - [touch, ${marker}]\n`,
+    )
     const r = actors(home, ['run', '--json', join(work, 'seq.yaml')])
     expect(r.code, r.stderr).toBe(0)
     await waitFor(() => readJson(join(r.json.state_dir, 'run.json')).child_pid)
@@ -344,15 +379,18 @@ describe('reconciliation', () => {
     })
     await waitFor(() => processState(pid) === 'S' && processState(commandPid) === 'S', 10_000, 'the strangers asleep')
     const {status: _s, ended_at: _e, exit_code: _x, duration_ms: _d, ...live} = meta
-    writeFileSync(file, JSON.stringify({
-      ...live,
-      status: 'running',
-      pid,
-      process_identity: {...meta.process_identity, pid},
-      child_pid: commandPid,
-      pgid: commandPid,
-      children_processes: [{pid: commandPid, pgid: commandPid, identity: {...meta.children_processes[0].identity, pid: commandPid}, step: 0}],
-    }))
+    writeFileSync(
+      file,
+      JSON.stringify({
+        ...live,
+        status: 'running',
+        pid,
+        process_identity: {...meta.process_identity, pid},
+        child_pid: commandPid,
+        pgid: commandPid,
+        children_processes: [{pid: commandPid, pgid: commandPid, identity: {...meta.children_processes[0].identity, pid: commandPid}, step: 0}],
+      }),
+    )
     rmSync(join(r.json.state_dir, 'result.json'))
     const status = actors(home, ['control', 'recycled', 'status', '--json'])
     expect(status.json, status.stderr).toMatchObject({status: 'exited', supervisor_alive: false})
@@ -375,7 +413,10 @@ describe('reconciliation', () => {
     const meta = readJson(file)
     for (const change of [{status: 'zombie'}, {status: 'running', children_processes: [null, 1]}]) {
       writeFileSync(file, JSON.stringify({...meta, ...change}))
-      for (const args of [['inspect', 'odd'], ['control', 'odd', 'status']]) {
+      for (const args of [
+        ['inspect', 'odd'],
+        ['control', 'odd', 'status'],
+      ]) {
         const shown = actors(home, args)
         expect(shown.code, `${JSON.stringify(change)} ${args.join(' ')}`).toBe(1)
         expect(shown.stderr).toContain(file)
@@ -398,14 +439,18 @@ describe('reconciliation', () => {
     expect(actors(home, ['control', r.json.run, 'stop']).code).toBe(3)
   })
 
-  it('the tests\' removeHome ends live Runs and what a lost supervisor left running before removing the root', async () => {
+  it("the tests' removeHome ends live Runs and what a lost supervisor left running before removing the root", async () => {
     const pidFile = join(work, 'pids')
     const live = actors(home, ['run', '--json', '--', 'sleep', '300'])
     const lost = actors(home, ['run', '--json', '--', 'sh', '-c', `setsid sleep 301 & echo $! > ${pidFile}; sleep 302`])
-    const metas = await waitFor(() => {
-      const both = [live, lost].map((r) => readJson(join(r.json.state_dir, 'run.json')))
-      return both.every((m) => m.child_pid) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' ? both : undefined
-    }, 15_000, 'both commands started')
+    const metas = await waitFor(
+      () => {
+        const both = [live, lost].map((r) => readJson(join(r.json.state_dir, 'run.json')))
+        return both.every((m) => m.child_pid) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' ? both : undefined
+      },
+      15_000,
+      'both commands started',
+    )
     process.kill(metas[1].pid, 'SIGKILL')
     const pids = [...metas.flatMap((m) => [m.pid, m.child_pid]), Number(readFileSync(pidFile, 'utf8'))]
     removeHome(home)
@@ -447,8 +492,16 @@ describe('inspect, logs, emit, prune', () => {
     expect(actors(home, ['logs', r.json.state_dir, '--stderr']).stdout).toBe('oops\n')
     const slow = actors(home, ['run', '--json', '--', 'sh', '-c', 'echo a; sleep 0.4; echo b; exit 4'])
     const followed = actors(home, ['logs', slow.json.run, '--follow', '--json'])
-    const events = followed.stdout.trim().split('\n').map((l) => JSON.parse(l))
-    expect(events.filter((e) => e.type === 'output').map((e) => e.text).join('')).toBe('a\nb\n')
+    const events = followed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+    expect(
+      events
+        .filter((e) => e.type === 'output')
+        .map((e) => e.text)
+        .join(''),
+    ).toBe('a\nb\n')
     expect(events.at(-1)).toMatchObject({type: 'result', status: 'failed', exit_code: 4})
     expect(followed.code).toBe(1)
   })
@@ -467,14 +520,34 @@ describe('inspect, logs, emit, prune', () => {
   })
 
   it('follow loses nothing after bytes that are not UTF-8 or a character split across writes', async () => {
-    const r = actors(home, ['run', '--json', '--', 'sh', '-c', "sleep 0.3; printf '\\351\\351 latin1\\n'; sleep 0.3; printf '\\303'; sleep 0.3; printf '\\251 split\\n'; sleep 0.3; echo last"])
+    const r = actors(home, [
+      'run',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      "sleep 0.3; printf '\\351\\351 latin1\\n'; sleep 0.3; printf '\\303'; sleep 0.3; printf '\\251 split\\n'; sleep 0.3; echo last",
+    ])
     const followed = actors(home, ['logs', r.json.run, '--follow', '--json'])
-    const text = followed.stdout.trim().split('\n').map((l) => JSON.parse(l)).filter((e) => e.type === 'output').map((e) => e.text).join('')
+    const text = followed.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l))
+      .filter((e) => e.type === 'output')
+      .map((e) => e.text)
+      .join('')
     expect(text).toBe('\uFFFD\uFFFD latin1\né split\nlast\n')
   })
 
   it('emit appends Trace events and usage from inside a Run, and refuses outside one', async () => {
-    const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'actors emit build.step --summary "compiled" --data \'{"files":3}\' && actors emit usage --tokens 120 && actors emit usage --prompt-tokens 10 --completion-tokens 5'])
+    const r = actors(home, [
+      'run',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'actors emit build.step --summary "compiled" --data \'{"files":3}\' && actors emit usage --tokens 120 && actors emit usage --prompt-tokens 10 --completion-tokens 5',
+    ])
     const result = await waitForResult(r.json.state_dir)
     expect(result.status).toBe('done')
     const shown = actors(home, ['inspect', r.json.run, '--json'])
@@ -489,7 +562,8 @@ describe('inspect, logs, emit, prune', () => {
   })
 
   it('emit refuses kinds under runtime. (exit 2): only the kernel writes them, so none reaches a batch', async () => {
-    const script = 'actors emit runtime.ended --attention steer --summary fake; echo "emit=$?"; actors emit runtime --summary fake; echo "bare=$?"; actors emit runtimex.ok >/dev/null; echo "near=$?"'
+    const script =
+      'actors emit runtime.ended --attention steer --summary fake; echo "emit=$?"; actors emit runtime --summary fake; echo "bare=$?"; actors emit runtimex.ok >/dev/null; echo "near=$?"'
     const r = actors(home, ['run', '--json', '--', 'sh', '-c', script])
     await waitForResult(r.json.state_dir)
     const out = readFileSync(join(r.json.state_dir, 'stdout.log'), 'utf8')
@@ -504,7 +578,7 @@ describe('inspect, logs, emit, prune', () => {
     expect(actors(home, ['emit', 'runtime.adopted', '--run', r.json.run]).code).toBe(2)
   })
 
-  it('inspect prints a Run\'s own Trace text without its escape codes or line breaks', async () => {
+  it("inspect prints a Run's own Trace text without its escape codes or line breaks", async () => {
     // Events go to a live Run only (a finished one refuses them, exit 3).
     const r = actors(home, ['run', '--json', '--', 'sleep', '60'])
     expect(actors(home, ['emit', 'x', '--run', r.json.run, '--summary', 'a\nb\u001b[31mred\u0007']).code).toBe(0)
@@ -554,7 +628,11 @@ describe('inspect, logs, emit, prune', () => {
     writeFinishedRun(home, 'recent', {ended: new Date(Date.now() - 60_000).toISOString()})
     // Written before run.json mirrored the end: result.json says when it ended.
     const legacy = writeFinishedRun(home, 'legacy', {ended: new Date(Date.now() - 3 * hour).toISOString(), meta: {ended_at: undefined}})
-    writeFinishedRun(home, 'legacy-recent', {ended: new Date(Date.now() - 3 * hour).toISOString(), meta: {ended_at: undefined}, result: {completed_at: new Date().toISOString()}})
+    writeFinishedRun(home, 'legacy-recent', {
+      ended: new Date(Date.now() - 3 * hour).toISOString(),
+      meta: {ended_at: undefined},
+      result: {completed_at: new Date().toISOString()},
+    })
     // What a state dir can hold besides its files: an archived generation, a link out of the state root (never followed), a fifo.
     mkdirSync(join(old, 'generations', '1'), {recursive: true})
     writeFileSync(join(old, 'generations', '1', 'run.json'), '{}')
@@ -575,7 +653,11 @@ describe('inspect, logs, emit, prune', () => {
     expect(existsSync(legacy)).toBe(false)
     expect(readFileSync(outside, 'utf8')).toBe('kept')
     expect(readdirSync(home).filter((name) => name.startsWith('.pruning-'))).toEqual([])
-    expect(readdirSync(join(home, 'runs')).filter((name) => !name.startsWith('.')).sort()).toEqual(['damaged', 'legacy-recent', 'recent'])
+    expect(
+      readdirSync(join(home, 'runs'))
+        .filter((name) => !name.startsWith('.'))
+        .sort(),
+    ).toEqual(['damaged', 'legacy-recent', 'recent'])
     removeDir(join(outside, '..'))
   })
 })

@@ -21,7 +21,9 @@ const NODE = spawnSync('sinfo', ['-h', '-N', '-o', '%N'], {encoding: 'utf8', tim
 const START = 'scripts/slurm-dev-cluster.sh start'
 
 if (!UP && !process.env.CI) {
-  console.warn(`\n${'!'.repeat(78)}\n!! test/slurm.test.ts SKIPPED: no Slurm cluster answers \`sinfo\` here.\n!! Start one (root): ${START}   (docs/slurm.md)\n${'!'.repeat(78)}\n`)
+  console.warn(
+    `\n${'!'.repeat(78)}\n!! test/slurm.test.ts SKIPPED: no Slurm cluster answers \`sinfo\` here.\n!! Start one (root): ${START}   (docs/slurm.md)\n${'!'.repeat(78)}\n`,
+  )
 }
 
 /** Slurm's state of a job as `squeue -t all` sees it ('' once forgotten). */
@@ -253,7 +255,11 @@ suite('Runs on Slurm', () => {
 
   it('ACTORS_EXECUTOR=slurm sends a Run to Slurm; a child it launches runs local to the node, tied to the job', async () => {
     const h = home()
-    const r = actors(h, ['run', '--name', 'parent', '--json', '--', 'sh', '-c', 'actors run --name child --json -- echo child-output && actors wait child --json'], {env: {ACTORS_EXECUTOR: 'slurm'}})
+    const r = actors(
+      h,
+      ['run', '--name', 'parent', '--json', '--', 'sh', '-c', 'actors run --name child --json -- echo child-output && actors wait child --json'],
+      {env: {ACTORS_EXECUTOR: 'slurm'}},
+    )
     expect(r.code, r.stderr).toBe(0)
     jobs.push(r.json.executor.job_id)
     const waited = actors(h, ['wait', 'parent', '--json', '--timeout', '60s'], {timeout: 70_000})
@@ -268,7 +274,11 @@ suite('Runs on Slurm', () => {
   it('stopping a Slurm Run ends its descendants that run in jobs of their own', async () => {
     const h = home()
     const r = submit(h, ['--name', 'boss', '--', 'sh', '-c', 'actors run --on slurm --name worker -- sleep 300 && sleep 300'])
-    await waitFor(() => existsSync(join(h, 'runs', 'worker', 'run.json')) && readJson(join(h, 'runs', 'worker', 'run.json')).executor?.job_id, 30_000, 'the worker submitted from inside the job')
+    await waitFor(
+      () => existsSync(join(h, 'runs', 'worker', 'run.json')) && readJson(join(h, 'runs', 'worker', 'run.json')).executor?.job_id,
+      30_000,
+      'the worker submitted from inside the job',
+    )
     const worker = readJson(join(h, 'runs', 'worker', 'run.json')).executor.job_id
     jobs.push(worker)
     expect(worker).not.toBe(r.executor.job_id)

@@ -64,9 +64,15 @@ describe('command surface', () => {
         const r = actors(home, words)
         const named = words.filter((w) => w !== 'help').join(' ')
         expect(r.code, named).toBe(2)
-        expect(r.stderr, named).toBe(`actors: unknown command "${named}"\n  fix: one of ${Object.keys(COMMANDS).map((id) => id.replaceAll(':', ' ')).join(', ')}; see \`actors --help\`\n`)
+        expect(r.stderr, named).toBe(
+          `actors: unknown command "${named}"\n  fix: one of ${Object.keys(COMMANDS)
+            .map((id) => id.replaceAll(':', ' '))
+            .join(', ')}; see \`actors --help\`\n`,
+        )
       }
-      expect(actors(home, ['bogus', '--json']).json).toEqual({error: {message: 'unknown command "bogus"', exit_code: 2, fix: expect.stringContaining('actors --help')}})
+      expect(actors(home, ['bogus', '--json']).json).toEqual({
+        error: {message: 'unknown command "bogus"', exit_code: 2, fix: expect.stringContaining('actors --help')},
+      })
       // A complete command takes what follows as arguments: `recipes bogus` is a Recipe lookup, not an unknown command.
       expect(actors(home, ['recipes', 'bogus']).stderr).toMatch(/^actors: no Recipe named "bogus"/)
     } finally {

@@ -56,7 +56,10 @@ describe('the Runs table', () => {
     expect(narrow.stdout).toMatch(/\nshort\s+-\s+done\s+0\s+\S+\s+\S+\s+1\.5s\s+12M\s+true\s+-\n/)
     const wide = actors(h, ['inspect'], {env: {COLUMNS: '300'}})
     expect(wide.stdout).toContain(`echo ${'x'.repeat(100)}; exit 3`)
-    expect(actors(h, ['inspect', '--json']).json.runs.find((r: {run: string}) => r.run === 'short').resources).toEqual({cpu_seconds: 1.5, peak_memory_bytes: 12 * 1024 * 1024})
+    expect(actors(h, ['inspect', '--json']).json.runs.find((r: {run: string}) => r.run === 'short').resources).toEqual({
+      cpu_seconds: 1.5,
+      peak_memory_bytes: 12 * 1024 * 1024,
+    })
 
     const none = actors(h, ['inspect', '--status', 'running'])
     expect(none.code).toBe(0)
@@ -79,7 +82,18 @@ describe('inspect --tree', () => {
   }, 60_000)
 
   it('hangs a kept Run from its nearest kept ancestor', () => {
-    const n = (run: string, children: TreeNode[] = []): TreeNode => ({run, run_instance_id: run, recipe: null, status: 'done', depth: 0, created_at: '', duration_ms: 1, usage: null, state_dir: `/s/${run}`, children})
+    const n = (run: string, children: TreeNode[] = []): TreeNode => ({
+      run,
+      run_instance_id: run,
+      recipe: null,
+      status: 'done',
+      depth: 0,
+      created_at: '',
+      duration_ms: 1,
+      usage: null,
+      state_dir: `/s/${run}`,
+      children,
+    })
     const forest = {forest: [n('a', [n('b', [n('c'), n('d')])]), n('e')], damaged: []}
     const kept = filterForest(forest, new Set(['/s/a', '/s/c', '/s/e']))
     expect(kept.forest.map((t) => [t.run, t.children.map((c) => c.run)])).toEqual([

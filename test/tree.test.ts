@@ -76,9 +76,13 @@ describe('nested trees', () => {
   it('refuses a Run deeper than ACTORS_MAX_DEPTH with exit 5', async () => {
     const h = home()
     const inner = `actors run -- true >/dev/null 2>err.txt; echo "grandchild=$?"; cat err.txt`
-    const r = actors(h, ['run', '--name', 'top', '--', 'sh', '-c', `cd "$ACTORS_STATE_DIR"; actors run --name kid -- sh -c '${inner}' >/dev/null; echo "child=$?"`], {
-      env: {ACTORS_MAX_DEPTH: '1'},
-    })
+    const r = actors(
+      h,
+      ['run', '--name', 'top', '--', 'sh', '-c', `cd "$ACTORS_STATE_DIR"; actors run --name kid -- sh -c '${inner}' >/dev/null; echo "child=$?"`],
+      {
+        env: {ACTORS_MAX_DEPTH: '1'},
+      },
+    )
     expect(r.code, r.stderr).toBe(0)
     await waitForResult(join(h, 'runs', 'top'))
     await waitForResult(join(h, 'runs', 'kid'))
@@ -144,7 +148,14 @@ describe('nested trees', () => {
     const faults = {ACTORS_TEST_SPAWN_DELAY_MS: '50', ACTORS_TEST_WAIT_PAUSE_MS: '50'}
     const r = actors(h, ['run', '--name', 'outer', '--json', '--', 'sh', '-c', outer], {env: faults})
     expect(r.code, r.stderr).toBe(0)
-    const innerEnv = await waitFor(() => existsSync(join(h, 'inner.env')) && readFileSync(join(h, 'inner.env'), 'utf8').includes('ACTORS_RUN=inner') && readFileSync(join(h, 'inner.env'), 'utf8'), 20_000, 'the nested command to dump its environment')
+    const innerEnv = await waitFor(
+      () =>
+        existsSync(join(h, 'inner.env')) &&
+        readFileSync(join(h, 'inner.env'), 'utf8').includes('ACTORS_RUN=inner') &&
+        readFileSync(join(h, 'inner.env'), 'utf8'),
+      20_000,
+      'the nested command to dump its environment',
+    )
     const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
     // The outer supervisor did get the faults (the test injected them for real)...
     expect(environ(runJson(h, 'outer').pid)).toEqual(expect.arrayContaining(['ACTORS_TEST_SPAWN_DELAY_MS=50', 'ACTORS_TEST_WAIT_PAUSE_MS=50']))
@@ -156,7 +167,11 @@ describe('nested trees', () => {
     }
     expect(seen.outerCommand).toContain('ACTORS_RUN=outer')
     expect(seen.innerSupervisor).toEqual(expect.arrayContaining(['ACTORS_SUPERVISOR=1', `ACTORS_HOME=${h}`]))
-    for (const [where, lines] of Object.entries(seen)) expect(lines.filter((line) => line.startsWith('ACTORS_TEST_')), where).toEqual([])
+    for (const [where, lines] of Object.entries(seen))
+      expect(
+        lines.filter((line) => line.startsWith('ACTORS_TEST_')),
+        where,
+      ).toEqual([])
   })
 
   it('refuses partial lineage with "lineage is incomplete"', () => {
@@ -201,18 +216,22 @@ describe('max-parallel', () => {
     writeFileSync(go, '')
     const ids = ['c1', 'c2', 'c3', 'c4', 'c5']
     let maxRunning = 0
-    await waitFor(() => {
-      const statuses = ids.map((id) => {
-        try {
-          return runJson(h, id).status as string
-        } catch {
-          return 'absent'
-        }
-      })
-      const running = statuses.filter((s) => s === 'running').length
-      maxRunning = Math.max(maxRunning, running)
-      return statuses.every((s) => s === 'done')
-    }, 30_000, 'all children done')
+    await waitFor(
+      () => {
+        const statuses = ids.map((id) => {
+          try {
+            return runJson(h, id).status as string
+          } catch {
+            return 'absent'
+          }
+        })
+        const running = statuses.filter((s) => s === 'running').length
+        maxRunning = Math.max(maxRunning, running)
+        return statuses.every((s) => s === 'done')
+      },
+      30_000,
+      'all children done',
+    )
     // The parent's command exited long before its last children started.
     expect(Date.parse(runJson(h, 'fan').ended_at)).toBeLessThan(Date.parse(runJson(h, 'c5').started_at))
     expect(maxRunning).toBeLessThanOrEqual(2)
@@ -230,7 +249,11 @@ describe('cascade', () => {
     const mid = 'actors run --name g1 -- sleep 30 >/dev/null; actors run --name g2 -- sleep 30 >/dev/null; sleep 30'
     expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', `actors run --name mid --max-parallel 1 -- sh -c '${mid}' >/dev/null; sleep 30`]).code).toBe(0)
     // g1 counts as running from its launch; wait for its supervisor to record the command too, or the stop could land while it is still starting it.
-    await waitFor(() => runJson(h, 'g2').status === 'queued' && runJson(h, 'g1').status === 'running' && runJson(h, 'g1').child_pid, 15_000, 'g1 running its command, g2 queued')
+    await waitFor(
+      () => runJson(h, 'g2').status === 'queued' && runJson(h, 'g1').status === 'running' && runJson(h, 'g1').child_pid,
+      15_000,
+      'g1 running its command, g2 queued',
+    )
     const stop = actors(h, ['control', 'boss', 'stop', '--json'])
     expect(stop.code, stop.stderr).toBe(0)
     expect(stop.json.descendants.ended).toEqual(['g1', 'mid'])
@@ -249,7 +272,14 @@ describe('a read starts nothing', () => {
   /** `actors` as if called by the command of Run `id` (its lineage in the environment). */
   const inside = (h: string, id: string) => {
     const meta = runJson(h, id)
-    return {ACTORS_RUN: id, ACTORS_RUN_INSTANCE: meta.run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', id), ACTORS_ROOT: meta.root, ACTORS_DEPTH: String(meta.depth), ACTORS_OWNER: meta.owner}
+    return {
+      ACTORS_RUN: id,
+      ACTORS_RUN_INSTANCE: meta.run_instance_id,
+      ACTORS_STATE_DIR: join(h, 'runs', id),
+      ACTORS_ROOT: meta.root,
+      ACTORS_DEPTH: String(meta.depth),
+      ACTORS_OWNER: meta.owner,
+    }
   }
 
   // c1's command outlives its killed supervisor in its own process group: end it after each test.
@@ -269,10 +299,14 @@ describe('a read starts nothing', () => {
     const env = inside(h, 'p')
     expect(actors(h, ['run', '--name', 'c1', '--', 'sleep', '60'], {env}).code).toBe(0)
     expect(actors(h, ['run', '--name', 'cq', '--json', '--', 'true'], {env}).json.status).toBe('queued')
-    const c1 = await waitFor(() => {
-      const meta = runJson(h, 'c1')
-      return meta.process_identity && meta.child_pid && meta
-    }, 15_000, 'c1 running its command')
+    const c1 = await waitFor(
+      () => {
+        const meta = runJson(h, 'c1')
+        return meta.process_identity && meta.child_pid && meta
+      },
+      15_000,
+      'c1 running its command',
+    )
     orphanGroups.push(c1.pgid)
     process.kill(c1.pid, 'SIGKILL')
     await waitFor(() => !processAlive(c1.pid), 10_000, 'c1 supervisor gone')

@@ -17,7 +17,26 @@ import {NowPlaying} from '../src/views/now-playing.js'
 import {WaitView} from '../src/views/wait-view.js'
 
 function row(run: string, status: string, extra: Partial<BatchRow> = {}): BatchRow {
-  return {run, run_instance_id: `i-${run}`, generation: 1, status, depth: 0, parent: null, summary: `${run} summary`, output: '', artifacts: [], artifacts_total: 0, usage: null, collected: [], collected_total: 0, exit_code: 0, duration_ms: 1200, ended_at: null, state_dir: `/s/${run}`, ...extra}
+  return {
+    run,
+    run_instance_id: `i-${run}`,
+    generation: 1,
+    status,
+    depth: 0,
+    parent: null,
+    summary: `${run} summary`,
+    output: '',
+    artifacts: [],
+    artifacts_total: 0,
+    usage: null,
+    collected: [],
+    collected_total: 0,
+    exit_code: 0,
+    duration_ms: 1200,
+    ended_at: null,
+    state_dir: `/s/${run}`,
+    ...extra,
+  }
 }
 
 function batch(rows: BatchRow[], extra: Partial<BatchDocument> = {}): BatchDocument {
@@ -48,7 +67,25 @@ function batch(rows: BatchRow[], extra: Partial<BatchDocument> = {}): BatchDocum
 }
 
 function summary(run: string, status: string, extra: Partial<RunSummary> = {}): RunSummary {
-  return {run, run_instance_id: `i-${run}`, recipe: null, status, owner: 'default', parent: null, root: run, depth: 0, created_at: '', started_at: null, ended_at: null, duration_ms: 1000, exit_code: null, pid: null, notification: 'normal', state_dir: `/s/${run}`, ...extra}
+  return {
+    run,
+    run_instance_id: `i-${run}`,
+    recipe: null,
+    status,
+    owner: 'default',
+    parent: null,
+    root: run,
+    depth: 0,
+    created_at: '',
+    started_at: null,
+    ended_at: null,
+    duration_ms: 1000,
+    exit_code: null,
+    pid: null,
+    notification: 'normal',
+    state_dir: `/s/${run}`,
+    ...extra,
+  }
 }
 
 describe('CompletionCard', () => {
@@ -56,10 +93,21 @@ describe('CompletionCard', () => {
     const doc = batch(
       [
         row('coord', 'done'),
-        row('worker-1', 'failed', {depth: 1, parent: 'coord', summary: 'tests failed:\n3 of 40', artifacts: [{name: 'report', path: '/r', bytes: 2048, sha256: 'x'}], artifacts_total: 6}),
+        row('worker-1', 'failed', {
+          depth: 1,
+          parent: 'coord',
+          summary: 'tests failed:\n3 of 40',
+          artifacts: [{name: 'report', path: '/r', bytes: 2048, sha256: 'x'}],
+          artifacts_total: 6,
+        }),
         row('worker-2', 'done', {depth: 1, parent: 'coord', duration_ms: 61_000}),
       ],
-      {overflow: 2, pending: [{run: 'late', run_instance_id: 'i', status: 'running'}], pending_count: 1, attention: [{run: 'worker-2', run_instance_id: 'i', event_id: 'e', kind: 'review.ready', summary: 'please look', attention: 'followup', ts: ''}]},
+      {
+        overflow: 2,
+        pending: [{run: 'late', run_instance_id: 'i', status: 'running'}],
+        pending_count: 1,
+        attention: [{run: 'worker-2', run_instance_id: 'i', event_id: 'e', kind: 'review.ready', summary: 'please look', attention: 'followup', ts: ''}],
+      },
     )
     const view = render(<CompletionCard card={cardModel(doc)} />)
     const frame = strip(view.lastFrame()!)
@@ -76,7 +124,7 @@ describe('CompletionCard', () => {
     view.unmount()
   })
 
-  it("lists under a coordinator the Runs its own waits collected, marked as reported to it", () => {
+  it('lists under a coordinator the Runs its own waits collected, marked as reported to it', () => {
     const collected = [
       {run: 'fan-1', status: 'done', summary: 'step 1: demo (run fan-1)'},
       {run: 'fan-2', status: 'failed', summary: 'boom\nsecond line'},

@@ -46,7 +46,19 @@ function run(id: string, status: string, extra: Partial<RunSummary> = {}): RunSu
 }
 
 function node(id: string, status: string, children: TreeNode[] = [], extra: Partial<TreeNode> = {}): TreeNode {
-  return {run: id, run_instance_id: `i-${id}`, recipe: null, status, depth: 0, created_at: '', duration_ms: 2000, usage: null, state_dir: `/s/${id}`, children, ...extra}
+  return {
+    run: id,
+    run_instance_id: `i-${id}`,
+    recipe: null,
+    status,
+    depth: 0,
+    created_at: '',
+    duration_ms: 2000,
+    usage: null,
+    state_dir: `/s/${id}`,
+    children,
+    ...extra,
+  }
 }
 
 describe('RunsScreen', () => {
@@ -79,7 +91,9 @@ describe('RunsScreen', () => {
 
   it('draws the forest with branches, queued children and the usage of each tree', () => {
     const forest = [
-      node('coord', 'running', [node('worker-1', 'done', [], {usage: 300}), node('worker-2', 'queued', [], {duration_ms: null})], {tree_usage: {tokens: null, reported_tokens: 300, runs: 3, unreported_runs: 2}}),
+      node('coord', 'running', [node('worker-1', 'done', [], {usage: 300}), node('worker-2', 'queued', [], {duration_ms: null})], {
+        tree_usage: {tokens: null, reported_tokens: 300, runs: 3, unreported_runs: 2},
+      }),
       node('solo', 'failed', [], {usage: 40, tree_usage: {tokens: 40, reported_tokens: 40, runs: 1, unreported_runs: 0}}),
     ]
     const rows = treeRows({forest})
@@ -157,7 +171,9 @@ describe('row logic', () => {
 
   it('prints the plain table without escape codes', () => {
     const text = formatRunTable(tableRows({runs: [run('build', 'running', {parent: 'root-1', duration_ms: 0})]}), 'table', clock(1000))
-    expect(text).toBe('RUN    RECIPE  STATUS   EXIT  STARTED   DURATION  CPU  MEM  COMMAND  PARENT\nbuild  demo    running  -     03:04:05  1.0s      -    -    -        root-1\n')
+    expect(text).toBe(
+      'RUN    RECIPE  STATUS   EXIT  STARTED   DURATION  CPU  MEM  COMMAND  PARENT\nbuild  demo    running  -     03:04:05  1.0s      -    -    -        root-1\n',
+    )
     expect(formatRunTable([], 'table', clock(0))).toBe('')
   })
 })
@@ -174,7 +190,19 @@ describe('state store', () => {
   function writeRun(id: string, status: string): void {
     const dir = join(home, 'runs', id)
     mkdirSync(dir, {recursive: true})
-    const meta = {schema: 'actors-run-v1', run: id, run_instance_id: `i-${id}`, recipe: null, status, owner: 'default', root: id, depth: 0, created_at: new Date().toISOString(), started_at: new Date().toISOString(), argv: ['true']}
+    const meta = {
+      schema: 'actors-run-v1',
+      run: id,
+      run_instance_id: `i-${id}`,
+      recipe: null,
+      status,
+      owner: 'default',
+      root: id,
+      depth: 0,
+      created_at: new Date().toISOString(),
+      started_at: new Date().toISOString(),
+      argv: ['true'],
+    }
     writeFileSync(join(dir, 'run.json'), JSON.stringify(meta))
   }
 
@@ -188,7 +216,22 @@ describe('state store', () => {
     let changes = 0
     store.subscribe(() => changes++)
     // A status change inside a Run dir is seen only once someone rings.
-    writeFileSync(join(home, 'runs', 'one', 'run.json'), JSON.stringify({...JSON.parse('{}'), schema: 'actors-run-v1', run: 'one', run_instance_id: 'i-one', recipe: null, status: 'failed', owner: 'default', root: 'one', depth: 0, created_at: new Date().toISOString(), argv: []}))
+    writeFileSync(
+      join(home, 'runs', 'one', 'run.json'),
+      JSON.stringify({
+        ...JSON.parse('{}'),
+        schema: 'actors-run-v1',
+        run: 'one',
+        run_instance_id: 'i-one',
+        recipe: null,
+        status: 'failed',
+        owner: 'default',
+        root: 'one',
+        depth: 0,
+        created_at: new Date().toISOString(),
+        argv: [],
+      }),
+    )
     await new Promise((r) => setTimeout(r, 150))
     expect(store.snapshot().data.runs[0]!.status).toBe('done')
     notifyStateChange(home)

@@ -24,7 +24,25 @@ beforeAll(() => (root = tempDir('actors-live-state-')))
 afterAll(() => removeDir(root))
 
 function summary(run: string, status: string, extra: Partial<RunSummary> = {}): RunSummary {
-  return {run, run_instance_id: `i-${run}`, recipe: null, status, owner: 'default', parent: null, root: run, depth: 0, created_at: '', started_at: null, ended_at: null, duration_ms: 1000, exit_code: null, pid: null, notification: 'normal', state_dir: join(root, run), ...extra}
+  return {
+    run,
+    run_instance_id: `i-${run}`,
+    recipe: null,
+    status,
+    owner: 'default',
+    parent: null,
+    root: run,
+    depth: 0,
+    created_at: '',
+    started_at: null,
+    ended_at: null,
+    duration_ms: 1000,
+    exit_code: null,
+    pid: null,
+    notification: 'normal',
+    state_dir: join(root, run),
+    ...extra,
+  }
 }
 
 function runDir(name: string): string {
@@ -61,7 +79,14 @@ describe('attention in live views', () => {
     appendTraceEvent(runDir('other'), {kind: 'not.mine', attention: 'notify'})
     const p = tracker.update({runs: [summary('asker', 'done'), summary('other', 'running')]})
     expect(p.log.map((item) => (item.kind === 'finished' ? `done ${item.run.run}` : `note ${item.note.kind}`))).toEqual(['done asker', 'note review.ready'])
-    const view = render(<WaitView items={p.log.map((item) => (item.kind === 'finished' ? {kind: 'finished' as const, run: item.run} : {kind: 'attention' as const, note: item.note}))} pending={[]} clock={clock} maxPending={10} />)
+    const view = render(
+      <WaitView
+        items={p.log.map((item) => (item.kind === 'finished' ? {kind: 'finished' as const, run: item.run} : {kind: 'attention' as const, note: item.note}))}
+        pending={[]}
+        clock={clock}
+        maxPending={10}
+      />,
+    )
     expect(strip(view.lastFrame()!)).toMatch(/! \d\d:\d\d:\d\d asker notify review\.ready: look please/)
     view.unmount()
   })
@@ -73,7 +98,9 @@ describe('live wait progress', () => {
     const kid = (name: string, status: string) => summary(name, status, {parent: 'p', root: 'p', depth: 1})
     tracker.update({runs: [summary('p', 'running'), kid('c1', 'running'), summary('earlier', 'done', {root: 'p'})]})
     // c3 started and ended between two looks: it was never seen running.
-    const p = tracker.update({runs: [summary('p', 'running'), kid('c1', 'done'), kid('c2', 'running'), kid('c3', 'done'), summary('earlier', 'done', {root: 'p'})]})
+    const p = tracker.update({
+      runs: [summary('p', 'running'), kid('c1', 'done'), kid('c2', 'running'), kid('c3', 'done'), summary('earlier', 'done', {root: 'p'})],
+    })
     expect(p.finished.map((r) => r.run)).toEqual(['c1', 'c3'])
     const end = tracker.update({runs: [summary('p', 'done'), kid('c1', 'done'), kid('c2', 'done'), kid('c3', 'done')]})
     expect(end.finished.map((r) => r.run)).toEqual(['c1', 'c3', 'p', 'c2'])
@@ -93,7 +120,9 @@ describe('live wait progress', () => {
     expect(counts).toEqual([2, 2, 1, 1, 0])
     const progress = new WaitTracker({owner: 'default'}).update({runs: looks[2]!})
     expect(progress.pendingTree.map((n) => `${n.prefix}${n.item.run}`)).toEqual(['p', '├─ c1', '│  └─ g1', '├─ c2', '└─ c3'])
-    const view = render(<WaitView items={[]} pending={progress.pending} pendingTree={progress.pendingTree} waitingFor={progress.waitingFor} clock={clock} maxPending={10} />)
+    const view = render(
+      <WaitView items={[]} pending={progress.pending} pendingTree={progress.pendingTree} waitingFor={progress.waitingFor} clock={clock} maxPending={10} />,
+    )
     const frame = strip(view.lastFrame()!)
     expect(frame).toContain('waiting for 1 Run (4 more inside it)')
     expect(frame).toMatch(/│ {2}└─ ● g1 running/)
@@ -103,10 +132,27 @@ describe('live wait progress', () => {
 
 describe('the live list is a tree', () => {
   it('nests children under their parents in the inspect --watch table, like the card', () => {
-    const listing = {runs: [summary('c2', 'running', {parent: 'p'}), summary('solo', 'done'), summary('p', 'running'), summary('c1', 'done', {parent: 'p'}), summary('g', 'running', {parent: 'c1'})]}
+    const listing = {
+      runs: [
+        summary('c2', 'running', {parent: 'p'}),
+        summary('solo', 'done'),
+        summary('p', 'running'),
+        summary('c1', 'done', {parent: 'p'}),
+        summary('g', 'running', {parent: 'c1'}),
+      ],
+    }
     const rows = nestedTableRows(listing)
     expect(rows.map((row) => rowCells(row, 'table', clock)[0])).toEqual(['solo', 'p', '├─ c2', '└─ c1', '   └─ g'])
     // A parent cycle (damaged records) still shows every Run.
-    expect(nestByParent([{id: 'a', parent: 'b'}, {id: 'b', parent: 'a'}], (x) => x.id, (x) => x.parent)).toHaveLength(2)
+    expect(
+      nestByParent(
+        [
+          {id: 'a', parent: 'b'},
+          {id: 'b', parent: 'a'},
+        ],
+        (x) => x.id,
+        (x) => x.parent,
+      ),
+    ).toHaveLength(2)
   })
 })

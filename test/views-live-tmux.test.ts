@@ -35,7 +35,8 @@ const type = (name: string, command: string) => {
 }
 const screen = (name: string) => tmux('capture-pane', '-p', '-t', name)
 const history = (name: string) => tmux('capture-pane', '-p', '-S', '-', '-t', name)
-const until = (name: string, check: (s: string) => boolean, what: string, ms = 40_000) => waitFor(() => (check(screen(name)) ? true : undefined), ms, `${what}; screen:\n${screen(name)}`)
+const until = (name: string, check: (s: string) => boolean, what: string, ms = 40_000) =>
+  waitFor(() => (check(screen(name)) ? true : undefined), ms, `${what}; screen:\n${screen(name)}`)
 
 /** The parent: starts three children, emits a notify event, all after `go` exists (the view is up by then). */
 function writeParent(name: string, hold: number): string {
@@ -103,10 +104,14 @@ describe('inspect --watch', () => {
     type(t, 'actors inspect --watch')
     await until(t, (s) => /q\s/.test(s) && s.includes('q quit'), 'the live list')
     writeFileSync(join(home, 'go-q'), '')
-    const s = await waitFor(() => {
-      const now = screen(t)
-      return /^\S+ q\s/m.test(now) && /├─ q1/.test(now) && /└─ q3/.test(now) && /q notify review\.ready/.test(now) ? now : undefined
-    }, 40_000, 'the tree and the notify line').catch((error) => {
+    const s = await waitFor(
+      () => {
+        const now = screen(t)
+        return /^\S+ q\s/m.test(now) && /├─ q1/.test(now) && /└─ q3/.test(now) && /q notify review\.ready/.test(now) ? now : undefined
+      },
+      40_000,
+      'the tree and the notify line',
+    ).catch((error) => {
       throw new Error(`${error.message}\n${screen(t)}`)
     })
     expect(s).toMatch(/! \d\d:\d\d:\d\d q notify review\.ready: first child started/)

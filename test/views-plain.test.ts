@@ -83,7 +83,10 @@ describe('plain output without a TTY', () => {
     await waitFor(() => stdout.includes('"status":"done"'), 10_000, 'j1 done')
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
-    const docs = stdout.trim().split('\n').map((line) => JSON.parse(line))
+    const docs = stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
     expect(docs[0]).toMatchObject({type: 'snapshot', runs: [], damaged: []})
     expect(docs.at(-1).runs[0]).toMatchObject({run: 'j1', status: 'done'})
   })

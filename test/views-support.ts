@@ -34,4 +34,3 @@ export function writeLoadTracer(dir: string): string {
 export function loadedHeavyModules(specifiers: string[]): string[] {
   return specifiers.filter((s) => /^(import|require) (ink|react)(\/|\s|$)/.test(s) || /node_modules\/(ink|react)\//.test(s))
 }
-

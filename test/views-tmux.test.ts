@@ -29,7 +29,19 @@ class Terminal {
 
   constructor(home: string, env: Record<string, string> = {}) {
     const vars = Object.entries({TERM: 'xterm-256color', ACTORS_HOME: home, PS1: '$ ', ...env}).map(([k, v]) => `${k}=${quote(v)}`)
-    tmux('new-session', '-d', '-x', '140', '-y', '40', '-s', this.name, '-c', ROOT, `env -u CI -u NO_COLOR -u ACTORS_RUN -u ACTORS_OWNER ${vars.join(' ')} bash --norc --noprofile`)
+    tmux(
+      'new-session',
+      '-d',
+      '-x',
+      '140',
+      '-y',
+      '40',
+      '-s',
+      this.name,
+      '-c',
+      ROOT,
+      `env -u CI -u NO_COLOR -u ACTORS_RUN -u ACTORS_OWNER ${vars.join(' ')} bash --norc --noprofile`,
+    )
     // Type only once the shell shows its prompt (keys sent earlier are echoed twice on a busy machine).
     const deadline = Date.now() + 10_000
     while (!/^\$ ?$/m.test(this.screen()) && Date.now() < deadline) spawnSync('sleep', ['0.05'])
@@ -56,10 +68,17 @@ class Terminal {
     return tmux('display', '-p', '-t', this.name, '#{cursor_flag}').trim() === '1'
   }
   until(check: (screen: string) => boolean, what: string, timeoutMs = 30_000): Promise<string> {
-    return waitFor(() => {
-      const screen = this.screen()
-      return check(screen) ? screen : undefined
-    }, timeoutMs, `${what}; screen was:\n${this.screen()}\n${spawnSync('ps', ['-eo', 'pid,stat,args'], {encoding: 'utf8'}).stdout.split('\n').filter((l) => l.includes('actors')).join('\n')}`)
+    return waitFor(
+      () => {
+        const screen = this.screen()
+        return check(screen) ? screen : undefined
+      },
+      timeoutMs,
+      `${what}; screen was:\n${this.screen()}\n${spawnSync('ps', ['-eo', 'pid,stat,args'], {encoding: 'utf8'})
+        .stdout.split('\n')
+        .filter((l) => l.includes('actors'))
+        .join('\n')}`,
+    )
   }
   /** Type a probe command: it runs (and echoes normally) only if the shell got the terminal back in a sane state. */
   async expectShellBack(): Promise<void> {
@@ -69,7 +88,8 @@ class Terminal {
   }
 }
 
-const count = (text: string, pattern: RegExp) => (text.match(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')) ?? []).length
+const count = (text: string, pattern: RegExp) =>
+  (text.match(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')) ?? []).length
 
 let home: string
 beforeAll(() => {
@@ -132,7 +152,17 @@ describe('in a real terminal', () => {
     // coord and each child run until the test opens their gates, so every state is seen however slow the machine.
     const gate = (name: string) => join(home, `gate-${name}`)
     const child = (name: string) => `${process.execPath} ${BIN} run --name ${name} -- sh -c ${quote(`while [ ! -e ${gate(name)} ]; do sleep 0.05; done`)}`
-    actors(home, ['run', '--name', 'coord', '--max-parallel', '1', '--', 'sh', '-c', `${child('c1')}; ${child('c2')}; while [ ! -e ${gate('coord')} ]; do sleep 0.05; done`])
+    actors(home, [
+      'run',
+      '--name',
+      'coord',
+      '--max-parallel',
+      '1',
+      '--',
+      'sh',
+      '-c',
+      `${child('c1')}; ${child('c2')}; while [ ! -e ${gate('coord')} ]; do sleep 0.05; done`,
+    ])
     const term = new Terminal(home)
     term.run('bin/actors inspect --tree --watch')
     const screen = await term.until((s) => /├─ c1\s+running/.test(s) && /└─ c2\s+queued/.test(s), 'c1 running and c2 queued under coord')
@@ -152,7 +182,9 @@ describe('in a real terminal', () => {
     // The Run stays live until the test opens its gate, so the live view is seen however slow the machine.
     const gate = join(home, 'gate-fol')
     const term = new Terminal(home)
-    term.run(`bin/actors run --name fol --follow -- sh -c 'echo to-out; echo to-err >&2; while [ ! -e ${gate} ]; do sleep 0.05; done; echo again; exit 3'; echo rc=$?`)
+    term.run(
+      `bin/actors run --name fol --follow -- sh -c 'echo to-out; echo to-err >&2; while [ ! -e ${gate} ]; do sleep 0.05; done; echo again; exit 3'; echo rc=$?`,
+    )
     const live = await term.until((s) => s.includes('┃ to-err'), 'stderr to arrive')
     expect(live).toMatch(/^to-out$/m)
     expect(live).toMatch(/● fol running/)
@@ -195,7 +227,10 @@ describe('in a real terminal', () => {
   it('music play shows now-playing and its keys drive the same service actors control reaches', async () => {
     const music = join(home, 'music')
     mkdirSync(music)
-    for (const [name, hz] of [['01 first.wav', 440], ['02 second.wav', 660]] as const) {
+    for (const [name, hz] of [
+      ['01 first.wav', 440],
+      ['02 second.wav', 660],
+    ] as const) {
       writeTone(join(music, name), 30, hz, {rate: 8000, channels: 1})
     }
     const stateDir = join(home, 'player')

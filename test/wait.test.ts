@@ -66,7 +66,7 @@ describe('wait', () => {
     expect(timeout.stderr).toContain('timed out')
   })
 
-  it('exits 4 when every id is unknown, and excludes silent and other owners\' Runs', async () => {
+  it("exits 4 when every id is unknown, and excludes silent and other owners' Runs", async () => {
     const h = home()
     const unknown = actors(h, ['wait', 'nope', '--json'])
     expect(unknown.code).toBe(4)
@@ -108,7 +108,8 @@ describe('wait', () => {
 
   it('wakes on a followup attention event, reports it once, and ignores notify', async () => {
     const h = home()
-    const script = 'actors emit progress --summary fyi --attention notify; sleep 0.3; actors emit question --summary "which branch?" --attention followup >/dev/null; sleep 30'
+    const script =
+      'actors emit progress --summary fyi --attention notify; sleep 0.3; actors emit question --summary "which branch?" --attention followup >/dev/null; sleep 30'
     launch(h, 'asker', 'sh', '-c', script)
     const woke = actors(h, ['wait', '--json'])
     expect(woke.code).toBe(0)
@@ -162,7 +163,11 @@ describe('wait', () => {
     // waking event written by hand is not seen (actors emit is how a Run asks).
     const planted = launch(h, 'planted', 'true')
     expect((await ended(planted)).attention_raised).toBe(false)
-    writeFileSync(join(planted, 'trace.jsonl'), JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind: 'by-hand', attention: 'followup'}) + '\n', {flag: 'a'})
+    writeFileSync(
+      join(planted, 'trace.jsonl'),
+      JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind: 'by-hand', attention: 'followup'}) + '\n',
+      {flag: 'a'},
+    )
     writeFileSync(join(planted, 'attention.flag'), '')
     // Asking after the end (emit --run) is refused (exit 3): a finished Run's Trace is closed, so its flag stays false.
     const late = actors(h, ['emit', 'late.question', '--run', 'quiet', '--summary', 'one more thing', '--attention', 'followup'])
@@ -178,7 +183,10 @@ describe('wait', () => {
     const files = ['a', 'b', 'c', 'd', 'e', 'f']
     const recipe = join(h, 'recipes', 'six.yaml')
     mkdirSync(join(h, 'recipes'), {recursive: true})
-    writeFileSync(recipe, `description: six artifacts\nsequence:\n  - [sh, -c, "cd {state_dir} && touch ${files.join(' ')} && exit 3"]\nartifacts:\n${files.map((f) => `  ${f}: "{state_dir}/${f}"`).join('\n')}\n`)
+    writeFileSync(
+      recipe,
+      `description: six artifacts\nsequence:\n  - [sh, -c, "cd {state_dir} && touch ${files.join(' ')} && exit 3"]\nartifacts:\n${files.map((f) => `  ${f}: "{state_dir}/${f}"`).join('\n')}\n`,
+    )
     const made = actors(h, ['run', '--json', '--name', 'six', recipe])
     expect(made.code, made.stderr).toBe(0)
     const result = await waitForResult(made.json.state_dir)
@@ -194,7 +202,11 @@ describe('wait', () => {
     // A Run written before the mirror: its row reads result.json.
     const old = writeFinishedRun(h, 'old-artifacts')
     const oldResult = readJson(join(old, 'result.json'))
-    writeJsonAtomic(join(old, 'result.json'), {...oldResult, reason: 'timeout', artifacts: files.map((f) => ({name: f, path: join(old, f), bytes: 0, sha256: 'x'}))})
+    writeJsonAtomic(join(old, 'result.json'), {
+      ...oldResult,
+      reason: 'timeout',
+      artifacts: files.map((f) => ({name: f, path: join(old, f), bytes: 0, sha256: 'x'})),
+    })
     // A mirror whose count is no count (edited by hand) is not used either.
     writeJsonAtomic(join(old, 'run.json'), {...readJson(join(old, 'run.json')), artifacts_head: [], artifacts_total: -3})
     const [oldRow] = actors(h, ['wait', '--json']).json.rows
@@ -300,7 +312,10 @@ describe('wait', () => {
     // The 300 finished Runs are written directly instead of launching 300 processes on a 2-core machine.
     const base = Date.parse('2026-01-01T00:00:00Z')
     for (let i = 0; i < 300; i++) {
-      writeFinishedRun(h, `bulk-${String(i).padStart(3, '0')}`, {ended: new Date(base + (299 - i) * 1000).toISOString(), status: i % 50 === 0 ? 'failed' : 'done'})
+      writeFinishedRun(h, `bulk-${String(i).padStart(3, '0')}`, {
+        ended: new Date(base + (299 - i) * 1000).toISOString(),
+        status: i % 50 === 0 ? 'failed' : 'done',
+      })
     }
     const first = actors(h, ['wait', '--json'])
     expect(first.code).toBe(1)
@@ -320,9 +335,10 @@ describe('wait', () => {
     expect(card.stdout).toMatch(/^no finished Runs/)
   })
 
-  it('inside a Run, wait collects that Run\'s descendants (a coordinator fanning out)', async () => {
+  it("inside a Run, wait collects that Run's descendants (a coordinator fanning out)", async () => {
     const h = home()
-    const script = 'actors run --name kid-a -- sleep 0.2 >/dev/null; actors run --name kid-b -- false >/dev/null; actors wait --json > "$ACTORS_STATE_DIR/batch.json"; echo "wait=$?"'
+    const script =
+      'actors run --name kid-a -- sleep 0.2 >/dev/null; actors run --name kid-b -- false >/dev/null; actors wait --json > "$ACTORS_STATE_DIR/batch.json"; echo "wait=$?"'
     const dir = launch(h, 'coord', 'sh', '-c', script)
     await waitForResult(dir)
     expect(readFileSync(join(dir, 'stdout.log'), 'utf8')).toContain('wait=1')
@@ -342,9 +358,9 @@ describe('wait', () => {
     expect(r.json.rows[0]).toMatchObject({status: 'failed', exit_code: 2, output: 'done-out\n'})
     expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
   })
-  it('a Run\'s own escape codes and line breaks in its summary never reach the plain card', async () => {
+  it("a Run's own escape codes and line breaks in its summary never reach the plain card", async () => {
     const h = home()
-    const dir = launch(h, 'noisy', 'sh', '-c', "actors emit review.done --summary \"$(printf 'red\\033[31m alert\\nsecond line')\"")
+    const dir = launch(h, 'noisy', 'sh', '-c', 'actors emit review.done --summary "$(printf \'red\\033[31m alert\\nsecond line\')"')
     await waitForResult(dir)
     const card = actors(h, ['wait', 'noisy'])
     expect(card.code).toBe(0)
@@ -406,7 +422,13 @@ describe('wait', () => {
     const again = actors(h, ['run', 'fanout', 'recipe=hello', 'count=2', '--name', 'fan2', '--wait', '--json'], {timeout: 120_000})
     expect(again.code, again.stderr).toBe(0)
     expect(runsOf(again)).toEqual(['fan2'])
-    expect(again.json.rows[0]).toMatchObject({collected_total: 2, collected: [{run: 'fan2-1', status: 'done'}, {run: 'fan2-2', status: 'done'}]})
+    expect(again.json.rows[0]).toMatchObject({
+      collected_total: 2,
+      collected: [
+        {run: 'fan2-1', status: 'done'},
+        {run: 'fan2-2', status: 'done'},
+      ],
+    })
     expect(again.json.rows[0].collected[0].summary).toMatch(/hello/i)
     // Nothing else is left for the owner: the children went to the coordinator.
     expect(actors(h, ['wait', '--json']).json.members).toBe(0)

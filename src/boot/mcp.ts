@@ -43,7 +43,11 @@ export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; own
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
     // Every line is checked before the SDK reads the session (lib/mcp/line-guard.ts): bad JSON, invalid
     // requests and lines over 4 MiB are answered with JSON-RPC errors there and never reach the SDK.
-    const input = guardMcpLines(process.stdin, (line) => process.stdout.write(`${line}\n`), (text) => process.stderr.write(text))
+    const input = guardMcpLines(
+      process.stdin,
+      (line) => process.stdout.write(`${line}\n`),
+      (text) => process.stderr.write(text),
+    )
     const server = loadServer(serverFile)
     await server.serveMcp({home, policy, recipesFlag: flags.recipes, version, input})
   } catch (error) {

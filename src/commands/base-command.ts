@@ -69,9 +69,14 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
     static override examples = definition.examples
     static override strict = definition.strict !== false
     static override args = Object.fromEntries(
-      Object.entries(definition.args as Record<string, ArgDefinition>).map(([name, arg]) => [name, Args.string({description: arg.description, required: arg.required ?? false})]),
+      Object.entries(definition.args as Record<string, ArgDefinition>).map(([name, arg]) => [
+        name,
+        Args.string({description: arg.description, required: arg.required ?? false}),
+      ]),
     )
-    static override flags = Object.fromEntries(Object.entries(definition.flags as Record<string, FlagDefinition>).map(([name, flag]) => [name, oclifFlag(flag)]))
+    static override flags = Object.fromEntries(
+      Object.entries(definition.flags as Record<string, FlagDefinition>).map(([name, flag]) => [name, oclifFlag(flag)]),
+    )
 
     /** Runs the definition and shows its result (src/lib/present/present.ts); returns nothing, so oclif prints nothing of its own. */
     async run(): Promise<undefined> {
@@ -96,10 +101,20 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
 export function oclifFlag(flag: FlagDefinition) {
   switch (flag.type) {
     case 'boolean':
-      return Flags.boolean({description: flag.description, char: flag.char as Interfaces.AlphabetLowercase | undefined, allowNo: flag.allowNo ?? false, default: flag.default})
+      return Flags.boolean({
+        description: flag.description,
+        char: flag.char as Interfaces.AlphabetLowercase | undefined,
+        allowNo: flag.allowNo ?? false,
+        default: flag.default,
+      })
     case 'integer':
       return Flags.integer({description: flag.description, min: flag.min, max: flag.max, default: flag.default, required: flag.required ?? false})
     case 'string':
-      return Flags.string({description: flag.description, options: flag.options ? [...flag.options] : undefined, default: flag.default, required: flag.required ?? false})
+      return Flags.string({
+        description: flag.description,
+        options: flag.options ? [...flag.options] : undefined,
+        default: flag.default,
+        required: flag.required ?? false,
+      })
   }
 }

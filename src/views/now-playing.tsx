@@ -10,7 +10,9 @@ export function NowPlaying({model, message}: {model: NowPlayingModel; message?: 
   return (
     <Box flexDirection="column" borderStyle="round" borderColor={color} paddingX={1}>
       <Text wrap="truncate">
-        <Text color={color}>{STATE_GLYPH[model.state] ?? '·'} {model.state}</Text>
+        <Text color={color}>
+          {STATE_GLYPH[model.state] ?? '·'} {model.state}
+        </Text>
         {'  '}
         <Text bold>{model.title}</Text>
         {model.place ? <Text dimColor>{`  ${model.place}`}</Text> : null}

@@ -14,7 +14,11 @@ export function RunTable({rows, layout, clock}: RunTableProps) {
   const headers = layoutHeaders(layout, rows)
   const cells = rows.map((row) => rowCells(row, layout, clock, headers.includes('WHERE')))
   // Fit the terminal as the plain table does (the widest column gives way, cut with …), less the status glyph.
-  const widths = fittedWidths(columnWidths(headers, cells), headers.map((h) => h.length), screenWidth() - 2)
+  const widths = fittedWidths(
+    columnWidths(headers, cells),
+    headers.map((h) => h.length),
+    screenWidth() - 2,
+  )
   const pad = (text: string, i: number) => {
     const cut = cutCell(text, widths[i]!)
     return i === widths.length - 1 ? cut : cut.padEnd(widths[i]! + 2)

@@ -19,8 +19,16 @@ export function RunsScreen({title, rows, hidden, layout, counts, clock, damaged}
     <Box flexDirection="column">
       <Text bold>{title}</Text>
       {rows.length ? <RunTable rows={rows} layout={layout} clock={clock} /> : null}
-      {hidden ? <Text dimColor>… {hidden} more {hidden === 1 ? 'Run' : 'Runs'} off-screen</Text> : null}
-      {damaged ? <Text color="red">{damaged} unreadable Run {damaged === 1 ? 'dir' : 'dirs'} skipped (see `actors inspect`)</Text> : null}
+      {hidden ? (
+        <Text dimColor>
+          … {hidden} more {hidden === 1 ? 'Run' : 'Runs'} off-screen
+        </Text>
+      ) : null}
+      {damaged ? (
+        <Text color="red">
+          {damaged} unreadable Run {damaged === 1 ? 'dir' : 'dirs'} skipped (see `actors inspect`)
+        </Text>
+      ) : null}
       <Box>
         <StatusCounts counts={counts} />
         <Text dimColor>{'   q quit'}</Text>

@@ -14,7 +14,11 @@ import type {BatchDocument} from '../lib/wait/batch.js'
 import {WaitView, type WaitItem} from './wait-view.js'
 
 /** Show progress from `store` while `wait` runs; `wait` gets the printer for its batch. */
-export async function showWait<T>(store: StateStore<RunListing>, scope: WaitScope, wait: (print: (doc: BatchDocument) => Promise<void>) => Promise<T>): Promise<T> {
+export async function showWait<T>(
+  store: StateStore<RunListing>,
+  scope: WaitScope,
+  wait: (print: (doc: BatchDocument) => Promise<void>) => Promise<T>,
+): Promise<T> {
   // Events since the command started (loading the view takes a moment): those are news.
   const tracker = new WaitTracker(scope, new AttentionFeed(Math.floor(performance.timeOrigin)))
   let progress = tracker.update(store.snapshot().data)

@@ -51,7 +51,9 @@ export function WaitView({items, pending, clock, maxPending, pendingTree, waitin
   const inside = pending.length - count
   return (
     <>
-      <Static items={items}>{(item, i) => <StaticItem key={item.kind === 'attention' ? item.note.event_id : `${item.kind}-${i}`} item={item} clock={clock} />}</Static>
+      <Static items={items}>
+        {(item, i) => <StaticItem key={item.kind === 'attention' ? item.note.event_id : `${item.kind}-${i}`} item={item} clock={clock} />}
+      </Static>
       {pending.length ? (
         <Box flexDirection="column">
           <Text dimColor>

@@ -12,8 +12,8 @@
 import type {CommandResult} from '../present/result.js'
 
 export type FlagDefinition =
-  | {type: 'boolean'; description: string; char?: string; /** `--no-NAME` sets it false. */ allowNo?: boolean; default?: boolean}
-  | {type: 'string'; description: string; /** The only values accepted. */ options?: readonly string[]; default?: string; required?: boolean}
+  | {type: 'boolean'; description: string; char?: string /** `--no-NAME` sets it false. */; allowNo?: boolean; default?: boolean}
+  | {type: 'string'; description: string /** The only values accepted. */; options?: readonly string[]; default?: string; required?: boolean}
   | {type: 'integer'; description: string; min?: number; max?: number; default?: number; required?: boolean}
 
 export interface ArgDefinition {
@@ -33,7 +33,10 @@ type FlagValue<D extends FlagDefinition> = D extends {type: 'boolean'}
       : string | undefined
 
 /** What a command's `run` receives, the same whichever front end parsed it. */
-export interface Invocation<F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>, A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>> {
+export interface Invocation<
+  F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>,
+  A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>,
+> {
   args: {[K in keyof A]: string | undefined}
   /** Every positional token in order, including those after `--` (commands that take a variable number read these). */
   argv: string[]
@@ -48,7 +51,10 @@ export interface Invocation<F extends Record<string, FlagDefinition> = Record<st
   json: boolean
 }
 
-export interface CommandDefinition<F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>, A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>> {
+export interface CommandDefinition<
+  F extends Record<string, FlagDefinition> = Record<string, FlagDefinition>,
+  A extends Record<string, ArgDefinition> = Record<string, ArgDefinition>,
+> {
   /** The oclif id: words joined by ':' (`music:play`). */
   id: string
   summary: string

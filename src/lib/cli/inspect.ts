@@ -43,7 +43,11 @@ export const inspectCommand = defineCommand({
     if (args.run) return documentResult(inspectRun(home, args.run), plainDetail)
     const filter = listingFilter(flags)
     // Every Run, unfiltered: under --json printed from cached text (the common, big listing).
-    if (Object.values(filter).every((value) => value === undefined)) return everyRunResult((print) => printedListing(home, print), () => listRunSummaries(home, filter))
+    if (Object.values(filter).every((value) => value === undefined))
+      return everyRunResult(
+        (print) => printedListing(home, print),
+        () => listRunSummaries(home, filter),
+      )
     return documentResult(listRunSummaries(home, filter), (listing, to) => plainListing(listing, to, filterWords(flags)))
   },
 })

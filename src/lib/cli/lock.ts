@@ -10,7 +10,12 @@ import {documentResult, liveResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
 
 const NAME_ARG = {description: 'lock name (letters, digits, "_", ".", ":" and "-")', required: true} as const
-const SLOTS_FLAG = {type: 'integer', min: 1, max: 1024, description: 'capacity of the lock in slots (default 1: a mutex); must match the capacity of a lock in use'} as const
+const SLOTS_FLAG = {
+  type: 'integer',
+  min: 1,
+  max: 1024,
+  description: 'capacity of the lock in slots (default 1: a mutex); must match the capacity of a lock in use',
+} as const
 const WAIT_FLAG = {type: 'string', description: 'queue for a slot up to this long (500ms, 30s, 5m); exit 124 when it runs out'} as const
 const HOLDER_FLAG = {type: 'string', description: 'hold as this named holder instead of the current Run or calling process (needs --lease)'} as const
 
@@ -26,9 +31,18 @@ export const lockAcquireCommand = defineCommand({
     'A holder whose Run ends or whose process dies loses its slot at the next lock operation; a lease that is not renewed expires.',
     'Waiters are served first come, first served. Exit 5 when busy without --wait (or the capacity disagrees), 124 when --wait runs out.',
   ].join(' '),
-  examples: ['<%= config.bin %> lock acquire repo --wait 5m', '<%= config.bin %> lock acquire gpu --slots 2', '<%= config.bin %> lock acquire deploy --holder ci-7 --lease 10m --json'],
+  examples: [
+    '<%= config.bin %> lock acquire repo --wait 5m',
+    '<%= config.bin %> lock acquire gpu --slots 2',
+    '<%= config.bin %> lock acquire deploy --holder ci-7 --lease 10m --json',
+  ],
   args: {name: NAME_ARG},
-  flags: {slots: SLOTS_FLAG, lease: {type: 'string', description: 'the slot expires after this long unless renewed (actors lock renew)'}, wait: WAIT_FLAG, holder: HOLDER_FLAG},
+  flags: {
+    slots: SLOTS_FLAG,
+    lease: {type: 'string', description: 'the slot expires after this long unless renewed (actors lock renew)'},
+    wait: WAIT_FLAG,
+    holder: HOLDER_FLAG,
+  },
 
   async run({args, flags}) {
     const reply = await acquireLock(resolveHome(flags.home), {
@@ -62,10 +76,16 @@ export const lockRenewCommand = defineCommand({
   description: 'Restarts the lease from now: --lease, or the length it had. Exit 3 when the holder does not hold the lock (or its lease already expired).',
   examples: ['<%= config.bin %> lock renew deploy --holder ci-7', '<%= config.bin %> lock renew deploy --holder ci-7 --lease 30m'],
   args: {name: NAME_ARG},
-  flags: {holder: {type: 'string', description: 'renew for this named holder'}, lease: {type: 'string', description: 'new lease length (default: the current one)'}},
+  flags: {
+    holder: {type: 'string', description: 'renew for this named holder'},
+    lease: {type: 'string', description: 'new lease length (default: the current one)'},
+  },
 
   async run({args, flags}) {
-    return documentResult(renewLockLease(resolveHome(flags.home), args.name!, callerHolder(flags.holder), optionalDuration(flags.lease, '--lease')), plainRenewed)
+    return documentResult(
+      renewLockLease(resolveHome(flags.home), args.name!, callerHolder(flags.holder), optionalDuration(flags.lease, '--lease')),
+      plainRenewed,
+    )
   },
 })
 
@@ -106,4 +126,3 @@ export const lockExecCommand = defineCommand({
     return liveResult({json: () => exec(true), plain: () => exec(false)})
   },
 })
-

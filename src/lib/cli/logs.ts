@@ -47,8 +47,15 @@ export const logsCommand = defineCommand({
       // One JSON document holds text, so at most the last 64 MiB; stderr says where it starts.
       json: async () => {
         const size = logBytes(file)
-        const notes = size > JSON_LOG_BYTES ? `actors: ${file} is ${size} bytes; --json shows its end from byte ${size - JSON_LOG_BYTES}; without --json, logs prints all of it\n` : undefined
-        return documentResult({run: state.meta.run, stream, text: tailFile(file, flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? JSON_LOG_BYTES : undefined)}, plainLogText, {notes})
+        const notes =
+          size > JSON_LOG_BYTES
+            ? `actors: ${file} is ${size} bytes; --json shows its end from byte ${size - JSON_LOG_BYTES}; without --json, logs prints all of it\n`
+            : undefined
+        return documentResult(
+          {run: state.meta.run, stream, text: tailFile(file, flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? JSON_LOG_BYTES : undefined)},
+          plainLogText,
+          {notes},
+        )
       },
       // Otherwise the bytes as they are, whole, streamed through a fixed buffer.
       plain: async () => {

@@ -9,7 +9,8 @@ import {defineCommand} from './definition.js'
 export const rerunCommand = defineCommand({
   id: 'rerun',
   summary: 'Start a finished Run again as its next generation (NAME=VALUE replaces earlier values)',
-  description: 'Same Recipe, values, cwd and lineage as the last generation; values given are validated like a launch (exit 2, nothing started). A live Run is refused (exit 5). Returns {run, generation, run_instance_id, state_dir, status, pid}.',
+  description:
+    'Same Recipe, values, cwd and lineage as the last generation; values given are validated like a launch (exit 2, nothing started). A live Run is refused (exit 5). Returns {run, generation, run_instance_id, state_dir, status, pid}.',
   examples: ['<%= config.bin %> rerun build-1', '<%= config.bin %> rerun build-1 target=release --json'],
   strict: false,
   args: {run: {description: 'Run id or state dir, followed by NAME=VALUE arguments', required: true}},

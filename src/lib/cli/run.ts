@@ -14,7 +14,11 @@ export const runCommand = defineCommand({
   id: 'run',
   summary: 'Launch a Recipe (or an ad-hoc command after --) as a supervised Run',
   description: 'Returns once the Run is durable and started (or queued): {run, run_instance_id, state_dir, status, pid}.',
-  examples: ['<%= config.bin %> run demo', '<%= config.bin %> run hello name=world --json | jq -r .state_dir', '<%= config.bin %> run --name build -- make -j2'],
+  examples: [
+    '<%= config.bin %> run demo',
+    '<%= config.bin %> run hello name=world --json | jq -r .state_dir',
+    '<%= config.bin %> run --name build -- make -j2',
+  ],
   strict: false,
   args: {recipe: {description: 'Recipe name (or path), followed by NAME=VALUE arguments'}},
   flags: {
@@ -28,8 +32,8 @@ export const runCommand = defineCommand({
     recipes: {type: 'string', description: 'extra Recipe root searched first'},
     wait: {type: 'boolean', description: 'block until the Run ends, then print its completion batch'},
     follow: {type: 'boolean', description: "stream the Run's output while it runs"},
-    on: {type: 'string', description: 'where the supervisor runs: local or slurm (default: the Recipe\'s executor, else $ACTORS_EXECUTOR, else local)'},
-    inbox: {type: 'string', description: 'stdin or file: let `actors send` steer this Run (as a Recipe\'s inbox field does)'},
+    on: {type: 'string', description: "where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)"},
+    inbox: {type: 'string', description: "stdin or file: let `actors send` steer this Run (as a Recipe's inbox field does)"},
     memory: {type: 'string', description: 'memory limit of the whole Run (512M, 2G); needs cgroup containment'},
     cpus: {type: 'string', description: 'CPU limit of the whole Run (1.5 = one and a half CPUs); needs cgroup containment'},
     pids: {type: 'integer', description: 'most processes the Run may have at once; needs cgroup containment', min: 1},
@@ -43,7 +47,8 @@ export const runCommand = defineCommand({
     if (adHoc) {
       prepared = prepareAdHoc(passthrough)
     } else {
-      if (args.recipe === undefined) throw usageError('missing Recipe name', 'actors run RECIPE [NAME=VALUE ...] or actors run -- COMMAND [ARG ...]; list Recipes with `actors recipes`')
+      if (args.recipe === undefined)
+        throw usageError('missing Recipe name', 'actors run RECIPE [NAME=VALUE ...] or actors run -- COMMAND [ARG ...]; list Recipes with `actors recipes`')
       prepared = prepareRecipe(findLaunchRecipe(home, args.recipe, flags.recipes), argv.slice(1))
     }
     const launched = launchPrepared(home, prepared, launchOverrides(flags))

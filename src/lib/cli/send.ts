@@ -16,7 +16,11 @@ export const sendCommand = defineCommand({
     'A live Run without an inbox is refused (exit 3). A finished Run is resumed as its next generation with ACTORS_MESSAGE set (refused with exit 3 when its Recipe says resume: false).',
     'MESSAGE is at most 64 KiB; "-" reads it from stdin.',
   ].join(' '),
-  examples: ['<%= config.bin %> send worker-1 "focus on the failing test"', '<%= config.bin %> send review-2 "now check the docs" --json', 'git diff | <%= config.bin %> send reviewer -'],
+  examples: [
+    '<%= config.bin %> send worker-1 "focus on the failing test"',
+    '<%= config.bin %> send review-2 "now check the docs" --json',
+    'git diff | <%= config.bin %> send reviewer -',
+  ],
   args: {
     run: {description: 'Run id or state dir', required: true},
     message: {description: 'the message ("-": read stdin)', required: true},
@@ -35,8 +39,15 @@ function readStdinMessage(): string {
   try {
     bytes = readFileSync(0)
   } catch (error) {
-    throw usageError(`cannot read the message from stdin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`, 'pipe the message in, or pass it as an argument')
+    throw usageError(
+      `cannot read the message from stdin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+      'pipe the message in, or pass it as an argument',
+    )
   }
-  if (bytes.length > MAX_MESSAGE_BYTES) throw usageError(`the message is ${bytes.length} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`, 'put large content in a file and send its path')
+  if (bytes.length > MAX_MESSAGE_BYTES)
+    throw usageError(
+      `the message is ${bytes.length} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`,
+      'put large content in a file and send its path',
+    )
   return bytes.toString('utf8').replace(/\n$/, '')
 }

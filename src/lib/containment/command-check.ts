@@ -20,4 +20,3 @@ export function commandStartError(command: string, env: NodeJS.ProcessEnv, cwd: 
   }
   return `spawn ${command} ENOENT`
 }
-

@@ -70,9 +70,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 export async function endUnit(unit: Unit, graceMs: number | undefined, options: {spareNestedRuns?: boolean} = {}): Promise<Leftover[]> {
   // A normal end sweeps only what the command left behind: Runs it launched live on (SPEC: Trees).
   const members = options.spareNestedRuns ? () => unit.strays() : () => unit.members()
-  const kill = options.spareNestedRuns ? () => {
+  const kill = options.spareNestedRuns
+    ? () => {
         for (const pid of members()) signalOne(pid, 'SIGKILL')
-      } : () => unit.kill()
+      }
+    : () => unit.kill()
   if (graceMs !== undefined && graceMs > 0) {
     const termed = new Set<number>()
     const deadline = Date.now() + graceMs
@@ -119,4 +121,3 @@ function signalOne(pid: number, signal: NodeJS.Signals): void {
     process.kill(pid, signal)
   } catch {}
 }
-

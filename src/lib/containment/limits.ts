@@ -95,9 +95,12 @@ const LIMIT_NAMES: Record<keyof UnitLimits, string> = {memory_bytes: 'memory', c
  */
 export function requireEnforceableLimits(limits: UnitLimits): void {
   if (Object.keys(limits).length === 0 || containmentKind() === 'cgroup') return
-  const why = process.env.ACTORS_CONTAINMENT === 'tracked' ? 'ACTORS_CONTAINMENT=tracked is set' : 'no writable cgroup v2 hierarchy is available to this process'
+  const why =
+    process.env.ACTORS_CONTAINMENT === 'tracked' ? 'ACTORS_CONTAINMENT=tracked is set' : 'no writable cgroup v2 hierarchy is available to this process'
   throw usageError(
-    `limits (${Object.keys(limits).map((k) => LIMIT_NAMES[k as keyof UnitLimits]).join(', ')}) need cgroup containment, and ${why}`,
+    `limits (${Object.keys(limits)
+      .map((k) => LIMIT_NAMES[k as keyof UnitLimits])
+      .join(', ')}) need cgroup containment, and ${why}`,
     'drop the limits (Recipe `limits`, --memory/--cpus/--pids), or run where a cgroup can be made: as root, in a delegated systemd scope (systemd-run --user --scope -p Delegate=yes), or with $ACTORS_CGROUP naming a delegated cgroup',
   )
 }

@@ -54,7 +54,10 @@ export async function closeRun(home: string, ref: string, services: readonly Ser
       if (!isActorsError(error) || error.exitCode !== EXIT.notActive) throw error
     }
   }
-  throw notActiveError(`Run ${id} did not end after stop; it was not closed`, `inspect it (actors inspect ${id}); end it with actors control ${id} kill, then close it again`)
+  throw notActiveError(
+    `Run ${id} did not end after stop; it was not closed`,
+    `inspect it (actors inspect ${id}); end it with actors control ${id} kill, then close it again`,
+  )
 }
 
 /** Under the Run's lock: mark a terminal Run closed (or find it closed already); undefined while it is live. */
@@ -68,7 +71,12 @@ function markClosedIfTerminal(dir: string): {meta: RunMeta; already: boolean} | 
     const closed: RunMeta = {...meta, closed: true, closed_at: new Date().toISOString()}
     writeRunMetaLocked(dir, closed)
     try {
-      appendTraceEvent(dir, {kind: 'runtime.closed', summary: 'closed: no new generation will start', data: {closed_at: closed.closed_at}, run_instance_id: meta.run_instance_id})
+      appendTraceEvent(dir, {
+        kind: 'runtime.closed',
+        summary: 'closed: no new generation will start',
+        data: {closed_at: closed.closed_at},
+        run_instance_id: meta.run_instance_id,
+      })
     } catch {}
     return {meta: closed, already: false}
   })

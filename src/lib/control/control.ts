@@ -8,10 +8,8 @@
  * left queued for a polling service.
  */
 import {randomUuid} from '../platform/builtins.js'
-import {existsSync, realpathSync, statSync} from 'node:fs'
-import {dirname, resolve} from 'node:path'
 import {ActorsError, EXIT, notActiveError, usageError} from '../platform/errors.js'
-import {resolveRunRef, runsDir} from '../platform/home.js'
+import {resolveRunRef} from '../platform/home.js'
 import {readRunState, requireRun, updateRunMeta, type RunState} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {awaitRunEnd} from '../runs/await-run.js'
@@ -19,7 +17,8 @@ import {followUpEndedRuns} from '../tree/after-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from '../signals/endpoint.js'
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from '../signals/journal.js'
-import {controlStandaloneService, kindHolding, type ServiceKind} from '../signals/standalone.js'
+import {kindHolding, type ServiceKind} from '../signals/standalone.js'
+import {controlStandalone, standaloneServiceDir} from './standalone-route.js'
 import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from '../signals/runtime-actions.js'
 import {isRuntimeAction, RUNTIME_ACTIONS} from '../records/actions.js'
 import {kernelStatus, type RunControlStatus} from '../signals/status.js'
@@ -83,7 +82,13 @@ class Unreachable {
  * 2 bad action/value, 3 finished Run / stale generation / endpoint not
  * ready, 4 unknown Run, 5 backpressure.
  */
-export async function controlRun(home: string, ref: string, action: string, value: string | undefined, services: readonly ServiceKind[]): Promise<ControlOutcome> {
+export async function controlRun(
+  home: string,
+  ref: string,
+  action: string,
+  value: string | undefined,
+  services: readonly ServiceKind[],
+): Promise<ControlOutcome> {
   try {
     return await applyControl(home, ref, action, value, services)
   } finally {
@@ -138,7 +143,9 @@ async function applyControl(home: string, ref: string, action: string, value: st
     const accepted = [...RUNTIME_ACTIONS, ...declared]
     throw usageError(
       `Run ${state.meta.run} does not accept "${action}"`,
-      declared.length ? `declared actions: ${declared.join(', ')}; every Run also accepts ${RUNTIME_ACTIONS.join(', ')}` : `this Run declares no actions of its own; it accepts ${RUNTIME_ACTIONS.join(', ')}`,
+      declared.length
+        ? `declared actions: ${declared.join(', ')}; every Run also accepts ${RUNTIME_ACTIONS.join(', ')}`
+        : `this Run declares no actions of its own; it accepts ${RUNTIME_ACTIONS.join(', ')}`,
       {declared, actions: accepted},
     )
   }
@@ -202,7 +209,8 @@ async function serviceStop(home: string, state: RunState, value: string | undefi
   const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)
   const mark = {status: 'cancelled' as const, at: new Date().toISOString(), by: 'control:service-stop'}
   updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
-  const withdraw = () => updateRunMeta(state.dir, (meta) => (meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined))
+  const withdraw = () =>
+    updateRunMeta(state.dir, (meta) => (meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined))
   let outcome: ServiceActionResult | Unreachable
   try {
     outcome = await serviceAction(state, 'stop', value, true)
@@ -289,7 +297,9 @@ async function serviceAction(state: RunState, action: string, value: string | un
       )
     }
     completeControl(dir, record.id, 'failed', {error: error.message})
-    throw new ActorsError(`Run ${meta.run}: ${error.message}`, EXIT.failed, 'the service broke the control protocol (one JSON line, at most 4 KiB)', {record: readControlRecord(dir, record.id) ?? record})
+    throw new ActorsError(`Run ${meta.run}: ${error.message}`, EXIT.failed, 'the service broke the control protocol (one JSON line, at most 4 KiB)', {
+      record: readControlRecord(dir, record.id) ?? record,
+    })
   }
   // The service helper records the outcome itself; this covers services that do not.
   if (reply.ok) completeControl(dir, record.id, 'handled', {reply})
@@ -356,37 +366,4 @@ async function statusAction(state: RunState, declared: boolean, value: string | 
     if (record) completeControl(state.dir, record.id, 'failed', {error: (error as Error).message})
   }
   return view
-}
-
-/**
- * A directory given by path, outside $ACTORS_HOME/runs, holding the files of
- * a standalone service of a known kind (`actors music serve --state-dir DIR`:
- * its playback-endpoint.json, or the playback.json a stopped service leaves)
- * is that service's; `status` of any other directory outside the state root
- * asks the first kind (the shipped default, playback: state "unknown"). Any
- * other path is a Run reference (and refused unless it is a Run state dir).
- */
-function standaloneServiceDir(home: string, ref: string, action: string, services: readonly ServiceKind[]): {dir: string; kind: ServiceKind} | undefined {
-  if (!ref.includes('/') && ref !== '.' && ref !== '..') return undefined
-  const dir = resolve(ref)
-  try {
-    if (!statSync(dir).isDirectory()) return undefined
-  } catch {
-    return undefined
-  }
-  // `status` of a directory no service has used yet answers state "unknown" (SPEC: Music).
-  const kind = kindHolding(dir, services) ?? (action === 'status' ? services[0] : undefined)
-  if (!kind) return undefined
-  const runs = runsDir(home)
-  const realRuns = existsSync(runs) ? realpathSync(runs) : runs
-  if (dirname(realpathSync(dir)) === realRuns) return undefined
-  return {dir, kind}
-}
-
-/** A standalone service's directory: reached through its published endpoint, like any other. */
-async function controlStandalone(dir: string, kind: ServiceKind, action: string, value: string | undefined): Promise<ControlOutcome> {
-  const reply = await controlStandaloneService(dir, kind, action, value)
-  // status: the service's status fields at the top level too (SPEC: `status` prints {state, index, count, track, ...}).
-  const status = action === 'status' && reply.status && typeof reply.status === 'object' ? (reply.status as Record<string, unknown>) : {}
-  return {standalone: true, ...status, ...reply}
 }

@@ -30,7 +30,11 @@ export interface SlurmCommandResult {
 }
 
 /** Run a Slurm client command; never throws. */
-export function runSlurmCommand(command: string, args: string[], options: {input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number} = {}): SlurmCommandResult {
+export function runSlurmCommand(
+  command: string,
+  args: string[],
+  options: {input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number} = {},
+): SlurmCommandResult {
   const out = childProcess().spawnSync(command, args, {
     encoding: 'utf8',
     input: options.input,
@@ -100,7 +104,19 @@ export function forgetSlurmListing(): void {
 }
 
 /** Job states in which the job is over (Slurm's JOB_STATE_BASE values past RUNNING/SUSPENDED). */
-const ENDED_STATES = new Set(['COMPLETED', 'CANCELLED', 'FAILED', 'TIMEOUT', 'NODE_FAIL', 'PREEMPTED', 'BOOT_FAIL', 'DEADLINE', 'OUT_OF_MEMORY', 'REVOKED', 'SPECIAL_EXIT'])
+const ENDED_STATES = new Set([
+  'COMPLETED',
+  'CANCELLED',
+  'FAILED',
+  'TIMEOUT',
+  'NODE_FAIL',
+  'PREEMPTED',
+  'BOOT_FAIL',
+  'DEADLINE',
+  'OUT_OF_MEMORY',
+  'REVOKED',
+  'SPECIAL_EXIT',
+])
 /** Job states in which the job waits to start. */
 const WAITING_STATES = new Set(['PENDING', 'CONFIGURING', 'REQUEUED', 'REQUEUE_HOLD', 'REQUEUE_FED', 'RESV_DEL_HOLD'])
 

@@ -48,7 +48,11 @@ export async function controlSlurmRun(home: string, state: RunState, action: str
     }
   }
   if (!RUNTIME.has(action)) {
-    throw notActiveError(`Run ${state.meta.run}: cannot deliver "${action}": ${note}`, `retry once the job runs (squeue -j ${jobId}); declared actions need a job step on the Run's node`, {job_id: jobId})
+    throw notActiveError(
+      `Run ${state.meta.run}: cannot deliver "${action}": ${note}`,
+      `retry once the job runs (squeue -j ${jobId}); declared actions need a job step on the Run's node`,
+      {job_id: jobId},
+    )
   }
   return slurmFallback(home, state, jobId, typeof job === 'object' ? job : undefined, action, note)
 }
@@ -62,7 +66,9 @@ interface StepOutcome {
 function runInJob(home: string, state: RunState, jobId: string, action: string, value: string | undefined): StepOutcome {
   const grace = Number(state.meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS)
   const argv = [`${binDir()}/actors`, 'control', state.dir, action, ...(value !== undefined ? [value] : []), '--json', '--home', home]
-  const out = runSlurmCommand('srun', [`--jobid=${jobId}`, '--overlap', '--nodes=1', '--ntasks=1', '--quiet', process.execPath, ...argv], {timeoutMs: 20_000 + grace})
+  const out = runSlurmCommand('srun', [`--jobid=${jobId}`, '--overlap', '--nodes=1', '--ntasks=1', '--quiet', process.execPath, ...argv], {
+    timeoutMs: 20_000 + grace,
+  })
   let document: Record<string, unknown> | undefined
   try {
     const parsed = JSON.parse(out.stdout.trim()) as unknown
@@ -91,17 +97,30 @@ function slurm(state: RunState, args: string[], what: string, note: string): voi
   if (out.ok) return
   throw notActiveError(
     `Run ${state.meta.run}: ${note}; and \`${args.join(' ')}\` failed: ${out.spawnError ?? out.stderr}`,
-    what === 'suspend' || what === 'resume' ? 'suspending jobs needs Slurm operator rights on most clusters; a job step normally does it instead (docs/slurm.md)' : 'check the job with squeue/scontrol',
+    what === 'suspend' || what === 'resume'
+      ? 'suspending jobs needs Slurm operator rights on most clusters; a job step normally does it instead (docs/slurm.md)'
+      : 'check the job with squeue/scontrol',
   )
 }
 
 /** Pause, resume, stop, kill or status through Slurm itself (no job step). */
-async function slurmFallback(home: string, state: RunState, jobId: string, job: SlurmJob | undefined, action: string, note: string): Promise<Record<string, unknown>> {
+async function slurmFallback(
+  home: string,
+  state: RunState,
+  jobId: string,
+  job: SlurmJob | undefined,
+  action: string,
+  note: string,
+): Promise<Record<string, unknown>> {
   const {meta} = state
   const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'kernel', via: 'slurm', job_id: jobId, signalled: [] as number[]}
   if (action === 'status') return statusFromFiles(state, job)
   if (action === 'pause' || action === 'resume') {
-    if (meta.status === 'queued') throw notActiveError(`Run ${meta.run} is queued (${note}); it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
+    if (meta.status === 'queued')
+      throw notActiveError(
+        `Run ${meta.run} is queued (${note}); it has no process to ${action} yet`,
+        `wait until it runs, or stop it: actors control ${meta.run} stop`,
+      )
     const suspended = job?.state === 'SUSPENDED'
     if ((action === 'pause') === suspended) return {...base, status: action === 'pause' ? 'paused' : 'running', changed: false, fallback: note}
     slurm(state, ['scontrol', action === 'pause' ? 'suspend' : 'resume', jobId], action === 'pause' ? 'suspend' : 'resume', note)
@@ -118,7 +137,9 @@ async function slurmFallback(home: string, state: RunState, jobId: string, job: 
   }
   // stop / kill: mark the Run first, so whoever settles it (its supervisor, or reconciliation once the job is gone) records what the user did.
   const status = action === 'kill' ? 'killed' : 'cancelled'
-  updateRunMeta(state.dir, (m) => (isTerminal(m.status) || m.ending?.status === 'killed' ? undefined : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm'}}))
+  updateRunMeta(state.dir, (m) =>
+    isTerminal(m.status) || m.ending?.status === 'killed' ? undefined : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm'}},
+  )
   trace(state, action, {via: 'slurm', job_id: jobId})
   if (action === 'kill' || job?.state !== 'RUNNING') {
     slurm(state, ['scancel', ...(action === 'kill' ? ['--signal=KILL'] : []), jobId], 'cancel', note)
@@ -137,7 +158,12 @@ async function slurmFallback(home: string, state: RunState, jobId: string, job: 
 
 /** Wait for the Run to be terminal, re-reading (and so reconciling through Slurm) at least every REMOTE_POLL_MS. */
 function awaitEnd(state: RunState, timeoutMs: number): Promise<RunState | undefined> {
-  return watchUntil(state.dir, () => readRunState(state.dir), (s) => !s || isTerminal(s.meta.status), {timeoutMs, pollMs: REMOTE_POLL_MS})
+  return watchUntil(
+    state.dir,
+    () => readRunState(state.dir),
+    (s) => !s || isTerminal(s.meta.status),
+    {timeoutMs, pollMs: REMOTE_POLL_MS},
+  )
 }
 
 /** What a stop/kill reports once the Run has ended. */

@@ -58,7 +58,16 @@ export function jobTimeLimitMinutes(meta: RunMeta, executor: SlurmExecutorRecord
 
 /** sbatch's arguments for the Run in `dir` (the script comes on stdin). */
 export function sbatchArguments(meta: RunMeta, executor: SlurmExecutorRecord, dir: string): string[] {
-  const args = ['--parsable', '--no-requeue', `--job-name=actors:${meta.run}`, '--nodes=1', '--ntasks=1', `--chdir=${dir}`, `--output=${slurmPath(`${dir}/${SLURM_LOG}`)}`, '--open-mode=append']
+  const args = [
+    '--parsable',
+    '--no-requeue',
+    `--job-name=actors:${meta.run}`,
+    '--nodes=1',
+    '--ntasks=1',
+    `--chdir=${dir}`,
+    `--output=${slurmPath(`${dir}/${SLURM_LOG}`)}`,
+    '--open-mode=append',
+  ]
   const minutes = jobTimeLimitMinutes(meta, executor)
   if (minutes !== undefined) args.push(`--time=${minutes}`)
   if (executor.partition) args.push(`--partition=${executor.partition}`)

@@ -57,7 +57,8 @@ export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
   if (!jobId) {
     // Never submitted yet: held by its parent's max-parallel queue, or `run` is submitting it right now.
     const since = meta.executor.submitting_at
-    if (since && Date.now() - Date.parse(since) > SUBMIT_GRACE_MS) return {alive: false, status: 'exited', reason: 'submit_lost', details: {executor_state: null}}
+    if (since && Date.now() - Date.parse(since) > SUBMIT_GRACE_MS)
+      return {alive: false, status: 'exited', reason: 'submit_lost', details: {executor_state: null}}
     return {alive: true}
   }
   const job = querySlurmJob(jobId)

@@ -5,7 +5,16 @@
 import {binDir} from '../platform/package-root.js'
 
 /** Lineage variables that describe the *caller's* Run: never inherited by a new supervisor. */
-const LINEAGE_VARS = ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER', 'ACTORS_GENERATION', 'ACTORS_MESSAGE']
+const LINEAGE_VARS = [
+  'ACTORS_RUN',
+  'ACTORS_RUN_INSTANCE',
+  'ACTORS_STATE_DIR',
+  'ACTORS_ROOT',
+  'ACTORS_DEPTH',
+  'ACTORS_OWNER',
+  'ACTORS_GENERATION',
+  'ACTORS_MESSAGE',
+]
 
 /** The supervisor's environment for a Run under the state root `home`. */
 export function supervisorEnvironment(home: string): NodeJS.ProcessEnv {

@@ -5,7 +5,8 @@
  * sorted listing of the owner's queue directory, or the owner's cursor
  * (index-queue.ts), read a chunk at a time.
  */
-import {tagValue, type CursorLine, type QueueCursor} from './index-queue.js'
+import {tagValue} from './index-queue.js'
+import type {CursorLine, QueueCursor} from './queue-cursor.js'
 import {queuedEnd} from './index-markers.js'
 
 /** Code-unit order of `a[as, ae)` and `b[bs, be)`, as compareText orders the two substrings (without making them). */
@@ -25,9 +26,7 @@ export function compareQueuedNames(a: string, b: string): number {
   const aAt = a.lastIndexOf('@')
   const bAt = b.lastIndexOf('@')
   return (
-    compareRanges(a, 1, aEnd, b, 1, bEnd) ||
-    compareRanges(a, aEnd + 19, aAt, b, bEnd + 19, bAt) ||
-    compareRanges(a, aAt + 1, a.length, b, bAt + 1, b.length)
+    compareRanges(a, 1, aEnd, b, 1, bEnd) || compareRanges(a, aEnd + 19, aAt, b, bEnd + 19, bAt) || compareRanges(a, aAt + 1, a.length, b, bAt + 1, b.length)
   )
 }
 

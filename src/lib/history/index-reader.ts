@@ -7,11 +7,24 @@
 import {renameSync} from 'node:fs'
 import {sep} from 'node:path'
 import {indexDir} from '../platform/home.js'
-import {enqueueMarker, listOwnerQueue, QueueCursor, queueOwnerTags, tagValue, writeQueueCursor} from './index-queue.js'
+import {enqueueMarker, listOwnerQueue, queueOwnerTags, tagValue} from './index-queue.js'
+import {QueueCursor, writeQueueCursor} from './queue-cursor.js'
 import {unlinkQuietly} from '../platform/state-files.js'
 import type {RunState} from '../runs/store.js'
 import {listIndex} from './live-index.js'
-import {markerPath, markerTag, ownerTag, parseMarker, QUEUED_CODE, QUEUED_PREFIX, queuedEnd, queuedMarkerName, validMarker, type Marker, type QueueKey} from './index-markers.js'
+import {
+  markerPath,
+  markerTag,
+  ownerTag,
+  parseMarker,
+  QUEUED_CODE,
+  QUEUED_PREFIX,
+  queuedEnd,
+  queuedMarkerName,
+  validMarker,
+  type Marker,
+  type QueueKey,
+} from './index-markers.js'
 import {compareQueuedNames, CursorQueue, followsInOrder, listedQueue, type QueueNames} from './index-queue-order.js'
 import {readIndexedInstance} from './indexed-instance.js'
 import {refreshIndex} from './index-rebuild.js'
@@ -63,7 +76,10 @@ export class RunIndexReader {
   /** more() found the end of the queue: every queued entry was read or passed over. */
   private atEnd = false
 
-  constructor(private readonly home: string, options: {owner?: string; cursor?: boolean} = {}) {
+  constructor(
+    private readonly home: string,
+    options: {owner?: string; cursor?: boolean} = {},
+  ) {
     refreshIndex(home)
     this.ownerTag = options.owner === undefined ? undefined : markerTag(options.owner)
     for (const name of listIndex(home)) {

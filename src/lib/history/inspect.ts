@@ -25,7 +25,10 @@ const ALL_STATUSES: readonly string[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 /** Parse `--status running,failed`; unknown names are a usage error listing the valid ones. */
 export function parseStatusFilter(value: string | undefined): Set<string> | undefined {
   if (!value) return undefined
-  const wanted = value.split(',').map((s) => s.trim()).filter(Boolean)
+  const wanted = value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
   for (const status of wanted) {
     if (!ALL_STATUSES.includes(status)) {
       throw usageError(`--status: unknown status "${status}"`, `use one or more of ${ALL_STATUSES.join(', ')}`)

@@ -163,7 +163,28 @@ export class RunJsonCache<T> extends StatKeyedCache<T, Entry<T>> {
  * from the row's Run id (a Run whose run.json names another id, or another
  * state dir, is never cached), so an entry cannot lie about which Run it is.
  */
-const ROW_FIELDS = ['run_instance_id', 'recipe', 'status', 'owner', 'parent', 'root', 'depth', 'created_at', 'started_at', 'ended_at', 'duration_ms', 'exit_code', 'pid', 'notification', 'generation', 'executor', 'job_id', 'node', 'command', 'resources'] as const satisfies ReadonlyArray<keyof RunSummary>
+const ROW_FIELDS = [
+  'run_instance_id',
+  'recipe',
+  'status',
+  'owner',
+  'parent',
+  'root',
+  'depth',
+  'created_at',
+  'started_at',
+  'ended_at',
+  'duration_ms',
+  'exit_code',
+  'pid',
+  'notification',
+  'generation',
+  'executor',
+  'job_id',
+  'node',
+  'command',
+  'resources',
+] as const satisfies ReadonlyArray<keyof RunSummary>
 /** A row: the Run id, the four key numbers, then ROW_FIELDS. */
 const ROW_LENGTH = 5 + ROW_FIELDS.length
 

@@ -173,7 +173,8 @@ function placeOf({count, fields}: Cache, names: Buffer, entry: FreshText): numbe
   while (low < high) {
     const middle = (low + high) >>> 1
     const f = middle * 5
-    const order = compareWithBytes(entry.created, names, fields[f + 2] + fields[f + 3], fields[f + 4]) || compareWithBytes(entry.run, names, fields[f + 2], fields[f + 3])
+    const order =
+      compareWithBytes(entry.created, names, fields[f + 2] + fields[f + 3], fields[f + 4]) || compareWithBytes(entry.run, names, fields[f + 2], fields[f + 3])
     if (order < 0) high = middle
     else low = middle + 1
   }

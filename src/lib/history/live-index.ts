@@ -94,7 +94,8 @@ export function writeStamp(home: string, runs: RunsDirStat, count: number): void
 }
 
 /** Whether runs/ is as `stamp` recorded it (nothing changed it behind the kernel's back). */
-export const unchanged = (stamp: Stamp, runs: RunsDirStat | undefined) => runs !== undefined && stamp.runs_mtime_ns === runs.mtime && stamp.runs_nlink === runs.nlink
+export const unchanged = (stamp: Stamp, runs: RunsDirStat | undefined) =>
+  runs !== undefined && stamp.runs_mtime_ns === runs.mtime && stamp.runs_nlink === runs.nlink
 
 /** Run `fn` under the run index's lock (launches, prunes, rebuilds and queue renewal serialise here). */
 export function withIndexLock<T>(home: string, fn: () => T): T {

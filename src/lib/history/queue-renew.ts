@@ -19,7 +19,8 @@ import {join, sep} from 'node:path'
 import {randomHex} from '../platform/builtins.js'
 import {indexDir} from '../platform/home.js'
 import {unlinkQuietly} from '../platform/state-files.js'
-import {CHANGED_FILE, CURSOR_FILE, ownerQueueDir, POSITION_FILE, queueOwnerTags} from './index-queue.js'
+import {CHANGED_FILE, CURSOR_FILE, ownerQueueDir, queueOwnerTags} from './index-queue.js'
+import {POSITION_FILE} from './queue-cursor.js'
 import {withIndexLock} from './live-index.js'
 
 /** A queue directory larger than this (a fresh one is 4 KiB: a few hundred names) is renewed once empty. */

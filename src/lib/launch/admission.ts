@@ -27,7 +27,10 @@ export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.e
     return {spec: {...spec, maxDepth}}
   }
   if (spec.budgetTokens !== undefined) {
-    throw usageError('--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run, 'set the budget on the root Run of the tree, or launch this Run at top level')
+    throw usageError(
+      '--budget-tokens applies to a root Run only; this Run is inside ' + spec.parent.run,
+      'set the budget on the root Run of the tree, or launch this Run at top level',
+    )
   }
   const parentDir = runDir(spec.home, spec.parent.run)
   if (resolve(spec.parent.state_dir) !== parentDir) {
@@ -38,7 +41,10 @@ export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.e
   }
   const parent = readRunMetaRaw(parentDir)
   if (!parent) {
-    throw usageError(`lineage is incomplete: parent Run ${spec.parent.run} not found at ${parentDir}`, 'launch from inside a live Run, or unset ACTORS_RUN, ACTORS_RUN_INSTANCE and ACTORS_STATE_DIR')
+    throw usageError(
+      `lineage is incomplete: parent Run ${spec.parent.run} not found at ${parentDir}`,
+      'launch from inside a live Run, or unset ACTORS_RUN, ACTORS_RUN_INSTANCE and ACTORS_STATE_DIR',
+    )
   }
   if (parent.run_instance_id !== spec.parent.run_instance_id) {
     throw notActiveError(

@@ -48,8 +48,16 @@ export function adoptEarlierChildren(home: string, parentDir: string, parent: Ru
           return {...child, parent: {...ref, run_instance_id: parent.run_instance_id}, adopted_from: from}
         })
         if (!changed || from === undefined) continue
-        traceAdoption(childDir, changed, `adopted by ${parent.run} generation ${generationOf(parent)}`, {parent: parent.run, parent_run_instance_id: parent.run_instance_id, from})
-        traceAdoption(parentDir, parent, `adopted ${changed.run} from an earlier generation`, {child: changed.run, child_run_instance_id: changed.run_instance_id, from})
+        traceAdoption(childDir, changed, `adopted by ${parent.run} generation ${generationOf(parent)}`, {
+          parent: parent.run,
+          parent_run_instance_id: parent.run_instance_id,
+          from,
+        })
+        traceAdoption(parentDir, parent, `adopted ${changed.run} from an earlier generation`, {
+          child: changed.run,
+          child_run_instance_id: changed.run_instance_id,
+          from,
+        })
         traceChildStarted(parentDir, changed, {adopted: true})
         adopted.push(changed.run)
       }

@@ -21,7 +21,8 @@ export function startGenerationLocked(home: string, dir: string, current: RunMet
   current = completeMoveLocked(dir, current)
   // A result written without its mirror in run.json (a crash in between) still says how the generation ended.
   const result = readRunResult(dir, current)
-  const ended: RunMeta = result && current.status !== result.status ? {...current, status: result.status, ended_at: result.completed_at, exit_code: result.exit_code} : current
+  const ended: RunMeta =
+    result && current.status !== result.status ? {...current, status: result.status, ended_at: result.completed_at, exit_code: result.exit_code} : current
   const next = build(generationOf(ended) + 1)
   const owed = owedAfterArchive(dir, ended)
   if (owed.length) next.unreported_generations = owed

@@ -68,7 +68,13 @@ export interface LaunchResult {
 
 /** A readable, unique Run id: the hint's last path segment plus a short random suffix. */
 export function makeRunId(hint: string): string {
-  const base = hint.split('/').pop()!.replace(/[^A-Za-z0-9_.-]+/g, '-').replace(/^[.-]+/, '').slice(0, 40) || 'run'
+  const base =
+    hint
+      .split('/')
+      .pop()!
+      .replace(/[^A-Za-z0-9_.-]+/g, '-')
+      .replace(/^[.-]+/, '')
+      .slice(0, 40) || 'run'
   return `${base}-${randomHex(3)}`
 }
 

@@ -98,7 +98,10 @@ export function launchOverrides(flags: {
 /** `--inbox stdin|file` (SPEC: Generations and steering); anything else is a usage error. */
 function parseInboxFlag(value: string | undefined): 'stdin' | 'file' | undefined {
   if (value === undefined || value === 'stdin' || value === 'file') return value
-  throw usageError(`--inbox ${JSON.stringify(value)} is not stdin or file`, '--inbox stdin (messages arrive as lines on stdin) or --inbox file (read them with `actors inbox`)')
+  throw usageError(
+    `--inbox ${JSON.stringify(value)} is not stdin or file`,
+    '--inbox stdin (messages arrive as lines on stdin) or --inbox file (read them with `actors inbox`)',
+  )
 }
 
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */
@@ -182,7 +185,7 @@ function requireWorkingDir(cwd: string, recipeFile: string | null, stateDir: str
   } catch {}
   if (isDir) return
   const problem = `${cwd} ${existsSync(cwd) ? 'is not a directory' : 'does not exist'}`
-  if (recipeFile) throw recipeError(recipeFile, 'cwd', `renders to ${problem}`, 'create the directory first, or fix the Recipe\'s cwd (--cwd DIR overrides it)')
+  if (recipeFile) throw recipeError(recipeFile, 'cwd', `renders to ${problem}`, "create the directory first, or fix the Recipe's cwd (--cwd DIR overrides it)")
   throw usageError(`--cwd ${problem}`, 'pass an existing directory')
 }
 

@@ -20,7 +20,10 @@ export type SingletonLaunchResult = LaunchResult & {reused?: true}
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
   if (value && typeof value === 'object') {
-    return `{${Object.keys(value as object).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`).join(',')}}`
+    return `{${Object.keys(value as object)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`
   }
   return JSON.stringify(value) ?? 'undefined'
 }
@@ -48,7 +51,9 @@ export function launchSingleton(home: string, recipe: string, values: Record<str
   const lock = join(home, `.singleton-${nodeCrypto().createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`)
   return withLockSync(lock, () => {
     // Live Runs are all in the run index: the check costs what is live, not the history.
-    const running = readIndexedRuns(home, {queued: 'none'}).runs.find((r) => r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status))
+    const running = readIndexedRuns(home, {queued: 'none'}).runs.find(
+      (r) => r.meta.singleton === true && r.meta.recipe === recipe && !isTerminal(r.meta.status),
+    )
     if (!running) return launch()
     const meta = running.meta
     const differences = valueDifferences(meta.values ?? {}, values)

@@ -78,7 +78,12 @@ async function runRepeat(node: Extract<PlanNode, {kind: 'repeat'}>, hooks: StepT
     if (hooks.stopping()) return last
     if (!failed(last)) continue
     if (!node.continue_on_failure) return last
-    hooks.trace('runtime.step', `${child.path} failed (exit ${last.exitCode ?? last.signal}); continuing`, {path: child.path, iteration, exit_code: last.exitCode, continued: true})
+    hooks.trace('runtime.step', `${child.path} failed (exit ${last.exitCode ?? last.signal}); continuing`, {
+      path: child.path,
+      iteration,
+      exit_code: last.exitCode,
+      continued: true,
+    })
   }
   // With continue_on_failure the repeat succeeds once every iteration ran; the failures are in the Trace.
   return hooks.stopping() ? last : OK

@@ -61,7 +61,8 @@ function noteTrace(changes: Changes, holder: HolderRef, kind: LockTrace['kind'],
 function noteDepartures(changes: Changes, lock: string, departures: Departure[]): void {
   for (const gone of departures) {
     changes.journal.push({op: gone.op, lock, holder: gone.entry.label})
-    if (gone.op === 'expired') noteTrace(changes, gone.entry.holder, 'lock.expired', lock, `lease on lock ${lock} expired`, {lease_expires_at: gone.entry.lease_expires_at})
+    if (gone.op === 'expired')
+      noteTrace(changes, gone.entry.holder, 'lock.expired', lock, `lease on lock ${lock} expired`, {lease_expires_at: gone.entry.lease_expires_at})
   }
 }
 
@@ -70,7 +71,11 @@ function noteDepartures(changes: Changes, lock: string, departures: Departure[])
  * mutexes; write back those `decide` (or settling) changed, journal the
  * changes. Returns decide's value and the Trace events to append.
  */
-function mutate<T>(home: string, names: string[], decide: (states: Map<string, LockState>, changes: Changes, dirty: Set<string>) => T): {value: T; traces: LockTrace[]} {
+function mutate<T>(
+  home: string,
+  names: string[],
+  decide: (states: Map<string, LockState>, changes: Changes, dirty: Set<string>) => T,
+): {value: T; traces: LockTrace[]} {
   const changes: Changes = {journal: [], traces: []}
   const value = withLockMutexes(home, names, () => {
     const states = new Map<string, LockState>()
@@ -149,16 +154,29 @@ export function takeLocks(home: string, specs: LockSpec[], request: LockRequest,
         state.holders.push(entry)
         dirty.add(spec.name)
         changes.journal.push({op: 'acquired', lock: spec.name, holder: label, slots: state.slots, held: state.holders.length})
-        noteTrace(changes, request.holder, 'lock.acquired', spec.name, `holds lock ${spec.name} (${state.holders.length}/${state.slots})`, {slots: state.slots, held: state.holders.length})
+        noteTrace(changes, request.holder, 'lock.acquired', spec.name, `holds lock ${spec.name} (${state.holders.length}/${state.slots})`, {
+          slots: state.slots,
+          held: state.holders.length,
+        })
       }
     } else if (queue) {
       for (const spec of specs) {
         const state = states.get(spec.name)!
         if (holdsSlot(state, request.holder) || queueIndex(state, request.holder) !== -1) continue
-        state.queue.push({holder: request.holder, label, waiter: request.waiter, since: new Date().toISOString(), ...(request.lease_ms !== undefined ? {lease_ms: request.lease_ms} : {}), ...(specs.length > 1 ? {together: names} : {})})
+        state.queue.push({
+          holder: request.holder,
+          label,
+          waiter: request.waiter,
+          since: new Date().toISOString(),
+          ...(request.lease_ms !== undefined ? {lease_ms: request.lease_ms} : {}),
+          ...(specs.length > 1 ? {together: names} : {}),
+        })
         dirty.add(spec.name)
         changes.journal.push({op: 'waiting', lock: spec.name, holder: label, position: state.queue.length})
-        noteTrace(changes, request.holder, 'lock.waiting', spec.name, `waits for lock ${spec.name} (place ${state.queue.length} in its queue)`, {position: state.queue.length, together: names})
+        noteTrace(changes, request.holder, 'lock.waiting', spec.name, `waits for lock ${spec.name} (place ${state.queue.length} in its queue)`, {
+          position: state.queue.length,
+          together: names,
+        })
       }
     }
     return {granted: blocked.length === 0, already: blocked.length === 0 && already, blocked, states: names.map((n) => states.get(n)!)}
@@ -189,7 +207,12 @@ export function leaveQueues(home: string, names: string[], holder: HolderRef): {
  * `strict`: a lock it does not hold is an error (exit 3); otherwise skipped.
  * Returns the states after the release.
  */
-export function releaseLocks(home: string, names: string[], holder: HolderRef, options: {strict: boolean; reason?: string}): {states: LockState[]; released: string[]; traces: LockTrace[]} {
+export function releaseLocks(
+  home: string,
+  names: string[],
+  holder: HolderRef,
+  options: {strict: boolean; reason?: string},
+): {states: LockState[]; released: string[]; traces: LockTrace[]} {
   const {value, traces} = mutate(home, names, (states, changes, dirty) => {
     const released: string[] = []
     for (const [name, state] of states) {
@@ -202,7 +225,10 @@ export function releaseLocks(home: string, names: string[], holder: HolderRef, o
       }
       if (index === -1) {
         if (options.strict) {
-          throw notActiveError(`${holderLabel(holder)} does not hold lock ${name}`, `see who does: actors lock status ${name}`, {lock: name, holder: holderLabel(holder)})
+          throw notActiveError(`${holderLabel(holder)} does not hold lock ${name}`, `see who does: actors lock status ${name}`, {
+            lock: name,
+            holder: holderLabel(holder),
+          })
         }
         continue
       }
@@ -222,9 +248,15 @@ export function renewLock(home: string, name: string, holder: HolderRef, leaseMs
   const {value, traces} = mutate(home, [name], (states, changes, dirty) => {
     const state = states.get(name)!
     const entry = state.holders.find((e) => sameHolder(e.holder, holder))
-    if (!entry) throw notActiveError(`${holderLabel(holder)} does not hold lock ${name} (never taken, released, or its lease expired)`, `take it again: actors lock acquire ${name}`, {lock: name})
+    if (!entry)
+      throw notActiveError(
+        `${holderLabel(holder)} does not hold lock ${name} (never taken, released, or its lease expired)`,
+        `take it again: actors lock acquire ${name}`,
+        {lock: name},
+      )
     const lease = leaseMs ?? entry.lease_ms
-    if (lease === undefined) throw usageError(`${entry.label} holds lock ${name} without a lease; there is nothing to renew`, 'pass --lease DURATION to give it one')
+    if (lease === undefined)
+      throw usageError(`${entry.label} holds lock ${name} without a lease; there is nothing to renew`, 'pass --lease DURATION to give it one')
     entry.lease_ms = lease
     entry.lease_expires_at = new Date(Date.now() + lease).toISOString()
     dirty.add(name)

@@ -33,4 +33,3 @@ export function releaseHolderRef(home: string, name: string, holderId: string | 
   if (!entry) throw usageError(`lock ${name} has no holder ${INIT_LABEL}`, `see its holders: actors lock status ${name}`)
   return entry.holder
 }
-

@@ -10,7 +10,17 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {releaseLocks, renewLock, settleLock, takeLocks, type LockRequest, type LockTrace} from './core.js'
 import {lockView, type LockView} from './views.js'
 import {waitForLocks} from './wait.js'
-import {holderLabel, isLockName, locksDir, sameHolder, validateHolderId, validateLockName, type HolderRef, type LockSpec, type LockState} from '../records/lock.js'
+import {
+  holderLabel,
+  isLockName,
+  locksDir,
+  sameHolder,
+  validateHolderId,
+  validateLockName,
+  type HolderRef,
+  type LockSpec,
+  type LockState,
+} from '../records/lock.js'
 
 /** Append lock events to their Run holders' Traces; a Run that is gone or damaged is skipped. */
 export function appendLockTraces(traces: LockTrace[]): void {
@@ -24,7 +34,12 @@ export function appendLockTraces(traces: LockTrace[]): void {
 /** This process's identity (the waiter of every request it makes). */
 export function selfIdentity(): ProcessIdentity {
   const identity = readProcessIdentity(process.pid)
-  if (!identity) throw new ActorsError('cannot read this process\'s identity from /proc or ps', EXIT.failed, 'lock holders need process identities; run on Linux or a system with ps')
+  if (!identity)
+    throw new ActorsError(
+      "cannot read this process's identity from /proc or ps",
+      EXIT.failed,
+      'lock holders need process identities; run on Linux or a system with ps',
+    )
   return identity
 }
 
@@ -38,7 +53,12 @@ export function callerHolder(holderId: string | undefined): HolderRef {
   const {ACTORS_RUN: run, ACTORS_RUN_INSTANCE: instance, ACTORS_STATE_DIR: stateDir} = process.env
   if (run && instance && stateDir) return {kind: 'run', run, run_instance_id: instance, state_dir: stateDir}
   const parent = readProcessIdentity(process.ppid)
-  if (!parent) throw new ActorsError(`the calling process (pid ${process.ppid}) is gone`, EXIT.failed, 'run actors from a live shell or script, or pass --holder ID --lease DURATION')
+  if (!parent)
+    throw new ActorsError(
+      `the calling process (pid ${process.ppid}) is gone`,
+      EXIT.failed,
+      'run actors from a live shell or script, or pass --holder ID --lease DURATION',
+    )
   return {kind: 'process', ...parent}
 }
 
@@ -69,7 +89,8 @@ function replyFor(state: LockState, holder: HolderRef, already: boolean, started
 /** Take a slot of one lock now (busy: exit 5) or, with `waitMs`, queue for it (ran out: exit 124). */
 export async function acquireLock(home: string, options: AcquireOptions): Promise<AcquireReply> {
   const name = validateLockName(options.name)
-  if (options.holder.kind === 'named' && options.leaseMs === undefined) throw usageError('--holder needs --lease', 'a named holder has no process to watch: give it a lease, e.g. --holder ci-7 --lease 10m (and renew it)')
+  if (options.holder.kind === 'named' && options.leaseMs === undefined)
+    throw usageError('--holder needs --lease', 'a named holder has no process to watch: give it a lease, e.g. --holder ci-7 --lease 10m (and renew it)')
   const started = Date.now()
   const spec: LockSpec = {name, slots: options.slots}
   const request: LockRequest = {holder: options.holder, waiter: selfIdentity(), lease_ms: options.leaseMs}
@@ -78,14 +99,23 @@ export async function acquireLock(home: string, options: AcquireOptions): Promis
     appendLockTraces(outcome.traces)
     const view = lockView(outcome.states[0])
     if (!outcome.granted) {
-      throw refusedError(`lock ${name} is busy (${view.held}/${view.slots} held by ${view.holders.map((h) => h.holder).join(', ')}${view.queue.length ? `; ${view.queue.length} waiting` : ''})`, `wait for it: actors lock acquire ${name} --wait 5m`, {...view})
+      throw refusedError(
+        `lock ${name} is busy (${view.held}/${view.slots} held by ${view.holders.map((h) => h.holder).join(', ')}${view.queue.length ? `; ${view.queue.length} waiting` : ''})`,
+        `wait for it: actors lock acquire ${name} --wait 5m`,
+        {...view},
+      )
     }
     return replyFor(outcome.states[0], options.holder, outcome.already, started)
   }
   const waited = await waitForLocks(home, [spec], request, {deadline: started + options.waitMs, stop: options.stop, onTraces: appendLockTraces})
   if (waited.status !== 'granted') {
     const view = lockView(settleLock(home, name).state)
-    throw new ActorsError(`lock ${name} was not free within ${options.waitMs} ms (${view.held}/${view.slots} held by ${view.holders.map((h) => h.holder).join(', ') || 'nobody'})`, EXIT.timeout, 'wait longer (--wait), or see who holds it: actors lock status ' + name, {...view})
+    throw new ActorsError(
+      `lock ${name} was not free within ${options.waitMs} ms (${view.held}/${view.slots} held by ${view.holders.map((h) => h.holder).join(', ') || 'nobody'})`,
+      EXIT.timeout,
+      'wait longer (--wait), or see who holds it: actors lock status ' + name,
+      {...view},
+    )
   }
   return replyFor(waited.outcome.states[0], options.holder, waited.outcome.already, started)
 }
@@ -112,7 +142,11 @@ export function listLockNames(home: string): string[] {
   } catch {
     return []
   }
-  return files.filter((f) => f.endsWith('.json')).map((f) => f.slice(0, -'.json'.length)).filter(isLockName).sort()
+  return files
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => f.slice(0, -'.json'.length))
+    .filter(isLockName)
+    .sort()
 }
 
 /** The settled state of one lock, or of every lock (a lock operation: dead holders lose their slots now). */

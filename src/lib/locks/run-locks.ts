@@ -42,16 +42,21 @@ export async function takeRunLocks(home: string, dir: string, meta: RunMeta, end
   const specs = runLockSpecs(meta)
   if (specs.length === 0) return {status: 'held'}
   try {
-    const waited = await waitForLocks(home, specs, {holder: runHolder(dir, meta), waiter: selfIdentity()}, {
-      deadline: Infinity,
-      watch: [dir],
-      stop: () => ending() || endRequested(dir),
-      onTraces: appendLockTraces,
-      onBlocked: (blocked) => {
-        updateRunMeta(dir, (current) => (current.status === 'queued' ? {...current, waiting_for: blocked} : undefined))
-        notifyStateChange(home)
+    const waited = await waitForLocks(
+      home,
+      specs,
+      {holder: runHolder(dir, meta), waiter: selfIdentity()},
+      {
+        deadline: Infinity,
+        watch: [dir],
+        stop: () => ending() || endRequested(dir),
+        onTraces: appendLockTraces,
+        onBlocked: (blocked) => {
+          updateRunMeta(dir, (current) => (current.status === 'queued' ? {...current, waiting_for: blocked} : undefined))
+          notifyStateChange(home)
+        },
       },
-    })
+    )
     if (waited.status !== 'granted') return {status: 'ended'}
   } catch (error) {
     return {status: 'error', message: (error as Error).message}
@@ -70,6 +75,13 @@ export function releaseRunLocks(dir: string, home: string, meta: RunMeta): void 
   const specs = runLockSpecs(meta)
   if (specs.length === 0) return
   try {
-    appendLockTraces(releaseLocks(home, specs.map((s) => s.name), runHolder(dir, meta), {strict: false}).traces)
+    appendLockTraces(
+      releaseLocks(
+        home,
+        specs.map((s) => s.name),
+        runHolder(dir, meta),
+        {strict: false},
+      ).traces,
+    )
   } catch {}
 }

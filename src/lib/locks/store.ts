@@ -61,6 +61,7 @@ export function writeLockState(home: string, state: LockState): void {
 export function withLockMutexes<T>(home: string, names: string[], fn: () => T): T {
   const sorted = [...new Set(names)].sort()
   makePrivateDir(dirname(lockMutexFile(home, sorted[0] ?? 'x')))
-  const take = (index: number): T => (index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS}))
+  const take = (index: number): T =>
+    index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS})
   return take(0)
 }

@@ -106,7 +106,11 @@ export function boundBatch(batch: BatchDocument, summary: string, cap = MAX_RESU
   if (fits(summary, batch, cap)) return batch
   const hint = 'logs {run} pages through a whole output; inspect {run} shows one Run'
   for (const chars of OUTPUT_STEPS) {
-    const shortened = {...batch, rows: batch.rows.map((r) => ({...r, output: r.output.slice(Math.max(0, r.output.length - chars))})), cut: {output_chars: chars, hint}}
+    const shortened = {
+      ...batch,
+      rows: batch.rows.map((r) => ({...r, output: r.output.slice(Math.max(0, r.output.length - chars))})),
+      cut: {output_chars: chars, hint},
+    }
     if (fits(summary, shortened, cap)) return shortened
   }
   const rows = batch.rows.map((r) => ({...r, output: ''}))
@@ -121,7 +125,13 @@ export function boundBatch(batch: BatchDocument, summary: string, cap = MAX_RESU
 }
 
 /** A list document (`{[key]: items}`) within the cap: the first items kept. */
-export function boundList<T extends Record<string, unknown>>(doc: T, key: keyof T & string, summary: string, hint: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): T & {cut?: unknown} {
+export function boundList<T extends Record<string, unknown>>(
+  doc: T,
+  key: keyof T & string,
+  summary: string,
+  hint: string,
+  cap = MAX_RESULT_BYTES - NOTE_BYTES,
+): T & {cut?: unknown} {
   if (fits(summary, doc, cap)) return doc
   const items = doc[key] as unknown[]
   const build = (k: number) => ({...doc, [key]: items.slice(0, k), cut: {[`${key}_total`]: items.length, [`${key}_shown`]: k, hint}})

@@ -62,7 +62,14 @@ export function guardMcpLines(input: Readable, reply: (line: string) => void, no
   let skipping = false
 
   const refuseLong = () => {
-    reply(errorLine(null, INVALID_REQUEST, `request line over ${MAX_LINE_BYTES} bytes refused and skipped`, 'send smaller requests: page logs with offset and limit_bytes, pass big inputs as files'))
+    reply(
+      errorLine(
+        null,
+        INVALID_REQUEST,
+        `request line over ${MAX_LINE_BYTES} bytes refused and skipped`,
+        'send smaller requests: page logs with offset and limit_bytes, pass big inputs as files',
+      ),
+    )
     note(`actors mcp: refused a request line over ${MAX_LINE_BYTES} bytes (skipped to its end)\n`)
   }
 
@@ -79,7 +86,14 @@ export function guardMcpLines(input: Readable, reply: (line: string) => void, no
     }
     const invalid = invalidMessage(message)
     if (invalid) {
-      reply(errorLine(idOf(message), INVALID_REQUEST, `invalid request: ${invalid}`, 'send JSON-RPC 2.0: {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}'))
+      reply(
+        errorLine(
+          idOf(message),
+          INVALID_REQUEST,
+          `invalid request: ${invalid}`,
+          'send JSON-RPC 2.0: {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}',
+        ),
+      )
       return
     }
     stream.push(Buffer.concat([line, Buffer.from('\n')]))

@@ -56,7 +56,10 @@ export const lockTool = defineTool({
   },
   async call({op, name, slots, lease, wait, holder}, context) {
     if (op !== 'acquire' && (slots !== undefined || wait !== undefined || (lease !== undefined && op !== 'renew'))) {
-      throw usageError(`slots and wait are for acquire (lease for acquire and renew), not ${op}`, `drop them, e.g. {"op": "${op}", "name": "repo"${op === 'release' ? ', "holder": "agent-7"' : ''}}`)
+      throw usageError(
+        `slots and wait are for acquire (lease for acquire and renew), not ${op}`,
+        `drop them, e.g. {"op": "${op}", "name": "repo"${op === 'release' ? ', "holder": "agent-7"' : ''}}`,
+      )
     }
     if (op === 'status') {
       if (holder !== undefined) throw usageError('holder is for acquire and release, not status', 'status shows every holder: {"op": "status", "name": "repo"}')
@@ -70,7 +73,8 @@ export const lockTool = defineTool({
       }
       return {document: status, summary: viewSummary(status)}
     }
-    if (name === undefined) throw usageError(`lock ${op} needs a name`, `e.g. {"op": "${op}", "name": "repo", "holder": "agent-7"${op === 'acquire' ? ', "lease": "10m"' : ''}}`)
+    if (name === undefined)
+      throw usageError(`lock ${op} needs a name`, `e.g. {"op": "${op}", "name": "repo", "holder": "agent-7"${op === 'acquire' ? ', "lease": "10m"' : ''}}`)
     const ref = mcpHolder(holder, op)
     if (op === 'release') {
       const reply = releaseLock(context.home, name, ref)
@@ -81,7 +85,10 @@ export const lockTool = defineTool({
       return {document: reply, summary: `${reply.holder} renewed lock ${reply.lock} (lease until ${reply.lease_expires_at ?? 'none'})`}
     }
     if (ref.kind === 'named' && lease === undefined) {
-      throw usageError('lock acquire with a holder needs a lease', `a named holder has no process to watch: e.g. {"op": "acquire", "name": "${name}", "holder": "${ref.id}", "lease": "10m"}`)
+      throw usageError(
+        'lock acquire with a holder needs a lease',
+        `a named holder has no process to watch: e.g. {"op": "acquire", "name": "${name}", "holder": "${ref.id}", "lease": "10m"}`,
+      )
     }
     const waitMs = wait === undefined ? undefined : Math.min(parseDuration(wait, 'wait'), parseDuration(MAX_LOCK_WAIT, 'wait'))
     const started = Date.now()
@@ -96,7 +103,10 @@ export const lockTool = defineTool({
         stop: () => context.signal.aborted,
       })
       const verb = reply.already ? 'already holds' : 'holds'
-      return {document: reply, summary: `${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})`}
+      return {
+        document: reply,
+        summary: `${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})`,
+      }
     } finally {
       clearInterval(beat)
     }

@@ -38,7 +38,11 @@ export function guardToolParams(transport: Transport, tools: McpTool[]): void {
       if (parsed && !parsed.success) {
         const text = describeIssues(request.params.name, parsed.error)
         const fix = `give the arguments the tool's inputSchema describes (tools/list shows it for ${request.params.name})`
-        void transport.send({jsonrpc: '2.0', id: request.id, error: {code: INVALID_PARAMS, message: text, data: {error: {message: text, exit_code: 2, fix}}}} as JSONRPCMessage)
+        void transport.send({
+          jsonrpc: '2.0',
+          id: request.id,
+          error: {code: INVALID_PARAMS, message: text, data: {error: {message: text, exit_code: 2, fix}}},
+        } as JSONRPCMessage)
         return
       }
     }

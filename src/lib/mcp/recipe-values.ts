@@ -16,7 +16,10 @@ export function recipeValueWords(recipe: {name: string; args: ArgSpec[]}, values
     const spec = recipe.args.find((arg) => arg.name === name)
     if (Array.isArray(value) && spec && spec.type !== 'array') {
       const type = typeof spec.type === 'string' ? spec.type : `enum(${spec.type.enum.join(',')})`
-      throw usageError(`values.${name}: a list was given, but arg ${name} of Recipe ${recipe.name} is of type ${type}`, `give ${name} one value (only args of type array take a list)`)
+      throw usageError(
+        `values.${name}: a list was given, but arg ${name} of Recipe ${recipe.name} is of type ${type}`,
+        `give ${name} one value (only args of type array take a list)`,
+      )
     }
     return `${name}=${valueText(value)}`
   })

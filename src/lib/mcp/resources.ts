@@ -46,7 +46,11 @@ export function registerRunResources(server: McpServer, home: string): {close():
         const runs = listRunSummaries(home).runs
         const live = runs.filter((r) => !isTerminal(r.status))
         const recent = runs.filter((r) => isTerminal(r.status)).slice(-LISTED_RUNS)
-        return {resources: [...live, ...recent].slice(0, LISTED_RUNS).map((r) => ({uri: RUN_PREFIX + r.run, name: r.run, title: `${r.run} (${r.status})`, mimeType: 'application/json'}))}
+        return {
+          resources: [...live, ...recent]
+            .slice(0, LISTED_RUNS)
+            .map((r) => ({uri: RUN_PREFIX + r.run, name: r.run, title: `${r.run} (${r.status})`, mimeType: 'application/json'})),
+        }
       },
     }),
     {title: 'One Run', description: "A Run's inspect document: meta, result, controls, artifacts, trace tail", mimeType: 'application/json'},

@@ -51,7 +51,7 @@ const runTool = defineTool({
     values: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
       .optional()
-      .describe("the Recipe's args by name, e.g. {\"seconds\": 5}"),
+      .describe('the Recipe\'s args by name, e.g. {"seconds": 5}'),
     name: z.string().optional().describe('Run id to use (letters, digits, _ . -); default: generated from the Recipe name'),
     cwd: z.string().optional().describe('working directory of the command'),
     timeout: durationInput().optional().describe('end the Run after this long (500ms, 30s, 5m, 1h)'),
@@ -59,25 +59,22 @@ const runTool = defineTool({
     silent: z.boolean().optional().describe('never report this Run in a completion batch'),
     max_parallel: z.number().int().min(1).optional().describe('children of this Run running at once (more wait as queued)'),
     budget_tokens: z.number().int().min(1).optional().describe('token budget for the whole tree rooted here'),
-    on: z.string().optional().describe('where the supervisor runs: local or slurm (default: the Recipe\'s executor, else $ACTORS_EXECUTOR, else local)'),
+    on: z.string().optional().describe("where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)"),
   },
   async call(input, {home, policy, recipesFlag}) {
     if ((input.recipe === undefined) === (input.command === undefined)) {
       throw usageError('give exactly one of recipe or command', 'e.g. {"recipe": "hello", "values": {"name": "Ada"}} or {"command": ["make", "test"]}')
     }
-    if (input.command !== undefined && input.values !== undefined) throw usageError('values are for Recipes; an ad-hoc command takes its arguments in command', 'put the arguments into the command argv')
+    if (input.command !== undefined && input.values !== undefined)
+      throw usageError('values are for Recipes; an ad-hoc command takes its arguments in command', 'put the arguments into the command argv')
     enforceLaunchPolicy(policy, input.command !== undefined ? {command: true} : {recipe: input.recipe!})
     enforceNameOwner(policy, home, input.name)
-    const prepared =
-      input.command !== undefined
-        ? prepareAdHoc(input.command)
-        : prepareLaunchRecipe(home, input.recipe!, recipesFlag, input.values)
+    const prepared = input.command !== undefined ? prepareAdHoc(input.command) : prepareLaunchRecipe(home, input.recipe!, recipesFlag, input.values)
     const overrides = launchOverrides({...input, 'max-parallel': input.max_parallel, 'budget-tokens': input.budget_tokens})
     const launched = launchPrepared(home, prepared, overrides)
     return {document: launched, summary: `${launched.status} ${launched.run} (state dir ${launched.state_dir}); collect it with wait`}
   },
 })
-
 
 /** The Recipe to launch with its values as NAME=VALUE words (a list only for an array arg: recipe-values.ts). */
 function prepareLaunchRecipe(home: string, name: string, recipesFlag: string | undefined, values: Parameters<typeof recipeValueWords>[1]) {
@@ -165,7 +162,7 @@ const waitTool = defineTool({
   title: 'Wait for Runs',
   description: [
     'Block until Runs are terminal, then return one completion batch: a row per finished Run with status, summary, output tail and artifacts.',
-    'Default: every unreported Run of this server\'s owner. Each finished Run is reported once: the next wait never repeats it.',
+    "Default: every unreported Run of this server's owner. Each finished Run is reported once: the next wait never repeats it.",
     `Returns after timeout (default ${DEFAULT_WAIT_TIMEOUT}) with timed_out: true and the still pending Runs; just call wait again.`,
     'any: return as soon as one is done. Use this instead of polling inspect.',
   ].join(' '),
@@ -251,7 +248,14 @@ const logsTool = defineTool({
       `${name} bytes ${page.offset}-${page.next_offset} of ${page.size}${page.eof ? ' (eof)' : `; continue at offset ${page.next_offset}`}`
     // The page shrinks until text + document fit the cap (escaped characters cost more than a byte).
     const page = readLogPage(runFile(state.dir, name), offset ?? 0, limit_bytes ?? MAX_RESULT_BYTES, (text) =>
-      fits(summaryOf({offset: 0, next_offset: MAX_RESULT_BYTES, size: Number.MAX_SAFE_INTEGER, eof: false}), {...head, text, offset: 0, next_offset: 0, size: 0, eof: false}),
+      fits(summaryOf({offset: 0, next_offset: MAX_RESULT_BYTES, size: Number.MAX_SAFE_INTEGER, eof: false}), {
+        ...head,
+        text,
+        offset: 0,
+        next_offset: 0,
+        size: 0,
+        eof: false,
+      }),
     )
     return {document: {...head, ...page}, summary: summaryOf(page)}
   },
@@ -262,7 +266,7 @@ const recipesTool = defineTool({
   title: 'List Recipes',
   description: [
     'List the Recipes this server can launch (name, description, args), or describe one by name: its typed args with defaults, its command plan and its declared controls.',
-    'Use it before run to learn the names and args. Recipes this server\'s policy does not allow are marked allowed: false.',
+    "Use it before run to learn the names and args. Recipes this server's policy does not allow are marked allowed: false.",
   ].join(' '),
   readOnly: true,
   input: {name: z.string().min(1).optional().describe('a Recipe name to describe')},
@@ -281,4 +285,15 @@ const recipesTool = defineTool({
 })
 
 /** Every tool the server registers, in the order tools/list shows them. */
-export const TOOLS: McpTool[] = [runTool, waitTool, inspectTool, logsTool, controlTool, recipesTool, lockTool, sendTool, rerunTool, closeTool] as unknown as McpTool[]
+export const TOOLS: McpTool[] = [
+  runTool,
+  waitTool,
+  inspectTool,
+  logsTool,
+  controlTool,
+  recipesTool,
+  lockTool,
+  sendTool,
+  rerunTool,
+  closeTool,
+] as unknown as McpTool[]

@@ -61,7 +61,8 @@ function checkpointShapeProblem(data: PlaybackCheckpoint): string | undefined {
   if (typeof data.paused !== 'boolean') return 'field "paused" is not a boolean'
   // The fields `status` reports as they are: a value no service could have written is damage.
   if (!(PLAYBACK_STATES as readonly unknown[]).includes(data.state)) return `field "state" is not one of ${PLAYBACK_STATES.join(', ')}`
-  if (data.volume !== null && data.volume !== undefined && (typeof data.volume !== 'number' || data.volume < 0 || data.volume > 100)) return 'field "volume" is not a number from 0 to 100'
+  if (data.volume !== null && data.volume !== undefined && (typeof data.volume !== 'number' || data.volume < 0 || data.volume > 100))
+    return 'field "volume" is not a number from 0 to 100'
   return undefined
 }
 
@@ -103,7 +104,8 @@ export function resumePoint(checkpoint: PlaybackCheckpoint | undefined, source: 
   if (checkpoint.reason === 'ended') return {...fresh, tracks: queue, volume, note: 'the queue had ended; starting over'}
   const track = checkpoint.track ?? (checkpoint.index !== null ? checkpoint.queue[checkpoint.index] : undefined)
   let index = checkpoint.index !== null && queue[checkpoint.index] === track ? checkpoint.index : track ? findTrack(queue, track) : -1
-  if (index < 0) return {...fresh, tracks: queue, volume, note: `the checkpoint's track ${track ?? '(none)'} is no longer in the queue; starting at the first track`}
+  if (index < 0)
+    return {...fresh, tracks: queue, volume, note: `the checkpoint's track ${track ?? '(none)'} is no longer in the queue; starting at the first track`}
   const position = Math.max(0, checkpoint.position_seconds ?? 0)
   return {tracks: queue, index, positionSeconds: position, paused: checkpoint.paused, volume, note: `resuming at track ${index + 1}/${queue.length}`}
 }

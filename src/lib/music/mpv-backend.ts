@@ -98,7 +98,10 @@ export class MpvBackend implements PlayerBackend {
       // mpv refuses a seek until the first file is loaded; retry until it lands (or give up and play from 0).
       const deadline = Date.now() + 5000
       while (Date.now() < deadline) {
-        const ok = await ipc.command(['seek', at.positionSeconds, 'absolute']).then(() => true, () => false)
+        const ok = await ipc.command(['seek', at.positionSeconds, 'absolute']).then(
+          () => true,
+          () => false,
+        )
         if (ok) break
         await new Promise((r) => setTimeout(r, 30))
       }

@@ -65,7 +65,11 @@ export function readPlaybackStatus(dir: string): PlaybackStatus {
  * (exported so tests can send a foreign instance id). The same exchange
  * `actors control` makes (signals/standalone.ts).
  */
-export function sendPlaybackRequest(endpoint: Pick<PlaybackEndpoint, 'path'>, request: EndpointRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<EndpointReply> {
+export function sendPlaybackRequest(
+  endpoint: Pick<PlaybackEndpoint, 'path'>,
+  request: EndpointRequest,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<EndpointReply> {
   return requestJsonReply(endpoint.path, request, timeoutMs) as Promise<EndpointReply>
 }
 

@@ -52,11 +52,16 @@ export function buildTrackCommand(player: Exclude<PlayerName, 'mpv'>, o: TrackCo
       return {
         command: o.executable,
         args: [
-          '--intf', 'dummy', '--play-and-exit', '--no-video', '--quiet',
+          '--intf',
+          'dummy',
+          '--play-and-exit',
+          '--no-video',
+          '--quiet',
           `--gain=${factor(o.volume)}`,
           ...(start ? [`--start-time=${seconds(o.startSeconds)}`] : []),
           ...(o.output === 'null' ? ['--aout=dummy'] : []),
-          '--', o.track,
+          '--',
+          o.track,
         ],
         env: {},
       }

@@ -59,7 +59,13 @@ export class ProcessBackend implements PlayerBackend {
     this.discardCurrent()
     const generation = ++this.generation
     const track = this.options.tracks[this.index]
-    const command = buildTrackCommand(this.name, {executable: this.options.executable, track, startSeconds: positionSeconds, volume: this.volume, output: this.options.output})
+    const command = buildTrackCommand(this.name, {
+      executable: this.options.executable,
+      track,
+      startSeconds: positionSeconds,
+      volume: this.volume,
+      output: this.options.output,
+    })
     // Its stderr is kept: ffplay exits 0 on a file or a device it cannot open and says so only there.
     const player = spawnPlayer(command.command, command.args, command.env, false, true)
     this.current = player
@@ -136,7 +142,8 @@ export class ProcessBackend implements PlayerBackend {
   async seekPercent(percent: number): Promise<void> {
     if (!CAN_START_AT_OFFSET[this.name]) throw new Error(`${this.name} cannot start a track at an offset, so it cannot seek`)
     const duration = await probeDuration(this.options.tracks[this.index])
-    if (duration === undefined) throw new Error(`the duration of ${this.options.tracks[this.index]} is unknown (install ffprobe or soxi), so it cannot seek by percent`)
+    if (duration === undefined)
+      throw new Error(`the duration of ${this.options.tracks[this.index]} is unknown (install ffprobe or soxi), so it cannot seek by percent`)
     const target = (duration * percent) / 100
     if (this.paused) {
       this.discardCurrent()

@@ -70,7 +70,13 @@ export function splitSources(sources: readonly string[], cwd: string): string[] 
   const entries: string[] = []
   for (const source of sources) {
     if (!source.includes('|') || exists(resolve(cwd, expandHome(source)))) entries.push(source)
-    else entries.push(...source.split('|').map((s) => s.trim()).filter(Boolean))
+    else
+      entries.push(
+        ...source
+          .split('|')
+          .map((s) => s.trim())
+          .filter(Boolean),
+      )
   }
   return entries
 }

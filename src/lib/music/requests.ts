@@ -19,7 +19,10 @@ export function parsePlaybackRequest(action: string, value?: string | number | n
   const raw = value === undefined || value === null ? '' : String(value).trim()
   const named = Object.hasOwn(PLAYBACK_ALIASES, action) ? PLAYBACK_ALIASES[action] : action
   if (!(PLAYBACK_ACTIONS as readonly string[]).includes(named)) {
-    throw new InputProblem(`unknown playback action ${JSON.stringify(action)}`, `use one of: ${[...PLAYBACK_ACTIONS, ...Object.keys(PLAYBACK_ALIASES)].join(', ')}`)
+    throw new InputProblem(
+      `unknown playback action ${JSON.stringify(action)}`,
+      `use one of: ${[...PLAYBACK_ACTIONS, ...Object.keys(PLAYBACK_ALIASES)].join(', ')}`,
+    )
   }
   const a = named as PlaybackAction
   if (a === 'seek') {

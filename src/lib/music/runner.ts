@@ -129,6 +129,26 @@ function newPlaybackService(options: RunPlaybackOptions, cwd: string, plan: Play
   })
 }
 
+/**
+ * Stop `service` on SIGINT, SIGTERM or SIGHUP, and end its player if the
+ * process exits without a clean stop (the player must not outlive us).
+ * Returns what takes the handlers off again.
+ */
+function stopOnSignals(service: PlaybackService): () => void {
+  const onSignal = (signal: NodeJS.Signals) => void service.stop(`signal ${signal}`)
+  const onExit = () => {
+    const identity = service.backend.playerProcess()
+    if (identity && isSameProcess(identity)) killPlayerNow(identity.pid)
+  }
+  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
+  for (const signal of signals) process.on(signal, onSignal)
+  process.on('exit', onExit)
+  return () => {
+    for (const signal of signals) process.off(signal, onSignal)
+    process.off('exit', onExit)
+  }
+}
+
 /** Play until stopped, the queue ends, or a signal arrives. Throws ActorsErrors with SPEC exit codes. */
 export async function runPlayback(options: RunPlaybackOptions): Promise<PlaybackRunResult> {
   const cwd = options.cwd ?? process.cwd()
@@ -150,18 +170,9 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
 
   let standalone: StandaloneServer | undefined
   let closeRunEndpoint: (() => Promise<void>) | undefined
-  const onSignal = (signal: NodeJS.Signals) => void service.stop(`signal ${signal}`)
-  const onExit = () => {
-    // Last resort if the process exits without a clean stop: the player must not outlive us.
-    const identity = service.backend.playerProcess()
-    if (identity && isSameProcess(identity)) killPlayerNow(identity.pid)
-  }
-  const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP']
-  for (const signal of signals) process.on(signal, onSignal)
-  process.on('exit', onExit)
+  const releaseSignals = stopOnSignals(service)
   const cleanup = async () => {
-    for (const signal of signals) process.off(signal, onSignal)
-    process.off('exit', onExit)
+    releaseSignals()
     await standalone?.close()
     await closeRunEndpoint?.()
     if (!stateDir) rmSync(workDir, {recursive: true, force: true})
@@ -192,7 +203,11 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     try {
       await service.start()
     } catch (error) {
-      throw new ActorsError(`${player.name} failed to start: ${(error as Error).message}`, EXIT.failed, `try another player with --player (tried ${player.executable})`)
+      throw new ActorsError(
+        `${player.name} failed to start: ${(error as Error).message}`,
+        EXIT.failed,
+        `try another player with --player (tried ${player.executable})`,
+      )
     }
     markReady()
     outcome = await service.finished
@@ -203,7 +218,11 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
   }
   await cleanup()
   if (outcome.failed) {
-    throw new ActorsError(`playback failed: ${outcome.reason}`, EXIT.failed, 'check the tracks with the player directly, or try another --player (on a machine without a sound device: --output null)')
+    throw new ActorsError(
+      `playback failed: ${outcome.reason}`,
+      EXIT.failed,
+      'check the tracks with the player directly, or try another --player (on a machine without a sound device: --output null)',
+    )
   }
   return {reason: outcome.reason, status: service.getStatus(), endpoint: runMode ? 'run' : stateDir ? 'standalone' : 'none'}
 }

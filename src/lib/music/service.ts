@@ -110,7 +110,7 @@ export class PlaybackService {
         this.failedTracks++
         this.emit({type: 'warning', message})
       },
-      onPlayed: () => (this.playedTracks++),
+      onPlayed: () => this.playedTracks++,
     })
   }
 

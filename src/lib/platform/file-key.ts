@@ -159,5 +159,11 @@ const CHECKED_NODE_MAJORS = new Set([20, 22, 24])
 
 /** Whether the binding must not be used: a Node not checked, or one that would warn about process.binding (--pending-deprecation). */
 function bindingRuledOut(): boolean {
-  return !CHECKED_NODE_MAJORS.has(Number(process.versions.node.split('.')[0])) || typeof (process as {binding?: unknown}).binding !== 'function' || process.env.NODE_PENDING_DEPRECATION === '1' || process.execArgv.includes('--pending-deprecation') || (process.env.NODE_OPTIONS ?? '').includes('--pending-deprecation')
+  return (
+    !CHECKED_NODE_MAJORS.has(Number(process.versions.node.split('.')[0])) ||
+    typeof (process as {binding?: unknown}).binding !== 'function' ||
+    process.env.NODE_PENDING_DEPRECATION === '1' ||
+    process.execArgv.includes('--pending-deprecation') ||
+    (process.env.NODE_OPTIONS ?? '').includes('--pending-deprecation')
+  )
 }

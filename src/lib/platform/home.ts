@@ -53,7 +53,9 @@ export function ensureHome(home: string): void {
     const code = (error as NodeJS.ErrnoException).code
     throw usageError(
       `cannot use ${runsDir(home)} as the state root's runs directory (${code ?? (error as Error).message})`,
-      code === 'EEXIST' || code === 'ENOTDIR' ? 'a file is in the way: remove it, or point --home / ACTORS_HOME at a directory' : 'point --home / ACTORS_HOME at a writable directory',
+      code === 'EEXIST' || code === 'ENOTDIR'
+        ? 'a file is in the way: remove it, or point --home / ACTORS_HOME at a directory'
+        : 'point --home / ACTORS_HOME at a writable directory',
     )
   }
 }
@@ -72,7 +74,10 @@ export function validateRunId(id: string, what = 'Run id'): string {
   const generation = /^(.+)@(\d+)$/.exec(id)
   if (generation && isPlainName(generation[1])) {
     // `RUN@N` is how inspect and logs name a generation (they resolve it before any id reaches here).
-    throw usageError(`\`@N\` names a generation only in inspect and logs (${what} ${JSON.stringify(id)})`, `use the Run id ${generation[1]} (its current generation), or \`actors inspect ${id}\` / \`actors logs ${id}\``)
+    throw usageError(
+      `\`@N\` names a generation only in inspect and logs (${what} ${JSON.stringify(id)})`,
+      `use the Run id ${generation[1]} (its current generation), or \`actors inspect ${id}\` / \`actors logs ${id}\``,
+    )
   }
   if (!isPlainName(id)) {
     throw usageError(

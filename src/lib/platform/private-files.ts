@@ -16,7 +16,11 @@ export const PRIVATE_FILE_MODE = 0o600
 /** A link found where the state root holds a dir or file of its own: damage, exit 1, never followed. */
 export class LinkedPathError extends ActorsError {
   constructor(readonly path: string) {
-    super(`${path} is a symbolic link; actors never follows links inside its state root`, EXIT.failed, `remove the link (rm ${JSON.stringify(path)}); nothing was read or changed through it`)
+    super(
+      `${path} is a symbolic link; actors never follows links inside its state root`,
+      EXIT.failed,
+      `remove the link (rm ${JSON.stringify(path)}); nothing was read or changed through it`,
+    )
   }
 }
 

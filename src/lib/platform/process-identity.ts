@@ -83,7 +83,9 @@ export function readProcessIdentity(pid: number): ProcessIdentity | undefined {
     return {pid, start: stat.start, boot: bootId()}
   }
   try {
-    const start = childProcess().execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']}).trim()
+    const start = childProcess()
+      .execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']})
+      .trim()
     return start ? {pid, start} : undefined
   } catch {
     return undefined

@@ -115,7 +115,8 @@ export function readBoundedBytes(file: string, maxBytes: number): Buffer | undef
 
 const decodeText = (bytes: Buffer, start: number, end: number): string => bytes.toString('utf8', start, end)
 // The reused buffer is copied out; a buffer of the file's own is handed over.
-const copyBytes = (bytes: Buffer, start: number, end: number): Buffer => (bytes === scratch ? Buffer.from(bytes.subarray(start, end)) : bytes.subarray(start, end))
+const copyBytes = (bytes: Buffer, start: number, end: number): Buffer =>
+  bytes === scratch ? Buffer.from(bytes.subarray(start, end)) : bytes.subarray(start, end)
 
 /**
  * Most state files are small, and a bulk reader (a `wait` reads a few hundred

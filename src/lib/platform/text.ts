@@ -9,7 +9,14 @@ export function columnWidths(headers: string[], rows: string[][]): number[] {
 /** Render rows as aligned columns (plain text); `maxWidth`: cut the widest columns' cells with `…` until every line fits. */
 export function formatTable(headers: string[], rows: string[][], maxWidth?: number): string {
   const natural = columnWidths(headers, rows)
-  const widths = maxWidth === undefined ? natural : fittedWidths(natural, headers.map((h) => h.length), maxWidth)
+  const widths =
+    maxWidth === undefined
+      ? natural
+      : fittedWidths(
+          natural,
+          headers.map((h) => h.length),
+          maxWidth,
+        )
   const line = (cells: string[]) =>
     cells
       .map((c, i) => (i === cells.length - 1 ? cutCell(c, widths[i]) : cutCell(c, widths[i]).padEnd(widths[i])))

@@ -40,7 +40,10 @@ export function renderBatchPlain(doc: BatchDocument): string {
   if (doc.overflow > 0) lines.push(`  … ${doc.overflow} more not shown`)
   if (doc.deferred > 0) lines.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
   if (doc.pending_count > 0) {
-    const names = doc.pending.slice(0, 5).map((p) => p.run).join(', ')
+    const names = doc.pending
+      .slice(0, 5)
+      .map((p) => p.run)
+      .join(', ')
     lines.push(`pending: ${doc.pending_count} still live (${names}${doc.pending_count > 5 ? ', …' : ''})`)
   }
   if (doc.unknown.length > 0) lines.push(`unknown: ${doc.unknown.join(', ')}`)

@@ -13,14 +13,18 @@ function formatOutcome(outcome: ControlOutcome, to: TextSinks): string {
   if ('generation' in outcome) return formatStatus(outcome)
   if (outcome.handled_by === 'service') return formatReply(outcome.reply)
   if (outcome.action === 'interrupt') {
-    to.note(`actors: SIGINT sent to ${outcome.signalled_groups.length} process group(s) of ${outcome.run}${outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''}\n`)
+    to.note(
+      `actors: SIGINT sent to ${outcome.signalled_groups.length} process group(s) of ${outcome.run}${outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''}\n`,
+    )
     return `${outcome.run} ${outcome.status}\n`
   }
   const note = outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''
   if (outcome.action === 'pause' || outcome.action === 'resume') {
     to.note(`actors: ${outcome.action === 'pause' ? 'stopped' : 'continued'} ${outcome.signalled.length} process(es) of ${outcome.run}${note}\n`)
   } else {
-    to.note(`actors: ${outcome.action} sent to ${outcome.signalled.length} process(es) of ${outcome.run}${note}${outcome.settled ? '' : '; result not recorded yet'}\n`)
+    to.note(
+      `actors: ${outcome.action} sent to ${outcome.signalled.length} process(es) of ${outcome.run}${note}${outcome.settled ? '' : '; result not recorded yet'}\n`,
+    )
   }
   return `${outcome.run} ${outcome.status}\n`
 }
@@ -37,7 +41,10 @@ function formatStatus(s: StatusResult): string {
   if (s.identity_mismatch.length) lines.push(`mismatch:    ${s.identity_mismatch.join(' ')} (pid reused; never signalled)`)
   if (s.endpoint) lines.push(`endpoint:    ${s.endpoint.path}${s.endpoint.current ? '' : ' (other generation)'}`)
   if (s.controls.pending) lines.push(`pending:     ${s.controls.pending} control(s)`)
-  if (s.result) lines.push(`result:      exit ${s.result.exit_code ?? '-'}${s.result.signal ? ` signal ${s.result.signal}` : ''}${s.result.reason ? ` (${s.result.reason})` : ''}`)
+  if (s.result)
+    lines.push(
+      `result:      exit ${s.result.exit_code ?? '-'}${s.result.signal ? ` signal ${s.result.signal}` : ''}${s.result.reason ? ` (${s.result.reason})` : ''}`,
+    )
   // A playback service's own view, merged into the status (SPEC: Music).
   if (typeof s.state === 'string') lines.push(`playback:    ${formatPlayback(s)}`)
   if (s.service !== null) lines.push(`service:     ${JSON.stringify(s.service)}`)

@@ -75,7 +75,15 @@ function followEnd(dir: string): {result: Record<string, unknown>; line: string;
   const result = state.result
   const status = result?.status ?? state.meta.status
   return {
-    result: {type: 'result', run: state.meta.run, run_instance_id: state.meta.run_instance_id, status, exit_code: result?.exit_code ?? null, reason: result?.reason ?? null, duration_ms: result?.duration_ms ?? null},
+    result: {
+      type: 'result',
+      run: state.meta.run,
+      run_instance_id: state.meta.run_instance_id,
+      status,
+      exit_code: result?.exit_code ?? null,
+      reason: result?.reason ?? null,
+      duration_ms: result?.duration_ms ?? null,
+    },
     line: `actors: ${state.meta.run} ${status}${result?.exit_code !== null && result?.exit_code !== undefined ? ` (exit ${result.exit_code})` : ''}\n`,
     // As for `wait`: a stopped (cancelled) Run is an outcome someone chose, not a failure.
     exitCode: FAILING_STATUSES.has(status) ? EXIT.failed : EXIT.ok,

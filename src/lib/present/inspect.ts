@@ -73,10 +73,23 @@ export function plainForest(forest: Forest, to: TextSinks, filters = ''): void {
 /** `inspect RUN --generations`. */
 export function plainGenerations(listing: GenerationListing, to: TextSinks): void {
   const widths = [3, 36, 9, 24, 24]
-  const line = (cells: string[]) => cells.map((c, i) => (i < widths.length ? c.padEnd(widths[i]) : c)).join('  ').trimEnd()
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => (i < widths.length ? c.padEnd(widths[i]) : c))
+      .join('  ')
+      .trimEnd()
   const lines = [line(['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'])]
   for (const g of listing.generations) {
-    lines.push(line([String(g.generation), g.run_instance_id, g.status, g.started_at ?? '-', g.ended_at ?? '-', `${g.exit_code ?? '-'}${g.current ? '  (current)' : ''}`]))
+    lines.push(
+      line([
+        String(g.generation),
+        g.run_instance_id,
+        g.status,
+        g.started_at ?? '-',
+        g.ended_at ?? '-',
+        `${g.exit_code ?? '-'}${g.current ? '  (current)' : ''}`,
+      ]),
+    )
   }
   to.out(lines.join('\n') + '\n')
 }

@@ -46,7 +46,9 @@ function outputFailed(error: NodeJS.ErrnoException): void {
   closed?.abort()
   if (error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
   process.exitCode = EXIT.failed
-  process.stderr.write(`actors: cannot write the output: ${error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space where stdout goes, or send it elsewhere\n`)
+  process.stderr.write(
+    `actors: cannot write the output: ${error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space where stdout goes, or send it elsewhere\n`,
+  )
 }
 
 type WriteCallback = (error?: Error | null) => void

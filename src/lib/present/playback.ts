@@ -23,7 +23,8 @@ export function renderPlainLines(service: PlaybackService, to: Pick<TextSinks, '
   return service.subscribe((status, event) => {
     if (event.type === 'track') to.out(formatTrackLine(event.index, status.count, event.track) + '\n')
     else if (event.type === 'warning') to.note(`actors: ${event.message}\n`)
-    else if (event.type === 'stop') to.note(`actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`)
+    else if (event.type === 'stop')
+      to.note(`actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`)
   })
 }
 

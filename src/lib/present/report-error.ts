@@ -11,7 +11,11 @@ import {printJson} from './write.js'
  * ActorsErrors are user-facing (message, fix, documented exit code, no stack
  * trace); oclif's parse errors are usage errors (exit 2); anything else is a bug.
  */
-export function reportError(error: Error & {code?: string; syscall?: string; path?: string; dest?: string; oclif?: {exit?: number}}, json: boolean, commandId: string | undefined): void {
+export function reportError(
+  error: Error & {code?: string; syscall?: string; path?: string; dest?: string; oclif?: {exit?: number}},
+  json: boolean,
+  commandId: string | undefined,
+): void {
   // A path this user may not touch (another user's private state root) is named with a fix, not reported as a bug.
   // symlink(), link() and rename() name the path they make as `dest` (`path` is a lock's identity text, or the source).
   const denied = error.dest ?? error.path
@@ -38,7 +42,9 @@ export function reportError(error: Error & {code?: string; syscall?: string; pat
   if (error === stdoutFailure() || error.code === 'EPIPE' || error.code === 'ERR_STREAM_DESTROYED') return
   if (error.code === 'ENOSPC' || error.code === 'EDQUOT' || (isOutputError(error) && error.syscall === 'write')) {
     process.exitCode = EXIT.failed
-    process.stderr.write(`actors: ${error.code === 'EDQUOT' ? 'disk quota exceeded' : error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space in the state root ($ACTORS_HOME) and where the output goes, then retry\n`)
+    process.stderr.write(
+      `actors: ${error.code === 'EDQUOT' ? 'disk quota exceeded' : error.code === 'ENOSPC' ? 'no space left on the device' : error.message}\n  fix: free space in the state root ($ACTORS_HOME) and where the output goes, then retry\n`,
+    )
     return
   }
   process.exitCode = EXIT.failed

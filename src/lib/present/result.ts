@@ -51,7 +51,11 @@ export interface LiveResult {
 export type CommandResult = DocumentResult<any> | LiveResult | undefined
 
 /** A document result with its plain face. */
-export function documentResult<T>(document: T | undefined, plain?: (document: T, to: TextSinks) => void, options: {notes?: string; exitCode?: number} = {}): DocumentResult<T> {
+export function documentResult<T>(
+  document: T | undefined,
+  plain?: (document: T, to: TextSinks) => void,
+  options: {notes?: string; exitCode?: number} = {},
+): DocumentResult<T> {
   return {kind: 'document', document, plain, ...options}
 }
 

@@ -13,7 +13,13 @@ import {formatTable} from '../platform/text.js'
 export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock, width = screenWidth()): string {
   const headers = layoutHeaders(layout, rows)
   const where = headers.includes('WHERE')
-  return rows.length ? formatTable(headers, rows.map((row) => rowCells(row, layout, clock, where)), width) + '\n' : ''
+  return rows.length
+    ? formatTable(
+        headers,
+        rows.map((row) => rowCells(row, layout, clock, where)),
+        width,
+      ) + '\n'
+    : ''
 }
 
 /** What a watched read looks like to the renderers: its rows and its damaged dirs. */

@@ -9,7 +9,10 @@ import {writeNdjson, writeOut} from './write.js'
 
 /** `send`: how the message went on stderr, its id on stdout. */
 export function plainSent(reply: SendReply, to: TextSinks): void {
-  const how = reply.delivered === 'resumed' ? `resumed as generation ${reply.generation} (${reply.status})` : `delivered to its ${reply.delivered}${reply.written === false ? ' journal; not yet written to stdin' : ''}`
+  const how =
+    reply.delivered === 'resumed'
+      ? `resumed as generation ${reply.generation} (${reply.status})`
+      : `delivered to its ${reply.delivered}${reply.written === false ? ' journal; not yet written to stdin' : ''}`
   to.note(`actors: ${reply.run}: message ${reply.message_id} ${how}\n`)
   to.out(`${reply.message_id}\n`)
 }

@@ -14,7 +14,6 @@ export {ARG_NAME}
 export const RUNTIME_NAMES = ['run_id', 'state_dir', 'recipe_dir'] as const
 export const TYPE_NAMES = ['string', 'path', 'int', 'number', 'bool', 'array', 'enum(a,b,...)'] as const
 
-
 /** Parse a type name such as `int` or `enum(fast,slow)`. */
 export function parseArgType(text: string): ArgType {
   const t = text.trim()

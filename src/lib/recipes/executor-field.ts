@@ -70,7 +70,11 @@ export function readRecipeExecutor(value: unknown, fail: Fail): ExecutorChoice {
     }
   }
   if (data.kind !== 'local' && data.kind !== 'slurm') {
-    throw fail('executor.kind', data.kind === undefined ? 'is missing' : `${JSON.stringify(data.kind)} is not local or slurm`, 'write kind: slurm (or kind: local)')
+    throw fail(
+      'executor.kind',
+      data.kind === undefined ? 'is missing' : `${JSON.stringify(data.kind)} is not local or slurm`,
+      'write kind: slurm (or kind: local)',
+    )
   }
   if (data.kind === 'local') {
     const extra = Object.keys(data).filter((k) => k !== 'kind')
@@ -97,7 +101,11 @@ export function readRecipeExecutor(value: unknown, fail: Fail): ExecutorChoice {
       if (typeof data.time !== 'string' && typeof data.time !== 'number') throw new Error()
       if (parseDuration(data.time, 'executor.time') <= 0) throw new Error()
     } catch (error) {
-      throw fail('executor.time', `${JSON.stringify(data.time)} is not a duration`, (error as ActorsError).fix ?? 'use 30s, 5m, 1h or a number of seconds (Slurm rounds up to whole minutes)')
+      throw fail(
+        'executor.time',
+        `${JSON.stringify(data.time)} is not a duration`,
+        (error as ActorsError).fix ?? 'use 30s, 5m, 1h or a number of seconds (Slurm rounds up to whole minutes)',
+      )
     }
     choice.time = data.time as string | number
   }
@@ -119,7 +127,8 @@ function readSbatchArgs(value: unknown, fail: Fail): string[] {
     throw fail('executor.sbatch_args', 'is not a list of words', 'write sbatch_args: ["--qos=short", "--constraint=avx2"]')
   }
   return words.map((word) => {
-    if (typeof word !== 'string' && typeof word !== 'number') throw fail('executor.sbatch_args', `word ${JSON.stringify(word)} is not a string`, 'write every word as a string')
+    if (typeof word !== 'string' && typeof word !== 'number')
+      throw fail('executor.sbatch_args', `word ${JSON.stringify(word)} is not a string`, 'write every word as a string')
     return String(word)
   })
 }

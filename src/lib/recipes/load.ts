@@ -21,9 +21,25 @@ import {readRecipeLimits} from '../containment/limits.js'
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024
 export const RECIPE_FIELDS = [
-  'description', 'args', 'template', 'sequence', 'parallel', 'timeout', 'retry', 'kill_grace',
-  'cwd', 'env', 'control', 'artifacts', 'singleton', 'notification', 'locks', 'executor',
-  'inbox', 'resume', 'limits',
+  'description',
+  'args',
+  'template',
+  'sequence',
+  'parallel',
+  'timeout',
+  'retry',
+  'kill_grace',
+  'cwd',
+  'env',
+  'control',
+  'artifacts',
+  'singleton',
+  'notification',
+  'locks',
+  'executor',
+  'inbox',
+  'resume',
+  'limits',
 ] as const
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const ARTIFACT_NAME = /^[A-Za-z0-9_.-]+$/
@@ -48,11 +64,17 @@ function parseRecipeText(file: string): Record<string, unknown> {
     if (!stat.isFile()) throw recipeError(file, null, 'is not a file', 'pass a .yaml, .yml or .json Recipe file')
     size = stat.size
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw recipeError(file, null, 'does not exist', 'check the path, or list Recipes with `actors recipes`')
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT')
+      throw recipeError(file, null, 'does not exist', 'check the path, or list Recipes with `actors recipes`')
     throw error
   }
   if (size > MAX_RECIPE_BYTES) {
-    throw recipeError(file, null, `is ${size} bytes, over the ${MAX_RECIPE_BYTES}-byte limit for a Recipe`, 'keep Recipes small; move data into files the Recipe reads')
+    throw recipeError(
+      file,
+      null,
+      `is ${size} bytes, over the ${MAX_RECIPE_BYTES}-byte limit for a Recipe`,
+      'keep Recipes small; move data into files the Recipe reads',
+    )
   }
   const text = readFileSync(file, 'utf8')
   let data: unknown
@@ -72,11 +94,21 @@ function parseRecipeText(file: string): Record<string, unknown> {
       data = doc.toJS({maxAliasCount: 100})
     } catch (error) {
       // The yaml library refuses alias expansion past maxAliasCount (a "billion laughs" file).
-      throw recipeError(file, null, `is not a usable YAML document: ${(error as Error).message} (too many YAML aliases)`, 'write the values out instead of repeating anchors (*name) many times')
+      throw recipeError(
+        file,
+        null,
+        `is not a usable YAML document: ${(error as Error).message} (too many YAML aliases)`,
+        'write the values out instead of repeating anchors (*name) many times',
+      )
     }
   }
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
-    throw recipeError(file, null, 'is not a mapping of Recipe fields', `write fields such as template: and description: at the top level (allowed: ${RECIPE_FIELDS.join(', ')})`)
+    throw recipeError(
+      file,
+      null,
+      'is not a mapping of Recipe fields',
+      `write fields such as template: and description: at the top level (allowed: ${RECIPE_FIELDS.join(', ')})`,
+    )
   }
   return data as Record<string, unknown>
 }
@@ -85,7 +117,10 @@ function parseRecipeText(file: string): Record<string, unknown> {
 export function recipeNameOf(file: string, root: string): string {
   const rel = relative(root, file)
   const name = rel && !rel.startsWith('..') && !isAbsolute(rel) ? rel : basename(file)
-  return name.slice(0, name.length - extname(name).length).split(sep).join('/')
+  return name
+    .slice(0, name.length - extname(name).length)
+    .split(sep)
+    .join('/')
 }
 
 /**
@@ -164,7 +199,11 @@ function readLimits(data: Record<string, unknown>, recipe: Recipe, fail: Fail): 
   if (data.retry !== undefined) {
     // The same bound as `actors run --retry`.
     if (typeof data.retry !== 'number' || !Number.isInteger(data.retry) || data.retry < 1 || data.retry > 100) {
-      throw fail('retry', `${JSON.stringify(data.retry)} is not a whole number of attempts from 1 to 100`, 'give the total number of attempts, e.g. retry: 3 (1 means no retry)')
+      throw fail(
+        'retry',
+        `${JSON.stringify(data.retry)} is not a whole number of attempts from 1 to 100`,
+        'give the total number of attempts, e.g. retry: 3 (1 means no retry)',
+      )
     }
     recipe.retry = data.retry
   }
@@ -178,7 +217,8 @@ function readPlace(data: Record<string, unknown>, recipe: Recipe, fail: Fail): v
   }
 
   if (data.env !== undefined) recipe.env = readStringMap(data.env, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")', fail)
-  if (data.artifacts !== undefined) recipe.artifacts = readStringMap(data.artifacts, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")', fail)
+  if (data.artifacts !== undefined)
+    recipe.artifacts = readStringMap(data.artifacts, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")', fail)
 }
 
 /** `control`: the actions the Run declares (any but kill, each once). */
@@ -187,11 +227,19 @@ function readControl(data: Record<string, unknown>, recipe: Recipe, fail: Fail):
     if (!Array.isArray(data.control)) throw fail('control', 'is not a list of action names', 'write control: [next, prev]')
     for (const action of data.control) {
       if (typeof action !== 'string' || !isActionName(action)) {
-        throw fail('control', `action ${JSON.stringify(action)} is not a valid name`, 'use lowercase letters, digits, "_" and "-", starting with a letter (at most 64 characters)')
+        throw fail(
+          'control',
+          `action ${JSON.stringify(action)} is not a valid name`,
+          'use lowercase letters, digits, "_" and "-", starting with a letter (at most 64 characters)',
+        )
       }
       // A Recipe may take over pause/resume/stop/status (its service handles them, SPEC: Control); kill is always the kernel's.
       if (action === 'kill') {
-        throw fail('control', 'action "kill" is always the kernel\'s', `drop it; a service may declare ${RUNTIME_ACTIONS.filter((a) => a !== 'kill').join(', ')} to handle them itself`)
+        throw fail(
+          'control',
+          'action "kill" is always the kernel\'s',
+          `drop it; a service may declare ${RUNTIME_ACTIONS.filter((a) => a !== 'kill').join(', ')} to handle them itself`,
+        )
       }
     }
     if (new Set(data.control).size !== data.control.length) throw fail('control', 'lists an action twice', 'list each action once')
@@ -202,7 +250,8 @@ function readControl(data: Record<string, unknown>, recipe: Recipe, fail: Fail):
 /** `singleton` and `notification`: at most one live Run, and whether its end is reported. */
 function readFlags(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.singleton !== undefined) {
-    if (typeof data.singleton !== 'boolean') throw fail('singleton', `${JSON.stringify(data.singleton)} is not true or false`, 'write singleton: true or singleton: false')
+    if (typeof data.singleton !== 'boolean')
+      throw fail('singleton', `${JSON.stringify(data.singleton)} is not true or false`, 'write singleton: true or singleton: false')
     recipe.singleton = data.singleton
   }
 
@@ -217,11 +266,17 @@ function readFlags(data: Record<string, unknown>, recipe: Recipe, fail: Fail): v
 /** `inbox` (stdin | file) and `resume` (bool): how `actors send` reaches the Run (SPEC: Generations and steering). */
 function readSteering(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.inbox !== undefined) {
-    if (data.inbox !== 'stdin' && data.inbox !== 'file') throw fail('inbox', `${JSON.stringify(data.inbox)} is not stdin or file`, 'write inbox: stdin (messages arrive as lines on stdin) or inbox: file (read them with `actors inbox`)')
+    if (data.inbox !== 'stdin' && data.inbox !== 'file')
+      throw fail(
+        'inbox',
+        `${JSON.stringify(data.inbox)} is not stdin or file`,
+        'write inbox: stdin (messages arrive as lines on stdin) or inbox: file (read them with `actors inbox`)',
+      )
     recipe.inbox = data.inbox
   }
   if (data.resume !== undefined) {
-    if (typeof data.resume !== 'boolean') throw fail('resume', `${JSON.stringify(data.resume)} is not true or false`, 'write resume: false to refuse resuming a finished Run with `actors send`')
+    if (typeof data.resume !== 'boolean')
+      throw fail('resume', `${JSON.stringify(data.resume)} is not true or false`, 'write resume: false to refuse resuming a finished Run with `actors send`')
     recipe.resume = data.resume
   }
 }
@@ -246,7 +301,8 @@ function readArgs(value: unknown, fail: Fail): ArgSpec[] {
 }
 
 function readStringMap(value: unknown, field: string, keyPattern: RegExp, keyWhat: string, fail: Fail): Record<string, string> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail(field, 'is not a mapping of names to strings', `write ${field}: {NAME: value}`)
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw fail(field, 'is not a mapping of names to strings', `write ${field}: {NAME: value}`)
   const out: Record<string, string> = {}
   for (const [key, v] of Object.entries(value)) {
     if (!keyPattern.test(key)) throw fail(field, `key "${key}" is not ${keyWhat}`, `rename "${key}"`)
@@ -275,9 +331,10 @@ function checkPlaceholders(recipe: Recipe, fail: Fail): void {
       }
     }
   }
-  const templates = recipe.template !== undefined
-    ? [{field: 'template', template: recipe.template, inRepeat: false}]
-    : stepTemplates(recipe.sequence ?? recipe.parallel ?? [], recipe.sequence ? 'sequence' : 'parallel', false)
+  const templates =
+    recipe.template !== undefined
+      ? [{field: 'template', template: recipe.template, inRepeat: false}]
+      : stepTemplates(recipe.sequence ?? recipe.parallel ?? [], recipe.sequence ? 'sequence' : 'parallel', false)
   for (const {field, template, inRepeat} of templates) for (const word of templateWords(template)) check(field, word, inRepeat)
   if (recipe.cwd !== undefined) check('cwd', recipe.cwd)
   for (const [key, v] of Object.entries(recipe.env ?? {})) check(`env.${key}`, v)

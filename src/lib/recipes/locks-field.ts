@@ -20,7 +20,8 @@ export function readRecipeLocks(value: unknown, fail: Fail): LockSpec[] {
   const specs = value.map((entry, i): LockSpec => {
     const field = `locks[${i}]`
     const spec = typeof entry === 'string' ? {name: entry} : entry
-    if (spec === null || typeof spec !== 'object' || Array.isArray(spec) || typeof spec.name !== 'string') throw fail(field, 'is not a lock name or {name, slots}', NAME_FIX)
+    if (spec === null || typeof spec !== 'object' || Array.isArray(spec) || typeof spec.name !== 'string')
+      throw fail(field, 'is not a lock name or {name, slots}', NAME_FIX)
     const extra = Object.keys(spec).filter((k) => k !== 'name' && k !== 'slots')
     if (extra.length) throw fail(field, `has unknown key "${extra[0]}"`, 'a lock entry has only name and slots')
     if (!spec.name.includes('{') && !isLockName(spec.name)) throw fail(field, `${JSON.stringify(spec.name)} is not a valid lock name`, NAME_FIX)

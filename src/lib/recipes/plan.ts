@@ -54,7 +54,11 @@ function renderStep(step: Step, path: string, scope: Scope, ctx: Context): PlanN
     for (let k = 1; k <= times; k++) {
       const here = `${path}.repeat[${k}]`
       const inner = {...scope, iteration: k}
-      nodes.push(template !== undefined ? command(template, here, inner, ctx) : {kind: 'sequence', path: here, nodes: renderSteps(sequence ?? [], `${here}.sequence`, inner, ctx)})
+      nodes.push(
+        template !== undefined
+          ? command(template, here, inner, ctx)
+          : {kind: 'sequence', path: here, nodes: renderSteps(sequence ?? [], `${here}.sequence`, inner, ctx)},
+      )
     }
     return {kind: 'repeat', path: `${path}.repeat`, nodes, continue_on_failure}
   }
@@ -68,7 +72,12 @@ function renderStep(step: Step, path: string, scope: Scope, ctx: Context): PlanN
       usedScope = ctx.bind(used, assignments)
     } catch (error) {
       if (!isActorsError(error)) throw error
-      throw recipeError(from.file, `${path}.with`, `(use: ${used.name}) ${error.message.replace(/^[^:]*: /, '')}`, error.fix ?? 'give with: values the used Recipe accepts')
+      throw recipeError(
+        from.file,
+        `${path}.with`,
+        `(use: ${used.name}) ${error.message.replace(/^[^:]*: /, '')}`,
+        error.fix ?? 'give with: values the used Recipe accepts',
+      )
     }
     const node = renderRecipe(used, usedScope, `${path}.use`, {...ctx, chain: [...ctx.chain, used]})
     return {kind: 'use', path: `${path}.use`, recipe: used.name, node}
@@ -83,7 +92,12 @@ function command(template: Template, path: string, scope: Scope, ctx: Context): 
     throw recipeError(file, path, 'renders to an empty command', 'give the command a non-empty first word (an empty array arg cannot be the whole command)')
   }
   if (ctx.steps.length >= MAX_PLAN_COMMANDS) {
-    throw recipeError(ctx.chain[0].file, path, `renders more than ${MAX_PLAN_COMMANDS} commands`, 'lower repeat times, or launch child Runs for work this large')
+    throw recipeError(
+      ctx.chain[0].file,
+      path,
+      `renders more than ${MAX_PLAN_COMMANDS} commands`,
+      'lower repeat times, or launch child Runs for work this large',
+    )
   }
   ctx.steps.push(argv)
   return {kind: 'command', path, step: ctx.steps.length - 1}

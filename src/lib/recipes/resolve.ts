@@ -23,12 +23,19 @@ function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, st
   for (const word of assignments) {
     const eq = word.indexOf('=')
     if (eq <= 0) {
-      throw recipeError(recipe.file, null, `argument ${JSON.stringify(word)} is not NAME=VALUE`, names.length ? `pass values as NAME=VALUE; this Recipe takes: ${recipe.args.map(formatArgSpec).join(', ')}` : 'this Recipe takes no args')
+      throw recipeError(
+        recipe.file,
+        null,
+        `argument ${JSON.stringify(word)} is not NAME=VALUE`,
+        names.length ? `pass values as NAME=VALUE; this Recipe takes: ${recipe.args.map(formatArgSpec).join(', ')}` : 'this Recipe takes no args',
+      )
     }
     const name = word.slice(0, eq)
     const spec = recipe.args.find((a) => a.name === name)
     if (!spec) {
-      const fix = names.length ? `${didYouMean(name, names)}declared args: ${recipe.args.map(formatArgSpec).join(', ')}` : 'this Recipe declares no args; drop the value'
+      const fix = names.length
+        ? `${didYouMean(name, names)}declared args: ${recipe.args.map(formatArgSpec).join(', ')}`
+        : 'this Recipe declares no args; drop the value'
       throw recipeError(recipe.file, null, `arg "${name}" is not declared by Recipe ${recipe.name}`, fix)
     }
     const list = given.get(name) ?? []
@@ -81,7 +88,12 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
 
   const scope = {...values, run_id: runtime.run_id, state_dir: runtime.state_dir, recipe_dir: dirname(recipe.file)}
   // Templates, and `repeat`/`use` steps rendered whole before start (plan.ts); a used Recipe's values bind like a launch's.
-  const bindUsed = (used: Recipe, given: string[]) => ({...bindValues(used, given, callerCwd), run_id: runtime.run_id, state_dir: runtime.state_dir, recipe_dir: dirname(used.file)})
+  const bindUsed = (used: Recipe, given: string[]) => ({
+    ...bindValues(used, given, callerCwd),
+    run_id: runtime.run_id,
+    state_dir: runtime.state_dir,
+    recipe_dir: dirname(used.file),
+  })
   const plan = renderPlan(recipe, scope, bindUsed)
 
   const resolved: ResolvedRecipe = {

@@ -88,10 +88,14 @@ export function findRecipe(name: string, roots: RecipeRoot[], cwd = process.cwd(
     }
   }
   const searched = roots.length ? roots.map((r) => `${r.dir} (${r.origin})`).join(', ') : 'no recipe root exists'
-  throw usageError(`no Recipe named "${name}" (searched: ${searched})`, `${didYouMean(name, recipeNames(roots))}list the available Recipes with \`actors recipes\`, or pass --recipes DIR`, {
-    recipe: name,
-    roots: roots.map((r) => r.dir),
-  })
+  throw usageError(
+    `no Recipe named "${name}" (searched: ${searched})`,
+    `${didYouMean(name, recipeNames(roots))}list the available Recipes with \`actors recipes\`, or pass --recipes DIR`,
+    {
+      recipe: name,
+      roots: roots.map((r) => r.dir),
+    },
+  )
 }
 
 export interface RecipeListing {

@@ -70,14 +70,19 @@ export function readStep(value: unknown, field: string, fail: Fail): Step {
     const keys = Object.keys(value)
     if (keys.includes('repeat')) return readRepeat(value as Record<string, unknown>, `${field}.repeat`, fail)
     if (keys.includes('use')) return readUse(value as Record<string, unknown>, field, fail)
-    throw fail(field, `is a mapping without repeat or use (keys: ${keys.join(', ') || 'none'})`, 'write a template (echo hi), a repeat: {times: 3, template: ...} or a use: RECIPE step')
+    throw fail(
+      field,
+      `is a mapping without repeat or use (keys: ${keys.join(', ') || 'none'})`,
+      'write a template (echo hi), a repeat: {times: 3, template: ...} or a use: RECIPE step',
+    )
   }
   return readTemplate(value, field, fail)
 }
 
 /** A list of steps (`sequence`, `parallel`, a repeat's `sequence`): non-empty. */
 export function readStepList(value: unknown, field: string, fail: Fail): Step[] {
-  if (!Array.isArray(value) || value.length === 0) throw fail(field, 'is not a non-empty list of templates', `write ${field}: followed by "- command ..." lines`)
+  if (!Array.isArray(value) || value.length === 0)
+    throw fail(field, 'is not a non-empty list of templates', `write ${field}: followed by "- command ..." lines`)
   return value.map((step, i) => readStep(step, `${field}[${i}]`, fail))
 }
 
@@ -87,20 +92,36 @@ function readRepeat(step: Record<string, unknown>, field: string, fail: Fail): R
     throw fail(field, `cannot stand beside "${extra}" in one step`, 'put times, template or sequence and continue_on_failure inside repeat: {...}')
   }
   const body = step.repeat
-  if (body === null || typeof body !== 'object' || Array.isArray(body)) throw fail(field, 'is not a mapping', 'write repeat: {times: 3, template: "echo {iteration}"}')
+  if (body === null || typeof body !== 'object' || Array.isArray(body))
+    throw fail(field, 'is not a mapping', 'write repeat: {times: 3, template: "echo {iteration}"}')
   const spec = body as Record<string, unknown>
   for (const key of Object.keys(spec)) {
-    if (!(REPEAT_FIELDS as readonly string[]).includes(key)) throw fail(`${field}.${key}`, 'is not a repeat field', `${didYouMean(key, REPEAT_FIELDS)}allowed: ${REPEAT_FIELDS.join(', ')}`)
+    if (!(REPEAT_FIELDS as readonly string[]).includes(key))
+      throw fail(`${field}.${key}`, 'is not a repeat field', `${didYouMean(key, REPEAT_FIELDS)}allowed: ${REPEAT_FIELDS.join(', ')}`)
   }
   const times = spec.times
   if (typeof times !== 'number' || !Number.isInteger(times) || times < 1 || times > MAX_REPEAT_TIMES) {
-    throw fail(`${field}.times`, `${JSON.stringify(times)} is not a whole number from 1 to ${MAX_REPEAT_TIMES}`, 'give how many times the body runs, e.g. times: 3')
+    throw fail(
+      `${field}.times`,
+      `${JSON.stringify(times)} is not a whole number from 1 to ${MAX_REPEAT_TIMES}`,
+      'give how many times the body runs, e.g. times: 3',
+    )
   }
   const hasTemplate = spec.template !== undefined
   const hasSequence = spec.sequence !== undefined
-  if (hasTemplate === hasSequence) throw fail(field, hasTemplate ? 'has both template and sequence' : 'has neither template nor sequence', 'give exactly one body: template: ... or sequence: [...]')
+  if (hasTemplate === hasSequence)
+    throw fail(
+      field,
+      hasTemplate ? 'has both template and sequence' : 'has neither template nor sequence',
+      'give exactly one body: template: ... or sequence: [...]',
+    )
   const cof = spec.continue_on_failure
-  if (cof !== undefined && typeof cof !== 'boolean') throw fail(`${field}.continue_on_failure`, `${JSON.stringify(cof)} is not true or false`, 'write continue_on_failure: true to run every iteration even after one fails')
+  if (cof !== undefined && typeof cof !== 'boolean')
+    throw fail(
+      `${field}.continue_on_failure`,
+      `${JSON.stringify(cof)} is not true or false`,
+      'write continue_on_failure: true to run every iteration even after one fails',
+    )
   const repeat: RepeatStep['repeat'] = {times, continue_on_failure: cof === true}
   if (hasTemplate) repeat.template = readTemplate(spec.template, `${field}.template`, fail)
   else repeat.sequence = readStepList(spec.sequence, `${field}.sequence`, fail)
@@ -109,17 +130,21 @@ function readRepeat(step: Record<string, unknown>, field: string, fail: Fail): R
 
 function readUse(step: Record<string, unknown>, field: string, fail: Fail): UseStep {
   for (const key of Object.keys(step)) {
-    if (!(USE_FIELDS as readonly string[]).includes(key)) throw fail(`${field}.${key}`, 'is not a use field', `${didYouMean(key, USE_FIELDS)}allowed: ${USE_FIELDS.join(', ')}`)
+    if (!(USE_FIELDS as readonly string[]).includes(key))
+      throw fail(`${field}.${key}`, 'is not a use field', `${didYouMean(key, USE_FIELDS)}allowed: ${USE_FIELDS.join(', ')}`)
   }
-  if (typeof step.use !== 'string' || step.use.trim() === '') throw fail(`${field}.use`, 'is not a Recipe name', 'write use: NAME, a Recipe below the same root (e.g. use: hello)')
+  if (typeof step.use !== 'string' || step.use.trim() === '')
+    throw fail(`${field}.use`, 'is not a Recipe name', 'write use: NAME, a Recipe below the same root (e.g. use: hello)')
   const given = step.with ?? {}
-  if (given === null || typeof given !== 'object' || Array.isArray(given)) throw fail(`${field}.with`, 'is not a mapping of arg names to values', 'write with: {name: value}')
+  if (given === null || typeof given !== 'object' || Array.isArray(given))
+    throw fail(`${field}.with`, 'is not a mapping of arg names to values', 'write with: {name: value}')
   const values: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(given)) {
     if (!ARG_NAME.test(name)) throw fail(`${field}.with`, `"${name}" is not an arg name`, 'use the used Recipe\'s arg names (letters, digits, "_")')
     const scalar = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined)
     const list = Array.isArray(value) ? value.map(scalar) : [scalar(value)]
-    if (list.some((v) => v === undefined)) throw fail(`${field}.with.${name}`, `${JSON.stringify(value)} is not a string, number, bool or list of them`, 'write a plain value, e.g. name: world')
+    if (list.some((v) => v === undefined))
+      throw fail(`${field}.with.${name}`, `${JSON.stringify(value)} is not a string, number, bool or list of them`, 'write a plain value, e.g. name: world')
     values[name] = Array.isArray(value) ? (list as string[]) : (list[0] as string)
   }
   return {use: step.use.trim(), with: values}
@@ -131,7 +156,9 @@ export function stepTemplates(steps: Step[], field: string, inRepeat: boolean): 
     const here = `${field}[${i}]`
     if (isRepeat(step)) {
       const {template, sequence} = step.repeat
-      return template !== undefined ? [{field: `${here}.repeat.template`, template, inRepeat: true}] : stepTemplates(sequence ?? [], `${here}.repeat.sequence`, true)
+      return template !== undefined
+        ? [{field: `${here}.repeat.template`, template, inRepeat: true}]
+        : stepTemplates(sequence ?? [], `${here}.repeat.sequence`, true)
     }
     if (isUse(step)) return Object.entries(step.with).map(([name, v]) => ({field: `${here}.with.${name}`, template: Array.isArray(v) ? v : [v], inRepeat}))
     return [{field: here, template: step, inRepeat}]

@@ -35,7 +35,10 @@ export function findUsedRecipe(name: string, from: Recipe, field: string): Recip
   }
   const segments = name.split('/')
   if (isAbsolute(name) || segments.some((s) => !NAME_SEGMENT.test(s) || s === '..' || s === '.')) {
-    throw fail(`uses ${JSON.stringify(name)}, which is not a Recipe name`, 'use a name below the same root such as hello or music/playback (no "..", no absolute paths)')
+    throw fail(
+      `uses ${JSON.stringify(name)}, which is not a Recipe name`,
+      'use a name below the same root such as hello or music/playback (no "..", no absolute paths)',
+    )
   }
   const roots = [from.root]
   for (let dir = dirname(from.file), i = 0; i < MAX_ANCESTORS && !roots.includes(dir); i++, dir = dirname(dir)) {
@@ -48,7 +51,10 @@ export function findUsedRecipe(name: string, from: Recipe, field: string): Recip
       if (isFile(file)) return loadRecipeFile(file, root)
     }
   }
-  throw fail(`uses "${name}", but no such Recipe is below ${from.root}`, 'name a Recipe of the same library (see `actors recipes`), or a file path such as ./other.yaml')
+  throw fail(
+    `uses "${name}", but no such Recipe is below ${from.root}`,
+    'name a Recipe of the same library (see `actors recipes`), or a file path such as ./other.yaml',
+  )
 }
 
 /** Refuse a `use` that comes back to a Recipe already on the chain: `a -> b -> a`. */
@@ -90,7 +96,11 @@ function checkWith(recipe: Recipe, used: Recipe, step: UseStep, field: string): 
   const declared = used.args.map((a) => a.name)
   for (const [name, value] of Object.entries(step.with)) {
     const spec = used.args.find((a) => a.name === name)
-    if (!spec) throw fail(`gives "${name}", which Recipe ${used.name} does not declare`, `${didYouMean(name, declared)}${declared.length ? `its args: ${used.args.map(formatArgSpec).join(', ')}` : 'it takes no args'}`)
+    if (!spec)
+      throw fail(
+        `gives "${name}", which Recipe ${used.name} does not declare`,
+        `${didYouMean(name, declared)}${declared.length ? `its args: ${used.args.map(formatArgSpec).join(', ')}` : 'it takes no args'}`,
+      )
     const values = Array.isArray(value) ? value : [value]
     if (values.length > 1 && spec.type !== 'array') throw fail(`gives several values for "${name}" (${formatArgSpec(spec)})`, `give ${name} one value`)
     for (const v of values) {
@@ -104,5 +114,6 @@ function checkWith(recipe: Recipe, used: Recipe, step: UseStep, field: string): 
     }
   }
   const missing = used.args.find((a) => !('default' in a) && !(a.name in step.with))
-  if (missing) throw fail(`does not give "${missing.name}", which Recipe ${used.name} requires`, `add ${missing.name}: VALUE (${formatArgSpec(missing)}) under with:`)
+  if (missing)
+    throw fail(`does not give "${missing.name}", which Recipe ${used.name} requires`, `add ${missing.name}: VALUE (${formatArgSpec(missing)}) under with:`)
 }

@@ -49,7 +49,10 @@ export function archivedGenerations(dir: string): number[] {
   } catch {
     return []
   }
-  return names.filter((name) => /^[1-9]\d*$/.test(name)).map(Number).sort((a, b) => a - b)
+  return names
+    .filter((name) => /^[1-9]\d*$/.test(name))
+    .map(Number)
+    .sort((a, b) => a - b)
 }
 
 /** `build@3` → {ref: 'build', generation: 3}; a plain ref has no generation. `@0`, `@x`, `@` are refused (exit 2). */
@@ -60,7 +63,10 @@ export function parseGenerationRef(ref: string): {ref: string; generation?: numb
   const base = ref.slice(0, at)
   const number = ref.slice(at + 1)
   if (!/^[1-9]\d{0,8}$/.test(number) || base === '') {
-    throw usageError(`${JSON.stringify(ref)} does not name a generation`, 'write RUN@N with N a generation number from 1, e.g. build@2 (list them with `actors inspect RUN --generations`)')
+    throw usageError(
+      `${JSON.stringify(ref)} does not name a generation`,
+      'write RUN@N with N a generation number from 1, e.g. build@2 (list them with `actors inspect RUN --generations`)',
+    )
   }
   return {ref: base, generation: Number(number)}
 }

@@ -108,7 +108,10 @@ export function sameHolder(a: HolderRef, b: HolderRef): boolean {
 /** A named holder's id: a lock-name-like word that cannot be mistaken for a Run or a pid label. */
 export function validateHolderId(id: string): string {
   if (!LOCK_NAME.test(id) || id.length > MAX_NAME_LENGTH || /^(run|pid):/.test(id)) {
-    throw usageError(`holder id ${JSON.stringify(id)} is not valid`, 'use letters, digits, "_", ".", ":" and "-" (not starting with run: or pid:), e.g. ci-job-7')
+    throw usageError(
+      `holder id ${JSON.stringify(id)} is not valid`,
+      'use letters, digits, "_", ".", ":" and "-" (not starting with run: or pid:), e.g. ci-job-7',
+    )
   }
   return id
 }

@@ -8,5 +8,10 @@ import {watchUntil} from '../bell/watch-until.js'
 
 /** Resolve with the Run's state once it is terminal (or undefined if its dir vanished), or at the timeout. */
 export function awaitRunEnd(home: string, dir: string, timeoutMs?: number): Promise<RunState | undefined> {
-  return watchUntil(home, () => readRunState(dir), (state) => !state || isTerminal(state.meta.status), {timeoutMs})
+  return watchUntil(
+    home,
+    () => readRunState(dir),
+    (state) => !state || isTerminal(state.meta.status),
+    {timeoutMs},
+  )
 }

@@ -22,7 +22,12 @@ export interface ChildLife {
 }
 
 /** Append one child event to the current generation of the parent in `parentDir`. Never throws. */
-function traceChildEvent(parentDir: string, kind: 'runtime.child_started' | 'runtime.child_ended', summary: string, data: ChildLife & Record<string, unknown>): void {
+function traceChildEvent(
+  parentDir: string,
+  kind: 'runtime.child_started' | 'runtime.child_ended',
+  summary: string,
+  data: ChildLife & Record<string, unknown>,
+): void {
   try {
     const parent = readRunMetaRaw(parentDir)
     if (!parent) return
@@ -33,7 +38,13 @@ function traceChildEvent(parentDir: string, kind: 'runtime.child_started' | 'run
 /** A child launched from inside the parent in `parentDir`, or adopted into it (`adopted: true`). Never throws. */
 export function traceChildStarted(parentDir: string, child: {run: string; run_instance_id: string; status: string}, extra: {adopted?: boolean} = {}): void {
   const how = extra.adopted ? 'adopted' : child.status === 'queued' ? 'queued' : 'started'
-  traceChildEvent(parentDir, 'runtime.child_started', `child ${child.run} ${how}`, {run: child.run, run_instance_id: child.run_instance_id, status: child.status, exit_code: null, ...extra})
+  traceChildEvent(parentDir, 'runtime.child_started', `child ${child.run} ${how}`, {
+    run: child.run,
+    run_instance_id: child.run_instance_id,
+    status: child.status,
+    exit_code: null,
+    ...extra,
+  })
 }
 
 /** The Run `meta` (a child) is terminal: tell its parent's Trace how it ended. Never throws. */
@@ -45,6 +56,12 @@ export function traceChildEnded(home: string, meta: RunMeta): void {
     const status = result?.status ?? meta.status
     const exitCode = result ? result.exit_code : typeof meta.exit_code === 'number' ? meta.exit_code : null
     const generation = typeof meta.generation === 'number' ? meta.generation : 1
-    traceChildEvent(runDir(home, meta.parent.run), 'runtime.child_ended', `child ${meta.run} ${status}`, {run: meta.run, run_instance_id: meta.run_instance_id, status, exit_code: exitCode, generation})
+    traceChildEvent(runDir(home, meta.parent.run), 'runtime.child_ended', `child ${meta.run} ${status}`, {
+      run: meta.run,
+      run_instance_id: meta.run_instance_id,
+      status,
+      exit_code: exitCode,
+      generation,
+    })
   } catch {}
 }

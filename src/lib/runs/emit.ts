@@ -32,7 +32,11 @@ export function resolveEmitTarget(home: string, runRef: string | undefined, env:
     return {dir: state.dir, home, run: state.meta.run, runInstanceId: state.meta.run_instance_id}
   }
   const own = resolveOwnRun(
-    {command: 'emit', outsideFix: 'run it from a command started by `actors run`, or pass --run RUN', staleFix: 'this process belongs to an earlier launch of the Run; its events are refused'},
+    {
+      command: 'emit',
+      outsideFix: 'run it from a command started by `actors run`, or pass --run RUN',
+      staleFix: 'this process belongs to an earlier launch of the Run; its events are refused',
+    },
     env,
   )
   checkEmitAuthority(own.home, own.state, env)
@@ -53,7 +57,10 @@ const LEVELS = ['info', 'warn', 'error'] as const
 /** Refuse kinds only the kernel writes (`runtime.*`): a Run must not fake its own end or adoption (exit 2). */
 export function checkEmittableKind(kind: string): void {
   if (kind === 'runtime' || kind.startsWith('runtime.')) {
-    throw usageError(`event kind ${JSON.stringify(kind)} is reserved: kinds under "runtime." are written by the kernel only`, 'name your own kind, e.g. build.done or review.question')
+    throw usageError(
+      `event kind ${JSON.stringify(kind)} is reserved: kinds under "runtime." are written by the kernel only`,
+      'name your own kind, e.g. build.done or review.question',
+    )
   }
 }
 
@@ -125,7 +132,11 @@ export function checkUsageInput(tokens: UsageInput): {tokens: number; prompt_tok
   if (tokens.tokens === undefined && tokens.prompt === undefined && tokens.completion === undefined) {
     throw usageError('emit usage needs --tokens N or --prompt-tokens/--completion-tokens')
   }
-  for (const [name, value] of [['tokens', total], ['prompt-tokens', prompt], ['completion-tokens', completion]] as const) {
+  for (const [name, value] of [
+    ['tokens', total],
+    ['prompt-tokens', prompt],
+    ['completion-tokens', completion],
+  ] as const) {
     if (!Number.isSafeInteger(value) || value < 0) throw usageError(`--${name}: ${value} is not a non-negative integer`)
   }
   return {tokens: total, prompt_tokens: prompt, completion_tokens: completion}

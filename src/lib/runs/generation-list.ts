@@ -76,8 +76,10 @@ export function requireGeneration(home: string, ref: string): RunState {
   if (parsed.generation === undefined || parsed.generation === current) return state
   const archived = parsed.generation < current ? readArchived(state.dir, parsed.generation) : undefined
   if (!archived) {
-    throw notFoundError(`Run ${state.meta.run} has no generation ${parsed.generation} (current: ${current})`, `list them with actors inspect ${state.meta.run} --generations`)
+    throw notFoundError(
+      `Run ${state.meta.run} has no generation ${parsed.generation} (current: ${current})`,
+      `list them with actors inspect ${state.meta.run} --generations`,
+    )
   }
   return archived
 }
-

@@ -121,9 +121,13 @@ export function completeMoveLocked(dir: string, meta: RunMeta): RunMeta {
  */
 export function completeMove(dir: string): void {
   try {
-    withLockSync(runLock(dir), () => {
-      const meta = readJsonFile<RunMeta>(metaFile(dir), {schema: RUN_SCHEMA})
-      if (meta?.generation_move) completeMoveLocked(dir, meta)
-    }, {timeoutMs: 2000})
+    withLockSync(
+      runLock(dir),
+      () => {
+        const meta = readJsonFile<RunMeta>(metaFile(dir), {schema: RUN_SCHEMA})
+        if (meta?.generation_move) completeMoveLocked(dir, meta)
+      },
+      {timeoutMs: 2000},
+    )
   } catch {}
 }

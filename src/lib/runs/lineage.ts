@@ -27,7 +27,10 @@ export function resolveOwnRun(wording: OwnRunWording, env: NodeJS.ProcessEnv = p
   const stateDir = env.ACTORS_STATE_DIR
   const instance = env.ACTORS_RUN_INSTANCE
   if (!stateDir || !instance || !env.ACTORS_RUN) {
-    throw usageError(`${wording.command} must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)`, wording.outsideFix)
+    throw usageError(
+      `${wording.command} must be called from inside a Run (ACTORS_STATE_DIR, ACTORS_RUN and ACTORS_RUN_INSTANCE are not set)`,
+      wording.outsideFix,
+    )
   }
   const home = env.ACTORS_HOME ?? dirname(dirname(stateDir))
   const state = requireRun(home, env.ACTORS_RUN)
@@ -47,7 +50,10 @@ export interface Lineage {
 /** Refuse owner names that could escape the delivery directory (`$ACTORS_HOME/delivery/<owner>.json`). */
 export function validateOwner(owner: string): string {
   if (!isPlainName(owner)) {
-    throw usageError(`ACTORS_OWNER ${JSON.stringify(owner.slice(0, 80))} is not a valid owner name`, 'use letters, digits, "_", "." and "-" only, e.g. ACTORS_OWNER=review-bot')
+    throw usageError(
+      `ACTORS_OWNER ${JSON.stringify(owner.slice(0, 80))} is not a valid owner name`,
+      'use letters, digits, "_", "." and "-" only, e.g. ACTORS_OWNER=review-bot',
+    )
   }
   return owner
 }

@@ -121,7 +121,8 @@ function countEvents(dir: string, file: string, before: TraceStat | undefined, a
   try {
     kept = JSON.parse(readBoundedText(countFile(dir), 4096) ?? '')
   } catch {}
-  const events = before && kept?.key === before.key && Number.isInteger(kept.events) ? (kept.events as number) + 1 : readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
+  const events =
+    before && kept?.key === before.key && Number.isInteger(kept.events) ? (kept.events as number) + 1 : readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
   keepCount(dir, after, events)
   return events
 }

@@ -62,13 +62,19 @@ function journalLock(dir: string): string {
 /** Refuse an action name or input that breaks the bounds (exit 2), before anything is written. */
 export function validateControlInput(action: string, input: string | undefined): void {
   if (action.length > MAX_ACTION_CHARS) {
-    throw usageError(`action "${action.slice(0, 40)}…" is ${action.length} characters, over the ${MAX_ACTION_CHARS}-character limit`, 'use a declared action name')
+    throw usageError(
+      `action "${action.slice(0, 40)}…" is ${action.length} characters, over the ${MAX_ACTION_CHARS}-character limit`,
+      'use a declared action name',
+    )
   }
   if (!ACTION_PATTERN.test(action)) {
     throw usageError(`action ${JSON.stringify(action)} is not a valid name`, 'actions are lowercase letters, digits, "_" and "-", starting with a letter')
   }
   if (input !== undefined && Buffer.byteLength(input) > MAX_INPUT_BYTES) {
-    throw usageError(`value is ${Buffer.byteLength(input)} bytes, over the ${MAX_INPUT_BYTES}-byte limit`, 'pass a shorter value, or a path to a file holding the data')
+    throw usageError(
+      `value is ${Buffer.byteLength(input)} bytes, over the ${MAX_INPUT_BYTES}-byte limit`,
+      'pass a shorter value, or a path to a file holding the data',
+    )
   }
 }
 
@@ -91,7 +97,13 @@ function mutateJournal<T>(dir: string, change: (records: ControlRecord[]) => {re
   return withLockSync(journalLock(dir), () => {
     const current = readControlRecords(dir)
     const {records, value} = change(current)
-    if (records) writeFileAtomic(journalFile(dir), compact(records).map((r) => JSON.stringify(r) + '\n').join(''))
+    if (records)
+      writeFileAtomic(
+        journalFile(dir),
+        compact(records)
+          .map((r) => JSON.stringify(r) + '\n')
+          .join(''),
+      )
     return value
   })
 }
@@ -102,10 +114,7 @@ function mutateJournal<T>(dir: string, change: (records: ControlRecord[]) => {re
  * was relaunched meanwhile) or a finished Run is refused (exit 3), and more
  * than MAX_PENDING waiting records is backpressure (exit 5).
  */
-export function appendControlRecord(
-  dir: string,
-  request: {action: string; input?: string; runInstanceId: string; via?: ControlRecord['via']},
-): ControlRecord {
+export function appendControlRecord(dir: string, request: {action: string; input?: string; runInstanceId: string; via?: ControlRecord['via']}): ControlRecord {
   validateControlInput(request.action, request.input)
   return mutateJournal(dir, (records) => {
     const meta = readRunMetaRaw(dir)
@@ -217,5 +226,10 @@ export function completeControl(
  * with a slow safety poll. Returns the record as last seen.
  */
 export function waitForControlFinished(dir: string, id: string, timeoutMs: number): Promise<ControlRecord | undefined> {
-  return watchUntil(dir, () => readControlRecord(dir, id), (record) => !record || !isPendingControl(record), {timeoutMs, pollMs: 250})
+  return watchUntil(
+    dir,
+    () => readControlRecord(dir, id),
+    (record) => !record || !isPendingControl(record),
+    {timeoutMs, pollMs: 250},
+  )
 }

@@ -140,7 +140,11 @@ function requireLiveLocked(dir: string, verb: string): RunMeta {
   if (!meta) throw notActiveError(`no Run in ${dir}`)
   const result = readRunResult(dir, meta)
   const status = result?.status ?? meta.status
-  if (isTerminal(status)) throw notActiveError(`Run ${meta.run} is ${status}; cannot ${verb} it`, `start it again with \`actors run\`, or inspect it with \`actors inspect ${meta.run}\``)
+  if (isTerminal(status))
+    throw notActiveError(
+      `Run ${meta.run} is ${status}; cannot ${verb} it`,
+      `start it again with \`actors run\`, or inspect it with \`actors inspect ${meta.run}\``,
+    )
   return meta
 }
 
@@ -162,7 +166,8 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
   for (;;) {
     outcome = withLockSync(runFile(dir, 'lock'), () => {
       const meta = requireLiveLocked(dir, action)
-      if (meta.status === 'queued') throw notActiveError(`Run ${meta.run} is queued; it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
+      if (meta.status === 'queued')
+        throw notActiveError(`Run ${meta.run} is queued; it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
       if (meta.ending) throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
       const live = verifyCommandProcesses(meta)
       if (live.length === 0 && action === 'pause') {
@@ -185,7 +190,14 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
   }
   trace(dir, outcome.meta, action, {pids: outcome.signalled})
   notifyStateChange(home)
-  return {action, run: outcome.meta.run, run_instance_id: outcome.meta.run_instance_id, status: outcome.meta.status, signalled: outcome.signalled, changed: outcome.changed}
+  return {
+    action,
+    run: outcome.meta.run,
+    run_instance_id: outcome.meta.run_instance_id,
+    status: outcome.meta.status,
+    signalled: outcome.signalled,
+    changed: outcome.changed,
+  }
 }
 
 /**
@@ -219,7 +231,16 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
   const remaining = await sweepRun(meta, mode)
   notifyStateChange(home)
-  return {action: mode, run: meta.run, run_instance_id: meta.run_instance_id, status: 'exited', signalled: [...new Set([...signalled, ...remaining])], changed: false, settled: true, result: readRunResult(dir, meta) ?? null}
+  return {
+    action: mode,
+    run: meta.run,
+    run_instance_id: meta.run_instance_id,
+    status: 'exited',
+    signalled: [...new Set([...signalled, ...remaining])],
+    changed: false,
+    settled: true,
+    result: readRunResult(dir, meta) ?? null,
+  }
 }
 
 /**

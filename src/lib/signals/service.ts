@@ -22,7 +22,6 @@ import {serveLines, socketPathIn} from '../platform/line-socket.js'
 export {claimControl, completeControl, listQueuedControls, readControlRecords} from './journal.js'
 export type {ControlRecord, ControlStatus} from './journal.js'
 
-
 /** What a handler receives: the request, and its journal record when it has one. */
 export interface ControlRequestContext extends ControlRequest {
   record?: ControlRecord

@@ -228,9 +228,16 @@ export async function controlStandaloneService(dir: string, kind: ServiceKind, a
     if (!(error instanceof LineSocketError)) throw error
     if (error.kind === 'unreachable') return notRunning()
     if (error.kind === 'timeout') {
-      throw notActiveError(`the ${kind.name} service did not answer within ${REQUEST_TIMEOUT_MS / 1000}s`, `it may be stuck; check it with \`actors control ${dir} status\` or stop it`)
+      throw notActiveError(
+        `the ${kind.name} service did not answer within ${REQUEST_TIMEOUT_MS / 1000}s`,
+        `it may be stuck; check it with \`actors control ${dir} status\` or stop it`,
+      )
     }
-    throw new ActorsError(`the ${kind.name} service broke the protocol: ${error.message}`, EXIT.failed, 'one JSON line of at most 4 KiB is expected; restart the service')
+    throw new ActorsError(
+      `the ${kind.name} service broke the protocol: ${error.message}`,
+      EXIT.failed,
+      'one JSON line of at most 4 KiB is expected; restart the service',
+    )
   }
   if (!reply.ok) {
     const refused = `the ${kind.name} service refused ${action}: ${reply.error}`

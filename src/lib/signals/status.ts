@@ -13,7 +13,6 @@ import {readControlEndpoint, type ControlEndpoint} from './endpoint.js'
 import {isPendingControl, readControlRecords} from './journal.js'
 import {RUNTIME_ACTIONS} from '../records/actions.js'
 
-
 export interface RunControlStatus {
   run: string
   run_instance_id: string
@@ -102,9 +101,7 @@ export function kernelStatus(state: RunState): RunControlStatus {
     actions: [...new Set([...RUNTIME_ACTIONS, ...declared])],
     endpoint,
     controls: journal,
-    result: result
-      ? {exit_code: result.exit_code, signal: result.signal, reason: result.reason, completed_at: result.completed_at}
-      : null,
+    result: result ? {exit_code: result.exit_code, signal: result.signal, reason: result.reason, completed_at: result.completed_at} : null,
     service: null,
   }
 }

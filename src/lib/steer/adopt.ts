@@ -32,7 +32,10 @@ function resolveParent(home: string, parentRef: string | undefined, env: NodeJS.
   }
   const state = requireState(home, env.ACTORS_RUN)
   if (state.meta.run_instance_id !== env.ACTORS_RUN_INSTANCE) {
-    throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${env.ACTORS_RUN_INSTANCE}`, 'this process belongs to an earlier generation of the Run; its adoptions are refused')
+    throw notActiveError(
+      `Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${env.ACTORS_RUN_INSTANCE}`,
+      'this process belongs to an earlier generation of the Run; its adoptions are refused',
+    )
   }
   return state
 }
@@ -59,16 +62,33 @@ export function adoptRuns(home: string, refs: string[], parentRef: string | unde
       const root = parent.meta.root ?? parent.meta.run
       const moved = updateRunMeta(child.dir, (meta) => {
         if (meta.parent || meta.run_instance_id !== child.meta.run_instance_id) return undefined
-        return {...meta, parent: {run: parent.meta.run, run_instance_id: parent.meta.run_instance_id, state_dir: parent.dir}, root, depth, adopted_at: new Date().toISOString()}
+        return {
+          ...meta,
+          parent: {run: parent.meta.run, run_instance_id: parent.meta.run_instance_id, state_dir: parent.dir},
+          root,
+          depth,
+          adopted_at: new Date().toISOString(),
+        }
       })
       if (!moved?.parent || moved.parent.run !== parent.meta.run) {
         throw notActiveError(`Run ${child.meta.run} changed while being adopted (it has a parent, or started another generation)`, 'inspect it, then retry')
       }
-      for (const d of descendants) updateRunMeta(d.dir, (meta) => (meta.run_instance_id === d.meta.run_instance_id ? {...meta, root, depth: depth + d.level} : undefined))
-      recordChild(parent.dir, {run: moved.run, run_instance_id: moved.run_instance_id, state_dir: child.dir, created_at: new Date().toISOString(), queued: moved.status === 'queued'})
+      for (const d of descendants)
+        updateRunMeta(d.dir, (meta) => (meta.run_instance_id === d.meta.run_instance_id ? {...meta, root, depth: depth + d.level} : undefined))
+      recordChild(parent.dir, {
+        run: moved.run,
+        run_instance_id: moved.run_instance_id,
+        state_dir: child.dir,
+        created_at: new Date().toISOString(),
+        queued: moved.status === 'queued',
+      })
       traceAdoption(child.dir, moved, `adopted by ${parent.meta.run}`, {parent: parent.meta.run, parent_run_instance_id: parent.meta.run_instance_id})
       traceChildStarted(parent.dir, moved, {adopted: true})
-      traceAdoption(parent.dir, parent.meta, `adopted ${moved.run}`, {child: moved.run, child_run_instance_id: moved.run_instance_id, descendants: descendants.length})
+      traceAdoption(parent.dir, parent.meta, `adopted ${moved.run}`, {
+        child: moved.run,
+        child_run_instance_id: moved.run_instance_id,
+        descendants: descendants.length,
+      })
       adopted.push({run: moved.run, run_instance_id: moved.run_instance_id, depth, descendants: descendants.length})
     }
   })
@@ -86,18 +106,28 @@ function planAdoption(home: string, parent: RunMeta, child: RunState, limit: num
   const id = child.meta.run
   refuseClosed(child.meta) // a closed Run id joins no tree (exit 5)
   if (child.meta.parent) {
-    throw notActiveError(`Run ${id} already has a parent (${child.meta.parent.run}); only top-level Runs can be adopted`, `adopt its root instead (actors inspect ${id} shows it)`)
+    throw notActiveError(
+      `Run ${id} already has a parent (${child.meta.parent.run}); only top-level Runs can be adopted`,
+      `adopt its root instead (actors inspect ${id} shows it)`,
+    )
   }
   if (child.meta.owner !== parent.owner) {
     throw notActiveError(`Run ${id} belongs to owner ${child.meta.owner}, not ${parent.owner}`, 'only Runs of the same owner can be adopted')
   }
   if (id === parent.run || (parent.root ?? parent.run) === id) {
-    throw usageError(`Run ${parent.run} is ${id === parent.run ? id : `inside the tree of ${id}`}; a Run cannot adopt itself or its own root`, 'pick a parent outside the tree being moved')
+    throw usageError(
+      `Run ${parent.run} is ${id === parent.run ? id : `inside the tree of ${id}`}; a Run cannot adopt itself or its own root`,
+      'pick a parent outside the tree being moved',
+    )
   }
   const descendants = collectDescendants(home, child.dir, child.meta)
   const deepest = parent.depth + 1 + Math.max(0, ...descendants.map((d) => d.level))
   if (deepest > limit) {
-    throw refusedError(`adopting ${id} under ${parent.run} would put Runs at depth ${deepest}, over the limit of ${limit} (ACTORS_MAX_DEPTH)`, 'adopt it under a shallower Run, or raise ACTORS_MAX_DEPTH', {depth: deepest, max_depth: limit})
+    throw refusedError(
+      `adopting ${id} under ${parent.run} would put Runs at depth ${deepest}, over the limit of ${limit} (ACTORS_MAX_DEPTH)`,
+      'adopt it under a shallower Run, or raise ACTORS_MAX_DEPTH',
+      {depth: deepest, max_depth: limit},
+    )
   }
   return {child, descendants}
 }
@@ -108,7 +138,10 @@ function checkParallelCap(home: string, parent: RunState, adding: number): void 
   if (typeof cap !== 'number' || adding === 0 || isTerminal(parent.meta.status)) return
   const running = readChildren(home, parent.dir, parent.meta).filter((c) => c.meta.status === 'running' || c.meta.status === 'paused').length
   if (running + adding > cap) {
-    throw refusedError(`Run ${parent.meta.run} runs ${running} of at most ${cap} children (--max-parallel); adopting ${adding} running Run(s) would exceed it`, 'adopt once some of its children have ended, or adopt fewer at once', {running, max_parallel: cap})
+    throw refusedError(
+      `Run ${parent.meta.run} runs ${running} of at most ${cap} children (--max-parallel); adopting ${adding} running Run(s) would exceed it`,
+      'adopt once some of its children have ended, or adopt fewer at once',
+      {running, max_parallel: cap},
+    )
   }
 }
-

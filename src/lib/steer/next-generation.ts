@@ -46,8 +46,18 @@ export function startNextGeneration(home: string, state: RunState, change: NextG
 function specFromMeta(home: string, meta: RunMeta, assignments: string[]): LaunchSpec {
   let resolved = {values: meta.values, plan: meta.plan, env: meta.env}
   if (assignments.length > 0) {
-    if (!meta.recipe_file) throw usageError(`Run ${meta.run} is an ad-hoc command; it takes no NAME=VALUE`, `rerun it as it was (actors rerun ${meta.run}), or launch a changed command with actors run --name ${meta.run} -- ...`)
-    if (!existsSync(meta.recipe_file)) throw recipeError(meta.recipe_file, null, 'is gone; its Run cannot be re-resolved with new values', `restore the Recipe, or rerun without values (actors rerun ${meta.run})`)
+    if (!meta.recipe_file)
+      throw usageError(
+        `Run ${meta.run} is an ad-hoc command; it takes no NAME=VALUE`,
+        `rerun it as it was (actors rerun ${meta.run}), or launch a changed command with actors run --name ${meta.run} -- ...`,
+      )
+    if (!existsSync(meta.recipe_file))
+      throw recipeError(
+        meta.recipe_file,
+        null,
+        'is gone; its Run cannot be re-resolved with new values',
+        `restore the Recipe, or rerun without values (actors rerun ${meta.run})`,
+      )
     const recipe = loadRecipeFile(meta.recipe_file, dirname(meta.recipe_file))
     resolved = resolveRecipe({...recipe, name: meta.recipe ?? recipe.name}, assignments, {run_id: meta.run, state_dir: runDir(home, meta.run)}, meta.values)
   }
@@ -84,7 +94,10 @@ function specFromMeta(home: string, meta: RunMeta, assignments: string[]): Launc
   const parentDir = runDir(home, meta.parent.run)
   const parent = readRunMetaRaw(parentDir)
   if (!parent) {
-    throw notActiveError(`Run ${meta.run}'s parent ${meta.parent.run} no longer exists`, `start a new top-level Run instead (actors run ... ), or adopt it elsewhere`)
+    throw notActiveError(
+      `Run ${meta.run}'s parent ${meta.parent.run} no longer exists`,
+      `start a new top-level Run instead (actors run ... ), or adopt it elsewhere`,
+    )
   }
   spec.parent = {run: parent.run, run_instance_id: parent.run_instance_id, state_dir: parentDir}
   spec.root = parent.root

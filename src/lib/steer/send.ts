@@ -50,21 +50,42 @@ export async function sendMessage(home: string, ref: string, message: string): P
   if (live) {
     const {meta, record} = live
     notifyStateChange(home)
-    const reply: SendReply = {run: meta.run, generation: record.generation, message_id: record.id, delivered: meta.inbox === 'stdin' ? 'stdin' : 'inbox', run_instance_id: meta.run_instance_id}
+    const reply: SendReply = {
+      run: meta.run,
+      generation: record.generation,
+      message_id: record.id,
+      delivered: meta.inbox === 'stdin' ? 'stdin' : 'inbox',
+      run_instance_id: meta.run_instance_id,
+    }
     // A queued Run's supervisor writes the line once it starts: nothing to wait for yet.
     if (meta.inbox === 'stdin' && meta.status === 'queued') reply.written = false
     else if (meta.inbox === 'stdin') {
-      const ack = await watchUntil(dir, () => readStdinAck(dir, record.generation), (seq) => seq >= record.seq, {timeoutMs: STDIN_ACK_MS, pollMs: 200})
+      const ack = await watchUntil(
+        dir,
+        () => readStdinAck(dir, record.generation),
+        (seq) => seq >= record.seq,
+        {timeoutMs: STDIN_ACK_MS, pollMs: 200},
+      )
       reply.written = ack >= record.seq
     }
     return reply
   }
   const finished = readRunState(dir)!
   if (finished.meta.resume === false) {
-    throw notActiveError(`Run ${id} is ${finished.meta.status} and its Recipe says resume: false; nothing was sent`, `start it again without a message (actors rerun ${id}), or launch a new Run`)
+    throw notActiveError(
+      `Run ${id} is ${finished.meta.status} and its Recipe says resume: false; nothing was sent`,
+      `start it again without a message (actors rerun ${id}), or launch a new Run`,
+    )
   }
   const started = startNextGeneration(home, finished, {message})
-  return {run: started.run, generation: started.generation, run_instance_id: started.run_instance_id, message_id: started.message_id!, delivered: 'resumed', status: started.status}
+  return {
+    run: started.run,
+    generation: started.generation,
+    run_instance_id: started.run_instance_id,
+    message_id: started.message_id!,
+    delivered: 'resumed',
+    status: started.status,
+  }
 }
 
 /**
@@ -86,7 +107,12 @@ function deliverToLive(dir: string, message: string): {meta: RunMeta; record: In
     const generation = generationOf(meta)
     const record = appendInboxRecord(dir, {message, generation, via: meta.inbox === 'stdin' ? 'stdin' : 'inbox'})
     try {
-      appendTraceEvent(dir, {kind: 'runtime.message', summary: `message ${record.id} (${record.via})`, data: {message_id: record.id, seq: record.seq, via: record.via, bytes: Buffer.byteLength(message)}, run_instance_id: meta.run_instance_id})
+      appendTraceEvent(dir, {
+        kind: 'runtime.message',
+        summary: `message ${record.id} (${record.via})`,
+        data: {message_id: record.id, seq: record.seq, via: record.via, bytes: Buffer.byteLength(message)},
+        run_instance_id: meta.run_instance_id,
+      })
     } catch {}
     return {meta, record}
   })

@@ -53,4 +53,3 @@ export async function cascadeEnd(home: string, dir: string, mode: 'stop' | 'kill
   }
   return outcome
 }
-

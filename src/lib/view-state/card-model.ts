@@ -52,13 +52,22 @@ export function cardModel(doc: BatchDocument): CardModel {
     status: row.status,
     duration: formatDuration(row.duration_ms ?? undefined),
     summary: oneLine(row.summary),
-    artifacts: [...row.artifacts.map(artifactLabel), ...(row.artifacts_total > row.artifacts.length ? [`+${row.artifacts_total - row.artifacts.length} more`] : [])],
+    artifacts: [
+      ...row.artifacts.map(artifactLabel),
+      ...(row.artifacts_total > row.artifacts.length ? [`+${row.artifacts_total - row.artifacts.length} more`] : []),
+    ],
     collected: collectedNote(row),
   }))
   const notes: string[] = []
   if (doc.overflow > 0) notes.push(`… ${doc.overflow} more not shown`)
   if (doc.deferred > 0) notes.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
-  if (doc.pending_count > 0) notes.push(`pending: ${doc.pending_count} still live (${doc.pending.slice(0, 5).map((p) => p.run).join(', ')}${doc.pending_count > 5 ? ', …' : ''})`)
+  if (doc.pending_count > 0)
+    notes.push(
+      `pending: ${doc.pending_count} still live (${doc.pending
+        .slice(0, 5)
+        .map((p) => p.run)
+        .join(', ')}${doc.pending_count > 5 ? ', …' : ''})`,
+    )
   if (doc.unknown.length > 0) notes.push(`unknown: ${doc.unknown.join(', ')}`)
   if (doc.already_reported.length > 0) notes.push(`already reported: ${doc.already_reported.join(', ')}`)
   for (const a of doc.attention) notes.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)

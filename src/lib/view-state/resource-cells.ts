@@ -12,7 +12,9 @@ function cpuText(seconds: number | null): string {
   if (seconds === null) return '-'
   if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`
   const minutes = Math.floor(seconds / 60)
-  return minutes < 60 ? `${minutes}m${String(Math.round(seconds % 60)).padStart(2, '0')}s` : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`
+  return minutes < 60
+    ? `${minutes}m${String(Math.round(seconds % 60)).padStart(2, '0')}s`
+    : `${Math.floor(minutes / 60)}h${String(minutes % 60).padStart(2, '0')}m`
 }
 
 function bytesText(bytes: number | null | undefined): string {

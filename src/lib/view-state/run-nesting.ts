@@ -48,5 +48,9 @@ export function nestByParent<T>(items: readonly T[], id: (item: T) => string, pa
 
 /** The `inspect --watch` table as a tree: the rows of `tableRows`, children under their parents. */
 export function nestedTableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
-  return nestByParent(tableRows(listing), (row) => row.run, (row) => row.parent).map(({item, prefix}) => ({...item, prefix}))
+  return nestByParent(
+    tableRows(listing),
+    (row) => row.run,
+    (row) => row.parent,
+  ).map(({item, prefix}) => ({...item, prefix}))
 }

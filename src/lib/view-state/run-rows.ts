@@ -98,7 +98,17 @@ export function layoutHeaders(layout: Layout, rows: RunRow[]): string[] {
 export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = false): string[] {
   const duration = displayDuration(row, clock)
   if (layout === 'tree') return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
-  const cells = [row.prefix + row.run, row.recipe ?? '-', displayStatus(row), row.exit_code == null ? '-' : String(row.exit_code), compactTime(row.started_at, clock.now), duration, ...resourceCells(row.resources), row.command || '-', row.parent ?? '-']
+  const cells = [
+    row.prefix + row.run,
+    row.recipe ?? '-',
+    displayStatus(row),
+    row.exit_code == null ? '-' : String(row.exit_code),
+    compactTime(row.started_at, clock.now),
+    duration,
+    ...resourceCells(row.resources),
+    row.command || '-',
+    row.parent ?? '-',
+  ]
   return where ? [...cells, row.where || 'local'] : cells
 }
 
@@ -132,8 +142,20 @@ export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
 export function treeRows(forest: Pick<Forest, 'forest'>): RunRow[] {
   const rows: RunRow[] = []
   const walk = (node: TreeNode, parent: string | null, lead: string, childLead: string, top: boolean) => {
-    const usage = top && node.tree_usage && node.children.length > 0 ? `tree ${formatTreeUsage(node.tree_usage)}` : node.usage === null ? '' : `${node.usage} tokens`
-    rows.push({key: node.state_dir, prefix: lead, run: displayRunName(node.run, node.generation), recipe: node.recipe, status: node.status, started_at: null, duration_ms: node.duration_ms, parent, usage, ...(node.waiting_for ? {waiting_for: node.waiting_for} : {})})
+    const usage =
+      top && node.tree_usage && node.children.length > 0 ? `tree ${formatTreeUsage(node.tree_usage)}` : node.usage === null ? '' : `${node.usage} tokens`
+    rows.push({
+      key: node.state_dir,
+      prefix: lead,
+      run: displayRunName(node.run, node.generation),
+      recipe: node.recipe,
+      status: node.status,
+      started_at: null,
+      duration_ms: node.duration_ms,
+      parent,
+      usage,
+      ...(node.waiting_for ? {waiting_for: node.waiting_for} : {}),
+    })
     node.children.forEach((child, index) => {
       const last = index === node.children.length - 1
       walk(child, node.run, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, false)

@@ -121,9 +121,16 @@ function endFacts(entry: RunEntry): EndFacts {
   const {meta} = entry
   const head = meta.artifacts_head
   // A hand-edited count that is no count is no mirror: result.json says.
-  const total = typeof meta.artifacts_total === 'number' && Number.isSafeInteger(meta.artifacts_total) && meta.artifacts_total >= 0 ? meta.artifacts_total : undefined
+  const total =
+    typeof meta.artifacts_total === 'number' && Number.isSafeInteger(meta.artifacts_total) && meta.artifacts_total >= 0 ? meta.artifacts_total : undefined
   if (Array.isArray(head) && total !== undefined && head.length >= Math.min(total, MAX_ROW_ARTIFACTS)) {
-    return {reason: typeof meta.reason === 'string' ? meta.reason : null, artifacts: head, artifacts_total: total, exit_code: numberOrNull(meta.exit_code), duration_ms: numberOrNull(meta.duration_ms)}
+    return {
+      reason: typeof meta.reason === 'string' ? meta.reason : null,
+      artifacts: head,
+      artifacts_total: total,
+      exit_code: numberOrNull(meta.exit_code),
+      duration_ms: numberOrNull(meta.duration_ms),
+    }
   }
   let result
   try {
@@ -197,9 +204,22 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
   const {selection} = input
   const counts: Record<string, number> = {}
   for (const member of selection.members) counts[member.meta.status] = (counts[member.meta.status] ?? 0) + 1
-  const ends = selection.members.map((m) => m.meta.ended_at).filter((t): t is string => typeof t === 'string').sort()
+  const ends = selection.members
+    .map((m) => m.meta.ended_at)
+    .filter((t): t is string => typeof t === 'string')
+    .sort()
   const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
-    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {summary: entry.meta.status, output: '', artifacts: [], artifacts_total: 0, usage: null, collected: [], collected_total: 0, exit_code: null, duration_ms: null}
+    const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {
+      summary: entry.meta.status,
+      output: '',
+      artifacts: [],
+      artifacts_total: 0,
+      usage: null,
+      collected: [],
+      collected_total: 0,
+      exit_code: null,
+      duration_ms: null,
+    }
     return {
       run: entry.meta.run,
       run_instance_id: entry.meta.run_instance_id,

@@ -57,7 +57,9 @@ export type BatchPrinter = (document: BatchDocument) => Promise<void>
 /** Queued Runs read beyond a batch and the claimed ones: a few stale entries or ineligible Runs need not cost a second read. */
 const WINDOW_SLACK = 16
 
-type Attempt = {ready: false; pollMs?: number} | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, BatchMeta>}
+type Attempt =
+  | {ready: false; pollMs?: number}
+  | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, BatchMeta>}
 
 let self: ProcessIdentity | undefined
 function selfIdentity(): ProcessIdentity {
@@ -97,13 +99,13 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
     const members = new Set(selection.members)
-    const attention = findAttention(selection.candidates.filter((c) => !c.archived && (members.has(c) || !isTerminal(c.meta.status))), journal, claimedEvents)
+    const attention = findAttention(
+      selection.candidates.filter((c) => !c.archived && (members.has(c) || !isTerminal(c.meta.status))),
+      journal,
+      claimedEvents,
+    )
     const onlyUnknown = request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
-    const ready =
-      onlyUnknown ||
-      attention.length > 0 ||
-      selection.waited === 0 ||
-      (request.any ? selection.members.length > 0 : selection.all_terminal)
+    const ready = onlyUnknown || attention.length > 0 || selection.waited === 0 || (request.any ? selection.members.length > 0 : selection.all_terminal)
     // A live remote Run rings no doorbell here: poll while one is in the selection, as often as its executor says.
     if (!ready && !timedOut) {
       snapshot.saveQueue()
@@ -137,14 +139,25 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
 /** A selection that no unread queued Run could change: a full batch whose last tree's top sorts before every unread Run. */
 function settled(selection: Selection, snapshot: WaitSnapshot): boolean {
   const frontier = snapshot.frontier
-  return selection.members.length >= MAX_MEMBERS && selection.boundary !== undefined && frontier !== undefined && compareQueueKeys(treeOrderKey(selection.boundary), frontier) <= 0
+  return (
+    selection.members.length >= MAX_MEMBERS &&
+    selection.boundary !== undefined &&
+    frontier !== undefined &&
+    compareQueueKeys(treeOrderKey(selection.boundary), frontier) <= 0
+  )
 }
 
 /**
  * A pending batch whose claimer died before printing it, and that concerns
  * this wait (any, for a plain `wait`; one touching its ids or scope otherwise).
  */
-function findOrphan(request: WaitRequest, pending: PendingBatch[], runs: Map<string, RunEntry>, archived: RunEntry[], reported: Record<string, string>): PendingBatch | undefined {
+function findOrphan(
+  request: WaitRequest,
+  pending: PendingBatch[],
+  runs: Map<string, RunEntry>,
+  archived: RunEntry[],
+  reported: Record<string, string>,
+): PendingBatch | undefined {
   const orphans = pending.filter((p) => !isSameProcess(p.claimer))
   if (orphans.length === 0) return undefined
   if (!request.ids && !request.scope) return orphans[0]

@@ -84,7 +84,8 @@ function parseJournal(file: string, owner: string, text: string): DeliveryJourna
   }
   for (const entry of Object.values(doc.attention_reported as Record<string, unknown>)) {
     const e = entry as DeliveryJournal['attention_reported'][string]
-    if (!isRecord(e) || typeof e.run_instance_id !== 'string' || !Array.isArray(e.event_ids)) throw corruptStateError(file, 'has a damaged attention_reported entry')
+    if (!isRecord(e) || typeof e.run_instance_id !== 'string' || !Array.isArray(e.event_ids))
+      throw corruptStateError(file, 'has a damaged attention_reported entry')
   }
   return doc as DeliveryJournal
 }
@@ -103,7 +104,10 @@ function parseJournal(file: string, owner: string, text: string): DeliveryJourna
 class JournalFile implements SyncAdapter<DeliveryJournal> {
   private readonly next: string
 
-  constructor(private readonly file: string, private readonly parse: (text: string) => DeliveryJournal) {
+  constructor(
+    private readonly file: string,
+    private readonly parse: (text: string) => DeliveryJournal,
+  ) {
     this.next = join(dirname(file), `.${basename(file)}.next`)
   }
 
@@ -138,13 +142,17 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
 export function withJournal<T>(home: string, owner: string, change: (journal: DeliveryJournal) => {value: T; write: boolean}): T {
   const file = journalFile(home, owner)
   makePrivateDir(join(home, 'delivery'))
-  return withLockSync(`${file}.lock`, () => {
-    const db = new LowSync<DeliveryJournal>(new JournalFile(file, (text) => parseJournal(file, owner, text)), emptyJournal(owner))
-    db.read()
-    const {value, write} = change(db.data)
-    if (write) db.write()
-    return value
-  }, {timeoutMs: 30_000})
+  return withLockSync(
+    `${file}.lock`,
+    () => {
+      const db = new LowSync<DeliveryJournal>(new JournalFile(file, (text) => parseJournal(file, owner, text)), emptyJournal(owner))
+      db.read()
+      const {value, write} = change(db.data)
+      if (write) db.write()
+      return value
+    },
+    {timeoutMs: 30_000},
+  )
 }
 
 /**

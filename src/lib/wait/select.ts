@@ -20,7 +20,21 @@ export const MAX_MEMBERS = 256
  * records) would cost the busiest command GC copying and page faults for
  * fields it never reads (snapshot.ts keeps just these).
  */
-export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'owner' | 'parent' | 'root' | 'depth' | 'notification' | 'generation' | 'executor' | 'attention_flag' | 'attention_raised'> & {
+export type BatchMeta = Pick<
+  RunMeta,
+  | 'run'
+  | 'run_instance_id'
+  | 'status'
+  | 'owner'
+  | 'parent'
+  | 'root'
+  | 'depth'
+  | 'notification'
+  | 'generation'
+  | 'executor'
+  | 'attention_flag'
+  | 'attention_raised'
+> & {
   ended_at?: unknown
   exit_code?: unknown
   duration_ms?: unknown
@@ -31,8 +45,46 @@ export type BatchMeta = Pick<RunMeta, 'run' | 'run_instance_id' | 'status' | 'ow
 
 /** A copy of `meta` with just the fields of BatchMeta. */
 export function batchMeta(meta: RunMeta): BatchMeta {
-  const {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms, reason, artifacts_head, artifacts_total} = meta
-  return {run, run_instance_id, status, owner, parent, root, depth, notification, generation, executor, attention_flag, attention_raised, ended_at, exit_code, duration_ms, reason, artifacts_head, artifacts_total}
+  const {
+    run,
+    run_instance_id,
+    status,
+    owner,
+    parent,
+    root,
+    depth,
+    notification,
+    generation,
+    executor,
+    attention_flag,
+    attention_raised,
+    ended_at,
+    exit_code,
+    duration_ms,
+    reason,
+    artifacts_head,
+    artifacts_total,
+  } = meta
+  return {
+    run,
+    run_instance_id,
+    status,
+    owner,
+    parent,
+    root,
+    depth,
+    notification,
+    generation,
+    executor,
+    attention_flag,
+    attention_raised,
+    ended_at,
+    exit_code,
+    duration_ms,
+    reason,
+    artifacts_head,
+    artifacts_total,
+  }
 }
 
 export interface RunEntry {
@@ -198,9 +250,7 @@ function forestOrder(eligible: RunEntry[], candidateParent: Candidacy['candidate
     }
   }
   const order = (a: RunEntry, b: RunEntry) =>
-    compareText(terminalTime(a), terminalTime(b)) ||
-    compareText(a.meta.run, b.meta.run) ||
-    compareText(a.meta.run_instance_id, b.meta.run_instance_id)
+    compareText(terminalTime(a), terminalTime(b)) || compareText(a.meta.run, b.meta.run) || compareText(a.meta.run_instance_id, b.meta.run_instance_id)
   tops.sort(order)
   const ordered: RunEntry[] = []
   let boundary: RunEntry | undefined

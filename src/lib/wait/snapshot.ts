@@ -41,7 +41,11 @@ export class WaitSnapshot {
   private readonly archivedKeys = new Set<string>()
 
   /** Read the live Runs, then the explicit ids' or the scope's trees, or (a plain wait) the first `window` queued Runs and their trees. */
-  constructor(private readonly home: string, private readonly request: SnapshotRequest, window: number) {
+  constructor(
+    private readonly home: string,
+    private readonly request: SnapshotRequest,
+    window: number,
+  ) {
     // Every look of a wait holds its owner's journal lock: it may use and keep the owner's queue cursor.
     this.reader = new RunIndexReader(home, {owner: request.owner, cursor: true})
     this.add(this.reader.live())
