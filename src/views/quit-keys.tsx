@@ -5,7 +5,8 @@ export function QuitKeys({onQuit}: {onQuit: () => void}) {
   const {isRawModeSupported} = useStdin()
   useInput(
     (input, key) => {
-      if (input === 'q' || key.escape) onQuit()
+      // Keys typed faster than a read arrive as one chunk ("qecho ..."): a q anywhere in it is a press of q.
+      if (input.includes('q') || key.escape) onQuit()
     },
     {isActive: isRawModeSupported},
   )
