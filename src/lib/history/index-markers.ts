@@ -6,31 +6,12 @@
  * make and read these names, so neither depends on the other for them.
  */
 import {sep} from 'node:path'
-import {makePrivateDir} from '../platform/private-files.js'
 import {indexDir, isPlainName} from '../platform/home.js'
 import {compareText} from '../platform/compare.js'
-import {listOwnerQueue, makeMarkerFile, ownerQueueDir, queueOwnerTags} from './index-queue.js'
+import {listOwnerQueue, ownerQueueDir, queueOwnerTags} from './index-queue.js'
+import {liveMarkerFile} from '../runs/index-entry.js'
 import {unlinkQuietly} from '../platform/state-files.js'
 import type {RunMeta} from '../records/run.js'
-
-function markerFile(home: string, id: string, instance: string): string {
-  return indexDir(home) + sep + id + '@' + instance
-}
-
-/** Enter a Run instance in the index as live (idempotent). Launch calls it before writing run.json. */
-export function addIndexMarker(home: string, id: string, instance: string): void {
-  touch(markerFile(home, id, instance), home)
-}
-
-function touch(file: string, home: string): void {
-  try {
-    makeMarkerFile(home, file)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    makePrivateDir(indexDir(home))
-    makeMarkerFile(home, file)
-  }
-}
 
 /**
  * Remove a Run instance from the index: only once it needs nothing (terminal
@@ -42,7 +23,7 @@ export function dropIndexMarker(home: string, id: string, instance: string, meta
   // A delivered instance's marker is queued by then, nearly always: try that name first (a failed unlink costs an exception).
   const queued = meta && queuedMarkerName(id, instance, meta)
   if (queued && unlinkQuietly(ownerQueueDir(home, ownerTag(meta.owner)) + sep + queued)) return true
-  return unlinkQuietly(markerFile(home, id, instance))
+  return unlinkQuietly(liveMarkerFile(home, id, instance))
 }
 
 /**

@@ -33,16 +33,14 @@
  * - Damage (a line not as written, a position that does not fit) is a miss.
  */
 import {makePrivateDir, openStateFile} from '../platform/private-files.js'
-import {closeSync, linkSync, readdirSync, renameSync} from 'node:fs'
+import {closeSync, readdirSync, renameSync} from 'node:fs'
+import {makeMarkerFile} from '../runs/index-entry.js'
 import {join, sep} from 'node:path'
 import {indexDir} from '../platform/home.js'
 
 const QUEUE_DIR = 'queue'
 export const CURSOR_FILE = '.cursor'
 export const CHANGED_FILE = '.changed'
-/** The empty file markers are hard links to. */
-const PROTO_FILE = '.marker'
-
 /** Where the queue of the owner tagged `ownerTag` (markerTag of the owner) lives. */
 export function ownerQueueDir(home: string, ownerTag: string): string {
   return indexDir(home) + sep + QUEUE_DIR + sep + ownerTag
@@ -102,27 +100,6 @@ export function enqueueMarker(home: string, ownerTag: string, name: string, from
   }
   if (flag) raiseChanged(home, ownerTag)
   return true
-}
-
-/**
- * Create the empty marker `file` (live or queued): a hard link to
- * index/.marker when it can (a directory entry only: a rebuild enters
- * thousands), else a new empty file (no .marker yet, a file system without
- * hard links, or the link-count limit reached). ENOENT: no such directory.
- */
-export function makeMarkerFile(home: string, file: string): void {
-  const proto = join(indexDir(home), PROTO_FILE)
-  try {
-    linkSync(proto, file)
-    return
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return
-  }
-  // ENOENT here: no queue directory yet (the caller makes it).
-  closeSync(openStateFile(file, 'append'))
-  try {
-    linkSync(file, proto)
-  } catch {}
 }
 
 export function raiseChanged(home: string, ownerTag: string): void {

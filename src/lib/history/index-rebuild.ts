@@ -18,7 +18,8 @@ import {indexWorkerScript} from '../platform/package-root.js'
 import {secondCoreAvailable, shareWork} from '../platform/two-threads.js'
 import {testHookNumber} from '../platform/test-hooks.js'
 import {listIndex, readStamp, statRuns, unchanged, withIndexLock, writeStamp} from './live-index.js'
-import {addIndexMarker, ownerTag, parseMarker, queuedMarkerName, validMarker} from './index-markers.js'
+import {addIndexMarker} from '../runs/index-entry.js'
+import {ownerTag, parseMarker, queuedMarkerName, validMarker} from './index-markers.js'
 import {JUST_READ_MAX, justRead, needsReport, readOwedInstance} from './indexed-instance.js'
 
 /**

@@ -6,9 +6,9 @@
  * One empty marker file per Run instance that is live, or finished and not
  * yet reported to its owner, in one of two forms:
  *
- * - `<run>@<instance>` (a "live" marker): made by the launch (under the Run's
- *   lock, before run.json exists, so before the Run can end). Live commands
- *   read every one of these.
+ * - `<run>@<instance>` (a "live" marker): made with the Run's run.json, by
+ *   one store call under the Run's lock, before run.json exists, so before
+ *   the Run can end (runs/index-entry.ts). Live commands read every one of these.
  * - `~<ended_at>~<owner tag>~<root tag>~<run>@<instance>` (a "queued"
  *   marker), in the owner's queue directory `index/queue/<owner tag>/`
  *   (index-queue.ts): a finished, unreported instance in the delivery
@@ -38,7 +38,7 @@
  *
  * This module holds the index directory itself: its lock, the stamp of
  * runs/, and the claiming and removing of state dir names under that lock.
- * The markers are index-markers.ts, the order of queued names
+ * The markers are index-markers.ts (a new Run's live one runs/index-entry.ts), the order of queued names
  * index-queue-order.ts, what an entry stands for indexed-instance.ts, the
  * readers index-reader.ts and the rebuild index-rebuild.ts.
  */

@@ -6,11 +6,10 @@
  * the owner's `wait`.
  */
 import type {RunMeta} from '../records/run.js'
-import {readRunResult} from '../runs/store.js'
+import {readRunResult, writeNewRunLocked} from '../runs/store.js'
 import {owedAfterArchive} from '../runs/generation-delivery.js'
-import {addIndexMarker} from '../history/index-markers.js'
 import {generationOf} from '../records/generation-layout.js'
-import {archiveAndStartLocked, completeMoveLocked} from '../runs/generation-move.js'
+import {completeMoveLocked} from '../runs/generation-move.js'
 import {appendInboxRecord} from '../runs/inbox.js'
 
 /**
@@ -26,10 +25,8 @@ export function startGenerationLocked(home: string, dir: string, current: RunMet
   const next = build(generationOf(ended) + 1)
   const owed = owedAfterArchive(dir, ended)
   if (owed.length) next.unreported_generations = owed
-  // In the run index before its run.json exists (as a fresh launch): live commands find it from now on.
   // The owed generations keep their own markers (<run>@<instance>) until they are reported.
-  addIndexMarker(home, next.run, next.run_instance_id)
-  archiveAndStartLocked(dir, ended, next)
+  writeNewRunLocked(home, dir, next, ended)
   // The message that resumes the Run is its new generation's first inbox record, there before the command starts.
   if (next.message) appendInboxRecord(dir, {id: next.message.id, message: next.message.text, generation: generationOf(next), via: 'resume'})
   return next

@@ -11,12 +11,11 @@ import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {executorNamed, executorOf} from '../executors/index.js'
 import {claimRunDirName} from '../history/live-index.js'
-import {addIndexMarker} from '../history/index-markers.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, writeNewRunLocked} from '../runs/store.js'
 import {refuseClosed} from '../runs/closed.js'
 import {startGenerationLocked} from './generation-start.js'
 import {adoptEarlierChildren} from './adopt-children.js'
-import {MAX_JSON_BYTES, writeJsonAtomic} from '../platform/state-files.js'
+import {MAX_JSON_BYTES} from '../platform/state-files.js'
 import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta} from '../records/run.js'
 import type {ResolvedRecipe} from '../recipes/types.js'
 
@@ -113,9 +112,7 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       if (meta) return {dir, meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation))}
     }
     const meta = newRunMeta(spec, id, dir, 1)
-    // In the run index before run.json exists, so before the Run can end: live commands find it from now on.
-    addIndexMarker(spec.home, id, meta.run_instance_id)
-    writeJsonAtomic(runFile(dir, 'meta'), meta)
+    writeNewRunLocked(spec.home, dir, meta)
     return {dir, meta}
   })
 }

@@ -7,7 +7,8 @@
  */
 import {existsSync, readdirSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
-import {completeMove} from './generation-move.js'
+import {archiveAndStartLocked, completeMove} from './generation-move.js'
+import {addIndexMarker} from './index-entry.js'
 import {noteEndedRun} from '../records/ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
 import {runDir, runsDir} from '../platform/home.js'
@@ -98,6 +99,19 @@ export function updateRunMeta(dir: string, change: (meta: RunMeta) => RunMeta | 
  */
 export function writeRunMetaLocked(dir: string, meta: RunMeta, options: {durable?: boolean} = {}): void {
   writeJsonAtomic(runFile(dir, 'meta'), meta, options)
+}
+
+/**
+ * Write the run.json of a new Run, or of a Run id's next generation (after
+ * `previous`, which is archived: generation-move.ts), together with its
+ * entry in the run index: the entry first, so a live command finds the Run
+ * from before it can end (index-entry.ts). The one call that creates both.
+ * Caller holds the Run's lock.
+ */
+export function writeNewRunLocked(home: string, dir: string, meta: RunMeta, previous?: RunMeta): void {
+  addIndexMarker(home, meta.run, meta.run_instance_id)
+  if (previous) archiveAndStartLocked(dir, previous, meta)
+  else writeJsonAtomic(runFile(dir, 'meta'), meta)
 }
 
 /** Artifact records run.json mirrors at the end: what a batch row shows (wait/batch.ts MAX_ROW_ARTIFACTS). */
