@@ -19,11 +19,11 @@ import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlReque
 import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from '../signals/journal.js'
 import {kindHolding, type ServiceKind} from '../signals/standalone.js'
 import {controlStandalone, standaloneServiceDir} from './standalone-route.js'
-import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses, type RuntimeActionResult} from '../signals/runtime-actions.js'
+import type {RuntimeActionResult} from '../signals/runtime-actions.js'
 import {isRuntimeAction, RUNTIME_ACTIONS} from '../records/actions.js'
 import {kernelStatus, type RunControlStatus} from '../signals/status.js'
-import {executorOf} from '../executors/index.js'
-import {interruptRun, type InterruptResult} from '../signals/interrupt.js'
+import {executorOf, type Executor} from '../executors/index.js'
+import type {InterruptResult} from '../signals/interrupt.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
@@ -104,8 +104,9 @@ async function applyControl(home: string, ref: string, action: string, value: st
   validateControlInput(action, value)
   const state = requireRun(home, resolveRunRef(home, ref))
   // A Run this machine cannot act on directly (a job on another node) is controlled through its executor.
-  const delegated = executorOf(state.meta).control(home, state, action, value)
-  if (delegated) return (await delegated) as ControlOutcome
+  const executor = executorOf(state.meta)
+  const relayed = executor.relay(home, state, action, value)
+  if (relayed) return (await relayed) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
   // A Run whose service is of a kind we know (its files in the state dir: a playback Run keeps playback.json there).
   const kind = kindHolding(state.dir, services)
@@ -122,11 +123,11 @@ async function applyControl(home: string, ref: string, action: string, value: st
     // SIGINT to the command's process group, unless its service declared `interrupt` (then the kernel only stands in).
     if (!declared.includes('interrupt')) {
       if (value !== undefined) throw noValueError(action, value)
-      return interruptRun(state.dir)
+      return executor.interrupt(state.dir)
     }
     if (isTerminal(state.meta.status)) throw finishedError(state, action)
     const outcome = await serviceAction(state, action, value, true)
-    return outcome instanceof Unreachable ? interruptRun(state.dir, outcome.reason) : outcome
+    return outcome instanceof Unreachable ? executor.interrupt(state.dir, outcome.reason) : outcome
   }
   if (isRuntimeAction(action)) {
     const runtime = action as 'pause' | 'resume' | 'stop' | 'kill'
@@ -135,9 +136,9 @@ async function applyControl(home: string, ref: string, action: string, value: st
     if (serviceFirst && !isTerminal(state.meta.status)) {
       const outcome = runtime === 'stop' ? await serviceStop(home, state, value) : await serviceAction(state, action, value, true)
       if (!(outcome instanceof Unreachable)) return outcome
-      return kernelAction(home, state, runtime, outcome.reason)
+      return kernelAction(home, executor, state, runtime, outcome.reason)
     }
-    return kernelAction(home, state, runtime)
+    return kernelAction(home, executor, state, runtime)
   }
   if (!declared.includes(action)) {
     const accepted = [...RUNTIME_ACTIONS, ...declared]
@@ -163,33 +164,34 @@ function finishedError(state: RunState, action: string): ActorsError {
   return notActiveError(`Run ${state.meta.run} is ${state.meta.status}; cannot ${action} it`, `inspect it with \`actors inspect ${state.meta.run}\``)
 }
 
-async function kernelAction(home: string, state: RunState, action: 'pause' | 'resume' | 'stop' | 'kill', fallback?: string): Promise<KernelActionResult> {
+/** The kernel's own verb, done by the Run's executor (executors/executor.ts), which acts on this machine. */
+async function kernelAction(
+  home: string,
+  executor: Executor,
+  state: RunState,
+  action: 'pause' | 'resume' | 'stop' | 'kill',
+  fallback?: string,
+): Promise<KernelActionResult> {
   if (isTerminal(state.meta.status)) {
     // An `exited` Run (its supervisor vanished) may have left its command running: stop/kill end that.
-    const leftovers = action === 'stop' || action === 'kill' ? await endLeftovers(home, state.dir, action) : undefined
+    const leftovers = action === 'stop' || action === 'kill' ? await executor.endLeftovers(home, state.dir, action) : undefined
     if (leftovers) return {...leftovers, handled_by: 'kernel'}
     throw finishedError(state, action)
   }
   if (action === 'pause' || action === 'resume') {
-    return {...pauseOrResumeRun(home, state.dir, action), handled_by: 'kernel', ...(fallback ? {fallback} : {})}
+    return {...executor.pauseOrResume(home, state, action), handled_by: 'kernel', ...(fallback ? {fallback} : {})}
   }
   // Descendant Runs follow a stopped or killed parent (trees), deepest first, before the parent itself;
   // but not when the parent's own processes fail the identity guard (that refusal comes first).
-  verifyCommandProcesses(state.meta)
+  executor.checkEnd(state.meta)
   const cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere)
-  const result = await endRun(home, state.dir, action)
+  const result = await executor.end(home, state.dir, action)
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
 }
 
-/**
- * End one Run (stop or kill) wherever its supervisor runs: through its
- * executor when this machine cannot act on it, else here. Tree cascades end
- * descendants with it.
- */
+/** End one descendant Run (stop or kill) through its own executor, wherever its supervisor runs. */
 async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
-  const state = readRunState(dir)
-  const delegated = state ? executorOf(state.meta).control(home, state, mode, undefined) : undefined
-  return delegated ? await delegated : endRun(home, dir, mode)
+  return executorOf(readRunState(dir)?.meta).end(home, dir, mode)
 }
 
 /** `{descendants}` when the cascade reached any descendant Run; nothing otherwise. */

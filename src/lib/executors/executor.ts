@@ -9,6 +9,18 @@ import type {RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import type {RunState} from '../runs/store.js'
 import type {UnitLimits} from '../containment/unit.js'
+import type {EndMode, RuntimeActionResult} from '../signals/runtime-actions.js'
+import type {InterruptResult} from '../signals/interrupt.js'
+import type {ActorsError} from '../platform/errors.js'
+
+/** A launch's choice of executor, as run.json's `executor` record starts: the kind and that kind's options. */
+export interface ExecutorChoice {
+  kind: string
+  [option: string]: unknown
+}
+
+/** How a Recipe field is refused: the field, what is wrong, the fix (exit 2, naming the Recipe file). */
+export type FieldFail = (field: string, problem: string, fix: string) => ActorsError
 
 /** What starting a created Run reports back to `run`. */
 export interface StartOutcome {
@@ -34,6 +46,12 @@ export interface SupervisorSide {
 export interface Executor {
   /** run.json's `executor.kind`. */
   readonly kind: string
+  /** The fields a Recipe's `executor: {kind: <this kind>, ...}` may set besides `kind`. */
+  readonly recipeFields: readonly string[]
+  /** Validate a Recipe's `executor` mapping of this kind (only `recipeFields` in it) into the choice a launch records. */
+  readRecipeOptions(data: Record<string, unknown>, fail: FieldFail): ExecutorChoice
+  /** The `executor` record of a launch on this executor; `recipe`: the Recipe's choice when it names this kind too. */
+  choose(recipe: ExecutorChoice | undefined, env: NodeJS.ProcessEnv): ExecutorChoice
   /** Refuse a launch before anything is created when this executor cannot run it here, limits included (exit 2, with the fix). */
   preflight(limits: UnitLimits): void
   /** True when a new Run waits `queued` until its supervisor starts elsewhere (a pending job). */
@@ -53,10 +71,27 @@ export interface Executor {
   /** How often readers re-read the Run's files: undefined when file notifications reach this machine. */
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
   /**
-   * Carry a control verb to a Run this machine cannot act on directly (a job
-   * on another node); undefined when the kernel's own actions apply here.
+   * Carry a whole control request (any action, declared ones included) to a
+   * Run this machine cannot act on (a job on another node), where the same
+   * `actors control` runs; undefined when this machine acts on the Run
+   * itself, through the verbs below.
    */
-  control(home: string, state: RunState, action: string, value: string | undefined): Promise<Record<string, unknown>> | undefined
+  relay(home: string, state: RunState, action: string, value: string | undefined): Promise<Record<string, unknown>> | undefined
+  /** Freeze or thaw all of the live Run's processes (its containment unit). */
+  pauseOrResume(home: string, state: RunState, action: 'pause' | 'resume'): RuntimeActionResult
+  /**
+   * Before a stop or kill touches the Run's tree: refuse (exit 3) when its
+   * recorded command processes are not the processes they were.
+   */
+  checkEnd(meta: RunMeta): void
+  /** Stop (TERM, KILL after its grace) or kill the Run in `dir`, wherever its supervisor runs; a tree's cascade ends each descendant so. */
+  end(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult>
+  /** End what a finished Run left running (its supervisor was lost); undefined when nothing was left. */
+  endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined>
+  /** SIGINT to the live Run's command (`fallback`: why the kernel stands in for the Run's service). */
+  interrupt(dir: string, fallback?: string): InterruptResult
+  /** Where the Run runs, for listings: '' for this machine, `slurm 12@node1` for a job (its id and node once known). */
+  describe(run: {job_id?: string | null; node?: string | null}): string
   /** The supervisor's side of the executor. */
   readonly supervisor: SupervisorSide
 }

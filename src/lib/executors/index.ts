@@ -1,27 +1,28 @@
 /**
- * Which executor a Run has (SPEC: Executors): run.json's `executor.kind`
- * names it, `local` when absent. The rest of the kernel asks the Run's
- * executor (executor.ts) and never branches on the kind itself.
+ * The executors (SPEC: Executors), as the rest of the kernel reaches them:
+ * which executor a Run has (registry.ts), which one a launch gets
+ * (choice.ts), and what listings say of where a Run runs. The rest of the
+ * kernel asks the Run's executor (executor.ts) and never branches on its
+ * kind.
  */
-import type {RunMeta} from '../records/run.js'
 import {installExecutorQuestions} from '../runs/executor-questions.js'
-import type {Executor} from './executor.js'
-import {localExecutor} from './local.js'
-import {slurmExecutor} from './slurm-executor.js'
+import {EXECUTORS, executorNamed, executorOf} from './registry.js'
 
-export type {Executor}
+export type {Executor, ExecutorChoice, FieldFail} from './executor.js'
+export {executorNamed, executorOf}
+export {chooseExecutor, EXECUTOR_KINDS, readRecipeExecutor} from './choice.js'
 
-const EXECUTORS: Record<string, Executor> = {local: localExecutor, slurm: slurmExecutor}
+/** What the WHERE column shows for a Run on this machine: the local executor's name. */
+export const THIS_MACHINE = executorNamed(undefined).kind
 
-/** The executor named `kind` (`local` when unset); an unknown kind is refused where it is chosen (recipes/executor-field.ts). */
-export function executorNamed(kind: string | undefined): Executor {
-  return EXECUTORS[kind ?? 'local'] ?? localExecutor
-}
-
-/** The executor of the Run whose run.json is `meta` (`local` for a Run without a record). */
-export function executorOf(meta: Pick<RunMeta, 'executor'> | undefined): Executor {
-  const kind = (meta?.executor as {kind?: unknown} | undefined)?.kind
-  return executorNamed(typeof kind === 'string' ? kind : undefined)
+/**
+ * Where a listed Run runs (executor.ts describe): '' on this machine. A kind
+ * no executor has (a hand-edited run.json) is shown as written.
+ */
+export function describeWhere(run: {executor?: string; job_id?: string | null; node?: string | null}): string {
+  const known = EXECUTORS[run.executor ?? THIS_MACHINE]
+  if (known) return known.describe(run)
+  return `${run.executor}${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`
 }
 
 /**

@@ -15,6 +15,7 @@ import type {RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {nodeOs} from '../platform/builtins.js'
+import {localVerbs} from './local-verbs.js'
 
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */
 export const LAUNCH_GRACE_MS = 30_000
@@ -95,6 +96,10 @@ function endLostLocalRun(meta: RunMeta): Record<string, unknown> {
 /** The local executor (see executor.ts): everything happens on this machine, watched by file notifications. */
 export const localExecutor: Executor = {
   kind: 'local',
+  recipeFields: [],
+  readRecipeOptions: () => ({kind: 'local'}),
+  // A local Run launched inside a Slurm job records that job: it lives on the job's node, and no longer than the job.
+  choose: (_recipe, env) => (env.SLURM_JOB_ID ? {kind: 'local', slurm_job_id: env.SLURM_JOB_ID} : {kind: 'local'}),
   // Limits need a cgroup: refused where none can be made (tracked containment).
   preflight: requireEnforceableLimits,
   startsQueued: false,
@@ -103,7 +108,9 @@ export const localExecutor: Executor = {
   check: checkLocalSupervisor,
   endLost: endLostLocalRun,
   pollMs: () => undefined,
-  control: () => undefined,
+  relay: () => undefined,
+  ...localVerbs,
+  describe: () => '',
   supervisor: {
     startFields: () => ({host: thisHost()}),
     termIsTimeLimit: () => false,

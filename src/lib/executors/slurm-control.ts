@@ -13,6 +13,7 @@ import {binDir} from '../platform/package-root.js'
 import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
+import {collectDescendants} from '../runs/children.js'
 import {kernelStatus} from '../signals/status.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
@@ -38,13 +39,15 @@ export async function controlSlurmRun(home: string, state: RunState, action: str
   const job = querySlurmJob(jobId)
   let note = job === undefined ? 'Slurm did not answer' : job === JOB_FORGOTTEN ? `Slurm no longer knows job ${jobId}` : `job ${jobId} is ${job.state}`
   if (typeof job === 'object' && (job.state === 'RUNNING' || job.state === 'STOPPED')) {
+    const asked = new Date().toISOString()
     const step = runInJob(home, state, jobId, action, value)
     if (step.document) return {...step.document, via: 'srun', job_id: jobId, node: job.node}
     note = `no job step could start in job ${jobId}: ${step.problem}`
     const now = readRunState(state.dir)
     if (now && isTerminal(now.meta.status) && (action === 'stop' || action === 'kill')) {
       // The step ended with the job it stopped (Slurm ends steps when the batch script exits).
-      return endedDocument(now, action, {via: 'srun', job_id: jobId})
+      // Its document went with it: the descendants its cascade ended are read back from their files.
+      return endedDocument(now, action, {via: 'srun', job_id: jobId, ...descendantsEndedSince(home, now, asked)})
     }
   }
   if (!RUNTIME.has(action)) {
@@ -180,6 +183,23 @@ function endedDocument(state: RunState, action: string, extra: Record<string, un
     handled_by: 'kernel',
     ...extra,
   }
+}
+
+/**
+ * `{descendants}` of a stop or kill whose own report was lost: the Run's
+ * descendants that ended since `since` (the node's cascade ends every live
+ * one before the Run itself), those cancelled before they started as `cancelled_queued`.
+ */
+function descendantsEndedSince(home: string, state: RunState, since: string): {descendants?: Record<string, unknown>} {
+  const ended: string[] = []
+  const queued: string[] = []
+  for (const d of collectDescendants(home, state.dir, state.meta)) {
+    if (!isTerminal(d.meta.status) || typeof d.meta.ended_at !== 'string' || d.meta.ended_at < since) continue
+    // A queued child the cascade cancelled before it started is settled with the parent's reason (launch/child-queue.ts).
+    const cancelledQueued = d.meta.reason === 'parent_stopped' || d.meta.reason === 'parent_killed'
+    ;(cancelledQueued ? queued : ended).push(d.meta.run)
+  }
+  return ended.length + queued.length > 0 ? {descendants: {ended, cancelled_queued: queued, errors: []}} : {}
 }
 
 /** `status` without a job step: what the files and Slurm say (no process list: the node's process table is not ours to read). */

@@ -3,17 +3,25 @@
  * a batch job on a node, submitted with sbatch (slurm-submit.ts), checked
  * through Slurm itself (slurm.ts), controlled from outside the job through a
  * job step or Slurm's own commands (slurm-control.ts), and, on the node,
- * told by Slurm why it is being ended (on-node.ts). File notifications do
+ * told by Slurm why it is being ended (on-node.ts); on the job's node the
+ * kernel's own verbs act (local-verbs.ts). File notifications do
  * not cross machines, so readers poll its Runs.
  */
 import type {Executor} from './executor.js'
+import type {RuntimeActionResult} from '../signals/runtime-actions.js'
 import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './on-node.js'
 import {controlSlurmRun, needsSlurmControl} from './slurm-control.js'
 import {requireSlurmClient, submitSlurmRun} from './slurm-submit.js'
 import {checkSlurmSupervisor, isSlurmRun, REMOTE_POLL_MS, slurmJobId} from './slurm.js'
+import {localVerbs} from './local-verbs.js'
+import {readSlurmOptions, SLURM_FIELDS} from './slurm-options.js'
+import {readRunState} from '../runs/store.js'
 
 export const slurmExecutor: Executor = {
   kind: 'slurm',
+  recipeFields: SLURM_FIELDS,
+  readRecipeOptions: (data, fail) => ({kind: 'slurm', ...readSlurmOptions(data, fail)}),
+  choose: (recipe) => recipe ?? {kind: 'slurm'},
   preflight: () => requireSlurmClient(),
   startsQueued: true,
   start: (home, dir) => submitSlurmRun(home, dir),
@@ -22,7 +30,17 @@ export const slurmExecutor: Executor = {
   // The job is the unit: Slurm ends what is left of it.
   endLost: () => ({}),
   pollMs: () => REMOTE_POLL_MS,
-  control: (home, state, action, value) => (needsSlurmControl(state.meta) ? controlSlurmRun(home, state, action, value) : undefined),
+  relay: (home, state, action, value) => (needsSlurmControl(state.meta) ? controlSlurmRun(home, state, action, value) : undefined),
+  // Reached on the job's node (inside the job step a relay runs), or for a Run not yet or no longer in a job.
+  ...localVerbs,
+  // A tree's cascade ends a Slurm descendant inside its job (or through Slurm), from wherever the cascade runs.
+  end: async (home, dir, mode) => {
+    const state = readRunState(dir)
+    if (!state || !needsSlurmControl(state.meta)) return localVerbs.end(home, dir, mode)
+    // The node's `actors control` answers with the document a local end returns (plus how it got there).
+    return (await controlSlurmRun(home, state, mode, undefined)) as unknown as RuntimeActionResult
+  },
+  describe: (run) => `slurm${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`,
   supervisor: {
     startFields: supervisorStartFields,
     termIsTimeLimit: termIsJobTimeLimit,

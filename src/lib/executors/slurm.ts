@@ -6,7 +6,7 @@
  * actors, otherwise `exited`, with Slurm's state kept as `executor_state`.
  */
 import type {RunMeta} from '../records/run.js'
-import type {SlurmOptions} from '../recipes/executor-field.js'
+import type {SlurmOptions} from './slurm-options.js'
 import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 

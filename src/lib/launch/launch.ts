@@ -9,7 +9,7 @@ import {refusedError, usageError} from '../platform/errors.js'
 import {ensureHome, runDir, validateRunId} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {executorNamed, executorOf} from '../executors/index.js'
+import {executorNamed, executorOf, THIS_MACHINE} from '../executors/index.js'
 import {claimRunDirName} from '../history/live-index.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, writeNewRunLocked} from '../runs/store.js'
 import {refuseClosed} from '../runs/closed.js'
@@ -157,7 +157,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     // Waking attention events of this Run raise attention.flag (runs/trace.ts): a wait reads only flagged Traces.
     attention_flag: true,
     state_dir: dir,
-    executor: spec.executor ?? {kind: 'local'},
+    executor: spec.executor ?? {kind: THIS_MACHINE},
   }
 }
 

@@ -23,7 +23,7 @@ import {launchSingleton} from './singleton.js'
 import {lineageFromEnv} from '../runs/lineage.js'
 import {admitToTree} from './admission.js'
 import {launchChild} from './child-queue.js'
-import {chooseExecutor} from '../recipes/executor-field.js'
+import {chooseExecutor} from '../executors/index.js'
 import {executorNamed} from '../executors/index.js'
 import type {ResolvedRecipe, RuntimeValues} from '../recipes/types.js'
 

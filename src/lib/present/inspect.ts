@@ -5,6 +5,7 @@
  * change (NDJSON snapshots under --json), until SIGINT or SIGTERM.
  */
 import {formatDuration} from '../platform/duration.js'
+import {describeWhere} from '../executors/index.js'
 import {importView} from '../platform/esm-import.js'
 import type {GenerationListing} from '../runs/generation-list.js'
 import {displayRunName} from '../records/generation-layout.js'
@@ -108,7 +109,7 @@ export function plainDetail(d: RunDetail, to: TextSinks): void {
     `parent:     ${d.parent ?? '-'}`,
     `state dir:  ${d.state_dir}`,
   ]
-  if (d.executor && d.executor !== 'local') lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
+  if (describeWhere(d)) lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
   if (d.controls.length) lines.push(`controls:   ${d.controls.join(', ')}`)
   for (const a of d.artifacts) lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
   if (d.trace.length) {

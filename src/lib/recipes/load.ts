@@ -15,7 +15,7 @@ import {yamlLibrary} from './yaml.js'
 import type {ArgSpec, Recipe} from './types.js'
 import {isActionName, RUNTIME_ACTIONS} from '../records/actions.js'
 import {readRecipeLocks} from './locks-field.js'
-import {readRecipeExecutor} from './executor-field.js'
+import {readRecipeExecutor} from '../executors/index.js'
 import {readRecipeLimits} from '../containment/limits.js'
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
@@ -172,7 +172,7 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   readFlags(data, recipe, fail)
 
   if (data.locks !== undefined) recipe.locks = readRecipeLocks(data.locks, fail) // [locks] SPEC: Resource locks
-  // Executors: validated in recipes/executor-field.ts.
+  // Executors: each kind validates its own options (executors/choice.ts).
   if (data.executor !== undefined) recipe.executor = readRecipeExecutor(data.executor, fail)
   // [containment] memory, cpu, pids: validated in containment/limits.ts.
   if (data.limits !== undefined) recipe.limits = readRecipeLimits(data.limits, fail)

@@ -1,7 +1,7 @@
 /** The shapes of Recipes (SPEC: Recipes) as loaded and as resolved for one launch. */
 import type {RunPlan} from '../records/run.js'
 import type {LockSpec} from '../records/lock.js'
-import type {ExecutorChoice} from './executor-field.js'
+import type {ExecutorChoice} from '../executors/index.js'
 import type {Step} from './steps.js'
 import type {RecipeLimits} from '../containment/limits.js'
 import type {UnitLimits} from '../containment/unit.js'

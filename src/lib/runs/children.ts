@@ -5,6 +5,7 @@
  * all walk these journals instead of scanning the whole state root.
  */
 import {join} from 'node:path'
+import {withLockSync} from '../platform/file-lock.js'
 import {runDir} from '../platform/home.js'
 import {readRunState, runFile, type RunState} from './store.js'
 import {appendJsonLine, readJsonLines} from '../platform/state-files.js'
@@ -66,15 +67,21 @@ export interface Descendant extends RunState {
   level: number
 }
 
-/** Every descendant of the Run in `dir`, breadth first (so deeper Runs come later). */
-export function collectDescendants(home: string, dir: string, meta: Pick<RunMeta, 'run_instance_id'>): Descendant[] {
+/**
+ * Every descendant of the Run in `dir`, breadth first (so deeper Runs come
+ * later). `settled`: each journal is read under its children lock, so a
+ * child being launched right now (created, started, not yet journaled) is
+ * waited for and found: a tree's stop must not miss it.
+ */
+export function collectDescendants(home: string, dir: string, meta: Pick<RunMeta, 'run_instance_id'>, options: {settled?: boolean} = {}): Descendant[] {
   const out: Descendant[] = []
   let frontier: Array<{dir: string; meta: Pick<RunMeta, 'run_instance_id'>; level: number}> = [{dir, meta, level: 0}]
   const visited = new Set<string>([dir])
   while (frontier.length > 0) {
     const next: typeof frontier = []
     for (const node of frontier) {
-      for (const child of readChildren(home, node.dir, node.meta)) {
+      const read = () => readChildren(home, node.dir, node.meta)
+      for (const child of options.settled ? withLockSync(childrenLock(node.dir), read) : read()) {
         if (visited.has(child.dir)) continue
         visited.add(child.dir)
         const descendant = {...child, level: node.level + 1}

@@ -29,7 +29,7 @@ export async function cascadeEnd(home: string, dir: string, mode: 'stop' | 'kill
   if (!meta) return outcome
   const done = new Set<string>()
   for (let round = 0; round < 3; round++) {
-    const live = collectDescendants(home, dir, meta).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
+    const live = collectDescendants(home, dir, meta, {settled: true}).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
     if (live.length === 0) break
     // Queued ones first: ending a running sibling frees a slot, which would start them.
     for (const descendant of live.filter((d) => d.meta.status === 'queued')) {

@@ -12,6 +12,7 @@ import {isTerminal} from '../records/run.js'
 import {displayStatus, type RunResources} from '../runs/summary.js'
 import {compactTime, resourceCells} from './resource-cells.js'
 import {displayRunName} from '../records/generation-layout.js'
+import {describeWhere, THIS_MACHINE} from '../executors/index.js'
 
 /** Ink colour names the status styles use. */
 type ColorName = 'gray' | 'cyan' | 'yellow' | 'green' | 'red' | 'magenta'
@@ -109,13 +110,7 @@ export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = fals
     row.command || '-',
     row.parent ?? '-',
   ]
-  return where ? [...cells, row.where || 'local'] : cells
-}
-
-/** `slurm 12@node1` for a Slurm Run (job id and node once known), '' for a local one. */
-export function whereText(run: {executor?: string; job_id?: string | null; node?: string | null}): string {
-  if (!run.executor || run.executor === 'local') return ''
-  return `${run.executor}${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`
+  return where ? [...cells, row.where || THIS_MACHINE] : cells
 }
 
 /** Rows of the `inspect` table, in listing order. */
@@ -131,7 +126,7 @@ export function tableRows(listing: Pick<RunListing, 'runs'>): RunRow[] {
     parent: r.parent,
     usage: '',
     ...(r.waiting_for ? {waiting_for: r.waiting_for} : {}),
-    where: whereText(r),
+    where: describeWhere(r),
     exit_code: r.exit_code,
     command: r.command,
     resources: r.resources,
