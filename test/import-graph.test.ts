@@ -160,6 +160,22 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
     }
     expect(reaching).toEqual([])
   })
+
+  it("keeps the kinds inside executors/: no other file names one in code (run.json's default kind lives in records/run.ts)", () => {
+    const kinds = readdirSync(join(SRC, 'lib/executors'))
+      .map((name) => /^(\w+)-executor\.ts$|^(local)\.ts$/.exec(name))
+      .filter((m) => m !== null)
+      .map((m) => m[1] ?? m[2])
+    expect(kinds.sort()).toEqual(['local', 'slurm'])
+    const naming: string[] = []
+    for (const file of importGraph().keys()) {
+      if (layerOf(file) === 'lib/executors' || file === join(SRC, 'lib/records/run.ts')) continue
+      // Code only: comments may name a kind.
+      const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
+      for (const kind of kinds) if (new RegExp(`['"\`]${kind}['"\`]`).test(code)) naming.push(`${relative(SRC, file)}: '${kind}'`)
+    }
+    expect(naming).toEqual([])
+  })
 })
 
 describe('the folders of src/lib/', () => {

@@ -2,7 +2,7 @@
  * The executors there are, by the kind run.json's `executor.kind` names
  * (`local` when absent), and how to find a Run's.
  */
-import type {RunMeta} from '../records/run.js'
+import {DEFAULT_EXECUTOR_KIND, type RunMeta} from '../records/run.js'
 import type {Executor} from './executor.js'
 import {localExecutor} from './local.js'
 import {slurmExecutor} from './slurm-executor.js'
@@ -11,7 +11,7 @@ export const EXECUTORS: Readonly<Record<string, Executor>> = {local: localExecut
 
 /** The executor named `kind` (`local` when unset); an unknown kind is refused where it is chosen (choice.ts). */
 export function executorNamed(kind: string | undefined): Executor {
-  return EXECUTORS[kind ?? 'local'] ?? localExecutor
+  return EXECUTORS[kind ?? DEFAULT_EXECUTOR_KIND] ?? localExecutor
 }
 
 /** The executor of the Run whose run.json is `meta` (`local` for a Run without a record). */

@@ -4,6 +4,9 @@
  */
 import type {ProcessIdentity} from '../platform/process-identity.js'
 
+/** run.json's `executor.kind` when the record is absent (SPEC: Executors): the supervisor runs on this machine. */
+export const DEFAULT_EXECUTOR_KIND = 'local'
+
 export const RUN_SCHEMA = 'actors-run-v1'
 
 /** How long a stop waits after SIGTERM before SIGKILL when the Recipe sets no kill_grace. */

@@ -3,7 +3,7 @@
  * live views alike, so every view reports the same fields the same way.
  */
 import type {RunState} from './store.js'
-import {isTerminal} from '../records/run.js'
+import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
 import {generationOf} from '../records/generation-layout.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 
@@ -112,7 +112,7 @@ function runResources(value: unknown): RunResources | null {
 /** The executor fields of a summary: kind, and for a Slurm Run its job id and node (once known). */
 function executorSummary(meta: RunState['meta']): Pick<RunSummary, 'executor' | 'job_id' | 'node'> {
   const executor = (meta.executor ?? {}) as {kind?: unknown; job_id?: unknown; node?: unknown}
-  const kind = typeof executor.kind === 'string' ? executor.kind : 'local'
+  const kind = typeof executor.kind === 'string' ? executor.kind : DEFAULT_EXECUTOR_KIND
   return {
     executor: kind,
     job_id: typeof executor.job_id === 'string' ? executor.job_id : null,
