@@ -42,7 +42,7 @@ describe('logs RUN: the whole log, bytes unchanged', () => {
     expect(json.stderr).toContain('--json shows its end from byte')
   }, 240_000)
 
-  it('passes bytes that are not UTF-8 through unchanged, whole and with --tail', async () => {
+  it('passes bytes that are not UTF-8 through unchanged: whole, with --tail, and followed', async () => {
     const h = home()
     const bytes = Buffer.concat([Buffer.from('first\n'), Buffer.from([0xff, 0xfe, 0x80, 0x0a, 0xc3, 0x28, 0x0a]), Buffer.from('é ok\nlast')])
     const source = join(h, 'raw.bin')
@@ -54,6 +54,13 @@ describe('logs RUN: the whole log, bytes unchanged', () => {
     expect(sha256(whole.stdout)).toBe(sha256(bytes))
     const tail = shell(h, 'actors logs raw --tail 3')
     expect(tail.stdout.equals(bytes.subarray(10))).toBe(true) // from the line after 0x80 0x0a
+    // Followed (of a finished Run: the whole log, then the end), and as `run --follow` streams a live one.
+    const followed = shell(h, 'actors logs raw --follow')
+    expect(followed.code, followed.stderr).toBe(0)
+    expect(sha256(followed.stdout)).toBe(sha256(bytes))
+    const live = shell(h, `actors run --follow --name raw2 -- sh -c 'sleep 0.3; cat "${source}"'`)
+    expect(live.code, live.stderr).toBe(0)
+    expect(sha256(live.stdout)).toBe(sha256(bytes))
   })
 })
 

@@ -49,12 +49,13 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
   return liveResult({
     json: async () => {
       if (launched) writeNdjson({type: 'launched', ...launched})
-      await streamChunks((chunk) => writeNdjson({type: 'output', ...chunk}))
+      await streamChunks((chunk) => writeNdjson({type: 'output', stream: chunk.stream, text: chunk.text}))
       return stdoutGone().aborted ? undefined : jsonEnd(dir)
     },
     plain: async () => {
       sayLaunched()
-      await streamChunks((chunk) => (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.text))
+      // The bytes as the command wrote them (non-UTF-8 ones too), as `logs` without --follow prints them.
+      await streamChunks((chunk) => (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.bytes ?? chunk.text))
       return stdoutGone().aborted ? undefined : plainEnd(dir)
     },
     ink: async () => {

@@ -20,12 +20,12 @@ export function writeStdout(text: string): Promise<void> {
 }
 
 /** Plain text on stdout, not waited for. */
-export function writeOut(text: string): void {
+export function writeOut(text: string | Uint8Array): void {
   process.stdout.write(text)
 }
 
 /** Human text on stderr. */
-export function writeNote(text: string): void {
+export function writeNote(text: string | Uint8Array): void {
   process.stderr.write(text)
 }
 

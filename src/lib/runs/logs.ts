@@ -107,6 +107,8 @@ function completeLength(bytes: Buffer, ended: boolean): number {
 export interface OutputChunk {
   stream: StreamName
   text: string
+  /** The bytes as written (set when followed): plain output passes them on unchanged, whatever their encoding. */
+  bytes?: Buffer
 }
 
 /**
@@ -143,7 +145,8 @@ export async function* followRunOutput(dir: string, streams: StreamName[], fromS
           if (length > 0) {
             offsets.set(stream, from + length)
             any = true
-            yield {stream, text: bytes.subarray(0, length).toString('utf8')}
+            const piece = bytes.subarray(0, length)
+            yield {stream, text: piece.toString('utf8'), bytes: piece}
           }
         }
       }
