@@ -4,7 +4,8 @@
  * cluster these tests fail in CI and are skipped, loudly, elsewhere.
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it, onTestFinished} from 'vitest'
 import {ROOT, actors, actorsAsync, homeWithRecipes, homesPerTest, readJson, removeHome, waitFor} from './helpers.js'
@@ -30,6 +31,11 @@ if (!UP && !process.env.CI) {
 function jobState(jobId: string): string {
   const r = spawnSync('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', '%T'], {encoding: 'utf8'})
   return r.status === 0 ? r.stdout.trim() : ''
+}
+
+/** The job as plain `squeue` lists it (pending, running, suspended, completing); '' once it has left. */
+function liveInSqueue(jobId: string): string {
+  return spawnSync('squeue', ['-h', '-j', jobId, '-o', '%T'], {encoding: 'utf8'}).stdout.trim()
 }
 
 function scontrolField(jobId: string, field: string): string | undefined {
@@ -96,23 +102,107 @@ suite('Runs on Slurm', () => {
     await waitFor(() => ['COMPLETED', ''].includes(jobState(job)), 30_000, `job ${job} completed`)
   })
 
-  it('pause and resume inside the job: the output stops, then goes on', async () => {
+  it('pause suspends the job and resume resumes it, each confirmed by Slurm; the Run then finishes done', async () => {
     const h = home()
-    const launched = submit(h, ['--name', 'tick', '--', 'sh', '-c', 'while true; do echo tick; sleep 0.1; done'])
+    const launched = submit(h, ['--name', 'tick', '--', 'sh', '-c', 'for i in $(seq 30); do echo tick; sleep 0.1; done'])
+    const job = launched.executor.job_id
     await running(h, 'tick')
     await waitFor(() => lines(launched.state_dir) > 3, 30_000, 'ticks')
     const paused = actors(h, ['control', 'tick', 'pause', '--json'])
     expect(paused.code, paused.stderr).toBe(0)
-    expect(paused.json).toMatchObject({action: 'pause', status: 'paused', via: 'srun', job_id: launched.executor.job_id, handled_by: 'kernel'})
+    expect(paused.json).toMatchObject({action: 'pause', status: 'paused', via: 'srun', job_id: job, job_state: 'SUSPENDED', handled_by: 'kernel'})
+    expect(paused.json.confirmed_ms).toBeLessThan(5000)
+    // Slurm itself holds the whole job (supervisor included), and every reader says paused.
+    expect(jobState(job)).toBe('SUSPENDED')
     expect(status(h, 'tick')).toBe('paused')
+    expect(actors(h, ['control', 'tick', 'status', '--json']).json).toMatchObject({status: 'paused', executor: {state: 'SUSPENDED'}})
     const held = lines(launched.state_dir)
     // Observing that nothing is written takes a stretch of time; 1 s is 10 ticks.
     await new Promise((r) => setTimeout(r, 1000))
     expect(lines(launched.state_dir)).toBe(held)
     const resumed = actors(h, ['control', 'tick', 'resume', '--json'])
     expect(resumed.code, resumed.stderr).toBe(0)
-    expect(resumed.json).toMatchObject({status: 'running', via: 'srun'})
-    await waitFor(() => lines(launched.state_dir) > held + 3, 15_000, 'ticks after resume')
+    expect(resumed.json).toMatchObject({status: 'running', via: 'srun', job_state: 'RUNNING', changed: true})
+    expect(jobState(job)).toBe('RUNNING')
+    expect(status(h, 'tick')).toBe('running')
+    const waited = actors(h, ['wait', 'tick', '--json', '--timeout', '60s'], {timeout: 70_000})
+    expect(waited.json.rows[0]).toMatchObject({run: 'tick', status: 'done'})
+    expect(lines(launched.state_dir)).toBe(30)
+    expect(readJson(join(launched.state_dir, 'run.json')).paused_via).toBeUndefined()
+  })
+
+  it("a pause Slurm cannot deliver (slurmd down) is exit 3 with Slurm's words, and leaves the Run running", async () => {
+    const h = home()
+    const launched = submit(h, ['--name', 'unreached', '--', 'sh', '-c', 'while true; do echo tick; sleep 0.1; done'])
+    const job = launched.executor.job_id
+    await running(h, 'unreached')
+    const pidFile = /^SlurmdPidFile\s*=\s*(\S+)/m.exec(spawnSync('scontrol', ['show', 'config'], {encoding: 'utf8'}).stdout)?.[1]
+    expect(pidFile && existsSync(pidFile), 'slurmd writes its pid file').toBeTruthy()
+    const slurmd = Number(readFileSync(pidFile!, 'utf8').trim())
+    try {
+      process.kill(slurmd, 'SIGTERM')
+      await waitFor(
+        () => {
+          try {
+            process.kill(slurmd, 0)
+            return false
+          } catch {
+            return true
+          }
+        },
+        15_000,
+        'slurmd gone',
+      )
+      const pause = actors(h, ['control', 'unreached', 'pause'], {timeout: 60_000})
+      expect(pause.code, pause.stderr).toBe(3)
+      expect(pause.stderr).toContain('Run unreached: not paused')
+      expect(pause.stderr).toMatch(new RegExp(`node ${NODE} is \\S*NOT_RESPONDING`))
+      expect(pause.stderr).toContain('fix: check the node and its slurmd')
+      expect(pause.stderr).not.toMatch(/internal error|\n\s+at /)
+      // Taken back: Slurm's records and the Run agree that it runs.
+      expect(jobState(job)).toBe('RUNNING')
+      expect(status(h, 'unreached')).toBe('running')
+    } finally {
+      spawnSync('bash', [join(ROOT, 'scripts', 'slurm-dev-cluster.sh'), 'start'], {encoding: 'utf8', timeout: 60_000})
+      await waitFor(() => !/NOT_RESPONDING/.test(spawnSync('scontrol', ['show', 'node', NODE], {encoding: 'utf8'}).stdout), 30_000, 'the node answering')
+    }
+    const before = lines(launched.state_dir)
+    await waitFor(() => lines(launched.state_dir) > before + 3, 15_000, 'ticks: the command was never stopped')
+    expect(actors(h, ['control', 'unreached', 'kill', '--json'], {timeout: 60_000}).json?.status).toBe('killed')
+  })
+
+  it('kill through a job step: the Run ends killed, the job leaves squeue, no process of it remains', async () => {
+    const h = home()
+    const launched = submit(h, ['--name', 'killme', '--', 'sh', '-c', 'sleep 300 & sleep 300'])
+    const job = launched.executor.job_id
+    await running(h, 'killme')
+    const killed = actors(h, ['control', 'killme', 'kill', '--json'], {timeout: 60_000})
+    expect(killed.code, killed.stderr).toBe(0)
+    expect(killed.json).toMatchObject({action: 'kill', status: 'killed', via: 'srun', job_id: job, settled: true})
+    expect(killed.json.fallback).toBeUndefined()
+    expect(readJson(join(launched.state_dir, 'result.json'))).toMatchObject({status: 'killed', reason: 'kill'})
+    await waitFor(() => liveInSqueue(job) === '', 30_000, 'the job out of squeue')
+    expect(findRunProcesses({rootPids: [], pgids: [], runInstanceId: launched.run_instance_id})).toEqual([])
+  })
+
+  it('kill when no job step can start (srun not on PATH): scancel ends the job and the Run is killed', async () => {
+    const h = home()
+    const launched = submit(h, ['--name', 'nosrun', '--', 'sh', '-c', 'sleep 300 & sleep 300'])
+    const job = launched.executor.job_id
+    await running(h, 'nosrun')
+    // A PATH with Slurm's other commands but no srun, for this one control call.
+    const bin = mkdtempSync(join(tmpdir(), 'actors-no-srun-'))
+    onTestFinished(() => rmSync(bin, {recursive: true, force: true}))
+    for (const command of ['squeue', 'scontrol', 'scancel', 'sinfo']) {
+      symlinkSync(spawnSync('sh', ['-c', `command -v ${command}`], {encoding: 'utf8'}).stdout.trim(), join(bin, command))
+    }
+    const killed = actors(h, ['control', 'nosrun', 'kill', '--json'], {timeout: 60_000, env: {PATH: bin}})
+    expect(killed.code, killed.stderr).toBe(0)
+    expect(killed.json).toMatchObject({action: 'kill', status: 'killed', via: 'slurm', job_id: job, settled: true})
+    expect(killed.json.fallback).toMatch(/no job step could start .*srun ENOENT; scancel/)
+    expect(readJson(join(launched.state_dir, 'result.json'))).toMatchObject({status: 'killed', reason: 'kill'})
+    await waitFor(() => liveInSqueue(job) === '', 30_000, 'the job out of squeue')
+    expect(findRunProcesses({rootPids: [], pgids: [], runInstanceId: launched.run_instance_id})).toEqual([])
   })
 
   it('stop ends the Run cancelled and the job with it', async () => {
@@ -247,7 +337,8 @@ suite('Runs on Slurm', () => {
     expect(status(h, 'susp')).toBe('paused')
     const resumed = actors(h, ['control', 'susp', 'resume', '--json'])
     expect(resumed.code, resumed.stderr).toBe(0)
-    expect(resumed.json).toMatchObject({status: 'running', via: 'slurm', changed: true})
+    // Slurm resumes the job (every step and the supervisor), then a step on the node writes `running`.
+    expect(resumed.json).toMatchObject({status: 'running', via: 'srun', job_state: 'RUNNING', changed: true})
     expect(jobState(tick.executor.job_id)).toBe('RUNNING')
     const before = lines(tick.state_dir)
     await waitFor(() => lines(tick.state_dir) > before + 3, 15_000, 'ticks after scontrol resume')

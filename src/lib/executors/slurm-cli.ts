@@ -88,14 +88,35 @@ export function querySlurmJob(jobId: string): SlurmJob | typeof JOB_FORGOTTEN | 
   const cached = listing?.jobs.get(jobId)
   if (cached) return cached
   // Not in the listing: submitted after it was taken, or gone. Ask about this one job.
+  const job = askSlurmAboutJob(jobId)
+  if (typeof job === 'object') listing?.jobs.set(jobId, job)
+  return job
+}
+
+/** Slurm's view of job `jobId` right now (one `squeue`, no cache); the same answers as querySlurmJob. */
+export function askSlurmAboutJob(jobId: string): SlurmJob | typeof JOB_FORGOTTEN | undefined {
   const one = runSlurmCommand('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', FORMAT])
-  if (one.ok) {
-    const job = parseJobLines(one.stdout).get(jobId)
-    if (job) listing?.jobs.set(jobId, job)
-    return job ?? JOB_FORGOTTEN
-  }
+  if (one.ok) return parseJobLines(one.stdout).get(jobId) ?? JOB_FORGOTTEN
   if (/invalid job id/i.test(one.stderr)) return JOB_FORGOTTEN
   return undefined
+}
+
+/** The state Slurm gives node `node` (`scontrol show node`: IDLE, MIXED+NOT_RESPONDING, DOWN*, ...); undefined when it cannot say. */
+export function slurmNodeState(node: string): string | undefined {
+  const out = runSlurmCommand('scontrol', ['show', 'node', '-o', node], {timeoutMs: 10_000})
+  return out.ok ? /\bState=(\S+)/.exec(out.stdout)?.[1] : undefined
+}
+
+/** True for a node state in which Slurm cannot reach the node's slurmd (flagged not responding, down, failing). */
+export function nodeUnreachable(state: string): boolean {
+  return /NOT_RESPONDING|DOWN|FAIL|UNKNOWN/i.test(state)
+}
+
+/** Slurm's MessageTimeout (how long the controller tries to reach a node's slurmd before it flags it), in ms; 10 s when unknown. */
+export function slurmMessageTimeoutMs(): number {
+  const out = runSlurmCommand('scontrol', ['show', 'config'], {timeoutMs: 10_000})
+  const seconds = Number(/^MessageTimeout\s*=\s*(\d+)/m.exec(out.stdout)?.[1])
+  return Number.isFinite(seconds) && seconds > 0 ? seconds * 1000 : 10_000
 }
 
 /** Forget the cached listing (after we changed a job ourselves). */

@@ -1,15 +1,15 @@
 /**
  * `actors control` for a Run in a Slurm job, from outside that job. The verb
  * runs inside the job on its node (`srun --jobid ID --overlap`, the actors CLI
- * itself), so pause, stop, kill, the identity guard and declared actions over
- * the node-local socket behave exactly as for a local Run. When no job step
- * can start (the job is pending or suspended, or srun fails), Slurm itself
- * acts: `scancel` for stop and kill (TERM, then KILL after kill_grace),
- * `scontrol suspend`/`resume` for pause and resume.
+ * itself: slurm-step.ts), so stop, kill, the identity guard and declared
+ * actions over the node-local socket behave exactly as for a local Run. When
+ * no job step can start (the job is pending or suspended, or srun fails),
+ * Slurm itself acts: `scancel` for stop and kill (TERM, then KILL after
+ * kill_grace). Pause and resume act on the whole job and wait for Slurm to
+ * confirm it (slurm-suspend.ts).
  */
-import {ActorsError, EXIT, notActiveError} from '../platform/errors.js'
+import {notActiveError} from '../platform/errors.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {binDir} from '../platform/package-root.js'
 import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
@@ -18,6 +18,8 @@ import {kernelStatus} from '../signals/status.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
 import {insideOwnJob, isSlurmRun, REMOTE_POLL_MS, slurmJobId} from './slurm.js'
+import {runInJob} from './slurm-step.js'
+import {pauseOrResumeSlurmRun} from './slurm-suspend.js'
 
 const RUNTIME = new Set(['pause', 'resume', 'stop', 'kill', 'status'])
 /** How long `control` waits for the Run's result after Slurm was told to end the job. */
@@ -38,6 +40,14 @@ export async function controlSlurmRun(home: string, state: RunState, action: str
   forgetSlurmListing()
   const job = querySlurmJob(jobId)
   let note = job === undefined ? 'Slurm did not answer' : job === JOB_FORGOTTEN ? `Slurm no longer knows job ${jobId}` : `job ${jobId} is ${job.state}`
+  if (action === 'pause' || action === 'resume') {
+    if (state.meta.status === 'queued')
+      throw notActiveError(
+        `Run ${state.meta.run} is queued (${note}); it has no process to ${action} yet`,
+        `wait until it runs, or stop it: actors control ${state.meta.run} stop`,
+      )
+    return pauseOrResumeSlurmRun(home, state, jobId, typeof job === 'object' ? job : undefined, action, note)
+  }
   if (typeof job === 'object' && (job.state === 'RUNNING' || job.state === 'STOPPED')) {
     const asked = new Date().toISOString()
     const step = runInJob(home, state, jobId, action, value)
@@ -60,33 +70,6 @@ export async function controlSlurmRun(home: string, state: RunState, action: str
   return slurmFallback(home, state, jobId, typeof job === 'object' ? job : undefined, action, note)
 }
 
-interface StepOutcome {
-  document?: Record<string, unknown>
-  problem?: string
-}
-
-/** Run `actors control DIR ACTION [VALUE] --json` as a step of the job, on its node; parse its one JSON document. */
-function runInJob(home: string, state: RunState, jobId: string, action: string, value: string | undefined): StepOutcome {
-  const grace = Number(state.meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS)
-  const argv = [`${binDir()}/actors`, 'control', state.dir, action, ...(value !== undefined ? [value] : []), '--json', '--home', home]
-  const out = runSlurmCommand('srun', [`--jobid=${jobId}`, '--overlap', '--nodes=1', '--ntasks=1', '--quiet', process.execPath, ...argv], {
-    timeoutMs: 20_000 + grace,
-  })
-  let document: Record<string, unknown> | undefined
-  try {
-    const parsed = JSON.parse(out.stdout.trim()) as unknown
-    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) document = parsed as Record<string, unknown>
-  } catch {}
-  if (!document) return {problem: out.spawnError ?? (out.stderr.split('\n').filter(Boolean).pop() || `srun exited with ${out.status}`)}
-  const error = document.error as {message?: string; exit_code?: number; fix?: string | null} | undefined
-  if (error && typeof error === 'object' && typeof error.message === 'string') {
-    // The node refused (finished Run, identity guard, bad value...): the same error, with its exit code.
-    const {message, exit_code: code, fix, ...details} = error
-    throw new ActorsError(message, typeof code === 'number' ? code : EXIT.failed, fix ?? undefined, {...details, via: 'srun', job_id: jobId})
-  }
-  return {document}
-}
-
 function trace(state: RunState, action: string, data: Record<string, unknown>): void {
   try {
     appendTraceEvent(state.dir, {kind: 'runtime.control', summary: action, data: {action, ...data}, run_instance_id: state.meta.run_instance_id})
@@ -94,19 +77,17 @@ function trace(state: RunState, action: string, data: Record<string, unknown>): 
 }
 
 /** A Slurm command that must succeed for the fallback; a refusal is exit 3 with Slurm's words. */
-function slurm(state: RunState, args: string[], what: string, note: string): void {
+function slurm(state: RunState, args: string[], note: string): void {
   const out = runSlurmCommand(args[0], args.slice(1), {timeoutMs: 30_000})
   forgetSlurmListing()
   if (out.ok) return
   throw notActiveError(
     `Run ${state.meta.run}: ${note}; and \`${args.join(' ')}\` failed: ${out.spawnError ?? out.stderr}`,
-    what === 'suspend' || what === 'resume'
-      ? 'suspending jobs needs Slurm operator rights on most clusters; a job step normally does it instead (docs/slurm.md)'
-      : 'check the job with squeue/scontrol',
+    'check the job with squeue/scontrol',
   )
 }
 
-/** Pause, resume, stop, kill or status through Slurm itself (no job step). */
+/** Stop, kill or status through Slurm itself (no job step). */
 async function slurmFallback(
   home: string,
   state: RunState,
@@ -118,26 +99,6 @@ async function slurmFallback(
   const {meta} = state
   const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'kernel', via: 'slurm', job_id: jobId, signalled: [] as number[]}
   if (action === 'status') return statusFromFiles(state, job)
-  if (action === 'pause' || action === 'resume') {
-    if (meta.status === 'queued')
-      throw notActiveError(
-        `Run ${meta.run} is queued (${note}); it has no process to ${action} yet`,
-        `wait until it runs, or stop it: actors control ${meta.run} stop`,
-      )
-    const suspended = job?.state === 'SUSPENDED'
-    if ((action === 'pause') === suspended) return {...base, status: action === 'pause' ? 'paused' : 'running', changed: false, fallback: note}
-    slurm(state, ['scontrol', action === 'pause' ? 'suspend' : 'resume', jobId], action === 'pause' ? 'suspend' : 'resume', note)
-    const next = updateRunMeta(state.dir, (m) => {
-      if (isTerminal(m.status)) return undefined
-      const changed: RunMeta = {...m, status: action === 'pause' ? 'paused' : 'running'}
-      if (action === 'pause') changed.paused_at = new Date().toISOString()
-      else delete changed.paused_at
-      return changed
-    })
-    trace(state, action, {via: 'slurm', job_id: jobId})
-    notifyStateChange(home)
-    return {...base, status: next?.status ?? meta.status, changed: true, fallback: `${note}; scontrol ${action === 'pause' ? 'suspend' : 'resume'}`}
-  }
   // stop / kill: mark the Run first, so whoever settles it (its supervisor, or reconciliation once the job is gone) records what the user did.
   const status = action === 'kill' ? 'killed' : 'cancelled'
   updateRunMeta(state.dir, (m) =>
@@ -145,13 +106,13 @@ async function slurmFallback(
   )
   trace(state, action, {via: 'slurm', job_id: jobId})
   if (action === 'kill' || job?.state !== 'RUNNING') {
-    slurm(state, ['scancel', ...(action === 'kill' ? ['--signal=KILL'] : []), jobId], 'cancel', note)
+    slurm(state, ['scancel', ...(action === 'kill' ? ['--signal=KILL'] : []), jobId], note)
   } else {
     // TERM to the batch script (the supervisor traps it and ends the command tree), the whole job after kill_grace.
-    slurm(state, ['scancel', '--full', '--signal=TERM', jobId], 'cancel', note)
+    slurm(state, ['scancel', '--full', '--signal=TERM', jobId], note)
     const grace = Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS)
     const ended = await awaitEnd(state, grace)
-    if (!ended || !isTerminal(ended.meta.status)) slurm(state, ['scancel', '--signal=KILL', jobId], 'cancel', note)
+    if (!ended || !isTerminal(ended.meta.status)) slurm(state, ['scancel', '--signal=KILL', jobId], note)
   }
   notifyStateChange(home)
   const final = await awaitEnd(state, RESULT_WAIT_MS)

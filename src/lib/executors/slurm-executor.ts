@@ -2,7 +2,8 @@
  * The Slurm executor (SPEC: Executors; docs/slurm.md): the supervisor runs as
  * a batch job on a node, submitted with sbatch (slurm-submit.ts), checked
  * through Slurm itself (slurm.ts), controlled from outside the job through a
- * job step or Slurm's own commands (slurm-control.ts), and, on the node,
+ * job step or Slurm's own commands (slurm-control.ts; pause and resume of
+ * the whole job, confirmed by Slurm, in slurm-suspend.ts), and, on the node,
  * told by Slurm why it is being ended (on-node.ts); on the job's node the
  * kernel's own verbs act (local-verbs.ts). File notifications do
  * not cross machines, so readers poll its Runs.
