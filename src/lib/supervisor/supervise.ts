@@ -342,9 +342,12 @@ class Supervisor {
 
 /** Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal. */
 export async function superviseRun(dir: string): Promise<void> {
+  let meta = readRunMetaRaw(dir)
   // A generation move that crashed after its commit is finished before the new generation writes anything.
-  if (readRunMetaRaw(dir)?.generation_move) completeMove(dir)
-  const meta = readRunMetaRaw(dir)
+  if (meta?.generation_move) {
+    completeMove(dir)
+    meta = readRunMetaRaw(dir)
+  }
   if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
   // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.
   if (readRunResult(dir, meta)) return
