@@ -6,10 +6,13 @@
  * an odd length no other test uses), never by name.
  */
 import {spawn} from 'node:child_process'
+import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {homeKey} from '../src/lib/containment/index.js'
+import {sha256Hex} from '../src/lib/platform/sha256.js'
 import {BIN, actors, actorsAsync, cliEnv, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null
@@ -322,3 +325,13 @@ function spansOf(text: string): Record<string, [number, number]> {
   }
   return spans
 }
+
+describe('home key', () => {
+  it("is the first 16 hex digits of the state root path's SHA-256, as node:crypto makes it (cgroup folders keep their names)", () => {
+    const roots = ['', '/tmp/actors-x', '/home/é ü 日本/.actors', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(64), 'b'.repeat(1000)]
+    for (const root of roots) {
+      expect(sha256Hex(root)).toBe(createHash('sha256').update(root).digest('hex'))
+      expect(homeKey(root)).toBe(createHash('sha256').update(root).digest('hex').slice(0, 16))
+    }
+  })
+})

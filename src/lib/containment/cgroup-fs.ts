@@ -29,6 +29,7 @@ interface Mount {
 
 /** Undo mountinfo's octal escapes (`\040` for a space). */
 function unescapeMount(text: string): string {
+  if (!text.includes('\\')) return text
   return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
 }
 
@@ -36,10 +37,11 @@ function readMounts(): Mount[] {
   const mounts: Mount[] = []
   for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
     const dash = line.indexOf(' - ')
-    if (dash < 0) continue
-    const left = line.slice(0, dash).split(' ')
+    // Only cgroup mounts are split into fields (a machine may have hundreds of others).
+    if (dash < 0 || !line.startsWith('cgroup', dash + 3)) continue
     const [fstype, , superOptions] = line.slice(dash + 3).split(' ')
     if (fstype !== 'cgroup' && fstype !== 'cgroup2') continue
+    const left = line.slice(0, dash).split(' ')
     mounts.push({point: unescapeMount(left[4]), root: unescapeMount(left[3]), fstype, superOptions: (superOptions ?? '').split(',')})
   }
   return mounts

@@ -5,8 +5,8 @@
  * `ACTORS_CONTAINMENT=tracked` asks for tracking; run.json's `containment`
  * record opens the same unit later from any command.
  */
-import {createHash} from 'node:crypto'
 import {sleepSync} from '../platform/file-lock.js'
+import {sha256Hex} from '../platform/sha256.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import {discoverCgroupBases, isCgroupDir} from './cgroup-fs.js'
 import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
@@ -23,7 +23,7 @@ export function containmentKind(env: NodeJS.ProcessEnv = process.env): 'cgroup' 
 
 /** A short stable name for a state root, so each root's cgroups live in a folder of their own. */
 export function homeKey(home: string): string {
-  return createHash('sha256').update(home).digest('hex').slice(0, 16)
+  return sha256Hex(home).slice(0, 16)
 }
 
 /**

@@ -1,7 +1,8 @@
 /**
  * The supervisor's side of containment (SPEC: Containment): make the Run's
- * unit before its command starts and record it in run.json, spawn each step
- * inside it, and at the end turn the unit into result.json fields (usage,
+ * unit before its command starts (supervisor/supervise.ts records it in
+ * run.json with its start), spawn each step inside it, and at the end turn
+ * the unit into result.json fields (usage,
  * the limit that ended it, leftovers) before removing it. Kept apart from
  * supervise.ts so that file stays about the life of a Run.
  */
@@ -9,7 +10,6 @@ import {readFileSync} from 'node:fs'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import {createUnit, type Leftover, type Unit, type UnitLimits} from '../containment/index.js'
 export {commandStartError} from '../containment/command-check.js'
-import {updateRunMeta} from '../runs/store.js'
 import type {RunMeta, RunResult} from '../records/run.js'
 
 /** The Run's limits as run.json records them (launch normalises Recipe `limits` and the run flags). */
@@ -19,18 +19,16 @@ export function runLimits(meta: RunMeta): UnitLimits {
 }
 
 /**
- * Make the Run's unit and record it in run.json (`containment`). Returns an
- * error message instead when its limits cannot be enforced here.
+ * Make the Run's unit; the caller records it in run.json (`containment`)
+ * before the command starts. Returns an error message instead when its
+ * limits cannot be enforced here.
  */
-export function makeRunUnit(home: string, dir: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
-  let unit: Unit
+export function makeRunUnit(home: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
   try {
-    unit = createUnit(home, meta.run_instance_id, runLimits(meta), query)
+    return createUnit(home, meta.run_instance_id, runLimits(meta), query)
   } catch (error) {
     return (error as Error).message
   }
-  updateRunMeta(dir, (current) => ({...current, containment: unit.record}))
-  return unit
 }
 
 /** CPU seconds of every child this process has reaped (the tracked fallback's figure for a finished Run). */

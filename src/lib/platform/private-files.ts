@@ -34,7 +34,12 @@ export function linkedPathError(path: string): LinkedPathError {
  * by the umask, which can only take bits away: 0700 is never widened.
  */
 export function makePrivateDir(dir: string): void {
-  // Nothing made: it was there already, and a link there is refused (mkdir -p would go through it).
+  // Usually there already: one lstat says so, and names a link (refused: mkdir -p would go through it),
+  // where mkdir -p would take a mkdir, a stat and then an lstat of its own.
+  const there = lstatSync(dir, {throwIfNoEntry: false})
+  if (there?.isDirectory()) return
+  if (there?.isSymbolicLink()) throw linkedPathError(dir)
+  // Nothing made: it was there already (made meanwhile, or a file: mkdir's own error), and a link there is refused.
   if (mkdirSync(dir, {recursive: true, mode: PRIVATE_DIR_MODE}) === undefined) refuseLinkedDir(dir)
 }
 

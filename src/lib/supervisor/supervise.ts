@@ -56,20 +56,31 @@ class Supervisor {
     this.pump = meta.inbox === 'stdin' ? new StdinPump(dir, generationOf(meta)) : undefined
   }
 
-  async run(): Promise<void> {
+  /**
+   * [containment] Make the Run's unit, before anything of the Run starts:
+   * its record (superviseRun writes it to run.json with the start fields),
+   * or why it cannot be made here.
+   */
+  makeUnit(): Unit | string {
+    const unit = makeRunUnit(this.home, this.meta, () => this.processQuery())
+    if (typeof unit !== 'string') this.unit = unit
+    return unit
+  }
+
+  /** Run the started Run (`started`: its run.json as the start wrote it) to its result; `unitError`: makeUnit's refusal. */
+  async run(started: RunMeta, unitError: string | undefined): Promise<void> {
+    this.meta = started
     let startedAt = new Date()
     process.on('SIGTERM', () => this.terminateFromOutside('SIGTERM'))
     process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
     process.on('SIGHUP', () => {})
 
-    // [containment] The unit exists before anything of the Run starts; its record goes to run.json.
-    const unit = makeRunUnit(this.home, this.dir, this.meta, () => this.processQuery())
-    if (typeof unit === 'string') {
-      this.appendStderr(`actors: ${unit}\n`)
-      this.finish({exitCode: null, signal: null, timedOut: false, unitError: unit}, 0, startedAt)
+    if (unitError !== undefined) {
+      this.appendStderr(`actors: ${unitError}\n`)
+      this.finish({exitCode: null, signal: null, timedOut: false, unitError}, 0, startedAt)
       return
     }
-    this.unit = unit
+    const unit = this.unit
     const stopSampling = sampleTrackedUsage(unit)
     // [locks] Recipe `locks` (src/lib/locks/run-locks.ts): wait as `queued` until all are held, then start.
     const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
@@ -331,23 +342,37 @@ class Supervisor {
 
 /** Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal. */
 export async function superviseRun(dir: string): Promise<void> {
+  let meta = readRunMetaRaw(dir)
   // A generation move that crashed after its commit is finished before the new generation writes anything.
-  if (readRunMetaRaw(dir)?.generation_move) completeMove(dir)
-  const meta = readRunMetaRaw(dir)
+  if (meta?.generation_move) {
+    completeMove(dir)
+    meta = readRunMetaRaw(dir)
+  }
   if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
   // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.
   if (readRunResult(dir, meta)) return
   const home = dirname(dirname(dir))
-  const started = updateRunMeta(dir, (current) => ({
-    ...current,
-    // [locks] A Run waiting for its locks stays queued; run-locks.ts marks it running once it holds them.
-    status: current.status === 'queued' && !current.waiting_for ? 'running' : current.status,
-    started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
-    pid: process.pid,
-    process_identity: readProcessIdentity(process.pid),
-    ...executorOf(current).supervisor.startFields(current),
-  }))
-  await new Supervisor(dir, home, started ?? meta).run()
+  const supervisor = new Supervisor(dir, home, meta)
+  // [containment] The unit exists before anything of the Run starts; its record goes to run.json in the start's write.
+  const unit = supervisor.makeUnit()
+  let started: RunMeta | undefined
+  try {
+    started = updateRunMeta(dir, (current) => ({
+      ...current,
+      // [locks] A Run waiting for its locks stays queued; run-locks.ts marks it running once it holds them.
+      status: current.status === 'queued' && !current.waiting_for ? 'running' : current.status,
+      started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
+      pid: process.pid,
+      process_identity: readProcessIdentity(process.pid),
+      ...executorOf(current).supervisor.startFields(current),
+      ...(typeof unit === 'string' ? {} : {containment: unit.record}),
+    }))
+  } catch (error) {
+    // Not started: the unit goes, as it would never have been made.
+    if (typeof unit !== 'string') unit.remove()
+    throw error
+  }
+  await supervisor.run(started ?? meta, typeof unit === 'string' ? unit : undefined)
   // Runs its reads settled on the way (a lost sibling, say): their follow-ups too.
   followUpEndedRuns()
 }
