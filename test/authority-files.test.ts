@@ -7,7 +7,7 @@ import {spawnSync} from 'node:child_process'
 import {chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, BIN, cliEnv, homesPerTest, processesOfHome, ROOT, tempDir, removeDir, waitForResult} from './helpers.js'
+import {actors, BIN, cliEnv, homesPerTest, processAlive, processesOfHome, readJson, ROOT, tempDir, removeDir, waitFor, waitForResult} from './helpers.js'
 import {serveLines} from '../src/lib/platform/line-socket.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 
@@ -96,6 +96,9 @@ describe('no link followed inside the state root', () => {
   async function linkedRun(h: string, id: string): Promise<string> {
     expect(actors(h, ['run', 'hello', '--name', id]).code).toBe(0)
     await waitForResult(join(h, 'runs', id))
+    // The supervisor's after-run work (its lock files come and go) is over before the dir is copied.
+    const supervisor = readJson(join(h, 'runs', id, 'run.json')).pid
+    await waitFor(() => !processAlive(supervisor), 10_000, 'the supervisor to exit')
     const outside = join(h, 'outside')
     cpSync(join(h, 'runs', id), outside, {recursive: true})
     writeFileSync(join(outside, 'precious.txt'), 'x\n')
