@@ -3,44 +3,30 @@
  * (SPEC: Control). `kill` is always the kernel's. The other runtime actions
  * (pause, resume, stop, status) are the kernel's unless the Recipe declares
  * the same name: then the Run's service gets it and the kernel acts only when
- * the service cannot be reached. Declared actions become journal records and
- * are sent over the Run's endpoint when it has one of its own generation, or
- * left queued for a polling service.
+ * the service cannot be reached. Declared actions go to the Run's service
+ * (service-action.ts); `status` merges both views (status-action.ts).
  */
-import {randomUuid} from '../platform/builtins.js'
-import {ActorsError, EXIT, notActiveError, usageError} from '../platform/errors.js'
+import {type ActorsError, notActiveError, usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
 import {readRunState, requireRun, updateRunMeta, type RunState} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {awaitRunEnd} from '../runs/await-run.js'
 import {followUpEndedRuns} from '../tree/after-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
-import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from '../signals/endpoint.js'
-import {appendControlRecord, completeControl, readControlRecord, validateControlInput, waitForControlFinished, type ControlRecord} from '../signals/journal.js'
+import {validateControlInput} from '../signals/journal.js'
 import {kindHolding, type ServiceKind} from '../signals/standalone.js'
 import {controlStandalone, standaloneServiceDir} from './standalone-route.js'
+import {serviceAction, Unreachable, type ServiceActionResult} from './service-action.js'
+import {statusAction, type StatusResult} from './status-action.js'
 import type {RuntimeActionResult} from '../signals/runtime-actions.js'
 import {isRuntimeAction, RUNTIME_ACTIONS} from '../records/actions.js'
-import {kernelStatus, type RunControlStatus} from '../signals/status.js'
 import {executorOf, type Executor} from '../executors/index.js'
 import type {InterruptResult} from '../signals/interrupt.js'
 
-/** How long `control` waits for a polling service to finish a queued record. */
-export const CLAIM_WAIT_MS = 5000
+export type {ServiceActionResult, StatusResult}
+
 /** How long a service-handled `stop` waits for the Run's result before reporting. */
 const STOP_RESULT_WAIT_MS = 10_000
-
-export interface ServiceActionResult {
-  action: string
-  run: string
-  run_instance_id: string
-  handled_by: 'service'
-  reply: ControlReply
-  record: ControlRecord | null
-  /** stop: the Run's status once it ended (or as it stood when the wait gave up). */
-  status?: string
-  descendants?: CascadeOutcome
-}
 
 export type KernelActionResult = RuntimeActionResult & {
   handled_by: 'kernel'
@@ -50,31 +36,7 @@ export type KernelActionResult = RuntimeActionResult & {
   fallback?: string
 }
 
-export type StatusResult = RunControlStatus & {action: 'status'; [serviceField: string]: unknown}
-
-/**
- * `status` merges the kernel's view with the service's reply (SPEC: Control):
- * the reply's fields, or those of its `status` object (the music service's
- * `{state, index, track, volume, position_seconds, ...}`), join the top level
- * wherever the kernel has no field of that name; the whole reply stays under
- * `service`.
- */
-function mergeServiceStatus(view: StatusResult, reply: ControlReply): StatusResult {
-  const nested = (reply as {status?: unknown}).status
-  const fields = nested && typeof nested === 'object' && !Array.isArray(nested) ? (nested as Record<string, unknown>) : reply
-  const merged: StatusResult = {...view}
-  for (const [key, value] of Object.entries(fields)) {
-    if (key !== 'ok' && key !== 'error' && !(key in merged)) merged[key] = value
-  }
-  return merged
-}
-
 export type ControlOutcome = KernelActionResult | ServiceActionResult | StatusResult | InterruptResult | {standalone: true; [key: string]: unknown}
-
-/** Reason a service could not be reached: the kernel may act instead. */
-class Unreachable {
-  constructor(readonly reason: string) {}
-}
 
 /**
  * Apply `action` (with optional `value`) to the Run `ref` (id or state dir)
@@ -226,146 +188,4 @@ async function serviceStop(home: string, state: RunState, value: string | undefi
   }
   const final = await awaitRunEnd(home, state.dir, STOP_RESULT_WAIT_MS)
   return {...outcome, status: final?.meta.status ?? 'unknown', ...descendantsField(cascade)}
-}
-
-/** The endpoint to use, `undefined` for none, or Unreachable/throw for one of another generation. */
-function currentEndpoint(state: RunState, fallbackAllowed: boolean): ControlEndpoint | undefined | Unreachable {
-  let endpoint: ControlEndpoint | undefined
-  try {
-    endpoint = readControlEndpoint(state.dir)
-  } catch (error) {
-    if (fallbackAllowed) return new Unreachable(`control-endpoint.json is unreadable: ${(error as Error).message}`)
-    throw notActiveError(`${(error as Error).message}`, 'the service must rewrite its endpoint; nothing was sent')
-  }
-  if (endpoint && endpoint.run_instance_id !== state.meta.run_instance_id) {
-    if (fallbackAllowed) return new Unreachable(`the endpoint belongs to generation ${endpoint.run_instance_id}`)
-    throw notActiveError(
-      `Run ${state.meta.run}: control-endpoint.json is for generation ${endpoint.run_instance_id}, not the current ${state.meta.run_instance_id}; nothing was sent`,
-      'the service of the current generation has not published its endpoint yet; retry once it has',
-      {endpoint_generation: endpoint.run_instance_id, generation: state.meta.run_instance_id},
-    )
-  }
-  return endpoint
-}
-
-/**
- * Deliver a declared action: journal it, then send it over the endpoint (or
- * wait for a polling service to finish it). With `fallbackAllowed` (a runtime
- * name the Recipe declared) an unreachable service yields Unreachable so the
- * kernel can act instead.
- */
-async function serviceAction(state: RunState, action: string, value: string | undefined, fallbackAllowed: boolean): Promise<ServiceActionResult | Unreachable> {
-  const {meta, dir} = state
-  const endpoint = currentEndpoint(state, fallbackAllowed)
-  if (endpoint instanceof Unreachable) return endpoint
-  if (!endpoint && fallbackAllowed) return new Unreachable('the Run has no control endpoint')
-  const record = appendControlRecord(dir, {action, input: value, runInstanceId: meta.run_instance_id, via: endpoint ? 'socket' : 'journal'})
-  const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'service' as const}
-
-  if (!endpoint) {
-    const final = await waitForControlFinished(dir, record.id, CLAIM_WAIT_MS)
-    if (!final || final.status === 'queued' || final.status === 'claimed') {
-      throw notActiveError(
-        `Run ${meta.run}: control ${record.id} (${action}) is still ${final?.status ?? 'queued'} after ${CLAIM_WAIT_MS / 1000}s; the Run has no endpoint and no service finished it`,
-        'it stays in controls.jsonl for the service to claim; check later with `actors control RUN status`',
-        {record: final ?? record},
-      )
-    }
-    const reply = (final.reply as ControlReply | undefined) ?? (final.status === 'handled' ? {ok: true} : {ok: false, error: final.error ?? 'failed'})
-    return settleReply({...base, reply, record: final})
-  }
-
-  let reply: ControlReply
-  try {
-    reply = await sendControlRequest(endpoint, {id: record.id, run_instance_id: meta.run_instance_id, action, ...(value !== undefined ? {input: value} : {})})
-  } catch (error) {
-    if (!(error instanceof EndpointError)) throw error
-    if (error.kind === 'unreachable') {
-      if (fallbackAllowed) {
-        completeControl(dir, record.id, 'failed', {error: `service unreachable (${error.message}); the kernel applied ${action}`})
-        return new Unreachable(`the service did not accept the connection (${error.message})`)
-      }
-      throw notActiveError(
-        `Run ${meta.run}: endpoint not ready (${error.message}); control ${record.id} stays queued`,
-        'the service may be starting or gone; retry, or let it claim the record when it is back',
-        {record: readControlRecord(dir, record.id) ?? record},
-      )
-    }
-    if (error.kind === 'timeout') {
-      throw notActiveError(
-        `Run ${meta.run}: no reply to ${action} within ${REQUEST_TIMEOUT_MS / 1000}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
-        fallbackAllowed ? `the service is busy or hung; \`actors control ${meta.run} kill\` always works` : 'the service is busy or hung; retry later',
-        {record: readControlRecord(dir, record.id) ?? record},
-      )
-    }
-    completeControl(dir, record.id, 'failed', {error: error.message})
-    throw new ActorsError(`Run ${meta.run}: ${error.message}`, EXIT.failed, 'the service broke the control protocol (one JSON line, at most 4 KiB)', {
-      record: readControlRecord(dir, record.id) ?? record,
-    })
-  }
-  // The service helper records the outcome itself; this covers services that do not.
-  if (reply.ok) completeControl(dir, record.id, 'handled', {reply})
-  else completeControl(dir, record.id, 'failed', {reply, error: reply.error})
-  return settleReply({...base, reply, record: readControlRecord(dir, record.id) ?? null})
-}
-
-/** A refusal from the service is a failed command (exit 1, or the code the service names: 2, 3 or 5). */
-function settleReply(outcome: ServiceActionResult): ServiceActionResult {
-  if (outcome.reply.ok) return outcome
-  const wanted = Number((outcome.reply as {exit_code?: unknown}).exit_code)
-  const code = [EXIT.usage, EXIT.notActive, EXIT.refused].includes(wanted as 2 | 3 | 5) ? wanted : EXIT.failed
-  throw new ActorsError(`Run ${outcome.run}: ${outcome.action} failed: ${outcome.reply.error}`, code, undefined, {reply: outcome.reply, record: outcome.record})
-}
-
-/**
- * The kernel's view, merged with the service's reply when the Run has an
- * endpoint of its generation. A finished Run has no service to ask: when its
- * service is of a known kind, its last known state comes from what the
- * service left (a playback Run's checkpoint, SPEC: Music).
- */
-async function statusAction(state: RunState, declared: boolean, value: string | undefined, kind: ServiceKind | undefined): Promise<StatusResult> {
-  const view: StatusResult = {action: 'status', ...kernelStatus(state)}
-  if (isTerminal(state.meta.status)) {
-    if (!kind?.lastKnownStatus) return view
-    try {
-      view.service = {ok: true, action: 'status', source: 'checkpoint', status: kind.lastKnownStatus(state.dir)}
-    } catch (error) {
-      view.service = {ok: false, error: (error as Error).message}
-      return view
-    }
-    return mergeServiceStatus(view, view.service as ControlReply)
-  }
-  let endpoint: ControlEndpoint | undefined
-  try {
-    endpoint = readControlEndpoint(state.dir)
-  } catch (error) {
-    view.service = {ok: false, error: (error as Error).message}
-    return view
-  }
-  if (!endpoint) return view
-  if (endpoint.run_instance_id !== state.meta.run_instance_id) {
-    view.service = {ok: false, error: `endpoint of another generation (${endpoint.run_instance_id}); not asked`}
-    return view
-  }
-  // Status is a read: it is journaled only when the Recipe declares it, and never refused for backpressure.
-  let record: ControlRecord | undefined
-  if (declared) {
-    try {
-      record = appendControlRecord(state.dir, {action: 'status', input: value, runInstanceId: state.meta.run_instance_id, via: 'socket'})
-    } catch {}
-  }
-  try {
-    view.service = await sendControlRequest(endpoint, {
-      id: record?.id ?? randomUuid(),
-      run_instance_id: state.meta.run_instance_id,
-      action: 'status',
-      ...(value !== undefined ? {input: value} : {}),
-    })
-    if (record) completeControl(state.dir, record.id, (view.service as ControlReply).ok ? 'handled' : 'failed', {reply: view.service})
-    if ((view.service as ControlReply).ok) return mergeServiceStatus(view, view.service as ControlReply)
-  } catch (error) {
-    view.service = {ok: false, error: (error as Error).message, unreachable: error instanceof EndpointError && error.kind === 'unreachable'}
-    if (record) completeControl(state.dir, record.id, 'failed', {error: (error as Error).message})
-  }
-  return view
 }
