@@ -65,6 +65,19 @@ export function parseInvocation(definition: AnyCommandDefinition, given: string[
   }
   // A required flag that is missing: oclif's message.
   for (const [name, flag] of Object.entries(flagDefinitions)) if (flag.type !== 'boolean' && flag.required && !Object.hasOwn(flags, name)) return undefined
+  const placed = placeArgs(definition, tokens, positional, passthrough)
+  if (!placed) return undefined
+  delete flags.json
+  return {args: placed.args, argv: placed.all, passthrough, flags: withFlagDefaults(definition, flags) as Invocation['flags'], json: jsonRequested(tokens, env)}
+}
+
+/** The command's arguments from the positional words and the passthrough, as oclif places them; undefined to leave them to oclif. */
+function placeArgs(
+  definition: AnyCommandDefinition,
+  tokens: string[],
+  positional: string[],
+  passthrough: string[] | undefined,
+): {args: Record<string, string | undefined>; all: string[]} | undefined {
   const argNames = Object.keys(definition.args)
   const strict = definition.strict !== false
   if (strict && (passthrough !== undefined || positional.length > argNames.length)) return undefined
@@ -77,8 +90,7 @@ export function parseInvocation(definition: AnyCommandDefinition, given: string[
     args[name] = all[index]
     if (definition.args[name].required && args[name] === undefined) return undefined
   }
-  delete flags.json
-  return {args, argv: all, passthrough, flags: withFlagDefaults(definition, flags) as Invocation['flags'], json: jsonRequested(tokens, env)}
+  return {args, all}
 }
 
 /** `--no-NAME` → NAME when NAME is a boolean flag that allows it (and no flag is itself called `no-NAME`). */

@@ -92,7 +92,12 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
       throw new Error('the old cache file changed while it was read')
     }
   }
-  // The body as a read checks it: each separator where the lengths say (made a comma for the moment), and no other NUL.
+  checkBody(out, bodyAt, fields, count)
+  return out
+}
+
+/** Check the body as a read checks it: each separator where the lengths say (made a comma for the moment), and no other NUL. */
+function checkBody(out: Buffer, bodyAt: number, fields: Uint32Array, count: number): void {
   const ends: number[] = []
   for (let i = 0, textAt = bodyAt; i < count; textAt += fields[i * 5] + 2, i++) ends.push(textAt + fields[i * 5])
   if (!ends.every((end) => out[end] === NUL && out[end + 1] === NEWLINE)) throw new Error('a damaged text')
@@ -100,5 +105,4 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
   const sound = out.indexOf(NUL, bodyAt) < 0
   for (const end of ends) out[end] = NUL
   if (!sound) throw new Error('a damaged text')
-  return out
 }

@@ -114,74 +114,95 @@ function holdsSlot(state: LockState, holder: HolderRef): boolean {
 export function takeLocks(home: string, specs: LockSpec[], request: LockRequest, queue: boolean): TakeOutcome {
   const names = specs.map((s) => s.name)
   if (new Set(names).size !== names.length) throw usageError(`lock ${names.find((n, i) => names.indexOf(n) !== i)} is listed twice`, 'list each lock once')
-  const label = holderLabel(request.holder)
   const {value, traces} = mutate(home, names, (states, changes, dirty) => {
-    const blocked: string[] = []
-    let already = true
-    for (const spec of specs) {
-      const state = states.get(spec.name)!
-      if (holdsSlot(state, request.holder)) continue
-      already = false
-      let place = queueIndex(state, request.holder)
-      if (place === -1) {
-        place = state.queue.length
-        const idle = state.holders.length === 0 && state.queue.length === 0
-        if (idle && state.slots !== (spec.slots ?? 1)) {
-          state.slots = spec.slots ?? 1
-          dirty.add(spec.name)
-        } else if (!idle && spec.slots !== undefined && spec.slots !== state.slots) {
-          throw refusedError(
-            `lock ${spec.name} has ${state.slots} slot(s) but this request asks for ${spec.slots}`,
-            `use --slots ${state.slots} (or the same slots in the Recipe) while it is in use, or wait until it is idle`,
-            {lock: spec.name, slots: state.slots, requested_slots: spec.slots},
-          )
-        }
-      }
-      if (place >= state.slots - state.holders.length) blocked.push(spec.name)
-    }
-    if (blocked.length === 0) {
-      const since = new Date().toISOString()
-      for (const spec of specs) {
-        const state = states.get(spec.name)!
-        if (holdsSlot(state, request.holder)) continue
-        const place = queueIndex(state, request.holder)
-        if (place !== -1) state.queue.splice(place, 1)
-        const entry: HolderEntry = {holder: request.holder, label, since}
-        if (request.lease_ms !== undefined) {
-          entry.lease_ms = request.lease_ms
-          entry.lease_expires_at = new Date(Date.now() + request.lease_ms).toISOString()
-        }
-        state.holders.push(entry)
-        dirty.add(spec.name)
-        changes.journal.push({op: 'acquired', lock: spec.name, holder: label, slots: state.slots, held: state.holders.length})
-        noteTrace(changes, request.holder, 'lock.acquired', spec.name, `holds lock ${spec.name} (${state.holders.length}/${state.slots})`, {
-          slots: state.slots,
-          held: state.holders.length,
-        })
-      }
-    } else if (queue) {
-      for (const spec of specs) {
-        const state = states.get(spec.name)!
-        if (holdsSlot(state, request.holder) || queueIndex(state, request.holder) !== -1) continue
-        state.queue.push({
-          holder: request.holder,
-          label,
-          waiter: request.waiter,
-          since: new Date().toISOString(),
-          ...(request.lease_ms !== undefined ? {lease_ms: request.lease_ms} : {}),
-          ...(specs.length > 1 ? {together: names} : {}),
-        })
-        dirty.add(spec.name)
-        changes.journal.push({op: 'waiting', lock: spec.name, holder: label, position: state.queue.length})
-        noteTrace(changes, request.holder, 'lock.waiting', spec.name, `waits for lock ${spec.name} (place ${state.queue.length} in its queue)`, {
-          position: state.queue.length,
-          together: names,
-        })
-      }
-    }
+    const {blocked, already} = blockedLocks(states, specs, request, dirty)
+    if (blocked.length === 0) grantAll(states, specs, request, changes, dirty)
+    else if (queue) joinQueues(states, specs, request, changes, dirty)
     return {granted: blocked.length === 0, already: blocked.length === 0 && already, blocked, states: names.map((n) => states.get(n)!)}
   })
   return {...value, traces}
+}
+
+type LockStates = Map<string, LockState>
+
+/**
+ * The locks of `specs` the holder cannot take now (its place in the queue is
+ * past the free slots), and whether it holds every one already. An idle lock
+ * takes the request's slots; a busy one refuses other slots (exit 5).
+ */
+function blockedLocks(states: LockStates, specs: LockSpec[], request: LockRequest, dirty: Set<string>): {blocked: string[]; already: boolean} {
+  const blocked: string[] = []
+  let already = true
+  for (const spec of specs) {
+    const state = states.get(spec.name)!
+    if (holdsSlot(state, request.holder)) continue
+    already = false
+    let place = queueIndex(state, request.holder)
+    if (place === -1) {
+      place = state.queue.length
+      const idle = state.holders.length === 0 && state.queue.length === 0
+      if (idle && state.slots !== (spec.slots ?? 1)) {
+        state.slots = spec.slots ?? 1
+        dirty.add(spec.name)
+      } else if (!idle && spec.slots !== undefined && spec.slots !== state.slots) {
+        throw refusedError(
+          `lock ${spec.name} has ${state.slots} slot(s) but this request asks for ${spec.slots}`,
+          `use --slots ${state.slots} (or the same slots in the Recipe) while it is in use, or wait until it is idle`,
+          {lock: spec.name, slots: state.slots, requested_slots: spec.slots},
+        )
+      }
+    }
+    if (place >= state.slots - state.holders.length) blocked.push(spec.name)
+  }
+  return {blocked, already}
+}
+
+/** Make the holder a holder of every lock of `specs` it does not hold yet (leaving their queues). */
+function grantAll(states: LockStates, specs: LockSpec[], request: LockRequest, changes: Changes, dirty: Set<string>): void {
+  const label = holderLabel(request.holder)
+  const since = new Date().toISOString()
+  for (const spec of specs) {
+    const state = states.get(spec.name)!
+    if (holdsSlot(state, request.holder)) continue
+    const place = queueIndex(state, request.holder)
+    if (place !== -1) state.queue.splice(place, 1)
+    const entry: HolderEntry = {holder: request.holder, label, since}
+    if (request.lease_ms !== undefined) {
+      entry.lease_ms = request.lease_ms
+      entry.lease_expires_at = new Date(Date.now() + request.lease_ms).toISOString()
+    }
+    state.holders.push(entry)
+    dirty.add(spec.name)
+    changes.journal.push({op: 'acquired', lock: spec.name, holder: label, slots: state.slots, held: state.holders.length})
+    noteTrace(changes, request.holder, 'lock.acquired', spec.name, `holds lock ${spec.name} (${state.holders.length}/${state.slots})`, {
+      slots: state.slots,
+      held: state.holders.length,
+    })
+  }
+}
+
+/** Queue the holder for every lock of `specs` it neither holds nor waits for (all together: `together`). */
+function joinQueues(states: LockStates, specs: LockSpec[], request: LockRequest, changes: Changes, dirty: Set<string>): void {
+  const label = holderLabel(request.holder)
+  const names = specs.map((s) => s.name)
+  for (const spec of specs) {
+    const state = states.get(spec.name)!
+    if (holdsSlot(state, request.holder) || queueIndex(state, request.holder) !== -1) continue
+    state.queue.push({
+      holder: request.holder,
+      label,
+      waiter: request.waiter,
+      since: new Date().toISOString(),
+      ...(request.lease_ms !== undefined ? {lease_ms: request.lease_ms} : {}),
+      ...(specs.length > 1 ? {together: names} : {}),
+    })
+    dirty.add(spec.name)
+    changes.journal.push({op: 'waiting', lock: spec.name, holder: label, position: state.queue.length})
+    noteTrace(changes, request.holder, 'lock.waiting', spec.name, `waits for lock ${spec.name} (place ${state.queue.length} in its queue)`, {
+      position: state.queue.length,
+      together: names,
+    })
+  }
 }
 
 /** Leave the queues of `names` (a waiter that gives up). Returns whether the holder holds all of them after all. */

@@ -73,32 +73,6 @@ export function guardMcpLines(input: Readable, reply: (line: string) => void, no
     note(`actors mcp: refused a request line over ${MAX_LINE_BYTES} bytes (skipped to its end)\n`)
   }
 
-  /** One whole line (without its newline): passed on, or answered with an error. */
-  const takeLine = (stream: Transform, line: Buffer) => {
-    const text = line.toString('utf8').replace(/\r$/, '')
-    if (text.trim() === '') return
-    let message: unknown
-    try {
-      message = JSON.parse(text)
-    } catch {
-      reply(errorLine(null, PARSE_ERROR, 'parse error: the line is not JSON', 'send one JSON-RPC message per line'))
-      return
-    }
-    const invalid = invalidMessage(message)
-    if (invalid) {
-      reply(
-        errorLine(
-          idOf(message),
-          INVALID_REQUEST,
-          `invalid request: ${invalid}`,
-          'send JSON-RPC 2.0: {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}',
-        ),
-      )
-      return
-    }
-    stream.push(Buffer.concat([line, Buffer.from('\n')]))
-  }
-
   const guard = new Transform({
     transform(chunk: Buffer, _encoding, done: TransformCallback) {
       let start = 0
@@ -118,7 +92,10 @@ export function guardMcpLines(input: Readable, reply: (line: string) => void, no
           }
         }
         if (newline === -1) break
-        if (!skipping) takeLine(this, pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pending))
+        if (!skipping) {
+          const passed = checkedLine(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pending), reply)
+          if (passed) this.push(passed)
+        }
         pieces = []
         pending = 0
         skipping = false
@@ -133,4 +110,30 @@ export function guardMcpLines(input: Readable, reply: (line: string) => void, no
   })
   input.on('error', (error) => guard.destroy(error))
   return input.pipe(guard)
+}
+
+/** One whole line (without its newline): the line to pass on, with its newline; undefined when answered with an error (or blank). */
+function checkedLine(line: Buffer, reply: (line: string) => void): Buffer | undefined {
+  const text = line.toString('utf8').replace(/\r$/, '')
+  if (text.trim() === '') return undefined
+  let message: unknown
+  try {
+    message = JSON.parse(text)
+  } catch {
+    reply(errorLine(null, PARSE_ERROR, 'parse error: the line is not JSON', 'send one JSON-RPC message per line'))
+    return undefined
+  }
+  const invalid = invalidMessage(message)
+  if (invalid) {
+    reply(
+      errorLine(
+        idOf(message),
+        INVALID_REQUEST,
+        `invalid request: ${invalid}`,
+        'send JSON-RPC 2.0: {"jsonrpc": "2.0", "id": 1, "method": "...", "params": {...}}',
+      ),
+    )
+    return undefined
+  }
+  return Buffer.concat([line, Buffer.from('\n')])
 }

@@ -16,7 +16,7 @@ import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from
 import type {HolderRef} from '../records/lock.js'
 import type {LockView} from '../locks/views.js'
 import {boundList} from './bound.js'
-import {defineTool, durationInput} from './tool.js'
+import {defineTool, durationInput, type ToolContext, type ToolOutcome} from './tool.js'
 
 /** The longest a lock acquire blocks: below the 60 s after which common clients give up on a request (as `wait`). */
 export const MAX_LOCK_WAIT = '45s'
@@ -84,31 +84,41 @@ export const lockTool = defineTool({
       const reply = renewLockLease(context.home, name, ref, lease === undefined ? undefined : parseDuration(lease, 'lease'))
       return {document: reply, summary: `${reply.holder} renewed lock ${reply.lock} (lease until ${reply.lease_expires_at ?? 'none'})`}
     }
-    if (ref.kind === 'named' && lease === undefined) {
-      throw usageError(
-        'lock acquire with a holder needs a lease',
-        `a named holder has no process to watch: e.g. {"op": "acquire", "name": "${name}", "holder": "${ref.id}", "lease": "10m"}`,
-      )
-    }
-    const waitMs = wait === undefined ? undefined : Math.min(parseDuration(wait, 'wait'), parseDuration(MAX_LOCK_WAIT, 'wait'))
-    const started = Date.now()
-    const beat = waitMs ? setInterval(() => context.heartbeat(Math.round((Date.now() - started) / 1000), `queued for lock ${name}`), HEARTBEAT_MS) : undefined
-    try {
-      const reply = await acquireLock(context.home, {
-        name,
-        slots,
-        leaseMs: lease === undefined ? undefined : parseDuration(lease, 'lease'),
-        waitMs,
-        holder: ref,
-        stop: () => context.signal.aborted,
-      })
-      const verb = reply.already ? 'already holds' : 'holds'
-      return {
-        document: reply,
-        summary: `${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})`,
-      }
-    } finally {
-      clearInterval(beat)
-    }
+    return acquireOverMcp(context, name, ref, {slots, lease, wait})
   },
 })
+
+/** `{"op": "acquire"}`: take a slot for `ref`, queueing up to `wait` (at most MAX_LOCK_WAIT) with heartbeats meanwhile. */
+async function acquireOverMcp(
+  context: ToolContext,
+  name: string,
+  ref: HolderRef,
+  {slots, lease, wait}: {slots?: number; lease?: string; wait?: string},
+): Promise<ToolOutcome> {
+  if (ref.kind === 'named' && lease === undefined) {
+    throw usageError(
+      'lock acquire with a holder needs a lease',
+      `a named holder has no process to watch: e.g. {"op": "acquire", "name": "${name}", "holder": "${ref.id}", "lease": "10m"}`,
+    )
+  }
+  const waitMs = wait === undefined ? undefined : Math.min(parseDuration(wait, 'wait'), parseDuration(MAX_LOCK_WAIT, 'wait'))
+  const started = Date.now()
+  const beat = waitMs ? setInterval(() => context.heartbeat(Math.round((Date.now() - started) / 1000), `queued for lock ${name}`), HEARTBEAT_MS) : undefined
+  try {
+    const reply = await acquireLock(context.home, {
+      name,
+      slots,
+      leaseMs: lease === undefined ? undefined : parseDuration(lease, 'lease'),
+      waitMs,
+      holder: ref,
+      stop: () => context.signal.aborted,
+    })
+    const verb = reply.already ? 'already holds' : 'holds'
+    return {
+      document: reply,
+      summary: `${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})`,
+    }
+  } finally {
+    clearInterval(beat)
+  }
+}

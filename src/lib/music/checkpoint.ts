@@ -103,7 +103,7 @@ export function resumePoint(checkpoint: PlaybackCheckpoint | undefined, source: 
   const volume = typeof checkpoint.volume === 'number' ? checkpoint.volume : undefined
   if (checkpoint.reason === 'ended') return {...fresh, tracks: queue, volume, note: 'the queue had ended; starting over'}
   const track = checkpoint.track ?? (checkpoint.index !== null ? checkpoint.queue[checkpoint.index] : undefined)
-  let index = checkpoint.index !== null && queue[checkpoint.index] === track ? checkpoint.index : track ? findTrack(queue, track) : -1
+  const index = checkpoint.index !== null && queue[checkpoint.index] === track ? checkpoint.index : track ? findTrack(queue, track) : -1
   if (index < 0)
     return {...fresh, tracks: queue, volume, note: `the checkpoint's track ${track ?? '(none)'} is no longer in the queue; starting at the first track`}
   const position = Math.max(0, checkpoint.position_seconds ?? 0)

@@ -79,22 +79,13 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     }
     // The first window: a full batch, what other waits have claimed, and a little slack (see settled()).
     const snapshot = new WaitSnapshot(request.home, request, MAX_MEMBERS + claimed.size + WINDOW_SLACK)
-    const {runs, archived, reported} = snapshot
-    const orphan = findOrphan(request, journal.pending, runs, archived, reported)
+    const orphan = findOrphan(request, journal.pending, snapshot.runs, snapshot.archived, snapshot.reported)
     if (orphan) {
       orphan.claimer = selfIdentity()
       orphan.claimed_at = new Date().toISOString()
       return {value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []}, write: true}
     }
-    const select = () => selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
-    // Read the queue on until the batch is settled: full, and ending at a tree every unread Run sorts after.
-    let selection = select()
-    for (let window = 4 * MAX_MEMBERS; !snapshot.complete && !settled(selection, snapshot); window *= 4) {
-      snapshot.more(window)
-      selection = select()
-    }
-    // Runs the index lists but this look did not read are still owed: the batch counts them as deferred.
-    selection = {...selection, deferred: selection.deferred + snapshot.unread}
+    const selection = settledSelection(request, snapshot, claimed)
     const pruned = forgetVanished(journal, (run) => snapshot.isIndexed(run)) || migrated
     // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
@@ -111,9 +102,7 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       snapshot.saveQueue()
       return {value: {ready: false, pollMs: shortestPoll(selection.candidates.filter((c) => !isTerminal(c.meta.status)).map((c) => c.meta))}, write: pruned}
     }
-    const facts = new Map<string, RowFacts>()
-    for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
-    const document = buildBatchDocument({owner: request.owner, selection, facts, attention, timedOut: timedOut && !ready})
+    const document = buildBatchDocument({owner: request.owner, selection, facts: rowFacts(selection), attention, timedOut: timedOut && !ready})
     const silentStatuses = selection.silent.map((s) => s.meta.status)
     if (document.members === 0 && attention.length === 0) {
       snapshot.saveQueue()
@@ -134,6 +123,29 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     const metas = new Map(selection.members.map((m) => [`${m.meta.run}@${m.meta.run_instance_id}`, m.meta]))
     return {value: {ready: true, document, pending, silentStatuses, metas}, write: true}
   })
+}
+
+/**
+ * Select the batch, reading the queue on until the selection is settled:
+ * full, and ending at a tree every unread Run sorts after. Runs the index
+ * lists but this look did not read are still owed: counted as deferred.
+ */
+function settledSelection(request: WaitRequest, snapshot: WaitSnapshot, claimed: Set<string>): Selection {
+  const {runs, archived, reported} = snapshot
+  const select = () => selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
+  let selection = select()
+  for (let window = 4 * MAX_MEMBERS; !snapshot.complete && !settled(selection, snapshot); window *= 4) {
+    snapshot.more(window)
+    selection = select()
+  }
+  return {...selection, deferred: selection.deferred + snapshot.unread}
+}
+
+/** The row facts (result, last summary, output tail, artifacts, usage) of each member that gets a row. */
+function rowFacts(selection: Selection): Map<string, RowFacts> {
+  const facts = new Map<string, RowFacts>()
+  for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
+  return facts
 }
 
 /** A selection that no unread queued Run could change: a full batch whose last tree's top sorts before every unread Run. */
