@@ -136,6 +136,34 @@ describe('listings never read through a linked state dir', () => {
     expect(targets.map(snapshot)).toEqual(before)
   })
 
+  it('inspect --root passes over a child whose state dir became a link, and reads nothing through it', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'P', '--', 'actors', 'run', '--wait', '--name', 'C', '--', 'true']).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'P'))
+    const subtree = () => actors(h, ['inspect', '--root', 'P', '--json']).json.runs.map((r: {run: string}) => r.run)
+    expect(subtree()).toEqual(['P', 'C'])
+    // Found through P's children journal, by id: its link is never read through.
+    const target = linkOut(h, 'C', false)
+    const before = snapshot(target)
+    expect(subtree()).toEqual(['P'])
+    expect(snapshot(target)).toEqual(before)
+  })
+
+  it("wait delivers a child whose parent's state dir became a link, without the parent or anything read through it", async () => {
+    const h = home()
+    // C ends before P, and neither is reported (P does not wait for it).
+    expect(actors(h, ['run', '--name', 'P', '--', 'sh', '-c', 'actors run --name C -- true && sleep 0.3']).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'P'))
+    await waitForResult(join(h, 'runs', 'C'))
+    const target = linkOut(h, 'P', false)
+    const before = snapshot(target)
+    // The batch places C under its parent by reading P by id: the link is passed over, C stands alone.
+    const batch = actors(h, ['wait', '--timeout', '0', '--json'])
+    expect(batch.code, batch.stderr).toBe(0)
+    expect(batch.json.rows.map((r: {run: string}) => r.run)).toEqual(['C'])
+    expect(snapshot(target)).toEqual(before)
+  })
+
   it('wait never counts or delivers a Run through a link, and an index rebuild never indexes one', async () => {
     const h = home()
     await finishedRun(h, 'kept')
