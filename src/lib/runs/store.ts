@@ -5,7 +5,7 @@
  * only settles files and starts nothing: the follow-ups of that end are noted
  * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
-import {existsSync, readdirSync, type Dirent} from 'node:fs'
+import {existsSync, readdirSync, statfsSync, statSync, type Dirent} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {completeMove} from './generation-move.js'
 import {noteEndedRun} from '../records/ended-runs.js'
@@ -237,15 +237,22 @@ export interface RunEntries {
 const DOT = 46
 
 /**
- * List runs/ once, with each entry's type (from the listing itself, no
- * system call per entry): a state dir is a directory, and an entry that is a
- * link or anything else is named as damage, never read through.
+ * List runs/: a state dir is a directory, and an entry that is a link or
+ * anything else is named as damage, never read through. Without a system
+ * call per entry, and mostly without a type per entry either (see
+ * namesOfDirsOnly): a listing with types makes an object per entry, which a
+ * listing of thousands of Runs pays for in time and garbage.
  */
 export function listRunEntries(home: string): RunEntries {
   const base = runsDir(home)
   const found: RunEntries = {ids: [], strays: []}
   let entries: Dirent[]
   try {
+    const names = namesOfDirsOnly(base)
+    if (names) {
+      for (const name of names) if (name.charCodeAt(0) !== DOT) found.ids.push(name)
+      return found
+    }
     entries = readdirSync(base, {withFileTypes: true})
   } catch {
     return found
@@ -257,6 +264,32 @@ export function listRunEntries(home: string): RunEntries {
     else found.strays.push({dir: base + sep + name, error: strayProblem(base + sep + name, entry)})
   }
   return found
+}
+
+/**
+ * File systems whose directories' link count is 2 plus their subdirectories
+ * (statfs type): ext2/3/4, xfs, tmpfs. Others may count every entry (zfs),
+ * report 1 (btrfs) or anything (network and FUSE file systems).
+ */
+const COUNTS_SUBDIRS = new Set([0xef53, 0x58465342, 0x01021994])
+
+/**
+ * The names in `dir` when every entry is a directory, known from its link
+ * count on a file system that counts subdirectories in it: when the count is
+ * 2 plus the number of names, and neither it nor the dir's mtime changed
+ * around the listing, no entry is a link or a file. Undefined otherwise (an
+ * entry that is no directory, another file system, a change meanwhile): the
+ * caller then lists with types.
+ */
+function namesOfDirsOnly(dir: string): string[] | undefined {
+  if (!COUNTS_SUBDIRS.has(statfsSync(dir).type)) return undefined
+  const before = statSync(dir, {bigint: true})
+  // ext4 past 65,000 subdirectories says 1: no count to trust.
+  if (before.nlink < 2n) return undefined
+  const names = readdirSync(dir)
+  if (before.nlink !== BigInt(names.length + 2)) return undefined
+  const after = statSync(dir, {bigint: true})
+  return after.nlink === before.nlink && after.mtimeNs === before.mtimeNs ? names : undefined
 }
 
 /** Why an entry of runs/ that is no directory is not a Run. */
