@@ -1,6 +1,7 @@
 /** `actors wait`: block until Runs are terminal, then print one completion batch. */
 import {parseDuration} from '../platform/duration.js'
-import {resolveHome, resolveRunRef} from '../platform/home.js'
+import {resolveHome, resolveRunRef, runDir} from '../platform/home.js'
+import {refuseLinkedDir} from '../platform/private-files.js'
 import {lineageFromEnv, treeOwner} from '../runs/lineage.js'
 import {waitResult} from '../present/wait.js'
 import {defineCommand} from './definition.js'
@@ -33,6 +34,8 @@ export const waitCommand = defineCommand({
       scope: lineage.parent,
       collector: lineage.parent,
     }
+    // A link in a named Run's state dir place is damage (exit 1), never waited on through.
+    for (const id of request.ids ?? []) refuseLinkedDir(runDir(home, id))
     // On a TTY: pending Runs live, then the completion card (Ink); otherwise the plain card or JSON.
     return waitResult(request, {timeout: flags.timeout})
   },

@@ -25,8 +25,9 @@ import {JUST_READ_MAX, justRead, needsReport, readOwedInstance} from './indexed-
 /**
  * Make sure the index covers runs/: nothing to do while the stamp matches
  * runs/ (one stat); after a change made outside the kernel, count the
- * entries, and rebuild when the count says a state dir appeared or vanished
- * (or the stamp is missing, damaged or foreign).
+ * state dirs, and rebuild when the count says one appeared or vanished (or
+ * the stamp is missing, damaged or foreign). An entry of runs/ that is no
+ * directory (a link) is no state dir: never read, never indexed.
  */
 export function refreshIndex(home: string): void {
   const stamp = readStamp(home)

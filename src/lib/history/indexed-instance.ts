@@ -54,7 +54,8 @@ export function readIndexedInstance(home: string, id: string, instance: string):
     state = {dir, meta: rebuilt}
   } else {
     try {
-      state = readRunState(dir, {withResult: false})
+      // A marker names an id: a link put in its state dir's place since is damage, never read through.
+      state = readRunState(dir, {withResult: false, refuseLink: true})
     } catch (error) {
       return {kind: 'damaged', dir, error: (error as Error).message}
     }

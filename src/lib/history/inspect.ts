@@ -14,7 +14,7 @@ import {isListingCacheable, ListingCache} from './listing-cache.js'
 import {listingTexts} from './listing-text-cache.js'
 import type {ReadFresh} from './listing-text-file.js'
 import {fileKey, type FileKey} from '../platform/file-key.js'
-import {listRunIds, readListedRun, requireRun, RUN_FILES} from '../runs/store.js'
+import {listRunEntries, readListedRun, requireRun, RUN_FILES} from '../runs/store.js'
 import {requireGeneration} from '../runs/generation-list.js'
 import {summarizeRun, type RunSummary} from '../runs/summary.js'
 import {readTraceTail, type TraceEvent} from '../runs/trace.js'
@@ -117,14 +117,17 @@ function recentListing(home: string, filter: ListingFilter, keep: (s: RunSummary
   if (!launches) return undefined
   const byId = new Map(live.runs.map((s) => [s.run, s]))
   const damaged = [...live.damaged]
+  // Named already (a live marker's dir found damaged): not read, nor named, twice.
+  const named = new Set(damaged.map((d) => d.state_dir))
   const starts: string[] = []
   const base = runsDir(home)
   for (const line of launches) {
     if (filter.sinceMs !== undefined && Date.parse(line.at) < now - filter.sinceMs - LOG_SKEW_MS) break
     // A Run starts after it is launched: once `limit` matches started after this launch, earlier launches cannot beat them.
     if (filter.limit !== undefined && starts.length >= filter.limit && compareText(line.at, starts[filter.limit - 1]) < 0) break
-    if (byId.has(line.id) || !isPlainName(line.id)) continue
-    const state = readListedRun(base + sep + line.id, {withResult: false})
+    if (byId.has(line.id) || !isPlainName(line.id) || named.has(base + sep + line.id)) continue
+    // The launch log names ids, not what is in their place: a link there is refused, never read through.
+    const state = readListedRun(base + sep + line.id, {withResult: false, refuseLink: true})
     if (!state) continue
     if (state.error) {
       damaged.push({state_dir: state.dir, error: state.error})
@@ -147,17 +150,22 @@ function subtreeListing(home: string, ref: string, now: number): RunListing {
   return {runs: states.map((state) => summarizeRun(state, now)), damaged: []}
 }
 
+/** The entries of runs/ that are no directory (a link, never followed), as damaged Run dirs. */
+function strayDamage(strays: Array<{dir: string; error: string}>): RunListing['damaged'] {
+  return strays.map((stray) => ({state_dir: stray.dir, error: stray.error}))
+}
+
 /**
  * Every Run dir's id and its run.json key (undefined: no regular run.json),
- * for everyListing(). The keys are all taken before the cache is parsed:
- * their garbage is then collected while little else is alive (a
- * young-generation collection copies what is alive, and a parsed cache is
- * thousands of objects).
+ * for everyListing(), and the entries of runs/ that are no Run dir. The keys
+ * are all taken before the cache is parsed: their garbage is then collected
+ * while little else is alive (a young-generation collection copies what is
+ * alive, and a parsed cache is thousands of objects).
  */
-function keyedRunIds(home: string): {base: string; ids: string[]; keys: Array<FileKey | undefined>} {
+function keyedRunIds(home: string): {base: string; ids: string[]; keys: Array<FileKey | undefined>; damaged: RunListing['damaged']} {
   const base = runsDir(home) + sep
-  const ids = listRunIds(home)
-  return {base, ids, keys: ids.map((id) => fileKey(base + id + sep + RUN_FILES.meta))}
+  const {ids, strays} = listRunEntries(home)
+  return {base, ids, keys: ids.map((id) => fileKey(base + id + sep + RUN_FILES.meta)), damaged: strayDamage(strays)}
 }
 
 /**
@@ -180,8 +188,7 @@ function readFreshSummary(home: string, base: string, id: string, now: number, d
 /** Every Run under the state root. Finished Runs come from the listing cache while their run.json is unchanged. */
 function everyListing(home: string, now: number): RunListing {
   const runs: RunSummary[] = []
-  const damaged: RunListing['damaged'] = []
-  const {base, ids, keys} = keyedRunIds(home)
+  const {base, ids, keys, damaged} = keyedRunIds(home)
   const cache = new ListingCache(home)
   for (let i = 0; i < ids.length; i++) {
     let summary = cache.lookupKey(ids[i], keys[i])
@@ -216,15 +223,16 @@ export interface PrintedListing {
  * Same Runs, same order (created_at, then Run id) as listRunSummaries(home).
  */
 export function printedListing(home: string, print: (summary: RunSummary) => string): PrintedListing {
-  const damaged: RunListing['damaged'] = []
   const base = runsDir(home) + sep
   const now = Date.now()
+  const {ids, strays} = listRunEntries(home)
+  const damaged = strayDamage(strays)
   const readFresh: ReadFresh = (id, keyed) => {
     const summary = readFreshSummary(home, base, id, now, damaged)
     if (!summary) return undefined
     return {created: summary.created_at, run: summary.run, text: Buffer.from(print(summary)), cacheable: keyed && isListingCacheable(summary, id, base)}
   }
-  return {texts: listingTexts(home, base, listRunIds(home), readFresh), damaged}
+  return {texts: listingTexts(home, base, ids, readFresh), damaged}
 }
 
 export interface RunDetail extends RunSummary {

@@ -61,7 +61,7 @@ export interface Stamp {
   schema: typeof INDEX_SCHEMA
   runs_mtime_ns: string
   runs_nlink: number
-  /** Entries of runs/ (dot-names excepted) when the stamp was written. */
+  /** State dirs in runs/ (dot-names excepted; a link is none) when the stamp was written. */
   runs_count: number
 }
 

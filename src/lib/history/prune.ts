@@ -14,7 +14,7 @@ import {removeTree} from '../platform/remove-tree.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {compactLaunches, removeRunDirName} from './live-index.js'
 import {dropIndexMarker} from './index-markers.js'
-import {listRunIds, readRunMetaRaw, readRunResult, readRunState, runFile, type RunState} from '../runs/store.js'
+import {listRunNames, readRunMetaRaw, readRunResult, readRunState, runFile, type RunState} from '../runs/store.js'
 import {archivedGenerationDir, archivedGenerations, generationOf, generationsDir} from '../records/generation-layout.js'
 import {isTerminal} from '../records/run.js'
 
@@ -60,7 +60,8 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   const report: PruneReport = {pruned: [], kept_artifacts: [], skipped: []}
   // [containment] Cgroups are listed before the Runs: one made meanwhile belongs to a Run listed (and seen live) below.
   const cgroups = options.refs.length || options.earlierGenerations ? [] : listUnitCgroups(home)
-  const ids = options.refs.length ? options.refs.map((ref) => resolveRunRef(home, ref)) : listRunIds(home)
+  // Links in runs/ included: each is named as damage and kept (never read or removed through).
+  const ids = options.refs.length ? options.refs.map((ref) => resolveRunRef(home, ref)) : listRunNames(home)
   if (options.earlierGenerations) return pruneEarlierGenerations(home, ids, options, report)
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
   const live = new Set<string>()

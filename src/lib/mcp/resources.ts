@@ -99,12 +99,12 @@ function watchTarget(home: string, uri: string): WatchTarget {
   if (uri.startsWith(RUN_PREFIX)) {
     const id = validateRunId(decodeURIComponent(uri.slice(RUN_PREFIX.length)))
     const dir = runDir(home, id)
-    if (!readRunState(dir, {withResult: false})) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
+    if (!readRunState(dir, {withResult: false, refuseLink: true})) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
     return {
       dir,
       fingerprint: () => {
         // A read settles a Run whose supervisor vanished (reconciliation), so a lost Run also changes here.
-        const state = readRunState(dir, {withResult: false})
+        const state = readRunState(dir, {withResult: false, refuseLink: true})
         return state ? `${state.meta.run_instance_id}|${state.meta.status}|${mtime(runFile(dir, 'meta'))}` : 'gone'
       },
     }

@@ -51,7 +51,8 @@ export function readChildren(home: string, parentDir: string, parent: Pick<RunMe
   for (const record of latest.values()) {
     let state: RunState | undefined
     try {
-      state = readRunState(runDir(home, record.run), {withResult: false})
+      // A link in the child's state dir place is skipped like a damaged child, never read through.
+      state = readRunState(runDir(home, record.run), {withResult: false, refuseLink: true})
     } catch {
       continue
     }

@@ -125,7 +125,8 @@ export class WaitSnapshot {
     let entry = this.runs.get(id)
     if (entry || this.runs.has(id)) return entry
     try {
-      const state = readRunState(runDir(this.home, id), {withResult: false})
+      // A parent's id, not a listed dir: a link in its place is passed over, never read through.
+      const state = readRunState(runDir(this.home, id), {withResult: false, refuseLink: true})
       entry = state ? {dir: state.dir, meta: batchMeta(state.meta)} : undefined
     } catch {
       entry = undefined
