@@ -18,7 +18,11 @@ async function launchToResult(bin, env) {
   const start = process.hrtime.bigint()
   const launched = JSON.parse(spawnSync(bin, ['run', '--json', '--', 'true'], {env, encoding: 'utf8'}).stdout)
   for (;;) {
-    if (existsSync(join(launched.state_dir, 'result.json')) && JSON.parse(readFileSync(join(launched.state_dir, 'run.json'), 'utf8')).status === 'done') break
+    if (
+      existsSync(join(launched.state_dir, 'result.json')) &&
+      JSON.parse(readFileSync(join(launched.state_dir, 'run.json'), 'utf8')).status === 'done'
+    )
+      break
     await sleep(2)
   }
   return Number(process.hrtime.bigint() - start) / 1e6
@@ -27,10 +31,15 @@ async function launchToResult(bin, env) {
 /** Milliseconds `control RUN kill` takes on a Run with 20 sleeping processes (until the result is written). */
 async function killSweep(bin, env) {
   const launched = JSON.parse(
-    spawnSync(bin, ['run', '--json', '--', 'sh', '-c', 'for i in $(seq 20); do sleep 300 & done; wait'], {env, encoding: 'utf8'}).stdout,
+    spawnSync(bin, ['run', '--json', '--', 'sh', '-c', 'for i in $(seq 20); do sleep 300 & done; wait'], {
+      env,
+      encoding: 'utf8',
+    }).stdout,
   )
   for (;;) {
-    const status = JSON.parse(spawnSync(bin, ['control', launched.run, 'status', '--json'], {env, encoding: 'utf8'}).stdout)
+    const status = JSON.parse(
+      spawnSync(bin, ['control', launched.run, 'status', '--json'], {env, encoding: 'utf8'}).stdout,
+    )
     if (status.pids.length >= 21) break
     await sleep(50)
   }

@@ -25,7 +25,15 @@ const results = []
 
 function env(home, extra = {}) {
   const e = {...process.env, ACTORS_HOME: home, CI: 'true', NO_COLOR: '1', ...extra}
-  for (const k of ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER']) delete e[k]
+  for (const k of [
+    'ACTORS_RUN',
+    'ACTORS_RUN_INSTANCE',
+    'ACTORS_STATE_DIR',
+    'ACTORS_ROOT',
+    'ACTORS_DEPTH',
+    'ACTORS_OWNER',
+  ])
+    delete e[k]
   return e
 }
 
@@ -50,7 +58,13 @@ function compare(name, target, baseline, target_ms_limit) {
     b.push(baseline())
     a.push(target())
   }
-  const row = {name, median_ms: +median(a).toFixed(1), baseline_ms: +median(b).toFixed(1), ratio: +(median(a) / median(b)).toFixed(2), target: target_ms_limit}
+  const row = {
+    name,
+    median_ms: +median(a).toFixed(1),
+    baseline_ms: +median(b).toFixed(1),
+    ratio: +(median(a) / median(b)).toFixed(2),
+    target: target_ms_limit,
+  }
   results.push(row)
   console.error(
     `${name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  baseline ${String(row.baseline_ms).padStart(6)} ms  ratio ${row.ratio}x  (target ${target_ms_limit})`,
@@ -74,11 +88,16 @@ function reportedHistoryBench(tmp, seedRuns) {
   // Report them all: each wait delivers one batch (at most 256 members); stop once a batch is empty.
   let drained = false
   for (let i = 0; i < 40 && !drained; i++) {
-    const r = spawnSync(BIN, ['wait', '--json', '--timeout', '0'], {env: env(reported), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
+    const r = spawnSync(BIN, ['wait', '--json', '--timeout', '0'], {
+      env: env(reported),
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    })
     drained = JSON.parse(r.stdout).members === 0
   }
   if (!drained) throw new Error('could not report the 2,000 seeded Runs')
-  const launchLive = (home) => JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sleep', '300'], {env: env(home), encoding: 'utf8'}).stdout).run
+  const launchLive = (home) =>
+    JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sleep', '300'], {env: env(home), encoding: 'utf8'}).stdout).run
   const live = {reported: launchLive(reported), bare: launchLive(bare)}
   try {
     // allowFail: `wait --timeout 0` exits 124 when nothing is ready (the live Run is still running).
@@ -96,7 +115,9 @@ function reportedHistoryBench(tmp, seedRuns) {
     const journal = join(reported, 'delivery', 'default.json')
     const bytes = statSync(journal).size
     results.push({name: 'delivery journal after reporting 2,000 Runs', bytes, target: 'report'})
-    console.error(`${'delivery journal after reporting 2,000 Runs'.padEnd(52)} ${(bytes / 1024).toFixed(1)} KiB (${journal.slice(reported.length + 1)})`)
+    console.error(
+      `${'delivery journal after reporting 2,000 Runs'.padEnd(52)} ${(bytes / 1024).toFixed(1)} KiB (${journal.slice(reported.length + 1)})`,
+    )
 
     // A plain `inspect --json` reads listing-text (the printed rows); filtered listings and the table read listing.json.
     const caches = ['listing.json', 'listing-text'].map((name) => join(reported, 'runs', '.cache', name))
@@ -133,7 +154,9 @@ async function benchMcpStartup(home) {
   const spawnToExit = () =>
     new Promise((resolvePromise) => {
       const start = process.hrtime.bigint()
-      spawn(process.execPath, ['-e', '0'], {stdio: 'ignore'}).on('exit', () => resolvePromise(Number(process.hrtime.bigint() - start) / 1e6))
+      spawn(process.execPath, ['-e', '0'], {stdio: 'ignore'}).on('exit', () =>
+        resolvePromise(Number(process.hrtime.bigint() - start) / 1e6),
+      )
     })
   /** One session: ms to the tools/list answer, and to the answer of a tools/call sent after it when `call`. */
   const session = ({call = false} = {}) =>
@@ -165,7 +188,11 @@ async function benchMcpStartup(home) {
         buffered = buffered.slice(buffered.lastIndexOf('\n') + 1)
       })
       child.on('error', reject)
-      send({id: 1, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'bench', version: '1'}}})
+      send({
+        id: 1,
+        method: 'initialize',
+        params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'bench', version: '1'}},
+      })
     })
   await session({call: true}) // writes dist/mcp.cache and dist/mcp-server.cache, as any first use does
   const samples = {list: [], call: [], node: []}
@@ -209,7 +236,10 @@ async function benchLockHandoff(root) {
     const name = `handoff-${i}`
     timeOnce(BIN, ['lock', 'acquire', name, '--holder', 'first', '--lease', '5m'], {env: env(home)})
     const returned = new Promise((resolvePromise) => {
-      const child = spawn(BIN, ['lock', 'acquire', name, '--holder', 'next', '--lease', '5m', '--wait', '60s'], {env: env(home), stdio: 'ignore'})
+      const child = spawn(BIN, ['lock', 'acquire', name, '--holder', 'next', '--lease', '5m', '--wait', '60s'], {
+        env: env(home),
+        stdio: 'ignore',
+      })
       child.on('exit', (code) => resolvePromise({at: Date.now(), code}))
     })
     while (JSON.parse(readFileSync(lockFile(name), 'utf8')).queue.length === 0) await sleep(10)
@@ -223,7 +253,11 @@ async function benchLockHandoff(root) {
     const released = journal.find((r) => r.lock === name && r.op === 'released')
     samples.push(at - Date.parse(released.ts))
   }
-  const row = {name: 'lock hand-off (release → next acquire returns), median', median_ms: median(samples), target: '< 50 ms'}
+  const row = {
+    name: 'lock hand-off (release → next acquire returns), median',
+    median_ms: median(samples),
+    target: '< 50 ms',
+  }
   results.push(row)
   console.error(`${row.name.padEnd(52)} ${String(row.median_ms).padStart(7)} ms  (samples ${samples.join(',')})`)
 }
@@ -238,7 +272,12 @@ try {
   }
   // 1. Launch: `actors run -- true` vs bare node.
   const empty = join(tmp, 'empty')
-  compare('run -- true (launch)', () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(empty)}), nodeStart, '<= 1.3x')
+  compare(
+    'run -- true (launch)',
+    () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(empty)}),
+    nodeStart,
+    '<= 1.3x',
+  )
 
   // 2. Launch with 2,000 finished Runs in history vs an empty state root.
   const full = join(tmp, 'full')
@@ -261,7 +300,10 @@ try {
       const instance = randomUUID()
       const extra = resultFor(i)
       const ended = extra.completed_at ? {ended_at: extra.completed_at} : {}
-      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, ...ended, run: id, root: id, run_instance_id: instance, state_dir: dir}))
+      writeFileSync(
+        join(dir, 'run.json'),
+        JSON.stringify({...meta, ...ended, run: id, root: id, run_instance_id: instance, state_dir: dir}),
+      )
       writeFileSync(join(dir, 'result.json'), JSON.stringify({...result, run_instance_id: instance, ...extra}))
     }
   }
@@ -285,13 +327,25 @@ try {
   )
 
   // 3. inspect --json over 2,000 Runs vs bare node.
-  compare('inspect --json over 2,000 Runs', () => timeOnce(BIN, ['inspect', '--json'], {env: env(full)}), nodeStart, '<= 1.5x (issue 12)')
+  compare(
+    'inspect --json over 2,000 Runs',
+    () => timeOnce(BIN, ['inspect', '--json'], {env: env(full)}),
+    nodeStart,
+    '<= 1.5x (issue 12)',
+  )
 
   // 4. control status vs bare node (when the control command exists).
   const help = spawnSync(BIN, ['control', '--help'], {env: env(empty)})
   if (help.status === 0) {
-    const live = JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sleep', '120'], {env: env(empty), encoding: 'utf8'}).stdout).run
-    compare('control RUN status', () => timeOnce(BIN, ['control', live, 'status', '--json'], {env: env(empty)}), nodeStart, '<= 1.3x')
+    const live = JSON.parse(
+      spawnSync(BIN, ['run', '--json', '--', 'sleep', '120'], {env: env(empty), encoding: 'utf8'}).stdout,
+    ).run
+    compare(
+      'control RUN status',
+      () => timeOnce(BIN, ['control', live, 'status', '--json'], {env: env(empty)}),
+      nodeStart,
+      '<= 1.3x',
+    )
     spawnSync(BIN, ['control', live, 'kill'], {env: env(empty)})
   }
 
@@ -304,10 +358,21 @@ try {
       const marker = join(tmp, `end-${i}`)
       // The Run ends by writing a marker then exiting; wait's return is compared with the marker time.
       const launched = JSON.parse(
-        spawnSync(BIN, ['run', '--json', '--', 'sh', '-c', `sleep 0.6; node -e "require('fs').writeFileSync('${marker}', String(Date.now()))"`], {
-          env: env(wHome),
-          encoding: 'utf8',
-        }).stdout,
+        spawnSync(
+          BIN,
+          [
+            'run',
+            '--json',
+            '--',
+            'sh',
+            '-c',
+            `sleep 0.6; node -e "require('fs').writeFileSync('${marker}', String(Date.now()))"`,
+          ],
+          {
+            env: env(wHome),
+            encoding: 'utf8',
+          },
+        ).stdout,
       )
       const returned = await new Promise((resolvePromise) => {
         const child = spawn(BIN, ['wait', launched.run, '--json'], {env: env(wHome), stdio: 'ignore'})
@@ -352,7 +417,9 @@ try {
   const mem = join(tmp, 'mem')
   const pids = []
   for (let i = 0; i < 50; i++) {
-    const r = JSON.parse(spawnSync(BIN, ['run', '--json', '--', 'sleep', '300'], {env: env(mem), encoding: 'utf8'}).stdout)
+    const r = JSON.parse(
+      spawnSync(BIN, ['run', '--json', '--', 'sleep', '300'], {env: env(mem), encoding: 'utf8'}).stdout,
+    )
     pids.push(r.pid)
   }
   await new Promise((r) => setTimeout(r, 1500))
@@ -443,7 +510,10 @@ async function benchHistory(seedRuns) {
     first_wait_seconds: +(firstMs / 1000).toFixed(2),
     target: '< 15 s',
   })
-  record('  node -e 0 as many times, interleaved', {seconds: +(bareMs / 1000).toFixed(1), drain_ratio: +(drainMs / bareMs).toFixed(2)})
+  record('  node -e 0 as many times, interleaved', {
+    seconds: +(bareMs / 1000).toFixed(1),
+    drain_ratio: +(drainMs / bareMs).toFixed(2),
+  })
   record('bytes outside runs/ after 20,000 reports', {bytes: bytesOutsideRuns(hist), target: '<= 262144'})
   // As `du -sb` counts them: directory blocks included (an ext4 directory keeps the size its peak took unless replaced).
   record('du -sb outside runs/ after 20,000 reports', {bytes: duOutsideRuns(hist), target: '<= 262144'})
@@ -453,8 +523,13 @@ async function benchHistory(seedRuns) {
   const both = (args) => [() => timeOnce(BIN, args, {env: env(hist)}), () => timeOnce(BIN, args, {env: env(empty)})]
   compare('wait, all reported (20,000 vs empty root)', ...both(['wait', '--json']), '<= 1.3x')
   // One live Run in each root: the live views have something to show.
-  for (const home of [hist, empty]) spawnSync(BIN, ['run', '--json', '--name', 'live-one', '--', 'sleep', '600'], {env: env(home)})
-  compare('inspect --status running (20,000 vs empty root)', ...both(['inspect', '--status', 'running', '--json']), '<= 1.3x')
+  for (const home of [hist, empty])
+    spawnSync(BIN, ['run', '--json', '--name', 'live-one', '--', 'sleep', '600'], {env: env(home)})
+  compare(
+    'inspect --status running (20,000 vs empty root)',
+    ...both(['inspect', '--status', 'running', '--json']),
+    '<= 1.3x',
+  )
   compare('inspect --limit 20 (20,000 vs empty root)', ...both(['inspect', '--limit', '20', '--json']), '<= 1.3x')
   const fresh = () => join(tmp, `history-fresh-${randomUUID()}`)
   compare(
@@ -463,11 +538,20 @@ async function benchHistory(seedRuns) {
     () => timeOnce(BIN, ['run', '--json', '--', 'true'], {env: env(fresh())}),
     '<= 1.1x',
   )
-  compare('inspect --json over 20,000 Runs vs node -e 0', () => timeOnce(BIN, ['inspect', '--json'], {env: env(hist)}), nodeStart, 'report')
+  compare(
+    'inspect --json over 20,000 Runs vs node -e 0',
+    () => timeOnce(BIN, ['inspect', '--json'], {env: env(hist)}),
+    nodeStart,
+    'report',
+  )
   for (const home of [hist, empty]) spawnSync(BIN, ['control', 'live-one', 'kill'], {env: env(home)})
 
   const pruneStart = process.hrtime.bigint()
-  const pruned = spawnSync(BIN, ['prune', '--older-than', '1h', '--json'], {env: env(hist), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024})
+  const pruned = spawnSync(BIN, ['prune', '--older-than', '1h', '--json'], {
+    env: env(hist),
+    encoding: 'utf8',
+    maxBuffer: 64 * 1024 * 1024,
+  })
   record('prune of 10,000 Runs (of 20,000)', {
     seconds: +(Number(process.hrtime.bigint() - pruneStart) / 1e9).toFixed(1),
     pruned: JSON.parse(pruned.stdout).pruned.length,

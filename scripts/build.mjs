@@ -46,7 +46,11 @@ const viewsStayOut = {
       const target = resolve(args.resolveDir, args.path)
       if (dirname(target) !== resolve('src/views')) return undefined
       return {
-        errors: [{text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/platform/esm-import.ts`}],
+        errors: [
+          {
+            text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/platform/esm-import.ts`,
+          },
+        ],
       }
     })
   },
@@ -56,7 +60,9 @@ const viewsStayOut = {
 const oclifSubpathsOnly = {
   name: 'oclif-subpaths-only',
   setup(b) {
-    b.onResolve({filter: /^@oclif\/core$/}, (args) => (args.importer.endsWith('oclif-core.ts') ? undefined : {path: resolve('src/boot/oclif-core.ts')}))
+    b.onResolve({filter: /^@oclif\/core$/}, (args) =>
+      args.importer.endsWith('oclif-core.ts') ? undefined : {path: resolve('src/boot/oclif-core.ts')},
+    )
   },
 }
 
@@ -64,7 +70,9 @@ const oclifSubpathsOnly = {
 const debugOnlyWhenAsked = {
   name: 'debug-only-when-asked',
   setup(b) {
-    b.onResolve({filter: /^debug$/}, (args) => (args.importer.endsWith('stubs/debug.cjs') ? undefined : {path: resolve('scripts/stubs/debug.cjs')}))
+    b.onResolve({filter: /^debug$/}, (args) =>
+      args.importer.endsWith('stubs/debug.cjs') ? undefined : {path: resolve('scripts/stubs/debug.cjs')},
+    )
   },
 }
 
@@ -72,7 +80,9 @@ const debugOnlyWhenAsked = {
 const mcpWithoutAjv = {
   name: 'mcp-without-ajv',
   setup(b) {
-    b.onResolve({filter: /^@modelcontextprotocol\/server\/_shims$/}, () => ({path: resolve('scripts/stubs/mcp-shims.mjs')}))
+    b.onResolve({filter: /^@modelcontextprotocol\/server\/_shims$/}, () => ({
+      path: resolve('scripts/stubs/mcp-shims.mjs'),
+    }))
   },
 }
 
@@ -96,7 +106,9 @@ const noOclif = {
   setup(b) {
     b.onResolve({filter: /^@oclif\//}, (args) => ({
       errors: [
-        {text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/commands/base-command.ts)`},
+        {
+          text: `${args.importer} imports ${args.path}: dist/fast-*.cjs must not load oclif (keep oclif in src/commands and src/commands/base-command.ts)`,
+        },
       ],
     }))
   },
@@ -126,7 +138,15 @@ const shared = {
   target: 'node20',
   minify: !process.env.ACTORS_BUILD_DEBUG,
   legalComments: 'none',
-  external: ['typescript', 'ts-node', 'ink', 'react', 'react/jsx-runtime', 'react-devtools-core', 'ink-testing-library'],
+  external: [
+    'typescript',
+    'ts-node',
+    'ink',
+    'react',
+    'react/jsx-runtime',
+    'react-devtools-core',
+    'ink-testing-library',
+  ],
   // Views are .tsx (tsconfig: react-jsx); the automatic runtime imports react/jsx-runtime, kept external above.
   jsx: 'automatic',
   logLevel: 'warning',
@@ -146,17 +166,28 @@ const commonJs = {
   define: {'import.meta.url': '__actorsModule.url'},
   banner: {js: "const __actorsModule = {get url() { return require('node:url').pathToFileURL(__filename).href } };"},
 }
-await build({...commonJs, entryPoints: {cli: 'src/boot/cli.ts'}, plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: {cli: 'src/boot/cli.ts'},
+  plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand],
+})
 // The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
 // dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
-await build({...commonJs, entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'},
+  plugins: [viewsStayOut, noOclif, yamlOnDemand],
+})
 const hotCommandNames = Object.keys(createRequire(import.meta.url)(resolve(out, 'hot-commands.cjs')).HOT_COMMANDS)
 rmSync(resolve(out, 'hot-commands.cjs'))
 /** Entry `hot-entry:NAME`: the fast front of NAME with its definition (`NAMECommand` of src/lib/cli/NAME.ts). */
 const hotEntries = {
   name: 'hot-entries',
   setup(b) {
-    b.onResolve({filter: /^hot-entry:/}, (args) => ({path: args.path.slice('hot-entry:'.length), namespace: 'hot-entry'}))
+    b.onResolve({filter: /^hot-entry:/}, (args) => ({
+      path: args.path.slice('hot-entry:'.length),
+      namespace: 'hot-entry',
+    }))
     b.onLoad({filter: /.*/, namespace: 'hot-entry'}, (args) => ({
       resolveDir: resolve('.'),
       loader: 'ts',
@@ -172,16 +203,30 @@ await build({
 for (const name of hotCommandNames) {
   const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
   if (front.command !== name)
-    throw new Error(`dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`)
+    throw new Error(
+      `dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`,
+    )
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand]})
 // The worker thread of a large index rebuild (src/boot/index-worker.ts): started only by one, never loaded otherwise.
-await build({...commonJs, entryPoints: {'index-worker': 'src/boot/index-worker.ts'}, plugins: [viewsStayOut, noOclif, yamlOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: {'index-worker': 'src/boot/index-worker.ts'},
+  plugins: [viewsStayOut, noOclif, yamlOnDemand],
+})
 await build({...commonJs, entryPoints: {yaml: 'src/boot/yaml.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
-await build({...commonJs, entryPoints: {mcp: 'src/boot/mcp.ts'}, plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand]})
-await build({...commonJs, entryPoints: {'mcp-server': 'src/boot/mcp-server.ts'}, plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: {mcp: 'src/boot/mcp.ts'},
+  plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand],
+})
+await build({
+  ...commonJs,
+  entryPoints: {'mcp-server': 'src/boot/mcp-server.ts'},
+  plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand],
+})
 await build({
   ...shared,
   entryPoints: esmEntries,
@@ -190,7 +235,9 @@ await build({
   format: 'esm',
   chunkNames: 'chunks/[name]-[hash]',
   // Bundled CommonJS dependencies still call require() for Node built-ins.
-  banner: {js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);"},
+  banner: {
+    js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);",
+  },
 })
 
 const old = `dist.old-${process.pid}`

@@ -7,7 +7,11 @@ import {join, resolve} from 'node:path'
 const ROOT = resolve(import.meta.dirname, '..')
 const snapshot = JSON.parse(readFileSync(join(ROOT, 'test', 'command-snapshot.json'), 'utf8'))
 const env = {...process.env, CI: 'true', NO_COLOR: '1', COLUMNS: '100'}
-const help = (args) => spawnSync(process.execPath, [join(ROOT, 'bin', 'actors'), ...args, '--help'], {encoding: 'utf8', env}).stdout.trimEnd()
+const help = (args) =>
+  spawnSync(process.execPath, [join(ROOT, 'bin', 'actors'), ...args, '--help'], {
+    encoding: 'utf8',
+    env,
+  }).stdout.trimEnd()
 
 const parts = [
   '# Commands',

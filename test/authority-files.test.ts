@@ -4,10 +4,34 @@
  * followed (reads, appends, writes, removals). Real processes, real files.
  */
 import {spawnSync} from 'node:child_process'
-import {chmodSync, cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync} from 'node:fs'
+import {
+  chmodSync,
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, BIN, cliEnv, homesPerTest, processAlive, processesOfHome, readJson, ROOT, tempDir, removeDir, waitFor, waitForResult} from './helpers.js'
+import {
+  actors,
+  BIN,
+  cliEnv,
+  homesPerTest,
+  processAlive,
+  processesOfHome,
+  readJson,
+  ROOT,
+  tempDir,
+  removeDir,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
 import {serveLines} from '../src/lib/platform/line-socket.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 
@@ -15,7 +39,12 @@ const home = homesPerTest('actors-authority-')
 
 /** `actors ARGS` with umask 000, as a careless shell would run it. */
 function actorsUmask000(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
-  const r = spawnSync('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {env: cliEnv(h), cwd: ROOT, encoding: 'utf8', timeout: 30_000})
+  const r = spawnSync('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {
+    env: cliEnv(h),
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
   return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
@@ -35,12 +64,16 @@ function modesUnder(dir: string): Array<{path: string; kind: string; mode: numbe
 
 /** Run `argv` as user nobody (setpriv), in the test's environment for `h`. */
 function asNobody(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
-  const r = spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, ...args], {
-    env: {...cliEnv(h), HOME: '/nonexistent'},
-    cwd: '/',
-    encoding: 'utf8',
-    timeout: 30_000,
-  })
+  const r = spawnSync(
+    'setpriv',
+    ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, ...args],
+    {
+      env: {...cliEnv(h), HOME: '/nonexistent'},
+      cwd: '/',
+      encoding: 'utf8',
+      timeout: 30_000,
+    },
+  )
   return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
@@ -48,13 +81,33 @@ describe('private modes', () => {
   it('makes the state root and everything in it private (dirs 0700, files 0600) even with umask 000', async () => {
     const h = join(home(), 'state')
     // The Run emits from inside itself (a finished Run takes no events): its Trace and attention flag appear then.
-    expect(actorsUmask000(h, ['run', '--name', 'a', '--', 'actors', 'emit', 'note', '--summary', 's', '--attention', 'notify']).code).toBe(0)
+    expect(
+      actorsUmask000(h, [
+        'run',
+        '--name',
+        'a',
+        '--',
+        'actors',
+        'emit',
+        'note',
+        '--summary',
+        's',
+        '--attention',
+        'notify',
+      ]).code,
+    ).toBe(0)
     await waitForResult(join(h, 'runs', 'a'))
     expect(actorsUmask000(h, ['wait', 'a']).code).toBe(0)
     expect(actorsUmask000(h, ['lock', 'acquire', 'db', '--holder', 'me', '--lease', '1m']).code).toBe(0)
     const entries = modesUnder(h)
     // The Run's files, the index, the delivery journal, the lock journal, the caches: all there, all private.
-    for (const name of ['runs/a/run.json', 'runs/a/stdout.log', 'runs/a/trace.jsonl', 'runs/a/reported.json', 'locks']) {
+    for (const name of [
+      'runs/a/run.json',
+      'runs/a/stdout.log',
+      'runs/a/trace.jsonl',
+      'runs/a/reported.json',
+      'locks',
+    ]) {
       expect(entries.map((e) => e.path)).toContain(join(h, name))
     }
     const open = entries.filter((e) => e.mode !== (e.kind === 'dir' ? 0o700 : 0o600))
@@ -72,23 +125,26 @@ describe('private modes', () => {
     }
   })
 
-  it.runIf(process.getuid?.() === 0)('tells a user who may not write the state root which path and what to do (no "internal error")', () => {
-    const h = home()
-    expect(actors(h, ['run', 'hello', '--name', 'a']).code).toBe(0)
-    // A root made by an older release: readable by all, writable by its owner only.
-    for (const e of modesUnder(h)) chmodSync(e.path, e.kind === 'dir' ? 0o755 : 0o644)
-    for (const args of [
-      ['run', 'hello', '--name', 'b'],
-      ['send', 'a', 'hi'],
-      ['emit', 'x', '--run', 'a'],
-    ]) {
-      const r = asNobody(h, args)
-      expect(r.stderr).not.toContain('internal error')
-      expect(r.stderr).toMatch(/permission denied: \/\S+/)
-      expect(r.stderr).toContain('fix: ')
-      expect(r.code).toBe(1)
-    }
-  })
+  it.runIf(process.getuid?.() === 0)(
+    'tells a user who may not write the state root which path and what to do (no "internal error")',
+    () => {
+      const h = home()
+      expect(actors(h, ['run', 'hello', '--name', 'a']).code).toBe(0)
+      // A root made by an older release: readable by all, writable by its owner only.
+      for (const e of modesUnder(h)) chmodSync(e.path, e.kind === 'dir' ? 0o755 : 0o644)
+      for (const args of [
+        ['run', 'hello', '--name', 'b'],
+        ['send', 'a', 'hi'],
+        ['emit', 'x', '--run', 'a'],
+      ]) {
+        const r = asNobody(h, args)
+        expect(r.stderr).not.toContain('internal error')
+        expect(r.stderr).toMatch(/permission denied: \/\S+/)
+        expect(r.stderr).toContain('fix: ')
+        expect(r.code).toBe(1)
+      }
+    },
+  )
 })
 
 describe('no link followed inside the state root', () => {

@@ -5,10 +5,31 @@
  * was. Real Runs, real links, the real CLI.
  */
 import {spawn} from 'node:child_process'
-import {cpSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {
+  cpSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, BIN, cliEnv, homesPerTest, indexEntries, processAlive, readJson, ROOT, waitFor, waitForResult} from './helpers.js'
+import {
+  actors,
+  BIN,
+  cliEnv,
+  homesPerTest,
+  indexEntries,
+  processAlive,
+  readJson,
+  ROOT,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-authority-listings-')
 
@@ -69,11 +90,16 @@ function snapshot(dir: string): Record<string, string> {
 }
 
 /** The Run ids the run index holds entries for (live and queued markers). */
-const indexedIds = (h: string) => indexEntries(h).map((name) => name.slice(name.lastIndexOf('~') + 1, name.lastIndexOf('@')))
+const indexedIds = (h: string) =>
+  indexEntries(h).map((name) => name.slice(name.lastIndexOf('~') + 1, name.lastIndexOf('@')))
 
 /** The first NDJSON snapshot of `inspect --watch --json` (then SIGTERM). */
 async function firstWatchSnapshot(h: string, args: string[] = []): Promise<any> {
-  const child = spawn(process.execPath, [BIN, 'inspect', '--watch', '--json', ...args], {cwd: ROOT, env: cliEnv(h), stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(process.execPath, [BIN, 'inspect', '--watch', '--json', ...args], {
+    cwd: ROOT,
+    env: cliEnv(h),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let stdout = ''
   child.stdout.on('data', (d) => (stdout += d))
   const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
@@ -102,11 +128,20 @@ describe('listings never read through a linked state dir', () => {
     for (const id of ['creating-1', 'creating-2']) mkdirSync(join(h, 'runs', id))
     const before = targets.map(snapshot)
     const links = ['copied', 'moved'].map((id) => join(h, 'runs', id))
-    const linkDamage = links.map((dir) => ({state_dir: dir, error: expect.stringContaining(`${dir} is a symbolic link`)}))
+    const linkDamage = links.map((dir) => ({
+      state_dir: dir,
+      error: expect.stringContaining(`${dir} is a symbolic link`),
+    }))
     const strayDamage = {state_dir: join(h, 'runs', 'stray'), error: expect.stringContaining('is not a directory')}
 
     // Every listing shows the healthy Run alone, and names each link (and the stray file) as damage.
-    for (const args of [[], ['--status', 'done'], ['--limit', '5'], ['--since', '1h'], ['--recipe', 'none', '--status', 'done,failed']]) {
+    for (const args of [
+      [],
+      ['--status', 'done'],
+      ['--limit', '5'],
+      ['--since', '1h'],
+      ['--recipe', 'none', '--status', 'done,failed'],
+    ]) {
       const listed = actors(h, ['inspect', '--json', ...args])
       expect(listed.code, `${args.join(' ')}: ${listed.stderr}`).toBe(0)
       const wanted = args.includes('none') ? [] : ['good']
@@ -132,7 +167,9 @@ describe('listings never read through a linked state dir', () => {
 
     for (const args of [[], ['--tree']]) {
       const watched = await firstWatchSnapshot(h, args)
-      const shown = args.length ? watched.forest.map((n: {run: string}) => n.run) : watched.runs.map((r: {run: string}) => r.run)
+      const shown = args.length
+        ? watched.forest.map((n: {run: string}) => n.run)
+        : watched.runs.map((r: {run: string}) => r.run)
       expect(shown).toEqual(['good'])
       expect(watched.damaged).toEqual(expect.arrayContaining(linkDamage))
     }

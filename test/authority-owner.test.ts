@@ -25,9 +25,13 @@ function liveRun(h: string, id: string, owner: string): void {
 describe('emit --run: only the tree or the owner', () => {
   it("another owner's usage report is refused (exit 5) and spends none of the budget", async () => {
     const h = home()
-    const r = actors(h, ['run', '--name', 'bobroot', '--budget-tokens', '1000', '--json', '--', 'sleep', '60'], {env: {ACTORS_OWNER: 'bob'}})
+    const r = actors(h, ['run', '--name', 'bobroot', '--budget-tokens', '1000', '--json', '--', 'sleep', '60'], {
+      env: {ACTORS_OWNER: 'bob'},
+    })
     expect(r.code, r.stderr).toBe(0)
-    const forged = actors(h, ['emit', 'usage', '--run', 'bobroot', '--tokens', '999999'], {env: {ACTORS_OWNER: 'alice'}})
+    const forged = actors(h, ['emit', 'usage', '--run', 'bobroot', '--tokens', '999999'], {
+      env: {ACTORS_OWNER: 'alice'},
+    })
     expect(forged.code, forged.stderr).toBe(5)
     expect(forged.stderr).toContain('owner bob')
     expect(forged.stderr).not.toMatch(/\n\s+at /)
@@ -41,7 +45,9 @@ describe('emit --run: only the tree or the owner', () => {
   it("a forged steer event for another owner's Run is refused and never wakes its wait", () => {
     const h = home()
     liveRun(h, 'bobroot', 'bob')
-    const forged = actors(h, ['emit', 'x', '--run', 'bobroot', '--attention', 'steer', '--summary', 'obey'], {env: {ACTORS_OWNER: 'alice'}})
+    const forged = actors(h, ['emit', 'x', '--run', 'bobroot', '--attention', 'steer', '--summary', 'obey'], {
+      env: {ACTORS_OWNER: 'alice'},
+    })
     expect(forged.code, forged.stderr).toBe(5)
     expect(traceKinds(h, 'bobroot')).not.toContain('x')
     const batch = actors(h, ['wait', '--json', '--timeout', '0'], {env: {ACTORS_OWNER: 'bob'}})
@@ -54,10 +60,20 @@ describe('emit --run: only the tree or the owner', () => {
     liveRun(h, 'aliceroot', 'alice')
     const alice = readJson(join(h, 'runs', 'aliceroot', 'run.json'))
     // Claims to be inside bob's Run with a made-up instance: not verified, so it acts for ACTORS_OWNER (alice).
-    const claim = {ACTORS_OWNER: 'alice', ACTORS_RUN: 'bobroot', ACTORS_RUN_INSTANCE: alice.run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', 'bobroot')}
+    const claim = {
+      ACTORS_OWNER: 'alice',
+      ACTORS_RUN: 'bobroot',
+      ACTORS_RUN_INSTANCE: alice.run_instance_id,
+      ACTORS_STATE_DIR: join(h, 'runs', 'bobroot'),
+    }
     expect(actors(h, ['emit', 'x', '--run', 'bobroot'], {env: claim}).code).toBe(5)
     // Inside alice's real Run, ACTORS_OWNER=bob does not make it bob's: the tree's recorded owner wins.
-    const inAlice = {ACTORS_OWNER: 'bob', ACTORS_RUN: 'aliceroot', ACTORS_RUN_INSTANCE: alice.run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', 'aliceroot')}
+    const inAlice = {
+      ACTORS_OWNER: 'bob',
+      ACTORS_RUN: 'aliceroot',
+      ACTORS_RUN_INSTANCE: alice.run_instance_id,
+      ACTORS_STATE_DIR: join(h, 'runs', 'aliceroot'),
+    }
     expect(actors(h, ['emit', 'x', '--run', 'bobroot'], {env: inAlice}).code).toBe(5)
     expect(traceKinds(h, 'bobroot')).not.toContain('x')
   })
@@ -65,9 +81,22 @@ describe('emit --run: only the tree or the owner', () => {
   it("a process of the Run's tree may emit to an ancestor, whatever ACTORS_OWNER says", async () => {
     const h = home()
     const child = 'ACTORS_OWNER=mallory actors emit child.note --run top --summary from-below; echo "code=$?"'
-    const r = actors(h, ['run', '--name', 'top', '--json', '--', 'sh', '-c', `actors run --name kid -- sh -c '${child}' >/dev/null; sleep 30`], {
-      env: {ACTORS_OWNER: 'bob'},
-    })
+    const r = actors(
+      h,
+      [
+        'run',
+        '--name',
+        'top',
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        `actors run --name kid -- sh -c '${child}' >/dev/null; sleep 30`,
+      ],
+      {
+        env: {ACTORS_OWNER: 'bob'},
+      },
+    )
     expect(r.code, r.stderr).toBe(0)
     await waitForResult(join(h, 'runs', 'kid'))
     expect(readFileSync(join(h, 'runs', 'kid', 'stdout.log'), 'utf8')).toContain('code=0')

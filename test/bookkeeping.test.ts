@@ -23,7 +23,8 @@ describe('bookkeeping after a backlog is reported', () => {
   it('drains 2,000 Runs; the emptied queue directory is replaced and the root outside runs/ is back under 32 KiB', () => {
     const h = home()
     const base = Date.parse('2026-01-01T00:00:00Z')
-    for (let i = 0; i < 2000; i++) writeFinishedRun(h, `b-${String(i).padStart(4, '0')}`, {ended: new Date(base + i * 1000).toISOString()})
+    for (let i = 0; i < 2000; i++)
+      writeFinishedRun(h, `b-${String(i).padStart(4, '0')}`, {ended: new Date(base + i * 1000).toISOString()})
     const first = actors(h, ['wait', '--json'])
     expect(first.code, first.stderr).toBe(0)
     const queue = join(h, 'index', 'queue', markerTag('default'))

@@ -28,7 +28,8 @@ function childEvents(h: string, run: string): Event[] {
 describe("children in the parent's Trace", () => {
   it('records a started, a queued and an ended child with status and exit code; inspect PARENT shows them', async () => {
     const h = home()
-    const script = 'actors run --name k1 -- sh -c "sleep 0.5; exit 3" >/dev/null; actors run --name k2 -- true >/dev/null; actors wait k1 k2 >/dev/null; true'
+    const script =
+      'actors run --name k1 -- sh -c "sleep 0.5; exit 3" >/dev/null; actors run --name k2 -- true >/dev/null; actors wait k1 k2 >/dev/null; true'
     expect(actors(h, ['run', '--name', 'par', '--max-parallel', '1', '--', 'sh', '-c', script]).code).toBe(0)
     await waitForResult(join(h, 'runs', 'par'))
     const par = readJson(join(h, 'runs', 'par', 'run.json'))
@@ -58,16 +59,23 @@ describe("children in the parent's Trace", () => {
       status: 'failed',
       exit_code: 3,
     })
-    expect(events.find((e) => e.kind === 'runtime.child_ended' && e.data.run === 'k2')!.data).toMatchObject({status: 'done', exit_code: 0})
+    expect(events.find((e) => e.kind === 'runtime.child_ended' && e.data.run === 'k2')!.data).toMatchObject({
+      status: 'done',
+      exit_code: 0,
+    })
     for (const e of events) expect(e.run_instance_id).toBe(par.run_instance_id)
     const inspected = actors(h, ['inspect', 'par', '--json']).json
-    expect(inspected.trace.map((e: Event) => e.kind)).toEqual(expect.arrayContaining(['runtime.child_started', 'runtime.child_ended']))
+    expect(inspected.trace.map((e: Event) => e.kind)).toEqual(
+      expect.arrayContaining(['runtime.child_started', 'runtime.child_ended']),
+    )
   })
 
   it("an adopted child and a child of an earlier generation end in the current generation's Trace", async () => {
     const h = home()
     // Generation 1 of boss leaves a live child behind.
-    expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', 'actors run --name worker -- sleep 300 >/dev/null']).code).toBe(0)
+    expect(
+      actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', 'actors run --name worker -- sleep 300 >/dev/null']).code,
+    ).toBe(0)
     await waitForResult(join(h, 'runs', 'boss'))
     expect(childEvents(h, 'boss').map((e) => e.kind)).toEqual(['runtime.child_started'])
     // Generation 2 adopts it; a top-level Run is adopted by `actors adopt` too.
@@ -92,7 +100,11 @@ describe("children in the parent's Trace", () => {
 
     expect(actors(h, ['control', 'worker', 'stop']).code).toBe(0)
     expect(actors(h, ['control', 'solo', 'kill']).code).toBe(0)
-    await waitFor(() => childEvents(h, 'boss').filter((e) => e.kind === 'runtime.child_ended').length === 2, 15_000, 'two child_ended events')
+    await waitFor(
+      () => childEvents(h, 'boss').filter((e) => e.kind === 'runtime.child_ended').length === 2,
+      15_000,
+      'two child_ended events',
+    )
     const ended = childEvents(h, 'boss').filter((e) => e.kind === 'runtime.child_ended')
     expect(ended.map((e) => [e.data.run, e.data.status])).toEqual(
       expect.arrayContaining([

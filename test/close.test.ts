@@ -19,7 +19,14 @@ describe('actors close', () => {
     const pid = readJson(join(dir, 'run.json')).pid
     const closed = actors(h, ['close', 'w', '--json'])
     expect(closed.code).toBe(0)
-    expect(closed.json).toMatchObject({run: 'w', generation: 1, closed: true, stopped: true, status: 'cancelled', already_closed: false})
+    expect(closed.json).toMatchObject({
+      run: 'w',
+      generation: 1,
+      closed: true,
+      stopped: true,
+      status: 'cancelled',
+      already_closed: false,
+    })
     const result = await waitForResult(dir)
     expect(result.status).toBe('cancelled')
     expect(processAlive(pid)).toBe(false)

@@ -77,7 +77,8 @@ function sweep(text: string): void {
 
 const sh = (script: string) => JSON.stringify(['sh', '-c', script])
 /** Burns one second of CPU time (not of wall time: the machine may be busy). */
-const BURN_ONE_CPU_SECOND = 'const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system >= 1e6) break }'
+const BURN_ONE_CPU_SECOND =
+  'const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system >= 1e6) break }'
 
 describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
   it.skipIf(skip)('records which containment the Run got in run.json', async () => {
@@ -94,7 +95,9 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
     'a timeout leaves no process of the Run alive, whatever it forks after the TERM (issue repro, 6 Runs)',
     async () => {
       const d = marker()
-      const h = home({'t.yaml': `description: t\ntemplate: ${sh(`trap '' TERM; sleep ${d} & wait; sleep ${d}`)}\nkill_grace: 1s\ntimeout: 2s\n`})
+      const h = home({
+        't.yaml': `description: t\ntemplate: ${sh(`trap '' TERM; sleep ${d} & wait; sleep ${d}`)}\nkill_grace: 1s\ntimeout: 2s\n`,
+      })
       try {
         const launched = await Promise.all(Array.from({length: 6}, () => actorsAsync(h, ['run', 't', '--json'], {env})))
         const results = await Promise.all(launched.map((r) => waitForResult(r.json.state_dir, 20_000)))
@@ -117,7 +120,9 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
       async () => {
         const d = marker()
         const script = `setsid sleep ${d} & (sleep ${d} &) ; (setsid sh -c 'sleep ${d}' &) ; sleep ${d}`
-        const h = home({'e.yaml': `description: e\ntemplate: ${sh(script)}\nkill_grace: 1s\n${ending === 'timeout' ? 'timeout: 2s\n' : ''}`})
+        const h = home({
+          'e.yaml': `description: e\ntemplate: ${sh(script)}\nkill_grace: 1s\n${ending === 'timeout' ? 'timeout: 2s\n' : ''}`,
+        })
         try {
           const r = actors(h, ['run', 'e', '--json'], {env})
           await waitFor(() => survivors(d).length >= 4, 10_000, 'four sleeps')
@@ -138,7 +143,9 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
     async () => {
       const h = home()
       const log = join(h, 'ticks.log')
-      const r = actors(h, ['run', '--json', '--', 'sh', '-c', `while :; do (echo x >> ${log}); sleep 0.02; done`], {env})
+      const r = actors(h, ['run', '--json', '--', 'sh', '-c', `while :; do (echo x >> ${log}); sleep 0.02; done`], {
+        env,
+      })
       const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').length : 0)
       await waitFor(() => lines() > 5, 10_000, 'ticks')
       const paused = actors(h, ['control', r.json.run, 'pause', '--json'])
@@ -181,7 +188,16 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
       const log = join(h, 'holders.log')
       const first = spawn(
         process.execPath,
-        [BIN, 'lock', 'exec', 'LX', '--', 'sh', '-c', `echo start A $(date +%s%N) >> ${log}; while :; do echo tick A $(date +%s%N) >> ${log}; sleep 0.1; done`],
+        [
+          BIN,
+          'lock',
+          'exec',
+          'LX',
+          '--',
+          'sh',
+          '-c',
+          `echo start A $(date +%s%N) >> ${log}; while :; do echo tick A $(date +%s%N) >> ${log}; sleep 0.1; done`,
+        ],
         {
           env: cliEnv(h, env),
           detached: true,
@@ -193,7 +209,17 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
       process.kill(first.pid!, 'SIGKILL')
       const second = actors(
         h,
-        ['lock', 'exec', 'LX', '--wait', '30s', '--', 'sh', '-c', `echo start B $(date +%s%N) >> ${log}; echo end B $(date +%s%N) >> ${log}`],
+        [
+          'lock',
+          'exec',
+          'LX',
+          '--wait',
+          '30s',
+          '--',
+          'sh',
+          '-c',
+          `echo start B $(date +%s%N) >> ${log}; echo end B $(date +%s%N) >> ${log}`,
+        ],
         {env},
       )
       expect(second.code).toBe(0)
@@ -209,7 +235,11 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
     async () => {
       const h = home()
       const idle = actors(h, ['run', '--json', '--', process.execPath, '-e', 'setTimeout(() => {}, 60_000)'], {env})
-      await waitFor(() => actors(h, ['control', idle.json.run, 'status', '--json']).json.resources?.memory_bytes > 1024 * 1024, 15_000, 'live resources')
+      await waitFor(
+        () => actors(h, ['control', idle.json.run, 'status', '--json']).json.resources?.memory_bytes > 1024 * 1024,
+        15_000,
+        'live resources',
+      )
       const listed = actors(h, ['inspect', '--json']).json.runs.find((r: {run: string}) => r.run === idle.json.run)
       expect(listed.resources).toMatchObject({cpu_seconds: expect.any(Number), memory_bytes: expect.any(Number)})
       expect(actors(h, ['control', idle.json.run, 'kill']).code).toBe(0)
@@ -219,7 +249,14 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
       expect(burnt.resources.cpu_seconds).toBeLessThanOrEqual(3)
       const alloc = actors(
         h,
-        ['run', '--json', '--', process.execPath, '-e', 'const b = Buffer.alloc(200 * 1024 * 1024, 1); setTimeout(() => b.length, 1500)'],
+        [
+          'run',
+          '--json',
+          '--',
+          process.execPath,
+          '-e',
+          'const b = Buffer.alloc(200 * 1024 * 1024, 1); setTimeout(() => b.length, 1500)',
+        ],
         {env},
       )
       const allocated = await waitForResult(alloc.json.state_dir)
@@ -250,9 +287,21 @@ describe('limits', () => {
       expect(result).toMatchObject({status: 'failed', reason: 'memory_limit'})
       expect(result.resources.peak_memory_bytes).toBeLessThanOrEqual(64 * 1024 * 1024)
       const d = marker()
-      const forks = actors(h, ['run', '--pids', '4', '--json', '--', 'sh', '-c', `for i in 1 2 3 4 5 6 7 8; do sleep ${d} & done; wait`])
+      const forks = actors(h, [
+        'run',
+        '--pids',
+        '4',
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        `for i in 1 2 3 4 5 6 7 8; do sleep ${d} & done; wait`,
+      ])
       try {
-        expect(await waitForResult(forks.json.state_dir, 20_000)).toMatchObject({status: 'failed', reason: 'pids_limit'})
+        expect(await waitForResult(forks.json.state_dir, 20_000)).toMatchObject({
+          status: 'failed',
+          reason: 'pids_limit',
+        })
         expect(survivors(d)).toEqual([])
       } finally {
         sweep(d)
@@ -282,7 +331,9 @@ describe('limits', () => {
       'bad.yaml': 'description: bad\nlimits: {memory: lots}\ntemplate: [true]\n',
       'odd.yaml': 'description: odd\nlimits: {disk: 1G}\ntemplate: [true]\n',
     })
-    const refused = actors(h, ['run', '--memory', '64M', '--json', '--', 'true'], {env: {ACTORS_CONTAINMENT: 'tracked'}})
+    const refused = actors(h, ['run', '--memory', '64M', '--json', '--', 'true'], {
+      env: {ACTORS_CONTAINMENT: 'tracked'},
+    })
     expect(refused.code).toBe(2)
     expect(refused.stderr).toMatch(/limits \(memory\) need cgroup containment/)
     expect(refused.stderr).toMatch(/fix: drop the limits/)
@@ -328,7 +379,15 @@ function spansOf(text: string): Record<string, [number, number]> {
 
 describe('home key', () => {
   it("is the first 16 hex digits of the state root path's SHA-256, as node:crypto makes it (cgroup folders keep their names)", () => {
-    const roots = ['', '/tmp/actors-x', '/home/é ü 日本/.actors', 'a'.repeat(55), 'a'.repeat(56), 'a'.repeat(64), 'b'.repeat(1000)]
+    const roots = [
+      '',
+      '/tmp/actors-x',
+      '/home/é ü 日本/.actors',
+      'a'.repeat(55),
+      'a'.repeat(56),
+      'a'.repeat(64),
+      'b'.repeat(1000),
+    ]
     for (const root of roots) {
       expect(sha256Hex(root)).toBe(createHash('sha256').update(root).digest('hex'))
       expect(homeKey(root)).toBe(createHash('sha256').update(root).digest('hex').slice(0, 16))

@@ -19,7 +19,9 @@ describe('concurrent controls', () => {
   it('70 concurrent `control RUN status` calls all answer (0, or 5 busy), none fails on a lock', async () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'crowded', '--', 'sleep', '120']).code).toBe(0)
-    const replies = await Promise.all(Array.from({length: 70}, () => actorsAsync(h, ['control', 'crowded', 'status', '--json'])))
+    const replies = await Promise.all(
+      Array.from({length: 70}, () => actorsAsync(h, ['control', 'crowded', 'status', '--json'])),
+    )
     const failed = replies.filter((r) => r.code !== 0 && r.code !== 5)
     expect(failed.map((r) => `${r.code}: ${r.stderr}`)).toEqual([])
     expect(replies.filter((r) => r.code === 0).length).toBeGreaterThan(0)
@@ -28,7 +30,11 @@ describe('concurrent controls', () => {
   it('a control behind a Run lock held for 12 s waits its turn (it used to give up at 10 s with exit 1)', async () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'held', '--', 'sleep', '120']).code).toBe(0)
-    await waitFor(() => JSON.parse(readFileSync(join(h, 'runs', 'held', 'run.json'), 'utf8')).child_pid, 15_000, 'the command started')
+    await waitFor(
+      () => JSON.parse(readFileSync(join(h, 'runs', 'held', 'run.json'), 'utf8')).child_pid,
+      15_000,
+      'the command started',
+    )
     // A live process "holds" the Run's lock (the lock's own format: a symlink to the holder's identity) until it exits.
     const holder = spawn('sleep', ['12'], {stdio: 'ignore'})
     try {
@@ -70,7 +76,9 @@ describe('ids and holders', () => {
       queue: [],
       updated_at: now,
     })
-    expect(actors(h, ['lock', 'status', 'L', '--json']).json.holders.map((x: {holder: string}) => x.holder)).toEqual(['pid:1'])
+    expect(actors(h, ['lock', 'status', 'L', '--json']).json.holders.map((x: {holder: string}) => x.holder)).toEqual([
+      'pid:1',
+    ])
     const released = actors(h, ['lock', 'release', 'L', '--holder', 'pid:1', '--json'])
     expect(released.code).toBe(0)
     expect(released.json.released).toBe(true)

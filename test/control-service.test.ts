@@ -9,7 +9,14 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {ROOT, actors, actorsAsync, processAlive, readJson, tempDir, waitFor, removeHome} from './helpers.js'
 import {isPaused} from './frozen.js'
-import {MAX_FINISHED, MAX_PENDING, appendControlRecord, claimControl, completeControl, readControlRecords} from '../src/lib/signals/journal.js'
+import {
+  MAX_FINISHED,
+  MAX_PENDING,
+  appendControlRecord,
+  claimControl,
+  completeControl,
+  readControlRecords,
+} from '../src/lib/signals/journal.js'
 
 let home: string
 let recipes: string
@@ -59,9 +66,17 @@ beforeAll(() => {
   writeFileSync(join(recipes, 'poller.mjs'), POLLER)
   writeFileSync(
     join(recipes, 'svc.yaml'),
-    ["template: [node, '{recipe_dir}/service.mjs']", 'control: [next, volume]', 'env: {SERVICE_LOG: "{state_dir}/service.log"}', ''].join('\n'),
+    [
+      "template: [node, '{recipe_dir}/service.mjs']",
+      'control: [next, volume]',
+      'env: {SERVICE_LOG: "{state_dir}/service.log"}',
+      '',
+    ].join('\n'),
   )
-  writeFileSync(join(recipes, 'poll.yaml'), ["template: [node, '{recipe_dir}/poller.mjs']", 'control: [job]', ''].join('\n'))
+  writeFileSync(
+    join(recipes, 'poll.yaml'),
+    ["template: [node, '{recipe_dir}/poller.mjs']", 'control: [job]', ''].join('\n'),
+  )
   writeFileSync(join(recipes, 'mute.yaml'), ['template: [sleep, "300"]', 'control: [job]', ''].join('\n'))
 })
 afterAll(() => removeHome(home))
@@ -90,10 +105,17 @@ describe('a service on its socket', () => {
 
   it('answers declared actions; the reply is printed and the record handled', () => {
     const endpoint = readJson(join(svc.state_dir, 'control-endpoint.json'))
-    expect(endpoint).toMatchObject({type: 'unix', run_instance_id: readJson(join(svc.state_dir, 'run.json')).run_instance_id})
+    expect(endpoint).toMatchObject({
+      type: 'unix',
+      run_instance_id: readJson(join(svc.state_dir, 'run.json')).run_instance_id,
+    })
     const r = actors(home, ['control', svc.run, 'next', '--json'])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json).toMatchObject({handled_by: 'service', reply: {ok: true, track: 1}, record: {action: 'next', status: 'handled'}})
+    expect(r.json).toMatchObject({
+      handled_by: 'service',
+      reply: {ok: true, track: 1},
+      record: {action: 'next', status: 'handled'},
+    })
     expect(serviceLog(svc.state_dir).map((e) => e.id)).toContain(r.json.record.id)
 
     const plain = actors(home, ['control', svc.run, 'volume', '40'])
@@ -107,13 +129,20 @@ describe('a service on its socket', () => {
 
     const status = actors(home, ['control', svc.run, 'status', '--json'])
     expect(status.code).toBe(0)
-    expect(status.json).toMatchObject({status: 'running', declared: ['next', 'volume'], endpoint: {current: true}, service: {ok: true, track: 1}})
+    expect(status.json).toMatchObject({
+      status: 'running',
+      declared: ['next', 'volume'],
+      endpoint: {current: true},
+      service: {ok: true, track: 1},
+    })
     expect(status.json.pids.length).toBeGreaterThan(0)
   })
 
   it('concurrent controls: every one answered once, journal valid with unique ids', async () => {
     const before = readControlRecords(svc.state_dir).length
-    const results = await Promise.all(Array.from({length: 8}, () => actorsAsync(home, ['control', svc.run, 'next', '--json'])))
+    const results = await Promise.all(
+      Array.from({length: 8}, () => actorsAsync(home, ['control', svc.run, 'next', '--json'])),
+    )
     for (const r of results) expect(r.code, r.stderr).toBe(0)
     const tracks = results.map((r) => r.json.reply.track)
     expect(new Set(tracks).size).toBe(8)
@@ -129,7 +158,10 @@ describe('a service on its socket', () => {
   it('refuses an endpoint of another generation: exit 3, nothing sent, nothing journaled', () => {
     const file = join(svc.state_dir, 'control-endpoint.json')
     const original = readFileSync(file, 'utf8')
-    writeFileSync(file, JSON.stringify({...JSON.parse(original), run_instance_id: '00000000-0000-4000-8000-000000000000'}))
+    writeFileSync(
+      file,
+      JSON.stringify({...JSON.parse(original), run_instance_id: '00000000-0000-4000-8000-000000000000'}),
+    )
     const journal = readControlRecords(svc.state_dir).length
     const served = serviceLog(svc.state_dir).length
     const r = actors(home, ['control', svc.run, 'next', '--json'])
@@ -162,10 +194,18 @@ describe('a service on its socket', () => {
 describe('without a socket', () => {
   it('a polling service claims and handles the record', async () => {
     const poll = launch('poll', 'poll')
-    await waitFor(() => actors(home, ['control', poll.run, 'status', '--json']).json?.pids.length > 0, 10_000, 'poller running')
+    await waitFor(
+      () => actors(home, ['control', poll.run, 'status', '--json']).json?.pids.length > 0,
+      10_000,
+      'poller running',
+    )
     const r = actors(home, ['control', poll.run, 'job', 'hello', '--json'])
     expect(r.code, r.stderr).toBe(0)
-    expect(r.json).toMatchObject({handled_by: 'service', reply: {ok: true, echo: 'hello'}, record: {status: 'handled', input: 'hello'}})
+    expect(r.json).toMatchObject({
+      handled_by: 'service',
+      reply: {ok: true, echo: 'hello'},
+      record: {status: 'handled', input: 'hello'},
+    })
     expect(r.json.record.claimed_at).toBeTruthy()
     expect(actors(home, ['control', poll.run, 'kill']).code).toBe(0)
   })
@@ -199,7 +239,16 @@ describe('journal (kernel)', () => {
     const dir = join(home, 'runs', `j-${Math.random().toString(16).slice(2)}`)
     mkdirSync(dir, {recursive: true})
     const instance = '11111111-1111-4111-8111-111111111111'
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({schema: 'actors-run-v1', run: 'j', run_instance_id: instance, status: 'running', control: ['job']}))
+    writeFileSync(
+      join(dir, 'run.json'),
+      JSON.stringify({
+        schema: 'actors-run-v1',
+        run: 'j',
+        run_instance_id: instance,
+        status: 'running',
+        control: ['job'],
+      }),
+    )
     return {dir, instance}
   }
 

@@ -13,7 +13,9 @@ let home: string
 let recipes: string
 
 beforeAll(() => {
-  ;({home, recipes} = homeWithRecipes({'solo.yaml': ['args: [mode=calm, level:int=1]', 'template: [sleep, "300"]', 'singleton: true', ''].join('\n')}))
+  ;({home, recipes} = homeWithRecipes({
+    'solo.yaml': ['args: [mode=calm, level:int=1]', 'template: [sleep, "300"]', 'singleton: true', ''].join('\n'),
+  }))
 })
 afterAll(() => removeHome(home))
 
@@ -31,7 +33,9 @@ async function kill(stateDir: string, run: string) {
 
 describe('singleton', () => {
   it('reuses the live Run for equal values, refuses different ones (exit 5), relaunches after it ended', async () => {
-    const launches = await Promise.all([1, 2, 3].map(() => actorsAsync(home, ['run', 'solo', '--recipes', recipes, '--json', 'level=1'])))
+    const launches = await Promise.all(
+      [1, 2, 3].map(() => actorsAsync(home, ['run', 'solo', '--recipes', recipes, '--json', 'level=1'])),
+    )
     for (const l of launches) expect(l.code, l.stderr).toBe(0)
     const runs = new Set(launches.map((l) => l.json.run))
     expect(runs.size).toBe(1)
@@ -41,7 +45,12 @@ describe('singleton', () => {
 
     const again = run('mode=calm')
     expect(again.code, again.stderr).toBe(0)
-    expect(again.json).toMatchObject({run: first.run, run_instance_id: first.run_instance_id, reused: true, status: 'running'})
+    expect(again.json).toMatchObject({
+      run: first.run,
+      run_instance_id: first.run_instance_id,
+      reused: true,
+      status: 'running',
+    })
 
     const other = run('mode=loud', 'level=2')
     expect(other.code).toBe(5)

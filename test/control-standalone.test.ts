@@ -12,7 +12,12 @@ import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {controlRun} from '../src/lib/control/control.js'
 import {socketPathIn} from '../src/lib/platform/line-socket.js'
-import {serveStandaloneEndpoint, standaloneEndpointFile, type ServiceKind, type StandaloneServer} from '../src/lib/signals/standalone.js'
+import {
+  serveStandaloneEndpoint,
+  standaloneEndpointFile,
+  type ServiceKind,
+  type StandaloneServer,
+} from '../src/lib/signals/standalone.js'
 import {ActorsError, usageError} from '../src/lib/platform/errors.js'
 import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
 import {BIN, actors, cliEnv, processAlive, readJson, removeHome, tempDir, waitFor, writeTone} from './helpers.js'
@@ -35,7 +40,8 @@ const counterKind: ServiceKind = {
   name: 'counter',
   holds: (dir) => existsSync(standaloneEndpointFile(dir, 'counter')),
   checkRequest: (action, value) => {
-    if (action === 'add' && value !== undefined && Number(value) < 0) throw usageError(`add ${value}: steps are positive`)
+    if (action === 'add' && value !== undefined && Number(value) < 0)
+      throw usageError(`add ${value}: steps are positive`)
   },
   lastKnownStatus: () => ({state: 'resting'}),
   startHint: (dir) => `start the counter in ${dir}`,
@@ -69,9 +75,18 @@ describe('a standalone service of any kind, through the general path', () => {
     })
     servers.push(server)
     const file = standaloneEndpointFile(dir, 'counter')
-    expect(readJson(file)).toMatchObject({owner_mode: 'standalone', service_pid: process.pid, actions: ['add', 'status', 'stop']})
+    expect(readJson(file)).toMatchObject({
+      owner_mode: 'standalone',
+      service_pid: process.pid,
+      actions: ['add', 'status', 'stop'],
+    })
 
-    expect(await controlRun(home, dir, 'add', '2', [counterKind])).toMatchObject({standalone: true, source: 'service', action: 'add', count: 2})
+    expect(await controlRun(home, dir, 'add', '2', [counterKind])).toMatchObject({
+      standalone: true,
+      source: 'service',
+      action: 'add',
+      count: 2,
+    })
     // Not published by the service: exit 2 before anything is sent.
     const unpublished = await refusal(controlRun(home, dir, 'rewind', undefined, [counterKind]))
     expect(unpublished.exitCode).toBe(2)
@@ -91,7 +106,12 @@ describe('a standalone service of any kind, through the general path', () => {
 
     // A second service on the dir is refused (exit 5) and leaves the live one's endpoint alone.
     const second = await refusal(
-      serveStandaloneEndpoint(dir, {kind: 'counter', socketPath: join(dir, 'other.sock'), actions: [], handle: async () => ({ok: true})}),
+      serveStandaloneEndpoint(dir, {
+        kind: 'counter',
+        socketPath: join(dir, 'other.sock'),
+        actions: [],
+        handle: async () => ({ok: true}),
+      }),
     )
     expect(second.exitCode).toBe(5)
     expect(readFileSync(file, 'utf8')).toBe(published)
@@ -100,7 +120,11 @@ describe('a standalone service of any kind, through the general path', () => {
     // Stopped: the endpoint stays, marked; status comes from the kind, anything else is exit 3 with its hint.
     await server.close()
     expect(readJson(file).stopped_at).toEqual(expect.any(String))
-    expect(await controlRun(home, dir, 'status', undefined, [counterKind])).toMatchObject({standalone: true, source: 'checkpoint', state: 'resting'})
+    expect(await controlRun(home, dir, 'status', undefined, [counterKind])).toMatchObject({
+      standalone: true,
+      source: 'checkpoint',
+      state: 'resting',
+    })
     const gone = await refusal(controlRun(home, dir, 'add', '1', [counterKind]))
     expect(gone.exitCode).toBe(3)
     expect(gone.fix).toBe(`start the counter in ${dir}`)
@@ -130,10 +154,14 @@ describe('actors music serve through the general path', () => {
   it('publishes its actions in a standalone endpoint that actors control reaches like any other', async () => {
     const dir = join(root, 'music-state')
     const track = writeTone(join(root, 'tone.wav'), 10, 440)
-    const child = spawn(process.execPath, [BIN, 'music', 'serve', track, '--state-dir', dir, '--output', 'null', '--volume', '40'], {
-      env: cliEnv(root),
-      stdio: ['ignore', 'ignore', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [BIN, 'music', 'serve', track, '--state-dir', dir, '--output', 'null', '--volume', '40'],
+      {
+        env: cliEnv(root),
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    )
     children.push(child)
     let stderr = ''
     child.stderr!.on('data', (d) => (stderr += d))
@@ -141,7 +169,8 @@ describe('actors music serve through the general path', () => {
     await waitFor(
       () => {
         if (child.exitCode !== null) throw new Error(`music serve exited ${child.exitCode}: ${stderr}`)
-        if (!existsSync(join(dir, 'playback-endpoint.json')) || !existsSync(join(dir, 'playback.json'))) return undefined
+        if (!existsSync(join(dir, 'playback-endpoint.json')) || !existsSync(join(dir, 'playback.json')))
+          return undefined
         return readJson(join(dir, 'playback.json')).state === 'playing'
       },
       20_000,
@@ -150,7 +179,18 @@ describe('actors music serve through the general path', () => {
 
     const endpoint = readJson(join(dir, 'playback-endpoint.json'))
     expect(endpoint).toMatchObject({owner_mode: 'standalone', service_pid: child.pid, path: join(dir, 'playback.sock')})
-    expect(endpoint.actions).toEqual(['play', 'pause', 'toggle', 'next', 'previous', 'seek', 'volume', 'stop', 'status', 'resume'])
+    expect(endpoint.actions).toEqual([
+      'play',
+      'pause',
+      'toggle',
+      'next',
+      'previous',
+      'seek',
+      'volume',
+      'stop',
+      'status',
+      'resume',
+    ])
     const ipc = await MpvIpcClient.connect(join(dir, 'mpv.sock'))
 
     let r = actors(root, ['control', '--json', dir, 'volume', '25'])

@@ -6,7 +6,16 @@
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {actors, homeWithRecipes, processAlive, processState, readJson, waitFor, waitForResult, removeHome} from './helpers.js'
+import {
+  actors,
+  homeWithRecipes,
+  processAlive,
+  processState,
+  readJson,
+  waitFor,
+  waitForResult,
+  removeHome,
+} from './helpers.js'
 import {continueBehindTheKernel, isPaused} from './frozen.js'
 
 let home: string
@@ -14,7 +23,13 @@ let recipes: string
 
 beforeAll(() => {
   // Ignores SIGTERM everywhere (the ignore disposition survives exec), so only SIGKILL after kill_grace ends it.
-  const stubborn = ['description: ignores TERM', 'template: [sh, -c, \'trap "" TERM; sleep 300 & sleep 301 & wait\']', 'kill_grace: 1s', 'control: [next]', '']
+  const stubborn = [
+    'description: ignores TERM',
+    'template: [sh, -c, \'trap "" TERM; sleep 300 & sleep 301 & wait\']',
+    'kill_grace: 1s',
+    'control: [next]',
+    '',
+  ]
   ;({home, recipes} = homeWithRecipes({'stubborn.yaml': stubborn.join('\n')}))
 })
 afterAll(() => removeHome(home))
@@ -93,10 +108,18 @@ describe('pause and resume', () => {
     // Someone else continues the first step's process group and lets it finish: the supervisor now holds the second step.
     writeFileSync(gate, '')
     continueBehindTheKernel(state_dir)
-    await waitFor(() => readFileSync(join(state_dir, 'trace.jsonl'), 'utf8').includes('runtime.held'), 10_000, 'the supervisor to hold step two')
+    await waitFor(
+      () => readFileSync(join(state_dir, 'trace.jsonl'), 'utf8').includes('runtime.held'),
+      10_000,
+      'the supervisor to hold step two',
+    )
     expect(existsSync(marker)).toBe(false)
     // Paused with no process: a second pause changes nothing, resume releases the hold.
-    expect(actors(home, ['control', run, 'pause', '--json']).json).toMatchObject({status: 'paused', changed: false, signalled: []})
+    expect(actors(home, ['control', run, 'pause', '--json']).json).toMatchObject({
+      status: 'paused',
+      changed: false,
+      signalled: [],
+    })
     const resumed = actors(home, ['control', run, 'resume', '--json'])
     expect(resumed.code, resumed.stderr).toBe(0)
     expect(resumed.json).toMatchObject({status: 'running', signalled: []})
@@ -110,7 +133,9 @@ describe('stop and kill', () => {
   it('a stop or kill that lands while the supervisor is starting the command still ends it', async () => {
     for (const action of ['kill', 'stop'] as const) {
       // Test-only: the supervisor waits 1.5 s between its last check for an ending and the spawn.
-      const r = actors(home, ['run', '--json', '--name', `late-${action}`, '--', 'sleep', '300'], {env: {ACTORS_TEST_SPAWN_DELAY_MS: '1500'}})
+      const r = actors(home, ['run', '--json', '--name', `late-${action}`, '--', 'sleep', '300'], {
+        env: {ACTORS_TEST_SPAWN_DELAY_MS: '1500'},
+      })
       expect(r.code, r.stderr).toBe(0)
       await waitFor(() => readJson(join(r.json.state_dir, 'run.json')).started_at, 10_000, 'the supervisor to start')
       expect(readJson(join(r.json.state_dir, 'run.json')).child_pid).toBeUndefined()
@@ -124,7 +149,14 @@ describe('stop and kill', () => {
   })
 
   it('stop ends forked, nested and setsid descendants; result cancelled; inspect agrees at once', async () => {
-    const {run} = launch(['--name', 'st', '--', 'sh', '-c', 'sleep 300 & setsid sh -c "sleep 302 & wait" & sh -c "sleep 303 & wait" & wait'])
+    const {run} = launch([
+      '--name',
+      'st',
+      '--',
+      'sh',
+      '-c',
+      'sleep 300 & setsid sh -c "sleep 302 & wait" & sh -c "sleep 303 & wait" & wait',
+    ])
     const pids = await runPids(run, 6)
     const r = actors(home, ['control', run, 'stop', '--json'])
     expect(r.code, r.stderr).toBe(0)

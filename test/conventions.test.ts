@@ -35,7 +35,11 @@ describe('help and version', () => {
       expect(r.stdout).toMatch(VERSION_LINE)
       expect(r.stdout).toBe(lines[0].stdout)
     }
-    expect(actors(h, ['version', '--json']).json).toMatchObject({name: 'actors', version: expect.any(String), node: process.version})
+    expect(actors(h, ['version', '--json']).json).toMatchObject({
+      name: 'actors',
+      version: expect.any(String),
+      node: process.version,
+    })
   })
 })
 
@@ -57,7 +61,11 @@ function bashComplete(h: string, line: string): string[] {
   const script = actors(h, ['autocomplete', 'script', 'bash']).stdout
   const words = line.split(' ')
   const program = `${script}\nCOMP_WORDS=(${words.map((w) => `'${w}'`).join(' ')}); COMP_CWORD=${words.length - 1}; _actors_complete; printf '%s\\n' "\${COMPREPLY[@]}"`
-  const r = spawnSync('bash', ['-c', program], {env: {...cliEnv(h), PATH: `${dirname(BIN)}:${process.env.PATH}`}, encoding: 'utf8', cwd: dirname(dirname(BIN))})
+  const r = spawnSync('bash', ['-c', program], {
+    env: {...cliEnv(h), PATH: `${dirname(BIN)}:${process.env.PATH}`},
+    encoding: 'utf8',
+    cwd: dirname(dirname(BIN)),
+  })
   return r.stdout.split('\n').filter(Boolean)
 }
 
@@ -67,7 +75,8 @@ describe('autocomplete', () => {
     const setup = actors(h, ['autocomplete', 'bash'])
     expect(setup.code).toBe(0)
     expect(setup.stdout).toContain('eval "$(actors autocomplete script bash)"')
-    for (const shell of ['zsh', 'powershell']) expect(actors(h, ['autocomplete', 'script', shell]).stdout).toContain('actors __complete')
+    for (const shell of ['zsh', 'powershell'])
+      expect(actors(h, ['autocomplete', 'script', shell]).stdout).toContain('actors __complete')
     expect(actors(h, ['autocomplete', 'fish']).code).toBe(2)
 
     expect(bashComplete(h, 'actors ru')).toEqual(['run'])

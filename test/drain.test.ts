@@ -26,7 +26,10 @@ import {
 const home = homesPerTest('actors-drain-')
 const BASE = Date.parse('2026-01-01T00:00:00Z')
 const at = (seconds: number) => new Date(BASE + seconds * 1000).toISOString()
-const delivered = (r: CliResult): string[] => [...(r.json?.rows ?? []).map((row: any) => row.run), ...(r.json?.overflow_runs ?? [])]
+const delivered = (r: CliResult): string[] => [
+  ...(r.json?.rows ?? []).map((row: any) => row.run),
+  ...(r.json?.overflow_runs ?? []),
+]
 const entries = indexEntries
 const instanceOf = (h: string, id: string) => readJson(join(h, 'runs', id, 'run.json')).run_instance_id
 
@@ -105,7 +108,9 @@ describe('draining a backlog through the delivery queue', () => {
     const names = entries(h).sort()
     expect(names).toHaveLength(2)
     expect(names[0]).toBe(`live-one@${live.run_instance_id}`)
-    expect(names[1]).toMatch(new RegExp(`^~${at(7).replace(/\./g, '\\.')}~[0-9a-f]{8}~[0-9a-f]{8}~done-one@${instanceOf(h, 'done-one')}$`))
+    expect(names[1]).toMatch(
+      new RegExp(`^~${at(7).replace(/\./g, '\\.')}~[0-9a-f]{8}~[0-9a-f]{8}~done-one@${instanceOf(h, 'done-one')}$`),
+    )
     // Queued in its owner's queue, apart from the live markers (which is all a live command lists).
     expect(indexEntryPaths(h).sort()).toEqual([
       `live-one@${live.run_instance_id}`,
@@ -124,7 +129,8 @@ describe('draining a backlog through the delivery queue', () => {
     const ids = ['e-0', 'e-1', 'e-2'].map((id, i) => (writeFinishedRun(h, id, {ended: at(i)}), id))
     expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
     // Back to the earlier form: `<run>@<instance>` for finished Runs; plus names no kernel wrote.
-    for (const path of indexEntryPaths(h)) renameSync(join(h, 'index', path), join(h, 'index', path.slice(path.lastIndexOf('~') + 1)))
+    for (const path of indexEntryPaths(h))
+      renameSync(join(h, 'index', path), join(h, 'index', path.slice(path.lastIndexOf('~') + 1)))
     const foreign = ['~not~a~marker@x', '~2026~zzzzzzzz~00000000~e-0@y', '~a~b~c~d~e~f@g', 'nothing-here', '@', '~']
     for (const name of foreign) writeFileSync(join(h, 'index', name), '')
     const first = actors(h, ['wait', '--json'])
@@ -137,7 +143,8 @@ describe('draining a backlog through the delivery queue', () => {
 })
 
 describe("the owner's queue cursor", () => {
-  const queueDir = (h: string, id: string) => join(h, 'index', 'queue', markerTag(readJson(join(h, 'runs', id, 'run.json')).owner))
+  const queueDir = (h: string, id: string) =>
+    join(h, 'index', 'queue', markerTag(readJson(join(h, 'runs', id, 'run.json')).owner))
   // The cursor files live beside the queue directory (index/queue/.<tag>.cursor), which holds markers alone.
   const beside = (dir: string, name: string) => `${dirname(dir)}/.${basename(dir)}${name}`
 
@@ -181,7 +188,11 @@ describe("the owner's queue cursor", () => {
     const cursor = beside(dir, '.cursor')
     const damage = [
       () => writeFileSync(beside(dir, '.cursor-at'), '{not json'),
-      () => writeFileSync(beside(dir, '.cursor-at'), JSON.stringify({id: 'someone-else', offset: 1, consumed: 0, skip: []})),
+      () =>
+        writeFileSync(
+          beside(dir, '.cursor-at'),
+          JSON.stringify({id: 'someone-else', offset: 1, consumed: 0, skip: []}),
+        ),
       () => writeFileSync(cursor, readFileSync(cursor, 'latin1').slice(0, 5000), 'latin1'),
       // Forged lines where the next wait reads on: one shaped as the kernel writes them but naming no Run of this root,
       // one whose name is no marker's. Both are passed over (the position moves past them), and nothing else changes.
@@ -201,7 +212,8 @@ describe("the owner's queue cursor", () => {
       expect(r.code, r.stderr).toBe(0)
       got.push(...delivered(r))
       expect(got).toEqual(ids.slice(0, got.length))
-      if (typeof forgedAt === 'number') expect(JSON.parse(readFileSync(beside(dir, '.cursor-at'), 'utf8')).offset).toBeGreaterThan(forgedAt + 100)
+      if (typeof forgedAt === 'number')
+        expect(JSON.parse(readFileSync(beside(dir, '.cursor-at'), 'utf8')).offset).toBeGreaterThan(forgedAt + 100)
     }
     // A Run queued whose flag never came (its writer killed between the two): delivered still, once the cursor runs out.
     expect(existsSync(cursor)).toBe(true)
@@ -228,10 +240,13 @@ describe('prune and the launch log', () => {
 
   it('prune drops the lines of pruned Runs and older launches of a relaunched id', async () => {
     const h = home()
-    for (const id of ['p0', 'p1', 'p2', 'p3']) await waitForResult(actors(h, ['run', '--json', '--name', id, '--', 'true']).json.state_dir)
+    for (const id of ['p0', 'p1', 'p2', 'p3'])
+      await waitForResult(actors(h, ['run', '--json', '--name', id, '--', 'true']).json.state_dir)
     await waitForResult(actors(h, ['run', '--json', '--name', 'p0', '--', 'true']).json.state_dir)
     await waitFor(
-      () => readJson(join(h, 'runs', 'p0', 'run.json')).generation === 2 && readJson(join(h, 'runs', 'p0', 'run.json')).status === 'done',
+      () =>
+        readJson(join(h, 'runs', 'p0', 'run.json')).generation === 2 &&
+        readJson(join(h, 'runs', 'p0', 'run.json')).status === 'done',
       10_000,
       'the relaunch to end',
     )
@@ -251,7 +266,9 @@ describe('prune and the launch log', () => {
     expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
     expect(logLines(h)).toHaveLength(300)
     const prune = actorsAsync(h, ['prune', '--json'])
-    const launches = Array.from({length: 6}, (_, i) => actorsAsync(h, ['run', '--json', '--name', `new-${i}`, '--', 'sleep', '20']))
+    const launches = Array.from({length: 6}, (_, i) =>
+      actorsAsync(h, ['run', '--json', '--name', `new-${i}`, '--', 'sleep', '20']),
+    )
     const [pruned, ...started] = await Promise.all([prune, ...launches])
     expect(pruned.code, pruned.stderr).toBe(0)
     for (const r of started) expect(r.code, r.stderr).toBe(0)

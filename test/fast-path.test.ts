@@ -10,11 +10,22 @@ import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
 import {parseInvocation} from '../src/lib/cli/parse-argv.js'
-import {actors, cliEnv, type CliResult, packageWithout, removeDir, removeHome, ROOT, tempDir, waitForResult} from './helpers.js'
+import {
+  actors,
+  cliEnv,
+  type CliResult,
+  packageWithout,
+  removeDir,
+  removeHome,
+  ROOT,
+  tempDir,
+  waitForResult,
+} from './helpers.js'
 
 describe('the fast parser', () => {
   const run = HOT_COMMANDS.run
-  const parse = (command: string, tokens: string[], env: NodeJS.ProcessEnv = {}) => parseInvocation(HOT_COMMANDS[command], tokens, env)
+  const parse = (command: string, tokens: string[], env: NodeJS.ProcessEnv = {}) =>
+    parseInvocation(HOT_COMMANDS[command], tokens, env)
 
   it('parses clean invocations into the same shape oclif gives', () => {
     expect(parseInvocation(run, ['--name', 'b1', '--retry=3', '--wait', '--', 'make', '--json', '-j2'], {})).toEqual({
@@ -25,8 +36,16 @@ describe('the fast parser', () => {
       // --json after `--` belongs to the command, not to actors.
       json: false,
     })
-    expect(parse('run', ['demo', 'count=3', '--json'])).toMatchObject({args: {recipe: 'demo'}, argv: ['demo', 'count=3'], passthrough: undefined, json: true})
-    expect(parse('logs', ['r1', '-f', '--tail', '0'])).toMatchObject({args: {run: 'r1'}, flags: {follow: true, tail: 0, stderr: false}})
+    expect(parse('run', ['demo', 'count=3', '--json'])).toMatchObject({
+      args: {recipe: 'demo'},
+      argv: ['demo', 'count=3'],
+      passthrough: undefined,
+      json: true,
+    })
+    expect(parse('logs', ['r1', '-f', '--tail', '0'])).toMatchObject({
+      args: {run: 'r1'},
+      flags: {follow: true, tail: 0, stderr: false},
+    })
     expect(parse('control', ['r1', 'volume', '40', '--home', '/tmp/h'])).toMatchObject({
       args: {run: 'r1', action: 'volume', value: '40'},
       flags: {home: '/tmp/h'},
@@ -59,7 +78,8 @@ describe('the fast parser', () => {
       ['emit', ['x', '--constructor', 'y']],
       ['emit', ['x', '--__proto__', 'y']],
     ] as const
-    for (const [command, tokens] of declined) expect(parse(command, [...tokens]), `${command} ${tokens.join(' ')}`).toBeUndefined()
+    for (const [command, tokens] of declined)
+      expect(parse(command, [...tokens]), `${command} ${tokens.join(' ')}`).toBeUndefined()
   })
 
   it('bin/actors sends exactly the commands the fast front end serves: the list the build wrote, no copy of its own', () => {
@@ -140,7 +160,12 @@ describe('the fast path', () => {
     removeDir(pkg)
   })
 
-  const cli = (args: string[]) => spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {
+      env: cliEnv(home),
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
 
   it('launches, waits, inspects, controls and reads logs without loading oclif', () => {
     const launched = cli(['run', '--json', '--wait', 'echo', 'word=hi'])
@@ -159,9 +184,15 @@ describe('the fast path', () => {
     const loadedBy = (args: string[]) => {
       const list = join(home, 'loaded.txt')
       const preload = join(home, 'list-modules.cjs')
-      writeFileSync(preload, `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')))`)
+      writeFileSync(
+        preload,
+        `process.on('exit', () => require('fs').writeFileSync(${JSON.stringify(list)}, process.moduleLoadList.join('\\n')))`,
+      )
       // Output to /dev/null: a pipe on stdout is itself a net.Socket, which would load node:net.
-      spawnSync(process.execPath, ['--require', preload, join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), stdio: 'ignore'})
+      spawnSync(process.execPath, ['--require', preload, join(pkg, 'bin', 'actors'), ...args], {
+        env: cliEnv(home),
+        stdio: 'ignore',
+      })
       return readFileSync(list, 'utf8')
         .split('\n')
         .filter((m) => /^NativeModule (net|crypto|child_process|module|internal\/fs\/watchers)$/.test(m))
@@ -184,7 +215,11 @@ describe('the fast path', () => {
     const lean = packageWithout(['cli', 'mcp', 'yaml'])
     try {
       const leanCli = (args: string[]) =>
-        spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+        spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {
+          env: cliEnv(home),
+          encoding: 'utf8',
+          timeout: 30_000,
+        })
       // An ad-hoc Run whose command emits through the same lean CLI: run, emit (inside the Run) and wait.
       const emitting = leanCli([
         'run',
@@ -226,14 +261,27 @@ describe('the fast path', () => {
 
   it('serves each hot command from its own bundle, without the other hot commands', () => {
     const hot: string[] = JSON.parse(readFileSync(join(ROOT, 'dist', 'hot-commands.json'), 'utf8'))
-    const only = packageWithout(['cli', 'mcp', 'yaml', ...hot.filter((name) => name !== 'inspect').map((name) => `fast-${name}`)])
+    const only = packageWithout([
+      'cli',
+      'mcp',
+      'yaml',
+      ...hot.filter((name) => name !== 'inspect').map((name) => `fast-${name}`),
+    ])
     try {
-      const listed = spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'inspect', '--json'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+      const listed = spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'inspect', '--json'], {
+        env: cliEnv(home),
+        encoding: 'utf8',
+        timeout: 30_000,
+      })
       expect(listed.stderr).toBe('')
       expect(JSON.parse(listed.stdout).runs.length).toBeGreaterThan(0)
       // The launcher is not in that copy at all: `run` has neither its front nor oclif there.
       expect(
-        spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'run', '--', 'true'], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000}).status,
+        spawnSync(process.execPath, [join(only, 'bin', 'actors'), 'run', '--', 'true'], {
+          env: cliEnv(home),
+          encoding: 'utf8',
+          timeout: 30_000,
+        }).status,
       ).not.toBe(0)
     } finally {
       removeDir(only)
@@ -254,7 +302,12 @@ describe('the MCP bundle', () => {
     removeDir(pkg)
   })
 
-  const cli = (args: string[]) => spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {env: cliEnv(home), encoding: 'utf8', timeout: 30_000})
+  const cli = (args: string[]) =>
+    spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {
+      env: cliEnv(home),
+      encoding: 'utf8',
+      timeout: 30_000,
+    })
 
   it('is loaded by `actors mcp` only', () => {
     const launched = cli(['run', '--json', '--wait', 'hello'])

@@ -38,7 +38,8 @@ const stdoutOf = (h: string, id: string) => {
   }
 }
 /** Wait until the supervisor recorded the command (signals and sends before that could miss it). */
-const started = (h: string, id: string) => waitFor(() => runJson(h, id).child_pid && runJson(h, id), 15_000, `${id} started`)
+const started = (h: string, id: string) =>
+  waitFor(() => runJson(h, id).child_pid && runJson(h, id), 15_000, `${id} started`)
 const traceKinds = (dir: string) =>
   readFileSync(join(dir, 'trace.jsonl'), 'utf8')
     .trim()
@@ -48,7 +49,18 @@ const traceKinds = (dir: string) =>
 describe('steering a live Run', () => {
   it('inbox: stdin writes each message as one line to the command, in order; newlines travel as one JSON string', async () => {
     const h = home()
-    const r = actors(h, ['run', '--name', 'echo', '--inbox', 'stdin', '--json', '--', 'sh', '-c', 'while read -r line; do printf "got %s\\n" "$line"; done'])
+    const r = actors(h, [
+      'run',
+      '--name',
+      'echo',
+      '--inbox',
+      'stdin',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'while read -r line; do printf "got %s\\n" "$line"; done',
+    ])
     expect(r.code, r.stderr).toBe(0)
     await started(h, 'echo')
     const first = actors(h, ['send', 'echo', 'one', '--json'])
@@ -89,7 +101,8 @@ describe('steering a live Run', () => {
     expect(readJson(join(h, 'second.json')).records.map((x: any) => x.message)).toEqual(['third'])
     const all = readJson(join(h, 'all.json')).records
     expect(all.map((x: any) => x.message)).toEqual(['hello', 'a\nb', 'third'])
-    for (const record of all) expect(Object.keys(record)).toEqual(expect.arrayContaining(['id', 'ts', 'message', 'generation']))
+    for (const record of all)
+      expect(Object.keys(record)).toEqual(expect.arrayContaining(['id', 'ts', 'message', 'generation']))
     // Outside a Run, inbox refuses with the fix.
     const outside = actors(h, ['inbox'])
     expect(outside.code).toBe(2)
@@ -100,7 +113,9 @@ describe('steering a live Run', () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'many', '--inbox', 'file', '--', 'sleep', '60']).code).toBe(0)
     await started(h, 'many')
-    const sends = await Promise.all(Array.from({length: 8}, (_, i) => actorsAsync(h, ['send', 'many', `m${i}`, '--json'])))
+    const sends = await Promise.all(
+      Array.from({length: 8}, (_, i) => actorsAsync(h, ['send', 'many', `m${i}`, '--json'])),
+    )
     expect(sends.map((s) => s.code)).toEqual(Array(8).fill(0))
     expect(new Set(sends.map((s) => s.json.message_id)).size).toBe(8)
     const lines = readFileSync(join(runDirOf(h, 'many'), 'inbox.jsonl'), 'utf8')
@@ -149,7 +164,8 @@ describe('steering a live Run', () => {
 describe('generations', () => {
   it('send to a finished Run resumes it as generation 2 with ACTORS_MESSAGE; wait delivers both, each with its own output, exactly once', async () => {
     const h = home()
-    const script = 'echo "gen=$ACTORS_GENERATION msg=$ACTORS_MESSAGE"; [ -n "$ACTORS_MESSAGE" ] && actors inbox; echo ckpt >> "$ACTORS_STATE_DIR/checkpoint"'
+    const script =
+      'echo "gen=$ACTORS_GENERATION msg=$ACTORS_MESSAGE"; [ -n "$ACTORS_MESSAGE" ] && actors inbox; echo ckpt >> "$ACTORS_STATE_DIR/checkpoint"'
     expect(actors(h, ['run', '--name', 'job', '--', 'sh', '-c', script]).code).toBe(0)
     const first = await waitForResult(runDirOf(h, 'job'))
     const sent = actors(h, ['send', 'job', 'go on', '--json'])
@@ -162,7 +178,9 @@ describe('generations', () => {
     expect(stdoutOf(h, 'job')).toBe('gen=2 msg=go on\ngo on\n')
     expect(readFileSync(join(runDirOf(h, 'job'), 'checkpoint'), 'utf8')).toBe('ckpt\nckpt\n')
     const archive = join(runDirOf(h, 'job'), 'generations', '1')
-    expect(readdirSync(archive).sort()).toEqual(expect.arrayContaining(['result.json', 'run.json', 'stdout.log', 'trace.jsonl']))
+    expect(readdirSync(archive).sort()).toEqual(
+      expect.arrayContaining(['result.json', 'run.json', 'stdout.log', 'trace.jsonl']),
+    )
     expect(readFileSync(join(archive, 'stdout.log'), 'utf8')).toBe('gen=1 msg=\n')
     expect(runJson(h, 'job').generation).toBe(2)
 
@@ -214,10 +232,16 @@ describe('generations', () => {
     expect(actors(h, ['run', '--name', 'n', '--', 'true']).code).toBe(0)
     await waitForResult(runDirOf(h, 'n'))
     expect(actors(h, ['wait', '--json', '--timeout', '5s']).json.rows.map((r: any) => r.generation)).toEqual([3])
-    expect(actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation)).toEqual([1, 2, 3])
+    expect(
+      actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation),
+    ).toEqual([1, 2, 3])
     // --earlier-generations keeps the current generation; a plain prune removes the Run with all its generations.
-    expect(actors(h, ['prune', 'n', '--earlier-generations', '--json']).json.pruned_generations).toEqual([{run: 'n', generations: [1, 2]}])
-    expect(actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation)).toEqual([3])
+    expect(actors(h, ['prune', 'n', '--earlier-generations', '--json']).json.pruned_generations).toEqual([
+      {run: 'n', generations: [1, 2]},
+    ])
+    expect(
+      actors(h, ['inspect', 'n', '--generations', '--json']).json.generations.map((g: any) => g.generation),
+    ).toEqual([3])
     expect(actors(h, ['prune', 'n', '--json']).json.pruned).toEqual(['n'])
     expect(existsSync(runDirOf(h, 'n'))).toBe(false)
   })
@@ -259,7 +283,8 @@ describe('generations', () => {
 
   it('rerun replaces values, validated like a launch; a bad value starts nothing; resume: false refuses send', async () => {
     const {home: h, recipes} = homeWithRecipes({
-      'count.yaml': 'args: ["n:int=1", "word=hi"]\ntemplate: [sh, -c, "echo $0 $1 gen=$ACTORS_GENERATION", "{n}", "{word}"]\nresume: false\n',
+      'count.yaml':
+        'args: ["n:int=1", "word=hi"]\ntemplate: [sh, -c, "echo $0 $1 gen=$ACTORS_GENERATION", "{n}", "{word}"]\nresume: false\n',
     })
     try {
       expect(actors(h, ['run', '--recipes', recipes, 'count', '--name', 'c', 'n=2']).code).toBe(0)
@@ -312,7 +337,21 @@ describe('generations', () => {
 
   it('a resumed root obeys its spent budget (exit 5, no generation started)', async () => {
     const h = home()
-    expect(actors(h, ['run', '--name', 'spender', '--budget-tokens', '10', '--', 'actors', 'emit', 'usage', '--tokens', '20']).code).toBe(0)
+    expect(
+      actors(h, [
+        'run',
+        '--name',
+        'spender',
+        '--budget-tokens',
+        '10',
+        '--',
+        'actors',
+        'emit',
+        'usage',
+        '--tokens',
+        '20',
+      ]).code,
+    ).toBe(0)
     await waitForResult(runDirOf(h, 'spender'))
     const refused = actors(h, ['send', 'spender', 'more'])
     expect(refused.code).toBe(5)
@@ -351,7 +390,11 @@ describe('generations', () => {
 
     // Killed while staged: the old layout, exactly as it was.
     const staged = relaunch('staged')
-    await waitFor(() => existsSync(generations) && readdirSync(generations).some((n) => n.startsWith('.staging-')), 15_000, 'staging dir')
+    await waitFor(
+      () => existsSync(generations) && readdirSync(generations).some((n) => n.startsWith('.staging-')),
+      15_000,
+      'staging dir',
+    )
     staged.kill('SIGKILL')
     await waitFor(() => !processAlive(staged.pid!))
     expect(runJson(h, 'm')).toMatchObject({generation: 1, run_instance_id: first.run_instance_id, status: 'done'})
@@ -371,7 +414,8 @@ describe('generations', () => {
     expect(readdirSync(generations)).toEqual(['1'])
     expect(readJson(join(generations, '1', 'run.json')).run_instance_id).toBe(first.run_instance_id)
     expect(readFileSync(join(generations, '1', 'stdout.log'), 'utf8')).toBe('one\n')
-    for (const name of ['result.json', 'stdout.log', 'trace.jsonl']) expect(existsSync(join(dir, name)), name).toBe(false)
+    for (const name of ['result.json', 'stdout.log', 'trace.jsonl'])
+      expect(existsSync(join(dir, name)), name).toBe(false)
     expect(actors(h, ['logs', 'm@1']).stdout).toBe('one\n')
   })
 })
@@ -379,7 +423,9 @@ describe('generations', () => {
 describe('adoption and interrupt', () => {
   it("a relaunched parent adopts its earlier generation's live child; stopping it ends the child", async () => {
     const h = home()
-    expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', 'actors run --name worker -- sleep 300 >/dev/null']).code).toBe(0)
+    expect(
+      actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', 'actors run --name worker -- sleep 300 >/dev/null']).code,
+    ).toBe(0)
     await waitForResult(runDirOf(h, 'boss'))
     const worker = await started(h, 'worker')
     const oldBoss = runJson(h, 'boss')
@@ -408,14 +454,21 @@ describe('adoption and interrupt', () => {
   it('adopt moves a top-level Run (and its subtree) under a parent; a Run with a parent is refused', async () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'coord', '--', 'sleep', '300']).code).toBe(0)
-    expect(actors(h, ['run', '--name', 'solo', '--', 'sh', '-c', 'actors run --name sub -- sleep 300 >/dev/null; sleep 300']).code).toBe(0)
+    expect(
+      actors(h, ['run', '--name', 'solo', '--', 'sh', '-c', 'actors run --name sub -- sleep 300 >/dev/null; sleep 300'])
+        .code,
+    ).toBe(0)
     await started(h, 'coord')
     await started(h, 'sub')
     const adopted = actors(h, ['adopt', 'solo', '--parent', 'coord', '--json'])
     expect(adopted.code, adopted.stderr).toBe(0)
     expect(adopted.json.adopted).toEqual([expect.objectContaining({run: 'solo', depth: 1, descendants: 1})])
     const coord = runJson(h, 'coord')
-    expect(runJson(h, 'solo')).toMatchObject({parent: {run: 'coord', run_instance_id: coord.run_instance_id}, root: 'coord', depth: 1})
+    expect(runJson(h, 'solo')).toMatchObject({
+      parent: {run: 'coord', run_instance_id: coord.run_instance_id},
+      root: 'coord',
+      depth: 1,
+    })
     expect(runJson(h, 'sub')).toMatchObject({root: 'coord', depth: 2})
     expect(traceKinds(runDirOf(h, 'solo'))).toContain('runtime.adopted')
     expect(traceKinds(runDirOf(h, 'coord'))).toContain('runtime.adopted')

@@ -5,7 +5,18 @@
  */
 import {spawnSync} from 'node:child_process'
 import {execa} from 'execa'
-import {cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
@@ -31,7 +42,8 @@ export function tempDir(prefix = 'actors-test-'): string {
 /** A copy of the installed CLI (in a temp dir) without the named dist bundles, and their code caches; remove it with removeDir. */
 export function packageWithout(bundles: string[]): string {
   const pkg = tempDir('actors-pkg-')
-  for (const part of ['bin', 'dist', 'recipes', 'package.json']) cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
+  for (const part of ['bin', 'dist', 'recipes', 'package.json'])
+    cpSync(join(ROOT, part), join(pkg, part), {recursive: true})
   symlinkSync(join(ROOT, 'node_modules'), join(pkg, 'node_modules'))
   for (const bundle of bundles) {
     rmSync(join(pkg, 'dist', `${bundle}.cjs`))
@@ -79,10 +91,30 @@ export function homeWithRecipes(files: Record<string, string>): {home: string; r
 }
 
 /** Write a sine tone with sox (the real audio the music tests play); throws naming sox's complaint when it fails. */
-export function writeTone(file: string, seconds: number, hz: number, format: {rate: number; channels: number} = {rate: 22050, channels: 2}): string {
-  const r = spawnSync('sox', ['-n', '-r', String(format.rate), '-c', String(format.channels), file, 'synth', String(seconds), 'sine', String(hz)], {
-    encoding: 'utf8',
-  })
+export function writeTone(
+  file: string,
+  seconds: number,
+  hz: number,
+  format: {rate: number; channels: number} = {rate: 22050, channels: 2},
+): string {
+  const r = spawnSync(
+    'sox',
+    [
+      '-n',
+      '-r',
+      String(format.rate),
+      '-c',
+      String(format.channels),
+      file,
+      'synth',
+      String(seconds),
+      'sine',
+      String(hz),
+    ],
+    {
+      encoding: 'utf8',
+    },
+  )
   if (r.status !== 0) throw new Error(`sox failed writing ${file}: ${r.stderr || r.error?.message}`)
   return file
 }
@@ -97,7 +129,8 @@ export function writeTone(file: string, seconds: number, hz: number, format: {ra
 export function removeHome(home: string): void {
   for (const id of existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []) {
     try {
-      if (['running', 'paused', 'queued'].includes(readJson(join(home, 'runs', id, 'run.json')).status)) actors(home, ['control', id, 'kill'])
+      if (['running', 'paused', 'queued'].includes(readJson(join(home, 'runs', id, 'run.json')).status))
+        actors(home, ['control', id, 'kill'])
     } catch {}
   }
   killProcessesOfHome(home)
@@ -167,7 +200,15 @@ export interface CliResult {
 /** Environment for the CLI: isolated home, no inherited lineage, CI on (no Ink). */
 export function cliEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, CI: 'true', NO_COLOR: '1'}
-  for (const name of ['ACTORS_RUN', 'ACTORS_RUN_INSTANCE', 'ACTORS_STATE_DIR', 'ACTORS_ROOT', 'ACTORS_DEPTH', 'ACTORS_OWNER', 'ACTORS_RECIPES'])
+  for (const name of [
+    'ACTORS_RUN',
+    'ACTORS_RUN_INSTANCE',
+    'ACTORS_STATE_DIR',
+    'ACTORS_ROOT',
+    'ACTORS_DEPTH',
+    'ACTORS_OWNER',
+    'ACTORS_RECIPES',
+  ])
     delete env[name]
   return {...env, ...extra}
 }
@@ -181,7 +222,11 @@ function parseJson(text: string): any {
 }
 
 /** Run `actors ARGS` synchronously. */
-export function actors(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeout?: number} = {}): CliResult {
+export function actors(
+  home: string,
+  args: string[],
+  options: {env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeout?: number} = {},
+): CliResult {
   const r = spawnSync(process.execPath, [BIN, ...args], {
     env: cliEnv(home, options.env),
     cwd: options.cwd ?? ROOT,
@@ -193,7 +238,11 @@ export function actors(home: string, args: string[], options: {env?: NodeJS.Proc
 }
 
 /** Run `actors ARGS` asynchronously (for concurrency tests); never rejects, like the sync form. */
-export async function actorsAsync(home: string, args: string[], options: {env?: NodeJS.ProcessEnv; cwd?: string} = {}): Promise<CliResult> {
+export async function actorsAsync(
+  home: string,
+  args: string[],
+  options: {env?: NodeJS.ProcessEnv; cwd?: string} = {},
+): Promise<CliResult> {
   const r = await execa(process.execPath, [BIN, ...args], {
     env: cliEnv(home, options.env),
     extendEnv: false,
@@ -206,7 +255,11 @@ export async function actorsAsync(home: string, args: string[], options: {env?: 
 }
 
 /** Poll `check` until it returns a truthy value (or throw after `timeoutMs`). */
-export async function waitFor<T>(check: () => T | undefined | false | null, timeoutMs = 10_000, what = 'condition'): Promise<T> {
+export async function waitFor<T>(
+  check: () => T | undefined | false | null,
+  timeoutMs = 10_000,
+  what = 'condition',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     let value: T | undefined | false | null
@@ -339,7 +392,8 @@ export function indexEntryPaths(home: string): string[] {
     }
     for (const tag of readdirSync(join(top, 'queue'))) {
       if (tag.startsWith('.')) continue // the queues' cursor files live beside their directories
-      for (const marker of readdirSync(join(top, 'queue', tag))) if (!marker.startsWith('.')) found.push(join('queue', tag, marker))
+      for (const marker of readdirSync(join(top, 'queue', tag)))
+        if (!marker.startsWith('.')) found.push(join('queue', tag, marker))
     }
   }
   return found

@@ -7,10 +7,32 @@
  * Timing targets live in the bench (`npm run bench`), not here.
  */
 import {spawn} from 'node:child_process'
-import {cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
+import {
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {BIN, actors, actorsAsync, cliEnv, homesPerTest, indexEntries, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
+import {
+  BIN,
+  actors,
+  actorsAsync,
+  cliEnv,
+  homesPerTest,
+  indexEntries,
+  readJson,
+  waitFor,
+  waitForResult,
+  writeFinishedRun,
+  type CliResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-history-')
 
@@ -30,7 +52,12 @@ function bytesOutsideRuns(dir: string, top = true): number {
 }
 
 /** `count` finished Runs `prefix-NNN`, ended one second apart (the first ended first). */
-function seed(h: string, prefix: string, count: number, options: Parameters<typeof writeFinishedRun>[2] = {}): string[] {
+function seed(
+  h: string,
+  prefix: string,
+  count: number,
+  options: Parameters<typeof writeFinishedRun>[2] = {},
+): string[] {
   const base = Date.parse('2026-01-01T00:00:00Z')
   return Array.from({length: count}, (_, i) => {
     const id = `${prefix}-${String(i).padStart(3, '0')}`
@@ -83,10 +110,15 @@ describe('the run index', () => {
     expect(killed.code).not.toBe(0)
     const printed = JSON.parse(killed.stdout)
     expect(printed.members).toBe(256)
-    expect(readJson(join(h, 'delivery', 'default.json')).pending.map((p: any) => p.batch_id)).toEqual([printed.batch_id])
+    expect(readJson(join(h, 'delivery', 'default.json')).pending.map((p: any) => p.batch_id)).toEqual([
+      printed.batch_id,
+    ])
     const again = actors(h, ['wait', '--json'])
     expect(again.json).toMatchObject({batch_id: printed.batch_id, redelivered: true, members: 256})
-    expect([...runsOf(again), ...again.json.overflow_runs]).toEqual([...runsOf({json: printed} as CliResult), ...printed.overflow_runs])
+    expect([...runsOf(again), ...again.json.overflow_runs]).toEqual([
+      ...runsOf({json: printed} as CliResult),
+      ...printed.overflow_runs,
+    ])
     // Every member now holds the redelivery's record (the half-done one replaced whole), and nothing is left outside runs/.
     expect(statSync(join(h, 'runs', 'mk-000', 'reported.json')).nlink).toBe(256)
     expect(readdirSync(join(h, 'delivery')).filter((n) => n.endsWith('.reported'))).toEqual([])
@@ -103,19 +135,32 @@ describe('the run index', () => {
     const instance = readJson(join(own, 'run.json')).run_instance_id
     writeFileSync(
       join(own, 'reported.json'),
-      JSON.stringify({run_instance_id: instance, owner: 'default', batch_id: 'old', reported_at: '2026-01-01T00:00:00Z'}),
+      JSON.stringify({
+        run_instance_id: instance,
+        owner: 'default',
+        batch_id: 'old',
+        reported_at: '2026-01-01T00:00:00Z',
+      }),
     )
     // A batch record naming other instances only does not mark this one.
     const other = join(h, 'runs', 'fm-002')
     writeFileSync(
       join(other, 'reported.json'),
-      JSON.stringify({run_instance_ids: ['a', 'b'], owner: 'default', batch_id: 'x', reported_at: '2026-01-01T00:00:00Z'}),
+      JSON.stringify({
+        run_instance_ids: ['a', 'b'],
+        owner: 'default',
+        batch_id: 'x',
+        reported_at: '2026-01-01T00:00:00Z',
+      }),
     )
     expect(drain(h)).toEqual(['fm-000', 'fm-002'])
     // A delivered Run copied in under another name (same instance) comes with its batch record: not reported again.
     const copy = join(h, 'runs', 'fm-copy')
     cpSync(join(h, 'runs', 'fm-000'), copy, {recursive: true})
-    writeFileSync(join(copy, 'run.json'), JSON.stringify({...readJson(join(copy, 'run.json')), run: 'fm-copy', root: 'fm-copy'}))
+    writeFileSync(
+      join(copy, 'run.json'),
+      JSON.stringify({...readJson(join(copy, 'run.json')), run: 'fm-copy', root: 'fm-copy'}),
+    )
     expect(statSync(join(copy, 'reported.json')).nlink).toBe(1)
     expect(actors(h, ['wait', '--json']).json.members).toBe(0)
     expect(markers(h)).toEqual([])
@@ -124,7 +169,9 @@ describe('the run index', () => {
   it('notices a state dir copied in by hand and a hand-edited finished Run', async () => {
     const h = home()
     const dir = join(h, 'runs', 'kept')
-    await waitForResult(actors(h, ['run', '--json', '--name', 'kept', '--', 'sh', '-c', 'echo kept-out']).json.state_dir)
+    await waitForResult(
+      actors(h, ['run', '--json', '--name', 'kept', '--', 'sh', '-c', 'echo kept-out']).json.state_dir,
+    )
     expect(runsOf(actors(h, ['wait', '--json']))).toEqual(['kept'])
     // Restored from a backup under another name: unreported there, so it is delivered and listed.
     const copy = join(h, 'runs', 'restored')
@@ -141,7 +188,10 @@ describe('the run index', () => {
     expect(actors(h, ['inspect', '--status', 'running', '--json']).json.runs).toEqual([])
     const editedMeta = readJson(join(edited, 'run.json'))
     writeFileSync(join(edited, 'run.json'), JSON.stringify({...editedMeta, status: 'failed', exit_code: 7}))
-    writeFileSync(join(edited, 'result.json'), JSON.stringify({...readJson(join(edited, 'result.json')), status: 'failed', exit_code: 7}))
+    writeFileSync(
+      join(edited, 'result.json'),
+      JSON.stringify({...readJson(join(edited, 'result.json')), status: 'failed', exit_code: 7}),
+    )
     const after = actors(h, ['wait', '--json'])
     expect(after.code).toBe(1)
     expect(after.json.rows[0]).toMatchObject({run: 'edited', status: 'failed', exit_code: 7})
@@ -181,10 +231,22 @@ describe('the run index', () => {
   it('upgrades a journal of the earlier format: Runs it lists as reported are not reported again', () => {
     const h = home()
     const ids = seed(h, 'up', 4)
-    const reported = Object.fromEntries(ids.slice(0, 3).map((id) => [id, readJson(join(h, 'runs', id, 'run.json')).run_instance_id]))
+    const reported = Object.fromEntries(
+      ids.slice(0, 3).map((id) => [id, readJson(join(h, 'runs', id, 'run.json')).run_instance_id]),
+    )
     const journal = join(h, 'delivery', 'default.json')
     mkdirSync(join(h, 'delivery'), {recursive: true})
-    writeFileSync(journal, JSON.stringify({schema: 'actors-delivery-v1', owner: 'default', reported, attention_reported: {}, pending: [], delivered: []}))
+    writeFileSync(
+      journal,
+      JSON.stringify({
+        schema: 'actors-delivery-v1',
+        owner: 'default',
+        reported,
+        attention_reported: {},
+        pending: [],
+        delivered: [],
+      }),
+    )
     expect(runsOf(actors(h, ['wait', '--json']))).toEqual(['up-003'])
     expect(readJson(journal).reported).toEqual({})
     expect(actors(h, ['wait', '--json']).json.members).toBe(0)
@@ -215,11 +277,15 @@ describe('the run index', () => {
   it('an index reader killed mid-rebuild leaves nothing half-done', async () => {
     const h = home()
     seed(h, 'k', 400)
-    const child = spawn(process.execPath, [BIN, 'inspect', '--status', 'running', '--json'], {env: cliEnv(h), stdio: 'ignore'})
+    const child = spawn(process.execPath, [BIN, 'inspect', '--status', 'running', '--json'], {
+      env: cliEnv(h),
+      stdio: 'ignore',
+    })
     const closed = new Promise((r) => child.once('close', r))
     // The index lock is a symbolic link to no file: lstat, not existsSync, sees it.
     await waitFor(
-      () => lstatSync(join(h, 'index', '.lock'), {throwIfNoEntry: false}) || existsSync(join(h, 'index', '.stamp.json')),
+      () =>
+        lstatSync(join(h, 'index', '.lock'), {throwIfNoEntry: false}) || existsSync(join(h, 'index', '.stamp.json')),
       10_000,
       'the rebuild to start',
     )
@@ -238,7 +304,9 @@ describe('the run index', () => {
       await waitFor(() => readJson(join(live.state_dir, 'run.json')).started_at, 10_000, 'the live Run to start')
       rmSync(join(h, 'index'), {recursive: true, force: true})
       const started = Date.now()
-      const running = actors(h, ['inspect', '--status', 'running', '--json'], {env: {ACTORS_TEST_SHARED_REBUILD_MIN: '2', ACTORS_TEST_SHARED_WORK: mode}})
+      const running = actors(h, ['inspect', '--status', 'running', '--json'], {
+        env: {ACTORS_TEST_SHARED_REBUILD_MIN: '2', ACTORS_TEST_SHARED_WORK: mode},
+      })
       expect(running.code, running.stderr).toBe(0)
       // A hung worker is given up on after its stall time (half a second here), not waited for.
       if (mode === 'worker-stalls') expect(Date.now() - started).toBeLessThan(30_000)
@@ -269,7 +337,8 @@ describe('inspect filters and bounds', () => {
     const h = home()
     const live = actors(h, ['run', '--json', '--name', 'old-live', '--', 'sleep', '30']).json
     await waitFor(() => readJson(join(live.state_dir, 'run.json')).started_at, 10_000, 'the live Run to start')
-    for (const id of ['f1', 'f2', 'f3']) await waitForResult(actors(h, ['run', '--json', '--name', id, '--', 'true']).json.state_dir)
+    for (const id of ['f1', 'f2', 'f3'])
+      await waitForResult(actors(h, ['run', '--json', '--name', id, '--', 'true']).json.state_dir)
     const limited = actors(h, ['inspect', '--limit', '2', '--json'])
     expect(limited.code, limited.stderr).toBe(0)
     expect(listed(limited)).toEqual(['old-live', 'f2', 'f3'])

@@ -136,7 +136,9 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
     expect([...order].sort()).toEqual(folders.sort())
     expect(new Set(order).size).toBe(order.length)
     // No module loose at the top of src/: each belongs to a layer.
-    expect(readdirSync(SRC, {withFileTypes: true}).filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name))).toEqual([])
+    expect(
+      readdirSync(SRC, {withFileTypes: true}).filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name)),
+    ).toEqual([])
   })
 
   it('has no import that points up the order, type-only imports included', () => {
@@ -146,7 +148,9 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
   it('catches an import that points up (the check itself can fail)', () => {
     const store = join(SRC, 'lib/runs/store.ts')
     const control = join(SRC, 'lib/control/control.ts')
-    expect(upwardImports(new Map([[store, [control]]]), order)).toEqual([`lib/runs/store.ts (lib/runs) → lib/control/control.ts (lib/control)`])
+    expect(upwardImports(new Map([[store, [control]]]), order)).toEqual([
+      `lib/runs/store.ts (lib/runs) → lib/control/control.ts (lib/control)`,
+    ])
     expect(upwardImports(new Map([[control, [store]]]), order)).toEqual([])
   })
 
@@ -156,7 +160,8 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
     for (const [file, targets] of importGraph(true)) {
       if (layerOf(file) === 'lib/executors') continue
       for (const target of targets)
-        if (layerOf(target) === 'lib/executors' && !seam.has(target)) reaching.push(`${relative(SRC, file)} → ${relative(SRC, target)}`)
+        if (layerOf(target) === 'lib/executors' && !seam.has(target))
+          reaching.push(`${relative(SRC, file)} → ${relative(SRC, target)}`)
     }
     expect(reaching).toEqual([])
   })
@@ -172,7 +177,8 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
       if (layerOf(file) === 'lib/executors' || file === join(SRC, 'lib/records/run.ts')) continue
       // Code only: comments may name a kind.
       const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
-      for (const kind of kinds) if (new RegExp(`['"\`]${kind}['"\`]`).test(code)) naming.push(`${relative(SRC, file)}: '${kind}'`)
+      for (const kind of kinds)
+        if (new RegExp(`['"\`]${kind}['"\`]`).test(code)) naming.push(`${relative(SRC, file)}: '${kind}'`)
     }
     expect(naming).toEqual([])
   })
@@ -189,7 +195,9 @@ describe('the folders of src/lib/', () => {
       .sort()
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const layout = readme.slice(readme.indexOf('## Layout'), readme.indexOf('\n## ', readme.indexOf('## Layout') + 1))
-    const described = [...layout.matchAll(/^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/gm)].flatMap((m) => [...m[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1])).sort()
+    const described = [...layout.matchAll(/^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/gm)]
+      .flatMap((m) => [...m[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1]))
+      .sort()
     expect(described).toEqual(folders)
   })
 })
@@ -198,7 +206,10 @@ describe('comments in src/', () => {
   /** Every `path/file.ts`-like name in the comments of `text`, with its line. */
   const namedFiles = (text: string): Array<{name: string; line: number}> =>
     [...text.matchAll(/\/\/.*$|\/\*[\s\S]*?\*\//gm)].flatMap((comment) =>
-      [...comment[0].matchAll(/((?:[\w.-]+\/)*[\w.-]+\.(?:tsx?|cjs|md))\b/g)].map((m) => ({name: m[1], line: text.slice(0, comment.index).split('\n').length})),
+      [...comment[0].matchAll(/((?:[\w.-]+\/)*[\w.-]+\.(?:tsx?|cjs|md))\b/g)].map((m) => ({
+        name: m[1],
+        line: text.slice(0, comment.index).split('\n').length,
+      })),
     )
 
   it("name only files that exist (a path from src/, src/lib/, the file's folder or the repository; a bare name anywhere in src/)", () => {
@@ -207,7 +218,13 @@ describe('comments in src/', () => {
     for (const file of all) {
       for (const {name, line} of namedFiles(readFileSync(file, 'utf8'))) {
         if (name.startsWith('dist/') || /\bNAME\b/.test(name)) continue
-        const places = [join(ROOT, name), join(SRC, name), join(SRC, 'lib', name), join(dirname(file), name), join(ROOT, 'docs', name)]
+        const places = [
+          join(ROOT, name),
+          join(SRC, name),
+          join(SRC, 'lib', name),
+          join(dirname(file), name),
+          join(ROOT, 'docs', name),
+        ]
         if (places.some((place) => existsSync(place))) continue
         if (!name.includes('/') && all.some((other) => other.endsWith(`/${name}`))) continue
         stale.push(`${relative(ROOT, file)}:${line}: ${name}`)

@@ -33,7 +33,8 @@ const dir = () => {
 describe('inbox journal', () => {
   it('stays within 512 records and 1 MiB, keeps the newest, and never reuses a sequence number', () => {
     const d = dir()
-    for (let i = 1; i <= MAX_INBOX_RECORDS + 40; i++) appendInboxRecord(d, {message: `m${i}`, generation: 1, via: 'inbox'})
+    for (let i = 1; i <= MAX_INBOX_RECORDS + 40; i++)
+      appendInboxRecord(d, {message: `m${i}`, generation: 1, via: 'inbox'})
     const records = readInbox(d)
     expect(records.length).toBeLessThanOrEqual(MAX_INBOX_RECORDS)
     expect(records.at(-1)).toMatchObject({seq: MAX_INBOX_RECORDS + 40, message: `m${MAX_INBOX_RECORDS + 40}`})
@@ -44,7 +45,8 @@ describe('inbox journal', () => {
     const big = 'x'.repeat(60 * 1024)
     for (let i = 0; i < 40; i++) appendInboxRecord(d, {message: big, generation: 1, via: 'inbox'})
     expect(statSync(join(d, 'inbox.jsonl')).size).toBeLessThanOrEqual(MAX_INBOX_BYTES)
-    for (const line of readFileSync(join(d, 'inbox.jsonl'), 'utf8').trim().split('\n')) expect(() => JSON.parse(line)).not.toThrow()
+    for (const line of readFileSync(join(d, 'inbox.jsonl'), 'utf8').trim().split('\n'))
+      expect(() => JSON.parse(line)).not.toThrow()
   })
 
   it('gives each generation the messages sent to it after its cursor', () => {
@@ -75,6 +77,7 @@ describe('inbox journal', () => {
     expect(parseGenerationRef('build')).toEqual({ref: 'build'})
     expect(parseGenerationRef('build@3')).toEqual({ref: 'build', generation: 3})
     expect(parseGenerationRef('/tmp/a@b/runs/build')).toEqual({ref: '/tmp/a@b/runs/build'})
-    for (const bad of ['build@0', 'build@x', 'build@', '@2', 'build@-1', 'build@1.5']) expect(() => parseGenerationRef(bad), bad).toThrow(/generation/)
+    for (const bad of ['build@0', 'build@x', 'build@', '@2', 'build@-1', 'build@1.5'])
+      expect(() => parseGenerationRef(bad), bad).toThrow(/generation/)
   })
 })

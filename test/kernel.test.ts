@@ -145,39 +145,45 @@ describe('state files', () => {
         expect.unreachable()
       } catch (error) {
         expect(isActorsError(error)).toBe(true)
-        expect((error as Error).message).toMatch(/(run\.json|trace\.jsonl|result\.json): is (a directory|not a regular file)/)
+        expect((error as Error).message).toMatch(
+          /(run\.json|trace\.jsonl|result\.json): is (a directory|not a regular file)/,
+        )
       }
     }
   })
 
   // Root can read any file without its access time; another user cannot (EPERM), and still reads it. CI runs as root.
-  it.runIf(process.getuid?.() === 0)('reads state files without touching their access time, and as another user than their owner', () => {
-    const file = join(dir, 'run.json')
-    writeJsonAtomic(file, {schema: 's1', n: 1})
-    const old = new Date('2026-01-01T00:00:00Z')
-    utimesSync(file, old, statSync(file).mtime)
-    expect(readJsonFile(file)).toEqual({schema: 's1', n: 1})
-    expect(statSync(file).atime.getTime()).toBe(old.getTime())
-    // Both temporary dirs are made 0700, and state files 0600; let that user in.
-    chmodSync(file, 0o644)
-    chmodSync(dir, 0o755)
-    chmodSync(bundleDir, 0o755)
-    const asNobody = (code: string) => spawnSync(process.execPath, ['--input-type=module', '-e', code], {uid: 65534, gid: 65534, encoding: 'utf8'})
-    // The plain open that fails for that user (so the fallback below is what reads the file)...
-    const refused = asNobody(
-      `import {openSync, constants} from 'node:fs'; try { openSync(${JSON.stringify(file)}, constants.O_RDONLY | constants.O_NOATIME) } catch (e) { console.log(e.code) }`,
-    )
-    expect(refused.stdout.trim()).toBe('EPERM')
-    // ...and the state-file reader, which falls back to a plain read for the rest of the process.
-    const read = asNobody(
-      `import {readJsonFile} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)}; console.log(JSON.stringify([readJsonFile(${JSON.stringify(file)}), readJsonFile(${JSON.stringify(file)})]))`,
-    )
-    expect(read.stderr).toBe('')
-    expect(JSON.parse(read.stdout)).toEqual([
-      {schema: 's1', n: 1},
-      {schema: 's1', n: 1},
-    ])
-  })
+  it.runIf(process.getuid?.() === 0)(
+    'reads state files without touching their access time, and as another user than their owner',
+    () => {
+      const file = join(dir, 'run.json')
+      writeJsonAtomic(file, {schema: 's1', n: 1})
+      const old = new Date('2026-01-01T00:00:00Z')
+      utimesSync(file, old, statSync(file).mtime)
+      expect(readJsonFile(file)).toEqual({schema: 's1', n: 1})
+      expect(statSync(file).atime.getTime()).toBe(old.getTime())
+      // Both temporary dirs are made 0700, and state files 0600; let that user in.
+      chmodSync(file, 0o644)
+      chmodSync(dir, 0o755)
+      chmodSync(bundleDir, 0o755)
+      const asNobody = (code: string) =>
+        spawnSync(process.execPath, ['--input-type=module', '-e', code], {uid: 65534, gid: 65534, encoding: 'utf8'})
+      // The plain open that fails for that user (so the fallback below is what reads the file)...
+      const refused = asNobody(
+        `import {openSync, constants} from 'node:fs'; try { openSync(${JSON.stringify(file)}, constants.O_RDONLY | constants.O_NOATIME) } catch (e) { console.log(e.code) }`,
+      )
+      expect(refused.stdout.trim()).toBe('EPERM')
+      // ...and the state-file reader, which falls back to a plain read for the rest of the process.
+      const read = asNobody(
+        `import {readJsonFile} from ${JSON.stringify(pathToFileURL(stateFilesBundle).href)}; console.log(JSON.stringify([readJsonFile(${JSON.stringify(file)}), readJsonFile(${JSON.stringify(file)})]))`,
+      )
+      expect(read.stderr).toBe('')
+      expect(JSON.parse(read.stdout)).toEqual([
+        {schema: 's1', n: 1},
+        {schema: 's1', n: 1},
+      ])
+    },
+  )
 
   it("never shows a reader half a file while the project's own atomic writer rewrites it from another process", async () => {
     const file = join(dir, 'hot.json')
@@ -338,7 +344,8 @@ describe('isoTime', () => {
 describe('random ids', () => {
   it('makes version 4 UUIDs and hex of the asked length, never repeating', () => {
     const uuids = Array.from({length: 2000}, randomUuid)
-    for (const uuid of uuids) expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
+    for (const uuid of uuids)
+      expect(uuid).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/)
     expect(new Set(uuids).size).toBe(uuids.length)
     expect(randomHex(3)).toMatch(/^[0-9a-f]{6}$/)
     // Every hex digit shows up: the bytes are not a constant or a short cycle.
@@ -381,11 +388,18 @@ describe('trace', () => {
     const runDir = join(dir, 'run')
     expect(exitCodeOf(() => appendTraceEvent(runDir, {kind: 'Bad Kind'}))).toBe(2)
     expect(exitCodeOf(() => appendTraceEvent(runDir, {kind: 'x', data: 'y'.repeat(70_000)}))).toBe(2)
-    const append = (i: number) => appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
+    const append = (i: number) =>
+      appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
     // Seed 2047 events as the file itself (appending each through the lock would take a minute on a busy
     // machine), then append the 2048th for real.
     const seeded = Array.from({length: SPEC_MAX_EVENTS - 1}, (_, i) =>
-      JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}}),
+      JSON.stringify({
+        id: randomUuid(),
+        ts: new Date().toISOString(),
+        kind: 'step.done',
+        summary: `step ${i}`,
+        data: {i, pad: 'p'.repeat(40)},
+      }),
     )
     writeFileSync(join(runDir, 'trace.jsonl'), seeded.join('\n') + '\n')
     append(SPEC_MAX_EVENTS - 1)
@@ -410,7 +424,13 @@ describe('trace', () => {
     const runDir = join(dir, 'run')
     const file = join(runDir, 'trace.jsonl')
     const line = (i: number, pad: number) =>
-      JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i} é`, data: {pad: 'p'.repeat(pad)}})
+      JSON.stringify({
+        id: randomUuid(),
+        ts: new Date().toISOString(),
+        kind: 'step.done',
+        summary: `step ${i} é`,
+        data: {pad: 'p'.repeat(pad)},
+      })
     const whole = (count: number) => traceLines(runDir).records.slice(-count)
     // Small (one read from the start), just over the first window, several windows, events of 60 KiB each,
     // a damaged line among the last ones, and a window boundary inside a multi-byte character.
@@ -440,8 +460,15 @@ describe('trace', () => {
     const runDir = join(dir, 'run')
     const file = join(runDir, 'trace.jsonl')
     const line = (i: number) =>
-      JSON.stringify({id: randomUuid(), ts: new Date().toISOString(), kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
-    const append = (i: number) => appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
+      JSON.stringify({
+        id: randomUuid(),
+        ts: new Date().toISOString(),
+        kind: 'step.done',
+        summary: `step ${i}`,
+        data: {i, pad: 'p'.repeat(40)},
+      })
+    const append = (i: number) =>
+      appendTraceEvent(runDir, {kind: 'step.done', summary: `step ${i}`, data: {i, pad: 'p'.repeat(40)}})
     const counted = () => readJsonFile<{events: number}>(join(runDir, '.trace.count'))?.events
     writeFileSync(file, Array.from({length: SPEC_MAX_EVENTS - 10}, (_, i) => line(i)).join('\n') + '\n')
     // The first append past the small-journal threshold counts once; later ones add one each.

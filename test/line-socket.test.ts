@@ -11,7 +11,13 @@ import {connect, createServer, type Server} from 'node:net'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {requestJsonReply} from '../src/lib/signals/endpoint.js'
-import {LineSocketError, MAX_REPLY_BYTES, requestLine, serveLines, type LineServer} from '../src/lib/platform/line-socket.js'
+import {
+  LineSocketError,
+  MAX_REPLY_BYTES,
+  requestLine,
+  serveLines,
+  type LineServer,
+} from '../src/lib/platform/line-socket.js'
 import {homesPerTest, waitFor} from './helpers.js'
 
 const dirOf = homesPerTest('actors-line-socket-')
@@ -101,7 +107,10 @@ describe('line-socket transport', () => {
         {maxLine: 100},
       ),
     )
-    expect(JSON.parse(await requestLine(path, 'r'.repeat(101), {timeoutMs: 5000}))).toEqual({ok: false, error: 'request over 100 bytes'})
+    expect(JSON.parse(await requestLine(path, 'r'.repeat(101), {timeoutMs: 5000}))).toEqual({
+      ok: false,
+      error: 'request over 100 bytes',
+    })
     expect(await requestLine(path, 'r'.repeat(100), {timeoutMs: 5000})).toBe('ok')
     expect(calls).toBe(1)
   })

@@ -20,7 +20,8 @@ afterEach(() => removeHome(home))
 const cacheFile = () => join(home, 'runs', '.cache', 'listing.json')
 const textFile = () => join(home, 'runs', '.cache', 'listing-text')
 /** The cache's rows by Run id (each row starts with its Run id). */
-const cachedRows = (): Record<string, unknown[]> => Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
+const cachedRows = (): Record<string, unknown[]> =>
+  Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
 /**
  * The text cache read by its layout (src/lib/history/listing-text-cache.ts):
  * the header, the Run dirs it lists, and each entry (Run id, its Run dir's
@@ -77,7 +78,9 @@ function listing() {
   const fresh = actors(home, ['inspect', '--json'])
   const settled = (json: {runs: Array<{status: string; duration_ms?: number}>}) => ({
     ...json,
-    runs: json.runs.map((r) => (['running', 'paused', 'queued'].includes(r.status) ? {...r, duration_ms: undefined} : r)),
+    runs: json.runs.map((r) =>
+      ['running', 'paused', 'queued'].includes(r.status) ? {...r, duration_ms: undefined} : r,
+    ),
   })
   expect(settled(cached.json)).toEqual(settled(fresh.json))
   expect(settled(rows.json)).toEqual(settled(fresh.json))
@@ -126,12 +129,19 @@ describe('the listing cache', () => {
     const relaunched = actors(home, ['run', '--json', '--name', 'ok', '--', 'sleep', '30']).json
     await started(relaunched.state_dir)
     let runs = listing().runs
-    expect(runs.find((r: {run: string}) => r.run === 'ok')).toMatchObject({status: 'running', run_instance_id: relaunched.run_instance_id})
+    expect(runs.find((r: {run: string}) => r.run === 'ok')).toMatchObject({
+      status: 'running',
+      run_instance_id: relaunched.run_instance_id,
+    })
     expect(actors(home, ['control', 'ok', 'kill']).code).toBe(0)
     expect(actors(home, ['control', 'live', 'stop']).code).toBe(0)
     await waitForResult(live.state_dir)
     runs = listing().runs
-    expect(Object.fromEntries(runs.map((r: {run: string; status: string}) => [r.run, r.status]))).toEqual({ok: 'killed', bad: 'failed', live: 'cancelled'})
+    expect(Object.fromEntries(runs.map((r: {run: string; status: string}) => [r.run, r.status]))).toEqual({
+      ok: 'killed',
+      bad: 'failed',
+      live: 'cancelled',
+    })
 
     // A run.json damaged after it was cached is reported as damaged, never served from either cache.
     actors(home, ['inspect', '--json'])
@@ -235,7 +245,14 @@ describe('the listing cache', () => {
       const meta = join(await finished(name, 'true'), 'run.json')
       // Hand-edited values (run.json is the truth): every string a summary carries from it.
       const data = readJson(meta)
-      writeFileSync(meta, JSON.stringify({...data, recipe: value, owner: value, executor: {kind: value, job_id: value, node: value}}, null, 2))
+      writeFileSync(
+        meta,
+        JSON.stringify(
+          {...data, recipe: value, owner: value, executor: {kind: value, job_id: value, node: value}},
+          null,
+          2,
+        ),
+      )
     }
     const live = actors(home, ['run', '--json', '--name', 'live', '--', 'sleep', '30']).json
     await started(live.state_dir)
@@ -248,10 +265,16 @@ describe('the listing cache', () => {
     const warm = actors(home, ['inspect', '--json'])
     expect(textIds().sort()).toEqual(['long', 'odd', 'plain'])
     const reference = objects()
-    expect(reference.json.runs.find((r: {run: string}) => r.run === 'odd')).toMatchObject({recipe: odd, owner: odd, job_id: odd, node: odd})
+    expect(reference.json.runs.find((r: {run: string}) => r.run === 'odd')).toMatchObject({
+      recipe: odd,
+      owner: odd,
+      job_id: odd,
+      node: odd,
+    })
     // The live Run's duration ticks (a paused one's too), and its memory now is a reading of the moment (the kernel's
     // accounting moves for a frozen process too): compare with both settled, then the finished Runs' bytes exactly.
-    const settle = (stdout: string) => stdout.replace(/"duration_ms": \d+/g, '"duration_ms": 0').replace(/"memory_bytes": \d+/g, '"memory_bytes": 0')
+    const settle = (stdout: string) =>
+      stdout.replace(/"duration_ms": \d+/g, '"duration_ms": 0').replace(/"memory_bytes": \d+/g, '"memory_bytes": 0')
     expect(settle(cold.stdout)).toBe(settle(reference.stdout))
     expect(settle(warm.stdout)).toBe(settle(reference.stdout))
     expect(actors(home, ['control', 'live', 'kill']).code).toBe(0)
@@ -272,7 +295,8 @@ describe('the listing cache', () => {
     expect(entries.map((e) => e.id)).toEqual(['one', 'two'])
     const head = good.toString('utf8', 0, at.keys - 1)
     const rest = good.subarray(at.keys)
-    const withHeader = (changes: object) => Buffer.concat([Buffer.from(JSON.stringify({...header, ...changes}) + '\n'), rest])
+    const withHeader = (changes: object) =>
+      Buffer.concat([Buffer.from(JSON.stringify({...header, ...changes}) + '\n'), rest])
     /** `good` with `bytes` written at `offset`. */
     const patched = (offset: number, bytes: Uint8Array) => {
       const copy = Buffer.from(good)
@@ -294,7 +318,10 @@ describe('the listing cache', () => {
       // The first entry's length lies (its field, then the header's total too).
       patched(at.fields, u32(firstLength + 2)),
       patched(at.fields, u32(firstLength - 2)),
-      Buffer.concat([withHeader({body: header.body + 2}).subarray(0, -rest.length), patched(at.fields, u32(firstLength + 2)).subarray(at.keys)]),
+      Buffer.concat([
+        withHeader({body: header.body + 2}).subarray(0, -rest.length),
+        patched(at.fields, u32(firstLength + 2)).subarray(at.keys),
+      ]),
       // Both entries claim the first Run dir; the first entry claims the second's (whose run.json has another key).
       patched(at.fields + 5 * 4 + 4, u32(0)),
       patched(at.fields + 4, u32(1)),

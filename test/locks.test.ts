@@ -132,7 +132,8 @@ describe('Runs with Recipe locks', () => {
     const dir = home({'gpu.yaml': timedRecipe('[{name: gpu, slots: 2}]', 3)})
     const log = join(dir, 'log')
     // Both slots are taken while the Runs launch, then given back together: two Runs start at once.
-    for (const holder of ['x', 'y']) expect(actors(dir, ['lock', 'acquire', 'gpu', '--slots', '2', '--holder', holder, '--lease', '5m']).code).toBe(0)
+    for (const holder of ['x', 'y'])
+      expect(actors(dir, ['lock', 'acquire', 'gpu', '--slots', '2', '--holder', holder, '--lease', '5m']).code).toBe(0)
     const runs = [1, 2, 3, 4, 5].map((i) => launch(dir, 'gpu', [`tag=${i}`, `log=${log}`]))
     await waitFor(() => lockFile(dir, 'gpu').queue.length === 5, 60_000, 'five Runs queued')
     for (const holder of ['x', 'y']) expect(actors(dir, ['lock', 'release', 'gpu', '--holder', holder]).code).toBe(0)
@@ -147,9 +148,15 @@ describe('Runs with Recipe locks', () => {
   })
 
   it('a,b against b,a under load: every Run ends, none overlaps', async () => {
-    const dir = home({'ab.yaml': timedRecipe('[a, b]', 0.2), 'ba.yaml': timedRecipe('[b, a]', 0.2), 'a.yaml': timedRecipe('[a]', 0.2)})
+    const dir = home({
+      'ab.yaml': timedRecipe('[a, b]', 0.2),
+      'ba.yaml': timedRecipe('[b, a]', 0.2),
+      'a.yaml': timedRecipe('[a]', 0.2),
+    })
     const log = join(dir, 'log')
-    const runs = [1, 2, 3, 4, 5, 6, 7, 8].map((i) => launch(dir, ['ab', 'ba', 'a', 'ba'][i % 4], [`tag=${i}`, `log=${log}`]))
+    const runs = [1, 2, 3, 4, 5, 6, 7, 8].map((i) =>
+      launch(dir, ['ab', 'ba', 'a', 'ba'][i % 4], [`tag=${i}`, `log=${log}`]),
+    )
     for (const r of runs) expect((await waitForResult(r.state_dir, 90_000)).status).toBe('done')
     expect(maxOverlap(intervals(log))).toBe(1)
     // Never a partial hold: whoever took a also took b at the same moment (a-only Runs aside).
@@ -187,7 +194,11 @@ describe('Runs with Recipe locks', () => {
     const dir = home({'hold.yaml': 'locks: [s]\ntemplate: [sleep, "600"]'})
     const first = launch(dir, 'hold')
     const second = launch(dir, 'hold')
-    await waitFor(() => lockFile(dir, 's').queue.length === 1 && lockFile(dir, 's').holders.length === 1, 20_000, 'one holder, one waiter')
+    await waitFor(
+      () => lockFile(dir, 's').queue.length === 1 && lockFile(dir, 's').holders.length === 1,
+      20_000,
+      'one holder, one waiter',
+    )
     const stop = actors(dir, ['control', second.run, 'stop', '--json'])
     expect(stop.code, stop.stderr).toBe(0)
     const result = await waitForResult(second.state_dir)
@@ -218,7 +229,9 @@ describe('actors lock', () => {
     expect(actors(dir, ['lock', 'acquire', 'q', '--holder', 'h0', '--lease', '2m']).code).toBe(0)
     const waiters: Array<Promise<any>> = []
     for (let i = 1; i <= 3; i++) {
-      waiters.push(actorsAsync(dir, ['lock', 'acquire', 'q', '--holder', `w${i}`, '--lease', '2m', '--wait', '60s', '--json']))
+      waiters.push(
+        actorsAsync(dir, ['lock', 'acquire', 'q', '--holder', `w${i}`, '--lease', '2m', '--wait', '60s', '--json']),
+      )
       await waitFor(() => lockFile(dir, 'q').queue.length === i, 20_000, `waiter ${i} queued`)
     }
     for (let i = 0; i < 3; i++) {
@@ -256,7 +269,11 @@ describe('actors lock', () => {
     const waiter = shell(dir, `exec "${process.execPath}" "${BIN}" lock acquire d --wait 5m`)
     await waitFor(() => lockFile(dir, 'd').queue.length === 1, 20_000, 'waiter queued')
     process.kill(-waiter.pid!, 'SIGKILL')
-    await waitFor(() => actors(dir, ['lock', 'status', 'd', '--json']).json.queue.length === 0, 20_000, 'dead waiter gone')
+    await waitFor(
+      () => actors(dir, ['lock', 'status', 'd', '--json']).json.queue.length === 0,
+      20_000,
+      'dead waiter gone',
+    )
     expect(journal(dir).at(-1)).toMatchObject({op: 'left', lock: 'd'})
   })
 
@@ -298,7 +315,9 @@ describe('actors lock', () => {
 
   it("lock exec: the command's exit code, busy 5, timeout 124, bad name 2, capacity disagreement 5", () => {
     const dir = home()
-    const ok = actors(dir, ['lock', 'exec', 'x', '--', 'sh', '-c', 'test -n "$(cat locks/x.json)" && exit 7'], {cwd: dir})
+    const ok = actors(dir, ['lock', 'exec', 'x', '--', 'sh', '-c', 'test -n "$(cat locks/x.json)" && exit 7'], {
+      cwd: dir,
+    })
     expect(ok.code, ok.stderr).toBe(7)
     expect(lockFile(dir, 'x').holders).toEqual([]) // released after the command
     expect(actors(dir, ['lock', 'exec', 'x', '--', 'no-such-command-actors']).code).toBe(127)
@@ -322,14 +341,24 @@ describe('actors lock', () => {
     const log = join(dir, 'grants')
     mkdirSync(`${log}.in`)
     const launched = await Promise.all(
-      Array.from({length: 50}, (_, i) => actorsAsync(dir, ['run', 'crowd', `n=${i}`, `log=${log}`, '--recipes', join(dir, 'recipes'), '--json'])),
+      Array.from({length: 50}, (_, i) =>
+        actorsAsync(dir, ['run', 'crowd', `n=${i}`, `log=${log}`, '--recipes', join(dir, 'recipes'), '--json']),
+      ),
     )
     expect(launched.filter((r) => r.code !== 0).map((r) => r.stderr)).toEqual([])
     for (const r of launched) expect((await waitForResult(r.json.state_dir, 240_000)).status).toBe('done')
-    expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(Array.from({length: 50}, (_, i) => String(i)).sort())
+    expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(
+      Array.from({length: 50}, (_, i) => String(i)).sort(),
+    )
     expect(Math.max(...readFileSync(`${log}.counts`, 'utf8').trim().split('\n').map(Number))).toBeLessThanOrEqual(5)
     const records = journal(dir)
-    for (const r of records) expect(r).toMatchObject({ts: expect.any(String), op: expect.any(String), lock: 'crowd', holder: expect.any(String)})
+    for (const r of records)
+      expect(r).toMatchObject({
+        ts: expect.any(String),
+        op: expect.any(String),
+        lock: 'crowd',
+        holder: expect.any(String),
+      })
     // Replay: each grant is released once, and never more than 5 are held.
     const held = new Set<string>()
     let grants = 0

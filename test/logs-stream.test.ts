@@ -44,7 +44,11 @@ describe('logs RUN: the whole log, bytes unchanged', () => {
 
   it('passes bytes that are not UTF-8 through unchanged: whole, with --tail, and followed', async () => {
     const h = home()
-    const bytes = Buffer.concat([Buffer.from('first\n'), Buffer.from([0xff, 0xfe, 0x80, 0x0a, 0xc3, 0x28, 0x0a]), Buffer.from('é ok\nlast')])
+    const bytes = Buffer.concat([
+      Buffer.from('first\n'),
+      Buffer.from([0xff, 0xfe, 0x80, 0x0a, 0xc3, 0x28, 0x0a]),
+      Buffer.from('é ok\nlast'),
+    ])
     const source = join(h, 'raw.bin')
     writeFileSync(source, bytes)
     const r = actors(h, ['run', '--name', 'raw', '--json', '--', 'cat', source])
@@ -87,7 +91,9 @@ describe('followers into a closed pipe end promptly with bounded memory', () => 
     try {
       for (const args of ['logs y --follow', 'logs y --follow --json']) {
         const followed = followIntoHead(h, args, 1)
-        console.log(`${args} | head -1: exit ${followed.code}, peak RSS ${followed.rssMb.toFixed(1)} MiB, ${followed.seconds} s`)
+        console.log(
+          `${args} | head -1: exit ${followed.code}, peak RSS ${followed.rssMb.toFixed(1)} MiB, ${followed.seconds} s`,
+        )
         expect(followed.code, followed.stderr).toBe(0)
         expect(followed.head).toMatch(/^(y|\{"type":"output")/)
         expect(followed.stderr).not.toMatch(/\n\s+at |heap|internal error/)
@@ -103,7 +109,9 @@ describe('followers into a closed pipe end promptly with bounded memory', () => 
     const h = home()
     const followed = followIntoHead(h, 'run --name y --follow -- yes', 2)
     try {
-      console.log(`run --follow -- yes | head -2: exit ${followed.code}, peak RSS ${followed.rssMb.toFixed(1)} MiB, ${followed.seconds} s`)
+      console.log(
+        `run --follow -- yes | head -2: exit ${followed.code}, peak RSS ${followed.rssMb.toFixed(1)} MiB, ${followed.seconds} s`,
+      )
       expect(followed.code, followed.stderr).toBe(0)
       expect(followed.head).toBe('y\ny\n')
       expect(followed.stderr).not.toMatch(/\n\s+at |heap|internal error/)

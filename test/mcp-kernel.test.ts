@@ -46,7 +46,11 @@ describe('mcp policy', () => {
       }
       return undefined
     }
-    expect(refusal({recipe: 'deploy'})).toMatchObject({message: expect.stringContaining('--allow build/*,hello'), exit: 5, fix: expect.any(String)})
+    expect(refusal({recipe: 'deploy'})).toMatchObject({
+      message: expect.stringContaining('--allow build/*,hello'),
+      exit: 5,
+      fix: expect.any(String),
+    })
     expect(refusal({command: true})).toMatchObject({message: expect.stringContaining('--allow-adhoc'), exit: 5})
     expect(refusal({recipe: './x.yaml'})).toMatchObject({message: expect.stringContaining('--allow-adhoc'), exit: 5})
     expect(() => enforceLaunchPolicy({...policy, allowAdhoc: true}, {command: true})).not.toThrow()
@@ -144,7 +148,11 @@ describe('bounded documents', () => {
       ended_at: null,
       state_dir: 'd',
     })
-    const batch = {rows: Array.from({length: 64}, (_, i) => row(i)), overflow: 0, overflow_runs: [] as string[]} as unknown as BatchDocument
+    const batch = {
+      rows: Array.from({length: 64}, (_, i) => row(i)),
+      overflow: 0,
+      overflow_runs: [] as string[],
+    } as unknown as BatchDocument
     const shortened = boundBatch(batch, '')
     expect(shortened.rows).toHaveLength(64)
     expect(shortened.rows[0].output.length).toBeLessThan(4000)

@@ -51,7 +51,8 @@ function open(h: string, flags: string[] = []): RawSession {
     stderr: () => err,
     exited: () => code,
     send: (line) => server.stdin.write(typeof line === 'string' ? line + '\n' : line),
-    reply: (id, timeoutMs = 20_000) => waitFor(() => replies.find((r) => r.id === id), timeoutMs, `the reply to ${JSON.stringify(id)} (stderr: ${err})`),
+    reply: (id, timeoutMs = 20_000) =>
+      waitFor(() => replies.find((r) => r.id === id), timeoutMs, `the reply to ${JSON.stringify(id)} (stderr: ${err})`),
   }
 }
 
@@ -63,7 +64,8 @@ const INIT = JSON.stringify({
 })
 const INITIALIZED = JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'})
 const ping = (id: number) => JSON.stringify({jsonrpc: '2.0', id, method: 'ping'})
-const toolCall = (id: number, name: string, args: unknown) => JSON.stringify({jsonrpc: '2.0', id, method: 'tools/call', params: {name, arguments: args}})
+const toolCall = (id: number, name: string, args: unknown) =>
+  JSON.stringify({jsonrpc: '2.0', id, method: 'tools/call', params: {name, arguments: args}})
 
 async function initialized(h: string, flags: string[] = []): Promise<RawSession> {
   const session = open(h, flags)
@@ -89,7 +91,8 @@ describe('actors mcp: bad lines get JSON-RPC errors and the session goes on', ()
       [10, -32600],
       [null, -32600],
     ])
-    for (const r of errors) expect(r.error.data.error).toMatchObject({message: expect.any(String), exit_code: 2, fix: expect.any(String)})
+    for (const r of errors)
+      expect(r.error.data.error).toMatchObject({message: expect.any(String), exit_code: 2, fix: expect.any(String)})
   })
 
   it('invalid tool arguments get -32602 with {error: {message, exit_code, fix}}, naming the argument', async () => {
@@ -125,11 +128,19 @@ describe('actors mcp: bad lines get JSON-RPC errors and the session goes on', ()
     const beforeMs = Date.now() - started
     session.send(INITIALIZED)
     const after = Date.now()
-    session.send(Buffer.concat([Buffer.from('{"jsonrpc":"2.0","id":40,"method":"ping","params":{"x":"'), big, Buffer.from('"}}\n')]))
+    session.send(
+      Buffer.concat([
+        Buffer.from('{"jsonrpc":"2.0","id":40,"method":"ping","params":{"x":"'),
+        big,
+        Buffer.from('"}}\n'),
+      ]),
+    )
     session.send(ping(41))
     await session.reply(41, 60_000)
     const afterMs = Date.now() - after
-    console.log(`20 MB line skipped: before the handshake ${beforeMs} ms to the initialize answer, after it ${afterMs} ms to the next answer`)
+    console.log(
+      `20 MB line skipped: before the handshake ${beforeMs} ms to the initialize answer, after it ${afterMs} ms to the next answer`,
+    )
     expect(session.replies.find((r) => r.id === 40)).toBeUndefined()
     const refusals = session.replies.filter((r) => r.error?.code === -32600 && r.id === null)
     expect(refusals).toHaveLength(2)

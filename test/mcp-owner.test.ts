@@ -22,7 +22,9 @@ afterEach(async () => {
 async function connect(h: string, flags: string[]): Promise<Client> {
   const env = Object.fromEntries(Object.entries(cliEnv(h)).filter((e): e is [string, string] => e[1] !== undefined))
   const client = new Client({name: 'actors-test', version: '1.0.0'})
-  await client.connect(new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp', ...flags], env, stderr: 'pipe'}))
+  await client.connect(
+    new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp', ...flags], env, stderr: 'pipe'}),
+  )
   clients.push(client)
   return client
 }

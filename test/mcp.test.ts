@@ -38,7 +38,12 @@ function newHome(): {home: string; recipes: string} {
 
 async function connect(home: string, flags: string[] = []): Promise<Session> {
   const env = Object.fromEntries(Object.entries(cliEnv(home)).filter((e): e is [string, string] => e[1] !== undefined))
-  const transport = new StdioClientTransport({command: process.execPath, args: [BIN, 'mcp', ...flags], env, stderr: 'pipe'})
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [BIN, 'mcp', ...flags],
+    env,
+    stderr: 'pipe',
+  })
   const client = new Client({name: 'actors-test', version: '1.0.0'})
   await client.connect(transport)
   const session = {client, transport}
@@ -49,31 +54,54 @@ async function connect(home: string, flags: string[] = []): Promise<Session> {
 type ToolResult = {content: Array<{type: string; text: string}>; structuredContent?: any; isError?: boolean}
 
 /** Call a tool; every result must fit the cap. */
-async function call(client: Client, name: string, args: Record<string, unknown> = {}, options: Parameters<Client['callTool']>[1] = {}): Promise<ToolResult> {
+async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+  options: Parameters<Client['callTool']>[1] = {},
+): Promise<ToolResult> {
   const result = (await client.callTool({name, arguments: args}, {timeout: 120_000, ...options})) as ToolResult
-  const bytes = Buffer.byteLength(JSON.stringify(result.content)) + Buffer.byteLength(JSON.stringify(result.structuredContent ?? null))
+  const bytes =
+    Buffer.byteLength(JSON.stringify(result.content)) +
+    Buffer.byteLength(JSON.stringify(result.structuredContent ?? null))
   expect(bytes, `${name} result bytes`).toBeLessThanOrEqual(CAP)
   return result
 }
 
-const runIds = (home: string) => (existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')).filter((d) => !d.startsWith('.')) : [])
+const runIds = (home: string) =>
+  existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')).filter((d) => !d.startsWith('.')) : []
 
 describe('actors mcp', () => {
   it('lists the tools with inputs that mirror the CLI', async () => {
     const {home} = newHome()
     const {client} = await connect(home)
     const {tools} = await client.listTools()
-    expect(tools.map((t) => t.name).sort()).toEqual(['close', 'control', 'inspect', 'lock', 'logs', 'recipes', 'rerun', 'run', 'send', 'wait'])
+    expect(tools.map((t) => t.name).sort()).toEqual([
+      'close',
+      'control',
+      'inspect',
+      'lock',
+      'logs',
+      'recipes',
+      'rerun',
+      'run',
+      'send',
+      'wait',
+    ])
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]))
     const run = byName.run.inputSchema as any
-    expect(Object.keys(run.properties)).toEqual(expect.arrayContaining(['recipe', 'command', 'values', 'name', 'timeout', 'silent']))
+    expect(Object.keys(run.properties)).toEqual(
+      expect.arrayContaining(['recipe', 'command', 'values', 'name', 'timeout', 'silent']),
+    )
     expect(run.properties.values.type).toBe('object')
     expect(run.properties.timeout.type).toBe('string')
     expect((byName.wait.inputSchema as any).properties.timeout.type).toBe('string')
     expect((byName.logs.inputSchema as any).properties.limit_bytes.maximum).toBe(CAP)
     for (const tool of tools) expect(tool.description!.length, tool.name).toBeGreaterThan(80)
     expect(byName.inspect.annotations?.readOnlyHint).toBe(true)
-    expect(Object.keys((byName.lock.inputSchema as any).properties)).toEqual(expect.arrayContaining(['op', 'name', 'slots', 'lease', 'wait', 'holder']))
+    expect(Object.keys((byName.lock.inputSchema as any).properties)).toEqual(
+      expect.arrayContaining(['op', 'name', 'slots', 'lease', 'wait', 'holder']),
+    )
   })
 
   it('runs a Recipe with values, waits for it and returns its row; the CLI documents match', async () => {
@@ -81,12 +109,24 @@ describe('actors mcp', () => {
     const {client} = await connect(home, ['--allow', 'hello,gate'])
     const launched = await call(client, 'run', {recipe: 'hello', values: {name: 'Ada'}})
     expect(launched.isError).toBeFalsy()
-    expect(launched.structuredContent).toMatchObject({run: expect.stringMatching(/^hello-/), status: expect.stringMatching(/running|done/)})
+    expect(launched.structuredContent).toMatchObject({
+      run: expect.stringMatching(/^hello-/),
+      status: expect.stringMatching(/running|done/),
+    })
     expect(launched.content[0].text).toContain(launched.structuredContent.run)
     const waited = await call(client, 'wait', {runs: [launched.structuredContent.run]})
     expect(waited.isError).toBeFalsy()
-    expect(waited.structuredContent).toMatchObject({schema: 'actors-batch-v1', members: 1, timed_out: false, counts: {done: 1}})
-    expect(waited.structuredContent.rows[0]).toMatchObject({run: launched.structuredContent.run, status: 'done', output: 'hello, Ada\n'})
+    expect(waited.structuredContent).toMatchObject({
+      schema: 'actors-batch-v1',
+      members: 1,
+      timed_out: false,
+      counts: {done: 1},
+    })
+    expect(waited.structuredContent.rows[0]).toMatchObject({
+      run: launched.structuredContent.run,
+      status: 'done',
+      output: 'hello, Ada\n',
+    })
     expect(waited.content[0].text).toMatch(/1 finished \(1 done\)/)
     // Reported once: the next wait (of the same owner) has nothing.
     const again = await call(client, 'wait', {timeout: '0'})
@@ -96,7 +136,10 @@ describe('actors mcp', () => {
     const cli = JSON.parse(actors(home, ['inspect', launched.structuredContent.run, '--json']).stdout)
     expect(inspected.structuredContent).toEqual(cli)
     const described = await call(client, 'recipes', {name: 'hello'})
-    expect(described.structuredContent).toEqual({...JSON.parse(actors(home, ['recipes', 'hello', '--json']).stdout), allowed: true})
+    expect(described.structuredContent).toEqual({
+      ...JSON.parse(actors(home, ['recipes', 'hello', '--json']).stdout),
+      allowed: true,
+    })
   })
 
   it('refuses what the policy does not allow, naming the rule, and starts nothing', async () => {
@@ -110,7 +153,10 @@ describe('actors mcp', () => {
     const adHoc = await call(client, 'run', {command: ['touch', join(home, 'touched')]})
     expect(adHoc.isError).toBe(true)
     expect(adHoc.content[0].text).toMatch(/refused by policy --allow-adhoc/)
-    const byPath = await call(client, 'run', {recipe: join(home, 'recipes', 'gate.yaml'), values: {file: '/nonexistent'}})
+    const byPath = await call(client, 'run', {
+      recipe: join(home, 'recipes', 'gate.yaml'),
+      values: {file: '/nonexistent'},
+    })
     expect(byPath.isError).toBe(true)
     expect(byPath.content[0].text).toMatch(/--allow-adhoc: Recipe file/)
     expect(runIds(home)).toEqual([])
@@ -187,7 +233,10 @@ describe('actors mcp', () => {
 
   it('keeps inspect, the tree and wait under 64 KiB over 300 Runs, saying what was cut', async () => {
     const {home} = newHome()
-    const seeded = JSON.parse(actors(home, ['run', '--json', '--wait', '--', process.execPath, '-e', "process.stdout.write('y'.repeat(5000))"]).stdout).rows[0]
+    const seeded = JSON.parse(
+      actors(home, ['run', '--json', '--wait', '--', process.execPath, '-e', "process.stdout.write('y'.repeat(5000))"])
+        .stdout,
+    ).rows[0]
     const meta = readJson(join(seeded.state_dir, 'run.json'))
     const result = readJson(join(seeded.state_dir, 'result.json'))
     for (let i = 0; i < 300; i++) {
@@ -195,10 +244,17 @@ describe('actors mcp', () => {
       const dir = join(home, 'runs', id)
       cpSync(seeded.state_dir, dir, {recursive: true})
       const instance = randomUUID()
-      writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}))
+      writeFileSync(
+        join(dir, 'run.json'),
+        JSON.stringify({...meta, run: id, root: id, run_instance_id: instance, state_dir: dir}),
+      )
       writeFileSync(
         join(dir, 'result.json'),
-        JSON.stringify({...result, run_instance_id: instance, completed_at: new Date(Date.now() - 1000 + i).toISOString()}),
+        JSON.stringify({
+          ...result,
+          run_instance_id: instance,
+          completed_at: new Date(Date.now() - 1000 + i).toISOString(),
+        }),
       )
     }
     const {client} = await connect(home)
@@ -249,7 +305,17 @@ describe('actors mcp', () => {
 
   it("the resource of a parent Run shows its children's lives (runtime.child_started / child_ended)", async () => {
     const {home} = newHome()
-    expect(actors(home, ['run', '--name', 'par', '--', 'sh', '-c', 'actors run --name kid -- true >/dev/null; actors wait kid >/dev/null']).code).toBe(0)
+    expect(
+      actors(home, [
+        'run',
+        '--name',
+        'par',
+        '--',
+        'sh',
+        '-c',
+        'actors run --name kid -- true >/dev/null; actors wait kid >/dev/null',
+      ]).code,
+    ).toBe(0)
     await waitFor(() => readJson(join(home, 'runs', 'par', 'run.json')).status === 'done', 15_000, 'par done')
     const {client} = await connect(home)
     const read = await client.readResource({uri: 'actors://runs/par'})
@@ -281,14 +347,25 @@ describe('actors mcp', () => {
 
   it('writes nothing but JSON-RPC to stdout, even when a Run writes output', async () => {
     const {home} = newHome()
-    const child = spawn(process.execPath, [BIN, 'mcp', '--allow-adhoc'], {env: cliEnv(home), stdio: ['pipe', 'pipe', 'pipe']})
+    const child = spawn(process.execPath, [BIN, 'mcp', '--allow-adhoc'], {
+      env: cliEnv(home),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    })
     let stdout = ''
     child.stdout.on('data', (chunk) => (stdout += chunk))
     const send = (message: object) => child.stdin.write(JSON.stringify({jsonrpc: '2.0', ...message}) + '\n')
-    send({id: 1, method: 'initialize', params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'raw', version: '1'}}})
+    send({
+      id: 1,
+      method: 'initialize',
+      params: {protocolVersion: '2025-11-25', capabilities: {}, clientInfo: {name: 'raw', version: '1'}},
+    })
     await waitFor(() => stdout.includes('"id":1'), 30_000, 'initialize')
     send({method: 'notifications/initialized'})
-    send({id: 2, method: 'tools/call', params: {name: 'run', arguments: {command: ['sh', '-c', 'echo to-stdout; echo to-stderr >&2; cat']}}})
+    send({
+      id: 2,
+      method: 'tools/call',
+      params: {name: 'run', arguments: {command: ['sh', '-c', 'echo to-stdout; echo to-stderr >&2; cat']}},
+    })
     await waitFor(() => stdout.includes('"id":2'), 30_000, 'run')
     send({id: 3, method: 'tools/call', params: {name: 'wait', arguments: {timeout: '60s'}}})
     await waitFor(() => stdout.includes('"id":3'), 60_000, 'wait')
@@ -330,13 +407,21 @@ describe('actors mcp', () => {
     expect(busy.isError).toBe(true)
     expect(busy.structuredContent.error).toMatchObject({exit_code: 5, lock: 'repo', held: 1})
     expect(busy.content[0].text).toMatch(/lock repo is busy \(1\/1 held by agent-a\)/)
-    const timedOut = await call(client, 'lock', {op: 'acquire', name: 'repo', holder: 'agent-b', lease: '10m', wait: '300ms'})
+    const timedOut = await call(client, 'lock', {
+      op: 'acquire',
+      name: 'repo',
+      holder: 'agent-b',
+      lease: '10m',
+      wait: '300ms',
+    })
     expect(timedOut.isError).toBe(true)
     expect(timedOut.structuredContent.error.exit_code).toBe(124)
     expect(timedOut.content[0].text).toMatch(/not free within 300 ms/)
 
     const renewed = await call(client, 'lock', {op: 'renew', name: 'repo', holder: 'agent-a', lease: '20m'})
-    expect(Date.parse(renewed.structuredContent.lease_expires_at)).toBeGreaterThan(Date.parse(taken.structuredContent.lease_expires_at))
+    expect(Date.parse(renewed.structuredContent.lease_expires_at)).toBeGreaterThan(
+      Date.parse(taken.structuredContent.lease_expires_at),
+    )
     const notMine = await call(client, 'lock', {op: 'release', name: 'repo', holder: 'agent-b'})
     expect(notMine.structuredContent.error.exit_code).toBe(3)
     const released = await call(client, 'lock', {op: 'release', name: 'repo', holder: 'agent-a'})
@@ -357,13 +442,17 @@ describe('actors mcp', () => {
     expect(sent.structuredContent).toMatchObject({run, generation: 2, delivered: 'resumed'})
     expect(sent.content[0].text).toMatch(/resumed as generation 2/)
     const second = await call(client, 'wait', {runs: [run]})
-    expect(second.structuredContent.rows).toEqual([expect.objectContaining({run, generation: 2, status: 'done', output: 'hello, Ada\n'})])
+    expect(second.structuredContent.rows).toEqual([
+      expect.objectContaining({run, generation: 2, status: 'done', output: 'hello, Ada\n'}),
+    ])
 
     const rerun = await call(client, 'rerun', {run, values: {name: 'Bob'}})
     expect(rerun.isError).toBeFalsy()
     expect(rerun.structuredContent).toMatchObject({run, generation: 3})
     const third = await call(client, 'wait', {runs: [run]})
-    expect(third.structuredContent.rows).toEqual([expect.objectContaining({run, generation: 3, output: 'hello, Bob\n'})])
+    expect(third.structuredContent.rows).toEqual([
+      expect.objectContaining({run, generation: 3, output: 'hello, Bob\n'}),
+    ])
 
     // A server that may not launch hello may not restart its Runs either: a tool error naming the rule, nothing started.
     const {client: narrow} = await connect(home, ['--allow', 'gate'])
@@ -388,7 +477,13 @@ describe('actors mcp', () => {
 
     const closed = await call(client, 'close', {run})
     expect(closed.isError).toBeFalsy()
-    expect(closed.structuredContent).toMatchObject({run, closed: true, stopped: true, status: 'cancelled', already_closed: false})
+    expect(closed.structuredContent).toMatchObject({
+      run,
+      closed: true,
+      stopped: true,
+      status: 'cancelled',
+      already_closed: false,
+    })
     const again = await call(client, 'close', {run})
     expect(again.structuredContent).toMatchObject({closed_at: closed.structuredContent.closed_at, already_closed: true})
     const sent = await call(client, 'send', {run, message: 'more'})

@@ -36,11 +36,15 @@ afterAll(() => removeHome(root))
 
 /** `actors music serve SOURCE --state-dir DIR` in the background, from `cwd`. */
 function serve(source: string, dir: string, cwd = root) {
-  const child = spawn(process.execPath, [BIN, 'music', 'serve', source, '--state-dir', dir, '--player', 'mpv', '--output', 'null'], {
-    cwd,
-    env: cliEnv(root),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const child = spawn(
+    process.execPath,
+    [BIN, 'music', 'serve', source, '--state-dir', dir, '--player', 'mpv', '--output', 'null'],
+    {
+      cwd,
+      env: cliEnv(root),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   children.push(child)
   let err = ''
   child.stderr!.on('data', (d) => (err += d))
@@ -51,7 +55,10 @@ function serve(source: string, dir: string, cwd = root) {
 /** The service on `dir` is playing (its endpoint is up and the checkpoint says so). */
 function playing(dir: string) {
   return waitFor(
-    () => existsSync(join(dir, 'playback-endpoint.json')) && readJson(join(dir, 'playback.json')).state === 'playing' && readJson(join(dir, 'playback.json')),
+    () =>
+      existsSync(join(dir, 'playback-endpoint.json')) &&
+      readJson(join(dir, 'playback.json')).state === 'playing' &&
+      readJson(join(dir, 'playback.json')),
     20_000,
     'the service to play',
   )

@@ -26,7 +26,13 @@ async function fakeService(dir: string, reply: string): Promise<void> {
   await new Promise<void>((resolve) => server.listen(path, resolve))
   writeFileSync(
     join(dir, 'playback-endpoint.json'),
-    JSON.stringify({owner_mode: 'standalone', path, service_instance_id: 'fake', service_pid: process.pid, ready_at: new Date().toISOString()}),
+    JSON.stringify({
+      owner_mode: 'standalone',
+      path,
+      service_instance_id: 'fake',
+      service_pid: process.pid,
+      ready_at: new Date().toISOString(),
+    }),
   )
 }
 
@@ -64,7 +70,10 @@ describe('standalone playback replies', () => {
 
   it("a service's own bad-request refusal is a usage error (exit 2)", async () => {
     const dir = home()
-    await fakeService(dir, JSON.stringify({ok: false, error: 'volume needs a percent from 0 to 100', code: 'bad-request', exit_code: 2}))
+    await fakeService(
+      dir,
+      JSON.stringify({ok: false, error: 'volume needs a percent from 0 to 100', code: 'bad-request', exit_code: 2}),
+    )
     const r = await actorsAsync(dir, ['control', '--json', dir, 'volume', '40'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('volume needs a percent')

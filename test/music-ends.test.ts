@@ -23,7 +23,10 @@ beforeAll(() => {
   writeTone(join(root, 'tones', 'short.wav'), 0.4, 440)
   // Random bytes behind audio extensions: every player fails on them, on any machine, with or without a sound device.
   for (const name of ['one.mp3', 'two.mp3'])
-    writeFileSync(join(root, 'broken', name), Buffer.from(Array.from({length: 20_000}, (_, i) => (i * 7919 + 13) % 251)))
+    writeFileSync(
+      join(root, 'broken', name),
+      Buffer.from(Array.from({length: 20_000}, (_, i) => (i * 7919 + 13) % 251)),
+    )
   writeFileSync(join(root, 'notes.txt'), 'not a song\n')
   writeFileSync(join(root, 'text.mp3'), 'hello, I only look like an mp3\n')
 })
@@ -49,7 +52,11 @@ function playersOn(needle: string): number[] {
  * Run `actors ARGS` on a real terminal (tmux, CI unset: the Ink view); resolves
  * with its exit code and the milliseconds from the last player's end to the exit.
  */
-async function playOnTerminal(name: string, args: string[], needle: string): Promise<{code: number; afterPlayerMs: number | undefined}> {
+async function playOnTerminal(
+  name: string,
+  args: string[],
+  needle: string,
+): Promise<{code: number; afterPlayerMs: number | undefined}> {
   const done = join(root, `${name}.exit`)
   const quoted = args.map((a) => `'${a}'`).join(' ')
   const script = `env -u CI ACTORS_HOME='${root}/home' TERM=xterm-256color '${process.execPath}' '${BIN}' ${quoted}; echo $? > '${done}.tmp'; mv '${done}.tmp' '${done}'; sleep 600`
@@ -65,19 +72,30 @@ async function playOnTerminal(name: string, args: string[], needle: string): Pro
   )
   spawnSync('tmux', ['-L', SOCKET, 'kill-session', '-t', name])
   // A player that fails at once may never be seen; then only the exit itself is asserted.
-  return {code: Number(readFileSync(done, 'utf8').trim()), afterPlayerMs: lastPlayerSeen === undefined ? undefined : exitedAt - lastPlayerSeen}
+  return {
+    code: Number(readFileSync(done, 'utf8').trim()),
+    afterPlayerMs: lastPlayerSeen === undefined ? undefined : exitedAt - lastPlayerSeen,
+  }
 }
 
 describe('music play ends when the player ends', () => {
   it('ffplay: the queue ends and the now-playing view exits 0 right after the player', async () => {
-    const r = await playOnTerminal('ffplay', ['music', 'play', join(root, 'tones'), '--no-loop', '--player', 'ffplay', '--output', 'null'], join(root, 'tones'))
+    const r = await playOnTerminal(
+      'ffplay',
+      ['music', 'play', join(root, 'tones'), '--no-loop', '--player', 'ffplay', '--output', 'null'],
+      join(root, 'tones'),
+    )
     expect(r.code).toBe(0)
     expect(r.afterPlayerMs).toBeLessThan(10_000)
     console.log(`ffplay: play exited ${r.afterPlayerMs} ms after the player ended`)
   })
 
   it('sox play: every track failing ends the view with exit 1', async () => {
-    const r = await playOnTerminal('sox', ['music', 'play', join(root, 'broken'), '--no-loop', '--player', 'play'], join(root, 'broken'))
+    const r = await playOnTerminal(
+      'sox',
+      ['music', 'play', join(root, 'broken'), '--no-loop', '--player', 'play'],
+      join(root, 'broken'),
+    )
     expect(r.code).toBe(1)
     if (r.afterPlayerMs !== undefined) expect(r.afterPlayerMs).toBeLessThan(10_000)
     console.log(`sox play: play exited ${r.afterPlayerMs} ms after the last player failed`)
@@ -93,7 +111,16 @@ describe('music play ends when the player ends', () => {
   })
 
   it('ffplay: a file it cannot open is a failure although ffplay exits 0', () => {
-    const r = actors(root, ['music', 'play', join(root, 'broken', 'one.mp3'), '--no-loop', '--player', 'ffplay', '--output', 'null'])
+    const r = actors(root, [
+      'music',
+      'play',
+      join(root, 'broken', 'one.mp3'),
+      '--no-loop',
+      '--player',
+      'ffplay',
+      '--output',
+      'null',
+    ])
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`ffplay could not play ${join(root, 'broken', 'one.mp3')} (exit code 0:`)
   })
@@ -107,7 +134,16 @@ describe('music play ends when the player ends', () => {
 
 describe('a file that is not audio', () => {
   it('is refused before any player starts: exit 66 naming the file and what it is', () => {
-    const r = actors(root, ['music', 'play', join(root, 'notes.txt'), join(root, 'text.mp3'), '--player', 'ffplay', '--output', 'null'])
+    const r = actors(root, [
+      'music',
+      'play',
+      join(root, 'notes.txt'),
+      join(root, 'text.mp3'),
+      '--player',
+      'ffplay',
+      '--output',
+      'null',
+    ])
     expect(r.code).toBe(66)
     expect(r.stderr).toContain(`${join(root, 'notes.txt')}: not audio (a text file), skipped`)
     expect(r.stderr).toContain(`${join(root, 'text.mp3')}: not audio (a text file), skipped`)
@@ -146,14 +182,17 @@ describe('a file that is not audio', () => {
   it("reads ffplay's own error lines, since its exit code is always 0", () => {
     const base = {player: 'ffplay' as const, track: '/m/a.mp3', code: 0, signal: null}
     expect(trackFailure({...base, stderr: ''})).toBeUndefined()
-    expect(trackFailure({...base, stderr: "ALSA lib pcm.c:2666 Unknown PCM default\nFailed to open file '/m/a.mp3' or configure filtergraph\n"})).toMatch(
-      /Failed to open file/,
-    )
+    expect(
+      trackFailure({
+        ...base,
+        stderr: "ALSA lib pcm.c:2666 Unknown PCM default\nFailed to open file '/m/a.mp3' or configure filtergraph\n",
+      }),
+    ).toMatch(/Failed to open file/)
     expect(trackFailure({...base, stderr: '/m/a.mp3: Invalid data found when processing input\n'})).toBe(
       'exit code 0: /m/a.mp3: Invalid data found when processing input',
     )
-    expect(trackFailure({...base, player: 'play', code: 1, stderr: 'ALSA lib x\nplay FAIL sox: no default audio device\n'})).toBe(
-      'exit code 1: play FAIL sox: no default audio device',
-    )
+    expect(
+      trackFailure({...base, player: 'play', code: 1, stderr: 'ALSA lib x\nplay FAIL sox: no default audio device\n'}),
+    ).toBe('exit code 1: play FAIL sox: no default audio device')
   })
 })

@@ -8,7 +8,18 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {BIN, actors, cliEnv, processAlive, processState, readJson, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
+import {
+  BIN,
+  actors,
+  cliEnv,
+  processAlive,
+  processState,
+  readJson,
+  tempDir,
+  waitFor,
+  writeTone,
+  removeHome,
+} from './helpers.js'
 
 let root: string
 const tracks: string[] = []
@@ -41,10 +52,14 @@ function playerPid(dir: string, not?: number): number | undefined {
 describe('music serve with ffplay', () => {
   it('plays, pauses with SIGSTOP, resumes, goes to the next track and stops without an orphan', async () => {
     const dir = join(root, 'state')
-    const child = spawn(process.execPath, [BIN, 'music', 'serve', join(root, 'music'), '--state-dir', dir, '--player', 'ffplay', '--volume', '40'], {
-      env: cliEnv(root, {ACTORS_MUSIC_OUTPUT: 'null'}),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    })
+    const child = spawn(
+      process.execPath,
+      [BIN, 'music', 'serve', join(root, 'music'), '--state-dir', dir, '--player', 'ffplay', '--volume', '40'],
+      {
+        env: cliEnv(root, {ACTORS_MUSIC_OUTPUT: 'null'}),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    )
     children.push(child)
     let stdout = ''
     child.stdout!.on('data', (d) => (stdout += d))
@@ -58,7 +73,14 @@ describe('music serve with ffplay', () => {
 
     let r = control(dir, 'status')
     expect(r.code).toBe(0)
-    expect(r.json.status).toMatchObject({state: 'playing', index: 0, count: 2, player: 'ffplay', track: tracks[0], volume: 40})
+    expect(r.json.status).toMatchObject({
+      state: 'playing',
+      index: 0,
+      count: 2,
+      player: 'ffplay',
+      track: tracks[0],
+      volume: 40,
+    })
     expect(r.json.status.duration_seconds).toBeCloseTo(8, 0)
 
     r = control(dir, 'pause')

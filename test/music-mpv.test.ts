@@ -47,7 +47,10 @@ interface Served {
 
 /** Start `actors music serve` in the background (the real CLI). */
 function serve(args: string[], env: NodeJS.ProcessEnv = {}): Served {
-  const child = spawn(process.execPath, [BIN, 'music', 'serve', ...args, '--output', 'null'], {env: cliEnv(root, env), stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(process.execPath, [BIN, 'music', 'serve', ...args, '--output', 'null'], {
+    env: cliEnv(root, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   children.push(child)
   let out = ''
   let err = ''
@@ -97,7 +100,10 @@ describe('music serve with mpv', () => {
 
     let r = control(dir, 'status')
     expect(r.code).toBe(0)
-    expect(r.json).toMatchObject({standalone: true, status: {state: 'playing', index: 0, count: 3, track: tracks[0], player: 'mpv', volume: 50}})
+    expect(r.json).toMatchObject({
+      standalone: true,
+      status: {state: 'playing', index: 0, count: 3, track: tracks[0], player: 'mpv', volume: 50},
+    })
     expect(r.json.status.duration_seconds).toBeCloseTo(10, 1)
     // SPEC: status prints {state, index, count, track, ...}: the same fields at the top level.
     expect(r.json).toMatchObject({state: 'playing', index: 0, count: 3, track: tracks[0], volume: 50})
@@ -157,7 +163,10 @@ describe('music serve with mpv', () => {
     expect(endpoint).toMatchObject({owner_mode: 'standalone', service_pid: served.child.pid})
     const foreign = await sendPlaybackRequest(endpoint, {service_instance_id: 'not-this-one', action: 'pause'})
     expect(foreign).toMatchObject({ok: false, code: 'foreign-instance'})
-    writeFileSync(join(dir, 'playback-endpoint.json'), JSON.stringify({...endpoint, service_instance_id: 'stale-instance'}))
+    writeFileSync(
+      join(dir, 'playback-endpoint.json'),
+      JSON.stringify({...endpoint, service_instance_id: 'stale-instance'}),
+    )
     r = control(dir, 'play')
     expect(r.code).toBe(3)
     expect(r.stderr).toContain('stale-instance')
@@ -215,7 +224,12 @@ describe('music serve with mpv', () => {
     // With no service the damaged file fails closed, naming it (exit 1, no stack trace).
     writeFileSync(
       join(dir, 'playback-endpoint.json'),
-      JSON.stringify({owner_mode: 'standalone', path: join(dir, 'gone.sock'), service_instance_id: 'x', service_pid: 999999999}),
+      JSON.stringify({
+        owner_mode: 'standalone',
+        path: join(dir, 'gone.sock'),
+        service_instance_id: 'x',
+        service_pid: 999999999,
+      }),
     )
     let r = control(dir, 'status')
     expect(r.code).toBe(1)
@@ -245,7 +259,12 @@ describe('music serve with mpv', () => {
     // The checkpoint still answers status, and says nothing is playing.
     const r = control(dir, 'status')
     expect(r.code).toBe(0)
-    expect(r.json.status).toMatchObject({state: 'stopped', reason: 'service-gone', service: 'not running', track: tracks[0]})
+    expect(r.json.status).toMatchObject({
+      state: 'stopped',
+      reason: 'service-gone',
+      service: 'not running',
+      track: tracks[0],
+    })
   })
 
   it("refuses a second service on the same state dir (exit 5), touching none of the live one's files", async () => {
@@ -277,7 +296,14 @@ describe('music play in the foreground', () => {
     const short = join(root, 'short')
     mkdirSync(short)
     for (const name of ['a.wav', 'b.wav']) writeTone(join(short, name), 0.8, 440, {rate: 22050, channels: 1})
-    const r = actors(root, ['music', 'play', `${join(short, 'a.wav')}|${join(short, 'b.wav')}`, '--no-loop', '--output', 'null'])
+    const r = actors(root, [
+      'music',
+      'play',
+      `${join(short, 'a.wav')}|${join(short, 'b.wav')}`,
+      '--no-loop',
+      '--output',
+      'null',
+    ])
     expect(r.code).toBe(0)
     expect(r.stdout).toBe(`1/2 ${join(short, 'a.wav')}\n2/2 ${join(short, 'b.wav')}\n`)
     expect(r.stderr).toContain('playback ended')

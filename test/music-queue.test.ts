@@ -36,9 +36,23 @@ function touch(path: string): string {
 
 describe('queue', () => {
   it('walks directories recursively in natural order, audio extensions only', () => {
-    for (const name of ['10 ten.mp3', '2 two.flac', '1 one.WAV', 'notes.txt', 'cover.jpg', 'sub/3 three.ogg', '.hidden.mp3']) touch(join(dir, 'album', name))
+    for (const name of [
+      '10 ten.mp3',
+      '2 two.flac',
+      '1 one.WAV',
+      'notes.txt',
+      'cover.jpg',
+      'sub/3 three.ogg',
+      '.hidden.mp3',
+    ])
+      touch(join(dir, 'album', name))
     const {tracks, warnings} = buildQueue([join(dir, 'album')])
-    expect(tracks.map((t) => relative(join(dir, 'album'), t))).toEqual(['1 one.WAV', '2 two.flac', '10 ten.mp3', 'sub/3 three.ogg'])
+    expect(tracks.map((t) => relative(join(dir, 'album'), t))).toEqual([
+      '1 one.WAV',
+      '2 two.flac',
+      '10 ten.mp3',
+      'sub/3 three.ogg',
+    ])
     expect(warnings).toEqual([])
   })
 
@@ -46,7 +60,10 @@ describe('queue', () => {
     const a = touch(join(dir, 'music', 'a.wav'))
     const b = touch(join(dir, 'music', 'deep', 'b.wav'))
     const list = join(dir, 'music', 'list.m3u8')
-    writeFileSync(list, `#EXTM3U\n#EXTINF:3,A\na.wav\n\n  deep/b.wav  \nmissing.wav\nhttp://radio.example/stream\nfile://${a}\n`)
+    writeFileSync(
+      list,
+      `#EXTM3U\n#EXTINF:3,A\na.wav\n\n  deep/b.wav  \nmissing.wav\nhttp://radio.example/stream\nfile://${a}\n`,
+    )
     const {tracks, warnings} = buildQueue([list], {cwd: '/'})
     expect(tracks).toEqual([a, b, 'http://radio.example/stream', a])
     expect(warnings).toHaveLength(1)
@@ -172,23 +189,45 @@ describe('players', () => {
   })
 
   it('builds the sox play command line: volume before the file, trim after it', () => {
-    const cmd = buildTrackCommand('play', {executable: '/usr/bin/play', track: '/m/a b.flac', startSeconds: 12.5, volume: 35, output: 'default'})
+    const cmd = buildTrackCommand('play', {
+      executable: '/usr/bin/play',
+      track: '/m/a b.flac',
+      startSeconds: 12.5,
+      volume: 35,
+      output: 'default',
+    })
     expect(cmd.command).toBe('/usr/bin/play')
     expect(cmd.args).toEqual(['-q', '-v', '0.35', '/m/a b.flac', 'trim', '12.5'])
-    expect(buildTrackCommand('play', {executable: 'play', track: '/m/x.wav', startSeconds: 0, volume: 100, output: 'default'}).args).toEqual([
-      '-q',
-      '-v',
-      '1',
-      '/m/x.wav',
-    ])
+    expect(
+      buildTrackCommand('play', {
+        executable: 'play',
+        track: '/m/x.wav',
+        startSeconds: 0,
+        volume: 100,
+        output: 'default',
+      }).args,
+    ).toEqual(['-q', '-v', '1', '/m/x.wav'])
   })
 
   it('builds ffplay, cvlc, afplay and wmp command lines', () => {
     const o = {executable: 'x', track: "/m/it's.mp3", startSeconds: 30, volume: 40, output: 'null' as const}
     const ff = buildTrackCommand('ffplay', o)
-    expect(ff.args).toEqual(['-nodisp', '-autoexit', '-loglevel', 'error', '-volume', '40', '-ss', '30', '-i', "/m/it's.mp3"])
+    expect(ff.args).toEqual([
+      '-nodisp',
+      '-autoexit',
+      '-loglevel',
+      'error',
+      '-volume',
+      '40',
+      '-ss',
+      '30',
+      '-i',
+      "/m/it's.mp3",
+    ])
     expect(ff.env).toEqual({SDL_AUDIODRIVER: 'dummy'})
-    expect(buildTrackCommand('cvlc', o).args).toEqual(expect.arrayContaining(['--gain=0.4', '--start-time=30', '--aout=dummy', '--', "/m/it's.mp3"]))
+    expect(buildTrackCommand('cvlc', o).args).toEqual(
+      expect.arrayContaining(['--gain=0.4', '--start-time=30', '--aout=dummy', '--', "/m/it's.mp3"]),
+    )
     expect(buildTrackCommand('afplay', o).args).toEqual(['-v', '0.4', "/m/it's.mp3"])
     const wmp = buildTrackCommand('wmp', o).args.at(-1)!
     expect(wmp).toContain("$p.URL = '/m/it''s.mp3'")
@@ -243,8 +282,15 @@ describe('requests, status, resume', () => {
       position_updated_at_ms: 1_000_000,
       updated_at: null,
     }
-    expect(projectStatus(base, 1_005_000)).toMatchObject({position_seconds: 15, progress_percent: 15, position_updated_at_ms: 1_005_000})
-    expect(projectStatus({...base, state: 'paused'}, 1_005_000)).toMatchObject({position_seconds: 10, progress_percent: 10})
+    expect(projectStatus(base, 1_005_000)).toMatchObject({
+      position_seconds: 15,
+      progress_percent: 15,
+      position_updated_at_ms: 1_005_000,
+    })
+    expect(projectStatus({...base, state: 'paused'}, 1_005_000)).toMatchObject({
+      position_seconds: 10,
+      progress_percent: 10,
+    })
     expect(projectStatus(base, 2_000_000).position_seconds).toBe(100)
   })
 
@@ -260,10 +306,22 @@ describe('requests, status, resume', () => {
       paused: true,
       volume: 33,
     } as unknown as PlaybackCheckpoint
-    expect(resumePoint(checkpoint, ['/m'], '/', false, ['/m/1', '/m/2', '/m/3'])).toMatchObject({index: 1, positionSeconds: 42, paused: true, volume: 33})
+    expect(resumePoint(checkpoint, ['/m'], '/', false, ['/m/1', '/m/2', '/m/3'])).toMatchObject({
+      index: 1,
+      positionSeconds: 42,
+      paused: true,
+      volume: 33,
+    })
     // A track added in front: still the same track.
-    expect(resumePoint(checkpoint, ['/m'], '/', false, ['/m/0', '/m/1', '/m/2', '/m/3'])).toMatchObject({index: 2, positionSeconds: 42})
-    expect(resumePoint(checkpoint, ['/other'], '/', false, ['/o/1'])).toMatchObject({index: 0, positionSeconds: 0, paused: false})
+    expect(resumePoint(checkpoint, ['/m'], '/', false, ['/m/0', '/m/1', '/m/2', '/m/3'])).toMatchObject({
+      index: 2,
+      positionSeconds: 42,
+    })
+    expect(resumePoint(checkpoint, ['/other'], '/', false, ['/o/1'])).toMatchObject({
+      index: 0,
+      positionSeconds: 0,
+      paused: false,
+    })
   })
 })
 
@@ -278,7 +336,9 @@ describe('music CLI exit codes', () => {
 
   it('requested player not installed: exit 127 naming what was tried', () => {
     const track = touch(join(dir, 't.wav'))
-    const r = actors(dir, ['music', 'play', track, '--player', 'cvlc', '--json'], {env: {PATH: join(dir, 'no-bin') + ':/usr/bin:/bin'}})
+    const r = actors(dir, ['music', 'play', track, '--player', 'cvlc', '--json'], {
+      env: {PATH: join(dir, 'no-bin') + ':/usr/bin:/bin'},
+    })
     if (findExecutable('cvlc')) throw new Error('this test expects cvlc not to be installed')
     expect(r.code).toBe(127)
     expect(r.stderr).toContain('cvlc')
@@ -328,7 +388,10 @@ describe('music CLI exit codes', () => {
     writeFileSync(join(state, 'playback.json'), JSON.stringify({...checkpoint, volume: 40, state: 'dancing'}))
     expect(actors(join(dir, 'home'), ['control', state, 'status']).stderr).toContain('field "state"')
     writeFileSync(join(state, 'playback.json'), JSON.stringify({...checkpoint, volume: 40}))
-    expect(actors(join(dir, 'home'), ['control', state, 'status', '--json']).json).toMatchObject({state: 'stopped', volume: 40})
+    expect(actors(join(dir, 'home'), ['control', state, 'status', '--json']).json).toMatchObject({
+      state: 'stopped',
+      volume: 40,
+    })
   })
 
   it('refuses a bad ACTORS_MUSIC_OUTPUT with exit 2', () => {

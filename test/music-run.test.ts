@@ -28,7 +28,16 @@ afterAll(() => removeHome(home))
 
 describe('recipes/music/playback as a Run', () => {
   it('serves its declared controls through the Run endpoint and traces playback events', async () => {
-    const launch = actors(home, ['run', 'music/playback', `source=${tracks.join('|')}`, 'output=null', 'volume=40', '--name', 'player', '--json'])
+    const launch = actors(home, [
+      'run',
+      'music/playback',
+      `source=${tracks.join('|')}`,
+      'output=null',
+      'volume=40',
+      '--name',
+      'player',
+      '--json',
+    ])
     expect(launch.code).toBe(0)
     const dir = launch.json.state_dir
     const checkpoint = await waitFor(
@@ -83,7 +92,10 @@ describe('recipes/music/playback as a Run', () => {
 
     r = actors(home, ['control', '--json', 'player', 'status'])
     expect(r.code).toBe(0)
-    expect(r.json.service).toMatchObject({ok: true, status: {state: 'paused', index: 1, count: 2, volume: 20, player: 'mpv'}})
+    expect(r.json.service).toMatchObject({
+      ok: true,
+      status: {state: 'paused', index: 1, count: 2, volume: 20, player: 'mpv'},
+    })
     // Merged with the kernel's view: playback fields at the top level, the kernel's own status kept.
     expect(r.json).toMatchObject({status: 'running', state: 'paused', index: 1, count: 2, volume: 20})
 
@@ -105,7 +117,15 @@ describe('recipes/music/playback as a Run', () => {
     // A finished playback Run still says where it stopped: the last known state from its checkpoint.
     r = actors(home, ['control', 'player', 'status', '--json'])
     expect(r.code).toBe(0)
-    expect(r.json).toMatchObject({status: 'cancelled', state: 'stopped', index: 1, count: 2, volume: 20, player: 'mpv', track: tracks[1]})
+    expect(r.json).toMatchObject({
+      status: 'cancelled',
+      state: 'stopped',
+      index: 1,
+      count: 2,
+      volume: 20,
+      player: 'mpv',
+      track: tracks[1],
+    })
     expect(r.json.service).toMatchObject({ok: true, source: 'checkpoint'})
     expect(actors(home, ['control', 'player', 'status']).stdout).toContain('playback:    stopped 2/2')
   })

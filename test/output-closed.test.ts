@@ -26,7 +26,11 @@ interface Ended {
  */
 function withEarlyClosedPipe(h: string, args: string[], take: number, env: NodeJS.ProcessEnv = {}): Promise<Ended> {
   const started = Date.now()
-  const child = spawn(process.execPath, [BIN, ...args], {cwd: ROOT, env: cliEnv(h, env), stdio: ['ignore', 'pipe', 'pipe']})
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: cliEnv(h, env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let read = ''
   let stderr = ''
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
@@ -38,13 +42,23 @@ function withEarlyClosedPipe(h: string, args: string[], take: number, env: NodeJ
       if (read.length >= take) close()
     })
   }
-  return new Promise((resolve) => child.on('close', (code) => resolve({code, stderr, read: read.slice(0, take), ms: Date.now() - started})))
+  return new Promise((resolve) =>
+    child.on('close', (code) => resolve({code, stderr, read: read.slice(0, take), ms: Date.now() - started})),
+  )
 }
 
 /** Run `actors ARGS` with stdout on /dev/full (every write fails with ENOSPC). */
-function toFullDisk(h: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<{code: number | null; stderr: string}> {
+function toFullDisk(
+  h: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{code: number | null; stderr: string}> {
   const full = openSync('/dev/full', 'w')
-  const child = spawn(process.execPath, [BIN, ...args], {cwd: ROOT, env: cliEnv(h, env), stdio: ['ignore', full, 'pipe']})
+  const child = spawn(process.execPath, [BIN, ...args], {
+    cwd: ROOT,
+    env: cliEnv(h, env),
+    stdio: ['ignore', full, 'pipe'],
+  })
   closeSync(full)
   let stderr = ''
   child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk))
@@ -57,24 +71,27 @@ const FRONT_ENDS = [
 ] as const
 
 describe('a reader that closes the pipe early', () => {
-  it.each(FRONT_ENDS)('logs | head -c 10 and inspect --json with the pipe already closed end quietly, exit 0 (%s front end)', async (_name, env) => {
-    const h = home()
-    const big = actors(h, ['run', '--name', 'big', '--json', '--', 'seq', '1', '300000'])
-    await waitForResult(big.json.state_dir)
-    const head = await withEarlyClosedPipe(h, ['logs', 'big'], 10, env)
-    expect(head.read).toBe('1\n2\n3\n4\n5\n')
-    expect([head.code, head.stderr]).toEqual([0, ''])
-    for (const args of [
-      ['logs', 'big', '--json'],
-      ['inspect', '--json'],
-      ['inspect', 'big', '--json'],
-      ['inspect', '--tree'],
-      ['recipes', '--json'],
-    ]) {
-      const closed = await withEarlyClosedPipe(h, args, 0, env)
-      expect([args.join(' '), closed.code, closed.stderr]).toEqual([args.join(' '), 0, ''])
-    }
-  })
+  it.each(FRONT_ENDS)(
+    'logs | head -c 10 and inspect --json with the pipe already closed end quietly, exit 0 (%s front end)',
+    async (_name, env) => {
+      const h = home()
+      const big = actors(h, ['run', '--name', 'big', '--json', '--', 'seq', '1', '300000'])
+      await waitForResult(big.json.state_dir)
+      const head = await withEarlyClosedPipe(h, ['logs', 'big'], 10, env)
+      expect(head.read).toBe('1\n2\n3\n4\n5\n')
+      expect([head.code, head.stderr]).toEqual([0, ''])
+      for (const args of [
+        ['logs', 'big', '--json'],
+        ['inspect', '--json'],
+        ['inspect', 'big', '--json'],
+        ['inspect', '--tree'],
+        ['recipes', '--json'],
+      ]) {
+        const closed = await withEarlyClosedPipe(h, args, 0, env)
+        expect([args.join(' '), closed.code, closed.stderr]).toEqual([args.join(' '), 0, ''])
+      }
+    },
+  )
 
   it('logs --follow of a live Run stops when its reader goes away, not when the Run ends', async () => {
     const h = home()
@@ -89,7 +106,8 @@ describe('a reader that closes the pipe early', () => {
   it('wait --json into a closed pipe ends quietly and leaves its batch to the next wait', async () => {
     const h = home()
     // Enough output in the rows that the document cannot fit in the pipe's buffer either way.
-    for (let i = 0; i < 3; i++) await waitForResult(actors(h, ['run', '--name', `w${i}`, '--json', '--', 'seq', '1', '5000']).json.state_dir)
+    for (let i = 0; i < 3; i++)
+      await waitForResult(actors(h, ['run', '--name', `w${i}`, '--json', '--', 'seq', '1', '5000']).json.state_dir)
     const lost = await withEarlyClosedPipe(h, ['wait', '--json'], 0)
     expect([lost.code, lost.stderr]).toEqual([0, ''])
     const again = actors(h, ['wait', '--json'])
@@ -100,22 +118,31 @@ describe('a reader that closes the pipe early', () => {
 })
 
 describe('a full disk', () => {
-  it.each(FRONT_ENDS)('stdout on /dev/full: one line on stderr, exit 1, no stack trace (%s front end)', async (_name, env) => {
-    const h = home()
-    await waitForResult(actors(h, ['run', '--name', 'r', '--json', '--', 'echo', 'hi']).json.state_dir)
-    for (const args of [['inspect', '--json'], ['logs', 'r'], ['recipes'], ['run', '--', 'true'], ['wait', '--json']]) {
-      const r = await toFullDisk(h, args, env)
-      expect([args.join(' '), r.code]).toEqual([args.join(' '), 1])
-      expect(r.stderr).toContain('actors: cannot write the output: no space left on the device')
-      expect(r.stderr).not.toMatch(/internal error|    at |node:internal|Node\.js v/)
-      // Said once, not once per failed write.
-      expect(r.stderr.match(/cannot write the output/g)).toHaveLength(1)
-    }
-    // The batch that could not be written is still there for the next wait.
-    const next = actors(h, ['wait', '--json']).json
-    expect(next.rows.map((r: any) => r.run)).toContain('r')
-    expect(next.redelivered).toBe(true)
-  })
+  it.each(FRONT_ENDS)(
+    'stdout on /dev/full: one line on stderr, exit 1, no stack trace (%s front end)',
+    async (_name, env) => {
+      const h = home()
+      await waitForResult(actors(h, ['run', '--name', 'r', '--json', '--', 'echo', 'hi']).json.state_dir)
+      for (const args of [
+        ['inspect', '--json'],
+        ['logs', 'r'],
+        ['recipes'],
+        ['run', '--', 'true'],
+        ['wait', '--json'],
+      ]) {
+        const r = await toFullDisk(h, args, env)
+        expect([args.join(' '), r.code]).toEqual([args.join(' '), 1])
+        expect(r.stderr).toContain('actors: cannot write the output: no space left on the device')
+        expect(r.stderr).not.toMatch(/internal error|    at |node:internal|Node\.js v/)
+        // Said once, not once per failed write.
+        expect(r.stderr.match(/cannot write the output/g)).toHaveLength(1)
+      }
+      // The batch that could not be written is still there for the next wait.
+      const next = actors(h, ['wait', '--json']).json
+      expect(next.rows.map((r: any) => r.run)).toContain('r')
+      expect(next.redelivered).toBe(true)
+    },
+  )
 })
 
 it('keeps its own bin path (sanity: the helpers run the real CLI)', () => {

@@ -41,13 +41,37 @@ function random(seed: number): () => number {
   }
 }
 
-const WORDS = ['a', 'b-1', 'x=1', 'name=Ada', '-', '-5', '--', '--json', '--help', '-h', '--bogus', '--home', '/tmp/h', '', 'two words', 'true', '0']
+const WORDS = [
+  'a',
+  'b-1',
+  'x=1',
+  'name=Ada',
+  '-',
+  '-5',
+  '--',
+  '--json',
+  '--help',
+  '-h',
+  '--bogus',
+  '--home',
+  '/tmp/h',
+  '',
+  'two words',
+  'true',
+  '0',
+]
 const INTEGERS = ['0', '1', '5', '100', '101', '-1', '2.5', 'abc', '007', '99999999999999999']
 
 /** Tokens worth trying for one flag: its spellings, good and bad values. */
 function flagTokens(name: string, flag: FlagDefinition): string[][] {
   if (flag.type === 'boolean') {
-    return [[`--${name}`], [`--no-${name}`], [`--${name}=true`], [`--${name}=false`], ...(flag.char ? [[`-${flag.char}`], [`-${flag.char}x`]] : [])]
+    return [
+      [`--${name}`],
+      [`--no-${name}`],
+      [`--${name}=true`],
+      [`--${name}=false`],
+      ...(flag.char ? [[`-${flag.char}`], [`-${flag.char}x`]] : []),
+    ]
   }
   const values = flag.type === 'integer' ? INTEGERS : [...(flag.options ?? []), 'v', 'some value', '-x', '--json', '']
   return values.flatMap((value) => [[`--${name}`, value], [`--${name}=${value}`]]).concat([[`--${name}`]])
@@ -66,7 +90,10 @@ function goodValue(flag: FlagDefinition, next: () => number): string {
  * good and bad: where the two parsers could drift.
  */
 function generate(definition: AnyCommandDefinition, next: () => number): string[] {
-  const flags = Object.entries({...(definition.flags as Record<string, FlagDefinition>), home: {type: 'string', description: ''} as FlagDefinition})
+  const flags = Object.entries({
+    ...(definition.flags as Record<string, FlagDefinition>),
+    home: {type: 'string', description: ''} as FlagDefinition,
+  })
   const pick = <T>(items: T[]): T => items[Math.floor(next() * items.length)]
   if (next() < 0.5) {
     const words: string[][] = Object.values(definition.args as Record<string, {required?: boolean}>)
@@ -103,9 +130,15 @@ async function oclifParse(definition: AnyCommandDefinition, given: string[]) {
   } catch {
     return undefined
   }
-  const args = Object.fromEntries(Object.entries(command.args ?? {}).map(([name, arg]) => [name, {...arg, ignoreStdin: true}]))
+  const args = Object.fromEntries(
+    Object.entries(command.args ?? {}).map(([name, arg]) => [name, {...arg, ignoreStdin: true}]),
+  )
   try {
-    const parsed = await Parser.parse(argv, {flags: {...command.flags, ...command.baseFlags, json: Flags.boolean()}, args, strict: command.strict})
+    const parsed = await Parser.parse(argv, {
+      flags: {...command.flags, ...command.baseFlags, json: Flags.boolean()},
+      args,
+      strict: command.strict,
+    })
     const {json: _json, ...flags} = parsed.flags as Record<string, unknown>
     return {args: parsed.args, argv: parsed.argv, flags: withFlagDefaults(definition, flags)}
   } catch {

@@ -82,7 +82,10 @@ describe('the output mode', () => {
       [true, {CI: '0', TERM: 'dumb'}, 'plain'],
     ]
     for (const [isTTY, vars, mode] of cases)
-      expect(decideOutput({json: false, isTTY: () => isTTY, env: env(vars)}), `isTTY=${isTTY} ${JSON.stringify(vars)}`).toBe(mode)
+      expect(
+        decideOutput({json: false, isTTY: () => isTTY, env: env(vars)}),
+        `isTTY=${isTTY} ${JSON.stringify(vars)}`,
+      ).toBe(mode)
   })
 
   it('is decided in one place: decideOutput is called by the front end only, and nothing else reads isTTY or CI for output', () => {
@@ -180,14 +183,16 @@ describe('commands return their results', () => {
       const mcp = rel === 'src/boot/mcp.ts' || rel.startsWith('src/lib/mcp/')
       const readers = rel === 'src/lib/present/output-guard.ts' || rel === 'src/lib/present/stdout-reader.ts'
       const allowed = rel === 'src/lib/present/write.ts' || readers || rel.startsWith('src/views/') || mcp
-      if (/process\.stdout\.write\s*\(|console\.(log|info)\s*\(|=\s*process\.stdout\b/.test(text) && !allowed) writers.push(rel)
+      if (/process\.stdout\.write\s*\(|console\.(log|info)\s*\(|=\s*process\.stdout\b/.test(text) && !allowed)
+        writers.push(rel)
     }
     expect(readsJson).toEqual([])
     expect(writers).toEqual([])
     // Every command is a definition shown by present(): each oclif shell only wraps one (src/commands/base-command.ts).
     const shells = sourceFiles(join(SRC, 'commands')).filter((file) => !file.endsWith('/base-command.ts'))
     expect(shells.length).toBe(Object.keys(COMMANDS).length)
-    for (const shell of shells) expect(code(shell), relative(ROOT, shell)).toMatch(/export default commandFromDefinition\(\w+\)/)
+    for (const shell of shells)
+      expect(code(shell), relative(ROOT, shell)).toMatch(/export default commandFromDefinition\(\w+\)/)
   })
 
   describe('in process, with a state root', () => {
@@ -237,7 +242,8 @@ describe('commands return their results', () => {
           const json = shown.filter((s) => s.startsWith('json:'))
           expect(json, `${definition.id} ${argv.join(' ')}`).toHaveLength(1)
           // A document printed from the command's own text (inspect --json): the very bytes its document prints as.
-          if (result?.kind === 'document' && result.printed) expect(json[0]).toBe(`json:${jsonDocument(result.document)}`)
+          if (result?.kind === 'document' && result.printed)
+            expect(json[0]).toBe(`json:${jsonDocument(result.document)}`)
           expect(
             shown.filter((s) => s.startsWith('out:')),
             definition.id,

@@ -32,7 +32,10 @@ function trailingComment(line: string): string {
 }
 
 /** Run each line with bash (pipefail) in ROOT; returns the lines that failed, with their exit code and stderr. */
-export function runShellLines(lines: string[], stateRoot: string): {ran: number; skipped: string[]; failures: string[]} {
+export function runShellLines(
+  lines: string[],
+  stateRoot: string,
+): {ran: number; skipped: string[]; failures: string[]} {
   const env = {...cliEnv(stateRoot), PATH: `${join(BIN, '..')}:${process.env.PATH}`}
   const failures: string[] = []
   const skipped: string[] = []
@@ -43,9 +46,16 @@ export function runShellLines(lines: string[], stateRoot: string): {ran: number;
       continue
     }
     const command = line.replace(/^npm ci && /, '')
-    const r = spawnSync('bash', ['-o', 'pipefail', '-c', command], {cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8', timeout: 180_000})
+    const r = spawnSync('bash', ['-o', 'pipefail', '-c', command], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      timeout: 180_000,
+    })
     ran++
-    if (r.status !== 0) failures.push(`${line}\n  -> exit ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`)
+    if (r.status !== 0)
+      failures.push(`${line}\n  -> exit ${r.status ?? r.signal}: ${r.stderr.trim().split('\n').slice(-3).join(' | ')}`)
   }
   return {ran, skipped, failures}
 }

@@ -52,13 +52,20 @@ sequence:
     const result = await waitForResult(join(home, 'runs', 'L'))
     expect(result.status).toBe('done')
     // Iteration 2 fails its first step; continue_on_failure goes on to 3 (its use step is skipped).
-    expect(readFileSync(join(home, 'runs', 'L', 'stdout.log'), 'utf8')).toBe('start\niter 1\nhi w1 7\niter 2\niter 3\nhi w3 7\nend\n')
+    expect(readFileSync(join(home, 'runs', 'L', 'stdout.log'), 'utf8')).toBe(
+      'start\niter 1\nhi w1 7\niter 2\niter 3\nhi w3 7\nend\n',
+    )
     const paths = steps(home, 'L').map((d) => d.path)
     expect(paths).toContain('sequence[1].repeat[2]')
     expect(paths).toContain('sequence[1].repeat[3].sequence[1].use')
     expect(paths).toContain('sequence[1].repeat[3].sequence[1].use.template')
-    expect(steps(home, 'L').find((d) => d.path === 'sequence[1].repeat[2]' && d.continued)).toMatchObject({iteration: 2, exit_code: 1})
-    expect(steps(home, 'L').find((d) => d.path === 'sequence[1].repeat[1].sequence[1].use')).toMatchObject({recipe: 'greet'})
+    expect(steps(home, 'L').find((d) => d.path === 'sequence[1].repeat[2]' && d.continued)).toMatchObject({
+      iteration: 2,
+      exit_code: 1,
+    })
+    expect(steps(home, 'L').find((d) => d.path === 'sequence[1].repeat[1].sequence[1].use')).toMatchObject({
+      recipe: 'greet',
+    })
   })
 
   it('stops at the first failing iteration without continue_on_failure: the Run fails', async () => {
@@ -77,7 +84,9 @@ sequence:
     expect(out).toContain('it 2')
     expect(out).not.toContain('it 3')
     expect(out).toContain('hi par 1')
-    expect(steps(home, 'S').map((d) => d.path)).toEqual(expect.arrayContaining(['parallel[0].repeat[1]', 'parallel[0].repeat[2]', 'parallel[1].use.template']))
+    expect(steps(home, 'S').map((d) => d.path)).toEqual(
+      expect.arrayContaining(['parallel[0].repeat[1]', 'parallel[0].repeat[2]', 'parallel[1].use.template']),
+    )
   })
 
   it('refuses a cycle of use before start (exit 2, naming the chain), in run and in recipes validate', () => {

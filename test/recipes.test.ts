@@ -5,7 +5,16 @@ import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {isActorsError} from '../src/lib/platform/errors.js'
-import {findRecipe, listRecipes, loadRecipeFile, recipeRoots, resolveRecipe, shellSplit, validateRecipeFiles, type Recipe} from '../src/lib/recipes/index.js'
+import {
+  findRecipe,
+  listRecipes,
+  loadRecipeFile,
+  recipeRoots,
+  resolveRecipe,
+  shellSplit,
+  validateRecipeFiles,
+  type Recipe,
+} from '../src/lib/recipes/index.js'
 
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1'}
@@ -118,7 +127,9 @@ describe('loading', () => {
 
   it('refuses an oversized file before parsing it', () => {
     const file = write('big.yaml', `description: "${'x'.repeat(300 * 1024)}"\ntemplate: echo\n`)
-    expect(usage(() => loadRecipeFile(file, dir)).message).toMatch(/big\.yaml: is \d+ bytes, over the 262144-byte limit/)
+    expect(usage(() => loadRecipeFile(file, dir)).message).toMatch(
+      /big\.yaml: is \d+ bytes, over the 262144-byte limit/,
+    )
   })
 
   it('refuses bad field values with the field named', () => {
@@ -173,7 +184,9 @@ describe('loading', () => {
     ]
     for (const [text, field] of cases) {
       const error = usage(() => load(text))
-      expect(error.message, text).toMatch(new RegExp(`field "${field.replace(/[[\]]/g, '\\$&')}" uses unknown placeholder`))
+      expect(error.message, text).toMatch(
+        new RegExp(`field "${field.replace(/[[\]]/g, '\\$&')}" uses unknown placeholder`),
+      )
     }
     expect(usage(() => load('template: echo {nme}\nargs: [name]\n')).fix).toMatch(/did you mean "name"/)
   })
@@ -188,7 +201,14 @@ describe('loading', () => {
 
 describe('shell-like splitting', () => {
   it('handles quotes, backslashes and whitespace without a shell', () => {
-    expect(shellSplit(`  echo  'a b'  "c \\"d\\" $HOME" e\\ f g\\\\h ''  `)).toEqual(['echo', 'a b', 'c "d" $HOME', 'e f', 'g\\h', ''])
+    expect(shellSplit(`  echo  'a b'  "c \\"d\\" $HOME" e\\ f g\\\\h ''  `)).toEqual([
+      'echo',
+      'a b',
+      'c "d" $HOME',
+      'e f',
+      'g\\h',
+      '',
+    ])
     expect(shellSplit('a;b | c && $(d)')).toEqual(['a;b', '|', 'c', '&&', '$(d)'])
     expect(shellSplit('x"y"\'z\'')).toEqual(['xyz'])
     expect(() => shellSplit("'open")).toThrow(/unterminated single quote/)
@@ -219,9 +239,32 @@ describe('resolving values', () => {
   })
 
   it('converts each type from the command line', () => {
-    const r = resolveRecipe(typed(), ['s=', 'p=~/music', 'i=-42', 'n=1e3', 'b=YES', 'a=["one two","three"]', 'e=green'], {...RUNTIME, cwd: '/work'})
-    expect(r.values).toEqual({s: '', p: join(homedir(), 'music'), i: -42, n: 1000, b: true, a: ['one two', 'three'], e: 'green'})
-    expect(r.plan.steps[0]).toEqual(['cmd', '', join(homedir(), 'music'), '-42', '1000', 'true', 'one two', 'three', '--list=one two,three', 'green'])
+    const r = resolveRecipe(
+      typed(),
+      ['s=', 'p=~/music', 'i=-42', 'n=1e3', 'b=YES', 'a=["one two","three"]', 'e=green'],
+      {...RUNTIME, cwd: '/work'},
+    )
+    expect(r.values).toEqual({
+      s: '',
+      p: join(homedir(), 'music'),
+      i: -42,
+      n: 1000,
+      b: true,
+      a: ['one two', 'three'],
+      e: 'green',
+    })
+    expect(r.plan.steps[0]).toEqual([
+      'cmd',
+      '',
+      join(homedir(), 'music'),
+      '-42',
+      '1000',
+      'true',
+      'one two',
+      'three',
+      '--list=one two,three',
+      'green',
+    ])
     expect(resolveRecipe(typed(), ['s=x', 'b=0', 'a='], RUNTIME).values).toMatchObject({b: false, a: []})
     expect(resolveRecipe(typed(), ['s=x', 'a=p', 'a=q,r'], RUNTIME).values.a).toEqual(['p', 'q', 'r'])
     expect(resolveRecipe(typed(), ['s=x', 'p=/abs/f'], RUNTIME).values.p).toBe('/abs/f')
@@ -266,7 +309,18 @@ describe('resolving values', () => {
 
   it('keeps values with shell metacharacters as one argv word, never run', () => {
     const recipe = load('args: [msg]\ntemplate: echo "<{msg}>" {msg}\n')
-    for (const value of ['a b  c', 'x; rm -rf /', '$(id)', '`id`', `it's "quoted"`, 'a|b>c&&d', '*', '', '{msg}', 'a\nb']) {
+    for (const value of [
+      'a b  c',
+      'x; rm -rf /',
+      '$(id)',
+      '`id`',
+      `it's "quoted"`,
+      'a|b>c&&d',
+      '*',
+      '',
+      '{msg}',
+      'a\nb',
+    ]) {
       const r = resolveRecipe(recipe, [`msg=${value}`], RUNTIME)
       expect(r.plan.steps[0]).toEqual(['echo', `<${value}>`, value])
     }
@@ -327,7 +381,9 @@ describe('resolving values', () => {
 
   it('refuses a command that renders empty', () => {
     const recipe = load('args: ["cmd:array="]\ntemplate: "{cmd}"\n')
-    expect(usage(() => resolveRecipe(recipe, [], RUNTIME)).message).toMatch(/field "template" renders to an empty command/)
+    expect(usage(() => resolveRecipe(recipe, [], RUNTIME)).message).toMatch(
+      /field "template" renders to an empty command/,
+    )
   })
 })
 
@@ -454,14 +510,21 @@ describe('validation', () => {
 describe('the built CLI', () => {
   const bin = join(PACKAGE, 'bin', 'actors')
   const cli = (args: string[], cwd = dir) =>
-    spawnSync(process.execPath, [bin, ...args], {cwd, encoding: 'utf8', env: {...process.env, ACTORS_HOME: join(dir, 'home'), ACTORS_RECIPES: ''}})
+    spawnSync(process.execPath, [bin, ...args], {
+      cwd,
+      encoding: 'utf8',
+      env: {...process.env, ACTORS_HOME: join(dir, 'home'), ACTORS_RECIPES: ''},
+    })
 
   it('lists Recipes as JSON and shows one', () => {
     write('recipes/mine.yaml', 'description: mine\nargs: ["n:int=1"]\ntemplate: echo {n}\n')
     const list = cli(['recipes', '--json'])
     expect(list.status).toBe(0)
     const doc = JSON.parse(list.stdout)
-    expect(doc.recipes.find((r: {name: string}) => r.name === 'mine')).toMatchObject({args: ['n:int=1'], root: join(dir, 'recipes')})
+    expect(doc.recipes.find((r: {name: string}) => r.name === 'mine')).toMatchObject({
+      args: ['n:int=1'],
+      root: join(dir, 'recipes'),
+    })
     expect(doc.recipes.find((r: {name: string}) => r.name === 'hello')).toBeTruthy()
 
     const show = cli(['recipes', 'mine', '--json'])

@@ -31,7 +31,8 @@ beforeEach(() => {
 /** Processes a test started outside any Run; killed after each test. */
 const strangers: ChildProcess[] = []
 afterEach(() => {
-  for (const child of strangers.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+  for (const child of strangers.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
   removeHome(home)
   removeDir(work)
 })
@@ -59,7 +60,13 @@ describe('run', () => {
     expect(r.json.state_dir).toBe(join(home, 'runs', r.json.run))
     expect(typeof r.json.pid).toBe('number')
     const result = await waitForResult(r.json.state_dir)
-    expect(result).toMatchObject({status: 'failed', exit_code: 3, reason: 'exit_code', attempts: 1, run_instance_id: r.json.run_instance_id})
+    expect(result).toMatchObject({
+      status: 'failed',
+      exit_code: 3,
+      reason: 'exit_code',
+      attempts: 1,
+      run_instance_id: r.json.run_instance_id,
+    })
     const meta = readJson(join(r.json.state_dir, 'run.json'))
     expect(meta).toMatchObject({
       schema: 'actors-run-v1',
@@ -180,7 +187,16 @@ describe('run', () => {
       const gate = join(work, `gate-${round}`)
       const launches = await Promise.all(
         Array.from({length: 4}, () =>
-          actorsAsync(home, ['run', '--name', 'one', '--json', '--', 'sh', '-c', `echo $ACTORS_RUN_INSTANCE; while [ ! -e ${gate} ]; do sleep 0.05; done`]),
+          actorsAsync(home, [
+            'run',
+            '--name',
+            'one',
+            '--json',
+            '--',
+            'sh',
+            '-c',
+            `echo $ACTORS_RUN_INSTANCE; while [ ! -e ${gate} ]; do sleep 0.05; done`,
+          ]),
         ),
       )
       writeFileSync(gate, '')
@@ -195,7 +211,10 @@ describe('run', () => {
 
   it('relaunches an id whose supervisor was SIGKILLed without waiting on its own lock', async () => {
     const first = actors(home, ['run', '--name', 'lost', '--json', '--', 'sleep', '30'])
-    const meta = await waitFor(() => readJson(join(first.json.state_dir, 'run.json')).child_pid && readJson(join(first.json.state_dir, 'run.json')))
+    const meta = await waitFor(
+      () =>
+        readJson(join(first.json.state_dir, 'run.json')).child_pid && readJson(join(first.json.state_dir, 'run.json')),
+    )
     process.kill(meta.pid, 'SIGKILL')
     process.kill(meta.child_pid, 'SIGKILL')
     await waitFor(() => !processAlive(meta.pid))
@@ -203,7 +222,10 @@ describe('run', () => {
     const again = actors(home, ['run', '--name', 'lost', '--json', '--', 'true'])
     expect(again.code, again.stderr).toBe(0)
     expect(Date.now() - started).toBeLessThan(5000)
-    expect(await waitForResult(first.json.state_dir)).toMatchObject({status: 'done', run_instance_id: again.json.run_instance_id})
+    expect(await waitForResult(first.json.state_dir)).toMatchObject({
+      status: 'done',
+      run_instance_id: again.json.run_instance_id,
+    })
   })
 
   it('times out by terminating the whole process tree, grandchildren included', async () => {
@@ -239,11 +261,18 @@ describe('run', () => {
     // It never ends on its own (a loop, not one `wait` that returns once its sleep took its own SIGTERM), so
     // only the trap or the late SIGKILL can end it.
     const script = `setsid sh -c 'trap "echo term > ${marker}; exit 0" TERM; echo $$ > ${pidFile}; while :; do sleep 1; done' & sleep 300`
-    writeFileSync(join(recipes, 'graceful.yaml'), [`template: [sh, -c, ${JSON.stringify(script)}]`, 'kill_grace: 20s', ''].join('\n'))
+    writeFileSync(
+      join(recipes, 'graceful.yaml'),
+      [`template: [sh, -c, ${JSON.stringify(script)}]`, 'kill_grace: 20s', ''].join('\n'),
+    )
     const r = actors(home, ['run', 'graceful', '--recipes', recipes, '--timeout', '5s', '--json'])
     expect(r.code, r.stderr).toBe(0)
     expect(readJson(join(r.json.state_dir, 'run.json')).kill_grace_ms).toBe(20_000)
-    const pid = await waitFor(() => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')), 20_000, 'the setsid shell to set its trap')
+    const pid = await waitFor(
+      () => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')),
+      20_000,
+      'the setsid shell to set its trap',
+    )
     const result = await waitForResult(r.json.state_dir, 45_000)
     expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
     // The trap may run just after the result is written: wait for the marker or for the shell to be gone.
@@ -263,7 +292,16 @@ describe('run', () => {
 
   it('retries failed attempts up to the total and records them', async () => {
     const counter = join(work, 'count')
-    const r = actors(home, ['run', '--json', '--retry', '3', '--', 'sh', '-c', `echo x >> ${counter}; test $(wc -l < ${counter}) -ge 2`])
+    const r = actors(home, [
+      'run',
+      '--json',
+      '--retry',
+      '3',
+      '--',
+      'sh',
+      '-c',
+      `echo x >> ${counter}; test $(wc -l < ${counter}) -ge 2`,
+    ])
     const result = await waitForResult(r.json.state_dir)
     expect(result).toMatchObject({status: 'done', attempts: 2, exit_code: 0})
     const failing = actors(home, ['run', '--json', '--retry', '2', '--', 'false'])
@@ -304,7 +342,11 @@ describe('run', () => {
 
   it('records spawn failure of a missing command as failed', async () => {
     const r = actors(home, ['run', '--json', '--', 'no-such-command-xyz'])
-    expect(await waitForResult(r.json.state_dir)).toMatchObject({status: 'failed', reason: 'spawn_failed', exit_code: 127})
+    expect(await waitForResult(r.json.state_dir)).toMatchObject({
+      status: 'failed',
+      reason: 'spawn_failed',
+      exit_code: 127,
+    })
   })
 
   it('--wait blocks until the end and exits 1 when the Run failed', () => {
@@ -315,7 +357,9 @@ describe('run', () => {
   })
 
   it('dozens of simultaneous launches get distinct ids and every file parses', async () => {
-    const launches = await Promise.all(Array.from({length: 24}, () => actorsAsync(home, ['run', '--json', '--', 'true'])))
+    const launches = await Promise.all(
+      Array.from({length: 24}, () => actorsAsync(home, ['run', '--json', '--', 'true'])),
+    )
     expect(launches.every((l) => l.code === 0)).toBe(true)
     const ids = launches.map((l) => l.json.run)
     expect(new Set(ids).size).toBe(24)
@@ -388,7 +432,14 @@ describe('reconciliation', () => {
         process_identity: {...meta.process_identity, pid},
         child_pid: commandPid,
         pgid: commandPid,
-        children_processes: [{pid: commandPid, pgid: commandPid, identity: {...meta.children_processes[0].identity, pid: commandPid}, step: 0}],
+        children_processes: [
+          {
+            pid: commandPid,
+            pgid: commandPid,
+            identity: {...meta.children_processes[0].identity, pid: commandPid},
+            step: 0,
+          },
+        ],
       }),
     )
     rmSync(join(r.json.state_dir, 'result.json'))
@@ -446,7 +497,9 @@ describe('reconciliation', () => {
     const metas = await waitFor(
       () => {
         const both = [live, lost].map((r) => readJson(join(r.json.state_dir, 'run.json')))
-        return both.every((m) => m.child_pid) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '' ? both : undefined
+        return both.every((m) => m.child_pid) && existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== ''
+          ? both
+          : undefined
       },
       15_000,
       'both commands started',
@@ -485,7 +538,14 @@ describe('inspect, logs, emit, prune', () => {
   })
 
   it('logs prints stdout, stderr and tails; follow streams until the end', async () => {
-    const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'for i in 1 2 3 4 5; do echo line$i; done; echo oops >&2'])
+    const r = actors(home, [
+      'run',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'for i in 1 2 3 4 5; do echo line$i; done; echo oops >&2',
+    ])
     await waitForResult(r.json.state_dir)
     expect(actors(home, ['logs', r.json.run]).stdout).toBe('line1\nline2\nline3\nline4\nline5\n')
     expect(actors(home, ['logs', r.json.run, '--tail', '2']).stdout).toBe('line4\nline5\n')
@@ -553,8 +613,16 @@ describe('inspect, logs, emit, prune', () => {
     const shown = actors(home, ['inspect', r.json.run, '--json'])
     const kinds = shown.json.trace.map((e: any) => e.kind)
     expect(kinds).toEqual(expect.arrayContaining(['build.step', 'usage']))
-    expect(shown.json.trace.find((e: any) => e.kind === 'build.step')).toMatchObject({summary: 'compiled', data: {files: 3}})
-    expect(readJson(join(r.json.state_dir, 'usage.json'))).toMatchObject({tokens: 135, prompt_tokens: 10, completion_tokens: 5, reports: 2})
+    expect(shown.json.trace.find((e: any) => e.kind === 'build.step')).toMatchObject({
+      summary: 'compiled',
+      data: {files: 3},
+    })
+    expect(readJson(join(r.json.state_dir, 'usage.json'))).toMatchObject({
+      tokens: 135,
+      prompt_tokens: 10,
+      completion_tokens: 5,
+      reports: 2,
+    })
     expect(actors(home, ['emit', 'x.y']).code).toBe(2)
     expect(actors(home, ['emit', 'Bad Kind', '--run', r.json.run]).code).toBe(2)
     expect(actors(home, ['emit', 'x', '--run', r.json.run, '--data', '{nope']).code).toBe(2)
@@ -597,7 +665,10 @@ describe('inspect, logs, emit, prune', () => {
     expect(readJson(join(home, 'runs', 'u1', 'usage.json'))).toMatchObject({tokens: 5, reports: 1})
     // A live generation (usage is reported to live Runs only) whose totals are damaged.
     const live = actors(home, ['run', '--name', 'u1', '--json', '--', 'sleep', '60'])
-    writeFileSync(join(home, 'runs', 'u1', 'usage.json'), '{"tokens": "5", "prompt_tokens": 0, "completion_tokens": 0, "reports": 1}')
+    writeFileSync(
+      join(home, 'runs', 'u1', 'usage.json'),
+      '{"tokens": "5", "prompt_tokens": 0, "completion_tokens": 0, "reports": 1}',
+    )
     const bad = actors(home, ['emit', 'usage', '--tokens', '1', '--run', 'u1'])
     expect(bad.code).toBe(1)
     expect(bad.stderr).toContain(join(home, 'runs', 'u1', 'usage.json'))
@@ -627,7 +698,10 @@ describe('inspect, logs, emit, prune', () => {
     const old = writeFinishedRun(home, 'old', {ended: new Date(Date.now() - 3 * hour).toISOString()})
     writeFinishedRun(home, 'recent', {ended: new Date(Date.now() - 60_000).toISOString()})
     // Written before run.json mirrored the end: result.json says when it ended.
-    const legacy = writeFinishedRun(home, 'legacy', {ended: new Date(Date.now() - 3 * hour).toISOString(), meta: {ended_at: undefined}})
+    const legacy = writeFinishedRun(home, 'legacy', {
+      ended: new Date(Date.now() - 3 * hour).toISOString(),
+      meta: {ended_at: undefined},
+    })
     writeFinishedRun(home, 'legacy-recent', {
       ended: new Date(Date.now() - 3 * hour).toISOString(),
       meta: {ended_at: undefined},
@@ -647,7 +721,9 @@ describe('inspect, logs, emit, prune', () => {
     const pruned = actors(home, ['prune', '--older-than', '1h', '--json'])
     expect(pruned.code, pruned.stderr).toBe(1)
     expect(pruned.json.pruned.sort()).toEqual(['legacy', 'old'])
-    expect(pruned.json.skipped).toEqual([expect.objectContaining({run: 'damaged', problem: 'damaged', reason: expect.stringContaining('result.json')})])
+    expect(pruned.json.skipped).toEqual([
+      expect.objectContaining({run: 'damaged', problem: 'damaged', reason: expect.stringContaining('result.json')}),
+    ])
     expect(existsSync(damaged)).toBe(true)
     expect(existsSync(old)).toBe(false)
     expect(existsSync(legacy)).toBe(false)

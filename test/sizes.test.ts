@@ -25,7 +25,13 @@ function sourceFiles(dir: string): string[] {
 
 /** Every function-like node with a body in `text` longer than `max` lines, as `name (N lines, line L)`. */
 export function longFunctions(fileName: string, text: string, max = MAX_FUNCTION_LINES): string[] {
-  const source = ts.createSourceFile(fileName, text, ts.ScriptTarget.Latest, true, fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS)
+  const source = ts.createSourceFile(
+    fileName,
+    text,
+    ts.ScriptTarget.Latest,
+    true,
+    fileName.endsWith('.tsx') ? ts.ScriptKind.TSX : ts.ScriptKind.TS,
+  )
   const found: string[] = []
   const lineOf = (pos: number) => source.getLineAndCharacterOfPosition(pos).line + 1
   const visit = (node: ts.Node) => {
@@ -68,7 +74,9 @@ describe('sizes of src/', () => {
   })
 
   it(`has no function over ${MAX_FUNCTION_LINES} lines`, () => {
-    const over = sourceFiles(SRC).flatMap((file) => longFunctions(file, readFileSync(file, 'utf8')).map((f) => `${relative(ROOT, file)}: ${f}`))
+    const over = sourceFiles(SRC).flatMap((file) =>
+      longFunctions(file, readFileSync(file, 'utf8')).map((f) => `${relative(ROOT, file)}: ${f}`),
+    )
     expect(over).toEqual([])
   })
 })

@@ -18,7 +18,8 @@ function clusterState(): string {
 
 const UP = /^(idle|mixed|allocated|completing)/.test(clusterState())
 /** The one node's name as Slurm calls it (a cluster may name it after the host, not `localhost`). */
-const NODE = spawnSync('sinfo', ['-h', '-N', '-o', '%N'], {encoding: 'utf8', timeout: 10_000}).stdout?.trim().split('\n')[0] ?? ''
+const NODE =
+  spawnSync('sinfo', ['-h', '-N', '-o', '%N'], {encoding: 'utf8', timeout: 10_000}).stdout?.trim().split('\n')[0] ?? ''
 const START = 'scripts/slurm-dev-cluster.sh start'
 
 if (!UP && !process.env.CI) {
@@ -71,15 +72,29 @@ suite('Runs on Slurm', () => {
   }
 
   const status = (h: string, run: string) => actors(h, ['inspect', run, '--json']).json?.status
-  const lines = (dir: string) => (existsSync(join(dir, 'stdout.log')) ? readFileSync(join(dir, 'stdout.log'), 'utf8').split('\n').filter(Boolean).length : 0)
-  const running = (h: string, run: string) => waitFor(() => status(h, run) === 'running', 30_000, `${run} running on the node`)
+  const lines = (dir: string) =>
+    existsSync(join(dir, 'stdout.log'))
+      ? readFileSync(join(dir, 'stdout.log'), 'utf8').split('\n').filter(Boolean).length
+      : 0
+  const running = (h: string, run: string) =>
+    waitFor(() => status(h, run) === 'running', 30_000, `${run} running on the node`)
 
   it('runs to done: queued at once, logs, wait, logs --follow, inspect with job id and node', async () => {
     const h = home()
-    const launched = submit(h, ['--name', 'hello', '--', 'sh', '-c', 'echo hello from $SLURM_JOB_ID; echo oops >&2; sleep 1; echo bye'])
+    const launched = submit(h, [
+      '--name',
+      'hello',
+      '--',
+      'sh',
+      '-c',
+      'echo hello from $SLURM_JOB_ID; echo oops >&2; sleep 1; echo bye',
+    ])
     const job = launched.executor.job_id
     // run returned before the job ran: the supervisor writes everything else on the node.
-    expect(readJson(join(launched.state_dir, 'run.json'))).toMatchObject({status: 'queued', executor: {kind: 'slurm', job_id: job}})
+    expect(readJson(join(launched.state_dir, 'run.json'))).toMatchObject({
+      status: 'queued',
+      executor: {kind: 'slurm', job_id: job},
+    })
 
     const follow = actorsAsync(h, ['logs', 'hello', '--follow'])
     const waited = actors(h, ['wait', 'hello', '--json', '--timeout', '60s'], {timeout: 70_000})
@@ -92,7 +107,11 @@ suite('Runs on Slurm', () => {
     expect(actors(h, ['logs', 'hello', '--stderr']).stdout).toBe('oops\n')
 
     const meta = readJson(join(launched.state_dir, 'run.json'))
-    expect(meta).toMatchObject({status: 'done', host: expect.any(String), executor: {kind: 'slurm', job_id: job, node: NODE}})
+    expect(meta).toMatchObject({
+      status: 'done',
+      host: expect.any(String),
+      executor: {kind: 'slurm', job_id: job, node: NODE},
+    })
     const detail = actors(h, ['inspect', 'hello', '--json']).json
     expect(detail).toMatchObject({executor: 'slurm', job_id: job, node: NODE})
     expect(actors(h, ['inspect', 'hello']).stdout).toContain(`executor:   slurm job ${job} on ${NODE}`)
@@ -104,18 +123,35 @@ suite('Runs on Slurm', () => {
 
   it('pause suspends the job and resume resumes it, each confirmed by Slurm; the Run then finishes done', async () => {
     const h = home()
-    const launched = submit(h, ['--name', 'tick', '--', 'sh', '-c', 'for i in $(seq 30); do echo tick; sleep 0.1; done'])
+    const launched = submit(h, [
+      '--name',
+      'tick',
+      '--',
+      'sh',
+      '-c',
+      'for i in $(seq 30); do echo tick; sleep 0.1; done',
+    ])
     const job = launched.executor.job_id
     await running(h, 'tick')
     await waitFor(() => lines(launched.state_dir) > 3, 30_000, 'ticks')
     const paused = actors(h, ['control', 'tick', 'pause', '--json'])
     expect(paused.code, paused.stderr).toBe(0)
-    expect(paused.json).toMatchObject({action: 'pause', status: 'paused', via: 'srun', job_id: job, job_state: 'SUSPENDED', handled_by: 'kernel'})
+    expect(paused.json).toMatchObject({
+      action: 'pause',
+      status: 'paused',
+      via: 'srun',
+      job_id: job,
+      job_state: 'SUSPENDED',
+      handled_by: 'kernel',
+    })
     expect(paused.json.confirmed_ms).toBeLessThan(5000)
     // Slurm itself holds the whole job (supervisor included), and every reader says paused.
     expect(jobState(job)).toBe('SUSPENDED')
     expect(status(h, 'tick')).toBe('paused')
-    expect(actors(h, ['control', 'tick', 'status', '--json']).json).toMatchObject({status: 'paused', executor: {state: 'SUSPENDED'}})
+    expect(actors(h, ['control', 'tick', 'status', '--json']).json).toMatchObject({
+      status: 'paused',
+      executor: {state: 'SUSPENDED'},
+    })
     const held = lines(launched.state_dir)
     // Observing that nothing is written takes a stretch of time; 1 s is 10 ticks.
     await new Promise((r) => setTimeout(r, 1000))
@@ -136,7 +172,9 @@ suite('Runs on Slurm', () => {
     const launched = submit(h, ['--name', 'unreached', '--', 'sh', '-c', 'while true; do echo tick; sleep 0.1; done'])
     const job = launched.executor.job_id
     await running(h, 'unreached')
-    const pidFile = /^SlurmdPidFile\s*=\s*(\S+)/m.exec(spawnSync('scontrol', ['show', 'config'], {encoding: 'utf8'}).stdout)?.[1]
+    const pidFile = /^SlurmdPidFile\s*=\s*(\S+)/m.exec(
+      spawnSync('scontrol', ['show', 'config'], {encoding: 'utf8'}).stdout,
+    )?.[1]
     expect(pidFile && existsSync(pidFile), 'slurmd writes its pid file').toBeTruthy()
     const slurmd = Number(readFileSync(pidFile!, 'utf8').trim())
     try {
@@ -164,7 +202,11 @@ suite('Runs on Slurm', () => {
       expect(status(h, 'unreached')).toBe('running')
     } finally {
       spawnSync('bash', [join(ROOT, 'scripts', 'slurm-dev-cluster.sh'), 'start'], {encoding: 'utf8', timeout: 60_000})
-      await waitFor(() => !/NOT_RESPONDING/.test(spawnSync('scontrol', ['show', 'node', NODE], {encoding: 'utf8'}).stdout), 30_000, 'the node answering')
+      await waitFor(
+        () => !/NOT_RESPONDING/.test(spawnSync('scontrol', ['show', 'node', NODE], {encoding: 'utf8'}).stdout),
+        30_000,
+        'the node answering',
+      )
     }
     const before = lines(launched.state_dir)
     await waitFor(() => lines(launched.state_dir) > before + 3, 15_000, 'ticks: the command was never stopped')
@@ -194,7 +236,10 @@ suite('Runs on Slurm', () => {
     const bin = mkdtempSync(join(tmpdir(), 'actors-no-srun-'))
     onTestFinished(() => rmSync(bin, {recursive: true, force: true}))
     for (const command of ['squeue', 'scontrol', 'scancel', 'sinfo']) {
-      symlinkSync(spawnSync('sh', ['-c', `command -v ${command}`], {encoding: 'utf8'}).stdout.trim(), join(bin, command))
+      symlinkSync(
+        spawnSync('sh', ['-c', `command -v ${command}`], {encoding: 'utf8'}).stdout.trim(),
+        join(bin, command),
+      )
     }
     const killed = actors(h, ['control', 'nosrun', 'kill', '--json'], {timeout: 60_000, env: {PATH: bin}})
     expect(killed.code, killed.stderr).toBe(0)
@@ -213,7 +258,11 @@ suite('Runs on Slurm', () => {
     expect(stopped.code, stopped.stderr).toBe(0)
     expect(stopped.json).toMatchObject({action: 'stop', status: 'cancelled', settled: true})
     expect(readJson(join(launched.state_dir, 'result.json'))).toMatchObject({status: 'cancelled', reason: 'stop'})
-    await waitFor(() => !['RUNNING', 'COMPLETING', 'PENDING'].includes(jobState(launched.executor.job_id)), 30_000, 'the job gone')
+    await waitFor(
+      () => !['RUNNING', 'COMPLETING', 'PENDING'].includes(jobState(launched.executor.job_id)),
+      30_000,
+      'the job gone',
+    )
     expect(findRunProcesses({rootPids: [], pgids: [], runInstanceId: launched.run_instance_id})).toEqual([])
   })
 
@@ -247,7 +296,9 @@ suite('Runs on Slurm', () => {
   it('a declared action reaches the service on the node', async () => {
     const serviceUrl = `file://${join(ROOT, 'dist', 'service.js')}`
     const service = `import {serveControlEndpoint} from '${serviceUrl}'\nlet n = 0\nawait serveControlEndpoint({handle: async ({action}) => (action === 'ping' ? {pong: ++n, job: process.env.SLURM_JOB_ID} : {ok: false, error: 'no'})})\n`
-    const {home: h, recipes} = homeWithRecipes({'svc.yaml': "template: [node, '{recipe_dir}/svc.mjs']\ncontrol: [ping]\nexecutor: {kind: slurm}\n"})
+    const {home: h, recipes} = homeWithRecipes({
+      'svc.yaml': "template: [node, '{recipe_dir}/svc.mjs']\ncontrol: [ping]\nexecutor: {kind: slurm}\n",
+    })
     try {
       writeFileSync(join(recipes, 'svc.mjs'), service)
       const r = actors(h, ['run', 'svc', '--name', 'svc', '--recipes', recipes, '--json'])
@@ -256,7 +307,11 @@ suite('Runs on Slurm', () => {
       await waitFor(() => existsSync(join(r.json.state_dir, 'control-endpoint.json')), 30_000, 'the service endpoint')
       const ping = actors(h, ['control', 'svc', 'ping', '--json'])
       expect(ping.code, ping.stderr).toBe(0)
-      expect(ping.json).toMatchObject({handled_by: 'service', reply: {ok: true, pong: 1, job: r.json.executor.job_id}, via: 'srun'})
+      expect(ping.json).toMatchObject({
+        handled_by: 'service',
+        reply: {ok: true, pong: 1, job: r.json.executor.job_id},
+        via: 'srun',
+      })
       const stop = actors(h, ['control', 'svc', 'stop', '--json'], {timeout: 60_000})
       expect(stop.json?.status, stop.stderr).toBe('cancelled')
     } finally {
@@ -266,7 +321,8 @@ suite('Runs on Slurm', () => {
 
   it('a Recipe executor submits with its sbatch options; --on local overrides it; a bad field is refused', async () => {
     const {home: h, recipes} = homeWithRecipes({
-      'job.yaml': 'template: [echo, from-recipe]\nexecutor: {kind: slurm, cpus: 1, time: 2m, sbatch_args: ["--comment=actors-test"]}\n',
+      'job.yaml':
+        'template: [echo, from-recipe]\nexecutor: {kind: slurm, cpus: 1, time: 2m, sbatch_args: ["--comment=actors-test"]}\n',
       'bad.yaml': 'template: [echo]\nexecutor: {kind: pbs}\n',
       'nowhere.yaml': 'template: [echo]\nexecutor: {kind: slurm, partition: no-such-partition}\n',
     })
@@ -294,7 +350,10 @@ suite('Runs on Slurm', () => {
       expect(refused.code).toBe(1)
       expect(refused.json).toMatchObject({status: 'failed', error: expect.stringMatching(/invalid partition/i)})
       expect(refused.stderr).not.toMatch(/internal error|\n\s+at /)
-      expect(readJson(join(refused.json.state_dir, 'result.json'))).toMatchObject({status: 'failed', reason: 'submit_failed'})
+      expect(readJson(join(refused.json.state_dir, 'result.json'))).toMatchObject({
+        status: 'failed',
+        reason: 'submit_failed',
+      })
     } finally {
       removeHome(h)
     }
@@ -317,7 +376,9 @@ suite('Runs on Slurm', () => {
   })
 
   it('through Slurm itself when no step can start: a pending job is queued and stop cancels it; a suspended one is paused and resume continues it', async () => {
-    const {home: h, recipes} = homeWithRecipes({'held.yaml': 'template: ["true"]\nexecutor: {kind: slurm, sbatch_args: [--hold]}\n'})
+    const {home: h, recipes} = homeWithRecipes({
+      'held.yaml': 'template: ["true"]\nexecutor: {kind: slurm, sbatch_args: [--hold]}\n',
+    })
     onTestFinished(() => removeHome(h))
     // Submitted held: the job stays PENDING.
     const held = submit(h, ['held', '--name', 'held', '--recipes', recipes])
@@ -329,7 +390,11 @@ suite('Runs on Slurm', () => {
     const stop = actors(h, ['control', 'held', 'stop', '--json'], {timeout: 60_000})
     expect(stop.code, stop.stderr).toBe(0)
     expect(stop.json).toMatchObject({status: 'cancelled', via: 'slurm', settled: true})
-    expect(readJson(join(held.state_dir, 'result.json'))).toMatchObject({status: 'cancelled', reason: 'stop', executor_state: 'CANCELLED'})
+    expect(readJson(join(held.state_dir, 'result.json'))).toMatchObject({
+      status: 'cancelled',
+      reason: 'stop',
+      executor_state: 'CANCELLED',
+    })
 
     const tick = submit(h, ['--name', 'susp', '--', 'sh', '-c', 'while true; do echo tick; sleep 0.1; done'])
     await running(h, 'susp')
@@ -348,7 +413,16 @@ suite('Runs on Slurm', () => {
     const h = home()
     const r = actors(
       h,
-      ['run', '--name', 'parent', '--json', '--', 'sh', '-c', 'actors run --name child --json -- echo child-output && actors wait child --json'],
+      [
+        'run',
+        '--name',
+        'parent',
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        'actors run --name child --json -- echo child-output && actors wait child --json',
+      ],
       {env: {ACTORS_EXECUTOR: 'slurm'}},
     )
     expect(r.code, r.stderr).toBe(0)
@@ -356,17 +430,33 @@ suite('Runs on Slurm', () => {
     const waited = actors(h, ['wait', 'parent', '--json', '--timeout', '60s'], {timeout: 70_000})
     // The parent's own `wait` collected (and reported) its child; the outer wait gets the parent.
     expect(waited.json.rows[0]).toMatchObject({run: 'parent', status: 'done'})
-    expect(actors(h, ['inspect', 'child', '--json']).json).toMatchObject({status: 'done', parent: 'parent', executor: 'local'})
+    expect(actors(h, ['inspect', 'child', '--json']).json).toMatchObject({
+      status: 'done',
+      parent: 'parent',
+      executor: 'local',
+    })
     const child = readJson(join(h, 'runs', 'child', 'run.json'))
-    expect(child).toMatchObject({parent: {run: 'parent'}, executor: {kind: 'local', slurm_job_id: r.json.executor.job_id}})
+    expect(child).toMatchObject({
+      parent: {run: 'parent'},
+      executor: {kind: 'local', slurm_job_id: r.json.executor.job_id},
+    })
     expect(readFileSync(join(h, 'runs', 'child', 'stdout.log'), 'utf8')).toBe('child-output\n')
   })
 
   it('stopping a Slurm Run ends its descendants that run in jobs of their own', async () => {
     const h = home()
-    const r = submit(h, ['--name', 'boss', '--', 'sh', '-c', 'actors run --on slurm --name worker -- sleep 300 && sleep 300'])
+    const r = submit(h, [
+      '--name',
+      'boss',
+      '--',
+      'sh',
+      '-c',
+      'actors run --on slurm --name worker -- sleep 300 && sleep 300',
+    ])
     await waitFor(
-      () => existsSync(join(h, 'runs', 'worker', 'run.json')) && readJson(join(h, 'runs', 'worker', 'run.json')).executor?.job_id,
+      () =>
+        existsSync(join(h, 'runs', 'worker', 'run.json')) &&
+        readJson(join(h, 'runs', 'worker', 'run.json')).executor?.job_id,
       30_000,
       'the worker submitted from inside the job',
     )
@@ -378,7 +468,11 @@ suite('Runs on Slurm', () => {
     expect(stop.json.status).toBe('cancelled')
     expect(stop.json.descendants).toMatchObject({ended: ['worker']})
     expect(readJson(join(h, 'runs', 'worker', 'result.json')).status).toBe('cancelled')
-    await waitFor(() => !['RUNNING', 'COMPLETING', 'PENDING'].includes(jobState(worker)), 30_000, "the worker's job gone")
+    await waitFor(
+      () => !['RUNNING', 'COMPLETING', 'PENDING'].includes(jobState(worker)),
+      30_000,
+      "the worker's job gone",
+    )
   })
 
   it('a job Slurm has forgotten, without a result, is settled exited on the next read', () => {
@@ -389,7 +483,10 @@ suite('Runs on Slurm', () => {
     actors(h, ['wait', 'ghost', '--json'])
     const meta = readJson(join(dir, 'run.json'))
     // The same Run as a Slurm Run whose job (an id Slurm never gave out) left nothing behind.
-    writeFileSync(join(dir, 'run.json'), JSON.stringify({...meta, status: 'running', executor: {kind: 'slurm', job_id: '987654321'}}))
+    writeFileSync(
+      join(dir, 'run.json'),
+      JSON.stringify({...meta, status: 'running', executor: {kind: 'slurm', job_id: '987654321'}}),
+    )
     spawnSync('rm', [join(dir, 'result.json')])
     const seen = actors(h, ['inspect', 'ghost', '--json']).json
     expect(seen).toMatchObject({status: 'exited', result: {reason: 'job_forgotten', executor_state: null}})

@@ -11,7 +11,9 @@ const home = homesPerTest('actors-streams-')
 describe('logs', () => {
   it('--follow shows stdout on stdout and stderr on stderr; --tail of an empty log prints nothing', () => {
     const h = home()
-    expect(actors(h, ['run', '--name', 'both', '--wait', '--', 'sh', '-c', 'echo to-out; echo to-err >&2']).code).toBe(0)
+    expect(actors(h, ['run', '--name', 'both', '--wait', '--', 'sh', '-c', 'echo to-out; echo to-err >&2']).code).toBe(
+      0,
+    )
     const follow = actors(h, ['logs', 'both', '--follow'])
     expect(follow.code).toBe(0)
     expect(follow.stdout).toBe('to-out\n')
@@ -29,7 +31,16 @@ describe('logs', () => {
 describe('lock exec --json', () => {
   it("sends COMMAND's stdout to stderr so stdout is one JSON document", () => {
     const h = home()
-    const r = actors(h, ['lock', 'exec', 'L', '--json', '--', 'sh', '-c', 'echo command-out; echo command-err >&2; exit 3'])
+    const r = actors(h, [
+      'lock',
+      'exec',
+      'L',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'echo command-out; echo command-err >&2; exit 3',
+    ])
     expect(r.code).toBe(3)
     expect(r.json).toMatchObject({lock: {lock: 'L'}, exit_code: 3})
     expect(r.stdout).not.toContain('command-out')

@@ -17,7 +17,11 @@ function surface() {
     Object.entries(COMMANDS)
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([id, command]) => {
-        const c = command as unknown as {args?: Record<string, {required?: boolean}>; flags?: Record<string, unknown>; baseFlags?: Record<string, unknown>}
+        const c = command as unknown as {
+          args?: Record<string, {required?: boolean}>
+          flags?: Record<string, unknown>
+          baseFlags?: Record<string, unknown>
+        }
         return [
           id.replaceAll(':', ' '),
           {
@@ -32,7 +36,8 @@ function surface() {
 describe('command surface', () => {
   it('matches the committed snapshot', () => {
     const now = surface()
-    if (process.env.UPDATE_SURFACE || !existsSync(SNAPSHOT)) writeFileSync(SNAPSHOT, JSON.stringify(now, null, 2) + '\n')
+    if (process.env.UPDATE_SURFACE || !existsSync(SNAPSHOT))
+      writeFileSync(SNAPSHOT, JSON.stringify(now, null, 2) + '\n')
     expect(now).toEqual(JSON.parse(readFileSync(SNAPSHOT, 'utf8')))
   })
 

@@ -42,15 +42,25 @@ describe('fitting the width', () => {
 describe('the Runs table', () => {
   it('shows exit code, CPU, memory and the command (cut to the width), and says when a filter matches nothing', () => {
     const h = home()
-    expect(actors(h, ['run', '--name', 'long', '--wait', '--', 'sh', '-c', `echo ${'x'.repeat(100)}; exit 3`]).code).toBe(1)
+    expect(
+      actors(h, ['run', '--name', 'long', '--wait', '--', 'sh', '-c', `echo ${'x'.repeat(100)}; exit 3`]).code,
+    ).toBe(1)
     expect(actors(h, ['run', '--name', 'short', '--wait', '--', 'true']).code).toBe(0)
     // Usage as the supervisor records it (result.json, mirrored in run.json).
     for (const file of ['run.json', 'result.json']) {
       const path = join(h, 'runs', 'short', file)
-      writeFileSync(path, JSON.stringify({...JSON.parse(readFileSync(path, 'utf8')), resources: {cpu_seconds: 1.5, peak_memory_bytes: 12 * 1024 * 1024}}))
+      writeFileSync(
+        path,
+        JSON.stringify({
+          ...JSON.parse(readFileSync(path, 'utf8')),
+          resources: {cpu_seconds: 1.5, peak_memory_bytes: 12 * 1024 * 1024},
+        }),
+      )
     }
     const narrow = actors(h, ['inspect'], {env: {COLUMNS: '80'}})
-    expect(narrow.stdout.split('\n')[0]).toMatch(/^RUN\s+RECIPE\s+STATUS\s+EXIT\s+STARTED\s+DURATION\s+CPU\s+MEM\s+COMMAND\s+PARENT$/)
+    expect(narrow.stdout.split('\n')[0]).toMatch(
+      /^RUN\s+RECIPE\s+STATUS\s+EXIT\s+STARTED\s+DURATION\s+CPU\s+MEM\s+COMMAND\s+PARENT$/,
+    )
     expect(widest(narrow.stdout)).toBeLessThanOrEqual(80)
     expect(narrow.stdout).toMatch(/\nlong\s+-\s+failed\s+3\s.*sh -c .*…/)
     expect(narrow.stdout).toMatch(/\nshort\s+-\s+done\s+0\s+\S+\s+\S+\s+1\.5s\s+12M\s+true\s+-\n/)
@@ -75,7 +85,9 @@ describe('inspect --tree', () => {
     expect(actors(h, ['run', '--name', 'live', '--', 'sleep', '30']).code).toBe(0)
     const running = actors(h, ['inspect', '--tree', '--status', 'running', '--json']).json
     expect(running.forest.map((n: TreeNode) => n.run)).toEqual(['live'])
-    expect(actors(h, ['inspect', '--tree', '--root', 'finished', '--json']).json.forest.map((n: TreeNode) => n.run)).toEqual(['finished'])
+    expect(
+      actors(h, ['inspect', '--tree', '--root', 'finished', '--json']).json.forest.map((n: TreeNode) => n.run),
+    ).toEqual(['finished'])
     const plain = actors(h, ['inspect', '--tree', '--status', 'done'])
     expect(plain.stdout).toMatch(/^finished\s+done/)
     expect(plain.stdout).not.toContain('live')

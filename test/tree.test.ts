@@ -29,8 +29,16 @@ describe('nested trees', () => {
     const leafMeta = runJson(h, 'leaf')
     expect(rootMeta.depth).toBe(0)
     expect(rootMeta.parent).toBeUndefined()
-    expect(midMeta.parent).toEqual({run: 'root', run_instance_id: rootMeta.run_instance_id, state_dir: join(h, 'runs', 'root')})
-    expect(leafMeta.parent).toEqual({run: 'mid', run_instance_id: midMeta.run_instance_id, state_dir: join(h, 'runs', 'mid')})
+    expect(midMeta.parent).toEqual({
+      run: 'root',
+      run_instance_id: rootMeta.run_instance_id,
+      state_dir: join(h, 'runs', 'root'),
+    })
+    expect(leafMeta.parent).toEqual({
+      run: 'mid',
+      run_instance_id: midMeta.run_instance_id,
+      state_dir: join(h, 'runs', 'mid'),
+    })
     expect([midMeta.depth, leafMeta.depth]).toEqual([1, 2])
     expect([midMeta.root, leafMeta.root]).toEqual(['root', 'root'])
     expect(leafMeta.owner).toBe('default')
@@ -78,7 +86,15 @@ describe('nested trees', () => {
     const inner = `actors run -- true >/dev/null 2>err.txt; echo "grandchild=$?"; cat err.txt`
     const r = actors(
       h,
-      ['run', '--name', 'top', '--', 'sh', '-c', `cd "$ACTORS_STATE_DIR"; actors run --name kid -- sh -c '${inner}' >/dev/null; echo "child=$?"`],
+      [
+        'run',
+        '--name',
+        'top',
+        '--',
+        'sh',
+        '-c',
+        `cd "$ACTORS_STATE_DIR"; actors run --name kid -- sh -c '${inner}' >/dev/null; echo "child=$?"`,
+      ],
       {
         env: {ACTORS_MAX_DEPTH: '1'},
       },
@@ -104,7 +120,9 @@ describe('nested trees', () => {
       'actors run --name over -- true >/dev/null 2>refusal.txt; echo "second=$?"',
       'cat refusal.txt',
     ].join('; ')
-    expect(actors(h, ['run', '--name', 'budgeted', '--budget-tokens', '100', '--cwd', h, '--', 'sh', '-c', script]).code).toBe(0)
+    expect(
+      actors(h, ['run', '--name', 'budgeted', '--budget-tokens', '100', '--cwd', h, '--', 'sh', '-c', script]).code,
+    ).toBe(0)
     const result = await waitForResult(join(h, 'runs', 'budgeted'))
     const out = stdoutOf(h, 'budgeted')
     expect(out).toContain('first=0')
@@ -117,7 +135,11 @@ describe('nested trees', () => {
     expect(under.budget_exceeded).toBeUndefined()
     // A budget belongs on a root only.
     const nested = actors(h, ['run', '--budget-tokens', '5', '--', 'true'], {
-      env: {ACTORS_RUN: 'budgeted', ACTORS_RUN_INSTANCE: runJson(h, 'budgeted').run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', 'budgeted')},
+      env: {
+        ACTORS_RUN: 'budgeted',
+        ACTORS_RUN_INSTANCE: runJson(h, 'budgeted').run_instance_id,
+        ACTORS_STATE_DIR: join(h, 'runs', 'budgeted'),
+      },
     })
     expect(nested.code).toBe(2)
   })
@@ -158,7 +180,9 @@ describe('nested trees', () => {
     )
     const environ = (pid: number) => readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0')
     // The outer supervisor did get the faults (the test injected them for real)...
-    expect(environ(runJson(h, 'outer').pid)).toEqual(expect.arrayContaining(['ACTORS_TEST_SPAWN_DELAY_MS=50', 'ACTORS_TEST_WAIT_PAUSE_MS=50']))
+    expect(environ(runJson(h, 'outer').pid)).toEqual(
+      expect.arrayContaining(['ACTORS_TEST_SPAWN_DELAY_MS=50', 'ACTORS_TEST_WAIT_PAUSE_MS=50']),
+    )
     // ...but neither its command, nor the nested Run's supervisor, nor the nested command saw them.
     const seen = {
       outerCommand: readFileSync(join(h, 'outer.env'), 'utf8').split('\n'),
@@ -179,7 +203,9 @@ describe('nested trees', () => {
     const r = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'ghost'}})
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('lineage is incomplete')
-    const missing = actors(h, ['run', '--', 'true'], {env: {ACTORS_RUN: 'ghost', ACTORS_RUN_INSTANCE: 'x', ACTORS_STATE_DIR: join(h, 'runs', 'ghost')}})
+    const missing = actors(h, ['run', '--', 'true'], {
+      env: {ACTORS_RUN: 'ghost', ACTORS_RUN_INSTANCE: 'x', ACTORS_STATE_DIR: join(h, 'runs', 'ghost')},
+    })
     expect(missing.code).toBe(2)
     expect(missing.stderr).toContain('lineage is incomplete')
   })
@@ -199,7 +225,9 @@ describe('owners', () => {
     expect(inner.rows.map((r: any) => r.run)).toEqual(['kid', 'gc'])
     // eve has nothing; the root's owner gets the root, its subtree already reported to the coordinator.
     expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'eve'}}).json.members).toBe(0)
-    expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'ada'}}).json.rows.map((r: any) => r.run)).toEqual(['root'])
+    expect(actors(h, ['wait', '--json'], {env: {ACTORS_OWNER: 'ada'}}).json.rows.map((r: any) => r.run)).toEqual([
+      'root',
+    ])
   })
 })
 
@@ -212,7 +240,13 @@ describe('max-parallel', () => {
     const launches = [1, 2, 3, 4, 5].map((i) => `actors run --name c${i} -- sh -c '${child}' >/dev/null`).join('; ')
     expect(actors(h, ['run', '--name', 'fan', '--max-parallel', '2', '--', 'sh', '-c', launches]).code).toBe(0)
     await waitForResult(join(h, 'runs', 'fan'), 30_000)
-    expect(['c1', 'c2', 'c3', 'c4', 'c5'].map((id) => runJson(h, id).status)).toEqual(['running', 'running', 'queued', 'queued', 'queued'])
+    expect(['c1', 'c2', 'c3', 'c4', 'c5'].map((id) => runJson(h, id).status)).toEqual([
+      'running',
+      'running',
+      'queued',
+      'queued',
+      'queued',
+    ])
     writeFileSync(go, '')
     const ids = ['c1', 'c2', 'c3', 'c4', 'c5']
     let maxRunning = 0
@@ -237,7 +271,9 @@ describe('max-parallel', () => {
     expect(maxRunning).toBeLessThanOrEqual(2)
     // FIFO: c3 and c4 took the slots c1 and c2 freed; c5, queued last, only got a slot once c3 or c4 ended.
     const at = (id: string, field: string) => Date.parse(runJson(h, id)[field])
-    expect(Math.min(at('c3', 'started_at'), at('c4', 'started_at'))).toBeGreaterThanOrEqual(Math.min(at('c1', 'ended_at'), at('c2', 'ended_at')))
+    expect(Math.min(at('c3', 'started_at'), at('c4', 'started_at'))).toBeGreaterThanOrEqual(
+      Math.min(at('c1', 'ended_at'), at('c2', 'ended_at')),
+    )
     expect(at('c5', 'started_at')).toBeGreaterThanOrEqual(Math.min(at('c3', 'ended_at'), at('c4', 'ended_at')))
     expect(readFileSync(join(h, 'runs', 'fan', 'children.jsonl'), 'utf8').match(/"queued":true/g)?.length).toBe(3)
   })
@@ -247,7 +283,17 @@ describe('cascade', () => {
   it('stop of a Run cancels its descendants deepest first, queued ones included', async () => {
     const h = home()
     const mid = 'actors run --name g1 -- sleep 30 >/dev/null; actors run --name g2 -- sleep 30 >/dev/null; sleep 30'
-    expect(actors(h, ['run', '--name', 'boss', '--', 'sh', '-c', `actors run --name mid --max-parallel 1 -- sh -c '${mid}' >/dev/null; sleep 30`]).code).toBe(0)
+    expect(
+      actors(h, [
+        'run',
+        '--name',
+        'boss',
+        '--',
+        'sh',
+        '-c',
+        `actors run --name mid --max-parallel 1 -- sh -c '${mid}' >/dev/null; sleep 30`,
+      ]).code,
+    ).toBe(0)
     // g1 counts as running from its launch; wait for its supervisor to record the command too, or the stop could land while it is still starting it.
     await waitFor(
       () => runJson(h, 'g2').status === 'queued' && runJson(h, 'g1').status === 'running' && runJson(h, 'g1').child_pid,

@@ -106,7 +106,17 @@ describe('CompletionCard', () => {
         overflow: 2,
         pending: [{run: 'late', run_instance_id: 'i', status: 'running'}],
         pending_count: 1,
-        attention: [{run: 'worker-2', run_instance_id: 'i', event_id: 'e', kind: 'review.ready', summary: 'please look', attention: 'followup', ts: ''}],
+        attention: [
+          {
+            run: 'worker-2',
+            run_instance_id: 'i',
+            event_id: 'e',
+            kind: 'review.ready',
+            summary: 'please look',
+            attention: 'followup',
+            ts: '',
+          },
+        ],
       },
     )
     const view = render(<CompletionCard card={cardModel(doc)} />)
@@ -129,7 +139,9 @@ describe('CompletionCard', () => {
       {run: 'fan-1', status: 'done', summary: 'step 1: demo (run fan-1)'},
       {run: 'fan-2', status: 'failed', summary: 'boom\nsecond line'},
     ]
-    const view = render(<CompletionCard card={cardModel(batch([row('fan', 'done', {collected, collected_total: 5})]))} />)
+    const view = render(
+      <CompletionCard card={cardModel(batch([row('fan', 'done', {collected, collected_total: 5})]))} />,
+    )
     const frame = strip(view.lastFrame()!)
     expect(frame).toContain('1 Run finished')
     expect(frame).toMatch(/✔ fan\s+done/)
@@ -141,7 +153,9 @@ describe('CompletionCard', () => {
   })
 
   it('says when nothing finished or the wait timed out', () => {
-    const view = render(<CompletionCard card={cardModel(batch([], {timed_out: true, hint: 'actors inspect --tree (the forest)'}))} />)
+    const view = render(
+      <CompletionCard card={cardModel(batch([], {timed_out: true, hint: 'actors inspect --tree (the forest)'}))} />,
+    )
     expect(strip(view.lastFrame()!)).toContain('no finished Runs (timed out) · batch abcdef12')
     view.unmount()
   })
@@ -150,9 +164,18 @@ describe('CompletionCard', () => {
 describe('wait progress', () => {
   it('tracks pending Runs of the scope and lists each finished one once, in the order they finished', () => {
     const tracker = new WaitTracker({owner: 'default', ids: ['a', 'b']})
-    let p = tracker.update({runs: [summary('a', 'running'), summary('b', 'running'), summary('c', 'running'), summary('x', 'running', {owner: 'other'})]})
+    let p = tracker.update({
+      runs: [
+        summary('a', 'running'),
+        summary('b', 'running'),
+        summary('c', 'running'),
+        summary('x', 'running', {owner: 'other'}),
+      ],
+    })
     expect(p.pending.map((r) => r.run)).toEqual(['a', 'b'])
-    p = tracker.update({runs: [summary('a', 'running'), summary('b', 'failed'), summary('b-child', 'running', {root: 'b'})]})
+    p = tracker.update({
+      runs: [summary('a', 'running'), summary('b', 'failed'), summary('b-child', 'running', {root: 'b'})],
+    })
     expect(p.pending.map((r) => r.run)).toEqual(['a', 'b-child'])
     expect(p.finished.map((r) => r.run)).toEqual(['b'])
     p = tracker.update({runs: [summary('a', 'done'), summary('b', 'failed'), summary('b-child', 'done', {root: 'b'})]})

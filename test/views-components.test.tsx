@@ -73,7 +73,14 @@ describe('RunsScreen', () => {
   })
   it('draws one row per Run with its status, a ticking duration for live Runs and the counts', () => {
     const runs = [run('build', 'running'), run('lint', 'failed'), run('docs', 'done')]
-    const props = {title: 'actors', rows: tableRows({runs}), hidden: 0, layout: 'table' as const, counts: countByStatus(runs), damaged: 0}
+    const props = {
+      title: 'actors',
+      rows: tableRows({runs}),
+      hidden: 0,
+      layout: 'table' as const,
+      counts: countByStatus(runs),
+      damaged: 0,
+    }
     const view = render(<RunsScreen {...props} clock={clock(12_300)} />)
     const frame = strip(view.lastFrame()!)
     expect(frame).toMatch(/● build\s+demo\s+running\s+-\s+03:04:05\s+12\.3s/)
@@ -91,13 +98,31 @@ describe('RunsScreen', () => {
 
   it('draws the forest with branches, queued children and the usage of each tree', () => {
     const forest = [
-      node('coord', 'running', [node('worker-1', 'done', [], {usage: 300}), node('worker-2', 'queued', [], {duration_ms: null})], {
-        tree_usage: {tokens: null, reported_tokens: 300, runs: 3, unreported_runs: 2},
+      node(
+        'coord',
+        'running',
+        [node('worker-1', 'done', [], {usage: 300}), node('worker-2', 'queued', [], {duration_ms: null})],
+        {
+          tree_usage: {tokens: null, reported_tokens: 300, runs: 3, unreported_runs: 2},
+        },
+      ),
+      node('solo', 'failed', [], {
+        usage: 40,
+        tree_usage: {tokens: 40, reported_tokens: 40, runs: 1, unreported_runs: 0},
       }),
-      node('solo', 'failed', [], {usage: 40, tree_usage: {tokens: 40, reported_tokens: 40, runs: 1, unreported_runs: 0}}),
     ]
     const rows = treeRows({forest})
-    const view = render(<RunsScreen title="tree" rows={rows} hidden={0} layout="tree" counts={countByStatus(rows)} clock={clock(1000)} damaged={0} />)
+    const view = render(
+      <RunsScreen
+        title="tree"
+        rows={rows}
+        hidden={0}
+        layout="tree"
+        counts={countByStatus(rows)}
+        clock={clock(1000)}
+        damaged={0}
+      />,
+    )
     const frame = strip(view.lastFrame()!)
     expect(frame).toMatch(/RUN\s+STATUS\s+DURATION\s+USAGE\s+RECIPE/)
     expect(frame).toMatch(/● coord\s+running\s+3\.0s\s+tree unknown \(300 reported, 2 Runs unreported\)/)
@@ -109,7 +134,9 @@ describe('RunsScreen', () => {
   })
 
   it('says how many Runs are off-screen and how many dirs were unreadable', () => {
-    const view = render(<RunsScreen title="t" rows={[]} hidden={7} layout="table" counts={[]} clock={clock(0)} damaged={2} />)
+    const view = render(
+      <RunsScreen title="t" rows={[]} hidden={7} layout="table" counts={[]} clock={clock(0)} damaged={2} />,
+    )
     const frame = strip(view.lastFrame()!)
     expect(frame).toContain('… 7 more Runs off-screen')
     expect(frame).toContain('2 unreadable Run dirs skipped')
@@ -119,7 +146,14 @@ describe('RunsScreen', () => {
 })
 
 describe('FollowView', () => {
-  const base: FollowSnapshot = {run: 'build', status: 'running', started_at: new Date(T0).toISOString(), lines: [], ended: false, now: T0 + 3200}
+  const base: FollowSnapshot = {
+    run: 'build',
+    status: 'running',
+    started_at: new Date(T0).toISOString(),
+    lines: [],
+    ended: false,
+    now: T0 + 3200,
+  }
 
   it('writes each line once, marks stderr, and shows the live status line until the end', () => {
     const lines = [
@@ -132,13 +166,19 @@ describe('FollowView', () => {
     expect(out).toContain('┃ warning: x')
     expect(out).not.toContain('┃ compiling')
     expect(strip(view.lastFrame()!)).toContain('● build running 3.2s')
-    view.rerender(<FollowView snapshot={{...base, lines: [...lines, {id: 2, stream: 'stdout', text: 'linked'}], now: T0 + 4000}} />)
+    view.rerender(
+      <FollowView snapshot={{...base, lines: [...lines, {id: 2, stream: 'stdout', text: 'linked'}], now: T0 + 4000}} />,
+    )
     // ink-testing-library shows all static output plus the live part in each frame: every line exactly once.
     out = strip(view.lastFrame()!)
     expect(out.split('compiling').length - 1).toBe(1)
     expect(out.split('warning: x').length - 1).toBe(1)
     expect(out).toMatch(/compiling\n┃ warning: x\nlinked\n● build running 4\.0s/)
-    view.rerender(<FollowView snapshot={{...base, lines: [...lines, {id: 2, stream: 'stdout', text: 'linked'}], status: 'done', ended: true}} />)
+    view.rerender(
+      <FollowView
+        snapshot={{...base, lines: [...lines, {id: 2, stream: 'stdout', text: 'linked'}], status: 'done', ended: true}}
+      />,
+    )
     expect(strip(view.lastFrame()!)).not.toContain('build running')
     view.unmount()
   })
@@ -152,7 +192,9 @@ describe('FollowView', () => {
 
 describe('row logic', () => {
   it('fits a table by dropping finished Runs first, and a tree by cutting its tail', () => {
-    const rows = tableRows({runs: [run('a', 'done'), run('b', 'running'), run('c', 'failed'), run('d', 'running'), run('e', 'queued')]})
+    const rows = tableRows({
+      runs: [run('a', 'done'), run('b', 'running'), run('c', 'failed'), run('d', 'running'), run('e', 'queued')],
+    })
     const table = fitRows(rows, 3, 'table')
     expect(table.rows.map((r) => r.run)).toEqual(['b', 'd', 'e'])
     expect(table.hidden).toBe(2)
@@ -170,7 +212,11 @@ describe('row logic', () => {
   })
 
   it('prints the plain table without escape codes', () => {
-    const text = formatRunTable(tableRows({runs: [run('build', 'running', {parent: 'root-1', duration_ms: 0})]}), 'table', clock(1000))
+    const text = formatRunTable(
+      tableRows({runs: [run('build', 'running', {parent: 'root-1', duration_ms: 0})]}),
+      'table',
+      clock(1000),
+    )
     expect(text).toBe(
       'RUN    RECIPE  STATUS   EXIT  STARTED   DURATION  CPU  MEM  COMMAND  PARENT\nbuild  demo    running  -     03:04:05  1.0s      -    -    -        root-1\n',
     )
@@ -238,7 +284,11 @@ describe('state store', () => {
     await waitFor(() => store!.snapshot().data.runs[0]!.status === 'failed', 5000, 'the store to see the ring')
     // A new Run dir is noticed through the runs/ directory itself.
     writeRun('two', 'done')
-    const seen = await waitFor(() => store!.snapshot().data.runs.length === 2 && store!.snapshot(), 5000, 'the store to see run two')
+    const seen = await waitFor(
+      () => store!.snapshot().data.runs.length === 2 && store!.snapshot(),
+      5000,
+      'the store to see run two',
+    )
     expect(seen.data.runs.map((r) => r.run).sort()).toEqual(['one', 'two'])
     expect(changes).toBeGreaterThan(0)
     const before = store.snapshot().version

@@ -64,7 +64,9 @@ describe('attention in live views', () => {
     appendTraceEvent(dir, {kind: 'step.plain', summary: 'no attention'})
     appendTraceEvent(dir, {kind: 'review.ready', summary: 'the diff\nis ready', attention: 'notify'})
     const notes = feed.update([run])
-    expect(notes).toMatchObject([{run: 'worker', kind: 'review.ready', attention: 'notify', summary: 'the diff\nis ready'}])
+    expect(notes).toMatchObject([
+      {run: 'worker', kind: 'review.ready', attention: 'notify', summary: 'the diff\nis ready'},
+    ])
     expect(feed.update([run])).toEqual([])
     // An event emitted right before the Run ended still shows at the look that sees it ended.
     appendTraceEvent(dir, {kind: 'last.words', attention: 'followup'})
@@ -78,10 +80,16 @@ describe('attention in live views', () => {
     appendTraceEvent(dir, {kind: 'review.ready', summary: 'look please', attention: 'notify'})
     appendTraceEvent(runDir('other'), {kind: 'not.mine', attention: 'notify'})
     const p = tracker.update({runs: [summary('asker', 'done'), summary('other', 'running')]})
-    expect(p.log.map((item) => (item.kind === 'finished' ? `done ${item.run.run}` : `note ${item.note.kind}`))).toEqual(['done asker', 'note review.ready'])
+    expect(p.log.map((item) => (item.kind === 'finished' ? `done ${item.run.run}` : `note ${item.note.kind}`))).toEqual(
+      ['done asker', 'note review.ready'],
+    )
     const view = render(
       <WaitView
-        items={p.log.map((item) => (item.kind === 'finished' ? {kind: 'finished' as const, run: item.run} : {kind: 'attention' as const, note: item.note}))}
+        items={p.log.map((item) =>
+          item.kind === 'finished'
+            ? {kind: 'finished' as const, run: item.run}
+            : {kind: 'attention' as const, note: item.note},
+        )}
         pending={[]}
         clock={clock}
         maxPending={10}
@@ -99,7 +107,13 @@ describe('live wait progress', () => {
     tracker.update({runs: [summary('p', 'running'), kid('c1', 'running'), summary('earlier', 'done', {root: 'p'})]})
     // c3 started and ended between two looks: it was never seen running.
     const p = tracker.update({
-      runs: [summary('p', 'running'), kid('c1', 'done'), kid('c2', 'running'), kid('c3', 'done'), summary('earlier', 'done', {root: 'p'})],
+      runs: [
+        summary('p', 'running'),
+        kid('c1', 'done'),
+        kid('c2', 'running'),
+        kid('c3', 'done'),
+        summary('earlier', 'done', {root: 'p'}),
+      ],
     })
     expect(p.finished.map((r) => r.run)).toEqual(['c1', 'c3'])
     const end = tracker.update({runs: [summary('p', 'done'), kid('c1', 'done'), kid('c2', 'done'), kid('c3', 'done')]})
@@ -112,16 +126,50 @@ describe('live wait progress', () => {
     const looks = [
       [summary('p', 'running'), summary('q', 'running')],
       [summary('p', 'running'), summary('q', 'running'), kid('c1', 'running'), kid('c2', 'running')],
-      [summary('p', 'running'), summary('q', 'done'), kid('c1', 'running'), kid('c2', 'running'), kid('c3', 'running'), kid('g1', 'running', 'c1')],
-      [summary('p', 'done'), summary('q', 'done'), kid('c1', 'running'), kid('c2', 'done'), kid('c3', 'running'), kid('g1', 'done', 'c1')],
-      [summary('p', 'done'), summary('q', 'done'), kid('c1', 'done'), kid('c2', 'done'), kid('c3', 'done'), kid('g1', 'done', 'c1')],
+      [
+        summary('p', 'running'),
+        summary('q', 'done'),
+        kid('c1', 'running'),
+        kid('c2', 'running'),
+        kid('c3', 'running'),
+        kid('g1', 'running', 'c1'),
+      ],
+      [
+        summary('p', 'done'),
+        summary('q', 'done'),
+        kid('c1', 'running'),
+        kid('c2', 'done'),
+        kid('c3', 'running'),
+        kid('g1', 'done', 'c1'),
+      ],
+      [
+        summary('p', 'done'),
+        summary('q', 'done'),
+        kid('c1', 'done'),
+        kid('c2', 'done'),
+        kid('c3', 'done'),
+        kid('g1', 'done', 'c1'),
+      ],
     ]
     const counts = looks.map((runs) => tracker.update({runs}).waitingFor)
     expect(counts).toEqual([2, 2, 1, 1, 0])
     const progress = new WaitTracker({owner: 'default'}).update({runs: looks[2]!})
-    expect(progress.pendingTree.map((n) => `${n.prefix}${n.item.run}`)).toEqual(['p', '├─ c1', '│  └─ g1', '├─ c2', '└─ c3'])
+    expect(progress.pendingTree.map((n) => `${n.prefix}${n.item.run}`)).toEqual([
+      'p',
+      '├─ c1',
+      '│  └─ g1',
+      '├─ c2',
+      '└─ c3',
+    ])
     const view = render(
-      <WaitView items={[]} pending={progress.pending} pendingTree={progress.pendingTree} waitingFor={progress.waitingFor} clock={clock} maxPending={10} />,
+      <WaitView
+        items={[]}
+        pending={progress.pending}
+        pendingTree={progress.pendingTree}
+        waitingFor={progress.waitingFor}
+        clock={clock}
+        maxPending={10}
+      />,
     )
     const frame = strip(view.lastFrame()!)
     expect(frame).toContain('waiting for 1 Run (4 more inside it)')

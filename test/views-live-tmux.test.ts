@@ -90,9 +90,11 @@ describe('the live wait view', () => {
     const text = history(t)
     expect(text).toMatch(/^\[wait exit 0\]$/m)
     expect(text).toMatch(/! \d\d:\d\d:\d\d p notify review\.ready: first child started/)
-    for (const child of ['p1', 'p2', 'p3']) expect(text.match(new RegExp(`^✔ ${child} done`, 'gm')) ?? []).toHaveLength(1)
+    for (const child of ['p1', 'p2', 'p3'])
+      expect(text.match(new RegExp(`^✔ ${child} done`, 'gm')) ?? []).toHaveLength(1)
     expect(counts.length).toBeGreaterThan(0)
-    for (let i = 1; i < counts.length; i++) expect(counts[i], `counts seen: ${counts.join(' ')}`).toBeLessThanOrEqual(counts[i - 1]!)
+    for (let i = 1; i < counts.length; i++)
+      expect(counts[i], `counts seen: ${counts.join(' ')}`).toBeLessThanOrEqual(counts[i - 1]!)
   })
 })
 
@@ -107,7 +109,9 @@ describe('inspect --watch', () => {
     const s = await waitFor(
       () => {
         const now = screen(t)
-        return /^\S+ q\s/m.test(now) && /├─ q1/.test(now) && /└─ q3/.test(now) && /q notify review\.ready/.test(now) ? now : undefined
+        return /^\S+ q\s/m.test(now) && /├─ q1/.test(now) && /└─ q3/.test(now) && /q notify review\.ready/.test(now)
+          ? now
+          : undefined
       },
       40_000,
       'the tree and the notify line',

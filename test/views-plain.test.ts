@@ -22,8 +22,17 @@ describe('plain output without a TTY', () => {
   it('inspect, logs and run --follow print no escape codes (even with colour-friendly TERM) and never load ink or react', () => {
     const trace = join(home, 'trace.txt')
     writeFileSync(trace, '')
-    const env = {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`, TERM: 'xterm-256color', NO_COLOR: ''}
-    const follow = actors(home, ['run', '--name', 'f1', '--follow', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; exit 3'], {env})
+    const env = {
+      TRACE_FILE: trace,
+      NODE_OPTIONS: `--require ${writeLoadTracer(home)}`,
+      TERM: 'xterm-256color',
+      NO_COLOR: '',
+    }
+    const follow = actors(
+      home,
+      ['run', '--name', 'f1', '--follow', '--', 'sh', '-c', 'echo out-line; echo err-line >&2; exit 3'],
+      {env},
+    )
     expect(follow.code).toBe(1)
     expect(follow.stdout).toBe('out-line\n')
     expect(follow.stderr).toContain('err-line\n')
@@ -32,8 +41,11 @@ describe('plain output without a TTY', () => {
     expect(logs.stdout).toBe('out-line\n')
     const table = actors(home, ['inspect'], {env})
     expect(table.code).toBe(0)
-    expect(table.stdout).toMatch(/^RUN\s+RECIPE\s+STATUS\s+EXIT\s+STARTED\s+DURATION\s+CPU\s+MEM\s+COMMAND\s+PARENT\nf1\s+-\s+failed\s+3\s/)
-    for (const out of [follow.stdout, follow.stderr, logs.stdout, logs.stderr, table.stdout, table.stderr]) expect(out).not.toMatch(ESC)
+    expect(table.stdout).toMatch(
+      /^RUN\s+RECIPE\s+STATUS\s+EXIT\s+STARTED\s+DURATION\s+CPU\s+MEM\s+COMMAND\s+PARENT\nf1\s+-\s+failed\s+3\s/,
+    )
+    for (const out of [follow.stdout, follow.stderr, logs.stdout, logs.stderr, table.stdout, table.stderr])
+      expect(out).not.toMatch(ESC)
     const specifiers = readFileSync(trace, 'utf8').split('\n').filter(Boolean)
     // The tracer saw the CLI load modules (so an empty list is not a false pass; the
     // tmux test shows the same tracer catching ink on a TTY)...
@@ -49,7 +61,13 @@ describe('plain output without a TTY', () => {
     await waitForResult(join(home, 'runs', 'first'))
     const child = spawn(process.execPath, [BIN, 'inspect', '--watch'], {
       cwd: ROOT,
-      env: cliEnv(home, {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`, CI: '', TERM: 'xterm-256color', NO_COLOR: ''}),
+      env: cliEnv(home, {
+        TRACE_FILE: trace,
+        NODE_OPTIONS: `--require ${writeLoadTracer(home)}`,
+        CI: '',
+        TERM: 'xterm-256color',
+        NO_COLOR: '',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
     })
     let stdout = ''
@@ -74,7 +92,11 @@ describe('plain output without a TTY', () => {
   })
 
   it('inspect --watch --json prints one NDJSON snapshot per change', async () => {
-    const child = spawn(process.execPath, [BIN, 'inspect', '--watch', '--json'], {cwd: ROOT, env: cliEnv(home), stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(process.execPath, [BIN, 'inspect', '--watch', '--json'], {
+      cwd: ROOT,
+      env: cliEnv(home),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let stdout = ''
     child.stdout.on('data', (d) => (stdout += d))
     const exited = new Promise<number | null>((resolve) => child.on('close', resolve))
@@ -94,7 +116,12 @@ describe('plain output without a TTY', () => {
   it('wait and music play print plain text without a TTY and never load ink or react', () => {
     const trace = join(home, 'trace.txt')
     writeFileSync(trace, '')
-    const env = {TRACE_FILE: trace, NODE_OPTIONS: `--require ${writeLoadTracer(home)}`, TERM: 'xterm-256color', NO_COLOR: ''}
+    const env = {
+      TRACE_FILE: trace,
+      NODE_OPTIONS: `--require ${writeLoadTracer(home)}`,
+      TERM: 'xterm-256color',
+      NO_COLOR: '',
+    }
     actors(home, ['run', '--name', 'w1', '--', 'sh', '-c', 'exit 4'])
     const wait = actors(home, ['wait'], {env})
     expect(wait.code).toBe(1)
@@ -102,7 +129,9 @@ describe('plain output without a TTY', () => {
     expect(wait.stdout).toMatch(/w1\s+failed/)
     const wav = join(home, 'short.wav')
     writeTone(wav, 1, 440, {rate: 8000, channels: 1})
-    const play = actors(home, ['music', 'play', wav, '--no-loop', '--player', 'mpv'], {env: {...env, ACTORS_MUSIC_OUTPUT: 'null'}})
+    const play = actors(home, ['music', 'play', wav, '--no-loop', '--player', 'mpv'], {
+      env: {...env, ACTORS_MUSIC_OUTPUT: 'null'},
+    })
     expect(play.code).toBe(0)
     expect(play.stdout).toBe(`1/1 ${wav}\n`)
     for (const out of [wait.stdout, wait.stderr, play.stdout, play.stderr]) expect(out).not.toMatch(ESC)

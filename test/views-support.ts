@@ -32,5 +32,7 @@ export function writeLoadTracer(dir: string): string {
 
 /** Trace lines that show ink or react being loaded. */
 export function loadedHeavyModules(specifiers: string[]): string[] {
-  return specifiers.filter((s) => /^(import|require) (ink|react)(\/|\s|$)/.test(s) || /node_modules\/(ink|react)\//.test(s))
+  return specifiers.filter(
+    (s) => /^(import|require) (ink|react)(\/|\s|$)/.test(s) || /node_modules\/(ink|react)\//.test(s),
+  )
 }

@@ -28,7 +28,9 @@ class Terminal {
   readonly name = `t${Terminal.count++}`
 
   constructor(home: string, env: Record<string, string> = {}) {
-    const vars = Object.entries({TERM: 'xterm-256color', ACTORS_HOME: home, PS1: '$ ', ...env}).map(([k, v]) => `${k}=${quote(v)}`)
+    const vars = Object.entries({TERM: 'xterm-256color', ACTORS_HOME: home, PS1: '$ ', ...env}).map(
+      ([k, v]) => `${k}=${quote(v)}`,
+    )
     tmux(
       'new-session',
       '-d',
@@ -89,7 +91,8 @@ class Terminal {
 }
 
 const count = (text: string, pattern: RegExp) =>
-  (text.match(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')) ?? []).length
+  (text.match(new RegExp(pattern.source, pattern.flags.includes('g') ? pattern.flags : pattern.flags + 'g')) ?? [])
+    .length
 
 let home: string
 beforeAll(() => {
@@ -118,7 +121,11 @@ describe('in a real terminal', () => {
     const first = await term.until((s) => /● slow\s+-\s+running/.test(s), 'slow running')
     const firstLine = first.split('\n').find((l) => l.includes('slow'))!
     // The duration ticks without any change on disk.
-    await term.until((s) => s.split('\n').some((l) => l.includes('● slow') && l !== firstLine), 'the duration to tick', 5000)
+    await term.until(
+      (s) => s.split('\n').some((l) => l.includes('● slow') && l !== firstLine),
+      'the duration to tick',
+      5000,
+    )
     actors(home, ['run', '--name', 'quick', '--', 'true'])
     await term.until((s) => /✔ quick\s+-\s+done/.test(s), 'quick done')
     writeFileSync(gate, '')
@@ -151,7 +158,8 @@ describe('in a real terminal', () => {
   it('inspect --tree --watch shows the forest with a queued child, and Ctrl-C leaves a clean terminal', async () => {
     // coord and each child run until the test opens their gates, so every state is seen however slow the machine.
     const gate = (name: string) => join(home, `gate-${name}`)
-    const child = (name: string) => `${process.execPath} ${BIN} run --name ${name} -- sh -c ${quote(`while [ ! -e ${gate(name)} ]; do sleep 0.05; done`)}`
+    const child = (name: string) =>
+      `${process.execPath} ${BIN} run --name ${name} -- sh -c ${quote(`while [ ! -e ${gate(name)} ]; do sleep 0.05; done`)}`
     actors(home, [
       'run',
       '--name',
@@ -165,7 +173,10 @@ describe('in a real terminal', () => {
     ])
     const term = new Terminal(home)
     term.run('bin/actors inspect --tree --watch')
-    const screen = await term.until((s) => /├─ c1\s+running/.test(s) && /└─ c2\s+queued/.test(s), 'c1 running and c2 queued under coord')
+    const screen = await term.until(
+      (s) => /├─ c1\s+running/.test(s) && /└─ c2\s+queued/.test(s),
+      'c1 running and c2 queued under coord',
+    )
     expect(screen).toMatch(/● coord\s+running/)
     expect(screen).toMatch(/RUN\s+STATUS\s+DURATION\s+USAGE/)
     writeFileSync(gate('c1'), '')
@@ -236,7 +247,10 @@ describe('in a real terminal', () => {
     const stateDir = join(home, 'player')
     const term = new Terminal(home, {ACTORS_MUSIC_OUTPUT: 'null'})
     term.run(`bin/actors music play ${music} --player mpv --state-dir ${stateDir}; echo rc=$?`)
-    await term.until((s) => /▶ playing\s+01 first\.wav\s+1\/2/.test(s) && /\d:\d\d \/ 0:30/.test(s), 'the first track playing')
+    await term.until(
+      (s) => /▶ playing\s+01 first\.wav\s+1\/2/.test(s) && /\d:\d\d \/ 0:30/.test(s),
+      'the first track playing',
+    )
     term.keys('n')
     await term.until((s) => /02 second\.wav\s+2\/2/.test(s), 'n to skip to the second track')
     const position = (s: string) => {

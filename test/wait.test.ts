@@ -9,7 +9,18 @@ import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} 
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
-import {BIN, actors, actorsAsync, cliEnv, homesPerTest, readJson, waitFor, waitForResult, writeFinishedRun, type CliResult} from './helpers.js'
+import {
+  BIN,
+  actors,
+  actorsAsync,
+  cliEnv,
+  homesPerTest,
+  readJson,
+  waitFor,
+  waitForResult,
+  writeFinishedRun,
+  type CliResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-wait-')
 
@@ -34,7 +45,12 @@ describe('wait', () => {
     expect(r.json.members).toBe(3)
     expect(r.json.pending).toEqual([])
     expect(r.json.rows.find((row: any) => row.run === 'quick').output).toBe('quick-out\n')
-    expect(r.json.rows.find((row: any) => row.run === 'bad')).toMatchObject({status: 'failed', exit_code: 3, depth: 0, parent: null})
+    expect(r.json.rows.find((row: any) => row.run === 'bad')).toMatchObject({
+      status: 'failed',
+      exit_code: 3,
+      depth: 0,
+      parent: null,
+    })
     // Ordered by terminal time.
     const ends = r.json.rows.map((row: any) => row.ended_at)
     expect([...ends].sort()).toEqual(ends)
@@ -115,7 +131,12 @@ describe('wait', () => {
     expect(woke.code).toBe(0)
     expect(woke.json.rows).toEqual([])
     expect(woke.json.attention).toHaveLength(1)
-    expect(woke.json.attention[0]).toMatchObject({run: 'asker', kind: 'question', summary: 'which branch?', attention: 'followup'})
+    expect(woke.json.attention[0]).toMatchObject({
+      run: 'asker',
+      kind: 'question',
+      summary: 'which branch?',
+      attention: 'followup',
+    })
     expect(woke.json.pending.map((p: any) => p.run)).toEqual(['asker'])
     const trace = readFileSync(join(h, 'runs', 'asker', 'trace.jsonl'), 'utf8')
     expect(trace).toContain('"attention":"followup"')
@@ -123,7 +144,13 @@ describe('wait', () => {
     expect(again.code).toBe(124)
     expect(again.json.attention).toEqual([])
     // A Run writing its Trace by hand cannot blow up the batch: the summary is bounded like a row's.
-    const huge = {id: randomUUID(), ts: new Date().toISOString(), kind: 'ask', summary: 'y'.repeat(300_000), attention: 'steer'}
+    const huge = {
+      id: randomUUID(),
+      ts: new Date().toISOString(),
+      kind: 'ask',
+      summary: 'y'.repeat(300_000),
+      attention: 'steer',
+    }
     writeFileSync(join(h, 'runs', 'asker', 'trace.jsonl'), JSON.stringify(huge) + '\n', {flag: 'a'})
     const bounded = actors(h, ['wait', '--json', '--timeout', '1s'])
     expect(bounded.json.attention).toHaveLength(1)
@@ -134,15 +161,23 @@ describe('wait', () => {
     const h = home()
     const dir = launch(h, 'chatty', 'sh', '-c', 'actors emit progress --summary fyi --attention notify; sleep 30')
     expect(readJson(join(dir, 'run.json')).attention_flag).toBe(true)
-    await waitFor(() => existsSync(join(dir, 'trace.jsonl')) && readFileSync(join(dir, 'trace.jsonl'), 'utf8').includes('"attention":"notify"'))
+    await waitFor(
+      () =>
+        existsSync(join(dir, 'trace.jsonl')) &&
+        readFileSync(join(dir, 'trace.jsonl'), 'utf8').includes('"attention":"notify"'),
+    )
     // notify wakes nobody: no flag.
     expect(existsSync(join(dir, 'attention.flag'))).toBe(false)
-    const ask = (kind: string) => JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind, summary: kind, attention: 'followup'}) + '\n'
+    const ask = (kind: string) =>
+      JSON.stringify({id: randomUUID(), ts: new Date().toISOString(), kind, summary: kind, attention: 'followup'}) +
+      '\n'
     // A waking event written into the Trace by hand, without the flag `actors emit` raises, is not read.
     writeFileSync(join(dir, 'trace.jsonl'), ask('unflagged'), {flag: 'a'})
     expect(actors(h, ['wait', '--json', '--timeout', '200ms']).json.attention).toEqual([])
     writeFileSync(join(dir, 'attention.flag'), '')
-    expect(actors(h, ['wait', '--json', '--timeout', '1s']).json.attention.map((a: any) => a.kind)).toEqual(['unflagged'])
+    expect(actors(h, ['wait', '--json', '--timeout', '1s']).json.attention.map((a: any) => a.kind)).toEqual([
+      'unflagged',
+    ])
     actors(h, ['control', 'chatty', 'kill'])
 
     // A finished Run written by an earlier version (no attention_flag in run.json) has its Trace read as before.
@@ -155,8 +190,15 @@ describe('wait', () => {
 
   it('records at its end whether a Run asked for attention, and an event emitted after the end is refused', async () => {
     const h = home()
-    const ended = async (dir: string) => waitFor(() => (readJson(join(dir, 'run.json')).status === 'done' ? readJson(join(dir, 'run.json')) : undefined))
-    expect((await ended(launch(h, 'asked', 'sh', '-c', 'actors emit question --summary which --attention followup >/dev/null'))).attention_raised).toBe(true)
+    const ended = async (dir: string) =>
+      waitFor(() => (readJson(join(dir, 'run.json')).status === 'done' ? readJson(join(dir, 'run.json')) : undefined))
+    expect(
+      (
+        await ended(
+          launch(h, 'asked', 'sh', '-c', 'actors emit question --summary which --attention followup >/dev/null'),
+        )
+      ).attention_raised,
+    ).toBe(true)
     const quiet = launch(h, 'quiet', 'sh', '-c', 'actors emit progress --summary fyi --attention notify >/dev/null')
     expect((await ended(quiet)).attention_raised).toBe(false)
     // A finished Run that asked for nothing is delivered without a look for its flag: one planted by hand beside a
@@ -170,7 +212,16 @@ describe('wait', () => {
     )
     writeFileSync(join(planted, 'attention.flag'), '')
     // Asking after the end (emit --run) is refused (exit 3): a finished Run's Trace is closed, so its flag stays false.
-    const late = actors(h, ['emit', 'late.question', '--run', 'quiet', '--summary', 'one more thing', '--attention', 'followup'])
+    const late = actors(h, [
+      'emit',
+      'late.question',
+      '--run',
+      'quiet',
+      '--summary',
+      'one more thing',
+      '--attention',
+      'followup',
+    ])
     expect(late.code).toBe(3)
     expect(readJson(join(quiet, 'run.json')).attention_raised).toBe(false)
     const batch = actors(h, ['wait', '--json', '--timeout', '5s'])
@@ -197,7 +248,13 @@ describe('wait', () => {
     // result.json is not read for the row: with it gone, the row is the same.
     rmSync(join(made.json.state_dir, 'result.json'))
     const [row] = actors(h, ['wait', '--json']).json.rows
-    expect(row).toMatchObject({run: 'six', status: 'failed', exit_code: 3, artifacts_total: 6, summary: 'failed, exit 3'})
+    expect(row).toMatchObject({
+      run: 'six',
+      status: 'failed',
+      exit_code: 3,
+      artifacts_total: 6,
+      summary: 'failed, exit 3',
+    })
     expect(row.artifacts).toEqual(result.artifacts.slice(0, 4))
     // A Run written before the mirror: its row reads result.json.
     const old = writeFinishedRun(h, 'old-artifacts')
@@ -208,7 +265,11 @@ describe('wait', () => {
       artifacts: files.map((f) => ({name: f, path: join(old, f), bytes: 0, sha256: 'x'})),
     })
     // A mirror whose count is no count (edited by hand) is not used either.
-    writeJsonAtomic(join(old, 'run.json'), {...readJson(join(old, 'run.json')), artifacts_head: [], artifacts_total: -3})
+    writeJsonAtomic(join(old, 'run.json'), {
+      ...readJson(join(old, 'run.json')),
+      artifacts_head: [],
+      artifacts_total: -3,
+    })
     const [oldRow] = actors(h, ['wait', '--json']).json.rows
     expect(oldRow).toMatchObject({run: 'old-artifacts', artifacts_total: 6})
     expect(oldRow.artifacts.map((a: any) => a.name)).toEqual(['a', 'b', 'c', 'd'])
@@ -245,7 +306,10 @@ describe('wait', () => {
     const h = home()
     await waitForResult(launch(h, 'precious', 'true'))
     // ACTORS_TEST_WAIT_PAUSE_MS (test-only) holds the claimed batch unprinted.
-    const child = spawn(process.execPath, [BIN, 'wait', '--json'], {env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}), stdio: ['ignore', 'pipe', 'pipe']})
+    const child = spawn(process.execPath, [BIN, 'wait', '--json'], {
+      env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     let printed = ''
     child.stdout.on('data', (d) => (printed += d))
     // Listen at spawn: a 'close' that came before the listener would never be seen.
@@ -275,7 +339,10 @@ describe('wait', () => {
   it('a journal writer killed between dropping the old journal and renaming the new one loses nothing', async () => {
     const h = home()
     await waitForResult(launch(h, 'kept', 'true'))
-    const child = spawn(process.execPath, [BIN, 'wait', '--json'], {env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}), stdio: 'ignore'})
+    const child = spawn(process.execPath, [BIN, 'wait', '--json'], {
+      env: cliEnv(h, {ACTORS_TEST_WAIT_PAUSE_MS: '10000'}),
+      stdio: 'ignore',
+    })
     const closed = new Promise((r) => child.once('close', r))
     const journal = join(h, 'delivery', 'default.json')
     const next = join(h, 'delivery', '.default.json.next')
@@ -360,7 +427,13 @@ describe('wait', () => {
   })
   it("a Run's own escape codes and line breaks in its summary never reach the plain card", async () => {
     const h = home()
-    const dir = launch(h, 'noisy', 'sh', '-c', 'actors emit review.done --summary "$(printf \'red\\033[31m alert\\nsecond line\')"')
+    const dir = launch(
+      h,
+      'noisy',
+      'sh',
+      '-c',
+      'actors emit review.done --summary "$(printf \'red\\033[31m alert\\nsecond line\')"',
+    )
     await waitForResult(dir)
     const card = actors(h, ['wait', 'noisy'])
     expect(card.code).toBe(0)
@@ -391,7 +464,9 @@ describe('wait', () => {
 
   it('rows carry the generation (1 unless run.json says otherwise) and the usage the Run reported, or null', async () => {
     const h = home()
-    await waitForResult(launch(h, 'spender', 'sh', '-c', 'actors emit usage --prompt-tokens 30 --completion-tokens 12 >/dev/null'))
+    await waitForResult(
+      launch(h, 'spender', 'sh', '-c', 'actors emit usage --prompt-tokens 30 --completion-tokens 12 >/dev/null'),
+    )
     await waitForResult(launch(h, 'quiet', 'true'))
     const later = launch(h, 'later', 'true')
     await waitForResult(later)
@@ -409,17 +484,22 @@ describe('wait', () => {
 
   it("the README's fanout shows, under the coordinator, the Runs its own wait collected; who gets which batch is unchanged", async () => {
     const h = home()
-    const r = actors(h, ['run', 'fanout', 'recipe=demo', 'count=3', 'values=seconds=0.1', '--name', 'fan', '--wait'], {timeout: 120_000})
+    const r = actors(h, ['run', 'fanout', 'recipe=demo', 'count=3', 'values=seconds=0.1', '--name', 'fan', '--wait'], {
+      timeout: 120_000,
+    })
     expect(r.code, r.stderr).toBe(0)
     // One member: the coordinator. Its children were reported to its own wait, not to this batch.
     expect(r.stdout).toMatch(/^1 Run: 1 done/)
     expect(r.stdout).toMatch(/^ {2}fan\s+done/m)
     expect(r.stdout).toContain('its own wait collected 3 Runs (reported to it):')
-    for (const i of [1, 2, 3]) expect(r.stdout).toMatch(new RegExp(`↳ fan-${i}\\s+done\\s+step 1: demo \\(run fan-${i}\\)`))
+    for (const i of [1, 2, 3])
+      expect(r.stdout).toMatch(new RegExp(`↳ fan-${i}\\s+done\\s+step 1: demo \\(run fan-${i}\\)`))
     const doc = readJson(join(h, 'runs', 'fan', 'collected.json'))
     expect(doc).toMatchObject({total: 3, counts: {done: 3}})
     // The JSON batch carries the same, bounded, on the coordinator's row (here through the owner's re-run of wait fan).
-    const again = actors(h, ['run', 'fanout', 'recipe=hello', 'count=2', '--name', 'fan2', '--wait', '--json'], {timeout: 120_000})
+    const again = actors(h, ['run', 'fanout', 'recipe=hello', 'count=2', '--name', 'fan2', '--wait', '--json'], {
+      timeout: 120_000,
+    })
     expect(again.code, again.stderr).toBe(0)
     expect(runsOf(again)).toEqual(['fan2'])
     expect(again.json.rows[0]).toMatchObject({

@@ -78,7 +78,10 @@ export async function run(argv: string[]): Promise<void> {
   const unknown = unknownCommand(argv)
   if (unknown) {
     // oclif's own message (" ›   Error: command x not found") would break the `actors: ... fix: ...` form every other error has.
-    const error = usageError(`unknown command "${unknown}"`, `${didYouMean(unknown, commandNames())}one of ${commandNames().join(', ')}; see \`actors --help\``)
+    const error = usageError(
+      `unknown command "${unknown}"`,
+      `${didYouMean(unknown, commandNames())}one of ${commandNames().join(', ')}; see \`actors --help\``,
+    )
     reportError(error, jsonRequested(argv), undefined)
     return
   }
@@ -98,7 +101,8 @@ function unknownCommand(argv: string[]): string | undefined {
     const id = [...words, word].join(':')
     // A complete command takes arguments from here on (`recipes show-me` is the Recipe "show-me").
     if (Object.hasOwn(COMMANDS, words.join(':')) && words.length > 0) return undefined
-    if (!Object.keys(COMMANDS).some((known) => known === id || known.startsWith(`${id}:`))) return [...words, word].join(' ')
+    if (!Object.keys(COMMANDS).some((known) => known === id || known.startsWith(`${id}:`)))
+      return [...words, word].join(' ')
     words.push(word)
   }
   return undefined

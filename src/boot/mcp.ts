@@ -29,7 +29,13 @@ export async function run(argv: string[]): Promise<boolean> {
 }
 
 /** Serve until the client closes stdin, then end the process (Runs are detached and keep going). */
-export async function serve(flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string; recipes?: string; home?: string}): Promise<void> {
+export async function serve(flags: {
+  allow?: string
+  'allow-adhoc'?: boolean
+  owner?: string
+  recipes?: string
+  home?: string
+}): Promise<void> {
   // stdout belongs to JSON-RPC: anything that logs (a dependency's console.log) goes to stderr.
   for (const method of ['log', 'info', 'debug'] as const) console[method] = console.error
   try {

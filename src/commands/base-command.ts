@@ -7,7 +7,14 @@
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
 import {followUpEndedRuns} from '../lib/tree/after-run.js'
-import {HOME_FLAG, withFlagDefaults, type AnyCommandDefinition, type ArgDefinition, type FlagDefinition, type Invocation} from '../lib/cli/definition.js'
+import {
+  HOME_FLAG,
+  withFlagDefaults,
+  type AnyCommandDefinition,
+  type ArgDefinition,
+  type FlagDefinition,
+  type Invocation,
+} from '../lib/cli/definition.js'
 import {resolveHome} from '../lib/platform/home.js'
 import {present} from '../lib/present/present.js'
 import {reportError} from '../lib/present/report-error.js'
@@ -32,9 +39,18 @@ export abstract class ActorsCommand extends Command {
   ): Promise<Interfaces.ParserOutput<F, B, A>> {
     // The command class's own and inherited statics (oclif spreads the input, so copy them explicitly).
     const input = options ?? (this.ctor as unknown as Interfaces.Input<F, B, A>)
-    const args = Object.fromEntries(Object.entries(input.args ?? {}).map(([name, arg]) => [name, {...arg, ignoreStdin: true}]))
+    const args = Object.fromEntries(
+      Object.entries(input.args ?? {}).map(([name, arg]) => [name, {...arg, ignoreStdin: true}]),
+    )
     const {flags, baseFlags, constraints, enableJsonFlag, strict, context} = input
-    return super.parse({flags, baseFlags, constraints, enableJsonFlag, strict, context, '--': input['--'], args} as Interfaces.Input<F, B, A>, argv)
+    return super.parse(
+      {flags, baseFlags, constraints, enableJsonFlag, strict, context, '--': input['--'], args} as Interfaces.Input<
+        F,
+        B,
+        A
+      >,
+      argv,
+    )
   }
 
   /** The state root for this invocation, from `--home` or the environment. */
@@ -108,7 +124,13 @@ export function oclifFlag(flag: FlagDefinition) {
         default: flag.default,
       })
     case 'integer':
-      return Flags.integer({description: flag.description, min: flag.min, max: flag.max, default: flag.default, required: flag.required ?? false})
+      return Flags.integer({
+        description: flag.description,
+        min: flag.min,
+        max: flag.max,
+        default: flag.default,
+        required: flag.required ?? false,
+      })
     case 'string':
       return Flags.string({
         description: flag.description,

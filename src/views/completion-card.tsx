@@ -46,7 +46,9 @@ export function CompletionCard({card}: {card: CardModel}) {
               {'  '}
               <Text dimColor>{row.summary}</Text>
             </Text>
-            {row.artifacts.length ? <Text dimColor wrap="truncate">{`${'  '.repeat(row.level + 2)}↳ ${row.artifacts.join(', ')}`}</Text> : null}
+            {row.artifacts.length ? (
+              <Text dimColor wrap="truncate">{`${'  '.repeat(row.level + 2)}↳ ${row.artifacts.join(', ')}`}</Text>
+            ) : null}
             {row.collected ? <CollectedRuns level={row.level} note={row.collected} /> : null}
           </Box>
         )

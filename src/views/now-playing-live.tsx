@@ -26,11 +26,15 @@ export function mountNowPlaying(service: PlaybackService): NowPlayingHandle {
   )
   const instance = render(frame(), {exitOnCtrlC: false, patchConsole: false})
   const rerender = () => instance.rerender(frame())
-  function onKey(input: string, key: {leftArrow?: boolean; rightArrow?: boolean; escape?: boolean; ctrl?: boolean}): void {
+  function onKey(
+    input: string,
+    key: {leftArrow?: boolean; rightArrow?: boolean; escape?: boolean; ctrl?: boolean},
+  ): void {
     // Keys typed faster than a read arrive together ("+ "): each character is its own press.
     const presses = input.length > 1 && !key.ctrl ? [...input] : [input]
     for (const press of presses) {
-      const command = key.ctrl && press === 'c' ? {action: 'stop' as const} : keyToCommand(press, key, service.getStatus())
+      const command =
+        key.ctrl && press === 'c' ? {action: 'stop' as const} : keyToCommand(press, key, service.getStatus())
       if (!command) continue
       void service.handleRequest(command.action, command.value).then((reply) => {
         message = reply.ok ? undefined : `${command.action}: ${reply.error}`

@@ -19,7 +19,10 @@ export interface RunsLiveOptions<T> {
 }
 
 /** Show the store live until the user quits. */
-export async function showRunsLive<T extends WatchedListing>(store: StateStore<T>, options: RunsLiveOptions<T>): Promise<void> {
+export async function showRunsLive<T extends WatchedListing>(
+  store: StateStore<T>,
+  options: RunsLiveOptions<T>,
+): Promise<void> {
   let quit = () => {}
   // Attention events of the Runs in view, as they happen: each goes to scrollback once.
   const feed = new AttentionFeed(Math.floor(performance.timeOrigin))

@@ -25,7 +25,9 @@ export async function showWait<T>(
   let card: BatchDocument | undefined
   const frame = () => {
     const snapshot = store.snapshot()
-    const items: WaitItem[] = progress.log.map((item) => (item.kind === 'finished' ? {kind: 'finished', run: item.run} : {kind: 'attention', note: item.note}))
+    const items: WaitItem[] = progress.log.map((item) =>
+      item.kind === 'finished' ? {kind: 'finished', run: item.run} : {kind: 'attention', note: item.note},
+    )
     if (card) items.push({kind: 'card', card: cardModel(card)})
     return (
       <WaitView
@@ -55,7 +57,9 @@ export async function showWait<T>(
       instance.unmount()
       await instance.waitUntilExit()
       // Resolve only once the card reached the OS (the journal marks members reported after this).
-      await new Promise<void>((resolve, reject) => process.stdout.write('', (error) => (error ? reject(error) : resolve())))
+      await new Promise<void>((resolve, reject) =>
+        process.stdout.write('', (error) => (error ? reject(error) : resolve())),
+      )
     })
   } finally {
     unsubscribe()

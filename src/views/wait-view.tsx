@@ -12,7 +12,10 @@ import {AttentionLine} from './attention-line.js'
 import type {AttentionNote} from '../lib/view-state/attention-feed.js'
 import type {Nested} from '../lib/view-state/run-nesting.js'
 
-export type WaitItem = {kind: 'finished'; run: RunSummary} | {kind: 'attention'; note: AttentionNote} | {kind: 'card'; card: CardModel}
+export type WaitItem =
+  | {kind: 'finished'; run: RunSummary}
+  | {kind: 'attention'; note: AttentionNote}
+  | {kind: 'card'; card: CardModel}
 
 export function RunLine({run, clock, prefix = ''}: {run: RunSummary; clock: Clock; prefix?: string}) {
   const style = statusStyle(run.status)
@@ -52,13 +55,20 @@ export function WaitView({items, pending, clock, maxPending, pendingTree, waitin
   return (
     <>
       <Static items={items}>
-        {(item, i) => <StaticItem key={item.kind === 'attention' ? item.note.event_id : `${item.kind}-${i}`} item={item} clock={clock} />}
+        {(item, i) => (
+          <StaticItem
+            key={item.kind === 'attention' ? item.note.event_id : `${item.kind}-${i}`}
+            item={item}
+            clock={clock}
+          />
+        )}
       </Static>
       {pending.length ? (
         <Box flexDirection="column">
           <Text dimColor>
             waiting for {count} {count === 1 ? 'Run' : 'Runs'}
-            {inside > 0 ? ` (${inside} more inside ${count === 1 ? 'it' : 'them'})` : ''} · Ctrl-C stops waiting (Runs keep going)
+            {inside > 0 ? ` (${inside} more inside ${count === 1 ? 'it' : 'them'})` : ''} · Ctrl-C stops waiting (Runs
+            keep going)
           </Text>
           {shown.map(({item: run, prefix}) => (
             <RunLine key={run.state_dir} run={run} clock={clock} prefix={prefix} />

@@ -18,7 +18,12 @@ export interface WatchUntilOptions {
  * Re-evaluate `read` whenever something in `dir` changes until `done(value)`
  * holds (or the timeout passes); returns the last value read.
  */
-export async function watchUntil<T>(dir: string, read: () => T, done: (value: T) => boolean, options: WatchUntilOptions = {}): Promise<T> {
+export async function watchUntil<T>(
+  dir: string,
+  read: () => T,
+  done: (value: T) => boolean,
+  options: WatchUntilOptions = {},
+): Promise<T> {
   const deadline = options.timeoutMs === undefined ? Infinity : Date.now() + options.timeoutMs
   const bell = new Doorbell(dir, options.pollMs ?? 1000)
   try {

@@ -18,7 +18,8 @@ export function completionSurface(commands: Record<string, CommandShape>): Recor
   const all: Record<string, CommandShape> = {...commands, help: {}}
   for (const [id, shape] of Object.entries(all)) {
     const flags: CompletionCommand['flags'] = {}
-    for (const [name, flag] of Object.entries(shape.flags ?? {})) flags[name] = {takesValue: flag.type === 'option', options: flag.options}
+    for (const [name, flag] of Object.entries(shape.flags ?? {}))
+      flags[name] = {takesValue: flag.type === 'option', options: flag.options}
     surface[id] = {flags, args: ARG_KINDS[id]?.args ?? [], rest: ARG_KINDS[id]?.rest}
   }
   return surface
@@ -38,7 +39,11 @@ function stateSources(words: string[]): CompletionSources {
   return {
     recipes: () => guard(() => recipeNames(recipeRoots({home: resolveHome(flag)}))),
     runs: (liveOnly) =>
-      guard(() => (liveOnly ? listRunSummaries(resolveHome(flag), {statuses: new Set(LIVE_STATUSES)}).runs.map((r) => r.run) : listRunIds(resolveHome(flag)))),
+      guard(() =>
+        liveOnly
+          ? listRunSummaries(resolveHome(flag), {statuses: new Set(LIVE_STATUSES)}).runs.map((r) => r.run)
+          : listRunIds(resolveHome(flag)),
+      ),
   }
 }
 

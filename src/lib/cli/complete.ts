@@ -33,7 +33,12 @@ const SHELLS = ['bash', 'zsh', 'powershell']
  * precedes it, without `actors`), keeping those that start with `current`.
  * Empty when the shell should fall back to file names.
  */
-export function completions(commands: Record<string, CompletionCommand>, words: string[], current: string, sources: CompletionSources): string[] {
+export function completions(
+  commands: Record<string, CompletionCommand>,
+  words: string[],
+  current: string,
+  sources: CompletionSources,
+): string[] {
   const ids = Object.keys(commands)
   let consumed = 0
   let id = ''
@@ -47,7 +52,8 @@ export function completions(commands: Record<string, CompletionCommand>, words: 
   }
   const command = Object.hasOwn(commands, id) ? commands[id] : undefined
   const prefixed = (list: Iterable<string>) => [...new Set(list)].filter((c) => c.startsWith(current)).sort()
-  if (current.startsWith('-')) return prefixed([...Object.keys(command?.flags ?? {}).map((f) => `--${f}`), ...GLOBAL_FLAGS])
+  if (current.startsWith('-'))
+    return prefixed([...Object.keys(command?.flags ?? {}).map((f) => `--${f}`), ...GLOBAL_FLAGS])
   const rest = words.slice(consumed)
   const previous = rest.at(-1)
   // `--home DIR`: a directory, which the shell completes.
@@ -60,7 +66,8 @@ export function completions(commands: Record<string, CompletionCommand>, words: 
   const nextWords = below.map((known) => known.slice(id ? id.length + 1 : 0).split(':')[0])
   if (!command) return prefixed(id ? nextWords : [...nextWords, 'help'])
   // `recipes ` and `autocomplete `: a deeper command or the first argument.
-  if (rest.length === 0 && below.length > 0) return prefixed([...nextWords, ...argCandidates(command.args[0] ?? 'none', commands, sources)])
+  if (rest.length === 0 && below.length > 0)
+    return prefixed([...nextWords, ...argCandidates(command.args[0] ?? 'none', commands, sources)])
   const position = positionalCount(command, rest)
   const kind = command.args[position] ?? (command.rest ? command.args.at(-1) : undefined) ?? 'none'
   return prefixed(argCandidates(kind, commands, sources))
@@ -73,12 +80,20 @@ function positionalCount(command: CompletionCommand, rest: string[]): number {
     const word = rest[i]
     if (word === '--') return Number.MAX_SAFE_INTEGER
     if (!word.startsWith('-')) count++
-    else if (word === '--home' || (word.startsWith('--') && !word.includes('=') && command.flags[word.slice(2)]?.takesValue)) i++
+    else if (
+      word === '--home' ||
+      (word.startsWith('--') && !word.includes('=') && command.flags[word.slice(2)]?.takesValue)
+    )
+      i++
   }
   return count
 }
 
-function argCandidates(kind: ArgKind, commands: Record<string, CompletionCommand>, sources: CompletionSources): string[] {
+function argCandidates(
+  kind: ArgKind,
+  commands: Record<string, CompletionCommand>,
+  sources: CompletionSources,
+): string[] {
   switch (kind) {
     case 'recipe':
       return sources.recipes()

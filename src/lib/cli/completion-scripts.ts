@@ -51,7 +51,9 @@ export function completionScript(shell: Shell, bin: string): string {
 /** Where each shell reads its start-up file, and the line that loads the script. */
 export function setupText(shell: Shell, bin: string): string {
   const line =
-    shell === 'powershell' ? `${bin} autocomplete script powershell | Out-String | Invoke-Expression` : `eval "$(${bin} autocomplete script ${shell})"`
+    shell === 'powershell'
+      ? `${bin} autocomplete script powershell | Out-String | Invoke-Expression`
+      : `eval "$(${bin} autocomplete script ${shell})"`
   const profile = shell === 'bash' ? '~/.bashrc' : shell === 'zsh' ? '~/.zshrc (after compinit)' : '$PROFILE'
   return [
     `Set up ${bin} completion for ${shell}:`,

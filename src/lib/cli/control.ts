@@ -30,6 +30,9 @@ export const controlCommand = defineCommand({
 
   async run({args, flags}) {
     // stop/kill end descendant Runs first (controlRun → tree/cascade.ts), reported as `descendants`.
-    return documentResult(await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value, SERVICE_KINDS), plainControlOutcome)
+    return documentResult(
+      await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value, SERVICE_KINDS),
+      plainControlOutcome,
+    )
   },
 })

@@ -12,8 +12,20 @@
 import type {CommandResult} from '../present/result.js'
 
 export type FlagDefinition =
-  | {type: 'boolean'; description: string; char?: string /** `--no-NAME` sets it false. */; allowNo?: boolean; default?: boolean}
-  | {type: 'string'; description: string /** The only values accepted. */; options?: readonly string[]; default?: string; required?: boolean}
+  | {
+      type: 'boolean'
+      description: string
+      char?: string /** `--no-NAME` sets it false. */
+      allowNo?: boolean
+      default?: boolean
+    }
+  | {
+      type: 'string'
+      description: string /** The only values accepted. */
+      options?: readonly string[]
+      default?: string
+      required?: boolean
+    }
   | {type: 'integer'; description: string; min?: number; max?: number; default?: number; required?: boolean}
 
 export interface ArgDefinition {
@@ -82,9 +94,10 @@ export interface CommandDefinition<
 export type AnyCommandDefinition = CommandDefinition<any, any>
 
 /** Identity function that lets TypeScript infer a definition's flag and argument types. */
-export function defineCommand<const F extends Record<string, FlagDefinition>, const A extends Record<string, ArgDefinition>>(
-  definition: CommandDefinition<F, A>,
-): CommandDefinition<F, A> {
+export function defineCommand<
+  const F extends Record<string, FlagDefinition>,
+  const A extends Record<string, ArgDefinition>,
+>(definition: CommandDefinition<F, A>): CommandDefinition<F, A> {
   return definition
 }
 
@@ -92,7 +105,10 @@ export function defineCommand<const F extends Record<string, FlagDefinition>, co
  * Flags that were not given take their default, and booleans without one are
  * false (oclif leaves those undefined), so both front ends hand `run` the same.
  */
-export function withFlagDefaults(definition: AnyCommandDefinition, flags: Record<string, unknown>): Record<string, unknown> {
+export function withFlagDefaults(
+  definition: AnyCommandDefinition,
+  flags: Record<string, unknown>,
+): Record<string, unknown> {
   for (const [name, flag] of Object.entries(definition.flags as Record<string, FlagDefinition>)) {
     if (flags[name] === undefined && flag.default !== undefined) flags[name] = flag.default
     if (flag.type === 'boolean') flags[name] ??= false

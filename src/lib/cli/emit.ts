@@ -28,7 +28,13 @@ export const emitCommand = defineCommand({
 
   async run({args, flags}) {
     // Refused before the Run is even looked up: nothing of it is read or written.
-    const input = {kind: args.kind!, summary: flags.summary, data: flags.data, attention: flags.attention, level: flags.level}
+    const input = {
+      kind: args.kind!,
+      summary: flags.summary,
+      data: flags.data,
+      attention: flags.attention,
+      level: flags.level,
+    }
     const tokens = {tokens: flags.tokens, prompt: flags['prompt-tokens'], completion: flags['completion-tokens']}
     if (args.kind === 'usage') checkUsageInput(tokens)
     else checkEmitInput(input)

@@ -13,7 +13,11 @@ export const inboxCommand = defineCommand({
     '--all prints every record of the inbox without moving the cursor; --follow keeps printing new messages until the Run ends.',
     '--json prints {records: [...]}, or with --follow one record a line.',
   ].join(' '),
-  examples: ['<%= config.bin %> inbox', '<%= config.bin %> inbox --follow | while read -r msg; do ...; done', '<%= config.bin %> inbox --all --json'],
+  examples: [
+    '<%= config.bin %> inbox',
+    '<%= config.bin %> inbox --follow | while read -r msg; do ...; done',
+    '<%= config.bin %> inbox --all --json',
+  ],
   args: {},
   flags: {
     follow: {type: 'boolean', char: 'f', description: 'keep printing new messages until the Run ends'},

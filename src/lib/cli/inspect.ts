@@ -2,12 +2,26 @@
 import {resolveHome} from '../platform/home.js'
 import {defineCommand} from './definition.js'
 import {parseDuration} from '../platform/duration.js'
-import {inspectRun, listRunSummaries, printedListing, parseStatusFilter, type ListingFilter} from '../history/inspect.js'
+import {
+  inspectRun,
+  listRunSummaries,
+  printedListing,
+  parseStatusFilter,
+  type ListingFilter,
+} from '../history/inspect.js'
 import {buildForest} from '../history/forest.js'
 import {filterForest} from '../tree/filter-forest.js'
 import {usageError} from '../platform/errors.js'
 import {listGenerations} from '../runs/generation-list.js'
-import {everyRunResult, plainDetail, plainForest, plainGenerations, plainListing, watchForest, watchListing} from '../present/inspect.js'
+import {
+  everyRunResult,
+  plainDetail,
+  plainForest,
+  plainGenerations,
+  plainListing,
+  watchForest,
+  watchListing,
+} from '../present/inspect.js'
 import {documentResult, type LiveResult} from '../present/result.js'
 
 export const inspectCommand = defineCommand({
@@ -21,7 +35,10 @@ export const inspectCommand = defineCommand({
   ],
   args: {run: {description: 'Run id or state dir; RUN@N for its generation N'}},
   flags: {
-    generations: {type: 'boolean', description: "list RUN's generations (generation, instance, status, started, ended, exit code)"},
+    generations: {
+      type: 'boolean',
+      description: "list RUN's generations (generation, instance, status, started, ended, exit code)",
+    },
     status: {type: 'string', description: 'only Runs with these statuses (comma-separated)'},
     limit: {type: 'integer', description: 'the N most recent Runs by start time (live Runs are always shown)', min: 1},
     since: {type: 'string', description: 'only Runs created within this long (30s, 5m, 1h, 2d)'},
@@ -48,7 +65,9 @@ export const inspectCommand = defineCommand({
         (print) => printedListing(home, print),
         () => listRunSummaries(home, filter),
       )
-    return documentResult(listRunSummaries(home, filter), (listing, to) => plainListing(listing, to, filterWords(flags)))
+    return documentResult(listRunSummaries(home, filter), (listing, to) =>
+      plainListing(listing, to, filterWords(flags)),
+    )
   },
 })
 
@@ -56,14 +75,26 @@ export const inspectCommand = defineCommand({
 function treeResult(home: string, ref: string | undefined, flags: ListingFlags) {
   const filter = listingFilter(flags)
   const forest = buildForest(home, ref ?? flags.root)
-  const narrowed = filter.statuses || filter.limit !== undefined || filter.sinceMs !== undefined || filter.recipe !== undefined || filter.owner !== undefined
-  const shown = narrowed ? filterForest(forest, new Set(listRunSummaries(home, {...filter, root: ref ?? flags.root}).runs.map((r) => r.state_dir))) : forest
+  const narrowed =
+    filter.statuses ||
+    filter.limit !== undefined ||
+    filter.sinceMs !== undefined ||
+    filter.recipe !== undefined ||
+    filter.owner !== undefined
+  const shown = narrowed
+    ? filterForest(
+        forest,
+        new Set(listRunSummaries(home, {...filter, root: ref ?? flags.root}).runs.map((r) => r.state_dir)),
+      )
+    : forest
   return documentResult(shown, (doc, to) => plainForest(doc, to, filterWords(flags)))
 }
 
 /** The filter flags as given (`--status running --recipe build`), for "no Runs match ...". */
 function filterWords(flags: ListingFlags): string {
-  const given = (['status', 'limit', 'since', 'recipe', 'owner', 'root'] as const).filter((name) => flags[name] !== undefined)
+  const given = (['status', 'limit', 'since', 'recipe', 'owner', 'root'] as const).filter(
+    (name) => flags[name] !== undefined,
+  )
   return given.map((name) => `--${name} ${flags[name]}`).join(' ')
 }
 

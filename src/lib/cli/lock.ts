@@ -16,8 +16,14 @@ const SLOTS_FLAG = {
   max: 1024,
   description: 'capacity of the lock in slots (default 1: a mutex); must match the capacity of a lock in use',
 } as const
-const WAIT_FLAG = {type: 'string', description: 'queue for a slot up to this long (500ms, 30s, 5m); exit 124 when it runs out'} as const
-const HOLDER_FLAG = {type: 'string', description: 'hold as this named holder instead of the current Run or calling process (needs --lease)'} as const
+const WAIT_FLAG = {
+  type: 'string',
+  description: 'queue for a slot up to this long (500ms, 30s, 5m); exit 124 when it runs out',
+} as const
+const HOLDER_FLAG = {
+  type: 'string',
+  description: 'hold as this named holder instead of the current Run or calling process (needs --lease)',
+} as const
 
 function optionalDuration(value: string | undefined, flag: string): number | undefined {
   return value === undefined ? undefined : parseDuration(value, flag)
@@ -59,22 +65,35 @@ export const lockAcquireCommand = defineCommand({
 export const lockReleaseCommand = defineCommand({
   id: 'lock:release',
   summary: 'Give back a slot of a named lock',
-  description: 'Releases the slot of the current Run, the calling process, or --holder ID. Exit 3 when that holder does not hold the lock.',
+  description:
+    'Releases the slot of the current Run, the calling process, or --holder ID. Exit 3 when that holder does not hold the lock.',
   examples: ['<%= config.bin %> lock release repo', '<%= config.bin %> lock release deploy --holder ci-7'],
   args: {name: NAME_ARG},
-  flags: {holder: {type: 'string', description: 'release for this named holder (or pid:1: clear a slot left by a shell that is gone)'}},
+  flags: {
+    holder: {
+      type: 'string',
+      description: 'release for this named holder (or pid:1: clear a slot left by a shell that is gone)',
+    },
+  },
 
   async run({args, flags}) {
     const home = resolveHome(flags.home)
-    return documentResult(releaseLock(home, args.name!, releaseHolderRef(home, args.name!, flags.holder, callerHolder)), plainReleased)
+    return documentResult(
+      releaseLock(home, args.name!, releaseHolderRef(home, args.name!, flags.holder, callerHolder)),
+      plainReleased,
+    )
   },
 })
 
 export const lockRenewCommand = defineCommand({
   id: 'lock:renew',
   summary: "Extend a held slot's lease",
-  description: 'Restarts the lease from now: --lease, or the length it had. Exit 3 when the holder does not hold the lock (or its lease already expired).',
-  examples: ['<%= config.bin %> lock renew deploy --holder ci-7', '<%= config.bin %> lock renew deploy --holder ci-7 --lease 30m'],
+  description:
+    'Restarts the lease from now: --lease, or the length it had. Exit 3 when the holder does not hold the lock (or its lease already expired).',
+  examples: [
+    '<%= config.bin %> lock renew deploy --holder ci-7',
+    '<%= config.bin %> lock renew deploy --holder ci-7 --lease 30m',
+  ],
   args: {name: NAME_ARG},
   flags: {
     holder: {type: 'string', description: 'renew for this named holder'},
@@ -83,7 +102,12 @@ export const lockRenewCommand = defineCommand({
 
   async run({args, flags}) {
     return documentResult(
-      renewLockLease(resolveHome(flags.home), args.name!, callerHolder(flags.holder), optionalDuration(flags.lease, '--lease')),
+      renewLockLease(
+        resolveHome(flags.home),
+        args.name!,
+        callerHolder(flags.holder),
+        optionalDuration(flags.lease, '--lease'),
+      ),
       plainRenewed,
     )
   },
@@ -92,7 +116,8 @@ export const lockRenewCommand = defineCommand({
 export const lockStatusCommand = defineCommand({
   id: 'lock:status',
   summary: 'Show locks: capacity, holders, lease expiry and the queue',
-  description: 'With NAME, one lock; without, every lock of the state root. Holders that are gone are dropped first (a lock operation).',
+  description:
+    'With NAME, one lock; without, every lock of the state root. Holders that are gone are dropped first (a lock operation).',
   examples: ['<%= config.bin %> lock status', '<%= config.bin %> lock status repo --json'],
   args: {name: {description: 'one lock (default: all)'}},
   flags: {},
@@ -109,14 +134,23 @@ export const lockExecCommand = defineCommand({
     'Takes the slot (or queues with --wait), runs COMMAND with the terminal, releases the slot when it exits and exits with its code. ' +
     'The holder is this actors process itself, so a killed lock exec frees its slot too. Exit 5 when busy without --wait, 124 when --wait runs out. ' +
     "With --json, COMMAND's stdout goes to stderr, so stdout is one JSON document {lock, exit_code, signal}.",
-  examples: ['<%= config.bin %> lock exec repo --wait 10m -- git pull --rebase', '<%= config.bin %> lock exec gpu --slots 2 -- python train.py'],
+  examples: [
+    '<%= config.bin %> lock exec repo --wait 10m -- git pull --rebase',
+    '<%= config.bin %> lock exec gpu --slots 2 -- python train.py',
+  ],
   strict: false,
   args: {name: NAME_ARG},
   flags: {slots: SLOTS_FLAG, wait: WAIT_FLAG},
 
   async run({args, passthrough, flags}) {
-    if (!passthrough || passthrough.length === 0) throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
-    const options = {name: args.name!, slots: flags.slots, waitMs: optionalDuration(flags.wait, '--wait'), argv: passthrough}
+    if (!passthrough || passthrough.length === 0)
+      throw usageError('lock exec needs a command after --', `actors lock exec ${args.name} -- COMMAND [ARG ...]`)
+    const options = {
+      name: args.name!,
+      slots: flags.slots,
+      waitMs: optionalDuration(flags.wait, '--wait'),
+      argv: passthrough,
+    }
     const exec = async (stdoutToStderr: boolean) => {
       const reply = await execWithLock(resolveHome(flags.home), {...options, stdoutToStderr})
       return documentResult(reply, undefined, {exitCode: reply.exit_code})

@@ -24,10 +24,18 @@ function logBytes(file: string): number {
 export const logsCommand = defineCommand({
   id: 'logs',
   summary: "Print a Run's output (stdout; --stderr for stderr; --follow: both as they come)",
-  examples: ['<%= config.bin %> logs build-1 --tail 50', '<%= config.bin %> logs build-1 --follow', '<%= config.bin %> logs build-1@2'],
+  examples: [
+    '<%= config.bin %> logs build-1 --tail 50',
+    '<%= config.bin %> logs build-1 --follow',
+    '<%= config.bin %> logs build-1@2',
+  ],
   args: {run: {description: 'Run id or state dir; RUN@N for its generation N', required: true}},
   flags: {
-    follow: {type: 'boolean', char: 'f', description: 'keep printing output as it arrives until the Run ends (stdout and stderr, each to its own)'},
+    follow: {
+      type: 'boolean',
+      char: 'f',
+      description: 'keep printing output as it arrives until the Run ends (stdout and stderr, each to its own)',
+    },
     stderr: {type: 'boolean', description: 'stderr instead of stdout'},
     tail: {type: 'integer', description: 'only the last N lines', min: 0},
   },
@@ -38,9 +46,14 @@ export const logsCommand = defineCommand({
     const stream: StreamName = flags.stderr ? 'stderr' : 'stdout'
     if (flags.follow) {
       // With --tail, start from the last N lines (of the stream asked for); otherwise from the beginning.
-      const head = flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
+      const head =
+        flags.tail === undefined ? undefined : {stream, text: tailFile(runFile(state.dir, stream), flags.tail)}
       // Both streams, stderr to stderr, as `run --follow` shows them; --stderr: that stream alone.
-      return followRun(state.dir, {streams: flags.stderr ? ['stderr'] : ['stdout', 'stderr'], fromStart: flags.tail === undefined, head})
+      return followRun(state.dir, {
+        streams: flags.stderr ? ['stderr'] : ['stdout', 'stderr'],
+        fromStart: flags.tail === undefined,
+        head,
+      })
     }
     const file = runFile(state.dir, stream)
     return liveResult({
@@ -52,7 +65,15 @@ export const logsCommand = defineCommand({
             ? `actors: ${file} is ${size} bytes; --json shows its end from byte ${size - JSON_LOG_BYTES}; without --json, logs prints all of it\n`
             : undefined
         return documentResult(
-          {run: state.meta.run, stream, text: tailFile(file, flags.tail ?? Number.MAX_SAFE_INTEGER, flags.tail === undefined ? JSON_LOG_BYTES : undefined)},
+          {
+            run: state.meta.run,
+            stream,
+            text: tailFile(
+              file,
+              flags.tail ?? Number.MAX_SAFE_INTEGER,
+              flags.tail === undefined ? JSON_LOG_BYTES : undefined,
+            ),
+          },
           plainLogText,
           {notes},
         )

@@ -19,17 +19,29 @@ export const mcpCommand = defineCommand({
     'Only Recipes may be launched (limited by --allow), ad-hoc commands only with --allow-adhoc; Runs belong to --owner.',
     'stdout carries JSON-RPC only; the server exits when the client closes stdin, and its Runs keep going. See docs/mcp.md.',
   ].join(' '),
-  examples: ["<%= config.bin %> mcp --allow 'build/*,test/*'", '<%= config.bin %> mcp --allow-adhoc --owner review-bot'],
+  examples: [
+    "<%= config.bin %> mcp --allow 'build/*,test/*'",
+    '<%= config.bin %> mcp --allow-adhoc --owner review-bot',
+  ],
   args: {},
   flags: {
-    allow: {type: 'string', description: "Recipes that may be launched: comma-separated glob patterns ('build/*,hello'); default: every Recipe"},
+    allow: {
+      type: 'string',
+      description:
+        "Recipes that may be launched: comma-separated glob patterns ('build/*,hello'); default: every Recipe",
+    },
     'allow-adhoc': {type: 'boolean', description: 'also allow ad-hoc commands and Recipe files given by path'},
-    owner: {type: 'string', description: 'owner of the Runs started here, whose Runs wait collects (default: $ACTORS_OWNER, else default)'},
+    owner: {
+      type: 'string',
+      description: 'owner of the Runs started here, whose Runs wait collects (default: $ACTORS_OWNER, else default)',
+    },
     recipes: {type: 'string', description: 'extra Recipe root searched first'},
   },
 
   async run({flags}) {
-    const bundle = createRequire(import.meta.url)(join(packageRoot(), 'dist', 'mcp.cjs')) as typeof import('../../boot/mcp.js')
+    const bundle = createRequire(import.meta.url)(
+      join(packageRoot(), 'dist', 'mcp.cjs'),
+    ) as typeof import('../../boot/mcp.js')
     await bundle.serve(flags)
     return undefined
   },

@@ -7,15 +7,26 @@ import {PLAYER_NAMES} from '../music/types.js'
 import {defineCommand, type FlagDefinition} from './definition.js'
 
 /** The SOURCE argument of both. */
-const musicArgs = {source: {description: 'file, directory, URL, playlist, or "a|b|c" list (repeatable)', required: true}} as const
+const musicArgs = {
+  source: {description: 'file, directory, URL, playlist, or "a|b|c" list (repeatable)', required: true},
+} as const
 
 /** Flags shared by both (the same service core). */
 const musicFlags = {
   player: {type: 'string', description: 'audio player', options: ['auto', ...PLAYER_NAMES], default: 'auto'},
-  loop: {type: 'boolean', description: 'start over after the last track (--no-loop: stop there)', allowNo: true, default: true},
+  loop: {
+    type: 'boolean',
+    description: 'start over after the last track (--no-loop: stop there)',
+    allowNo: true,
+    default: true,
+  },
   shuffle: {type: 'boolean', description: 'play the queue in random order (kept across restarts)', default: false},
   volume: {type: 'integer', description: "volume 0-100 (default: the checkpoint's, else 70)", min: 0, max: 100},
-  output: {type: 'string', description: 'default, or null: play in real time to no audio device (env ACTORS_MUSIC_OUTPUT)', options: ['default', 'null']},
+  output: {
+    type: 'string',
+    description: 'default, or null: play in real time to no audio device (env ACTORS_MUSIC_OUTPUT)',
+    options: ['default', 'null'],
+  },
 } as const satisfies Record<string, FlagDefinition>
 
 /**
@@ -100,7 +111,11 @@ export const musicServeCommand = defineCommand({
   args: musicArgs,
   flags: {
     ...musicFlags,
-    'state-dir': {type: 'string', description: 'directory for playback-endpoint.json, the socket and playback.json', required: true},
+    'state-dir': {
+      type: 'string',
+      description: 'directory for playback-endpoint.json, the socket and playback.json',
+      required: true,
+    },
   },
   normalizeArgv: (tokens) => normalizeBoolArgv(tokens),
 

@@ -6,12 +6,23 @@
  * and every error message comes from one place. Being strict costs nothing:
  * a refused invocation is merely slower.
  */
-import {HOME_FLAG, jsonRequested, withFlagDefaults, type AnyCommandDefinition, type FlagDefinition, type Invocation} from './definition.js'
+import {
+  HOME_FLAG,
+  jsonRequested,
+  withFlagDefaults,
+  type AnyCommandDefinition,
+  type FlagDefinition,
+  type Invocation,
+} from './definition.js'
 
 const INTEGER = /^\d{1,15}$/
 
 /** Parse `tokens` (after the command's own normalizeArgv) as oclif would, or return undefined to leave them to oclif. */
-export function parseInvocation(definition: AnyCommandDefinition, given: string[], env: NodeJS.ProcessEnv = process.env): Invocation | undefined {
+export function parseInvocation(
+  definition: AnyCommandDefinition,
+  given: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Invocation | undefined {
   let tokens = given
   try {
     if (definition.normalizeArgv) tokens = definition.normalizeArgv(given)
@@ -40,7 +51,8 @@ export function parseInvocation(definition: AnyCommandDefinition, given: string[
     const short = !token.startsWith('--')
     const equals = token.indexOf('=')
     const negated = negatedFlagName(flagDefinitions, token)
-    const name = negated ?? (short ? shortFlagName(flagDefinitions, token) : token.slice(2, equals === -1 ? undefined : equals))
+    const name =
+      negated ?? (short ? shortFlagName(flagDefinitions, token) : token.slice(2, equals === -1 ? undefined : equals))
     // Own properties only: `--constructor` must be an unknown flag, not Object's.
     const flag = name !== undefined && Object.hasOwn(flagDefinitions, name) ? flagDefinitions[name] : undefined
     if (name === undefined || flag === undefined || Object.hasOwn(flags, name)) return undefined
@@ -56,7 +68,8 @@ export function parseInvocation(definition: AnyCommandDefinition, given: string[
     if (flag.type === 'integer') {
       if (!INTEGER.test(value)) return undefined
       const number = Number(value)
-      if ((flag.min !== undefined && number < flag.min) || (flag.max !== undefined && number > flag.max)) return undefined
+      if ((flag.min !== undefined && number < flag.min) || (flag.max !== undefined && number > flag.max))
+        return undefined
       flags[name] = number
     } else {
       if (flag.options && !flag.options.includes(value)) return undefined
@@ -64,11 +77,18 @@ export function parseInvocation(definition: AnyCommandDefinition, given: string[
     }
   }
   // A required flag that is missing: oclif's message.
-  for (const [name, flag] of Object.entries(flagDefinitions)) if (flag.type !== 'boolean' && flag.required && !Object.hasOwn(flags, name)) return undefined
+  for (const [name, flag] of Object.entries(flagDefinitions))
+    if (flag.type !== 'boolean' && flag.required && !Object.hasOwn(flags, name)) return undefined
   const placed = placeArgs(definition, tokens, positional, passthrough)
   if (!placed) return undefined
   delete flags.json
-  return {args: placed.args, argv: placed.all, passthrough, flags: withFlagDefaults(definition, flags) as Invocation['flags'], json: jsonRequested(tokens, env)}
+  return {
+    args: placed.args,
+    argv: placed.all,
+    passthrough,
+    flags: withFlagDefaults(definition, flags) as Invocation['flags'],
+    json: jsonRequested(tokens, env),
+  }
 }
 
 /** The command's arguments from the positional words and the passthrough, as oclif places them; undefined to leave them to oclif. */

@@ -10,13 +10,21 @@ import {defineCommand} from './definition.js'
 export const recipesCommand = defineCommand({
   id: 'recipes',
   summary: 'List the available Recipes, or show one',
-  description: 'Roots, first match wins: --recipes DIR, $ACTORS_RECIPES, ./recipes, $ACTORS_HOME/recipes, the shipped library.',
-  examples: ['<%= config.bin %> recipes', '<%= config.bin %> recipes hello', '<%= config.bin %> recipes --json | jq -r ".recipes[].name"'],
+  description:
+    'Roots, first match wins: --recipes DIR, $ACTORS_RECIPES, ./recipes, $ACTORS_HOME/recipes, the shipped library.',
+  examples: [
+    '<%= config.bin %> recipes',
+    '<%= config.bin %> recipes hello',
+    '<%= config.bin %> recipes --json | jq -r ".recipes[].name"',
+  ],
   args: {name: {description: 'a Recipe name (e.g. music/playback) or a path to a Recipe file'}},
   flags: {recipes: {type: 'string', description: 'search this recipe directory first'}},
 
   async run({args, flags}) {
-    return documentResult(recipesDocument(resolveHome(flags.home), {name: args.name, recipesFlag: flags.recipes}), plainRecipes)
+    return documentResult(
+      recipesDocument(resolveHome(flags.home), {name: args.name, recipesFlag: flags.recipes}),
+      plainRecipes,
+    )
   },
 })
 

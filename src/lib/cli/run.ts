@@ -6,14 +6,22 @@ import {documentResult, type CommandResult} from '../present/result.js'
 import {waitResult} from '../present/wait.js'
 import type {LaunchResult} from '../launch/launch.js'
 import {lineageFromEnv, treeOwner} from '../runs/lineage.js'
-import {findLaunchRecipe, launchOverrides, launchPrepared, prepareAdHoc, prepareRecipe, type PreparedLaunch} from '../launch/run-launcher.js'
+import {
+  findLaunchRecipe,
+  launchOverrides,
+  launchPrepared,
+  prepareAdHoc,
+  prepareRecipe,
+  type PreparedLaunch,
+} from '../launch/run-launcher.js'
 import {resolveHome} from '../platform/home.js'
 import {defineCommand} from './definition.js'
 
 export const runCommand = defineCommand({
   id: 'run',
   summary: 'Launch a Recipe (or an ad-hoc command after --) as a supervised Run',
-  description: 'Returns once the Run is durable and started (or queued): {run, run_instance_id, state_dir, status, pid}.',
+  description:
+    'Returns once the Run is durable and started (or queued): {run, run_instance_id, state_dir, status, pid}.',
   examples: [
     '<%= config.bin %> run demo',
     '<%= config.bin %> run hello name=world --json | jq -r .state_dir',
@@ -27,15 +35,29 @@ export const runCommand = defineCommand({
     timeout: {type: 'string', description: 'end the Run after this long (500ms, 30s, 5m, 1h)'},
     retry: {type: 'integer', description: 'total attempts when the command fails', min: 1, max: 100},
     silent: {type: 'boolean', description: 'never report this Run in a completion batch'},
-    'max-parallel': {type: 'integer', description: 'children of this Run running at once (more wait as queued)', min: 1},
+    'max-parallel': {
+      type: 'integer',
+      description: 'children of this Run running at once (more wait as queued)',
+      min: 1,
+    },
     'budget-tokens': {type: 'integer', description: 'token budget for the whole tree rooted here', min: 1},
     recipes: {type: 'string', description: 'extra Recipe root searched first'},
     wait: {type: 'boolean', description: 'block until the Run ends, then print its completion batch'},
     follow: {type: 'boolean', description: "stream the Run's output while it runs"},
-    on: {type: 'string', description: "where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)"},
-    inbox: {type: 'string', description: "stdin or file: let `actors send` steer this Run (as a Recipe's inbox field does)"},
+    on: {
+      type: 'string',
+      description:
+        "where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)",
+    },
+    inbox: {
+      type: 'string',
+      description: "stdin or file: let `actors send` steer this Run (as a Recipe's inbox field does)",
+    },
     memory: {type: 'string', description: 'memory limit of the whole Run (512M, 2G); needs cgroup containment'},
-    cpus: {type: 'string', description: 'CPU limit of the whole Run (1.5 = one and a half CPUs); needs cgroup containment'},
+    cpus: {
+      type: 'string',
+      description: 'CPU limit of the whole Run (1.5 = one and a half CPUs); needs cgroup containment',
+    },
     pids: {type: 'integer', description: 'most processes the Run may have at once; needs cgroup containment', min: 1},
   },
 
@@ -48,7 +70,10 @@ export const runCommand = defineCommand({
       prepared = prepareAdHoc(passthrough)
     } else {
       if (args.recipe === undefined)
-        throw usageError('missing Recipe name', 'actors run RECIPE [NAME=VALUE ...] or actors run -- COMMAND [ARG ...]; list Recipes with `actors recipes`')
+        throw usageError(
+          'missing Recipe name',
+          'actors run RECIPE [NAME=VALUE ...] or actors run -- COMMAND [ARG ...]; list Recipes with `actors recipes`',
+        )
       prepared = prepareRecipe(findLaunchRecipe(home, args.recipe, flags.recipes), argv.slice(1))
     }
     const launched = launchPrepared(home, prepared, launchOverrides(flags))
@@ -59,7 +84,8 @@ export const runCommand = defineCommand({
 /** The launch as the result, or following or waiting for the Run when asked. */
 function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean; follow: boolean}): CommandResult {
   // The Run exists but never started (Slurm refused the job): say why, exit 1.
-  if (launched.error !== undefined) return documentResult(launched, plainLaunchFailed, {notes: launchFailedNote(launched), exitCode: EXIT.failed})
+  if (launched.error !== undefined)
+    return documentResult(launched, plainLaunchFailed, {notes: launchFailedNote(launched), exitCode: EXIT.failed})
   // Interrupting the follow view stops following only; the Run keeps going.
   if (flags.follow) return followRun(launched.state_dir, {streams: ['stdout', 'stderr'], fromStart: true, launched})
   if (flags.wait) {

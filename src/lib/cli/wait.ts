@@ -13,7 +13,11 @@ export const waitCommand = defineCommand({
     'Default: every unreported Run of the current owner (ACTORS_OWNER, default "default"); inside a Run, its descendants, for the owner of its tree. ' +
     'Members are marked reported once printed, so the next wait never repeats them. ' +
     'Exit 0; 1 when a member failed, was killed or exited; 124 on timeout with nothing ready; 4 when every RUN is unknown.',
-  examples: ['<%= config.bin %> wait', '<%= config.bin %> wait build-1 test-2 --json', '<%= config.bin %> wait --any --timeout 30s'],
+  examples: [
+    '<%= config.bin %> wait',
+    '<%= config.bin %> wait build-1 test-2 --json',
+    '<%= config.bin %> wait --any --timeout 30s',
+  ],
   strict: false,
   args: {run: {description: 'Run ids or state dirs to wait for (default: all unreported Runs of the owner)'}},
   flags: {

@@ -42,7 +42,12 @@ function readMounts(): Mount[] {
     const [fstype, , superOptions] = line.slice(dash + 3).split(' ')
     if (fstype !== 'cgroup' && fstype !== 'cgroup2') continue
     const left = line.slice(0, dash).split(' ')
-    mounts.push({point: unescapeMount(left[4]), root: unescapeMount(left[3]), fstype, superOptions: (superOptions ?? '').split(',')})
+    mounts.push({
+      point: unescapeMount(left[4]),
+      root: unescapeMount(left[3]),
+      fstype,
+      superOptions: (superOptions ?? '').split(','),
+    })
   }
   return mounts
 }

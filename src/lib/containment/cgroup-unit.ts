@@ -48,7 +48,8 @@ export class CgroupUnit implements Unit {
       }
       if (depth > 8) return
       try {
-        for (const entry of readdirSync(dir, {withFileTypes: true})) if (entry.isDirectory()) walk(join(dir, entry.name), depth + 1)
+        for (const entry of readdirSync(dir, {withFileTypes: true}))
+          if (entry.isDirectory()) walk(join(dir, entry.name), depth + 1)
       } catch {}
     }
     walk(this.record.path, 0)
@@ -154,7 +155,12 @@ function isSupervisor(pid: number): boolean {
  * (cgroup.kill needs Linux 5.14): the caller then tracks instead. Throws
  * (naming the limit) when a limit was asked for that cannot be set here.
  */
-export function createCgroupUnit(bases: CgroupBases, homeKey: string, id: string, limits: UnitLimits): CgroupUnit | undefined {
+export function createCgroupUnit(
+  bases: CgroupBases,
+  homeKey: string,
+  id: string,
+  limits: UnitLimits,
+): CgroupUnit | undefined {
   const path = join(unitsDir(bases.unified, homeKey), id)
   enableControllers(bases.unified, homeKey, limits)
   makeDir(path)
@@ -165,7 +171,8 @@ export function createCgroupUnit(bases: CgroupBases, homeKey: string, id: string
   const v1: NonNullable<Extract<ContainmentRecord, {kind: 'cgroup'}>['v1']> = {}
   const v2Has = (file: string) => hasFile(path, file)
   if (bases.v1.memory && !v2Has('memory.max')) v1.memory = join(unitsDir(bases.v1.memory, homeKey), id)
-  if (limits.pids !== undefined && bases.v1.pids && !v2Has('pids.max')) v1.pids = join(unitsDir(bases.v1.pids, homeKey), id)
+  if (limits.pids !== undefined && bases.v1.pids && !v2Has('pids.max'))
+    v1.pids = join(unitsDir(bases.v1.pids, homeKey), id)
   if (limits.cpus !== undefined && bases.v1.cpu && !v2Has('cpu.max')) v1.cpu = join(unitsDir(bases.v1.cpu, homeKey), id)
   for (const dir of Object.values(v1)) makeDir(dir)
   const unit = new CgroupUnit({kind: 'cgroup', path, ...(Object.keys(v1).length ? {v1} : {})})
@@ -197,7 +204,9 @@ function hasFile(dir: string, name: string): boolean {
 /** Pure v2: controllers must be enabled on each level above the unit (best effort; a level holding processes refuses). */
 function enableControllers(base: string, homeKey: string, limits: UnitLimits): void {
   if (limits.memory_bytes === undefined && limits.pids === undefined && limits.cpus === undefined) return
-  const wanted = ['memory', 'pids', 'cpu'].filter((c) => (readCgroupFile(base, 'cgroup.controllers') ?? '').split(' ').includes(c))
+  const wanted = ['memory', 'pids', 'cpu'].filter((c) =>
+    (readCgroupFile(base, 'cgroup.controllers') ?? '').split(' ').includes(c),
+  )
   if (wanted.length === 0) return
   const levels = [base, join(base, 'actors'), unitsDir(base, homeKey)]
   for (const [index, level] of levels.entries()) {
@@ -210,20 +219,26 @@ const CPU_PERIOD_US = 100_000
 
 function applyLimits(record: Extract<ContainmentRecord, {kind: 'cgroup'}>, limits: UnitLimits): void {
   const refuse = (what: string) => {
-    throw new Error(`this machine's cgroups cannot enforce the ${what} limit (no writable controller below this process's cgroup)`)
+    throw new Error(
+      `this machine's cgroups cannot enforce the ${what} limit (no writable controller below this process's cgroup)`,
+    )
   }
   if (limits.memory_bytes !== undefined) {
     const bytes = String(limits.memory_bytes)
     const ok = record.v1?.memory
-      ? writeCgroupFile(record.v1.memory, 'memory.limit_in_bytes', bytes) && (writeCgroupFile(record.v1.memory, 'memory.memsw.limit_in_bytes', bytes) || true)
-      : writeCgroupFile(record.path, 'memory.max', bytes) && (writeCgroupFile(record.path, 'memory.swap.max', '0') || true)
+      ? writeCgroupFile(record.v1.memory, 'memory.limit_in_bytes', bytes) &&
+        (writeCgroupFile(record.v1.memory, 'memory.memsw.limit_in_bytes', bytes) || true)
+      : writeCgroupFile(record.path, 'memory.max', bytes) &&
+        (writeCgroupFile(record.path, 'memory.swap.max', '0') || true)
     if (!ok) refuse('memory')
   }
-  if (limits.pids !== undefined && !writeCgroupFile(record.v1?.pids ?? record.path, 'pids.max', String(limits.pids))) refuse('pids')
+  if (limits.pids !== undefined && !writeCgroupFile(record.v1?.pids ?? record.path, 'pids.max', String(limits.pids)))
+    refuse('pids')
   if (limits.cpus !== undefined) {
     const quota = Math.max(1000, Math.round(limits.cpus * CPU_PERIOD_US))
     const ok = record.v1?.cpu
-      ? writeCgroupFile(record.v1.cpu, 'cpu.cfs_period_us', String(CPU_PERIOD_US)) && writeCgroupFile(record.v1.cpu, 'cpu.cfs_quota_us', String(quota))
+      ? writeCgroupFile(record.v1.cpu, 'cpu.cfs_period_us', String(CPU_PERIOD_US)) &&
+        writeCgroupFile(record.v1.cpu, 'cpu.cfs_quota_us', String(quota))
       : writeCgroupFile(record.path, 'cpu.max', `${quota} ${CPU_PERIOD_US}`)
     if (!ok) refuse('cpu')
   }

@@ -9,7 +9,8 @@ import {delimiter, isAbsolute, join, resolve} from 'node:path'
 
 /** Why `command` cannot be started with `env`'s PATH from `cwd` (as execvp would look), or undefined when it can. */
 export function commandStartError(command: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
-  if (command.includes('/')) return executable(isAbsolute(command) ? command : resolve(cwd, command)) ? undefined : `spawn ${command} ENOENT`
+  if (command.includes('/'))
+    return executable(isAbsolute(command) ? command : resolve(cwd, command)) ? undefined : `spawn ${command} ENOENT`
   // Each PATH entry in turn, up to the first that has it (an absolute entry needs no resolving against cwd).
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (executable(isAbsolute(dir) ? join(dir, command) : join(resolve(cwd, dir || '.'), command))) return undefined

@@ -31,17 +31,26 @@ export function homeKey(home: string): string {
  * `id` when this machine allows, else a tracked unit over `query`. Throws when
  * limits were asked for that cannot be enforced here.
  */
-export function createUnit(home: string, id: string, limits: UnitLimits, query: () => RunProcessQuery, marker?: string): Unit {
+export function createUnit(
+  home: string,
+  id: string,
+  limits: UnitLimits,
+  query: () => RunProcessQuery,
+  marker?: string,
+): Unit {
   const bases = containmentKind() === 'cgroup' ? discoverCgroupBases() : null
   const unit = bases ? createCgroupUnit(bases, homeKey(home), id, limits) : undefined
   if (unit) return unit
-  if (hasLimits(limits)) throw new Error('limits need a cgroup, and this process cannot make one here (tracked containment)')
+  if (hasLimits(limits))
+    throw new Error('limits need a cgroup, and this process cannot make one here (tracked containment)')
   return new TrackedUnit({kind: 'tracked', ...(marker ? {marker} : {})}, query)
 }
 
 /** Whether any limit is set. */
 export function hasLimits(limits: UnitLimits | undefined): boolean {
-  return Boolean(limits && (limits.memory_bytes !== undefined || limits.cpus !== undefined || limits.pids !== undefined))
+  return Boolean(
+    limits && (limits.memory_bytes !== undefined || limits.cpus !== undefined || limits.pids !== undefined),
+  )
 }
 
 /**
@@ -67,7 +76,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
  * `graceMs` for them to go; then kill, sweeping until a sweep finds nothing.
  * Resolves with what is still there LEFTOVER_AFTER_MS later (normally none).
  */
-export async function endUnit(unit: Unit, graceMs: number | undefined, options: {spareNestedRuns?: boolean} = {}): Promise<Leftover[]> {
+export async function endUnit(
+  unit: Unit,
+  graceMs: number | undefined,
+  options: {spareNestedRuns?: boolean} = {},
+): Promise<Leftover[]> {
   // A normal end sweeps only what the command left behind: Runs it launched live on (SPEC: Trees).
   const members = options.spareNestedRuns ? () => unit.strays() : () => unit.members()
   const kill = options.spareNestedRuns

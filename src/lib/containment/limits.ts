@@ -52,13 +52,15 @@ const FIXES = {
 
 /** Validate the Recipe field `limits`; `fail` names the file and field. */
 export function readRecipeLimits(data: unknown, fail: Fail): RecipeLimits {
-  if (!data || typeof data !== 'object' || Array.isArray(data)) throw fail('limits', 'is not a mapping', 'write limits: {memory: 512M, cpu: 1.5, pids: 256}')
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    throw fail('limits', 'is not a mapping', 'write limits: {memory: 512M, cpu: 1.5, pids: 256}')
   const limits: RecipeLimits = {}
   for (const [key, value] of Object.entries(data)) {
     if (key === 'memory' && parseMemorySize(value) !== undefined) limits.memory = value as string | number
     else if (key === 'cpu' && parseCpus(value) !== undefined) limits.cpu = parseCpus(value)
     else if (key === 'pids' && parsePids(value) !== undefined) limits.pids = parsePids(value)
-    else if (key in FIXES) throw fail(`limits.${key}`, `${JSON.stringify(value)} is not valid`, `give ${FIXES[key as keyof typeof FIXES]}`)
+    else if (key in FIXES)
+      throw fail(`limits.${key}`, `${JSON.stringify(value)} is not valid`, `give ${FIXES[key as keyof typeof FIXES]}`)
     else throw fail(`limits.${key}`, 'is not a limit', 'limits takes memory, cpu and pids')
   }
   return limits
@@ -96,7 +98,9 @@ const LIMIT_NAMES: Record<keyof UnitLimits, string> = {memory_bytes: 'memory', c
 export function requireEnforceableLimits(limits: UnitLimits): void {
   if (Object.keys(limits).length === 0 || containmentKind() === 'cgroup') return
   const why =
-    process.env.ACTORS_CONTAINMENT === 'tracked' ? 'ACTORS_CONTAINMENT=tracked is set' : 'no writable cgroup v2 hierarchy is available to this process'
+    process.env.ACTORS_CONTAINMENT === 'tracked'
+      ? 'ACTORS_CONTAINMENT=tracked is set'
+      : 'no writable cgroup v2 hierarchy is available to this process'
   throw usageError(
     `limits (${Object.keys(limits)
       .map((k) => LIMIT_NAMES[k as keyof UnitLimits])

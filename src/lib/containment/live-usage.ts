@@ -14,7 +14,8 @@ import {isContainmentRecord, type UnitUsage} from './unit.js'
 /** Usage of a live Run now, or undefined when nothing of it can be read. */
 export function liveRunUsage(meta: RunMeta): UnitUsage | undefined {
   const record = meta.containment
-  if (isContainmentRecord(record) && record.kind === 'cgroup') return isCgroupDir(record.path) ? new CgroupUnit(record).usage() : undefined
+  if (isContainmentRecord(record) && record.kind === 'cgroup')
+    return isCgroupDir(record.path) ? new CgroupUnit(record).usage() : undefined
   const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
   let cpu = 0
   let rss = 0
@@ -29,5 +30,7 @@ export function liveRunUsage(meta: RunMeta): UnitUsage | undefined {
     rss += usage.rss_bytes
     peak = Math.max(peak, usage.peak_rss_bytes)
   }
-  return seen ? {cpu_seconds: Math.round(cpu * 1000) / 1000, memory_bytes: rss, peak_memory_bytes: Math.max(peak, rss)} : undefined
+  return seen
+    ? {cpu_seconds: Math.round(cpu * 1000) / 1000, memory_bytes: rss, peak_memory_bytes: Math.max(peak, rss)}
+    : undefined
 }

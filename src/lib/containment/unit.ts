@@ -9,7 +9,9 @@
 import {readFileSync} from 'node:fs'
 
 /** What run.json (and a lock holder) records about a unit. */
-export type ContainmentRecord = {kind: 'cgroup'; path: string; v1?: {memory?: string; pids?: string; cpu?: string}} | {kind: 'tracked'; marker?: string}
+export type ContainmentRecord =
+  | {kind: 'cgroup'; path: string; v1?: {memory?: string; pids?: string; cpu?: string}}
+  | {kind: 'tracked'; marker?: string}
 
 /** A unit's usage: CPU time of all its processes so far, memory now and at its peak. */
 export interface UnitUsage {

@@ -36,7 +36,12 @@ export type KernelActionResult = RuntimeActionResult & {
   fallback?: string
 }
 
-export type ControlOutcome = KernelActionResult | ServiceActionResult | StatusResult | InterruptResult | {standalone: true; [key: string]: unknown}
+export type ControlOutcome =
+  | KernelActionResult
+  | ServiceActionResult
+  | StatusResult
+  | InterruptResult
+  | {standalone: true; [key: string]: unknown}
 
 /**
  * Apply `action` (with optional `value`) to the Run `ref` (id or state dir)
@@ -59,7 +64,13 @@ export async function controlRun(
   }
 }
 
-async function applyControl(home: string, ref: string, action: string, value: string | undefined, services: readonly ServiceKind[]): Promise<ControlOutcome> {
+async function applyControl(
+  home: string,
+  ref: string,
+  action: string,
+  value: string | undefined,
+  services: readonly ServiceKind[],
+): Promise<ControlOutcome> {
   const standalone = standaloneServiceDir(home, ref, action, services)
   if (standalone) return controlStandalone(standalone.dir, standalone.kind, action, value)
 
@@ -96,7 +107,8 @@ async function applyControl(home: string, ref: string, action: string, value: st
     const serviceFirst = action !== 'kill' && declared.includes(action)
     if (!serviceFirst && value !== undefined) throw noValueError(action, value)
     if (serviceFirst && !isTerminal(state.meta.status)) {
-      const outcome = runtime === 'stop' ? await serviceStop(home, state, value) : await serviceAction(state, action, value, true)
+      const outcome =
+        runtime === 'stop' ? await serviceStop(home, state, value) : await serviceAction(state, action, value, true)
       if (!(outcome instanceof Unreachable)) return outcome
       return kernelAction(home, executor, state, runtime, outcome.reason)
     }
@@ -119,11 +131,17 @@ async function applyControl(home: string, ref: string, action: string, value: st
 }
 
 function noValueError(action: string, value: string): ActorsError {
-  return usageError(`"${action}" takes no value (got ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)})`, `actors control RUN ${action}`)
+  return usageError(
+    `"${action}" takes no value (got ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)})`,
+    `actors control RUN ${action}`,
+  )
 }
 
 function finishedError(state: RunState, action: string): ActorsError {
-  return notActiveError(`Run ${state.meta.run} is ${state.meta.status}; cannot ${action} it`, `inspect it with \`actors inspect ${state.meta.run}\``)
+  return notActiveError(
+    `Run ${state.meta.run} is ${state.meta.status}; cannot ${action} it`,
+    `inspect it with \`actors inspect ${state.meta.run}\``,
+  )
 }
 
 /** The kernel's own verb, done by the Run's executor (executors/executor.ts), which acts on this machine. */
@@ -136,7 +154,8 @@ async function kernelAction(
 ): Promise<KernelActionResult> {
   if (isTerminal(state.meta.status)) {
     // An `exited` Run (its supervisor vanished) may have left its command running: stop/kill end that.
-    const leftovers = action === 'stop' || action === 'kill' ? await executor.endLeftovers(home, state.dir, action) : undefined
+    const leftovers =
+      action === 'stop' || action === 'kill' ? await executor.endLeftovers(home, state.dir, action) : undefined
     if (leftovers) return {...leftovers, handled_by: 'kernel'}
     throw finishedError(state, action)
   }
@@ -169,12 +188,18 @@ function descendantsField(cascade: CascadeOutcome): {descendants?: CascadeOutcom
  * supervisor records what the user did (a stop), not a plain `done`; the mark
  * is withdrawn when the service refuses or cannot be reached.
  */
-async function serviceStop(home: string, state: RunState, value: string | undefined): Promise<ServiceActionResult | Unreachable> {
+async function serviceStop(
+  home: string,
+  state: RunState,
+  value: string | undefined,
+): Promise<ServiceActionResult | Unreachable> {
   const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)
   const mark = {status: 'cancelled' as const, at: new Date().toISOString(), by: 'control:service-stop'}
   updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
   const withdraw = () =>
-    updateRunMeta(state.dir, (meta) => (meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined))
+    updateRunMeta(state.dir, (meta) =>
+      meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined,
+    )
   let outcome: ServiceActionResult | Unreachable
   try {
     outcome = await serviceAction(state, 'stop', value, true)

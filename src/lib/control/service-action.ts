@@ -8,8 +8,21 @@
 import {ActorsError, EXIT, notActiveError} from '../platform/errors.js'
 import type {RunState} from '../runs/store.js'
 import type {CascadeOutcome} from '../tree/cascade.js'
-import {EndpointError, REQUEST_TIMEOUT_MS, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from '../signals/endpoint.js'
-import {appendControlRecord, completeControl, readControlRecord, waitForControlFinished, type ControlRecord} from '../signals/journal.js'
+import {
+  EndpointError,
+  REQUEST_TIMEOUT_MS,
+  readControlEndpoint,
+  sendControlRequest,
+  type ControlEndpoint,
+  type ControlReply,
+} from '../signals/endpoint.js'
+import {
+  appendControlRecord,
+  completeControl,
+  readControlRecord,
+  waitForControlFinished,
+  type ControlRecord,
+} from '../signals/journal.js'
 
 /** How long `control` waits for a polling service to finish a queued record. */
 export const CLAIM_WAIT_MS = 5000
@@ -66,7 +79,12 @@ export async function serviceAction(
   const endpoint = currentEndpoint(state, fallbackAllowed)
   if (endpoint instanceof Unreachable) return endpoint
   if (!endpoint && fallbackAllowed) return new Unreachable('the Run has no control endpoint')
-  const record = appendControlRecord(dir, {action, input: value, runInstanceId: meta.run_instance_id, via: endpoint ? 'socket' : 'journal'})
+  const record = appendControlRecord(dir, {
+    action,
+    input: value,
+    runInstanceId: meta.run_instance_id,
+    via: endpoint ? 'socket' : 'journal',
+  })
   const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'service' as const}
 
   if (!endpoint) {
@@ -78,18 +96,27 @@ export async function serviceAction(
         {record: final ?? record},
       )
     }
-    const reply = (final.reply as ControlReply | undefined) ?? (final.status === 'handled' ? {ok: true} : {ok: false, error: final.error ?? 'failed'})
+    const reply =
+      (final.reply as ControlReply | undefined) ??
+      (final.status === 'handled' ? {ok: true} : {ok: false, error: final.error ?? 'failed'})
     return settleReply({...base, reply, record: final})
   }
 
   let reply: ControlReply
   try {
-    reply = await sendControlRequest(endpoint, {id: record.id, run_instance_id: meta.run_instance_id, action, ...(value !== undefined ? {input: value} : {})})
+    reply = await sendControlRequest(endpoint, {
+      id: record.id,
+      run_instance_id: meta.run_instance_id,
+      action,
+      ...(value !== undefined ? {input: value} : {}),
+    })
   } catch (error) {
     if (!(error instanceof EndpointError)) throw error
     if (error.kind === 'unreachable') {
       if (fallbackAllowed) {
-        completeControl(dir, record.id, 'failed', {error: `service unreachable (${error.message}); the kernel applied ${action}`})
+        completeControl(dir, record.id, 'failed', {
+          error: `service unreachable (${error.message}); the kernel applied ${action}`,
+        })
         return new Unreachable(`the service did not accept the connection (${error.message})`)
       }
       throw notActiveError(
@@ -101,14 +128,21 @@ export async function serviceAction(
     if (error.kind === 'timeout') {
       throw notActiveError(
         `Run ${meta.run}: no reply to ${action} within ${REQUEST_TIMEOUT_MS / 1000}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
-        fallbackAllowed ? `the service is busy or hung; \`actors control ${meta.run} kill\` always works` : 'the service is busy or hung; retry later',
+        fallbackAllowed
+          ? `the service is busy or hung; \`actors control ${meta.run} kill\` always works`
+          : 'the service is busy or hung; retry later',
         {record: readControlRecord(dir, record.id) ?? record},
       )
     }
     completeControl(dir, record.id, 'failed', {error: error.message})
-    throw new ActorsError(`Run ${meta.run}: ${error.message}`, EXIT.failed, 'the service broke the control protocol (one JSON line, at most 4 KiB)', {
-      record: readControlRecord(dir, record.id) ?? record,
-    })
+    throw new ActorsError(
+      `Run ${meta.run}: ${error.message}`,
+      EXIT.failed,
+      'the service broke the control protocol (one JSON line, at most 4 KiB)',
+      {
+        record: readControlRecord(dir, record.id) ?? record,
+      },
+    )
   }
   // The service helper records the outcome itself; this covers services that do not.
   if (reply.ok) completeControl(dir, record.id, 'handled', {reply})
@@ -121,5 +155,8 @@ function settleReply(outcome: ServiceActionResult): ServiceActionResult {
   if (outcome.reply.ok) return outcome
   const wanted = Number((outcome.reply as {exit_code?: unknown}).exit_code)
   const code = [EXIT.usage, EXIT.notActive, EXIT.refused].includes(wanted as 2 | 3 | 5) ? wanted : EXIT.failed
-  throw new ActorsError(`Run ${outcome.run}: ${outcome.action} failed: ${outcome.reply.error}`, code, undefined, {reply: outcome.reply, record: outcome.record})
+  throw new ActorsError(`Run ${outcome.run}: ${outcome.action} failed: ${outcome.reply.error}`, code, undefined, {
+    reply: outcome.reply,
+    record: outcome.record,
+  })
 }

@@ -47,6 +47,9 @@ export async function controlStandalone(
 ): Promise<{standalone: true; [key: string]: unknown}> {
   const reply = await controlStandaloneService(dir, kind, action, value)
   // status: the service's status fields at the top level too (SPEC: `status` prints {state, index, count, track, ...}).
-  const status = action === 'status' && reply.status && typeof reply.status === 'object' ? (reply.status as Record<string, unknown>) : {}
+  const status =
+    action === 'status' && reply.status && typeof reply.status === 'object'
+      ? (reply.status as Record<string, unknown>)
+      : {}
   return {standalone: true, ...status, ...reply}
 }

@@ -6,7 +6,13 @@
 import {randomUuid} from '../platform/builtins.js'
 import {isTerminal} from '../records/run.js'
 import type {RunState} from '../runs/store.js'
-import {EndpointError, readControlEndpoint, sendControlRequest, type ControlEndpoint, type ControlReply} from '../signals/endpoint.js'
+import {
+  EndpointError,
+  readControlEndpoint,
+  sendControlRequest,
+  type ControlEndpoint,
+  type ControlReply,
+} from '../signals/endpoint.js'
 import {appendControlRecord, completeControl, type ControlRecord} from '../signals/journal.js'
 import type {ServiceKind} from '../signals/standalone.js'
 import {kernelStatus, type RunControlStatus} from '../signals/status.js'
@@ -22,7 +28,8 @@ export type StatusResult = RunControlStatus & {action: 'status'; [serviceField: 
  */
 function mergeServiceStatus(view: StatusResult, reply: ControlReply): StatusResult {
   const nested = (reply as {status?: unknown}).status
-  const fields = nested && typeof nested === 'object' && !Array.isArray(nested) ? (nested as Record<string, unknown>) : reply
+  const fields =
+    nested && typeof nested === 'object' && !Array.isArray(nested) ? (nested as Record<string, unknown>) : reply
   const merged: StatusResult = {...view}
   for (const [key, value] of Object.entries(fields)) {
     if (key !== 'ok' && key !== 'error' && !(key in merged)) merged[key] = value
@@ -36,7 +43,12 @@ function mergeServiceStatus(view: StatusResult, reply: ControlReply): StatusResu
  * service is of a known kind, its last known state comes from what the
  * service left (a playback Run's checkpoint, SPEC: Music).
  */
-export async function statusAction(state: RunState, declared: boolean, value: string | undefined, kind: ServiceKind | undefined): Promise<StatusResult> {
+export async function statusAction(
+  state: RunState,
+  declared: boolean,
+  value: string | undefined,
+  kind: ServiceKind | undefined,
+): Promise<StatusResult> {
   const view: StatusResult = {action: 'status', ...kernelStatus(state)}
   if (isTerminal(state.meta.status)) {
     if (!kind?.lastKnownStatus) return view
@@ -64,7 +76,12 @@ export async function statusAction(state: RunState, declared: boolean, value: st
   let record: ControlRecord | undefined
   if (declared) {
     try {
-      record = appendControlRecord(state.dir, {action: 'status', input: value, runInstanceId: state.meta.run_instance_id, via: 'socket'})
+      record = appendControlRecord(state.dir, {
+        action: 'status',
+        input: value,
+        runInstanceId: state.meta.run_instance_id,
+        via: 'socket',
+      })
     } catch {}
   }
   try {
@@ -74,10 +91,17 @@ export async function statusAction(state: RunState, declared: boolean, value: st
       action: 'status',
       ...(value !== undefined ? {input: value} : {}),
     })
-    if (record) completeControl(state.dir, record.id, (view.service as ControlReply).ok ? 'handled' : 'failed', {reply: view.service})
+    if (record)
+      completeControl(state.dir, record.id, (view.service as ControlReply).ok ? 'handled' : 'failed', {
+        reply: view.service,
+      })
     if ((view.service as ControlReply).ok) return mergeServiceStatus(view, view.service as ControlReply)
   } catch (error) {
-    view.service = {ok: false, error: (error as Error).message, unreachable: error instanceof EndpointError && error.kind === 'unreachable'}
+    view.service = {
+      ok: false,
+      error: (error as Error).message,
+      unreachable: error instanceof EndpointError && error.kind === 'unreachable',
+    }
     if (record) completeControl(state.dir, record.id, 'failed', {error: (error as Error).message})
   }
   return view

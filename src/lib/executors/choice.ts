@@ -27,7 +27,11 @@ export function parseExecutorKind(value: string, source: string): string {
  * ACTORS_EXECUTOR. The chosen executor keeps the Recipe's options when the
  * Recipe names the same kind.
  */
-export function chooseExecutor(flag: string | undefined, recipe: ExecutorChoice | undefined, env: NodeJS.ProcessEnv = process.env): ExecutorChoice {
+export function chooseExecutor(
+  flag: string | undefined,
+  recipe: ExecutorChoice | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): ExecutorChoice {
   const fromEnv = env.ACTORS_EXECUTOR ? parseExecutorKind(env.ACTORS_EXECUTOR, 'ACTORS_EXECUTOR') : undefined
   const kind = flag !== undefined ? parseExecutorKind(flag, '--on') : (recipe?.kind ?? fromEnv)
   return executorNamed(kind).choose(recipe?.kind === kind ? recipe : undefined, env)
@@ -36,11 +40,17 @@ export function chooseExecutor(flag: string | undefined, recipe: ExecutorChoice 
 /** Validate a Recipe's `executor` field (already parsed from YAML/JSON). */
 export function readRecipeExecutor(value: unknown, fail: FieldFail): ExecutorChoice {
   const example = `write executor: {kind: ${EXECUTOR_KINDS.join(' | ')}, ...}`
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw fail('executor', 'is not a mapping', example)
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw fail('executor', 'is not a mapping', example)
   const data = value as Record<string, unknown>
   const fields = ['kind', ...new Set(Object.values(EXECUTORS).flatMap((executor) => executor.recipeFields))]
   for (const key of Object.keys(data)) {
-    if (!fields.includes(key)) throw fail(`executor.${key}`, 'is not an executor field', `${didYouMean(key, fields)}allowed: ${fields.join(', ')}`)
+    if (!fields.includes(key))
+      throw fail(
+        `executor.${key}`,
+        'is not an executor field',
+        `${didYouMean(key, fields)}allowed: ${fields.join(', ')}`,
+      )
   }
   if (typeof data.kind !== 'string' || !EXECUTOR_KINDS.includes(data.kind)) {
     throw fail(

@@ -76,7 +76,12 @@ export interface Executor {
    * `actors control` runs; undefined when this machine acts on the Run
    * itself, through the verbs below.
    */
-  relay(home: string, state: RunState, action: string, value: string | undefined): Promise<Record<string, unknown>> | undefined
+  relay(
+    home: string,
+    state: RunState,
+    action: string,
+    value: string | undefined,
+  ): Promise<Record<string, unknown>> | undefined
   /** Freeze or thaw all of the live Run's processes (its containment unit). */
   pauseOrResume(home: string, state: RunState, action: 'pause' | 'resume'): RuntimeActionResult
   /**

@@ -51,8 +51,10 @@ function checkFromAnotherHost(meta: RunMeta): SupervisorCheck {
   const jobId = typeof executor?.slurm_job_id === 'string' ? executor.slurm_job_id : undefined
   if (!jobId) return {alive: true}
   const job = querySlurmJob(jobId)
-  if (job === JOB_FORGOTTEN) return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: null}}
-  if (job && jobHasEnded(job)) return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: job.state}}
+  if (job === JOB_FORGOTTEN)
+    return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: null}}
+  if (job && jobHasEnded(job))
+    return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: job.state}}
   return {alive: true}
 }
 
@@ -64,7 +66,11 @@ export function startLocalSupervisor(home: string, dir: string): number {
   const env = supervisorEnvironment(home)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
-  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {detached: true, stdio: 'ignore', env})
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  })
   child.unref()
   const pid = child.pid
   if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)

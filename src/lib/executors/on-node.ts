@@ -13,7 +13,10 @@ export function supervisorStartFields(meta: RunMeta, env: NodeJS.ProcessEnv = pr
   const host = nodeOs().hostname()
   if (!isSlurmRun(meta) || !env.SLURM_JOB_ID) return {host}
   // The job can start before `run` recorded the id sbatch printed: take it from the job's environment.
-  return {host, executor: {...meta.executor, job_id: meta.executor.job_id ?? env.SLURM_JOB_ID, node: env.SLURMD_NODENAME ?? host}}
+  return {
+    host,
+    executor: {...meta.executor, job_id: meta.executor.job_id ?? env.SLURM_JOB_ID, node: env.SLURMD_NODENAME ?? host},
+  }
 }
 
 /** True when a SIGTERM reaching the supervisor of a Slurm Run comes from the job's time limit (not a cancel). */
@@ -28,7 +31,10 @@ export function termIsJobTimeLimit(meta: RunMeta, env: NodeJS.ProcessEnv = proce
  * `timeout` at its time limit, `cancelled` when it is being cancelled (it is
  * COMPLETING while its batch script, this supervisor, still runs).
  */
-export function slurmJobEnding(meta: RunMeta, env: NodeJS.ProcessEnv = process.env): 'timeout' | 'cancelled' | undefined {
+export function slurmJobEnding(
+  meta: RunMeta,
+  env: NodeJS.ProcessEnv = process.env,
+): 'timeout' | 'cancelled' | undefined {
   if (!isSlurmRun(meta) || !env.SLURM_JOB_ID) return undefined
   const job = showSlurmJob(env.SLURM_JOB_ID)
   if (!job) return undefined

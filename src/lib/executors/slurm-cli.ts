@@ -43,7 +43,13 @@ export function runSlurmCommand(
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
   })
   const spawnError = out.error ? out.error.message : undefined
-  return {ok: !out.error && out.status === 0, stdout: out.stdout ?? '', stderr: (out.stderr ?? '').trim(), spawnError, status: out.status}
+  return {
+    ok: !out.error && out.status === 0,
+    stdout: out.stdout ?? '',
+    stderr: (out.stderr ?? '').trim(),
+    spawnError,
+    status: out.status,
+  }
 }
 
 /** Whether `command` is an executable on PATH (checked without running it). */
@@ -65,7 +71,12 @@ function parseJobLines(text: string): Map<string, SlurmJob> {
   for (const line of text.split('\n')) {
     const [id, state, node, reason] = line.trim().split('|')
     if (!id || !state) continue
-    jobs.set(id, {job_id: id, state: state.toUpperCase(), node: node && node !== '(null)' ? node : null, reason: reason && reason !== 'None' ? reason : null})
+    jobs.set(id, {
+      job_id: id,
+      state: state.toUpperCase(),
+      node: node && node !== '(null)' ? node : null,
+      reason: reason && reason !== 'None' ? reason : null,
+    })
   }
   return jobs
 }

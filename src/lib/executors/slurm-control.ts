@@ -35,11 +35,21 @@ export function needsSlurmControl(meta: RunMeta): boolean {
  * runs, else through Slurm. Returns the same document a local control
  * returns (plus `via`), or throws the ActorsError the node reported.
  */
-export async function controlSlurmRun(home: string, state: RunState, action: string, value: string | undefined): Promise<Record<string, unknown>> {
+export async function controlSlurmRun(
+  home: string,
+  state: RunState,
+  action: string,
+  value: string | undefined,
+): Promise<Record<string, unknown>> {
   const jobId = slurmJobId(state.meta)!
   forgetSlurmListing()
   const job = querySlurmJob(jobId)
-  let note = job === undefined ? 'Slurm did not answer' : job === JOB_FORGOTTEN ? `Slurm no longer knows job ${jobId}` : `job ${jobId} is ${job.state}`
+  let note =
+    job === undefined
+      ? 'Slurm did not answer'
+      : job === JOB_FORGOTTEN
+        ? `Slurm no longer knows job ${jobId}`
+        : `job ${jobId} is ${job.state}`
   if (action === 'pause' || action === 'resume') {
     if (state.meta.status === 'queued')
       throw notActiveError(
@@ -72,7 +82,12 @@ export async function controlSlurmRun(home: string, state: RunState, action: str
 
 function trace(state: RunState, action: string, data: Record<string, unknown>): void {
   try {
-    appendTraceEvent(state.dir, {kind: 'runtime.control', summary: action, data: {action, ...data}, run_instance_id: state.meta.run_instance_id})
+    appendTraceEvent(state.dir, {
+      kind: 'runtime.control',
+      summary: action,
+      data: {action, ...data},
+      run_instance_id: state.meta.run_instance_id,
+    })
   } catch {}
 }
 
@@ -97,12 +112,22 @@ async function slurmFallback(
   note: string,
 ): Promise<Record<string, unknown>> {
   const {meta} = state
-  const base = {action, run: meta.run, run_instance_id: meta.run_instance_id, handled_by: 'kernel', via: 'slurm', job_id: jobId, signalled: [] as number[]}
+  const base = {
+    action,
+    run: meta.run,
+    run_instance_id: meta.run_instance_id,
+    handled_by: 'kernel',
+    via: 'slurm',
+    job_id: jobId,
+    signalled: [] as number[],
+  }
   if (action === 'status') return statusFromFiles(state, job)
   // stop / kill: mark the Run first, so whoever settles it (its supervisor, or reconciliation once the job is gone) records what the user did.
   const status = action === 'kill' ? 'killed' : 'cancelled'
   updateRunMeta(state.dir, (m) =>
-    isTerminal(m.status) || m.ending?.status === 'killed' ? undefined : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm'}},
+    isTerminal(m.status) || m.ending?.status === 'killed'
+      ? undefined
+      : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm'}},
   )
   trace(state, action, {via: 'slurm', job_id: jobId})
   if (action === 'kill' || job?.state !== 'RUNNING') {
@@ -116,8 +141,16 @@ async function slurmFallback(
   }
   notifyStateChange(home)
   const final = await awaitEnd(state, RESULT_WAIT_MS)
-  if (final && isTerminal(final.meta.status)) return endedDocument(final, action, {via: 'slurm', job_id: jobId, fallback: `${note}; scancel`})
-  return {...base, status: final?.meta.status ?? meta.status, changed: true, settled: false, result: null, fallback: `${note}; scancel`}
+  if (final && isTerminal(final.meta.status))
+    return endedDocument(final, action, {via: 'slurm', job_id: jobId, fallback: `${note}; scancel`})
+  return {
+    ...base,
+    status: final?.meta.status ?? meta.status,
+    changed: true,
+    settled: false,
+    result: null,
+    fallback: `${note}; scancel`,
+  }
 }
 
 /** Wait for the Run to be terminal, re-reading (and so reconciling through Slurm) at least every REMOTE_POLL_MS. */

@@ -31,7 +31,8 @@ export const slurmExecutor: Executor = {
   // The job is the unit: Slurm ends what is left of it.
   endLost: () => ({}),
   pollMs: () => REMOTE_POLL_MS,
-  relay: (home, state, action, value) => (needsSlurmControl(state.meta) ? controlSlurmRun(home, state, action, value) : undefined),
+  relay: (home, state, action, value) =>
+    needsSlurmControl(state.meta) ? controlSlurmRun(home, state, action, value) : undefined,
   // Reached on the job's node (inside the job step a relay runs), or for a Run not yet or no longer in a job.
   ...localVerbs,
   // A tree's cascade ends a Slurm descendant inside its job (or through Slurm), from wherever the cascade runs.

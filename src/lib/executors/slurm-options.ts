@@ -34,7 +34,11 @@ export function readSlurmOptions(data: Record<string, unknown>, fail: FieldFail)
     const v = data[field]
     if (v === undefined) continue
     if ((typeof v !== 'string' && typeof v !== 'number') || String(v).trim() === '' || /\s/.test(String(v))) {
-      throw fail(`executor.${field}`, `${JSON.stringify(v)} is not a single word`, `write ${field}: VALUE, as you would pass it to sbatch --${field}`)
+      throw fail(
+        `executor.${field}`,
+        `${JSON.stringify(v)} is not a single word`,
+        `write ${field}: VALUE, as you would pass it to sbatch --${field}`,
+      )
     }
     options[field] = String(v)
   }
@@ -69,12 +73,20 @@ function readSbatchArgs(value: unknown, fail: FieldFail): string[] {
     try {
       words = shellSplit(value)
     } catch (error) {
-      throw fail('executor.sbatch_args', `cannot be split into words: ${(error as Error).message}`, 'close every quote, or write a list of words')
+      throw fail(
+        'executor.sbatch_args',
+        `cannot be split into words: ${(error as Error).message}`,
+        'close every quote, or write a list of words',
+      )
     }
   } else if (Array.isArray(value)) {
     words = value
   } else {
-    throw fail('executor.sbatch_args', 'is not a list of words', 'write sbatch_args: ["--qos=short", "--constraint=avx2"]')
+    throw fail(
+      'executor.sbatch_args',
+      'is not a list of words',
+      'write sbatch_args: ["--qos=short", "--constraint=avx2"]',
+    )
   }
   return words.map((word) => {
     if (typeof word !== 'string' && typeof word !== 'number')

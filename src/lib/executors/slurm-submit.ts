@@ -92,7 +92,10 @@ function trace(dir: string, meta: RunMeta, kind: string, summary: string, data: 
  * Submit the Slurm Run in `dir` (created `queued`) and record its job id.
  * Returns what `run` reports; a Run that already has a job is left alone.
  */
-export function submitSlurmRun(home: string, dir: string): {pid: null; status?: string; executor?: SlurmExecutorRecord; error?: string} {
+export function submitSlurmRun(
+  home: string,
+  dir: string,
+): {pid: null; status?: string; executor?: SlurmExecutorRecord; error?: string} {
   // Claim the submission under the Run's lock: a queued child whose slot frees while `run` still submits it is submitted once.
   let claimed = false
   const marked = updateRunMeta(dir, (meta) => {
@@ -104,12 +107,26 @@ export function submitSlurmRun(home: string, dir: string): {pid: null; status?: 
   const env = supervisorEnvironment(home)
   // A Run's own children run where it runs (on its node) unless they ask for Slurm themselves.
   delete env.ACTORS_EXECUTOR
-  const out = runSlurmCommand('sbatch', sbatchArguments(marked, marked.executor, dir), {input: batchScript(dir), env, timeoutMs: 60_000})
+  const out = runSlurmCommand('sbatch', sbatchArguments(marked, marked.executor, dir), {
+    input: batchScript(dir),
+    env,
+    timeoutMs: 60_000,
+  })
   const jobId = out.ok ? out.stdout.trim().split(';')[0] : ''
-  if (!/^\d+$/.test(jobId)) return failSubmission(home, dir, out.spawnError ?? (out.stderr || `sbatch exited with ${out.status} and printed no job id`))
+  if (!/^\d+$/.test(jobId))
+    return failSubmission(
+      home,
+      dir,
+      out.spawnError ?? (out.stderr || `sbatch exited with ${out.status} and printed no job id`),
+    )
   forgetSlurmListing()
   const submitted = updateRunMeta(dir, (meta) =>
-    isSlurmRun(meta) ? {...meta, executor: {...meta.executor, job_id: meta.executor.job_id ?? jobId, submitted_at: new Date().toISOString()}} : undefined,
+    isSlurmRun(meta)
+      ? {
+          ...meta,
+          executor: {...meta.executor, job_id: meta.executor.job_id ?? jobId, submitted_at: new Date().toISOString()},
+        }
+      : undefined,
   )
   trace(dir, marked, 'runtime.submitted', `Slurm job ${jobId}`, {job_id: jobId})
   const executor = submitted && isSlurmRun(submitted) ? submitted.executor : {...marked.executor, job_id: jobId}

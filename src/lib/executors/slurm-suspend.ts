@@ -67,13 +67,20 @@ async function confirmJob(jobId: string, verb: Verb, node: string | undefined): 
   const started = Date.now()
   const wanted = WANTED[verb]
   let job = askSlurmAboutJob(jobId)
-  while (!(typeof job === 'object' && (job.state === wanted || jobHasEnded(job))) && Date.now() - started < CONFIRM_MS) {
+  while (
+    !(typeof job === 'object' && (job.state === wanted || jobHasEnded(job))) &&
+    Date.now() - started < CONFIRM_MS
+  ) {
     await delay(CONFIRM_POLL_MS)
     job = askSlurmAboutJob(jobId)
   }
   forgetSlurmListing()
   if (typeof job !== 'object' || job.state !== wanted) {
-    return {ok: false, words: `Slurm shows ${describeJob(jobId, job)}, not ${wanted}, after ${Date.now() - started} ms`, ms: Date.now() - started}
+    return {
+      ok: false,
+      words: `Slurm shows ${describeJob(jobId, job)}, not ${wanted}, after ${Date.now() - started} ms`,
+      ms: Date.now() - started,
+    }
   }
   if (node) {
     const until = Date.now() + slurmMessageTimeoutMs() + NODE_MARGIN_MS
@@ -102,7 +109,12 @@ function askSlurm(verb: Verb, jobId: string): string | undefined {
 
 function trace(state: RunState, verb: Verb, data: Record<string, unknown>): void {
   try {
-    appendTraceEvent(state.dir, {kind: 'runtime.control', summary: verb, data: {action: verb, ...data}, run_instance_id: state.meta.run_instance_id})
+    appendTraceEvent(state.dir, {
+      kind: 'runtime.control',
+      summary: verb,
+      data: {action: verb, ...data},
+      run_instance_id: state.meta.run_instance_id,
+    })
   } catch {}
 }
 
@@ -156,7 +168,13 @@ export function pauseOrResumeSlurmRun(
   return verb === 'pause' ? pauseSlurmRun(home, state, jobId, job, note) : resumeSlurmRun(home, state, jobId, job, note)
 }
 
-async function pauseSlurmRun(home: string, state: RunState, jobId: string, job: SlurmJob | undefined, note: string): Promise<Record<string, unknown>> {
+async function pauseSlurmRun(
+  home: string,
+  state: RunState,
+  jobId: string,
+  job: SlurmJob | undefined,
+  note: string,
+): Promise<Record<string, unknown>> {
   const run = state.meta.run
   const base = baseDocument(state, 'pause', jobId, job)
   if (job?.state === 'SUSPENDED') {
@@ -164,7 +182,10 @@ async function pauseSlurmRun(home: string, state: RunState, jobId: string, job: 
     return {...base, status: 'paused', changed: false, via: 'slurm', job_state: 'SUSPENDED'}
   }
   // The node first: a step freezes the Run's own unit there, and shows the node answers.
-  const step: StepOutcome = job?.state === 'RUNNING' || job?.state === 'STOPPED' ? runInJob(home, state, jobId, 'pause', undefined) : {problem: note}
+  const step: StepOutcome =
+    job?.state === 'RUNNING' || job?.state === 'STOPPED'
+      ? runInJob(home, state, jobId, 'pause', undefined)
+      : {problem: note}
   const stepNote = step.document ? '' : `; no job step could start (${step.problem})`
   const refused = askSlurm('pause', jobId)
   if (refused) {
@@ -218,7 +239,13 @@ function undoStepPause(home: string, state: RunState, jobId: string): string {
   return `its processes stay frozen on the node (the resume step failed: ${step.problem}); run \`actors control ${state.meta.run} resume\``
 }
 
-async function resumeSlurmRun(home: string, state: RunState, jobId: string, job: SlurmJob | undefined, note: string): Promise<Record<string, unknown>> {
+async function resumeSlurmRun(
+  home: string,
+  state: RunState,
+  jobId: string,
+  job: SlurmJob | undefined,
+  note: string,
+): Promise<Record<string, unknown>> {
   const run = state.meta.run
   const base = baseDocument(state, 'resume', jobId, job)
   let confirmedMs: number | undefined
@@ -226,13 +253,20 @@ async function resumeSlurmRun(home: string, state: RunState, jobId: string, job:
     // Slurm resumes every step of the job and the batch script (the supervisor); no step can start before.
     const refused = askSlurm('resume', jobId)
     if (refused)
-      throw notActiveError(`Run ${run}: Slurm refused to resume job ${jobId}: ${refused}; the Run stays paused`, `check the job: squeue -j ${jobId}`, {
-        job_id: jobId,
-        slurm: refused,
-      })
+      throw notActiveError(
+        `Run ${run}: Slurm refused to resume job ${jobId}: ${refused}; the Run stays paused`,
+        `check the job: squeue -j ${jobId}`,
+        {
+          job_id: jobId,
+          slurm: refused,
+        },
+      )
     const seen = await confirmJob(jobId, 'resume', undefined)
     if (!seen.ok)
-      throw notActiveError(`Run ${run}: not resumed: ${seen.words}`, `check the job: squeue -j ${jobId}; then retry`, {job_id: jobId, slurm: seen.words})
+      throw notActiveError(`Run ${run}: not resumed: ${seen.words}`, `check the job: squeue -j ${jobId}; then retry`, {
+        job_id: jobId,
+        slurm: seen.words,
+      })
     confirmedMs = seen.ms
   }
   const live = confirmedMs !== undefined || job?.state === 'RUNNING' || job?.state === 'STOPPED'
@@ -240,7 +274,11 @@ async function resumeSlurmRun(home: string, state: RunState, jobId: string, job:
   const step: StepOutcome = live ? runInJob(home, state, jobId, 'resume', undefined) : {problem: note}
   if (step.document) {
     recordStatus(state, 'resume')
-    trace(state, 'resume', {via: 'slurm', job_id: jobId, ...(confirmedMs !== undefined ? {confirmed_ms: confirmedMs} : {})})
+    trace(state, 'resume', {
+      via: 'slurm',
+      job_id: jobId,
+      ...(confirmedMs !== undefined ? {confirmed_ms: confirmedMs} : {}),
+    })
     return {
       ...base,
       ...step.document,
@@ -265,7 +303,8 @@ async function resumeWithoutStep(
 ): Promise<Record<string, unknown>> {
   const run = state.meta.run
   const base = baseDocument(state, 'resume', jobId, job)
-  if (confirmedMs === undefined && state.meta.status !== 'paused') return {...base, status: state.meta.status, changed: false, via: 'slurm', fallback: note}
+  if (confirmedMs === undefined && state.meta.status !== 'paused')
+    return {...base, status: state.meta.status, changed: false, via: 'slurm', fallback: note}
   const via = pausedVia(state.meta)
   if (via === 'srun' || (via === undefined && confirmedMs === undefined)) {
     // A pause through a step (or from inside the job) froze the Run's unit on the node, which Slurm's resume does not thaw.
@@ -276,7 +315,11 @@ async function resumeWithoutStep(
     )
   }
   const seen = await confirmJob(jobId, 'resume', job?.node ?? undefined)
-  if (!seen.ok) throw notActiveError(`Run ${run}: not resumed: ${seen.words}`, `check the node and its slurmd, then retry`, {job_id: jobId, slurm: seen.words})
+  if (!seen.ok)
+    throw notActiveError(`Run ${run}: not resumed: ${seen.words}`, `check the node and its slurmd, then retry`, {
+      job_id: jobId,
+      slurm: seen.words,
+    })
   const next = recordStatus(state, 'resume')
   trace(state, 'resume', {via: 'slurm', job_id: jobId, confirmed_ms: seen.ms})
   notifyStateChange(home)

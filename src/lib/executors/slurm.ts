@@ -72,8 +72,15 @@ export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
   if (!jobHasEnded(job)) return {alive: true}
   const details = {executor_state: job.state, ...(job.reason ? {executor_reason: job.reason} : {})}
   // A stop or kill that went through Slurm itself (no job step could start) marked the Run first.
-  if (meta.ending) return {alive: false, status: meta.ending.status, reason: meta.ending.status === 'killed' ? 'kill' : 'stop', details}
-  if (job.state === 'TIMEOUT' || job.state === 'DEADLINE') return {alive: false, status: 'failed', reason: 'timeout', details}
+  if (meta.ending)
+    return {
+      alive: false,
+      status: meta.ending.status,
+      reason: meta.ending.status === 'killed' ? 'kill' : 'stop',
+      details,
+    }
+  if (job.state === 'TIMEOUT' || job.state === 'DEADLINE')
+    return {alive: false, status: 'failed', reason: 'timeout', details}
   if (job.state === 'CANCELLED') return {alive: false, status: 'cancelled', reason: 'slurm_cancelled', details}
   return {alive: false, status: 'exited', reason: 'supervisor_lost', details}
 }

@@ -32,7 +32,11 @@ export function dropIndexMarker(home: string, id: string, instance: string, meta
  * the others (a batch redelivered after its wait died, or a Run whose
  * run.json changed after its marker was named) cost one listing of the index.
  */
-export function dropIndexMarkers(home: string, members: Array<{run: string; run_instance_id: string}>, metas: Map<string, MarkerFields> = new Map()): void {
+export function dropIndexMarkers(
+  home: string,
+  members: Array<{run: string; run_instance_id: string}>,
+  metas: Map<string, MarkerFields> = new Map(),
+): void {
   const unknown = new Set<string>()
   for (const m of members) {
     const key = m.run + '@' + m.run_instance_id
@@ -42,7 +46,8 @@ export function dropIndexMarkers(home: string, members: Array<{run: string; run_
   for (const tag of queueOwnerTags(home)) {
     for (const name of listOwnerQueue(home, tag)) {
       const parsed = parseMarker(name)
-      if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance) && validMarker(parsed)) unlinkQuietly(ownerQueueDir(home, tag) + sep + name)
+      if (parsed?.queued && unknown.has(parsed.id + '@' + parsed.instance) && validMarker(parsed))
+        unlinkQuietly(ownerQueueDir(home, tag) + sep + name)
     }
   }
 }
@@ -120,14 +125,21 @@ export function parseMarker(name: string): Marker | undefined {
   if (end === -1) return undefined
   const id = name.slice(end + 19, at)
   const ended = name.slice(1, end)
-  return {name, id, instance, queued: {ended, run: id, instance, owner: name.slice(end + 1, end + 9), root: name.slice(end + 10, end + 18)}}
+  return {
+    name,
+    id,
+    instance,
+    queued: {ended, run: id, instance, owner: name.slice(end + 1, end + 9), root: name.slice(end + 10, end + 18)},
+  }
 }
 
 /** Whether a parsed marker is one the kernel could have written (anything else is not the index's: left alone). */
 export function validMarker(marker: Marker): boolean {
   if (!isPlainName(marker.id) || !isPlainName(marker.instance)) return false
   const queued = marker.queued
-  return !queued || (ENDED_PATTERN.test(queued.ended) && TAG_PATTERN.test(queued.owner) && TAG_PATTERN.test(queued.root))
+  return (
+    !queued || (ENDED_PATTERN.test(queued.ended) && TAG_PATTERN.test(queued.owner) && TAG_PATTERN.test(queued.root))
+  )
 }
 
 /** Batch order of two queue keys (end time, run id, instance), as select.ts orders trees. */
@@ -143,7 +155,14 @@ export function compareQueueKeys(a: QueueKey, b: QueueKey): number {
 export function queuedEnd(text: string, start = 0, stop = text.length): number {
   const end = text.indexOf(QUEUED_PREFIX, start + 1)
   const at = text.lastIndexOf('@', stop - 1)
-  if (end < start + 2 || at < start || at <= end + 19 || text.charCodeAt(end + 9) !== QUEUED_CODE || text.charCodeAt(end + 18) !== QUEUED_CODE) return -1
+  if (
+    end < start + 2 ||
+    at < start ||
+    at <= end + 19 ||
+    text.charCodeAt(end + 9) !== QUEUED_CODE ||
+    text.charCodeAt(end + 18) !== QUEUED_CODE
+  )
+    return -1
   return end
 }
 

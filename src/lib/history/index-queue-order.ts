@@ -26,7 +26,9 @@ export function compareQueuedNames(a: string, b: string): number {
   const aAt = a.lastIndexOf('@')
   const bAt = b.lastIndexOf('@')
   return (
-    compareRanges(a, 1, aEnd, b, 1, bEnd) || compareRanges(a, aEnd + 19, aAt, b, bEnd + 19, bAt) || compareRanges(a, aAt + 1, a.length, b, bAt + 1, b.length)
+    compareRanges(a, 1, aEnd, b, 1, bEnd) ||
+    compareRanges(a, aEnd + 19, aAt, b, bEnd + 19, bAt) ||
+    compareRanges(a, aAt + 1, a.length, b, bAt + 1, b.length)
   )
 }
 

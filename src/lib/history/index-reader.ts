@@ -118,7 +118,8 @@ export class RunIndexReader {
   /** List the queue (the owner's, or every owner's) in batch order. */
   private listQueue(): QueueNames {
     const tags = this.ownerTag === undefined ? queueOwnerTags(this.home) : [this.ownerTag]
-    const names = tags.length === 1 ? listOwnerQueue(this.home, tags[0]) : tags.flatMap((tag) => listOwnerQueue(this.home, tag))
+    const names =
+      tags.length === 1 ? listOwnerQueue(this.home, tags[0]) : tags.flatMap((tag) => listOwnerQueue(this.home, tag))
     const picked = new Int32Array(names.length)
     let count = 0
     let ordered = true
@@ -196,7 +197,8 @@ export class RunIndexReader {
       if (this.taken[this.next]) continue
       const kept = this.read(marker, found)
       this.taken[this.next] = kept ? 1 : 2
-      if (kept && this.queue instanceof CursorQueue && !this.queue.lines[this.next].shared) this.loneRoots.add(this.queue.lines[this.next].root)
+      if (kept && this.queue instanceof CursorQueue && !this.queue.lines[this.next].shared)
+        this.loneRoots.add(this.queue.lines[this.next].root)
       n++
     }
     return found

@@ -130,7 +130,13 @@ export function newEnteredDirs(): EnteredDirs {
  * again exists already). `keepRead`: remember what was read for this
  * command's next reads (justRead), on the thread that will do them.
  */
-export function enterStateDirs(job: RebuildJob, start: number, end: number, found: EnteredDirs, keepRead: boolean): void {
+export function enterStateDirs(
+  job: RebuildJob,
+  start: number,
+  end: number,
+  found: EnteredDirs,
+  keepRead: boolean,
+): void {
   const {home, names, legacy} = job
   const base = runsDir(home)
   for (let i = start; i < end; i++) {
@@ -156,7 +162,12 @@ export function enterStateDirs(job: RebuildJob, start: number, end: number, foun
     if (!needsReport(dir, meta)) continue
     const was = legacy.get(`${meta.owner}\u0000${id}`)
     if (was === meta.run_instance_id) {
-      recordReported(dir, {run_instance_id: was, owner: meta.owner, batch_id: 'legacy', reported_at: new Date().toISOString()})
+      recordReported(dir, {
+        run_instance_id: was,
+        owner: meta.owner,
+        batch_id: 'legacy',
+        reported_at: new Date().toISOString(),
+      })
       continue
     }
     if (keepRead && !meta.generation_move && justRead.size < JUST_READ_MAX) justRead.set(dir, meta)
@@ -185,7 +196,9 @@ function legacyReported(home: string): Map<string, string> {
   }
   for (const file of files) {
     try {
-      const journal = readJsonFile<{owner?: unknown; reported?: unknown}>(join(home, 'delivery', file), {maxBytes: 64 * 1024 * 1024})
+      const journal = readJsonFile<{owner?: unknown; reported?: unknown}>(join(home, 'delivery', file), {
+        maxBytes: 64 * 1024 * 1024,
+      })
       if (typeof journal?.owner !== 'string' || !journal.reported || typeof journal.reported !== 'object') continue
       for (const [run, instance] of Object.entries(journal.reported as Record<string, unknown>)) {
         if (typeof instance === 'string') found.set(`${journal.owner}\u0000${run}`, instance)

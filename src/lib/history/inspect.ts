@@ -77,7 +77,8 @@ export function listRunSummaries(home: string, filter: ListingFilter = {}): RunL
   let listing: RunListing
   if (filter.root !== undefined) listing = subtreeListing(home, filter.root, now)
   else if (filter.statuses && [...filter.statuses].every((s) => LIVE.has(s))) listing = activeListing(home, now, true)
-  else if (filter.limit !== undefined || filter.sinceMs !== undefined) listing = recentListing(home, filter, keep, now) ?? everyListing(home, now)
+  else if (filter.limit !== undefined || filter.sinceMs !== undefined)
+    listing = recentListing(home, filter, keep, now) ?? everyListing(home, now)
   else listing = everyListing(home, now)
   let runs = listing.runs.filter(keep)
   if (filter.limit !== undefined) runs = newestWithLive(runs, filter.limit)
@@ -102,7 +103,9 @@ function newestWithLive(runs: RunSummary[], limit: number): RunSummary[] {
 /** Live and unreported Runs, from the run index (`liveOnly`: the live ones). */
 function activeListing(home: string, now: number, liveOnly: boolean): RunListing {
   const indexed = readIndexedRuns(home, {queued: liveOnly ? 'none' : 'all'})
-  const runs = indexed.runs.filter((state) => !liveOnly || LIVE.has(state.meta.status)).map((state) => summarizeRun(state, now))
+  const runs = indexed.runs
+    .filter((state) => !liveOnly || LIVE.has(state.meta.status))
+    .map((state) => summarizeRun(state, now))
   return {runs, damaged: indexed.damaged}
 }
 
@@ -111,7 +114,12 @@ function activeListing(home: string, now: number, liveOnly: boolean): RunListing
  * cannot match earlier ones (enough matches for --limit, launches older than
  * --since). Undefined when there is no launch log.
  */
-function recentListing(home: string, filter: ListingFilter, keep: (s: RunSummary) => boolean, now: number): RunListing | undefined {
+function recentListing(
+  home: string,
+  filter: ListingFilter,
+  keep: (s: RunSummary) => boolean,
+  now: number,
+): RunListing | undefined {
   const live = activeListing(home, now, true)
   const launches = recentLaunches(home)
   if (!launches) return undefined
@@ -124,7 +132,12 @@ function recentListing(home: string, filter: ListingFilter, keep: (s: RunSummary
   for (const line of launches) {
     if (filter.sinceMs !== undefined && Date.parse(line.at) < now - filter.sinceMs - LOG_SKEW_MS) break
     // A Run starts after it is launched: once `limit` matches started after this launch, earlier launches cannot beat them.
-    if (filter.limit !== undefined && starts.length >= filter.limit && compareText(line.at, starts[filter.limit - 1]) < 0) break
+    if (
+      filter.limit !== undefined &&
+      starts.length >= filter.limit &&
+      compareText(line.at, starts[filter.limit - 1]) < 0
+    )
+      break
     if (byId.has(line.id) || !isPlainName(line.id) || named.has(base + sep + line.id)) continue
     // The launch log names ids, not what is in their place: a link there is refused, never read through.
     const state = readListedRun(base + sep + line.id, {withResult: false, refuseLink: true})
@@ -162,7 +175,12 @@ function strayDamage(strays: Array<{dir: string; error: string}>): RunListing['d
  * while little else is alive (a young-generation collection copies what is
  * alive, and a parsed cache is thousands of objects).
  */
-function keyedRunIds(home: string): {base: string; ids: string[]; keys: Array<FileKey | undefined>; damaged: RunListing['damaged']} {
+function keyedRunIds(home: string): {
+  base: string
+  ids: string[]
+  keys: Array<FileKey | undefined>
+  damaged: RunListing['damaged']
+} {
   const base = runsDir(home) + sep
   const {ids, strays} = listRunEntries(home)
   return {base, ids, keys: ids.map((id) => fileKey(base + id + sep + RUN_FILES.meta)), damaged: strayDamage(strays)}
@@ -173,7 +191,13 @@ function keyedRunIds(home: string): {base: string; ids: string[]; keys: Array<Fi
  * undefined: no Run there, or a damaged one (noted in `damaged`). A live Run
  * missing from the run index (a hand-edited run.json) is entered on the way.
  */
-function readFreshSummary(home: string, base: string, id: string, now: number, damaged: RunListing['damaged']): RunSummary | undefined {
+function readFreshSummary(
+  home: string,
+  base: string,
+  id: string,
+  now: number,
+  damaged: RunListing['damaged'],
+): RunSummary | undefined {
   const state = readListedRun(base + id, {withResult: false})
   if (!state) return undefined
   if (state.error) {
@@ -230,7 +254,12 @@ export function printedListing(home: string, print: (summary: RunSummary) => str
   const readFresh: ReadFresh = (id, keyed) => {
     const summary = readFreshSummary(home, base, id, now, damaged)
     if (!summary) return undefined
-    return {created: summary.created_at, run: summary.run, text: Buffer.from(print(summary)), cacheable: keyed && isListingCacheable(summary, id, base)}
+    return {
+      created: summary.created_at,
+      run: summary.run,
+      text: Buffer.from(print(summary)),
+      cacheable: keyed && isListingCacheable(summary, id, base),
+    }
   }
   return {texts: listingTexts(home, base, ids, readFresh), damaged}
 }

@@ -55,13 +55,16 @@ function keyedLayout<Stored>(): Layout<Stored> {
   return {
     read: (data) => {
       const entries = data.entries
-      return entries && typeof entries === 'object' && !Array.isArray(entries) ? new Map(Object.entries(entries as Record<string, Stored>)) : new Map()
+      return entries && typeof entries === 'object' && !Array.isArray(entries)
+        ? new Map(Object.entries(entries as Record<string, Stored>))
+        : new Map()
     },
     write: (entries) => ({entries: Object.fromEntries(entries)}),
   }
 }
 
-const sameKey = (a: unknown, b: Key) => Array.isArray(a) && a.length === 4 && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3]
+const sameKey = (a: unknown, b: Key) =>
+  Array.isArray(a) && a.length === 4 && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3]
 
 /**
  * Entries by name, valid while a run.json is unchanged; `stored` is whatever
@@ -226,9 +229,18 @@ export class ListingCache extends StatKeyedCache<RunSummary, unknown[]> {
   }
 
   protected decode(id: string, row: unknown[], key: Key): RunSummary | undefined {
-    if (!Array.isArray(row) || row.length !== ROW_LENGTH || row[1] !== key[0] || row[2] !== key[1] || row[3] !== key[2] || row[4] !== key[3]) return undefined
+    if (
+      !Array.isArray(row) ||
+      row.length !== ROW_LENGTH ||
+      row[1] !== key[0] ||
+      row[2] !== key[1] ||
+      row[3] !== key[2] ||
+      row[4] !== key[3]
+    )
+      return undefined
     // The fields a listing filters and sorts on must have their types; a row that lies otherwise is a damaged cache file.
-    if (!TERMINAL.has(row[STATUS_AT]) || typeof row[INSTANCE_AT] !== 'string' || typeof row[CREATED_AT] !== 'string') return undefined
+    if (!TERMINAL.has(row[STATUS_AT]) || typeof row[INSTANCE_AT] !== 'string' || typeof row[CREATED_AT] !== 'string')
+      return undefined
     // One literal in summarizeRun()'s field order, so cached and fresh rows print alike.
     const r = row as any[] // eslint-disable-line @typescript-eslint/no-explicit-any
     return {
@@ -269,5 +281,10 @@ export class ListingCache extends StatKeyedCache<RunSummary, unknown[]> {
 
 /** Whether a listing cache may keep `summary` of Run dir `base + id`: a finished Run whose run.json names that id and state dir. */
 export function isListingCacheable(summary: RunSummary, id: string, base: string): boolean {
-  return isTerminal(summary.status) && summary.run === id && summary.state_dir === base + id && summary.waiting_for === undefined
+  return (
+    isTerminal(summary.status) &&
+    summary.run === id &&
+    summary.state_dir === base + id &&
+    summary.waiting_for === undefined
+  )
 }

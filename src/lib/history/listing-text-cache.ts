@@ -73,7 +73,12 @@ import {saveCache} from './listing-text-save.js'
  * them, was damaged or the Run dirs changed (best effort, without fsync: it
  * is only a cache).
  */
-export function* listingTexts(home: string, base: string, runIds: string[], readFresh: ReadFresh): Generator<Uint8Array> {
+export function* listingTexts(
+  home: string,
+  base: string,
+  runIds: string[],
+  readFresh: ReadFresh,
+): Generator<Uint8Array> {
   const file = listingTextFile(home)
   const window = Buffer.allocUnsafeSlow(WINDOW_BYTES)
   const ids = runIds.sort()
@@ -84,7 +89,12 @@ export function* listingTexts(home: string, base: string, runIds: string[], read
     // Without hits the body is not read.
     const printer = new Printer(joined.hits > 0 ? cache : undefined, joined, window)
     yield* printer.print(readFresh)
-    const changed = !joined.sameDirs || joined.added > 0 || joined.damaged || printer.damaged || (cache !== undefined && joined.hits * 2 < cache.count)
+    const changed =
+      !joined.sameDirs ||
+      joined.added > 0 ||
+      joined.damaged ||
+      printer.damaged ||
+      (cache !== undefined && joined.hits * 2 < cache.count)
     if (changed) saveCache(file, base, list, cache, joined, printer.printed)
   } finally {
     if (cache) closeSync(cache.fd)

@@ -136,7 +136,8 @@ export function namesOf(cache: Cache): Buffer | undefined {
     const {count, fields} = cache
     const names = Buffer.allocUnsafe(cache.namesLength)
     let sound = readFully(cache.fd, names, 0, names.length, cache.namesAt) === names.length && isAscii(names)
-    for (let f = 0; sound && f < count * 5; f += 5) sound = fields[f + 3] > 0 && fields[f + 2] + fields[f + 3] + fields[f + 4] <= names.length
+    for (let f = 0; sound && f < count * 5; f += 5)
+      sound = fields[f + 3] > 0 && fields[f + 2] + fields[f + 3] + fields[f + 4] <= names.length
     cache.names = sound ? names : null
   }
   return cache.names ?? undefined

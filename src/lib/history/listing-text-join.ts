@@ -33,7 +33,13 @@ export interface Fresh extends FreshText {
 const ASCII = /^[\x00-\x7f]*$/
 
 /** readFresh() of dir `dir` (its run.json had `keys[at...]`), not cacheable when its id or created_at is not ASCII (compared as bytes). */
-export function readFreshText(readFresh: ReadFresh, ids: string[], dir: number, keys: Float64Array, at: number): Fresh | undefined {
+export function readFreshText(
+  readFresh: ReadFresh,
+  ids: string[],
+  dir: number,
+  keys: Float64Array,
+  at: number,
+): Fresh | undefined {
   const key = keys.subarray(at, at + K)
   const entry = readFresh(ids[dir], !Number.isNaN(key[0])) as Fresh | undefined
   if (!entry) return undefined
@@ -44,7 +50,8 @@ export function readFreshText(readFresh: ReadFresh, ids: string[], dir: number, 
 }
 
 /** Listing order of two texts: created_at, then Run id. */
-export const byListingOrder = (a: FreshText, b: FreshText) => compareText(a.created, b.created) || compareText(a.run, b.run)
+export const byListingOrder = (a: FreshText, b: FreshText) =>
+  compareText(a.created, b.created) || compareText(a.run, b.run)
 
 /** What the join found: which entries still serve, and the Runs read fresh. */
 export interface Joined {
@@ -73,7 +80,13 @@ export interface Joined {
  * a hit. Every other Run dir (a changed key, or no entry) is keyed too, then
  * read fresh.
  */
-export function joinRuns(cache: Cache | undefined, base: string, ids: string[], list: string, readFresh: ReadFresh): Joined {
+export function joinRuns(
+  cache: Cache | undefined,
+  base: string,
+  ids: string[],
+  list: string,
+  readFresh: ReadFresh,
+): Joined {
   const count = cache?.count ?? 0
   const sameDirs = cache !== undefined && cache.list === list
   const dirOf = cache ? entryDirs(cache, ids, sameDirs) : new Uint32Array(0)
@@ -157,7 +170,9 @@ function entryDirs(cache: Cache, ids: string[], sameDirs: boolean): Uint32Array 
 
 /** Whether entries [from, to) have the same keys in `keys` as in the cache's `keyBytes`: compared as bytes, in one call. */
 function keysEqual(keys: Float64Array, cached: Buffer, from: number, to: number): boolean {
-  return Buffer.from(keys.buffer, keys.byteOffset + from * KEY_BYTES, (to - from) * KEY_BYTES).equals(cached.subarray(from * KEY_BYTES, to * KEY_BYTES))
+  return Buffer.from(keys.buffer, keys.byteOffset + from * KEY_BYTES, (to - from) * KEY_BYTES).equals(
+    cached.subarray(from * KEY_BYTES, to * KEY_BYTES),
+  )
 }
 
 /** Whether entry `p` has the same key in `keys` as in the cache's. */
@@ -174,7 +189,8 @@ function placeOf({count, fields}: Cache, names: Buffer, entry: FreshText): numbe
     const middle = (low + high) >>> 1
     const f = middle * 5
     const order =
-      compareWithBytes(entry.created, names, fields[f + 2] + fields[f + 3], fields[f + 4]) || compareWithBytes(entry.run, names, fields[f + 2], fields[f + 3])
+      compareWithBytes(entry.created, names, fields[f + 2] + fields[f + 3], fields[f + 4]) ||
+      compareWithBytes(entry.run, names, fields[f + 2], fields[f + 3])
     if (order < 0) high = middle
     else low = middle + 1
   }

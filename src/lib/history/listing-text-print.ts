@@ -82,12 +82,16 @@ export class Printer {
         return yield* this.printRest(next, readFresh)
       }
       if (!hit[p]) continue
-      if (this.first >= 0 && p !== this.last + 1 && !(yield* this.closePiece())) return yield* this.printRest(next, readFresh)
+      if (this.first >= 0 && p !== this.last + 1 && !(yield* this.closePiece()))
+        return yield* this.printRest(next, readFresh)
       if (this.first < 0) {
         const textStart = textAt - this.from
         const lead = this.any && p > 0
         // The previous entry's separator; a comma already when that entry was gathered from this window.
-        if (lead && ((buffer[textStart - 2] !== NUL && buffer[textStart - 2] !== COMMA) || buffer[textStart - 1] !== NEWLINE)) {
+        if (
+          lead &&
+          ((buffer[textStart - 2] !== NUL && buffer[textStart - 2] !== COMMA) || buffer[textStart - 1] !== NEWLINE)
+        ) {
           this.failedAt = p
           return yield* this.printRest(next, readFresh)
         }

@@ -7,7 +7,19 @@ import {unlinkSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {makePrivateDir} from '../platform/private-files.js'
 import {writeFileAtomic} from '../platform/state-files.js'
-import {COMMA, ENDIAN, FIELD_BYTES, K, KEY_BYTES, NEWLINE, NUL, namesOf, readFully, SCHEMA, type Cache} from './listing-text-file.js'
+import {
+  COMMA,
+  ENDIAN,
+  FIELD_BYTES,
+  K,
+  KEY_BYTES,
+  NEWLINE,
+  NUL,
+  namesOf,
+  readFully,
+  SCHEMA,
+  type Cache,
+} from './listing-text-file.js'
 import type {Joined} from './listing-text-join.js'
 import type {Printed} from './listing-text-print.js'
 
@@ -18,7 +30,14 @@ import type {Printed} from './listing-text-print.js'
  * is checked as a read checks it before it is written; on any failure the
  * old file is removed rather than left to be read again.
  */
-export function saveCache(file: string, base: string, list: string, cache: Cache | undefined, joined: Joined, printed: Printed[]): void {
+export function saveCache(
+  file: string,
+  base: string,
+  list: string,
+  cache: Cache | undefined,
+  joined: Joined,
+  printed: Printed[],
+): void {
   try {
     makePrivateDir(dirname(file))
     writeFileAtomic(file, buildCache(base, list, cache, joined, printed), {durable: false})
@@ -43,7 +62,8 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
   // The body's pieces, in order: a fresh text, or old entries' texts with their separators (offsets [from, to) of the old file).
   const pieces: Array<Buffer | [number, number]> = []
   const oldTextAt = new Float64Array(cache?.count ?? 0)
-  for (let p = 0, at = cache?.bodyAt ?? 0; cache && p < cache.count; at += cache.fields[p * 5] + 2, p++) oldTextAt[p] = at
+  for (let p = 0, at = cache?.bodyAt ?? 0; cache && p < cache.count; at += cache.fields[p * 5] + 2, p++)
+    oldTextAt[p] = at
   let namesBytes = 0
   let body = 0
   entries.forEach((e, i) => {
@@ -52,7 +72,12 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
       const f = e * 5
       const old = cache!.fields
       if (oldNames === undefined) throw new Error('the old cache file has damaged names')
-      ;[name, idLength, length, dir] = [oldNames.slice(old[f + 2], old[f + 2] + old[f + 3] + old[f + 4]), old[f + 3], old[f], joined.dirOf[e]]
+      ;[name, idLength, length, dir] = [
+        oldNames.slice(old[f + 2], old[f + 2] + old[f + 3] + old[f + 4]),
+        old[f + 3],
+        old[f],
+        joined.dirOf[e],
+      ]
       keys.set(joined.keys.subarray(e * K, e * K + K), i * K)
       const last = pieces.at(-1)
       if (Array.isArray(last) && last[1] === oldTextAt[e]) last[1] += length + 2
@@ -72,7 +97,10 @@ function buildCache(base: string, list: string, cache: Cache | undefined, joined
     namesBytes += name.length
     body += length + 2
   })
-  const head = Buffer.from(JSON.stringify({schema: SCHEMA, endian: ENDIAN, base, count, list: listBytes.length, names: namesBytes, body}) + '\n')
+  const head = Buffer.from(
+    JSON.stringify({schema: SCHEMA, endian: ENDIAN, base, count, list: listBytes.length, names: namesBytes, body}) +
+      '\n',
+  )
   const out = Buffer.allocUnsafe(head.length + index.length + listBytes.length + namesBytes + body)
   out.set(head, 0)
   out.set(index, head.length)

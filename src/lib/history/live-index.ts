@@ -81,7 +81,13 @@ export function statRuns(home: string): RunsDirStat | undefined {
 export function readStamp(home: string): Stamp | undefined {
   try {
     const stamp = readJsonFile<Stamp>(join(indexDir(home), STAMP_FILE), {schema: INDEX_SCHEMA, maxBytes: 4096})
-    if (stamp && typeof stamp.runs_mtime_ns === 'string' && Number.isInteger(stamp.runs_nlink) && Number.isInteger(stamp.runs_count)) return stamp
+    if (
+      stamp &&
+      typeof stamp.runs_mtime_ns === 'string' &&
+      Number.isInteger(stamp.runs_nlink) &&
+      Number.isInteger(stamp.runs_count)
+    )
+      return stamp
   } catch {}
   // Missing, damaged or foreign: never trusted, the index is rebuilt.
   return undefined

@@ -71,7 +71,8 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
     if (!state) continue
     if (!isTerminal(state.meta.status)) {
       live.add(state.meta.run_instance_id)
-      if (options.refs.length) report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
+      if (options.refs.length)
+        report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
       continue
     }
     if (cutoff !== undefined && endedAt(state) > cutoff) continue

@@ -94,8 +94,19 @@ export class QueueCursor {
       const head = readChunk(file, 0, 1024)
       const end = head.indexOf(10)
       if (end === -1) return undefined
-      const header = JSON.parse(head.toString('latin1', 0, end)) as {schema?: unknown; owner?: unknown; id?: unknown; count?: unknown}
-      if (header.schema !== CURSOR_SCHEMA || header.owner !== ownerTag || typeof header.id !== 'string' || !Number.isSafeInteger(header.count)) return undefined
+      const header = JSON.parse(head.toString('latin1', 0, end)) as {
+        schema?: unknown
+        owner?: unknown
+        id?: unknown
+        count?: unknown
+      }
+      if (
+        header.schema !== CURSOR_SCHEMA ||
+        header.owner !== ownerTag ||
+        typeof header.id !== 'string' ||
+        !Number.isSafeInteger(header.count)
+      )
+        return undefined
       const at = readJsonFile<CursorPosition>(positionFile, {maxBytes: 256 * 1024})
       if (
         !at ||
@@ -137,13 +148,15 @@ export class QueueCursor {
     }
     let at = 0
     for (let end = bytes.indexOf(10); end !== -1; end = bytes.indexOf(10, at)) {
-      const root = end - at > 10 && (bytes[at] === 61 || bytes[at] === 43) && bytes[at + 9] === 126 ? tagValue(bytes, at + 1) : -1
+      const root =
+        end - at > 10 && (bytes[at] === 61 || bytes[at] === 43) && bytes[at + 9] === 126 ? tagValue(bytes, at + 1) : -1
       if (root === -1) {
         this.ended = true
         return lines
       }
       const offset = this.position + at
-      if (!this.skip.has(offset)) lines.push({name: bytes.toString('latin1', at + 9, end), root, shared: bytes[at] === 43, offset})
+      if (!this.skip.has(offset))
+        lines.push({name: bytes.toString('latin1', at + 9, end), root, shared: bytes[at] === 43, offset})
       at = end + 1
     }
     // Nothing whole was read: the end of the file (or a line longer than a chunk, which is damage).
@@ -223,7 +236,12 @@ function readChunk(file: string, position: number, length: number): Buffer {
  * with `root` giving each one's root tag (a wait holding the owner's journal
  * lock, after listing the queue).
  */
-export function writeQueueCursor(home: string, ownerTag: string, names: string[], root: (name: string) => number): void {
+export function writeQueueCursor(
+  home: string,
+  ownerTag: string,
+  names: string[],
+  root: (name: string) => number,
+): void {
   const cursorFile = queueStateFile(home, ownerTag, CURSOR_FILE)
   // A short queue is listed as cheaply as a cursor is read (and a busy one is listed again soon anyway).
   if (names.length < MIN_CURSOR_ENTRIES) {
@@ -261,7 +279,10 @@ export function writeQueueCursor(home: string, ownerTag: string, names: string[]
     // Caches: lost in a crash, never half-written. The position names the cursor's id: a crash between the two
     // writes leaves a position of another cursor, which is not used.
     writeFileAtomic(cursorFile, bytes.subarray(0, at), {durable: false})
-    writePosition(queueStateFile(home, ownerTag, POSITION_FILE), JSON.stringify({id, offset: header.length, consumed: 0, skip: []}) + '\n')
+    writePosition(
+      queueStateFile(home, ownerTag, POSITION_FILE),
+      JSON.stringify({id, offset: header.length, consumed: 0, skip: []}) + '\n',
+    )
   } catch {
     // No queue directory (nothing was ever queued), or no room: the next wait lists.
     unlinkQuietly(cursorFile)

@@ -17,7 +17,12 @@ import {generationOf} from '../records/generation-layout.js'
 import {traceChildStarted} from '../runs/child-events.js'
 
 /** Append a kernel event to a Run's Trace; a Trace that cannot be written never blocks adoption. */
-export function traceAdoption(dir: string, meta: Pick<RunMeta, 'run_instance_id'>, summary: string, data: Record<string, unknown>): void {
+export function traceAdoption(
+  dir: string,
+  meta: Pick<RunMeta, 'run_instance_id'>,
+  summary: string,
+  data: Record<string, unknown>,
+): void {
   try {
     appendTraceEvent(dir, {kind: 'runtime.adopted', summary, data, run_instance_id: meta.run_instance_id})
   } catch {}
@@ -42,7 +47,13 @@ export function adoptEarlierChildren(home: string, parentDir: string, parent: Ru
         let from: string | undefined
         const changed = updateRunMeta(childDir, (child) => {
           const ref = child.parent
-          if (isTerminal(child.status) || !ref || ref.run !== parent.run || ref.run_instance_id === parent.run_instance_id) return undefined
+          if (
+            isTerminal(child.status) ||
+            !ref ||
+            ref.run !== parent.run ||
+            ref.run_instance_id === parent.run_instance_id
+          )
+            return undefined
           if (child.run_instance_id !== record.run_instance_id) return undefined
           from = ref.run_instance_id
           return {...child, parent: {...ref, run_instance_id: parent.run_instance_id}, adopted_from: from}

@@ -22,7 +22,10 @@ const LIVE_RUNNING = new Set(['running', 'paused'])
  * already submitted (pending in Slurm's own queue).
  */
 function holdsSlot(meta: RunMeta): boolean {
-  return LIVE_RUNNING.has(meta.status) || (meta.status === 'queued' && (meta.pid !== undefined || executorOf(meta).handedOver(meta)))
+  return (
+    LIVE_RUNNING.has(meta.status) ||
+    (meta.status === 'queued' && (meta.pid !== undefined || executorOf(meta).handedOver(meta)))
+  )
 }
 
 /** Waits in this parent's queue for a slot (created queued and never started). */
@@ -108,7 +111,8 @@ export function cancelQueuedRun(home: string, child: RunState, reason: string): 
   const settled = withLockSync(runFile(child.dir, 'lock'), () => {
     const meta = readRunMetaRaw(child.dir)
     // A Run handed to its executor (a submitted Slurm job) is pending in that engine's queue, not ours: it is ended through it.
-    if (!meta || meta.status !== 'queued' || executorOf(meta).handedOver(meta) || readRunResult(child.dir, meta)) return false
+    if (!meta || meta.status !== 'queued' || executorOf(meta).handedOver(meta) || readRunResult(child.dir, meta))
+      return false
     return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
   })
   if (settled) {

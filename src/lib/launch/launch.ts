@@ -106,10 +106,17 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       refuseClosed(meta) // `actors close`: no new generation of this id (exit 5)
       const live = meta && !isTerminal(meta.status) && !readRunResult(dir, meta)
       if (meta && live) {
-        throw refusedError(`Run ${id} is still ${meta.status}`, `stop it first (actors control ${id} stop) or pick another --name`)
+        throw refusedError(
+          `Run ${id} is still ${meta.status}`,
+          `stop it first (actors control ${id} stop) or pick another --name`,
+        )
       }
       // An earlier generation: archived to generations/<n>/, and the new one's run.json written (crash-safe).
-      if (meta) return {dir, meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation))}
+      if (meta)
+        return {
+          dir,
+          meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation)),
+        }
     }
     const meta = newRunMeta(spec, id, dir, 1)
     writeNewRunLocked(spec.home, dir, meta)

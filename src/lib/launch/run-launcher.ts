@@ -63,7 +63,12 @@ export function findLaunchRecipe(home: string, name: string, recipesFlag?: strin
 
 /** A found Recipe with its `NAME=VALUE` words (validated when the Run id is known). */
 export function prepareRecipe(recipe: Recipe, values: string[]): PreparedLaunch {
-  return {idHint: recipe.name, recipe: recipe.name, recipeFile: recipe.file, resolve: (runtime) => resolveRecipe(recipe, values, runtime)}
+  return {
+    idHint: recipe.name,
+    recipe: recipe.name,
+    recipeFile: recipe.file,
+    resolve: (runtime) => resolveRecipe(recipe, values, runtime),
+  }
 }
 
 /** The command-line overrides of a launch, from `run`'s flags (durations as text, e.g. `10m`). */
@@ -118,7 +123,13 @@ export function launchPrepared(home: string, prepared: PreparedLaunch, overrides
   }
 }
 
-function launchOnce(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides, runId: string, explicitId: boolean): LaunchResult {
+function launchOnce(
+  home: string,
+  prepared: PreparedLaunch,
+  overrides: LaunchOverrides,
+  runId: string,
+  explicitId: boolean,
+): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
   const lineage = lineageFromEnv()
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
@@ -185,7 +196,13 @@ function requireWorkingDir(cwd: string, recipeFile: string | null, stateDir: str
   } catch {}
   if (isDir) return
   const problem = `${cwd} ${existsSync(cwd) ? 'is not a directory' : 'does not exist'}`
-  if (recipeFile) throw recipeError(recipeFile, 'cwd', `renders to ${problem}`, "create the directory first, or fix the Recipe's cwd (--cwd DIR overrides it)")
+  if (recipeFile)
+    throw recipeError(
+      recipeFile,
+      'cwd',
+      `renders to ${problem}`,
+      "create the directory first, or fix the Recipe's cwd (--cwd DIR overrides it)",
+    )
   throw usageError(`--cwd ${problem}`, 'pass an existing directory')
 }
 
@@ -197,7 +214,10 @@ function requireWorkingDir(cwd: string, recipeFile: string | null, stateDir: str
 function validateNewRunName(name: string): string {
   validateRunId(name, '--name')
   if (name.startsWith('.') || name.startsWith('-')) {
-    throw usageError(`--name ${JSON.stringify(name)} starts with "${name[0]}"`, 'start the Run id with a letter, digit or "_", e.g. build-1')
+    throw usageError(
+      `--name ${JSON.stringify(name)} starts with "${name[0]}"`,
+      'start the Run id with a letter, digit or "_", e.g. build-1',
+    )
   }
   return name
 }

@@ -29,7 +29,10 @@ function canonical(value: unknown): string {
 }
 
 /** Names and both sides of every value that differs between the running Run and the request. */
-export function valueDifferences(running: Record<string, unknown>, wanted: Record<string, unknown>): Array<{name: string; running: unknown; wanted: unknown}> {
+export function valueDifferences(
+  running: Record<string, unknown>,
+  wanted: Record<string, unknown>,
+): Array<{name: string; running: unknown; wanted: unknown}> {
   const names = [...new Set([...Object.keys(running ?? {}), ...Object.keys(wanted ?? {})])].sort()
   return names
     .filter((name) => canonical(running?.[name]) !== canonical(wanted?.[name]))
@@ -46,9 +49,17 @@ function show(value: unknown): string {
  * same Recipe exists: then return it (equal values) or refuse (exit 5).
  * Called by run-launcher.ts for every Recipe with `singleton: true`.
  */
-export function launchSingleton(home: string, recipe: string, values: Record<string, unknown>, launch: () => LaunchResult): SingletonLaunchResult {
+export function launchSingleton(
+  home: string,
+  recipe: string,
+  values: Record<string, unknown>,
+  launch: () => LaunchResult,
+): SingletonLaunchResult {
   ensureHome(home)
-  const lock = join(home, `.singleton-${nodeCrypto().createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`)
+  const lock = join(
+    home,
+    `.singleton-${nodeCrypto().createHash('sha256').update(recipe).digest('hex').slice(0, 16)}.lock`,
+  )
   return withLockSync(lock, () => {
     // Live Runs are all in the run index: the check costs what is live, not the history.
     const running = readIndexedRuns(home, {queued: 'none'}).runs.find(

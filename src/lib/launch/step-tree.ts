@@ -37,7 +37,8 @@ export async function runStepTree(node: PlanNode, hooks: StepTreeHooks, announce
     case 'command': {
       const argv = hooks.argvOf(node.step)
       // An iteration whose body is one template was announced as the iteration (same path).
-      if (!announced) hooks.trace('runtime.step', `${node.path}: ${argv[0]}`, {path: node.path, step: node.step, command: argv[0]})
+      if (!announced)
+        hooks.trace('runtime.step', `${node.path}: ${argv[0]}`, {path: node.path, step: node.step, command: argv[0]})
       return hooks.runCommand(node.step)
     }
     case 'use':
@@ -73,7 +74,11 @@ async function runRepeat(node: Extract<PlanNode, {kind: 'repeat'}>, hooks: StepT
     const iteration = index + 1
     if (index > 0) await hooks.waitWhilePaused()
     if (hooks.stopping()) break
-    hooks.trace('runtime.step', `${child.path}: iteration ${iteration} of ${times}`, {path: child.path, iteration, times})
+    hooks.trace('runtime.step', `${child.path}: iteration ${iteration} of ${times}`, {
+      path: child.path,
+      iteration,
+      times,
+    })
     last = await runStepTree(child, hooks, true)
     if (hooks.stopping()) return last
     if (!failed(last)) continue

@@ -18,7 +18,14 @@ import type {ProcessIdentity} from '../platform/process-identity.js'
 import {appendLockJournal, type JournalRecord} from './journal.js'
 import {settleLockState, type Departure} from './liveness.js'
 import {readLockState, withLockMutexes, writeLockState} from './store.js'
-import {holderLabel, sameHolder, type HolderEntry, type HolderRef, type LockSpec, type LockState} from '../records/lock.js'
+import {
+  holderLabel,
+  sameHolder,
+  type HolderEntry,
+  type HolderRef,
+  type LockSpec,
+  type LockState,
+} from '../records/lock.js'
 
 /** Who asks, and for how long a grant lasts. */
 export interface LockRequest {
@@ -52,9 +59,22 @@ export interface TakeOutcome {
   traces: LockTrace[]
 }
 
-function noteTrace(changes: Changes, holder: HolderRef, kind: LockTrace['kind'], lock: string, summary: string, data: Record<string, unknown> = {}): void {
+function noteTrace(
+  changes: Changes,
+  holder: HolderRef,
+  kind: LockTrace['kind'],
+  lock: string,
+  summary: string,
+  data: Record<string, unknown> = {},
+): void {
   if (holder.kind !== 'run') return
-  changes.traces.push({state_dir: holder.state_dir, run_instance_id: holder.run_instance_id, kind, summary, data: {lock, ...data}})
+  changes.traces.push({
+    state_dir: holder.state_dir,
+    run_instance_id: holder.run_instance_id,
+    kind,
+    summary,
+    data: {lock, ...data},
+  })
 }
 
 /** Journal what settling removed; Trace the expiries (a freed holder's Run is over: nothing more goes to its Trace). */
@@ -62,7 +82,9 @@ function noteDepartures(changes: Changes, lock: string, departures: Departure[])
   for (const gone of departures) {
     changes.journal.push({op: gone.op, lock, holder: gone.entry.label})
     if (gone.op === 'expired')
-      noteTrace(changes, gone.entry.holder, 'lock.expired', lock, `lease on lock ${lock} expired`, {lease_expires_at: gone.entry.lease_expires_at})
+      noteTrace(changes, gone.entry.holder, 'lock.expired', lock, `lease on lock ${lock} expired`, {
+        lease_expires_at: gone.entry.lease_expires_at,
+      })
   }
 }
 
@@ -113,12 +135,18 @@ function holdsSlot(state: LockState, holder: HolderRef): boolean {
  */
 export function takeLocks(home: string, specs: LockSpec[], request: LockRequest, queue: boolean): TakeOutcome {
   const names = specs.map((s) => s.name)
-  if (new Set(names).size !== names.length) throw usageError(`lock ${names.find((n, i) => names.indexOf(n) !== i)} is listed twice`, 'list each lock once')
+  if (new Set(names).size !== names.length)
+    throw usageError(`lock ${names.find((n, i) => names.indexOf(n) !== i)} is listed twice`, 'list each lock once')
   const {value, traces} = mutate(home, names, (states, changes, dirty) => {
     const {blocked, already} = blockedLocks(states, specs, request, dirty)
     if (blocked.length === 0) grantAll(states, specs, request, changes, dirty)
     else if (queue) joinQueues(states, specs, request, changes, dirty)
-    return {granted: blocked.length === 0, already: blocked.length === 0 && already, blocked, states: names.map((n) => states.get(n)!)}
+    return {
+      granted: blocked.length === 0,
+      already: blocked.length === 0 && already,
+      blocked,
+      states: names.map((n) => states.get(n)!),
+    }
   })
   return {...value, traces}
 }
@@ -130,7 +158,12 @@ type LockStates = Map<string, LockState>
  * past the free slots), and whether it holds every one already. An idle lock
  * takes the request's slots; a busy one refuses other slots (exit 5).
  */
-function blockedLocks(states: LockStates, specs: LockSpec[], request: LockRequest, dirty: Set<string>): {blocked: string[]; already: boolean} {
+function blockedLocks(
+  states: LockStates,
+  specs: LockSpec[],
+  request: LockRequest,
+  dirty: Set<string>,
+): {blocked: string[]; already: boolean} {
   const blocked: string[] = []
   let already = true
   for (const spec of specs) {
@@ -158,7 +191,13 @@ function blockedLocks(states: LockStates, specs: LockSpec[], request: LockReques
 }
 
 /** Make the holder a holder of every lock of `specs` it does not hold yet (leaving their queues). */
-function grantAll(states: LockStates, specs: LockSpec[], request: LockRequest, changes: Changes, dirty: Set<string>): void {
+function grantAll(
+  states: LockStates,
+  specs: LockSpec[],
+  request: LockRequest,
+  changes: Changes,
+  dirty: Set<string>,
+): void {
   const label = holderLabel(request.holder)
   const since = new Date().toISOString()
   for (const spec of specs) {
@@ -173,16 +212,35 @@ function grantAll(states: LockStates, specs: LockSpec[], request: LockRequest, c
     }
     state.holders.push(entry)
     dirty.add(spec.name)
-    changes.journal.push({op: 'acquired', lock: spec.name, holder: label, slots: state.slots, held: state.holders.length})
-    noteTrace(changes, request.holder, 'lock.acquired', spec.name, `holds lock ${spec.name} (${state.holders.length}/${state.slots})`, {
+    changes.journal.push({
+      op: 'acquired',
+      lock: spec.name,
+      holder: label,
       slots: state.slots,
       held: state.holders.length,
     })
+    noteTrace(
+      changes,
+      request.holder,
+      'lock.acquired',
+      spec.name,
+      `holds lock ${spec.name} (${state.holders.length}/${state.slots})`,
+      {
+        slots: state.slots,
+        held: state.holders.length,
+      },
+    )
   }
 }
 
 /** Queue the holder for every lock of `specs` it neither holds nor waits for (all together: `together`). */
-function joinQueues(states: LockStates, specs: LockSpec[], request: LockRequest, changes: Changes, dirty: Set<string>): void {
+function joinQueues(
+  states: LockStates,
+  specs: LockSpec[],
+  request: LockRequest,
+  changes: Changes,
+  dirty: Set<string>,
+): void {
   const label = holderLabel(request.holder)
   const names = specs.map((s) => s.name)
   for (const spec of specs) {
@@ -198,15 +256,26 @@ function joinQueues(states: LockStates, specs: LockSpec[], request: LockRequest,
     })
     dirty.add(spec.name)
     changes.journal.push({op: 'waiting', lock: spec.name, holder: label, position: state.queue.length})
-    noteTrace(changes, request.holder, 'lock.waiting', spec.name, `waits for lock ${spec.name} (place ${state.queue.length} in its queue)`, {
-      position: state.queue.length,
-      together: names,
-    })
+    noteTrace(
+      changes,
+      request.holder,
+      'lock.waiting',
+      spec.name,
+      `waits for lock ${spec.name} (place ${state.queue.length} in its queue)`,
+      {
+        position: state.queue.length,
+        together: names,
+      },
+    )
   }
 }
 
 /** Leave the queues of `names` (a waiter that gives up). Returns whether the holder holds all of them after all. */
-export function leaveQueues(home: string, names: string[], holder: HolderRef): {holdsAll: boolean; traces: LockTrace[]} {
+export function leaveQueues(
+  home: string,
+  names: string[],
+  holder: HolderRef,
+): {holdsAll: boolean; traces: LockTrace[]} {
   const {value, traces} = mutate(home, names, (states, changes, dirty) => {
     let holdsAll = true
     for (const [name, state] of states) {
@@ -246,18 +315,29 @@ export function releaseLocks(
       }
       if (index === -1) {
         if (options.strict) {
-          throw notActiveError(`${holderLabel(holder)} does not hold lock ${name}`, `see who does: actors lock status ${name}`, {
-            lock: name,
-            holder: holderLabel(holder),
-          })
+          throw notActiveError(
+            `${holderLabel(holder)} does not hold lock ${name}`,
+            `see who does: actors lock status ${name}`,
+            {
+              lock: name,
+              holder: holderLabel(holder),
+            },
+          )
         }
         continue
       }
       const [entry] = state.holders.splice(index, 1)
       dirty.add(name)
       released.push(name)
-      changes.journal.push({op: 'released', lock: name, holder: entry.label, ...(options.reason ? {reason: options.reason} : {})})
-      noteTrace(changes, holder, 'lock.released', name, `released lock ${name}`, {held_ms: Date.now() - Date.parse(entry.since)})
+      changes.journal.push({
+        op: 'released',
+        lock: name,
+        holder: entry.label,
+        ...(options.reason ? {reason: options.reason} : {}),
+      })
+      noteTrace(changes, holder, 'lock.released', name, `released lock ${name}`, {
+        held_ms: Date.now() - Date.parse(entry.since),
+      })
     }
     return {states: names.map((n) => states.get(n)!), released}
   })
@@ -265,7 +345,12 @@ export function releaseLocks(
 }
 
 /** Extend the holder's lease on `name` by `leaseMs` (default: its current lease length) from now. */
-export function renewLock(home: string, name: string, holder: HolderRef, leaseMs: number | undefined): {state: LockState; traces: LockTrace[]} {
+export function renewLock(
+  home: string,
+  name: string,
+  holder: HolderRef,
+  leaseMs: number | undefined,
+): {state: LockState; traces: LockTrace[]} {
   const {value, traces} = mutate(home, [name], (states, changes, dirty) => {
     const state = states.get(name)!
     const entry = state.holders.find((e) => sameHolder(e.holder, holder))
@@ -277,7 +362,10 @@ export function renewLock(home: string, name: string, holder: HolderRef, leaseMs
       )
     const lease = leaseMs ?? entry.lease_ms
     if (lease === undefined)
-      throw usageError(`${entry.label} holds lock ${name} without a lease; there is nothing to renew`, 'pass --lease DURATION to give it one')
+      throw usageError(
+        `${entry.label} holds lock ${name} without a lease; there is nothing to renew`,
+        'pass --lease DURATION to give it one',
+      )
     entry.lease_ms = lease
     entry.lease_expires_at = new Date(Date.now() + lease).toISOString()
     dirty.add(name)

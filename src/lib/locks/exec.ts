@@ -59,7 +59,9 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
         })
         childPid = child.pid
       } catch (error) {
-        process.stderr.write(`actors: could not start ${JSON.stringify(options.argv[0])}: ${(error as Error).message}\n`)
+        process.stderr.write(
+          `actors: could not start ${JSON.stringify(options.argv[0])}: ${(error as Error).message}\n`,
+        )
         resolve({lock, exit_code: EXIT.notInstalled, signal: null})
         return
       }

@@ -27,9 +27,17 @@ export function refuseInitHolder(holder: HolderRef): HolderRef {
  * recorded on lock `name` (the only process holder named by label, since init
  * can never release its own slot); anything else is a named holder.
  */
-export function releaseHolderRef(home: string, name: string, holderId: string | undefined, caller: (id: string | undefined) => HolderRef): HolderRef {
+export function releaseHolderRef(
+  home: string,
+  name: string,
+  holderId: string | undefined,
+  caller: (id: string | undefined) => HolderRef,
+): HolderRef {
   if (holderId !== INIT_LABEL) return caller(holderId)
-  const entry = readLockState(home, validateLockName(name)).holders.find((e) => e.holder.kind === 'process' && e.holder.pid === 1)
-  if (!entry) throw usageError(`lock ${name} has no holder ${INIT_LABEL}`, `see its holders: actors lock status ${name}`)
+  const entry = readLockState(home, validateLockName(name)).holders.find(
+    (e) => e.holder.kind === 'process' && e.holder.pid === 1,
+  )
+  if (!entry)
+    throw usageError(`lock ${name} has no holder ${INIT_LABEL}`, `see its holders: actors lock status ${name}`)
   return entry.holder
 }

@@ -35,7 +35,10 @@ export function appendLockJournal(home: string, records: Array<Omit<JournalRecor
       const ts = new Date().toISOString()
       for (const record of records) appendJsonLine(file, {ts, ...record})
       const size = fileSize(file)
-      if (size > MAX_JOURNAL_BYTES || (size > COUNT_FROM && readJsonLines(file, 2 * MAX_JOURNAL_BYTES).records.length > MAX_JOURNAL_RECORDS))
+      if (
+        size > MAX_JOURNAL_BYTES ||
+        (size > COUNT_FROM && readJsonLines(file, 2 * MAX_JOURNAL_BYTES).records.length > MAX_JOURNAL_RECORDS)
+      )
         compactLocked(file)
     })
   } catch (error) {

@@ -91,6 +91,7 @@ export function settleLockState(state: LockState, now = Date.now()): Departure[]
 /** The earliest lease expiry among the holders (ms since the epoch), for a waiter's next re-check. */
 export function nextExpiry(state: LockState): number {
   let earliest = Infinity
-  for (const entry of state.holders) if (entry.lease_expires_at) earliest = Math.min(earliest, Date.parse(entry.lease_expires_at))
+  for (const entry of state.holders)
+    if (entry.lease_expires_at) earliest = Math.min(earliest, Date.parse(entry.lease_expires_at))
   return earliest
 }

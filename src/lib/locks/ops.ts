@@ -26,7 +26,12 @@ import {
 export function appendLockTraces(traces: LockTrace[]): void {
   for (const t of traces) {
     try {
-      appendTraceEvent(t.state_dir, {kind: t.kind, summary: t.summary, data: t.data, run_instance_id: t.run_instance_id})
+      appendTraceEvent(t.state_dir, {
+        kind: t.kind,
+        summary: t.summary,
+        data: t.data,
+        run_instance_id: t.run_instance_id,
+      })
     } catch {}
   }
 }
@@ -83,14 +88,23 @@ export interface AcquireReply extends LockView {
 
 function replyFor(state: LockState, holder: HolderRef, already: boolean, started: number): AcquireReply {
   const mine = state.holders.find((e) => sameHolder(e.holder, holder))
-  return {...lockView(state), holder: holderLabel(holder), lease_expires_at: mine?.lease_expires_at ?? null, already, waited_ms: Date.now() - started}
+  return {
+    ...lockView(state),
+    holder: holderLabel(holder),
+    lease_expires_at: mine?.lease_expires_at ?? null,
+    already,
+    waited_ms: Date.now() - started,
+  }
 }
 
 /** Take a slot of one lock now (busy: exit 5) or, with `waitMs`, queue for it (ran out: exit 124). */
 export async function acquireLock(home: string, options: AcquireOptions): Promise<AcquireReply> {
   const name = validateLockName(options.name)
   if (options.holder.kind === 'named' && options.leaseMs === undefined)
-    throw usageError('--holder needs --lease', 'a named holder has no process to watch: give it a lease, e.g. --holder ci-7 --lease 10m (and renew it)')
+    throw usageError(
+      '--holder needs --lease',
+      'a named holder has no process to watch: give it a lease, e.g. --holder ci-7 --lease 10m (and renew it)',
+    )
   const started = Date.now()
   const spec: LockSpec = {name, slots: options.slots}
   const request: LockRequest = {holder: options.holder, waiter: selfIdentity(), lease_ms: options.leaseMs}
@@ -107,7 +121,11 @@ export async function acquireLock(home: string, options: AcquireOptions): Promis
     }
     return replyFor(outcome.states[0], options.holder, outcome.already, started)
   }
-  const waited = await waitForLocks(home, [spec], request, {deadline: started + options.waitMs, stop: options.stop, onTraces: appendLockTraces})
+  const waited = await waitForLocks(home, [spec], request, {
+    deadline: started + options.waitMs,
+    stop: options.stop,
+    onTraces: appendLockTraces,
+  })
   if (waited.status !== 'granted') {
     const view = lockView(settleLock(home, name).state)
     throw new ActorsError(
@@ -121,14 +139,23 @@ export async function acquireLock(home: string, options: AcquireOptions): Promis
 }
 
 /** Release the caller's slot of lock `name` (not held: exit 3). */
-export function releaseLock(home: string, name: string, holder: HolderRef): LockView & {holder: string; released: boolean} {
+export function releaseLock(
+  home: string,
+  name: string,
+  holder: HolderRef,
+): LockView & {holder: string; released: boolean} {
   const outcome = releaseLocks(home, [validateLockName(name)], holder, {strict: true})
   appendLockTraces(outcome.traces)
   return {...lockView(outcome.states[0]), holder: holderLabel(holder), released: true}
 }
 
 /** Renew the caller's lease on lock `name` (not held or already expired: exit 3). */
-export function renewLockLease(home: string, name: string, holder: HolderRef, leaseMs: number | undefined): AcquireReply {
+export function renewLockLease(
+  home: string,
+  name: string,
+  holder: HolderRef,
+  leaseMs: number | undefined,
+): AcquireReply {
   const outcome = renewLock(home, validateLockName(name), holder, leaseMs)
   appendLockTraces(outcome.traces)
   return replyFor(outcome.state, holder, true, Date.now())

@@ -16,7 +16,12 @@ export function releaseLocksOfEndedRun(home: string, meta: RunMeta): void {
   const dir = locksDir(home)
   if (!existsSync(dir)) return
   try {
-    const holder = {kind: 'run' as const, run: meta.run, run_instance_id: meta.run_instance_id, state_dir: String(meta.state_dir ?? '')}
+    const holder = {
+      kind: 'run' as const,
+      run: meta.run,
+      run_instance_id: meta.run_instance_id,
+      state_dir: String(meta.state_dir ?? ''),
+    }
     for (const file of readdirSync(dir)) {
       const name = file.endsWith('.json') ? file.slice(0, -'.json'.length) : ''
       if (!isLockName(name)) continue

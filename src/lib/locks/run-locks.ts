@@ -38,7 +38,12 @@ export type RunLocksOutcome = {status: 'held' | 'ended'} | {status: 'error'; mes
  * Wait (as `queued`) until the Run holds every lock it declares, then mark it
  * `running`. `ending` reports a stop the supervisor itself received.
  */
-export async function takeRunLocks(home: string, dir: string, meta: RunMeta, ending: () => boolean): Promise<RunLocksOutcome> {
+export async function takeRunLocks(
+  home: string,
+  dir: string,
+  meta: RunMeta,
+  ending: () => boolean,
+): Promise<RunLocksOutcome> {
   const specs = runLockSpecs(meta)
   if (specs.length === 0) return {status: 'held'}
   try {
@@ -52,7 +57,9 @@ export async function takeRunLocks(home: string, dir: string, meta: RunMeta, end
         stop: () => ending() || endRequested(dir),
         onTraces: appendLockTraces,
         onBlocked: (blocked) => {
-          updateRunMeta(dir, (current) => (current.status === 'queued' ? {...current, waiting_for: blocked} : undefined))
+          updateRunMeta(dir, (current) =>
+            current.status === 'queued' ? {...current, waiting_for: blocked} : undefined,
+          )
           notifyStateChange(home)
         },
       },
@@ -62,7 +69,11 @@ export async function takeRunLocks(home: string, dir: string, meta: RunMeta, end
     return {status: 'error', message: (error as Error).message}
   }
   updateRunMeta(dir, (current) => {
-    const next: RunMeta = {...current, status: current.status === 'queued' ? 'running' : current.status, started_at: new Date().toISOString()}
+    const next: RunMeta = {
+      ...current,
+      status: current.status === 'queued' ? 'running' : current.status,
+      started_at: new Date().toISOString(),
+    }
     delete next.waiting_for
     return next
   })

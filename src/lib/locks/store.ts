@@ -28,10 +28,14 @@ function isObject(value: unknown): value is Record<string, unknown> {
 
 /** Check the parts of a state file that decisions rest on; anything else refuses, naming the file. */
 function checkState(file: string, state: LockState): LockState {
-  if (!Number.isInteger(state.slots) || state.slots < 1) throw corruptStateError(file, `has slots ${JSON.stringify(state.slots)}, expected a whole number >= 1`)
+  if (!Number.isInteger(state.slots) || state.slots < 1)
+    throw corruptStateError(file, `has slots ${JSON.stringify(state.slots)}, expected a whole number >= 1`)
   for (const field of ['holders', 'queue'] as const) {
     const list = state[field]
-    if (!Array.isArray(list) || !list.every((entry) => isObject(entry) && isObject(entry.holder) && typeof entry.holder.kind === 'string')) {
+    if (
+      !Array.isArray(list) ||
+      !list.every((entry) => isObject(entry) && isObject(entry.holder) && typeof entry.holder.kind === 'string')
+    ) {
       throw corruptStateError(file, `has malformed ${field} (expected a list of {holder, label, since})`)
     }
   }
@@ -45,7 +49,8 @@ function checkState(file: string, state: LockState): LockState {
 export function readLockState(home: string, name: string): LockState {
   const file = lockStateFile(home, name)
   const state = readJsonFile<LockState>(file, {schema: LOCK_SCHEMA, maxBytes: MAX_LOCK_FILE_BYTES})
-  if (!state) return {schema: LOCK_SCHEMA, lock: name, slots: 1, holders: [], queue: [], updated_at: new Date().toISOString()}
+  if (!state)
+    return {schema: LOCK_SCHEMA, lock: name, slots: 1, holders: [], queue: [], updated_at: new Date().toISOString()}
   return checkState(file, state)
 }
 
@@ -62,6 +67,8 @@ export function withLockMutexes<T>(home: string, names: string[], fn: () => T): 
   const sorted = [...new Set(names)].sort()
   makePrivateDir(dirname(lockMutexFile(home, sorted[0] ?? 'x')))
   const take = (index: number): T =>
-    index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS})
+    index === sorted.length
+      ? fn()
+      : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS})
   return take(0)
 }

@@ -33,7 +33,17 @@ export function lockView(state: LockState): LockView {
     lock: state.lock,
     slots: state.slots,
     held: state.holders.length,
-    holders: state.holders.map((e) => ({holder: e.label, kind: e.holder.kind, since: e.since, lease_expires_at: e.lease_expires_at ?? null})),
-    queue: state.queue.map((e) => ({holder: e.label, since: e.since, waiter_pid: e.waiter.pid, together: e.together ?? null})),
+    holders: state.holders.map((e) => ({
+      holder: e.label,
+      kind: e.holder.kind,
+      since: e.since,
+      lease_expires_at: e.lease_expires_at ?? null,
+    })),
+    queue: state.queue.map((e) => ({
+      holder: e.label,
+      since: e.since,
+      waiter_pid: e.waiter.pid,
+      together: e.together ?? null,
+    })),
   }
 }

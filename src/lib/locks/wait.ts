@@ -65,7 +65,12 @@ function peek(home: string, specs: LockSpec[], request: LockRequest, full: boole
  * all free for it (FIFO), the deadline passes or `stop` says so; a waiter
  * that gives up leaves every queue.
  */
-export async function waitForLocks(home: string, specs: LockSpec[], request: LockRequest, options: WaitOptions): Promise<WaitOutcome> {
+export async function waitForLocks(
+  home: string,
+  specs: LockSpec[],
+  request: LockRequest,
+  options: WaitOptions,
+): Promise<WaitOutcome> {
   makePrivateDir(locksDir(home))
   const bells = [locksDir(home), ...(options.watch ?? [])].map((dir) => new Doorbell(dir, LOCK_SAFETY_POLL_MS))
   const names = specs.map((s) => s.name)

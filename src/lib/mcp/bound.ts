@@ -36,7 +36,11 @@ function largestFitting(n: number, fitsWith: (k: number) => boolean): number {
 }
 
 /** A Run listing within the cap: every live Run, then the most recent finished ones. */
-export function boundListing(listing: RunListing, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): RunListing & {cut?: unknown} {
+export function boundListing(
+  listing: RunListing,
+  summary: string,
+  cap = MAX_RESULT_BYTES - NOTE_BYTES,
+): RunListing & {cut?: unknown} {
   if (fits(summary, listing, cap)) return listing
   const live = listing.runs.filter((r) => !isTerminal(r.status))
   const finished = listing.runs.filter((r) => isTerminal(r.status)).reverse()
@@ -58,7 +62,11 @@ export function boundListing(listing: RunListing, summary: string, cap = MAX_RES
 }
 
 /** A Run forest within the cap: the newest trees first, each cut in preorder (parents before their children). */
-export function boundForest(forest: Forest, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): Forest & {cut?: unknown} {
+export function boundForest(
+  forest: Forest,
+  summary: string,
+  cap = MAX_RESULT_BYTES - NOTE_BYTES,
+): Forest & {cut?: unknown} {
   if (fits(summary, forest, cap)) return forest
   const order: Array<{node: TreeNode; parent: TreeNode | undefined}> = []
   const visit = (node: TreeNode, parent: TreeNode | undefined) => {
@@ -78,19 +86,31 @@ export function boundForest(forest: Forest, summary: string, cap = MAX_RESULT_BY
     return {
       forest: roots.reverse(),
       damaged: forest.damaged.slice(0, 16),
-      cut: {runs_total: order.length, runs_shown: k, hint: 'inspect {run: ROOT, tree: true} shows one subtree; inspect {run} one Run'},
+      cut: {
+        runs_total: order.length,
+        runs_shown: k,
+        hint: 'inspect {run: ROOT, tree: true} shows one subtree; inspect {run} one Run',
+      },
     }
   }
   return build(largestFitting(order.length, (k) => fits(summary, build(k), cap)))
 }
 
 /** One Run's detail within the cap: fewer trace events (the newest kept). */
-export function boundDetail(detail: RunDetail, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): RunDetail & {cut?: unknown} {
+export function boundDetail(
+  detail: RunDetail,
+  summary: string,
+  cap = MAX_RESULT_BYTES - NOTE_BYTES,
+): RunDetail & {cut?: unknown} {
   if (fits(summary, detail, cap)) return detail
   const build = (k: number) => ({
     ...detail,
     trace: detail.trace.slice(detail.trace.length - k),
-    cut: {trace_total: detail.trace.length, trace_shown: k, hint: "the Run's trace.jsonl in its state_dir holds every event"},
+    cut: {
+      trace_total: detail.trace.length,
+      trace_shown: k,
+      hint: "the Run's trace.jsonl in its state_dir holds every event",
+    },
   })
   return build(largestFitting(detail.trace.length, (k) => fits(summary, build(k), cap)))
 }
@@ -102,7 +122,11 @@ const OUTPUT_STEPS = [4000, 2000, 1000, 500, 200, 0]
  * moved to `overflow` (their members are still delivered, and listed in
  * overflow_runs for `inspect`).
  */
-export function boundBatch(batch: BatchDocument, summary: string, cap = MAX_RESULT_BYTES - NOTE_BYTES): BatchDocument & {cut?: unknown} {
+export function boundBatch(
+  batch: BatchDocument,
+  summary: string,
+  cap = MAX_RESULT_BYTES - NOTE_BYTES,
+): BatchDocument & {cut?: unknown} {
   if (fits(summary, batch, cap)) return batch
   const hint = 'logs {run} pages through a whole output; inspect {run} shows one Run'
   for (const chars of OUTPUT_STEPS) {
@@ -134,7 +158,11 @@ export function boundList<T extends Record<string, unknown>>(
 ): T & {cut?: unknown} {
   if (fits(summary, doc, cap)) return doc
   const items = doc[key] as unknown[]
-  const build = (k: number) => ({...doc, [key]: items.slice(0, k), cut: {[`${key}_total`]: items.length, [`${key}_shown`]: k, hint}})
+  const build = (k: number) => ({
+    ...doc,
+    [key]: items.slice(0, k),
+    cut: {[`${key}_total`]: items.length, [`${key}_shown`]: k, hint},
+  })
   return build(largestFitting(items.length, (k) => fits(summary, build(k), cap)))
 }
 

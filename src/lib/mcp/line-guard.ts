@@ -29,8 +29,10 @@ export function errorLine(id: Id, code: number, message: string, fix: string): s
   return JSON.stringify({jsonrpc: '2.0', id, error: {code, message, data: {error: {message, exit_code: 2, fix}}}})
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value)
-const isId = (value: unknown): value is string | number => typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value))
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value)
+const isId = (value: unknown): value is string | number =>
+  typeof value === 'string' || (typeof value === 'number' && Number.isSafeInteger(value))
 
 /** Why `message` is not a JSON-RPC 2.0 message the server can take, or undefined when it is one. */
 export function invalidMessage(message: unknown): string | undefined {
@@ -43,7 +45,8 @@ export function invalidMessage(message: unknown): string | undefined {
     return undefined
   }
   if (!isId(message.id)) return 'a response needs an "id"'
-  if (!('result' in message) && !isObject(message.error)) return 'a message needs "method" (a request or notification) or "result"/"error" (a response)'
+  if (!('result' in message) && !isObject(message.error))
+    return 'a message needs "method" (a request or notification) or "result"/"error" (a response)'
   return undefined
 }
 
@@ -56,7 +59,11 @@ function idOf(message: unknown): Id {
  * A stream of the lines of `input` the server may read (see above). `reply`
  * sends one error line to the client; `note` says on stderr what was refused.
  */
-export function guardMcpLines(input: Readable, reply: (line: string) => void, note: (text: string) => void = () => {}): Readable {
+export function guardMcpLines(
+  input: Readable,
+  reply: (line: string) => void,
+  note: (text: string) => void = () => {},
+): Readable {
   let pieces: Buffer[] = []
   let pending = 0
   let skipping = false

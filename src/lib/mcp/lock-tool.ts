@@ -25,7 +25,8 @@ const HEARTBEAT_MS = 5000
 /** The holder a call acts for: the named `holder`, else the Run this server runs in; the server process itself never holds. */
 function mcpHolder(holder: string | undefined, op: string): HolderRef {
   if (holder !== undefined) return callerHolder(holder)
-  if (process.env.ACTORS_RUN && process.env.ACTORS_RUN_INSTANCE && process.env.ACTORS_STATE_DIR) return callerHolder(undefined)
+  if (process.env.ACTORS_RUN && process.env.ACTORS_RUN_INSTANCE && process.env.ACTORS_STATE_DIR)
+    return callerHolder(undefined)
   throw usageError(
     `lock ${op} over MCP needs a holder: this server process is not a durable holder (it ends with the session)`,
     `name one and give it a lease, e.g. {"op": "acquire", "name": "repo", "holder": "agent-7", "lease": "10m"}; release with the same holder`,
@@ -47,12 +48,34 @@ export const lockTool = defineTool({
     `wait queues for a slot, at most ${MAX_LOCK_WAIT} per call (longer asks are cut to it); running out is a tool error with exit_code 124, as in the CLI: call again.`,
   ].join(' '),
   input: {
-    op: z.enum(['acquire', 'release', 'renew', 'status']).describe('acquire a slot, release it, renew its lease, or status (no name: every lock)'),
-    name: z.string().min(1).max(128).optional().describe('lock name (letters, digits, "_", ".", ":" and "-"); required for acquire and release'),
-    slots: z.number().int().min(1).max(1024).optional().describe('acquire: capacity of the lock (default 1: a mutex); must match a lock in use'),
+    op: z
+      .enum(['acquire', 'release', 'renew', 'status'])
+      .describe('acquire a slot, release it, renew its lease, or status (no name: every lock)'),
+    name: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('lock name (letters, digits, "_", ".", ":" and "-"); required for acquire and release'),
+    slots: z
+      .number()
+      .int()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('acquire: capacity of the lock (default 1: a mutex); must match a lock in use'),
     lease: durationInput().optional().describe('acquire, renew: the slot expires after this long (e.g. 10m)'),
-    wait: durationInput().optional().describe(`acquire: queue for a slot up to this long (at most ${MAX_LOCK_WAIT}); default: fail at once when busy`),
-    holder: z.string().min(1).max(128).optional().describe('who holds the slot, e.g. agent-7 (letters, digits, "_", ".", ":" and "-")'),
+    wait: durationInput()
+      .optional()
+      .describe(
+        `acquire: queue for a slot up to this long (at most ${MAX_LOCK_WAIT}); default: fail at once when busy`,
+      ),
+    holder: z
+      .string()
+      .min(1)
+      .max(128)
+      .optional()
+      .describe('who holds the slot, e.g. agent-7 (letters, digits, "_", ".", ":" and "-")'),
   },
   async call({op, name, slots, lease, wait, holder}, context) {
     if (op !== 'acquire' && (slots !== undefined || wait !== undefined || (lease !== undefined && op !== 'renew'))) {
@@ -62,7 +85,11 @@ export const lockTool = defineTool({
       )
     }
     if (op === 'status') {
-      if (holder !== undefined) throw usageError('holder is for acquire and release, not status', 'status shows every holder: {"op": "status", "name": "repo"}')
+      if (holder !== undefined)
+        throw usageError(
+          'holder is for acquire and release, not status',
+          'status shows every holder: {"op": "status", "name": "repo"}',
+        )
       const status = lockStatus(context.home, name)
       if ('locks' in status) {
         return {
@@ -74,15 +101,29 @@ export const lockTool = defineTool({
       return {document: status, summary: viewSummary(status)}
     }
     if (name === undefined)
-      throw usageError(`lock ${op} needs a name`, `e.g. {"op": "${op}", "name": "repo", "holder": "agent-7"${op === 'acquire' ? ', "lease": "10m"' : ''}}`)
+      throw usageError(
+        `lock ${op} needs a name`,
+        `e.g. {"op": "${op}", "name": "repo", "holder": "agent-7"${op === 'acquire' ? ', "lease": "10m"' : ''}}`,
+      )
     const ref = mcpHolder(holder, op)
     if (op === 'release') {
       const reply = releaseLock(context.home, name, ref)
-      return {document: reply, summary: `${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)`}
+      return {
+        document: reply,
+        summary: `${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)`,
+      }
     }
     if (op === 'renew') {
-      const reply = renewLockLease(context.home, name, ref, lease === undefined ? undefined : parseDuration(lease, 'lease'))
-      return {document: reply, summary: `${reply.holder} renewed lock ${reply.lock} (lease until ${reply.lease_expires_at ?? 'none'})`}
+      const reply = renewLockLease(
+        context.home,
+        name,
+        ref,
+        lease === undefined ? undefined : parseDuration(lease, 'lease'),
+      )
+      return {
+        document: reply,
+        summary: `${reply.holder} renewed lock ${reply.lock} (lease until ${reply.lease_expires_at ?? 'none'})`,
+      }
     }
     return acquireOverMcp(context, name, ref, {slots, lease, wait})
   },
@@ -101,9 +142,15 @@ async function acquireOverMcp(
       `a named holder has no process to watch: e.g. {"op": "acquire", "name": "${name}", "holder": "${ref.id}", "lease": "10m"}`,
     )
   }
-  const waitMs = wait === undefined ? undefined : Math.min(parseDuration(wait, 'wait'), parseDuration(MAX_LOCK_WAIT, 'wait'))
+  const waitMs =
+    wait === undefined ? undefined : Math.min(parseDuration(wait, 'wait'), parseDuration(MAX_LOCK_WAIT, 'wait'))
   const started = Date.now()
-  const beat = waitMs ? setInterval(() => context.heartbeat(Math.round((Date.now() - started) / 1000), `queued for lock ${name}`), HEARTBEAT_MS) : undefined
+  const beat = waitMs
+    ? setInterval(
+        () => context.heartbeat(Math.round((Date.now() - started) / 1000), `queued for lock ${name}`),
+        HEARTBEAT_MS,
+      )
+    : undefined
   try {
     const reply = await acquireLock(context.home, {
       name,

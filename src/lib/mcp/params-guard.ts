@@ -16,7 +16,9 @@ type Request = {id: string | number; method: string; params?: {name?: unknown; a
 
 /** The message of the first problems zod found, each naming its argument. */
 function describeIssues(tool: string, error: z.ZodError): string {
-  const shown = error.issues.slice(0, 3).map((issue) => `${issue.path.length ? issue.path.join('.') : 'arguments'}: ${issue.message}`)
+  const shown = error.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : 'arguments'}: ${issue.message}`)
   const more = error.issues.length > 3 ? ` (and ${error.issues.length - 3} more)` : ''
   return `invalid arguments for tool ${tool}: ${shown.join('; ')}${more}`
 }

@@ -16,12 +16,19 @@ export interface McpPolicy {
 }
 
 /** The policy from `actors mcp`'s flags (owner: --owner, else ACTORS_OWNER, else default). */
-export function policyFromFlags(flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string}, env: NodeJS.ProcessEnv = process.env): McpPolicy {
+export function policyFromFlags(
+  flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string},
+  env: NodeJS.ProcessEnv = process.env,
+): McpPolicy {
   const allow = flags.allow
     ?.split(',')
     .map((p) => p.trim())
     .filter(Boolean)
-  return {allow, allowAdhoc: flags['allow-adhoc'] === true, owner: validateOwner(flags.owner || env.ACTORS_OWNER || 'default')}
+  return {
+    allow,
+    allowAdhoc: flags['allow-adhoc'] === true,
+    owner: validateOwner(flags.owner || env.ACTORS_OWNER || 'default'),
+  }
 }
 
 /**

@@ -11,7 +11,10 @@ import {valueText} from './tool.js'
 type Value = string | number | boolean | string[]
 
 /** The NAME=VALUE words for `values`, checked against the Recipe's declared `args` (undeclared names are the launch's to refuse). */
-export function recipeValueWords(recipe: {name: string; args: ArgSpec[]}, values: Record<string, Value> | undefined): string[] {
+export function recipeValueWords(
+  recipe: {name: string; args: ArgSpec[]},
+  values: Record<string, Value> | undefined,
+): string[] {
   return Object.entries(values ?? {}).map(([name, value]) => {
     const spec = recipe.args.find((arg) => arg.name === name)
     if (Array.isArray(value) && spec && spec.type !== 'array') {

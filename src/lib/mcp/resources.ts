@@ -29,11 +29,17 @@ const LISTED_RUNS = 100
 
 /** Register both resources and the subscribe/unsubscribe handlers; close() ends every watch. */
 export function registerRunResources(server: McpServer, home: string): {close(): void} {
-  const json = (uri: string, document: unknown) => ({contents: [{uri, mimeType: 'application/json', text: JSON.stringify(document)}]})
+  const json = (uri: string, document: unknown) => ({
+    contents: [{uri, mimeType: 'application/json', text: JSON.stringify(document)}],
+  })
   server.registerResource(
     'runs',
     RUNS_URI,
-    {title: 'Runs', description: 'The table of Runs (the inspect tool without arguments)', mimeType: 'application/json'},
+    {
+      title: 'Runs',
+      description: 'The table of Runs (the inspect tool without arguments)',
+      mimeType: 'application/json',
+    },
     async (uri) => {
       const listing = listRunSummaries(home)
       return json(uri.href, boundListing(listing, listingSummary(listing)))
@@ -47,13 +53,20 @@ export function registerRunResources(server: McpServer, home: string): {close():
         const live = runs.filter((r) => !isTerminal(r.status))
         const recent = runs.filter((r) => isTerminal(r.status)).slice(-LISTED_RUNS)
         return {
-          resources: [...live, ...recent]
-            .slice(0, LISTED_RUNS)
-            .map((r) => ({uri: RUN_PREFIX + r.run, name: r.run, title: `${r.run} (${r.status})`, mimeType: 'application/json'})),
+          resources: [...live, ...recent].slice(0, LISTED_RUNS).map((r) => ({
+            uri: RUN_PREFIX + r.run,
+            name: r.run,
+            title: `${r.run} (${r.status})`,
+            mimeType: 'application/json',
+          })),
         }
       },
     }),
-    {title: 'One Run', description: "A Run's inspect document: meta, result, controls, artifacts, trace tail", mimeType: 'application/json'},
+    {
+      title: 'One Run',
+      description: "A Run's inspect document: meta, result, controls, artifacts, trace tail",
+      mimeType: 'application/json',
+    },
     async (uri, variables) => {
       const detail = inspectRun(home, String(variables.run))
       return json(uri.href, boundDetail(detail, ''))
@@ -99,7 +112,8 @@ function watchTarget(home: string, uri: string): WatchTarget {
   if (uri.startsWith(RUN_PREFIX)) {
     const id = validateRunId(decodeURIComponent(uri.slice(RUN_PREFIX.length)))
     const dir = runDir(home, id)
-    if (!readRunState(dir, {withResult: false, refuseLink: true})) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
+    if (!readRunState(dir, {withResult: false, refuseLink: true}))
+      throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
     return {
       dir,
       fingerprint: () => {

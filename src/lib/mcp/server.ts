@@ -31,7 +31,11 @@ export interface McpServeOptions {
   input?: Readable
 }
 
-type ToolResult = {content: Array<{type: 'text'; text: string}>; structuredContent?: Record<string, unknown>; isError?: boolean}
+type ToolResult = {
+  content: Array<{type: 'text'; text: string}>
+  structuredContent?: Record<string, unknown>
+  isError?: boolean
+}
 
 /**
  * Serve until the client closes stdin. Resolves when the session has ended
@@ -57,7 +61,11 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
 }
 
 /** The server with every tool and resource registered, not yet connected. */
-function createServer(options: McpServeOptions, sent: ResponseTracker, sessionSignal: AbortSignal): {server: McpServer; resources: {close(): void}} {
+function createServer(
+  options: McpServeOptions,
+  sent: ResponseTracker,
+  sessionSignal: AbortSignal,
+): {server: McpServer; resources: {close(): void}} {
   const server = new McpServer(
     {name: 'actors', version: options.version},
     {
@@ -72,7 +80,13 @@ function createServer(options: McpServeOptions, sent: ResponseTracker, sessionSi
 }
 
 /** Register one tool: input schema from its shape, results bounded, errors as tool errors with the CLI's message and fix. */
-function registerTool(server: McpServer, tool: McpTool, options: McpServeOptions, sent: ResponseTracker, sessionSignal: AbortSignal): void {
+function registerTool(
+  server: McpServer,
+  tool: McpTool,
+  options: McpServeOptions,
+  sent: ResponseTracker,
+  sessionSignal: AbortSignal,
+): void {
   server.registerTool(
     tool.name,
     {
@@ -89,7 +103,9 @@ function registerTool(server: McpServer, tool: McpTool, options: McpServeOptions
         recipesFlag: options.recipesFlag,
         heartbeat: (progress, message) => {
           if (progressToken === undefined) return
-          ctx.mcpReq.notify({method: 'notifications/progress', params: {progressToken, progress, message}}).catch(() => {})
+          ctx.mcpReq
+            .notify({method: 'notifications/progress', params: {progressToken, progress, message}})
+            .catch(() => {})
         },
         responseSent: () => sent.after(ctx.mcpReq.id),
         signal: AbortSignal.any([ctx.mcpReq.signal, sessionSignal]),
@@ -111,17 +127,31 @@ export function toolResult(outcome: ToolOutcome): ToolResult {
   if (!fits(summary, document)) document = tooLarge(document, 'narrow the request (one Run, a subtree, a log page)')
   const cut = (document as {cut?: {hint?: string}}).cut
   const text = cut ? `${summary} (cut to fit 64 KiB: ${cut.hint ?? 'see cut'})` : summary
-  return {content: [{type: 'text', text}], structuredContent: document as Record<string, unknown>, ...(outcome.error ? {isError: true} : {})}
+  return {
+    content: [{type: 'text', text}],
+    structuredContent: document as Record<string, unknown>,
+    ...(outcome.error ? {isError: true} : {}),
+  }
 }
 
 /** A failure as a tool error: an ActorsError keeps the CLI's message, fix and exit code (as `--json` prints them). */
 export function errorResult(error: unknown): ToolResult {
   if (isActorsError(error)) {
-    const document = {error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}}
-    return {content: [{type: 'text', text: `${error.message}${error.fix ? `\n  fix: ${error.fix}` : ''}`}], structuredContent: document, isError: true}
+    const document = {
+      error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details},
+    }
+    return {
+      content: [{type: 'text', text: `${error.message}${error.fix ? `\n  fix: ${error.fix}` : ''}`}],
+      structuredContent: document,
+      isError: true,
+    }
   }
   const message = error instanceof Error ? error.message : String(error)
-  return {content: [{type: 'text', text: `internal error: ${message}`}], structuredContent: {error: {message, exit_code: 1}}, isError: true}
+  return {
+    content: [{type: 'text', text: `internal error: ${message}`}],
+    structuredContent: {error: {message, exit_code: 1}},
+    isError: true,
+  }
 }
 
 interface ResponseTracker {

@@ -46,7 +46,10 @@ export const sendTool = defineTool({
   async call({run, message}, {home, policy}) {
     enforceSteerPolicy(policy, home, run)
     const reply = await sendMessage(home, run, message)
-    const how = reply.delivered === 'resumed' ? `resumed as generation ${reply.generation}` : `delivered to its ${reply.delivered}`
+    const how =
+      reply.delivered === 'resumed'
+        ? `resumed as generation ${reply.generation}`
+        : `delivered to its ${reply.delivered}`
     return {document: reply, summary: `${reply.run}: message ${reply.message_id} ${how}`}
   },
 })
@@ -70,10 +73,16 @@ export const rerunTool = defineTool({
     const state = requireRun(home, resolveRunRef(home, run))
     // A list only for an array arg of the Run's Recipe (recipe-values.ts); a gone Recipe is specFromMeta's to refuse.
     const file = state.meta.recipe_file
-    const recipe = file && values && existsSync(file) ? loadRecipeFile(file, dirname(file)) : {name: state.meta.recipe ?? state.meta.run, args: []}
+    const recipe =
+      file && values && existsSync(file)
+        ? loadRecipeFile(file, dirname(file))
+        : {name: state.meta.recipe ?? state.meta.run, args: []}
     const assignments = recipeValueWords(recipe, values)
     const started = startNextGeneration(home, state, {assignments})
-    return {document: started, summary: `${started.status} ${started.run} generation ${started.generation}; collect it with wait`}
+    return {
+      document: started,
+      summary: `${started.status} ${started.run} generation ${started.generation}; collect it with wait`,
+    }
   },
 })
 

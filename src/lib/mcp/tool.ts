@@ -47,7 +47,8 @@ export interface McpTool<S extends z.ZodRawShape = z.ZodRawShape> {
 }
 
 /** A duration input as the CLI takes it (500ms, 30s, 5m, 1h). */
-export const durationInput = () => z.string().regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*$/, 'a duration such as 500ms, 30s, 5m or 1h')
+export const durationInput = () =>
+  z.string().regex(/^\s*\d+(\.\d+)?(ms|s|m|h|d)?\s*$/, 'a duration such as 500ms, 30s, 5m or 1h')
 
 /** Identity function that lets TypeScript infer a tool's input type from its shape. */
 export function defineTool<S extends z.ZodRawShape>(tool: McpTool<S>): McpTool<S> {

@@ -46,38 +46,80 @@ const runTool = defineTool({
     'The Run outlives this session: a later session can still wait for it.',
   ].join(' '),
   input: {
-    recipe: z.string().min(1).optional().describe('Recipe name, e.g. build or music/playback (the recipes tool lists them)'),
-    command: z.array(z.string()).min(1).optional().describe('ad-hoc argv, e.g. ["make", "-j2"] (needs actors mcp --allow-adhoc)'),
+    recipe: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Recipe name, e.g. build or music/playback (the recipes tool lists them)'),
+    command: z
+      .array(z.string())
+      .min(1)
+      .optional()
+      .describe('ad-hoc argv, e.g. ["make", "-j2"] (needs actors mcp --allow-adhoc)'),
     values: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
       .optional()
       .describe('the Recipe\'s args by name, e.g. {"seconds": 5}'),
-    name: z.string().optional().describe('Run id to use (letters, digits, _ . -); default: generated from the Recipe name'),
+    name: z
+      .string()
+      .optional()
+      .describe('Run id to use (letters, digits, _ . -); default: generated from the Recipe name'),
     cwd: z.string().optional().describe('working directory of the command'),
     timeout: durationInput().optional().describe('end the Run after this long (500ms, 30s, 5m, 1h)'),
     retry: z.number().int().min(1).max(100).optional().describe('total attempts when the command fails'),
     silent: z.boolean().optional().describe('never report this Run in a completion batch'),
-    max_parallel: z.number().int().min(1).optional().describe('children of this Run running at once (more wait as queued)'),
+    max_parallel: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('children of this Run running at once (more wait as queued)'),
     budget_tokens: z.number().int().min(1).optional().describe('token budget for the whole tree rooted here'),
-    on: z.string().optional().describe("where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)"),
+    on: z
+      .string()
+      .optional()
+      .describe(
+        "where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)",
+      ),
   },
   async call(input, {home, policy, recipesFlag}) {
     if ((input.recipe === undefined) === (input.command === undefined)) {
-      throw usageError('give exactly one of recipe or command', 'e.g. {"recipe": "hello", "values": {"name": "Ada"}} or {"command": ["make", "test"]}')
+      throw usageError(
+        'give exactly one of recipe or command',
+        'e.g. {"recipe": "hello", "values": {"name": "Ada"}} or {"command": ["make", "test"]}',
+      )
     }
     if (input.command !== undefined && input.values !== undefined)
-      throw usageError('values are for Recipes; an ad-hoc command takes its arguments in command', 'put the arguments into the command argv')
+      throw usageError(
+        'values are for Recipes; an ad-hoc command takes its arguments in command',
+        'put the arguments into the command argv',
+      )
     enforceLaunchPolicy(policy, input.command !== undefined ? {command: true} : {recipe: input.recipe!})
     enforceNameOwner(policy, home, input.name)
-    const prepared = input.command !== undefined ? prepareAdHoc(input.command) : prepareLaunchRecipe(home, input.recipe!, recipesFlag, input.values)
-    const overrides = launchOverrides({...input, 'max-parallel': input.max_parallel, 'budget-tokens': input.budget_tokens})
+    const prepared =
+      input.command !== undefined
+        ? prepareAdHoc(input.command)
+        : prepareLaunchRecipe(home, input.recipe!, recipesFlag, input.values)
+    const overrides = launchOverrides({
+      ...input,
+      'max-parallel': input.max_parallel,
+      'budget-tokens': input.budget_tokens,
+    })
     const launched = launchPrepared(home, prepared, overrides)
-    return {document: launched, summary: `${launched.status} ${launched.run} (state dir ${launched.state_dir}); collect it with wait`}
+    return {
+      document: launched,
+      summary: `${launched.status} ${launched.run} (state dir ${launched.state_dir}); collect it with wait`,
+    }
   },
 })
 
 /** The Recipe to launch with its values as NAME=VALUE words (a list only for an array arg: recipe-values.ts). */
-function prepareLaunchRecipe(home: string, name: string, recipesFlag: string | undefined, values: Parameters<typeof recipeValueWords>[1]) {
+function prepareLaunchRecipe(
+  home: string,
+  name: string,
+  recipesFlag: string | undefined,
+  values: Parameters<typeof recipeValueWords>[1],
+) {
   const recipe = findLaunchRecipe(home, name, recipesFlag)
   return prepareRecipe(recipe, recipeValueWords(recipe, values))
 }
@@ -116,7 +158,12 @@ const inspectTool = defineTool({
     run: runRef().optional(),
     tree: z.boolean().optional().describe('the Run forest, or the subtree of run'),
     status: z.array(z.enum(STATUSES)).optional().describe('only Runs with these statuses, e.g. ["running","paused"]'),
-    limit: z.number().int().min(1).optional().describe('only the N most recent Runs (by start time), plus every live one'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .optional()
+      .describe('only the N most recent Runs (by start time), plus every live one'),
   },
   async call({run, tree, status, limit}, {home}) {
     if (tree) {
@@ -129,12 +176,20 @@ const inspectTool = defineTool({
         }
       }
       visit(forest.forest)
-      return {document: forest, summary: `${forest.forest.length} tree(s), ${count} Run(s)`, bound: (doc, s) => boundForest(doc, s)}
+      return {
+        document: forest,
+        summary: `${forest.forest.length} tree(s), ${count} Run(s)`,
+        bound: (doc, s) => boundForest(doc, s),
+      }
     }
     if (run !== undefined) {
       const detail = inspectRun(home, run)
       const exit = detail.exit_code !== null ? ` (exit ${detail.exit_code})` : ''
-      return {document: detail, summary: `${detail.run} ${detail.status}${exit}`, bound: (doc, s) => boundDetail(doc, s)}
+      return {
+        document: detail,
+        summary: `${detail.run} ${detail.status}${exit}`,
+        bound: (doc, s) => boundDetail(doc, s),
+      }
     }
     // The kernel's --limit (most recent by start time, live Runs never cut) reads only what it returns.
     const listing = listRunSummaries(home, {statuses: status ? new Set(status) : undefined, limit})
@@ -170,7 +225,9 @@ const waitTool = defineTool({
   input: {
     runs: z.array(runRef()).optional().describe('Run ids to wait for (default: every unreported Run of the owner)'),
     any: z.boolean().optional().describe('return once at least one Run is terminal'),
-    timeout: durationInput().optional().describe(`give up waiting after this long (default ${DEFAULT_WAIT_TIMEOUT}); 0 looks once`),
+    timeout: durationInput()
+      .optional()
+      .describe(`give up waiting after this long (default ${DEFAULT_WAIT_TIMEOUT}); 0 looks once`),
   },
   async call({runs, any, timeout}, context) {
     const {home, policy} = context
@@ -185,7 +242,10 @@ const waitTool = defineTool({
     }
     const started = Date.now()
     context.heartbeat(0, 'waiting')
-    const beat = setInterval(() => context.heartbeat(Math.round((Date.now() - started) / 1000), 'still waiting'), HEARTBEAT_MS)
+    const beat = setInterval(
+      () => context.heartbeat(Math.round((Date.now() - started) / 1000), 'still waiting'),
+      HEARTBEAT_MS,
+    )
     // The batch is marked reported only once its response was written, as the CLI does after printing.
     let shown: (doc: BatchDocument) => void = () => {}
     const document = new Promise<BatchDocument>((resolve) => (shown = resolve))
@@ -194,7 +254,11 @@ const waitTool = defineTool({
       // A call cancelled now never gets its response: withdraw the claim so the next wait delivers these Runs.
       return new Promise<void>((resolve, reject) => {
         context.responseSent().then(resolve)
-        context.signal.addEventListener('abort', () => reject(new BatchNotShown('the wait was cancelled before its batch was sent')), {once: true})
+        context.signal.addEventListener(
+          'abort',
+          () => reject(new BatchNotShown('the wait was cancelled before its batch was sent')),
+          {once: true},
+        )
         if (context.signal.aborted) reject(new BatchNotShown('the wait was cancelled before its batch was sent'))
       })
     })
@@ -205,7 +269,8 @@ const waitTool = defineTool({
       clearInterval(beat)
     }
     const requested = request.ids?.length ?? 0
-    const unknownOnly = requested > 0 && doc.members === 0 && doc.attention.length === 0 && doc.unknown.length === requested
+    const unknownOnly =
+      requested > 0 && doc.members === 0 && doc.attention.length === 0 && doc.unknown.length === requested
     const summary = batchSummary(doc)
     const problem = unknownOnly ? unknownRunsProblem(doc) : undefined
     return {
@@ -220,7 +285,12 @@ const waitTool = defineTool({
 /** "3 finished (2 done, 1 failed); 1 pending" or "timed out: nothing finished; 2 pending". */
 export function batchSummary(doc: BatchDocument): string {
   const counts = Object.entries(doc.counts).map(([s, n]) => `${n} ${s}`)
-  const head = doc.members > 0 ? `${doc.members} finished (${counts.join(', ')})` : doc.timed_out ? 'timed out: nothing finished' : 'nothing to wait for'
+  const head =
+    doc.members > 0
+      ? `${doc.members} finished (${counts.join(', ')})`
+      : doc.timed_out
+        ? 'timed out: nothing finished'
+        : 'nothing to wait for'
   const attention = doc.attention.length ? `; ${doc.attention.length} asking for attention` : ''
   return `${head}${attention}; ${doc.pending_count} pending`
 }
@@ -237,7 +307,13 @@ const logsTool = defineTool({
   input: {
     run: runRef(),
     offset: z.number().int().min(0).optional().describe('byte offset to start at (default 0)'),
-    limit_bytes: z.number().int().min(1).max(MAX_RESULT_BYTES).optional().describe('most bytes to return (default and maximum 65536)'),
+    limit_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_RESULT_BYTES)
+      .optional()
+      .describe('most bytes to return (default and maximum 65536)'),
     stream: z.enum(['stdout', 'stderr']).optional().describe('default stdout'),
   },
   async call({run, offset, limit_bytes, stream}, {home}) {
@@ -272,7 +348,11 @@ const recipesTool = defineTool({
   input: {name: z.string().min(1).optional().describe('a Recipe name to describe')},
   async call({name}, {home, policy, recipesFlag}) {
     const doc = recipesDocument(home, {name, recipesFlag})
-    if ('name' in doc) return {document: {...doc, allowed: recipeAllowed(policy, doc.name)}, summary: `${doc.name}: ${doc.description || '(no description)'}`}
+    if ('name' in doc)
+      return {
+        document: {...doc, allowed: recipeAllowed(policy, doc.name)},
+        summary: `${doc.name}: ${doc.description || '(no description)'}`,
+      }
     const recipes = doc.recipes.map((r) => ({...r, allowed: recipeAllowed(policy, r.name)}))
     const allowed = recipes.filter((r) => r.allowed && !r.error).map((r) => r.name)
     const shown = allowed.slice(0, 20).join(', ') + (allowed.length > 20 ? ', …' : '')

@@ -85,7 +85,13 @@ const STDERR_TAIL_BYTES = 4096
  * `controlPipe` adds a socketpair as fd 3 (mpv's `--input-ipc-client=fd://3`):
  * the player quits when it closes, which the kernel does even if we are SIGKILLed.
  */
-export function spawnPlayer(command: string, args: string[], env: NodeJS.ProcessEnv = {}, controlPipe = false, keepStderr = false): SpawnedPlayer {
+export function spawnPlayer(
+  command: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  controlPipe = false,
+  keepStderr = false,
+): SpawnedPlayer {
   const stderr = keepStderr ? 'pipe' : 'ignore'
   const child = childProcess().spawn(command, args, {
     detached: true,

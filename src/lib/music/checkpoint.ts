@@ -54,14 +54,23 @@ export function readCheckpoint(dir: string): CheckpointRead {
 }
 
 function checkpointShapeProblem(data: PlaybackCheckpoint): string | undefined {
-  if (!Array.isArray(data.source) || !data.source.every((s) => typeof s === 'string')) return 'field "source" is not a list of strings'
-  if (!Array.isArray(data.queue) || !data.queue.every((s) => typeof s === 'string')) return 'field "queue" is not a list of strings'
-  if (data.index !== null && (!Number.isInteger(data.index) || data.index < 0)) return 'field "index" is not a non-negative integer'
-  if (data.position_seconds !== null && typeof data.position_seconds !== 'number') return 'field "position_seconds" is not a number'
+  if (!Array.isArray(data.source) || !data.source.every((s) => typeof s === 'string'))
+    return 'field "source" is not a list of strings'
+  if (!Array.isArray(data.queue) || !data.queue.every((s) => typeof s === 'string'))
+    return 'field "queue" is not a list of strings'
+  if (data.index !== null && (!Number.isInteger(data.index) || data.index < 0))
+    return 'field "index" is not a non-negative integer'
+  if (data.position_seconds !== null && typeof data.position_seconds !== 'number')
+    return 'field "position_seconds" is not a number'
   if (typeof data.paused !== 'boolean') return 'field "paused" is not a boolean'
   // The fields `status` reports as they are: a value no service could have written is damage.
-  if (!(PLAYBACK_STATES as readonly unknown[]).includes(data.state)) return `field "state" is not one of ${PLAYBACK_STATES.join(', ')}`
-  if (data.volume !== null && data.volume !== undefined && (typeof data.volume !== 'number' || data.volume < 0 || data.volume > 100))
+  if (!(PLAYBACK_STATES as readonly unknown[]).includes(data.state))
+    return `field "state" is not one of ${PLAYBACK_STATES.join(', ')}`
+  if (
+    data.volume !== null &&
+    data.volume !== undefined &&
+    (typeof data.volume !== 'number' || data.volume < 0 || data.volume > 100)
+  )
     return 'field "volume" is not a number from 0 to 100'
   return undefined
 }
@@ -87,7 +96,13 @@ export interface ResumePoint {
  * directory still resumes), at the same position, with the same paused
  * intent; a shuffled queue keeps its order when it still holds the same tracks.
  */
-export function resumePoint(checkpoint: PlaybackCheckpoint | undefined, source: string[], cwd: string, shuffle: boolean, tracks: Track[]): ResumePoint {
+export function resumePoint(
+  checkpoint: PlaybackCheckpoint | undefined,
+  source: string[],
+  cwd: string,
+  shuffle: boolean,
+  tracks: Track[],
+): ResumePoint {
   const fresh: ResumePoint = {tracks, index: 0, positionSeconds: 0, paused: false}
   if (!checkpoint) return fresh
   if (!sameSource(checkpoint.source, typeof checkpoint.cwd === 'string' ? checkpoint.cwd : '/', source, cwd)) {
@@ -101,13 +116,31 @@ export function resumePoint(checkpoint: PlaybackCheckpoint | undefined, source: 
     queue = checkpoint.queue.map((t) => byKey.get(trackKey(t)) ?? t)
   }
   const volume = typeof checkpoint.volume === 'number' ? checkpoint.volume : undefined
-  if (checkpoint.reason === 'ended') return {...fresh, tracks: queue, volume, note: 'the queue had ended; starting over'}
+  if (checkpoint.reason === 'ended')
+    return {...fresh, tracks: queue, volume, note: 'the queue had ended; starting over'}
   const track = checkpoint.track ?? (checkpoint.index !== null ? checkpoint.queue[checkpoint.index] : undefined)
-  const index = checkpoint.index !== null && queue[checkpoint.index] === track ? checkpoint.index : track ? findTrack(queue, track) : -1
+  const index =
+    checkpoint.index !== null && queue[checkpoint.index] === track
+      ? checkpoint.index
+      : track
+        ? findTrack(queue, track)
+        : -1
   if (index < 0)
-    return {...fresh, tracks: queue, volume, note: `the checkpoint's track ${track ?? '(none)'} is no longer in the queue; starting at the first track`}
+    return {
+      ...fresh,
+      tracks: queue,
+      volume,
+      note: `the checkpoint's track ${track ?? '(none)'} is no longer in the queue; starting at the first track`,
+    }
   const position = Math.max(0, checkpoint.position_seconds ?? 0)
-  return {tracks: queue, index, positionSeconds: position, paused: checkpoint.paused, volume, note: `resuming at track ${index + 1}/${queue.length}`}
+  return {
+    tracks: queue,
+    index,
+    positionSeconds: position,
+    paused: checkpoint.paused,
+    volume,
+    note: `resuming at track ${index + 1}/${queue.length}`,
+  }
 }
 
 function sameMembers(a: Track[], b: Track[]): boolean {

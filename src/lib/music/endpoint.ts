@@ -46,7 +46,8 @@ export function encodeReply(reply: EndpointReply): string {
     const track = reply.status.track ?? ''
     line = JSON.stringify({...reply, status: {...reply.status, track: `${track.slice(0, 200)}…${track.slice(-200)}`}})
   }
-  if (Buffer.byteLength(line) > MAX_REPLY_BYTES) line = JSON.stringify({ok: false, error: 'reply too large', code: 'too-large'})
+  if (Buffer.byteLength(line) > MAX_REPLY_BYTES)
+    line = JSON.stringify({ok: false, error: 'reply too large', code: 'too-large'})
   return line
 }
 

@@ -9,11 +9,25 @@ import type {Socket} from 'node:net'
 import {join} from 'node:path'
 import {socketPathIn} from '../platform/line-socket.js'
 import {writeFileAtomic} from '../platform/state-files.js'
-import {killPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
+import {
+  killPlayer,
+  spawnPlayer,
+  type BackendOptions,
+  type BackendProbe,
+  type PlayerBackend,
+  type SpawnedPlayer,
+  type StartAt,
+} from './backend.js'
 import {MpvIpcClient, type MpvEvent} from './mpv-ipc.js'
 
 /** The mpv command line for a queue (exported for tests and docs). */
-export function buildMpvArgs(options: {socket: string; playlistFile: string; at: StartAt; loop: boolean; output: 'default' | 'null'}): string[] {
+export function buildMpvArgs(options: {
+  socket: string
+  playlistFile: string
+  at: StartAt
+  loop: boolean
+  output: 'default' | 'null'
+}): string[] {
   const {at} = options
   return [
     '--idle=yes',
@@ -68,7 +82,13 @@ export class MpvBackend implements PlayerBackend {
     try {
       unlinkSync(this.socket)
     } catch {}
-    const args = buildMpvArgs({socket: this.socket, playlistFile: this.playlistFile, at, loop: this.options.loop, output: this.options.output})
+    const args = buildMpvArgs({
+      socket: this.socket,
+      playlistFile: this.playlistFile,
+      at,
+      loop: this.options.loop,
+      output: this.options.output,
+    })
     const player = spawnPlayer(this.options.executable, args, {}, true)
     this.player = player
     void player.exited.then(({code, signal}) => {
@@ -83,7 +103,10 @@ export class MpvBackend implements PlayerBackend {
       const timer = setTimeout(() => reject(new Error('mpv did not start the first track within 10s')), 10_000)
       const off = ipc.onEvent((e) => {
         if (e.event === 'ipc-closed') reject(new Error('mpv exited before playing'))
-        else if (!(e.event === 'property-change' && e.id === OBSERVE.playlistPos && typeof e.data === 'number' && e.data >= 0)) return
+        else if (
+          !(e.event === 'property-change' && e.id === OBSERVE.playlistPos && typeof e.data === 'number' && e.data >= 0)
+        )
+          return
         clearTimeout(timer)
         off()
         resolve()
@@ -116,10 +139,18 @@ export class MpvBackend implements PlayerBackend {
         this.lastIndex = e.data
         this.options.events.onTrack(e.data)
       }
-    } else if (e.event === 'property-change' && e.id === OBSERVE.idle && e.data === true && this.sawTrack && !this.stopping) {
+    } else if (
+      e.event === 'property-change' &&
+      e.id === OBSERVE.idle &&
+      e.data === true &&
+      this.sawTrack &&
+      !this.stopping
+    ) {
       this.options.events.onEnded()
     } else if (e.event === 'end-file' && e.reason === 'error') {
-      this.options.events.onTrackFailed(`mpv could not play entry ${this.lastIndex + 1} (${String(e.file_error ?? 'error')}), skipped`)
+      this.options.events.onTrackFailed(
+        `mpv could not play entry ${this.lastIndex + 1} (${String(e.file_error ?? 'error')}), skipped`,
+      )
     } else if (e.event === 'end-file' && e.reason === 'eof') {
       this.options.events.onPlayed(this.lastIndex)
     }
@@ -148,7 +179,12 @@ export class MpvBackend implements PlayerBackend {
 
   async probe(): Promise<BackendProbe> {
     const ipc = this.requireIpc()
-    const [pos, duration, pause, index] = await Promise.all([ipc.get('time-pos'), ipc.get('duration'), ipc.get('pause'), ipc.get('playlist-pos')])
+    const [pos, duration, pause, index] = await Promise.all([
+      ipc.get('time-pos'),
+      ipc.get('duration'),
+      ipc.get('pause'),
+      ipc.get('playlist-pos'),
+    ])
     return {
       positionSeconds: typeof pos === 'number' ? pos : undefined,
       durationSeconds: typeof duration === 'number' ? duration : undefined,

@@ -11,7 +11,13 @@ import type {ServiceKind} from '../signals/standalone.js'
 import {ActorsError, EXIT} from '../platform/errors.js'
 import {isSameProcess} from '../platform/process-identity.js'
 import {checkpointFile, readCheckpoint} from './checkpoint.js'
-import {PLAYBACK_KIND, endpointFile, type EndpointReply, type EndpointRequest, type PlaybackEndpoint} from './endpoint.js'
+import {
+  PLAYBACK_KIND,
+  endpointFile,
+  type EndpointReply,
+  type EndpointRequest,
+  type PlaybackEndpoint,
+} from './endpoint.js'
 import {parsePlaybackRequestOrUsage} from './requests.js'
 import {projectStatus, unknownStatus} from './status.js'
 import type {PlaybackStatus} from './types.js'
@@ -33,7 +39,12 @@ export function holdsPlaybackFiles(dir: string): boolean {
 export function readPlaybackStatus(dir: string): PlaybackStatus {
   const read = readCheckpoint(dir)
   if (read === undefined) return {...unknownStatus(), service: 'not running'}
-  if (!read.ok) throw new ActorsError(read.problem, EXIT.failed, 'a playback service started on this dir rebuilds it; or remove the file')
+  if (!read.ok)
+    throw new ActorsError(
+      read.problem,
+      EXIT.failed,
+      'a playback service started on this dir rebuilds it; or remove the file',
+    )
   const {checkpoint} = read
   const live = checkpoint.service_identity ? isSameProcess(checkpoint.service_identity) : false
   const status: PlaybackStatus = {

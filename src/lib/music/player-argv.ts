@@ -45,7 +45,17 @@ export function buildTrackCommand(player: Exclude<PlayerName, 'mpv'>, o: TrackCo
     case 'ffplay':
       return {
         command: o.executable,
-        args: ['-nodisp', '-autoexit', '-loglevel', 'error', '-volume', String(o.volume), ...(start ? ['-ss', seconds(o.startSeconds)] : []), '-i', o.track],
+        args: [
+          '-nodisp',
+          '-autoexit',
+          '-loglevel',
+          'error',
+          '-volume',
+          String(o.volume),
+          ...(start ? ['-ss', seconds(o.startSeconds)] : []),
+          '-i',
+          o.track,
+        ],
         env: o.output === 'null' ? {SDL_AUDIODRIVER: 'dummy'} : {},
       }
     case 'cvlc':

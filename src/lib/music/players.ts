@@ -31,7 +31,11 @@ export const NULL_OUTPUT_PLAYERS: readonly PlayerName[] = ['mpv', 'ffplay', 'cvl
 export const INSTALL_HINT = 'install mpv (Debian/Ubuntu: apt install mpv; macOS: brew install mpv) or ffmpeg for ffplay'
 
 /** The first executable called `name` on PATH (PATHEXT on Windows), or undefined. */
-export function findExecutable(name: string, env: NodeJS.ProcessEnv = process.env, platform = process.platform): string | undefined {
+export function findExecutable(
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+  platform = process.platform,
+): string | undefined {
   const dirs = (env.PATH ?? env.Path ?? '').split(delimiter).filter(Boolean)
   const exts = platform === 'win32' ? (env.PATHEXT ?? '.EXE;.CMD;.BAT;.COM').split(';').filter(Boolean) : ['']
   for (const dir of dirs) {
@@ -67,10 +71,18 @@ export function parsePlayerChoice(value: string | undefined): PlayerChoice {
  * that can play to no device qualify: `auto` skips the others, a named one is
  * refused (exit 2) rather than making sound on a machine that asked for none.
  */
-export function resolvePlayer(choice: PlayerChoice, output: OutputMode, env: NodeJS.ProcessEnv = process.env, platform = process.platform): ResolvedPlayer {
+export function resolvePlayer(
+  choice: PlayerChoice,
+  output: OutputMode,
+  env: NodeJS.ProcessEnv = process.env,
+  platform = process.platform,
+): ResolvedPlayer {
   if (choice !== 'auto') {
     if (output === 'null' && !NULL_OUTPUT_PLAYERS.includes(choice)) {
-      throw usageError(`player ${choice} cannot play to no audio device (--output null)`, `use one of ${NULL_OUTPUT_PLAYERS.join(', ')}, or --output default`)
+      throw usageError(
+        `player ${choice} cannot play to no audio device (--output null)`,
+        `use one of ${NULL_OUTPUT_PLAYERS.join(', ')}, or --output default`,
+      )
     }
     const executable = findExecutable(PLAYER_EXECUTABLE[choice], env, platform)
     if (!executable) {
@@ -83,7 +95,9 @@ export function resolvePlayer(choice: PlayerChoice, output: OutputMode, env: Nod
     }
     return {name: choice, executable, tried: [choice]}
   }
-  const order = (AUTO_ORDER[platform] ?? AUTO_ORDER.linux).filter((p) => output !== 'null' || NULL_OUTPUT_PLAYERS.includes(p))
+  const order = (AUTO_ORDER[platform] ?? AUTO_ORDER.linux).filter(
+    (p) => output !== 'null' || NULL_OUTPUT_PLAYERS.includes(p),
+  )
   const tried: PlayerName[] = []
   for (const name of order) {
     tried.push(name)

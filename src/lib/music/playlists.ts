@@ -41,12 +41,20 @@ export function readPlaylist(file: string): string[] {
   try {
     const size = statSync(file).size
     if (size > MAX_PLAYLIST_BYTES) {
-      throw new ActorsError(`${file}: playlist is ${size} bytes, over the ${MAX_PLAYLIST_BYTES}-byte limit`, EXIT.noInput, 'split it into smaller playlists')
+      throw new ActorsError(
+        `${file}: playlist is ${size} bytes, over the ${MAX_PLAYLIST_BYTES}-byte limit`,
+        EXIT.noInput,
+        'split it into smaller playlists',
+      )
     }
     text = readFileSync(file, 'utf8')
   } catch (error) {
     if (error instanceof ActorsError) throw error
-    throw new ActorsError(`${file}: cannot read playlist (${(error as Error).message})`, EXIT.noInput, 'check the path and its permissions')
+    throw new ActorsError(
+      `${file}: cannot read playlist (${(error as Error).message})`,
+      EXIT.noInput,
+      'check the path and its permissions',
+    )
   }
   return extname(file).toLowerCase() === '.pls' ? parsePls(text) : parseM3u(text)
 }

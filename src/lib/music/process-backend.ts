@@ -9,7 +9,16 @@
 import {CAN_START_AT_OFFSET, buildTrackCommand} from './player-argv.js'
 import {probeDuration} from './track-duration.js'
 import {trackFailure} from './track-outcome.js'
-import {killPlayer, signalPlayer, spawnPlayer, type BackendOptions, type BackendProbe, type PlayerBackend, type SpawnedPlayer, type StartAt} from './backend.js'
+import {
+  killPlayer,
+  signalPlayer,
+  spawnPlayer,
+  type BackendOptions,
+  type BackendProbe,
+  type PlayerBackend,
+  type SpawnedPlayer,
+  type StartAt,
+} from './backend.js'
 import type {PlayerName} from './types.js'
 
 type ProcessPlayer = Exclude<PlayerName, 'mpv'>
@@ -97,7 +106,9 @@ export class ProcessBackend implements PlayerBackend {
     if (failure === undefined) this.options.events.onPlayed(this.index)
     else {
       this.failures++
-      this.options.events.onTrackFailed(`${this.name} could not play ${this.options.tracks[this.index]} (${failure}), skipped`)
+      this.options.events.onTrackFailed(
+        `${this.name} could not play ${this.options.tracks[this.index]} (${failure}), skipped`,
+      )
       if (this.failures >= count) {
         this.options.events.onFailed(`${this.name} failed on every track`)
         return
@@ -140,10 +151,13 @@ export class ProcessBackend implements PlayerBackend {
   }
 
   async seekPercent(percent: number): Promise<void> {
-    if (!CAN_START_AT_OFFSET[this.name]) throw new Error(`${this.name} cannot start a track at an offset, so it cannot seek`)
+    if (!CAN_START_AT_OFFSET[this.name])
+      throw new Error(`${this.name} cannot start a track at an offset, so it cannot seek`)
     const duration = await probeDuration(this.options.tracks[this.index])
     if (duration === undefined)
-      throw new Error(`the duration of ${this.options.tracks[this.index]} is unknown (install ffprobe or soxi), so it cannot seek by percent`)
+      throw new Error(
+        `the duration of ${this.options.tracks[this.index]} is unknown (install ffprobe or soxi), so it cannot seek by percent`,
+      )
     const target = (duration * percent) / 100
     if (this.paused) {
       this.discardCurrent()

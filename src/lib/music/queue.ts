@@ -98,7 +98,8 @@ export function buildQueue(sources: readonly string[], options: BuildQueueOption
       `give audio files (${AUDIO_EXTENSIONS.join(' ')}), directories holding them, URLs or m3u/pls playlists`,
     )
   }
-  if (result.tracks.length >= MAX_TRACKS) result.warnings.push(`the queue stops at ${MAX_TRACKS} tracks; the rest were not added`)
+  if (result.tracks.length >= MAX_TRACKS)
+    result.warnings.push(`the queue stops at ${MAX_TRACKS} tracks; the rest were not added`)
   if (options.shuffle) result.tracks = shuffleTracks(result.tracks)
   return result
 }
@@ -112,7 +113,14 @@ function exists(path: string): boolean {
   }
 }
 
-function addEntry(raw: string, base: string, result: QueueResult, depth: number, seenPlaylists: Set<string>, from?: string): void {
+function addEntry(
+  raw: string,
+  base: string,
+  result: QueueResult,
+  depth: number,
+  seenPlaylists: Set<string>,
+  from?: string,
+): void {
   if (result.tracks.length >= MAX_TRACKS) return
   const where = from ? ` (in ${from})` : ''
   if (isUrl(raw)) {
@@ -140,7 +148,8 @@ function addEntry(raw: string, base: string, result: QueueResult, depth: number,
       if (result.tracks.length >= MAX_TRACKS) break
       result.tracks.push(file)
     }
-    if (result.tracks.length === before) result.warnings.push(`${path}${where}: no audio files (${AUDIO_EXTENSIONS.join(' ')}), skipped`)
+    if (result.tracks.length === before)
+      result.warnings.push(`${path}${where}: no audio files (${AUDIO_EXTENSIONS.join(' ')}), skipped`)
     return
   }
   if (isPlaylistFile(path)) {
@@ -203,7 +212,8 @@ function walkAudio(dir: string): string[] {
         continue
       }
       if (stat.isDirectory()) visit(full, rel, depth + 1)
-      else if (stat.isFile() && (AUDIO_EXTENSIONS as readonly string[]).includes(extname(name).toLowerCase())) found.push(rel)
+      else if (stat.isFile() && (AUDIO_EXTENSIONS as readonly string[]).includes(extname(name).toLowerCase()))
+        found.push(rel)
     }
   }
   visit(dir, '', 0)

@@ -28,7 +28,10 @@ export function parsePlaybackRequest(action: string, value?: string | number | n
   if (a === 'seek') {
     const n = Number(raw.replace(/%$/, ''))
     if (raw === '' || !Number.isFinite(n) || n < 0 || n > 100) {
-      throw new InputProblem(`seek needs a percent from 0 to 100, got ${JSON.stringify(raw)}`, 'e.g. `seek 50` jumps to the middle of the track')
+      throw new InputProblem(
+        `seek needs a percent from 0 to 100, got ${JSON.stringify(raw)}`,
+        'e.g. `seek 50` jumps to the middle of the track',
+      )
     }
     return {action: 'seek', percent: n}
   }
@@ -36,7 +39,10 @@ export function parsePlaybackRequest(action: string, value?: string | number | n
     const m = /^([+-]?)(\d{1,3})%?$/.exec(raw)
     const n = m ? Number(m[2]) : NaN
     if (!m || (m[1] === '' && n > 100)) {
-      throw new InputProblem(`volume needs a percent from 0 to 100 (or +N/-N), got ${JSON.stringify(raw)}`, 'e.g. `volume 30`, `volume +5`')
+      throw new InputProblem(
+        `volume needs a percent from 0 to 100 (or +N/-N), got ${JSON.stringify(raw)}`,
+        'e.g. `volume 30`, `volume +5`',
+      )
     }
     return {action: 'volume', volume: m[1] === '-' ? -n : n, relative: m[1] !== ''}
   }
@@ -45,7 +51,9 @@ export function parsePlaybackRequest(action: string, value?: string | number | n
 }
 
 /** A service's refusal of a request it could not parse: exit 2 for whoever sent it, as the client's own check. */
-export function requestProblemReply(error: unknown): {ok: false; error: string; code: string; exit_code: 2} | undefined {
+export function requestProblemReply(
+  error: unknown,
+): {ok: false; error: string; code: string; exit_code: 2} | undefined {
   if (!(error instanceof InputProblem)) return undefined
   return {ok: false, error: `${error.message} (${error.fix})`, code: 'bad-request', exit_code: 2}
 }

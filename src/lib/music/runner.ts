@@ -55,7 +55,10 @@ export function resolveOutputMode(flag: string | undefined, env: NodeJS.ProcessE
   const value = flag ?? (env.ACTORS_MUSIC_OUTPUT || undefined) ?? 'default'
   if ((OUTPUT_MODES as readonly string[]).includes(value)) return value as OutputMode
   const where = flag === undefined ? '$ACTORS_MUSIC_OUTPUT' : '--output'
-  throw usageError(`${where} is ${JSON.stringify(value)}`, `use ${OUTPUT_MODES.join(' or ')} (null plays in real time to no audio device)`)
+  throw usageError(
+    `${where} is ${JSON.stringify(value)}`,
+    `use ${OUTPUT_MODES.join(' or ')} (null plays in real time to no audio device)`,
+  )
 }
 
 /** Whether this process is the service of the Run whose state dir is `stateDir`. */
@@ -83,7 +86,10 @@ interface PlaybackPlan {
 
 /** Check the options, build the queue, pick the player and read the checkpoint (runPlayback's first part). */
 function planPlayback(options: RunPlaybackOptions, cwd: string): PlaybackPlan {
-  if (options.volume !== undefined && (!Number.isInteger(options.volume) || options.volume < 0 || options.volume > 100)) {
+  if (
+    options.volume !== undefined &&
+    (!Number.isInteger(options.volume) || options.volume < 0 || options.volume > 100)
+  ) {
     throw usageError(`--volume ${options.volume} is out of range`, 'give a whole percent from 0 to 100')
   }
   const output = resolveOutputMode(options.output)
@@ -110,7 +116,13 @@ function planPlayback(options: RunPlaybackOptions, cwd: string): PlaybackPlan {
 }
 
 /** The playback service of `plan`, working in `workDir` as service instance `serviceInstanceId`. */
-function newPlaybackService(options: RunPlaybackOptions, cwd: string, plan: PlaybackPlan, workDir: string, serviceInstanceId: string): PlaybackService {
+function newPlaybackService(
+  options: RunPlaybackOptions,
+  cwd: string,
+  plan: PlaybackPlan,
+  workDir: string,
+  serviceInstanceId: string,
+): PlaybackService {
   const {output, player, stateDir, runMode, resume} = plan
   return new PlaybackService({
     tracks: resume.tracks,
@@ -224,5 +236,9 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
       'check the tracks with the player directly, or try another --player (on a machine without a sound device: --output null)',
     )
   }
-  return {reason: outcome.reason, status: service.getStatus(), endpoint: runMode ? 'run' : stateDir ? 'standalone' : 'none'}
+  return {
+    reason: outcome.reason,
+    status: service.getStatus(),
+    endpoint: runMode ? 'run' : stateDir ? 'standalone' : 'none',
+  }
 }

@@ -58,7 +58,14 @@ export interface PlaybackOutcome {
 
 /** Pick the backend for a resolved player. */
 export function createBackend(options: PlaybackServiceOptions, events: BackendEvents): PlayerBackend {
-  const common = {tracks: options.tracks, loop: options.loop, output: options.output, executable: options.player.executable, workDir: options.workDir, events}
+  const common = {
+    tracks: options.tracks,
+    loop: options.loop,
+    output: options.output,
+    executable: options.player.executable,
+    workDir: options.workDir,
+    events,
+  }
   return options.player.name === 'mpv' ? new MpvBackend(common) : new ProcessBackend(options.player.name, common)
 }
 
@@ -129,7 +136,12 @@ export class PlaybackService {
   async start(): Promise<void> {
     const {start, volume} = this.options
     try {
-      await this.backend.start({index: start.index, positionSeconds: start.positionSeconds, paused: start.paused, volume})
+      await this.backend.start({
+        index: start.index,
+        positionSeconds: start.positionSeconds,
+        paused: start.paused,
+        volume,
+      })
     } catch (error) {
       await this.backend.stop().catch(() => {})
       this.finishWith({reason: `player failed to start: ${(error as Error).message}`, failed: true})
@@ -360,7 +372,8 @@ export class PlaybackService {
         this.status = projectStatus(this.status)
       }
       await this.backend.stop().catch(() => {})
-      if (reason === 'ended' && this.status.duration_seconds !== null) this.status.position_seconds = this.status.duration_seconds
+      if (reason === 'ended' && this.status.duration_seconds !== null)
+        this.status.position_seconds = this.status.duration_seconds
       this.status.state = 'stopped'
       this.status.reason = reason
       this.status.updated_at = new Date().toISOString()

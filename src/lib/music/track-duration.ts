@@ -11,7 +11,9 @@ const cache = new Map<Track, number | undefined>()
 
 function run(command: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
-    childProcess().execFile(command, args, {timeout: 5000, encoding: 'utf8'}, (error, stdout) => resolve(error ? undefined : stdout))
+    childProcess().execFile(command, args, {timeout: 5000, encoding: 'utf8'}, (error, stdout) =>
+      resolve(error ? undefined : stdout),
+    )
   })
 }
 

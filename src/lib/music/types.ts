@@ -11,7 +11,17 @@ export type PlayerChoice = PlayerName | 'auto'
 export const OUTPUT_MODES = ['default', 'null'] as const
 export type OutputMode = (typeof OUTPUT_MODES)[number]
 
-export const PLAYBACK_ACTIONS = ['play', 'pause', 'toggle', 'next', 'previous', 'seek', 'volume', 'stop', 'status'] as const
+export const PLAYBACK_ACTIONS = [
+  'play',
+  'pause',
+  'toggle',
+  'next',
+  'previous',
+  'seek',
+  'volume',
+  'stop',
+  'status',
+] as const
 export type PlaybackAction = (typeof PLAYBACK_ACTIONS)[number]
 
 /** Audio extensions a directory walk picks up (explicit files and playlist entries are taken as given). */
@@ -49,4 +59,6 @@ export interface PlaybackStatus {
 }
 
 /** A reply on either endpoint: one JSON line, at most 4 KiB. */
-export type PlaybackReply = ({ok: true; action: PlaybackAction} & {status: PlaybackStatus}) | {ok: false; error: string; code?: string; exit_code?: number}
+export type PlaybackReply =
+  | ({ok: true; action: PlaybackAction} & {status: PlaybackStatus})
+  | {ok: false; error: string; code?: string; exit_code?: number}

@@ -13,7 +13,8 @@ type BuiltinLoader = (id: string) => unknown
  * node:module, which with the module loader parts it pulls in costs most of a
  * millisecond of every command's start.
  */
-const load: BuiltinLoader = (process as unknown as {getBuiltinModule?: BuiltinLoader}).getBuiltinModule?.bind(process) ?? ((id) => require(id))
+const load: BuiltinLoader =
+  (process as unknown as {getBuiltinModule?: BuiltinLoader}).getBuiltinModule?.bind(process) ?? ((id) => require(id))
 
 export const nodeCrypto = () => load('node:crypto') as typeof import('node:crypto')
 export const childProcess = () => load('node:child_process') as typeof import('node:child_process')

@@ -69,7 +69,11 @@ export function refusedError(message: string, fix?: string, details?: Record<str
 
 /** A state file that is corrupt, oversized or of a foreign schema: fail closed, name the file. */
 export function corruptStateError(file: string, problem: string): ActorsError {
-  return new ActorsError(`${file}: ${problem}`, EXIT.failed, 'inspect or remove the file by hand; actors never guesses at damaged state')
+  return new ActorsError(
+    `${file}: ${problem}`,
+    EXIT.failed,
+    'inspect or remove the file by hand; actors never guesses at damaged state',
+  )
 }
 
 /**

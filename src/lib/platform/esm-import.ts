@@ -28,6 +28,8 @@ export function importView<T>(name: string): Promise<T> {
   if (process.env.NO_COLOR && process.env.FORCE_COLOR === undefined) process.env.FORCE_COLOR = '0'
   const here = fileURLToPath(import.meta.url)
   // In the bundle this module lives in dist/cli.cjs; in the sources in src/lib/.
-  const file = here.endsWith('.cjs') ? join(dirname(here), 'views', `${name}.js`) : join(dirname(here), '..', 'views', `${name}.tsx`)
+  const file = here.endsWith('.cjs')
+    ? join(dirname(here), 'views', `${name}.js`)
+    : join(dirname(here), '..', 'views', `${name}.tsx`)
   return importEsm<T>(pathToFileURL(file).href)
 }

@@ -47,7 +47,9 @@ export function fileKey(file: string): FileKey | undefined {
   }
   if (stats === undefined) return undefined
   // The same arithmetic as Node's own Stats (seconds and nanoseconds to ms), so both paths give equal keys.
-  return (stats[1] & S_IFMT) === S_IFREG ? [stats[7], stats[8], stats[12] * 1000 + stats[13] / 1e6, stats[14] * 1000 + stats[15] / 1e6] : undefined
+  return (stats[1] & S_IFMT) === S_IFREG
+    ? [stats[7], stats[8], stats[12] * 1000 + stats[13] / 1e6, stats[14] * 1000 + stats[15] / 1e6]
+    : undefined
 }
 
 /**

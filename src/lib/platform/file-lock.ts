@@ -3,7 +3,17 @@
  * holding the owner's process identity. A lock whose owner is dead (or whose
  * pid was recycled) is stale and is broken; a live owner is waited for.
  */
-import {closeSync, lstatSync, openSync, readFileSync, readlinkSync, renameSync, symlinkSync, unlinkSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  lstatSync,
+  openSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 
@@ -37,7 +47,8 @@ function tryAcquire(lockFile: string): boolean {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EEXIST') return false
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') return tryCreate(lockFile, identity)
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS')
+      return tryCreate(lockFile, identity)
     throw error
   }
 }

@@ -7,7 +7,10 @@
 const MIN_COLUMN = 4
 
 /** The width human tables must fit: $COLUMNS when it is a positive number, else the terminal's, else 80. */
-export function screenWidth(env: NodeJS.ProcessEnv = process.env, terminal?: {isTTY?: boolean; columns?: number}): number {
+export function screenWidth(
+  env: NodeJS.ProcessEnv = process.env,
+  terminal?: {isTTY?: boolean; columns?: number},
+): number {
   const columns = Number(env.COLUMNS)
   if (Number.isInteger(columns) && columns > 0) return columns
   // Read only: the terminal's width when stdout is one (nothing is written here).

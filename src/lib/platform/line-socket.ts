@@ -83,7 +83,13 @@ export function requestLine(path: string, request: string, options: RequestLineO
       else resolve(line!)
     }
     const timer = setTimeout(
-      () => finish(new LineSocketError(`no reply from ${path} within ${options.timeoutMs}ms`, connected ? 'timeout' : 'unreachable')),
+      () =>
+        finish(
+          new LineSocketError(
+            `no reply from ${path} within ${options.timeoutMs}ms`,
+            connected ? 'timeout' : 'unreachable',
+          ),
+        ),
       options.timeoutMs,
     )
     socket.on('connect', () => {
@@ -106,7 +112,13 @@ export function requestLine(path: string, request: string, options: RequestLineO
     })
     socket.on('error', (error: NodeJS.ErrnoException) => {
       const unreachable = !connected && UNREACHABLE_CODES.includes(error.code ?? '')
-      finish(new LineSocketError(`${path}: ${error.code ?? error.message}`, unreachable ? 'unreachable' : 'protocol', error.code))
+      finish(
+        new LineSocketError(
+          `${path}: ${error.code ?? error.message}`,
+          unreachable ? 'unreachable' : 'protocol',
+          error.code,
+        ),
+      )
     })
   })
 }
@@ -173,7 +185,11 @@ async function listenPrivately(server: Server, path: string): Promise<void> {
  * socket accepts. Handlers may run concurrently: callers that need order
  * serialise inside the handler.
  */
-export async function serveLines(path: string, handle: (line: string) => Promise<string>, options: ServeLinesOptions = {}): Promise<LineServer> {
+export async function serveLines(
+  path: string,
+  handle: (line: string) => Promise<string>,
+  options: ServeLinesOptions = {},
+): Promise<LineServer> {
   const maxLine = options.maxLine ?? MAX_REQUEST_BYTES
   const maxReply = options.maxReply ?? MAX_REPLY_BYTES
   const refuse = options.refuse ?? defaultRefusal

@@ -5,7 +5,19 @@
  * guessing.
  */
 import {randomHex} from './builtins.js'
-import {closeSync, constants, existsSync, fstatSync, fsyncSync, openSync, readSync, renameSync, statSync, unlinkSync, writeSync} from 'node:fs'
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  fsyncSync,
+  openSync,
+  readSync,
+  renameSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {corruptStateError, permissionDeniedError} from './errors.js'
 import {appendStateFile, linkedPathError, openStateFile} from './private-files.js'
@@ -79,7 +91,10 @@ export function parseJsonDocument<T = Record<string, unknown>>(file: string, tex
     throw corruptStateError(file, 'is not a JSON object')
   }
   if (schema !== undefined && (data as {schema?: unknown}).schema !== schema) {
-    throw corruptStateError(file, `has schema ${JSON.stringify((data as {schema?: unknown}).schema)}, expected "${schema}"`)
+    throw corruptStateError(
+      file,
+      `has schema ${JSON.stringify((data as {schema?: unknown}).schema)}, expected "${schema}"`,
+    )
   }
   return data as T
 }
@@ -135,7 +150,11 @@ let scratch: Buffer | undefined
  * end)`, valid only during the call) to `take`: a bulk reader that keeps
  * little of most files decides from the bytes without a copy.
  */
-export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes: Buffer, start: number, end: number) => T): T | undefined {
+export function readBoundedWith<T>(
+  file: string,
+  maxBytes: number,
+  take: (bytes: Buffer, start: number, end: number) => T,
+): T | undefined {
   // The last maxBytes of a file allowed at most maxBytes are all of it.
   const read = readFileEnd(file, maxBytes, maxBytes)
   return read && take(read.bytes, 0, read.length)
@@ -148,7 +167,11 @@ export function readBoundedWith<T>(file: string, maxBytes: number, take: (bytes:
  * and `length` costs no stat (see SMALL_FILE_BYTES). Fails closed, naming the
  * file: not a regular file, or larger than `maxBytes`.
  */
-export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_SAFE_INTEGER): {bytes: Buffer; start: number; length: number} | undefined {
+export function readFileEnd(
+  file: string,
+  length: number,
+  maxBytes = Number.MAX_SAFE_INTEGER,
+): {bytes: Buffer; start: number; length: number} | undefined {
   let fd: number
   try {
     fd = openForReading(file)
@@ -157,7 +180,10 @@ export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_
     if (code === 'ENOENT') return undefined
     if (code === 'ELOOP') throw linkedPathError(file)
     if (code === 'EACCES') throw permissionDeniedError(file)
-    throw corruptStateError(file, `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`)
+    throw corruptStateError(
+      file,
+      `cannot be read (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
+    )
   }
   try {
     scratch ??= Buffer.allocUnsafe(SMALL_FILE_BYTES)
@@ -167,12 +193,14 @@ export function readFileEnd(file: string, length: number, maxBytes = Number.MAX_
     try {
       n = readSync(fd, scratch, 0, request, 0)
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw corruptStateError(file, 'is a directory, not a file')
+      if ((error as NodeJS.ErrnoException).code === 'EISDIR')
+        throw corruptStateError(file, 'is a directory, not a file')
       n = -1
     }
     if (n > 0 && n < request && n <= maxBytes) return {bytes: scratch, start: 0, length: n}
     const stat = fstatSync(fd)
-    if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
+    if (!stat.isFile())
+      throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
     const size = stat.size
     if (size > maxBytes) throw corruptStateError(file, `is ${size} bytes, over the ${maxBytes}-byte limit`)
     const start = Math.max(0, size - length)

@@ -68,7 +68,8 @@ export function secondCoreAvailable(): boolean {
 export function shareWork<R>(work: SharedWork<R>): number {
   const chunks = Math.ceil(work.count / work.chunkSize)
   const shared = new Int32Array(new SharedArrayBuffer(4 * (OWNERS + chunks)))
-  const runChunk = (chunk: number) => work.runChunk(chunk * work.chunkSize, Math.min(work.count, (chunk + 1) * work.chunkSize))
+  const runChunk = (chunk: number) =>
+    work.runChunk(chunk * work.chunkSize, Math.min(work.count, (chunk + 1) * work.chunkSize))
   const started = work.worker && chunks > 1 ? startWorker(work.worker, shared, work.count, work.chunkSize) : undefined
   if (started) testLetWorkerGoFirst(shared)
   for (;;) {
@@ -81,7 +82,8 @@ export function shareWork<R>(work: SharedWork<R>): number {
   const {worker, port, threads} = started
   // Every chunk is taken now; those not taken here are the worker's, claimed or done (it may not have marked a claim yet).
   const theirs: number[] = []
-  for (let chunk = 0; chunk < chunks; chunk++) if (Atomics.load(shared, OWNERS + chunk) !== TAKEN_HERE) theirs.push(chunk)
+  for (let chunk = 0; chunk < chunks; chunk++)
+    if (Atomics.load(shared, OWNERS + chunk) !== TAKEN_HERE) theirs.push(chunk)
   let covered = 0
   if (theirs.length > 0) {
     const result = awaitWorker(shared, port, threads)
@@ -95,7 +97,8 @@ export function shareWork<R>(work: SharedWork<R>): number {
   }
   port.close()
   void worker.terminate()
-  if (testHook('sharedWork')) process.stderr.write(`actors: test: the worker's findings covered ${covered} of ${chunks} chunks\n`)
+  if (testHook('sharedWork'))
+    process.stderr.write(`actors: test: the worker's findings covered ${covered} of ${chunks} chunks\n`)
   return covered
 }
 
@@ -139,7 +142,11 @@ function awaitWorker(shared: Int32Array, port: MessagePort, threads: WorkerThrea
     if (state === FINISHED) return threads.receiveMessageOnPort(port)
     if (state === FAILED) return undefined
     const done = Atomics.load(shared, WORKER_DONE)
-    if (Atomics.wait(shared, WORKER_STATE, RUNNING, stallMs()) === 'timed-out' && Atomics.load(shared, WORKER_DONE) === done) return undefined
+    if (
+      Atomics.wait(shared, WORKER_STATE, RUNNING, stallMs()) === 'timed-out' &&
+      Atomics.load(shared, WORKER_DONE) === done
+    )
+      return undefined
   }
 }
 

@@ -21,19 +21,25 @@ export function renderBatchPlain(doc: BatchDocument): string {
   const counts = Object.entries(doc.counts)
     .sort(([a], [b]) => compareText(a, b))
     .map(([status, n]) => `${n} ${status}`)
-  const head = doc.members === 0 ? 'no finished Runs' : `${doc.members} Run${doc.members === 1 ? '' : 's'}: ${counts.join(', ')}`
-  lines.push(`${head}${doc.timed_out ? ' (timed out)' : ''}${doc.redelivered ? ' (redelivered)' : ''}  batch ${doc.batch_id.slice(0, 8)}`)
+  const head =
+    doc.members === 0 ? 'no finished Runs' : `${doc.members} Run${doc.members === 1 ? '' : 's'}: ${counts.join(', ')}`
+  lines.push(
+    `${head}${doc.timed_out ? ' (timed out)' : ''}${doc.redelivered ? ' (redelivered)' : ''}  batch ${doc.batch_id.slice(0, 8)}`,
+  )
   const levels = rowLevels(doc)
   const width = Math.min(40, Math.max(0, ...doc.rows.map((r, i) => rowLabel(r).length + levels[i] * 2)))
   doc.rows.forEach((row, i) => {
     const name = `${'  '.repeat(levels[i])}${rowLabel(row)}`.padEnd(width)
-    lines.push(`  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(row.summary)}`.trimEnd())
+    lines.push(
+      `  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(row.summary)}`.trimEnd(),
+    )
     const note = collectedNote(row)
     if (note) {
       const indent = '  '.repeat(levels[i] + 2)
       const runWidth = Math.min(40, Math.max(0, ...note.runs.map((r) => r.run.length)))
       lines.push(`${indent}${note.header}`)
-      for (const r of note.runs) lines.push(`${indent}↳ ${r.run.padEnd(runWidth)}  ${r.status.padEnd(9)} ${oneLine(r.summary)}`.trimEnd())
+      for (const r of note.runs)
+        lines.push(`${indent}↳ ${r.run.padEnd(runWidth)}  ${r.status.padEnd(9)} ${oneLine(r.summary)}`.trimEnd())
       if (note.more > 0) lines.push(`${indent}… ${note.more} more`)
     }
   })
@@ -48,7 +54,8 @@ export function renderBatchPlain(doc: BatchDocument): string {
   }
   if (doc.unknown.length > 0) lines.push(`unknown: ${doc.unknown.join(', ')}`)
   if (doc.already_reported.length > 0) lines.push(`already reported: ${doc.already_reported.join(', ')}`)
-  for (const a of doc.attention) lines.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
+  for (const a of doc.attention)
+    lines.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
   lines.push(`more: ${doc.hint}`)
   return lines.join('\n') + '\n'
 }

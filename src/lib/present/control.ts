@@ -20,7 +20,9 @@ function formatOutcome(outcome: ControlOutcome, to: TextSinks): string {
   }
   const note = outcome.fallback ? ` (kernel fallback: ${outcome.fallback})` : ''
   if (outcome.action === 'pause' || outcome.action === 'resume') {
-    to.note(`actors: ${outcome.action === 'pause' ? 'stopped' : 'continued'} ${outcome.signalled.length} process(es) of ${outcome.run}${note}\n`)
+    to.note(
+      `actors: ${outcome.action === 'pause' ? 'stopped' : 'continued'} ${outcome.signalled.length} process(es) of ${outcome.run}${note}\n`,
+    )
   } else {
     to.note(
       `actors: ${outcome.action} sent to ${outcome.signalled.length} process(es) of ${outcome.run}${note}${outcome.settled ? '' : '; result not recorded yet'}\n`,
@@ -38,7 +40,8 @@ function formatStatus(s: StatusResult): string {
     `processes:   ${s.pids.length ? s.pids.join(' ') : '-'}`,
     `actions:     ${s.actions.join(', ')}`,
   ]
-  if (s.identity_mismatch.length) lines.push(`mismatch:    ${s.identity_mismatch.join(' ')} (pid reused; never signalled)`)
+  if (s.identity_mismatch.length)
+    lines.push(`mismatch:    ${s.identity_mismatch.join(' ')} (pid reused; never signalled)`)
   if (s.endpoint) lines.push(`endpoint:    ${s.endpoint.path}${s.endpoint.current ? '' : ' (other generation)'}`)
   if (s.controls.pending) lines.push(`pending:     ${s.controls.pending} control(s)`)
   if (s.result)
@@ -54,13 +57,16 @@ function formatStatus(s: StatusResult): string {
 /** A service's reply: a playback line when it carries playback status, else the reply as one JSON line. */
 function formatReply(reply: Record<string, unknown>): string {
   const status = typeof reply.state === 'string' ? reply : (reply.status as Record<string, unknown> | undefined)
-  return status && typeof status === 'object' && typeof status.state === 'string' ? `${formatPlayback(status)}\n` : JSON.stringify(reply) + '\n'
+  return status && typeof status === 'object' && typeof status.state === 'string'
+    ? `${formatPlayback(status)}\n`
+    : JSON.stringify(reply) + '\n'
 }
 
 /** One line of playback status: state, position in the queue, track, time and volume. */
 function formatPlayback(p: Record<string, unknown>): string {
   const where = typeof p.index === 'number' && typeof p.count === 'number' ? ` ${p.index + 1}/${p.count}` : ''
   const clock = (seconds: unknown) => formatClock(typeof seconds === 'number' ? seconds : null)
-  const time = typeof p.position_seconds === 'number' ? `  ${clock(p.position_seconds)} / ${clock(p.duration_seconds)}` : ''
+  const time =
+    typeof p.position_seconds === 'number' ? `  ${clock(p.position_seconds)} / ${clock(p.duration_seconds)}` : ''
   return `${p.state}${where}${p.track ? `  ${p.track}` : ''}${time}${typeof p.volume === 'number' ? `  volume ${p.volume}` : ''}`
 }

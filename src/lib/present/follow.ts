@@ -55,7 +55,9 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
     plain: async () => {
       sayLaunched()
       // The bytes as the command wrote them (non-UTF-8 ones too), as `logs` without --follow prints them.
-      await streamChunks((chunk) => (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.bytes ?? chunk.text))
+      await streamChunks((chunk) =>
+        (chunk.stream === 'stderr' && streams.length > 1 ? writeNote : writeOut)(chunk.bytes ?? chunk.text),
+      )
       return stdoutGone().aborted ? undefined : plainEnd(dir)
     },
     ink: async () => {

@@ -40,7 +40,10 @@ export function plainListing(listing: RunListing, to: TextSinks, filters = ''): 
  * byte what jsonDocument() makes of `read()`'s listing, without building
  * it); otherwise the table of `read()`.
  */
-export function everyRunResult(printed: (print: (summary: object) => string) => PrintedListing, read: () => RunListing): DocumentResult<RunListing> {
+export function everyRunResult(
+  printed: (print: (summary: object) => string) => PrintedListing,
+  read: () => RunListing,
+): DocumentResult<RunListing> {
   return printedDocumentResult(read, () => printedDocument(printed((summary) => jsonAtDepth(summary, 2))), plainListing)
 }
 
@@ -109,12 +112,15 @@ export function plainDetail(d: RunDetail, to: TextSinks): void {
     `parent:     ${d.parent ?? '-'}`,
     `state dir:  ${d.state_dir}`,
   ]
-  if (describeWhere(d)) lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
+  if (describeWhere(d))
+    lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
   if (d.controls.length) lines.push(`controls:   ${d.controls.join(', ')}`)
-  for (const a of d.artifacts) lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
+  for (const a of d.artifacts)
+    lines.push(`artifact:   ${a.name} ${a.path} ${a.bytes ?? 'missing'} bytes ${a.sha256 ?? ''}`.trimEnd())
   if (d.trace.length) {
     lines.push('trace:')
-    for (const e of d.trace) lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${printableLine(e.summary)}` : ''}`)
+    for (const e of d.trace)
+      lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${printableLine(e.summary)}` : ''}`)
   }
   to.out(lines.join('\n') + '\n')
 }
@@ -170,8 +176,12 @@ function watchRuns<T extends WatchedListing>(home: string, read: () => T, view: 
     return undefined
   }
   return liveResult({
-    json: plainly((snapshot) => writeNdjson({type: 'snapshot', at: new Date(snapshot.readAt).toISOString(), ...snapshot.data})),
-    plain: plainly((snapshot, first) => writeOut((first ? '' : '\n') + (view.format(snapshot.data, snapshot) || '(no Runs)\n'))),
+    json: plainly((snapshot) =>
+      writeNdjson({type: 'snapshot', at: new Date(snapshot.readAt).toISOString(), ...snapshot.data}),
+    ),
+    plain: plainly((snapshot, first) =>
+      writeOut((first ? '' : '\n') + (view.format(snapshot.data, snapshot) || '(no Runs)\n')),
+    ),
     ink: async () => {
       const store: StateStore<T> = createStateStore(home, read, {tickMs: 1000})
       try {

@@ -34,7 +34,9 @@ export function plainLockStatus(status: LockView | {locks: LockView[]}, to: Text
 /** One line per lock for people: `repo  1/1  run:build-1 (lease 30s)  queue: pid:4242`. */
 export function formatLockLine(view: LockView, now = Date.now()): string {
   const holders = view.holders.map((h) =>
-    h.lease_expires_at ? `${h.holder} (lease ${Math.max(0, Math.round((Date.parse(h.lease_expires_at) - now) / 1000))}s)` : h.holder,
+    h.lease_expires_at
+      ? `${h.holder} (lease ${Math.max(0, Math.round((Date.parse(h.lease_expires_at) - now) / 1000))}s)`
+      : h.holder,
   )
   const queue = view.queue.length ? `  queue: ${view.queue.map((w) => w.holder).join(', ')}` : ''
   return `${view.lock}  ${view.held}/${view.slots}  ${holders.join(', ') || '-'}${queue}`

@@ -69,7 +69,8 @@ export async function copyLogToStdout(file: string, tail?: number): Promise<numb
   if (fd === undefined) return 0
   try {
     const stat = fstatSync(fd)
-    if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
+    if (!stat.isFile())
+      throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
     const buffer = Buffer.allocUnsafe(PIECE_BYTES)
     let offset = tail === undefined ? 0 : lastLinesOffset(fd, stat.size, tail, buffer)
     const from = offset

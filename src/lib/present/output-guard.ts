@@ -179,7 +179,12 @@ export function writeWhole(text: string | Uint8Array | Iterable<Uint8Array>, cal
  * given until it is written, so pieces that may share a buffer (`copy`) are
  * copied.
  */
-function toStream(pieces: Iterator<string | Uint8Array>, copy: boolean, callback?: WriteCallback, first?: Uint8Array): void {
+function toStream(
+  pieces: Iterator<string | Uint8Array>,
+  copy: boolean,
+  callback?: WriteCallback,
+  first?: Uint8Array,
+): void {
   const kept = (piece: string | Uint8Array) => (copy && typeof piece !== 'string' ? Buffer.from(piece) : piece)
   const all = first ? [kept(first)] : []
   for (let next = pieces.next(); !next.done; next = pieces.next()) all.push(kept(next.value))

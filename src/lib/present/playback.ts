@@ -19,17 +19,25 @@ export function formatTrackLine(index: number, count: number, track: string): st
 }
 
 /** Subscribe plain lines to `service`; returns the unsubscribe function. */
-export function renderPlainLines(service: PlaybackService, to: Pick<TextSinks, 'out' | 'note'> = {out: writeOut, note: writeNote}): () => void {
+export function renderPlainLines(
+  service: PlaybackService,
+  to: Pick<TextSinks, 'out' | 'note'> = {out: writeOut, note: writeNote},
+): () => void {
   return service.subscribe((status, event) => {
     if (event.type === 'track') to.out(formatTrackLine(event.index, status.count, event.track) + '\n')
     else if (event.type === 'warning') to.note(`actors: ${event.message}\n`)
     else if (event.type === 'stop')
-      to.note(`actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`)
+      to.note(
+        `actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`,
+      )
   })
 }
 
 /** Start playback with `start(onService)` (it resolves when playback ends) and show it; `ink: false` for `music serve`, whose log stays plain. */
-export function showPlayback(start: (onService: RunPlaybackOptions['onService']) => Promise<PlaybackRunResult>, options: {ink: boolean}): LiveResult {
+export function showPlayback(
+  start: (onService: RunPlaybackOptions['onService']) => Promise<PlaybackRunResult>,
+  options: {ink: boolean},
+): LiveResult {
   return liveResult({
     json: async () => documentResult(await start(() => {})),
     plain: async () => documentResult(await start((service) => renderPlainLines(service))),

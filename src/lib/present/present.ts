@@ -10,7 +10,12 @@ import {writeWhole} from './output-guard.js'
 import {printJson, writeNote, writeOut} from './write.js'
 
 /** The process's own stdout and stderr. */
-export const PROCESS_SINKS: TextSinks = {out: writeOut, note: writeNote, json: printJson, jsonText: (text) => writeWhole(text)}
+export const PROCESS_SINKS: TextSinks = {
+  out: writeOut,
+  note: writeNote,
+  json: printJson,
+  jsonText: (text) => writeWhole(text),
+}
 
 /** Show `result` in the mode that `--json`, stdout and the environment call for. */
 export async function present(result: CommandResult, json: boolean): Promise<void> {

@@ -13,7 +13,11 @@ export function plainRecipes(doc: RecipesDocument, to: TextSinks): void {
     to.out(`${formatDescription(doc)}\n`)
     return
   }
-  const rows = doc.recipes.map((r) => [r.name, r.args.join(' ') || '-', r.error ? `BROKEN: ${r.error}` : r.description || '-'])
+  const rows = doc.recipes.map((r) => [
+    r.name,
+    r.args.join(' ') || '-',
+    r.error ? `BROKEN: ${r.error}` : r.description || '-',
+  ])
   if (rows.length) to.out(`${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows, screenWidth())}\n`)
   else to.note('actors: no Recipes found (add YAML files to ./recipes or pass --recipes DIR)\n')
 }

@@ -19,11 +19,13 @@ export function reportError(
   // A path this user may not touch (another user's private state root) is named with a fix, not reported as a bug.
   // symlink(), link() and rename() name the path they make as `dest` (`path` is a lock's identity text, or the source).
   const denied = error.dest ?? error.path
-  if ((error.code === 'EACCES' || error.code === 'EPERM') && typeof denied === 'string') error = permissionDeniedError(denied)
+  if ((error.code === 'EACCES' || error.code === 'EPERM') && typeof denied === 'string')
+    error = permissionDeniedError(denied)
   if (isActorsError(error)) {
     process.exitCode = error.exitCode
     process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
-    if (json) printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
+    if (json)
+      printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
     return
   }
   const oclifExit = error.oclif?.exit

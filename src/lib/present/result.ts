@@ -64,7 +64,11 @@ export function documentResult<T>(
  * JSON mode prints `printed()` (see DocumentResult.printed), the plain face
  * gets `read()`, read once on first use.
  */
-export function printedDocumentResult<T>(read: () => T, printed: () => Iterable<Uint8Array>, plain: (document: T, to: TextSinks) => void): DocumentResult<T> {
+export function printedDocumentResult<T>(
+  read: () => T,
+  printed: () => Iterable<Uint8Array>,
+  plain: (document: T, to: TextSinks) => void,
+): DocumentResult<T> {
   let document: T | undefined
   return {
     kind: 'document',

@@ -37,7 +37,10 @@ export interface WatchChangesOptions<T extends WatchedListing> {
 }
 
 /** Show the store's Runs now and after every change until `signal` aborts. */
-export function watchRunChanges<T extends WatchedListing>(store: StateStore<T>, options: WatchChangesOptions<T>): Promise<void> {
+export function watchRunChanges<T extends WatchedListing>(
+  store: StateStore<T>,
+  options: WatchChangesOptions<T>,
+): Promise<void> {
   let lastKey: string | undefined
   const print = () => {
     const snapshot = store.snapshot()

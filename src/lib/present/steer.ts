@@ -25,7 +25,8 @@ export function plainRerun(started: NextGenerationResult, to: TextSinks): void {
 
 /** `adopt`: one line on stderr per adopted Run. */
 export function plainAdopted(reply: AdoptReply, to: TextSinks): void {
-  for (const a of reply.adopted) to.note(`actors: ${reply.parent} adopted ${a.run} (depth ${a.depth}, ${a.descendants} descendant(s))\n`)
+  for (const a of reply.adopted)
+    to.note(`actors: ${reply.parent} adopted ${a.run} (depth ${a.depth}, ${a.descendants} descendant(s))\n`)
 }
 
 /**
@@ -66,6 +67,10 @@ export function inboxFollow(follow: (print: (records: InboxRecord[]) => void) =>
 /** `close`: the Run id on stdout, what happened on stderr. */
 export function plainClosed(reply: CloseReply, to: TextSinks): void {
   to.out(`${reply.run}\n`)
-  const how = reply.already_closed ? 'was already closed' : reply.stopped ? `stopped (${reply.status}) and closed` : `closed (${reply.status})`
+  const how = reply.already_closed
+    ? 'was already closed'
+    : reply.stopped
+      ? `stopped (${reply.status}) and closed`
+      : `closed (${reply.status})`
   to.note(`actors: ${reply.run} ${how}; send, rerun and run --name of it are refused from now on\n`)
 }

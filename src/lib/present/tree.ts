@@ -22,7 +22,9 @@ export function renderForest(forest: TreeNode[]): string {
 
 function walk(node: TreeNode, lead: string, childLead: string, lines: string[]): void {
   const usage = node.usage === null ? '' : `  ${node.usage} tokens`
-  lines.push(`${lead}${displayRunName(node.run, node.generation)}  ${displayStatus(node)}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`)
+  lines.push(
+    `${lead}${displayRunName(node.run, node.generation)}  ${displayStatus(node)}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`,
+  )
   node.children.forEach((child, index) => {
     const last = index === node.children.length - 1
     walk(child, `${childLead}${last ? '└─ ' : '├─ '}`, `${childLead}${last ? '   ' : '│  '}`, lines)

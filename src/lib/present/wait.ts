@@ -28,7 +28,10 @@ export function waitResult(request: WaitRequest, showing: WaitShowing = {}): Liv
   const {extra, note} = showing
   const finish = (outcome: WaitOutcome) => exitResult(outcome.exitCode, outcomeNote(outcome, showing.timeout))
   return liveResult({
-    json: async () => finish(await waitForBatch(request, (doc: BatchDocument) => printJsonAcknowledged(extra ? {...doc, ...extra} : doc))),
+    json: async () =>
+      finish(
+        await waitForBatch(request, (doc: BatchDocument) => printJsonAcknowledged(extra ? {...doc, ...extra} : doc)),
+      ),
     plain: async () => {
       if (note) writeNote(note)
       return finish(await waitForBatch(request, (doc: BatchDocument) => writeStdout(renderBatchPlain(doc))))
@@ -47,7 +50,8 @@ function outcomeNote(outcome: WaitOutcome, timeout: string | undefined): string 
     const problem = unknownRunsProblem(doc)
     return `actors: ${problem.message}\n  fix: ${problem.fix}\n`
   }
-  if (outcome.exitCode === 124) return `actors: timed out after ${timeout} with nothing ready (${doc.pending_count} still live)\n`
+  if (outcome.exitCode === 124)
+    return `actors: timed out after ${timeout} with nothing ready (${doc.pending_count} still live)\n`
   return undefined
 }
 
@@ -56,7 +60,9 @@ async function waitForBatchLive(request: WaitRequest): Promise<WaitOutcome> {
   const {showWait} = await importView<typeof import('../../views/wait-live.js')>('wait-live')
   const store = createStateStore(request.home, () => listActiveSummaries(request.home), {tickMs: 1000})
   try {
-    return await showWait(store, {owner: request.owner, ids: request.ids, within: request.scope}, (print) => waitForBatch(request, print))
+    return await showWait(store, {owner: request.owner, ids: request.ids, within: request.scope}, (print) =>
+      waitForBatch(request, print),
+    )
   } finally {
     store.close()
   }

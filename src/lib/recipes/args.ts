@@ -25,7 +25,8 @@ export function parseArgType(text: string): ArgType {
     if (values.length === 0 || values.some((v) => v === '')) {
       throw new InputProblem(`enum type "${t}" has an empty value`, 'list the allowed values, e.g. enum(fast,slow)')
     }
-    if (new Set(values).size !== values.length) throw new InputProblem(`enum type "${t}" repeats a value`, 'list each value once')
+    if (new Set(values).size !== values.length)
+      throw new InputProblem(`enum type "${t}" repeats a value`, 'list each value once')
     return {enum: values}
   }
   throw new InputProblem(`unknown arg type "${t}"`, `use one of: ${TYPE_NAMES.join(', ')}`)
@@ -67,10 +68,16 @@ export function parseArgSpec(entry: unknown): ArgSpec {
   const name = (colon === -1 ? head : head.slice(0, colon)).trim()
   const type = colon === -1 ? 'string' : parseArgType(head.slice(colon + 1))
   if (!ARG_NAME.test(name)) {
-    throw new InputProblem(`arg name "${name}" is not valid`, 'use letters, digits and "_", starting with a letter or "_"')
+    throw new InputProblem(
+      `arg name "${name}" is not valid`,
+      'use letters, digits and "_", starting with a letter or "_"',
+    )
   }
   if ((RUNTIME_NAMES as readonly string[]).includes(name)) {
-    throw new InputProblem(`arg name "${name}" is reserved for a runtime value`, `pick another name (reserved: ${RUNTIME_NAMES.join(', ')})`)
+    throw new InputProblem(
+      `arg name "${name}" is reserved for a runtime value`,
+      `pick another name (reserved: ${RUNTIME_NAMES.join(', ')})`,
+    )
   }
   const spec: ArgSpec = {name, type}
   if (eq !== -1) {
@@ -111,7 +118,8 @@ export function convertArgValue(spec: ArgSpec, raw: string, cwd: string): unknow
       return resolvePath(raw, cwd)
     case 'int': {
       const n = Number(raw.trim())
-      if (!INT.test(raw.trim()) || !Number.isSafeInteger(n)) throw bad('an integer', 'use a whole number such as 3 or -1')
+      if (!INT.test(raw.trim()) || !Number.isSafeInteger(n))
+        throw bad('an integer', 'use a whole number such as 3 or -1')
       return n
     }
     case 'number': {
@@ -139,7 +147,10 @@ function parseArray(raw: string, bad: (expected: string, fix: string) => InputPr
     } catch {
       throw bad('a JSON array', 'use a JSON array of strings such as ["a b","c"], or a comma-separated list')
     }
-    if (!Array.isArray(parsed) || parsed.some((v) => typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')) {
+    if (
+      !Array.isArray(parsed) ||
+      parsed.some((v) => typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+    ) {
       throw bad('an array of strings', 'use a JSON array of strings such as ["a b","c"]')
     }
     return parsed.map(String)

@@ -40,7 +40,10 @@ export function describeRecipe(recipe: Recipe): RecipeDescription {
       ...('default' in a ? {default: a.default} : {}),
       spec: formatArgSpec(a),
     })),
-    plan: {mode: recipe.template !== undefined ? 'single' : recipe.sequence ? 'sequence' : 'parallel', steps: steps.map(stepWords)},
+    plan: {
+      mode: recipe.template !== undefined ? 'single' : recipe.sequence ? 'sequence' : 'parallel',
+      steps: steps.map(stepWords),
+    },
     timeout: recipe.timeout ?? null,
     retry: recipe.retry ?? 1,
     kill_grace: recipe.kill_grace ?? null,

@@ -82,13 +82,23 @@ function parseRecipeText(file: string): Record<string, unknown> {
     try {
       data = JSON.parse(text)
     } catch (error) {
-      throw recipeError(file, null, `is not valid JSON: ${(error as Error).message}`, 'fix the JSON syntax (a linter such as `jq . FILE` shows where)')
+      throw recipeError(
+        file,
+        null,
+        `is not valid JSON: ${(error as Error).message}`,
+        'fix the JSON syntax (a linter such as `jq . FILE` shows where)',
+      )
     }
   } else {
     const doc = yamlLibrary().parseDocument(text, {uniqueKeys: true, prettyErrors: true})
     if (doc.errors.length > 0) {
       const first = doc.errors[0].message.split('\n')[0].replace(/:$/, '')
-      throw recipeError(file, null, `is not valid YAML: ${first}`, 'fix the YAML syntax; quote strings that contain ": ", "{" or "#"')
+      throw recipeError(
+        file,
+        null,
+        `is not valid YAML: ${first}`,
+        'fix the YAML syntax; quote strings that contain ": ", "{" or "#"',
+      )
     }
     try {
       data = doc.toJS({maxAliasCount: 100})
@@ -157,8 +167,15 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   recipe.args = readArgs(data.args, fail)
 
   const kinds = (['template', 'sequence', 'parallel'] as const).filter((k) => data[k] !== undefined)
-  if (kinds.length === 0) throw recipeError(file, 'template', 'is missing', 'give exactly one of template, sequence or parallel, e.g. template: echo hello')
-  if (kinds.length > 1) throw fail(kinds[1], `cannot be combined with "${kinds[0]}"`, 'give exactly one of template, sequence or parallel')
+  if (kinds.length === 0)
+    throw recipeError(
+      file,
+      'template',
+      'is missing',
+      'give exactly one of template, sequence or parallel, e.g. template: echo hello',
+    )
+  if (kinds.length > 1)
+    throw fail(kinds[1], `cannot be combined with "${kinds[0]}"`, 'give exactly one of template, sequence or parallel')
   const kind = kinds[0]
   if (kind === 'template') {
     recipe.template = readTemplate(data.template, 'template', fail)
@@ -187,11 +204,16 @@ function readLimits(data: Record<string, unknown>, recipe: Recipe, fail: Fail): 
   for (const field of ['timeout', 'kill_grace'] as const) {
     const value = data[field]
     if (value === undefined) continue
-    if (typeof value !== 'string' && typeof value !== 'number') throw fail(field, 'is not a duration', 'use 500ms, 30s, 5m, 1h or a number of seconds')
+    if (typeof value !== 'string' && typeof value !== 'number')
+      throw fail(field, 'is not a duration', 'use 500ms, 30s, 5m, 1h or a number of seconds')
     try {
       parseDuration(value, field)
     } catch (error) {
-      throw fail(field, `${JSON.stringify(value)} is not a valid duration`, (error as ActorsError).fix ?? 'use 500ms, 30s, 5m, 1h')
+      throw fail(
+        field,
+        `${JSON.stringify(value)} is not a valid duration`,
+        (error as ActorsError).fix ?? 'use 500ms, 30s, 5m, 1h',
+      )
     }
     recipe[field] = value
   }
@@ -212,19 +234,28 @@ function readLimits(data: Record<string, unknown>, recipe: Recipe, fail: Fail): 
 /** `cwd`, `env` and `artifacts`: where the Run works and what it names. */
 function readPlace(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.cwd !== undefined) {
-    if (typeof data.cwd !== 'string' || data.cwd === '') throw fail('cwd', 'is not a non-empty string', 'give a directory, e.g. cwd: "{recipe_dir}"')
+    if (typeof data.cwd !== 'string' || data.cwd === '')
+      throw fail('cwd', 'is not a non-empty string', 'give a directory, e.g. cwd: "{recipe_dir}"')
     recipe.cwd = data.cwd
   }
 
-  if (data.env !== undefined) recipe.env = readStringMap(data.env, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")', fail)
+  if (data.env !== undefined)
+    recipe.env = readStringMap(data.env, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")', fail)
   if (data.artifacts !== undefined)
-    recipe.artifacts = readStringMap(data.artifacts, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")', fail)
+    recipe.artifacts = readStringMap(
+      data.artifacts,
+      'artifacts',
+      ARTIFACT_NAME,
+      'an artifact name (letters, digits, "_", "." and "-")',
+      fail,
+    )
 }
 
 /** `control`: the actions the Run declares (any but kill, each once). */
 function readControl(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.control !== undefined) {
-    if (!Array.isArray(data.control)) throw fail('control', 'is not a list of action names', 'write control: [next, prev]')
+    if (!Array.isArray(data.control))
+      throw fail('control', 'is not a list of action names', 'write control: [next, prev]')
     for (const action of data.control) {
       if (typeof action !== 'string' || !isActionName(action)) {
         throw fail(
@@ -242,7 +273,8 @@ function readControl(data: Record<string, unknown>, recipe: Recipe, fail: Fail):
         )
       }
     }
-    if (new Set(data.control).size !== data.control.length) throw fail('control', 'lists an action twice', 'list each action once')
+    if (new Set(data.control).size !== data.control.length)
+      throw fail('control', 'lists an action twice', 'list each action once')
     recipe.control = data.control as string[]
   }
 }
@@ -251,13 +283,21 @@ function readControl(data: Record<string, unknown>, recipe: Recipe, fail: Fail):
 function readFlags(data: Record<string, unknown>, recipe: Recipe, fail: Fail): void {
   if (data.singleton !== undefined) {
     if (typeof data.singleton !== 'boolean')
-      throw fail('singleton', `${JSON.stringify(data.singleton)} is not true or false`, 'write singleton: true or singleton: false')
+      throw fail(
+        'singleton',
+        `${JSON.stringify(data.singleton)} is not true or false`,
+        'write singleton: true or singleton: false',
+      )
     recipe.singleton = data.singleton
   }
 
   if (data.notification !== undefined) {
     if (data.notification !== 'normal' && data.notification !== 'silent') {
-      throw fail('notification', `${JSON.stringify(data.notification)} is not normal or silent`, 'write notification: normal or notification: silent')
+      throw fail(
+        'notification',
+        `${JSON.stringify(data.notification)} is not normal or silent`,
+        'write notification: normal or notification: silent',
+      )
     }
     recipe.notification = data.notification
   }
@@ -276,7 +316,11 @@ function readSteering(data: Record<string, unknown>, recipe: Recipe, fail: Fail)
   }
   if (data.resume !== undefined) {
     if (typeof data.resume !== 'boolean')
-      throw fail('resume', `${JSON.stringify(data.resume)} is not true or false`, 'write resume: false to refuse resuming a finished Run with `actors send`')
+      throw fail(
+        'resume',
+        `${JSON.stringify(data.resume)} is not true or false`,
+        'write resume: false to refuse resuming a finished Run with `actors send`',
+      )
     recipe.resume = data.resume
   }
 }
@@ -295,12 +339,19 @@ function readArgs(value: unknown, fail: Fail): ArgSpec[] {
       throw error
     }
     const name = specs.at(-1)!.name
-    if (specs.filter((s) => s.name === name).length > 1) throw fail('args', `declares "${name}" twice`, 'declare each arg once')
+    if (specs.filter((s) => s.name === name).length > 1)
+      throw fail('args', `declares "${name}" twice`, 'declare each arg once')
   }
   return specs
 }
 
-function readStringMap(value: unknown, field: string, keyPattern: RegExp, keyWhat: string, fail: Fail): Record<string, string> {
+function readStringMap(
+  value: unknown,
+  field: string,
+  keyPattern: RegExp,
+  keyWhat: string,
+  fail: Fail,
+): Record<string, string> {
   if (value === null || typeof value !== 'object' || Array.isArray(value))
     throw fail(field, 'is not a mapping of names to strings', `write ${field}: {NAME: value}`)
   const out: Record<string, string> = {}
@@ -327,7 +378,11 @@ function checkPlaceholders(recipe: Recipe, fail: Fail): void {
     for (const name of names) {
       if (!known.includes(name) && !(inRepeat && name === 'iteration')) {
         const hint = name === 'iteration' ? '{iteration} is known only inside a repeat body; ' : ''
-        throw fail(field, `uses unknown placeholder {${name}}`, `${hint}${didYouMean(name, known)}declare it under args, or use one of: ${known.join(', ')}`)
+        throw fail(
+          field,
+          `uses unknown placeholder {${name}}`,
+          `${hint}${didYouMean(name, known)}declare it under args, or use one of: ${known.join(', ')}`,
+        )
       }
     }
   }
@@ -335,7 +390,8 @@ function checkPlaceholders(recipe: Recipe, fail: Fail): void {
     recipe.template !== undefined
       ? [{field: 'template', template: recipe.template, inRepeat: false}]
       : stepTemplates(recipe.sequence ?? recipe.parallel ?? [], recipe.sequence ? 'sequence' : 'parallel', false)
-  for (const {field, template, inRepeat} of templates) for (const word of templateWords(template)) check(field, word, inRepeat)
+  for (const {field, template, inRepeat} of templates)
+    for (const word of templateWords(template)) check(field, word, inRepeat)
   if (recipe.cwd !== undefined) check('cwd', recipe.cwd)
   for (const [key, v] of Object.entries(recipe.env ?? {})) check(`env.${key}`, v)
   for (const [key, v] of Object.entries(recipe.artifacts ?? {})) check(`artifacts.${key}`, v)

@@ -66,7 +66,9 @@ function renderStep(step: Step, path: string, scope: Scope, ctx: Context): PlanN
     const from = ctx.chain[ctx.chain.length - 1]
     const used = findUsedRecipe(step.use, from, `${path}.use`)
     refuseUseCycle(ctx.chain, used, `${path}.use`)
-    const assignments = Object.entries(step.with).flatMap(([name, v]) => (Array.isArray(v) ? v : [v]).map((word) => `${name}=${renderString(word, scope)}`))
+    const assignments = Object.entries(step.with).flatMap(([name, v]) =>
+      (Array.isArray(v) ? v : [v]).map((word) => `${name}=${renderString(word, scope)}`),
+    )
     let usedScope: Scope
     try {
       usedScope = ctx.bind(used, assignments)
@@ -89,7 +91,12 @@ function command(template: Template, path: string, scope: Scope, ctx: Context): 
   const argv = templateWords(template).flatMap((w) => renderWord(w, scope))
   const file = ctx.chain[ctx.chain.length - 1].file
   if (argv.length === 0 || argv[0] === '') {
-    throw recipeError(file, path, 'renders to an empty command', 'give the command a non-empty first word (an empty array arg cannot be the whole command)')
+    throw recipeError(
+      file,
+      path,
+      'renders to an empty command',
+      'give the command a non-empty first word (an empty array arg cannot be the whole command)',
+    )
   }
   if (ctx.steps.length >= MAX_PLAN_COMMANDS) {
     throw recipeError(

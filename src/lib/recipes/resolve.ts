@@ -27,7 +27,9 @@ function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, st
         recipe.file,
         null,
         `argument ${JSON.stringify(word)} is not NAME=VALUE`,
-        names.length ? `pass values as NAME=VALUE; this Recipe takes: ${recipe.args.map(formatArgSpec).join(', ')}` : 'this Recipe takes no args',
+        names.length
+          ? `pass values as NAME=VALUE; this Recipe takes: ${recipe.args.map(formatArgSpec).join(', ')}`
+          : 'this Recipe takes no args',
       )
     }
     const name = word.slice(0, eq)
@@ -49,7 +51,12 @@ function parseAssignments(recipe: Recipe, assignments: string[]): Map<string, st
 }
 
 /** Type-check and default the values of one Recipe (the launched one, or one a `use` step imports). */
-function bindValues(recipe: Recipe, assignments: string[], callerCwd: string, previous?: Record<string, unknown>): Record<string, unknown> {
+function bindValues(
+  recipe: Recipe,
+  assignments: string[],
+  callerCwd: string,
+  previous?: Record<string, unknown>,
+): Record<string, unknown> {
   const given = parseAssignments(recipe, assignments)
   const values: Record<string, unknown> = {}
   for (const spec of recipe.args) {
@@ -64,7 +71,12 @@ function bindValues(recipe: Recipe, assignments: string[], callerCwd: string, pr
       } else if ('default' in spec) {
         values[spec.name] = spec.type === 'path' ? resolvePath(String(spec.default), callerCwd) : spec.default
       } else {
-        throw recipeError(recipe.file, null, `arg "${spec.name}" is required by Recipe ${recipe.name}`, `pass ${spec.name}=VALUE (${formatArgSpec(spec)})`)
+        throw recipeError(
+          recipe.file,
+          null,
+          `arg "${spec.name}" is required by Recipe ${recipe.name}`,
+          `pass ${spec.name}=VALUE (${formatArgSpec(spec)})`,
+        )
       }
     } catch (error) {
       if (error instanceof InputProblem) {
@@ -82,7 +94,12 @@ function bindValues(recipe: Recipe, assignments: string[], callerCwd: string, pr
  * `path` values and a relative `cwd` resolve against the caller's cwd
  * (`runtime.cwd`, default `process.cwd()`).
  */
-export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: RuntimeValues, previous?: Record<string, unknown>): ResolvedRecipe {
+export function resolveRecipe(
+  recipe: Recipe,
+  assignments: string[],
+  runtime: RuntimeValues,
+  previous?: Record<string, unknown>,
+): ResolvedRecipe {
   const callerCwd = runtime.cwd ?? process.cwd()
   const values = bindValues(recipe, assignments, callerCwd, previous)
 
@@ -101,20 +118,26 @@ export function resolveRecipe(recipe: Recipe, assignments: string[], runtime: Ru
     plan,
     env: Object.fromEntries(Object.entries(recipe.env ?? {}).map(([k, v]) => [k, renderString(v, scope)])),
     retry: recipe.retry ?? 1,
-    killGraceMs: recipe.kill_grace !== undefined ? parseDuration(recipe.kill_grace, 'kill_grace') : DEFAULT_KILL_GRACE_MS,
+    killGraceMs:
+      recipe.kill_grace !== undefined ? parseDuration(recipe.kill_grace, 'kill_grace') : DEFAULT_KILL_GRACE_MS,
     control: [...recipe.control],
     singleton: recipe.singleton,
     notification: recipe.notification,
     ...(recipe.inbox ? {inbox: recipe.inbox} : {}),
     ...(recipe.resume === false ? {resume: false} : {}),
   }
-  if (recipe.locks?.length) resolved.locks = renderRecipeLocks(recipe, scope, (field, problem, fix) => recipeError(recipe.file, field, problem, fix)) // [locks]
+  if (recipe.locks?.length)
+    resolved.locks = renderRecipeLocks(recipe, scope, (field, problem, fix) =>
+      recipeError(recipe.file, field, problem, fix),
+    ) // [locks]
   if (recipe.cwd !== undefined) resolved.cwd = resolve(callerCwd, renderString(recipe.cwd, scope))
   if (recipe.executor) resolved.executor = recipe.executor
   if (recipe.limits) resolved.limits = normaliseRecipeLimits(recipe.limits) // [containment]
   if (recipe.timeout !== undefined) resolved.timeoutMs = parseDuration(recipe.timeout, 'timeout')
   if (recipe.artifacts) {
-    resolved.artifacts = Object.fromEntries(Object.entries(recipe.artifacts).map(([k, v]) => [k, renderString(v, scope)]))
+    resolved.artifacts = Object.fromEntries(
+      Object.entries(recipe.artifacts).map(([k, v]) => [k, renderString(v, scope)]),
+    )
   }
   return resolved
 }

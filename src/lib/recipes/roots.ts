@@ -70,8 +70,12 @@ function isRecipeFile(path: string): boolean {
  */
 export function findRecipe(name: string, roots: RecipeRoot[], cwd = process.cwd()): Recipe {
   const direct = resolve(cwd, name)
-  if ((RECIPE_EXTENSIONS as readonly string[]).includes(extname(name)) && (name.includes('/') || isRecipeFile(direct))) {
-    if (!isRecipeFile(direct)) throw usageError(`Recipe file ${name} does not exist`, 'check the path, or list Recipes with `actors recipes`')
+  if (
+    (RECIPE_EXTENSIONS as readonly string[]).includes(extname(name)) &&
+    (name.includes('/') || isRecipeFile(direct))
+  ) {
+    if (!isRecipeFile(direct))
+      throw usageError(`Recipe file ${name} does not exist`, 'check the path, or list Recipes with `actors recipes`')
     return loadRecipeFile(direct, resolve(direct, '..'))
   }
   const segments = name.split('/')
@@ -126,7 +130,10 @@ function walk(dir: string, root: string, depth: number, out: Array<{name: string
     const path = join(dir, entry.name)
     if (entry.isDirectory()) {
       if (depth < MAX_DEPTH) walk(path, root, depth + 1, out)
-    } else if ((RECIPE_EXTENSIONS as readonly string[]).includes(extname(entry.name)) && (entry.isFile() || isRecipeFile(path))) {
+    } else if (
+      (RECIPE_EXTENSIONS as readonly string[]).includes(extname(entry.name)) &&
+      (entry.isFile() || isRecipeFile(path))
+    ) {
       out.push({name: recipeNameOf(path, root), file: path})
     }
   }
@@ -159,7 +166,13 @@ export function listRecipes(roots: RecipeRoot[]): RecipeListing[] {
         byName.set(name, {...base, description: recipe.description, args: recipe.args.map(formatArgSpec)})
       } catch (error) {
         if (!isActorsError(error)) throw error
-        byName.set(name, {...base, description: '', args: [], error: error.message, ...(error.fix ? {fix: error.fix} : {})})
+        byName.set(name, {
+          ...base,
+          description: '',
+          args: [],
+          error: error.message,
+          ...(error.fix ? {fix: error.fix} : {}),
+        })
       }
     }
   }

@@ -48,13 +48,18 @@ export function readTemplate(value: unknown, field: string, fail: Fail): Templat
     try {
       words = shellSplit(value)
     } catch (error) {
-      throw fail(field, `cannot be split into words: ${(error as Error).message}`, 'close every quote; or write the template as a list of argv words')
+      throw fail(
+        field,
+        `cannot be split into words: ${(error as Error).message}`,
+        'close every quote; or write the template as a list of argv words',
+      )
     }
     if (words.length === 0) throw fail(field, 'is empty', 'give the command to run, e.g. echo hello')
     return value
   }
   if (Array.isArray(value)) {
-    if (value.length === 0) throw fail(field, 'is an empty list', 'give the command and its arguments, e.g. [echo, hello]')
+    if (value.length === 0)
+      throw fail(field, 'is an empty list', 'give the command and its arguments, e.g. [echo, hello]')
     return value.map((word) => {
       if (typeof word === 'string') return word
       if (typeof word === 'number' || typeof word === 'boolean') return String(word)
@@ -89,7 +94,11 @@ export function readStepList(value: unknown, field: string, fail: Fail): Step[] 
 function readRepeat(step: Record<string, unknown>, field: string, fail: Fail): RepeatStep {
   if (Object.keys(step).length !== 1) {
     const extra = Object.keys(step).find((k) => k !== 'repeat')
-    throw fail(field, `cannot stand beside "${extra}" in one step`, 'put times, template or sequence and continue_on_failure inside repeat: {...}')
+    throw fail(
+      field,
+      `cannot stand beside "${extra}" in one step`,
+      'put times, template or sequence and continue_on_failure inside repeat: {...}',
+    )
   }
   const body = step.repeat
   if (body === null || typeof body !== 'object' || Array.isArray(body))
@@ -97,7 +106,11 @@ function readRepeat(step: Record<string, unknown>, field: string, fail: Fail): R
   const spec = body as Record<string, unknown>
   for (const key of Object.keys(spec)) {
     if (!(REPEAT_FIELDS as readonly string[]).includes(key))
-      throw fail(`${field}.${key}`, 'is not a repeat field', `${didYouMean(key, REPEAT_FIELDS)}allowed: ${REPEAT_FIELDS.join(', ')}`)
+      throw fail(
+        `${field}.${key}`,
+        'is not a repeat field',
+        `${didYouMean(key, REPEAT_FIELDS)}allowed: ${REPEAT_FIELDS.join(', ')}`,
+      )
   }
   const times = spec.times
   if (typeof times !== 'number' || !Number.isInteger(times) || times < 1 || times > MAX_REPEAT_TIMES) {
@@ -131,27 +144,49 @@ function readRepeat(step: Record<string, unknown>, field: string, fail: Fail): R
 function readUse(step: Record<string, unknown>, field: string, fail: Fail): UseStep {
   for (const key of Object.keys(step)) {
     if (!(USE_FIELDS as readonly string[]).includes(key))
-      throw fail(`${field}.${key}`, 'is not a use field', `${didYouMean(key, USE_FIELDS)}allowed: ${USE_FIELDS.join(', ')}`)
+      throw fail(
+        `${field}.${key}`,
+        'is not a use field',
+        `${didYouMean(key, USE_FIELDS)}allowed: ${USE_FIELDS.join(', ')}`,
+      )
   }
   if (typeof step.use !== 'string' || step.use.trim() === '')
-    throw fail(`${field}.use`, 'is not a Recipe name', 'write use: NAME, a Recipe below the same root (e.g. use: hello)')
+    throw fail(
+      `${field}.use`,
+      'is not a Recipe name',
+      'write use: NAME, a Recipe below the same root (e.g. use: hello)',
+    )
   const given = step.with ?? {}
   if (given === null || typeof given !== 'object' || Array.isArray(given))
     throw fail(`${field}.with`, 'is not a mapping of arg names to values', 'write with: {name: value}')
   const values: Record<string, string | string[]> = {}
   for (const [name, value] of Object.entries(given)) {
-    if (!ARG_NAME.test(name)) throw fail(`${field}.with`, `"${name}" is not an arg name`, 'use the used Recipe\'s arg names (letters, digits, "_")')
-    const scalar = (v: unknown) => (typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined)
+    if (!ARG_NAME.test(name))
+      throw fail(
+        `${field}.with`,
+        `"${name}" is not an arg name`,
+        'use the used Recipe\'s arg names (letters, digits, "_")',
+      )
+    const scalar = (v: unknown) =>
+      typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined
     const list = Array.isArray(value) ? value.map(scalar) : [scalar(value)]
     if (list.some((v) => v === undefined))
-      throw fail(`${field}.with.${name}`, `${JSON.stringify(value)} is not a string, number, bool or list of them`, 'write a plain value, e.g. name: world')
+      throw fail(
+        `${field}.with.${name}`,
+        `${JSON.stringify(value)} is not a string, number, bool or list of them`,
+        'write a plain value, e.g. name: world',
+      )
     values[name] = Array.isArray(value) ? (list as string[]) : (list[0] as string)
   }
   return {use: step.use.trim(), with: values}
 }
 
 /** Every template in a list of steps with its field name and whether `{iteration}` is known there (placeholder checks). */
-export function stepTemplates(steps: Step[], field: string, inRepeat: boolean): Array<{field: string; template: Template; inRepeat: boolean}> {
+export function stepTemplates(
+  steps: Step[],
+  field: string,
+  inRepeat: boolean,
+): Array<{field: string; template: Template; inRepeat: boolean}> {
   return steps.flatMap((step, i) => {
     const here = `${field}[${i}]`
     if (isRepeat(step)) {
@@ -160,7 +195,12 @@ export function stepTemplates(steps: Step[], field: string, inRepeat: boolean): 
         ? [{field: `${here}.repeat.template`, template, inRepeat: true}]
         : stepTemplates(sequence ?? [], `${here}.repeat.sequence`, true)
     }
-    if (isUse(step)) return Object.entries(step.with).map(([name, v]) => ({field: `${here}.with.${name}`, template: Array.isArray(v) ? v : [v], inRepeat}))
+    if (isUse(step))
+      return Object.entries(step.with).map(([name, v]) => ({
+        field: `${here}.with.${name}`,
+        template: Array.isArray(v) ? v : [v],
+        inRepeat,
+      }))
     return [{field: here, template: step, inRepeat}]
   })
 }
@@ -169,10 +209,18 @@ export function stepTemplates(steps: Step[], field: string, inRepeat: boolean): 
 export function stepWords(step: Step): string[] {
   if (isRepeat(step)) {
     const {times, template, sequence, continue_on_failure: cof} = step.repeat
-    const body = template !== undefined ? templateWords(template) : (sequence ?? []).flatMap((s, i) => [...(i > 0 ? [';'] : []), ...stepWords(s)])
+    const body =
+      template !== undefined
+        ? templateWords(template)
+        : (sequence ?? []).flatMap((s, i) => [...(i > 0 ? [';'] : []), ...stepWords(s)])
     return [`repeat(${times}${cof ? ', continue_on_failure' : ''}):`, ...body]
   }
-  if (isUse(step)) return ['use:', step.use, ...Object.entries(step.with).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`)]
+  if (isUse(step))
+    return [
+      'use:',
+      step.use,
+      ...Object.entries(step.with).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(',') : v}`),
+    ]
   return templateWords(step)
 }
 

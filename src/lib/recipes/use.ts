@@ -30,7 +30,11 @@ export function findUsedRecipe(name: string, from: Recipe, field: string): Recip
   const fail = (problem: string, fix: string) => recipeError(from.file, field, problem, fix)
   if ((RECIPE_EXTENSIONS as readonly string[]).includes(extname(name))) {
     const file = resolve(dirname(from.file), name)
-    if (!isFile(file)) throw fail(`uses ${name}, which does not exist`, 'give a path relative to this Recipe file, or a Recipe name such as hello')
+    if (!isFile(file))
+      throw fail(
+        `uses ${name}, which does not exist`,
+        'give a path relative to this Recipe file, or a Recipe name such as hello',
+      )
     return loadRecipeFile(file, dirname(file))
   }
   const segments = name.split('/')
@@ -62,7 +66,12 @@ export function refuseUseCycle(chain: Recipe[], used: Recipe, field: string): vo
   if (!chain.some((r) => r.file === used.file)) return
   const names = [...chain.map((r) => r.name), used.name].join(' -> ')
   const from = chain[chain.length - 1]
-  throw recipeError(from.file, field, `makes a cycle of use: ${names}`, 'break the cycle: a Recipe may not use itself, directly or through others')
+  throw recipeError(
+    from.file,
+    field,
+    `makes a cycle of use: ${names}`,
+    'break the cycle: a Recipe may not use itself, directly or through others',
+  )
 }
 
 /** The steps of a Recipe with the field name each stands at, repeat bodies included. */
@@ -102,18 +111,23 @@ function checkWith(recipe: Recipe, used: Recipe, step: UseStep, field: string): 
         `${didYouMean(name, declared)}${declared.length ? `its args: ${used.args.map(formatArgSpec).join(', ')}` : 'it takes no args'}`,
       )
     const values = Array.isArray(value) ? value : [value]
-    if (values.length > 1 && spec.type !== 'array') throw fail(`gives several values for "${name}" (${formatArgSpec(spec)})`, `give ${name} one value`)
+    if (values.length > 1 && spec.type !== 'array')
+      throw fail(`gives several values for "${name}" (${formatArgSpec(spec)})`, `give ${name} one value`)
     for (const v of values) {
       if (placeholdersOf(v).length > 0) continue
       try {
         convertArgValue(spec, v, dirname(recipe.file))
       } catch (error) {
-        if (error instanceof InputProblem) throw fail(`arg "${name}" of Recipe ${used.name} (${formatArgSpec(spec)}): ${error.message}`, error.fix)
+        if (error instanceof InputProblem)
+          throw fail(`arg "${name}" of Recipe ${used.name} (${formatArgSpec(spec)}): ${error.message}`, error.fix)
         throw error
       }
     }
   }
   const missing = used.args.find((a) => !('default' in a) && !(a.name in step.with))
   if (missing)
-    throw fail(`does not give "${missing.name}", which Recipe ${used.name} requires`, `add ${missing.name}: VALUE (${formatArgSpec(missing)}) under with:`)
+    throw fail(
+      `does not give "${missing.name}", which Recipe ${used.name} requires`,
+      `add ${missing.name}: VALUE (${formatArgSpec(missing)}) under with:`,
+    )
 }

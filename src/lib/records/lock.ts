@@ -100,7 +100,8 @@ export function holderLabel(holder: HolderRef): string {
 /** Whether two refs name the same holder (a Run's instance, a process's identity, a name). */
 export function sameHolder(a: HolderRef, b: HolderRef): boolean {
   if (a.kind === 'run' && b.kind === 'run') return a.run_instance_id === b.run_instance_id
-  if (a.kind === 'process' && b.kind === 'process') return a.pid === b.pid && a.start === b.start && (a.boot ?? '') === (b.boot ?? '')
+  if (a.kind === 'process' && b.kind === 'process')
+    return a.pid === b.pid && a.start === b.start && (a.boot ?? '') === (b.boot ?? '')
   if (a.kind === 'named' && b.kind === 'named') return a.id === b.id
   return false
 }

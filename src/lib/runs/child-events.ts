@@ -36,7 +36,11 @@ function traceChildEvent(
 }
 
 /** A child launched from inside the parent in `parentDir`, or adopted into it (`adopted: true`). Never throws. */
-export function traceChildStarted(parentDir: string, child: {run: string; run_instance_id: string; status: string}, extra: {adopted?: boolean} = {}): void {
+export function traceChildStarted(
+  parentDir: string,
+  child: {run: string; run_instance_id: string; status: string},
+  extra: {adopted?: boolean} = {},
+): void {
   const how = extra.adopted ? 'adopted' : child.status === 'queued' ? 'queued' : 'started'
   traceChildEvent(parentDir, 'runtime.child_started', `child ${child.run} ${how}`, {
     run: child.run,

@@ -74,7 +74,12 @@ export interface Descendant extends RunState {
  * child being launched right now (created, started, not yet journaled) is
  * waited for and found: a tree's stop must not miss it.
  */
-export function collectDescendants(home: string, dir: string, meta: Pick<RunMeta, 'run_instance_id'>, options: {settled?: boolean} = {}): Descendant[] {
+export function collectDescendants(
+  home: string,
+  dir: string,
+  meta: Pick<RunMeta, 'run_instance_id'>,
+  options: {settled?: boolean} = {},
+): Descendant[] {
   const out: Descendant[] = []
   let frontier: Array<{dir: string; meta: Pick<RunMeta, 'run_instance_id'>; level: number}> = [{dir, meta, level: 0}]
   const visited = new Set<string>([dir])

@@ -25,7 +25,11 @@ export interface EmitTarget {
  * environment; refused unless the caller is of its tree or has its owner, and
  * while it is live (emit-authority.ts).
  */
-export function resolveEmitTarget(home: string, runRef: string | undefined, env: NodeJS.ProcessEnv = process.env): EmitTarget {
+export function resolveEmitTarget(
+  home: string,
+  runRef: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): EmitTarget {
   if (runRef) {
     const state = requireRun(home, resolveRunRef(home, runRef))
     checkEmitAuthority(home, state, env)
@@ -72,7 +76,10 @@ export function checkEmittableKind(kind: string): void {
 export function checkEmitInput(input: EmitInput): unknown {
   checkEmittableKind(input.kind)
   if (!TRACE_KIND_PATTERN.test(input.kind) || input.kind.length > 128) {
-    throw usageError(`event kind ${JSON.stringify(input.kind)} is not valid`, 'use lowercase dotted words, e.g. build.step or review.done')
+    throw usageError(
+      `event kind ${JSON.stringify(input.kind)} is not valid`,
+      'use lowercase dotted words, e.g. build.step or review.done',
+    )
   }
   let data: unknown
   if (input.data !== undefined) {
@@ -83,7 +90,10 @@ export function checkEmitInput(input: EmitInput): unknown {
     }
   }
   if (input.summary !== undefined && input.summary.length > MAX_SUMMARY) {
-    throw usageError(`--summary is ${input.summary.length} characters, over the ${MAX_SUMMARY} limit`, 'shorten it; put details in --data or a file')
+    throw usageError(
+      `--summary is ${input.summary.length} characters, over the ${MAX_SUMMARY} limit`,
+      'shorten it; put details in --data or a file',
+    )
   }
   if (input.attention !== undefined && !(ATTENTION_LEVELS as readonly string[]).includes(input.attention)) {
     throw usageError(`--attention: "${input.attention}" is not one of ${ATTENTION_LEVELS.join(', ')}`)
@@ -112,7 +122,12 @@ export function emitEvent(target: EmitTarget, input: EmitInput): TraceEvent {
 /** Report token usage: one `usage` Trace event plus the Run's running totals. */
 export function emitUsage(target: EmitTarget, tokens: UsageInput): {event: TraceEvent; totals: UsageTotals} {
   const report = checkUsageInput(tokens)
-  const event = appendTraceEvent(target.dir, {kind: 'usage', summary: `${report.tokens} tokens`, data: report, run_instance_id: target.runInstanceId})
+  const event = appendTraceEvent(target.dir, {
+    kind: 'usage',
+    summary: `${report.tokens} tokens`,
+    data: report,
+    run_instance_id: target.runInstanceId,
+  })
   const totals = addUsage(target.dir, report)
   notifyStateChange(target.home)
   return {event, totals}
@@ -125,7 +140,11 @@ export interface UsageInput {
 }
 
 /** Check a usage report before any Run is looked up (exit 2), and return it as recorded. */
-export function checkUsageInput(tokens: UsageInput): {tokens: number; prompt_tokens: number; completion_tokens: number} {
+export function checkUsageInput(tokens: UsageInput): {
+  tokens: number
+  prompt_tokens: number
+  completion_tokens: number
+} {
   const prompt = tokens.prompt ?? 0
   const completion = tokens.completion ?? 0
   const total = tokens.tokens ?? prompt + completion

@@ -26,6 +26,9 @@ export function installExecutorQuestions(questions: ExecutorQuestions): void {
 
 /** The installed answers; a process that reads Runs without installing them is a bug of its entry point. */
 export function askExecutor(): ExecutorQuestions {
-  if (!installed) throw new Error('no executor is installed: the entry point must call installExecutors() (src/lib/executors/index.ts) first')
+  if (!installed)
+    throw new Error(
+      'no executor is installed: the entry point must call installExecutors() (src/lib/executors/index.ts) first',
+    )
   return installed
 }

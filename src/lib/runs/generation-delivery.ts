@@ -19,7 +19,9 @@ import {owedGenerations, type OwedGeneration} from './generation-owed.js'
  * reported since, plus `current` itself unless it was reported or is silent.
  */
 export function owedAfterArchive(dir: string, current: RunMeta): OwedGeneration[] {
-  const owed = owedGenerations(current).filter((g) => !isReported(archivedGenerationDir(dir, g.generation), g.run_instance_id))
+  const owed = owedGenerations(current).filter(
+    (g) => !isReported(archivedGenerationDir(dir, g.generation), g.run_instance_id),
+  )
   if (current.notification !== 'silent' && !isReported(dir, current.run_instance_id)) {
     owed.push({generation: generationOf(current), run_instance_id: current.run_instance_id})
   }

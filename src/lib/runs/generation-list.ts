@@ -6,7 +6,12 @@ import {notFoundError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
 import {readRunMetaRaw, readRunResult, requireRun, type RunState} from './store.js'
 import {isTerminal} from '../records/run.js'
-import {archivedGenerationDir, archivedGenerations, generationOf, parseGenerationRef} from '../records/generation-layout.js'
+import {
+  archivedGenerationDir,
+  archivedGenerations,
+  generationOf,
+  parseGenerationRef,
+} from '../records/generation-layout.js'
 
 export interface GenerationRow {
   generation: number

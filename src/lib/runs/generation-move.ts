@@ -52,7 +52,12 @@ function testPause(stage: 'staged' | 'committed'): void {
  * `next` its run.json. Caller holds the Run's lock. `archived` fields are
  * added to the archived run.json (delivery bookkeeping).
  */
-export function archiveAndStartLocked(dir: string, current: RunMeta, next: RunMeta, archived: Record<string, unknown> = {}): void {
+export function archiveAndStartLocked(
+  dir: string,
+  current: RunMeta,
+  next: RunMeta,
+  archived: Record<string, unknown> = {},
+): void {
   const n = generationOf(current)
   removeLeftovers(dir)
   const base = generationsDir(dir)
@@ -97,7 +102,8 @@ function removeLeftovers(dir: string): void {
   } catch {
     return
   }
-  for (const name of names) if (name.startsWith('.staging-')) rmSync(join(generationsDir(dir), name), {recursive: true, force: true})
+  for (const name of names)
+    if (name.startsWith('.staging-')) rmSync(join(generationsDir(dir), name), {recursive: true, force: true})
 }
 
 /**
@@ -106,7 +112,8 @@ function removeLeftovers(dir: string): void {
  */
 export function completeMoveLocked(dir: string, meta: RunMeta): RunMeta {
   const mark = meta.generation_move as GenerationMoveMark | undefined
-  if (!mark || typeof mark.staging !== 'string' || !mark.staging.startsWith('.staging-') || mark.staging.includes('/')) return meta
+  if (!mark || typeof mark.staging !== 'string' || !mark.staging.startsWith('.staging-') || mark.staging.includes('/'))
+    return meta
   finishMoveLocked(dir, mark)
   const next = {...meta}
   delete next.generation_move

@@ -18,7 +18,9 @@ export interface OwedGeneration {
 /** The owed generations `meta` (a Run's current run.json) lists; malformed entries are skipped. */
 export function owedGenerations(meta: RunMeta): OwedGeneration[] {
   const owed = Array.isArray(meta.unreported_generations) ? (meta.unreported_generations as OwedGeneration[]) : []
-  return owed.filter((g) => g && Number.isInteger(g.generation) && g.generation >= 1 && typeof g.run_instance_id === 'string')
+  return owed.filter(
+    (g) => g && Number.isInteger(g.generation) && g.generation >= 1 && typeof g.run_instance_id === 'string',
+  )
 }
 
 /**
@@ -26,13 +28,18 @@ export function owedGenerations(meta: RunMeta): OwedGeneration[] {
  * instance is `instance`, when run.json lists it as owed; undefined when it is
  * not listed, or its archive is missing or damaged.
  */
-export function readOwedArchive(dir: string, meta: RunMeta, instance: string): {dir: string; meta: RunMeta} | undefined {
+export function readOwedArchive(
+  dir: string,
+  meta: RunMeta,
+  instance: string,
+): {dir: string; meta: RunMeta} | undefined {
   const owed = owedGenerations(meta).find((g) => g.run_instance_id === instance)
   if (!owed) return undefined
   const archive = archivedGenerationDir(dir, owed.generation)
   try {
     const archived = readJsonFile<RunMeta>(join(archive, 'run.json'))
-    if (archived && archived.run_instance_id === instance && archived.run === meta.run) return {dir: archive, meta: archived}
+    if (archived && archived.run_instance_id === instance && archived.run === meta.run)
+      return {dir: archive, meta: archived}
   } catch {}
   return undefined
 }

@@ -40,7 +40,12 @@ export function takeInbox(target: InboxTarget, all: boolean, consume: (records: 
 }
 
 /** Keep handing new records to `consume` until this generation ends or `signal` aborts. */
-export async function followInbox(target: InboxTarget, all: boolean, consume: (records: InboxRecord[]) => void, signal?: AbortSignal): Promise<void> {
+export async function followInbox(
+  target: InboxTarget,
+  all: boolean,
+  consume: (records: InboxRecord[]) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   const bell = new Doorbell(target.dir, 1000)
   let first = true
   try {

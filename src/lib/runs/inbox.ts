@@ -41,19 +41,28 @@ function inboxLock(dir: string): string {
 export function validateMessage(message: string): string {
   const bytes = Buffer.byteLength(message)
   if (bytes > MAX_MESSAGE_BYTES) {
-    throw usageError(`the message is ${bytes} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`, 'put large content in a file and send its path')
+    throw usageError(
+      `the message is ${bytes} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`,
+      'put large content in a file and send its path',
+    )
   }
-  if (message === '') throw usageError('the message is empty', 'send some text, e.g. actors send RUN "focus on the tests"')
+  if (message === '')
+    throw usageError('the message is empty', 'send some text, e.g. actors send RUN "focus on the tests"')
   return message
 }
 
 /** Every record of the inbox, oldest first (damaged lines are skipped). */
 export function readInbox(dir: string): InboxRecord[] {
-  return readJsonLines<InboxRecord>(inboxFile(dir), MAX_INBOX_BYTES * 2).records.filter((r) => Number.isInteger(r.seq) && typeof r.message === 'string')
+  return readJsonLines<InboxRecord>(inboxFile(dir), MAX_INBOX_BYTES * 2).records.filter(
+    (r) => Number.isInteger(r.seq) && typeof r.message === 'string',
+  )
 }
 
 /** Append a message; compacts first when the journal would cross a bound. Returns the stored record. */
-export function appendInboxRecord(dir: string, input: {message: string; generation: number; via: InboxVia; id?: string}): InboxRecord {
+export function appendInboxRecord(
+  dir: string,
+  input: {message: string; generation: number; via: InboxVia; id?: string},
+): InboxRecord {
   return withLockSync(inboxLock(dir), () => {
     const records = readInbox(dir)
     const record: InboxRecord = {

@@ -23,7 +23,10 @@ export interface OwnRunWording {
  * (ACTORS_STATE_DIR, ACTORS_RUN, ACTORS_RUN_INSTANCE): exit 2 outside a Run,
  * 3 for a process of an earlier launch (the Run id now names another instance).
  */
-export function resolveOwnRun(wording: OwnRunWording, env: NodeJS.ProcessEnv = process.env): {home: string; state: RunState; instance: string} {
+export function resolveOwnRun(
+  wording: OwnRunWording,
+  env: NodeJS.ProcessEnv = process.env,
+): {home: string; state: RunState; instance: string} {
   const stateDir = env.ACTORS_STATE_DIR
   const instance = env.ACTORS_RUN_INSTANCE
   if (!stateDir || !instance || !env.ACTORS_RUN) {
@@ -35,7 +38,10 @@ export function resolveOwnRun(wording: OwnRunWording, env: NodeJS.ProcessEnv = p
   const home = env.ACTORS_HOME ?? dirname(dirname(stateDir))
   const state = requireRun(home, env.ACTORS_RUN)
   if (state.meta.run_instance_id !== instance) {
-    throw notActiveError(`Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`, wording.staleFix)
+    throw notActiveError(
+      `Run ${env.ACTORS_RUN} is now instance ${state.meta.run_instance_id}, not ${instance}`,
+      wording.staleFix,
+    )
   }
   return {home, state, instance}
 }

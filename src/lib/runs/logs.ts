@@ -61,7 +61,8 @@ function logSize(file: string): number {
   } catch {
     return 0
   }
-  if (!stat.isFile()) throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
+  if (!stat.isFile())
+    throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
   return stat.size
 }
 
@@ -115,7 +116,12 @@ export interface OutputChunk {
  * Yield output of the Run in `dir` as it is written, from `fromStart` (or the
  * current end), until the Run is terminal and everything written was yielded.
  */
-export async function* followRunOutput(dir: string, streams: StreamName[], fromStart = true, signal?: AbortSignal): AsyncGenerator<OutputChunk> {
+export async function* followRunOutput(
+  dir: string,
+  streams: StreamName[],
+  fromStart = true,
+  signal?: AbortSignal,
+): AsyncGenerator<OutputChunk> {
   const offsets = new Map<StreamName, number>()
   for (const stream of streams) {
     offsets.set(stream, fromStart ? 0 : logSize(runFile(dir, stream)))
@@ -176,7 +182,12 @@ export interface LogPage {
  * `fits(text)` may shrink the page further (the MCP result cap); the page
  * always advances unless the file has nothing past `offset`.
  */
-export function readLogPage(file: string, offset: number, limitBytes: number, fits: (text: string) => boolean = () => true): LogPage {
+export function readLogPage(
+  file: string,
+  offset: number,
+  limitBytes: number,
+  fits: (text: string) => boolean = () => true,
+): LogPage {
   const size = logSize(file)
   const from = Math.min(Math.max(0, offset), size)
   // Up to 3 bytes more than asked, so a page never has to end inside its first character.

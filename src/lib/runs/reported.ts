@@ -62,7 +62,10 @@ export function isReported(dir: string, instance: string): boolean {
     // Cheap refusal first: a record that does not mention the instance is not its record.
     if (text === undefined || !text.includes(instance)) return false
     const record = JSON.parse(text) as Partial<ReportedRecord & BatchReportedRecord>
-    return record.run_instance_id === instance || (Array.isArray(record.run_instance_ids) && record.run_instance_ids.includes(instance))
+    return (
+      record.run_instance_id === instance ||
+      (Array.isArray(record.run_instance_ids) && record.run_instance_ids.includes(instance))
+    )
   } catch {
     return false
   }
@@ -121,7 +124,13 @@ function reportedDirOf(home: string, member: MemberRef): string | undefined {
 /** Mark the Run instance `member` reported to `owner` in batch `batchId` (see reportedDirOf for where). */
 export function markInstanceReported(home: string, member: MemberRef, owner: string, batchId: string): void {
   const dir = reportedDirOf(home, member)
-  if (dir) recordReported(dir, {run_instance_id: member.run_instance_id, owner, batch_id: batchId, reported_at: new Date().toISOString()})
+  if (dir)
+    recordReported(dir, {
+      run_instance_id: member.run_instance_id,
+      owner,
+      batch_id: batchId,
+      reported_at: new Date().toISOString(),
+    })
 }
 
 /**
@@ -135,19 +144,31 @@ export function markInstanceReported(home: string, member: MemberRef, owner: str
  * scratch file it left is replaced then (unlinked first: members linked to
  * it keep their copy).
  */
-export function markBatchReported(home: string, members: MemberRef[], owner: string, batchId: string, scratch: string): void {
+export function markBatchReported(
+  home: string,
+  members: MemberRef[],
+  owner: string,
+  batchId: string,
+  scratch: string,
+): void {
   const placed: Array<{dir: string; instance: string}> = []
   for (const member of members) {
     const dir = reportedDirOf(home, member)
     if (dir) placed.push({dir, instance: member.run_instance_id})
   }
   const reportedAt = new Date().toISOString()
-  const own = (p: {dir: string; instance: string}) => recordReported(p.dir, {run_instance_id: p.instance, owner, batch_id: batchId, reported_at: reportedAt})
+  const own = (p: {dir: string; instance: string}) =>
+    recordReported(p.dir, {run_instance_id: p.instance, owner, batch_id: batchId, reported_at: reportedAt})
   if (placed.length <= 1) {
     placed.forEach(own)
     return
   }
-  const record: BatchReportedRecord = {run_instance_ids: placed.map((p) => p.instance), owner, batch_id: batchId, reported_at: reportedAt}
+  const record: BatchReportedRecord = {
+    run_instance_ids: placed.map((p) => p.instance),
+    owner,
+    batch_id: batchId,
+    reported_at: reportedAt,
+  }
   try {
     unlinkQuietly(scratch)
     writeStateFile(scratch, JSON.stringify(record) + '\n', 'create')

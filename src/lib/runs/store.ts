@@ -18,7 +18,15 @@ import {askExecutor} from './executor-questions.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {LIVE_STATUSES, RUN_SCHEMA, TERMINAL_STATUSES, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from '../records/run.js'
+import {
+  LIVE_STATUSES,
+  RUN_SCHEMA,
+  TERMINAL_STATUSES,
+  isTerminal,
+  type RunMeta,
+  type RunResult,
+  type TerminalStatus,
+} from '../records/run.js'
 
 const KNOWN_STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 
@@ -45,7 +53,10 @@ export function runFile(dir: string, name: keyof typeof RUN_FILES): string {
 /** Read run.json as it is on disk (no reconciliation); undefined when absent. */
 export function readRunMetaRaw(dir: string): RunMeta | undefined {
   const meta = readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
-  if (meta && (typeof meta.run !== 'string' || typeof meta.status !== 'string' || typeof meta.run_instance_id !== 'string')) {
+  if (
+    meta &&
+    (typeof meta.run !== 'string' || typeof meta.status !== 'string' || typeof meta.run_instance_id !== 'string')
+  ) {
     throw corruptStateError(runFile(dir, 'meta'), 'is missing run, run_instance_id or status')
   }
   if (meta && !(KNOWN_STATUSES as readonly string[]).includes(meta.status)) {
@@ -53,8 +64,14 @@ export function readRunMetaRaw(dir: string): RunMeta | undefined {
   }
   // Control and reconciliation trust these records to pick pids to signal.
   const records = meta?.children_processes
-  if (records !== undefined && (!Array.isArray(records) || !records.every((r) => r && typeof r === 'object' && Number.isInteger(r.pid)))) {
-    throw corruptStateError(runFile(dir, 'meta'), 'has malformed children_processes (expected a list of {pid, pgid, identity})')
+  if (
+    records !== undefined &&
+    (!Array.isArray(records) || !records.every((r) => r && typeof r === 'object' && Number.isInteger(r.pid)))
+  ) {
+    throw corruptStateError(
+      runFile(dir, 'meta'),
+      'has malformed children_processes (expected a list of {pid, pgid, identity})',
+    )
   }
   return meta
 }
@@ -83,7 +100,11 @@ export interface RunState {
  * atomic (rename); `durable: false` skips the fsync, for facts that mean
  * nothing after a crash of the machine (a process's pid and identity).
  */
-export function updateRunMeta(dir: string, change: (meta: RunMeta) => RunMeta | undefined, options: {durable?: boolean} = {}): RunMeta | undefined {
+export function updateRunMeta(
+  dir: string,
+  change: (meta: RunMeta) => RunMeta | undefined,
+  options: {durable?: boolean} = {},
+): RunMeta | undefined {
   return withLockSync(runFile(dir, 'lock'), () => {
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
@@ -219,7 +240,11 @@ function reconcileLostRun(dir: string): RunState | undefined {
     const check: SupervisorCheck = askExecutor().check(meta)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
     // [containment] The lost supervisor's command is ended first: only then is the Run `exited` and its locks free.
-    const result = {...settledResult(meta, check.status, check.reason), ...check.details, ...askExecutor().endLost(meta)}
+    const result = {
+      ...settledResult(meta, check.status, check.reason),
+      ...check.details,
+      ...askExecutor().endLost(meta),
+    }
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
     return {dir, meta: {...meta, status: check.status}, result}
   })

@@ -90,7 +90,9 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
 /** The argv as one line to show (words with spaces or quotes quoted), '' when there is none. */
 export function commandText(argv: unknown): string {
   if (!Array.isArray(argv)) return ''
-  return argv.map((w) => (typeof w === 'string' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : JSON.stringify(String(w)))).join(' ')
+  return argv
+    .map((w) => (typeof w === 'string' && /^[A-Za-z0-9_@%+=:,./-]+$/.test(w) ? w : JSON.stringify(String(w))))
+    .join(' ')
 }
 
 /** The summary's `resources`: read live from the Run's unit, or as its result recorded them. */

@@ -23,7 +23,11 @@ export function lineOf(home: string, parent: RunMeta): RunMeta[] {
  * one): ACTORS_MAX_DEPTH of the launching environment, lowered to the
  * smallest `max_depth` any ancestor recorded at its launch.
  */
-export function effectiveMaxDepth(home: string, parent: RunMeta | undefined, env: NodeJS.ProcessEnv = process.env): number {
+export function effectiveMaxDepth(
+  home: string,
+  parent: RunMeta | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): number {
   const asked = maxDepth(env)
   if (!parent) return asked
   return Math.min(asked, ...lineOf(home, parent).map((meta) => recorded(meta.max_depth) ?? Infinity))

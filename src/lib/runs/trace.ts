@@ -12,7 +12,15 @@ import {runFile, updateRunMeta} from './store.js'
 import {existsSync} from 'node:fs'
 import {appendStateFile, writeStateFile} from '../platform/private-files.js'
 import {fileKey} from '../platform/file-key.js'
-import {appendJsonLine, fileSize, parseJsonLines, readBoundedText, readFileEnd, readJsonLines, writeFileAtomic} from '../platform/state-files.js'
+import {
+  appendJsonLine,
+  fileSize,
+  parseJsonLines,
+  readBoundedText,
+  readFileEnd,
+  readJsonLines,
+  writeFileAtomic,
+} from '../platform/state-files.js'
 
 export const MAX_TRACE_EVENTS = 2048
 export const MAX_TRACE_BYTES = 4 * 1024 * 1024
@@ -70,12 +78,18 @@ function raiseAttentionFlag(dir: string): void {
 /** Validate, append one event and compact when the journal outgrew its bounds. Returns the stored event. */
 export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent {
   if (!TRACE_KIND_PATTERN.test(input.kind) || input.kind.length > 128) {
-    throw usageError(`event kind ${JSON.stringify(input.kind)} is not valid`, 'use lowercase dotted words, e.g. build.step or review.done')
+    throw usageError(
+      `event kind ${JSON.stringify(input.kind)} is not valid`,
+      'use lowercase dotted words, e.g. build.step or review.done',
+    )
   }
   const event: TraceEvent = {id: randomUuid(), ts: new Date().toISOString(), ...input}
   const line = JSON.stringify(event)
   if (Buffer.byteLength(line) > MAX_EVENT_BYTES) {
-    throw usageError(`event is ${Buffer.byteLength(line)} bytes, over the ${MAX_EVENT_BYTES}-byte limit`, 'put large payloads in a file and emit its path')
+    throw usageError(
+      `event is ${Buffer.byteLength(line)} bytes, over the ${MAX_EVENT_BYTES}-byte limit`,
+      'put large payloads in a file and emit its path',
+    )
   }
   const file = traceFile(dir)
   // Raised before the event is in the Trace: a wait that finds no flag has no waking event to miss (see attentionFlagged).
@@ -85,7 +99,8 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
     const before = traceStat(file)
     appendJsonLine(file, event)
     const after = traceStat(file)
-    if (after && (after.size > MAX_TRACE_BYTES || countEvents(dir, file, before, after) > MAX_TRACE_EVENTS)) compactTraceLocked(dir)
+    if (after && (after.size > MAX_TRACE_BYTES || countEvents(dir, file, before, after) > MAX_TRACE_EVENTS))
+      compactTraceLocked(dir)
   })
   return event
 }
@@ -122,7 +137,9 @@ function countEvents(dir: string, file: string, before: TraceStat | undefined, a
     kept = JSON.parse(readBoundedText(countFile(dir), 4096) ?? '')
   } catch {}
   const events =
-    before && kept?.key === before.key && Number.isInteger(kept.events) ? (kept.events as number) + 1 : readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
+    before && kept?.key === before.key && Number.isInteger(kept.events)
+      ? (kept.events as number) + 1
+      : readJsonLines(file, MAX_TRACE_BYTES * 2).records.length
   keepCount(dir, after, events)
   return events
 }

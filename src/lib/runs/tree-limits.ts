@@ -16,7 +16,10 @@ export function maxDepth(env: NodeJS.ProcessEnv = process.env): number {
   const raw = env.ACTORS_MAX_DEPTH
   if (raw === undefined || raw === '') return DEFAULT_MAX_DEPTH
   if (!/^\d+$/.test(raw.trim()) || Number(raw) > 1000) {
-    throw usageError(`ACTORS_MAX_DEPTH: "${raw}" is not a whole number of levels`, 'set it to a number such as 8, or unset it for the default')
+    throw usageError(
+      `ACTORS_MAX_DEPTH: "${raw}" is not a whole number of levels`,
+      'set it to a number such as 8, or unset it for the default',
+    )
   }
   return Number(raw)
 }
@@ -82,7 +85,10 @@ export function budgetMark(home: string, meta: RunMeta): Record<string, unknown>
     const own = runTokens(runDir(home, meta.run)) ?? 0
     const spent = budget.usage.reported_tokens
     if (own > 0 && spent >= budget.budget_tokens && spent - own < budget.budget_tokens) {
-      return {budget_exceeded: true, budget: {root: budget.root, spent_tokens: spent, budget_tokens: budget.budget_tokens}}
+      return {
+        budget_exceeded: true,
+        budget: {root: budget.root, spent_tokens: spent, budget_tokens: budget.budget_tokens},
+      }
     }
   } catch {}
   return {}

@@ -34,7 +34,12 @@ export function combineUsage(values: Array<number | null>): TreeUsage {
     if (value === null) unreported++
     else reported += value
   }
-  return {tokens: unreported > 0 ? null : reported, reported_tokens: reported, runs: values.length, unreported_runs: unreported}
+  return {
+    tokens: unreported > 0 ? null : reported,
+    reported_tokens: reported,
+    runs: values.length,
+    unreported_runs: unreported,
+  }
 }
 
 /** Usage of the whole tree rooted at `dir` (walks children journals, not the state root). */

@@ -29,14 +29,20 @@ export function readUsage(dir: string): UsageTotals | undefined {
     const value = usage[field]
     // A string or NaN here would turn sums into concatenations and budgets into nonsense.
     if (!Number.isSafeInteger(value) || value < 0) {
-      throw corruptStateError(usageFile(dir), `field "${field}" is ${JSON.stringify(value) ?? 'missing'}, not a non-negative integer`)
+      throw corruptStateError(
+        usageFile(dir),
+        `field "${field}" is ${JSON.stringify(value) ?? 'missing'}, not a non-negative integer`,
+      )
     }
   }
   return usage
 }
 
 /** Add one usage report to the Run's totals. */
-export function addUsage(dir: string, report: {tokens: number; prompt_tokens: number; completion_tokens: number}): UsageTotals {
+export function addUsage(
+  dir: string,
+  report: {tokens: number; prompt_tokens: number; completion_tokens: number},
+): UsageTotals {
   return withLockSync(join(dir, '.usage.lock'), () => {
     const current = readUsage(dir) ?? {tokens: 0, prompt_tokens: 0, completion_tokens: 0, reports: 0, updated_at: ''}
     const next: UsageTotals = {

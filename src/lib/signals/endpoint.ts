@@ -42,7 +42,12 @@ export function readControlEndpoint(dir: string): ControlEndpoint | undefined {
   const file = runFile(dir, 'endpoint')
   const data = readJsonFile<Record<string, unknown>>(file, {maxBytes: MAX_ENDPOINT_BYTES})
   if (!data) return undefined
-  if (data.type !== 'unix' || typeof data.path !== 'string' || data.path === '' || typeof data.run_instance_id !== 'string') {
+  if (
+    data.type !== 'unix' ||
+    typeof data.path !== 'string' ||
+    data.path === '' ||
+    typeof data.run_instance_id !== 'string'
+  ) {
     throw new LineSocketError(`${file}: expected {path, type: "unix", run_instance_id, ready_at}`, 'protocol')
   }
   return data as unknown as ControlEndpoint
@@ -54,7 +59,11 @@ export function readControlEndpoint(dir: string): ControlEndpoint | undefined {
  * accept (missing, refused: nothing was delivered), `timeout` after
  * `timeoutMs`, `protocol` for an oversized or non-JSON reply.
  */
-export function sendControlRequest(endpoint: Pick<ControlEndpoint, 'path'>, request: ControlRequest, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ControlReply> {
+export function sendControlRequest(
+  endpoint: Pick<ControlEndpoint, 'path'>,
+  request: ControlRequest,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<ControlReply> {
   return requestJsonReply(endpoint.path, request, timeoutMs)
 }
 
@@ -63,7 +72,11 @@ export function sendControlRequest(endpoint: Pick<ControlEndpoint, 'path'>, requ
  * reply line back (at most 4 KiB): the exchange every endpoint speaks, a
  * Run's and a standalone service's alike.
  */
-export async function requestJsonReply(path: string, request: object, timeoutMs = REQUEST_TIMEOUT_MS): Promise<ControlReply> {
+export async function requestJsonReply(
+  path: string,
+  request: object,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<ControlReply> {
   const line = await requestLine(path, JSON.stringify(request), {timeoutMs, maxReply: MAX_REPLY_BYTES})
   return parseReply(line, path)
 }
@@ -75,10 +88,16 @@ function parseReply(text: string, where: string): ControlReply {
   } catch {
     throw new LineSocketError(`reply from ${where} is not JSON: ${text.slice(0, 200)}`, 'protocol')
   }
-  if (!value || typeof value !== 'object' || Array.isArray(value) || typeof (value as {ok?: unknown}).ok !== 'boolean') {
+  if (
+    !value ||
+    typeof value !== 'object' ||
+    Array.isArray(value) ||
+    typeof (value as {ok?: unknown}).ok !== 'boolean'
+  ) {
     throw new LineSocketError(`reply from ${where} is not {ok: true|false, ...}`, 'protocol')
   }
   const reply = value as ControlReply
-  if (!reply.ok && typeof reply.error !== 'string') return {...reply, ok: false, error: 'service refused without a reason'}
+  if (!reply.ok && typeof reply.error !== 'string')
+    return {...reply, ok: false, error: 'service refused without a reason'}
   return reply
 }

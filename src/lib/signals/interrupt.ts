@@ -31,12 +31,20 @@ export function interruptRun(dir: string, fallback?: string): InterruptResult {
     if (!meta) throw notActiveError(`no Run in ${dir}`)
     const status = readRunResult(dir, meta)?.status ?? meta.status
     if (isTerminal(status))
-      throw notActiveError(`Run ${meta.run} is ${status}; cannot interrupt it`, `resume it with actors send ${meta.run} MESSAGE, or inspect it`)
+      throw notActiveError(
+        `Run ${meta.run} is ${status}; cannot interrupt it`,
+        `resume it with actors send ${meta.run} MESSAGE, or inspect it`,
+      )
     const live = verifyCommandProcesses(meta)
     if (live.length === 0)
-      throw notActiveError(`Run ${meta.run} has no live command process to interrupt right now`, 'it is queued, between steps or ending; retry in a moment')
+      throw notActiveError(
+        `Run ${meta.run} has no live command process to interrupt right now`,
+        'it is queued, between steps or ending; retry in a moment',
+      )
     const own = readProcStat(process.pid)?.pgid
-    const groups = [...new Set(live.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1 && g !== own))]
+    const groups = [
+      ...new Set(live.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1 && g !== own)),
+    ]
     const signalled: number[] = []
     for (const group of groups) {
       try {

@@ -68,7 +68,10 @@ export function validateControlInput(action: string, input: string | undefined):
     )
   }
   if (!ACTION_PATTERN.test(action)) {
-    throw usageError(`action ${JSON.stringify(action)} is not a valid name`, 'actions are lowercase letters, digits, "_" and "-", starting with a letter')
+    throw usageError(
+      `action ${JSON.stringify(action)} is not a valid name`,
+      'actions are lowercase letters, digits, "_" and "-", starting with a letter',
+    )
   }
   if (input !== undefined && Buffer.byteLength(input) > MAX_INPUT_BYTES) {
     throw usageError(
@@ -114,7 +117,10 @@ function mutateJournal<T>(dir: string, change: (records: ControlRecord[]) => {re
  * was relaunched meanwhile) or a finished Run is refused (exit 3), and more
  * than MAX_PENDING waiting records is backpressure (exit 5).
  */
-export function appendControlRecord(dir: string, request: {action: string; input?: string; runInstanceId: string; via?: ControlRecord['via']}): ControlRecord {
+export function appendControlRecord(
+  dir: string,
+  request: {action: string; input?: string; runInstanceId: string; via?: ControlRecord['via']},
+): ControlRecord {
   validateControlInput(request.action, request.input)
   return mutateJournal(dir, (records) => {
     const meta = readRunMetaRaw(dir)
@@ -124,7 +130,8 @@ export function appendControlRecord(dir: string, request: {action: string; input
         'the Run was relaunched; address the new generation',
       )
     }
-    if (isTerminal(meta.status)) throw notActiveError(`Run ${meta.run} is ${meta.status}`, 'controls reach live Runs only')
+    if (isTerminal(meta.status))
+      throw notActiveError(`Run ${meta.run} is ${meta.status}`, 'controls reach live Runs only')
     const pending = records.filter(isPendingControl).length
     if (pending >= MAX_PENDING) {
       throw refusedError(
@@ -153,7 +160,9 @@ export function readControlRecord(dir: string, id: string): ControlRecord | unde
 
 /** Queued records a polling service may claim, oldest first; only its own generation when given. */
 export function listQueuedControls(dir: string, runInstanceId?: string): ControlRecord[] {
-  return readControlRecords(dir).filter((r) => r.status === 'queued' && (runInstanceId === undefined || r.run_instance_id === runInstanceId))
+  return readControlRecords(dir).filter(
+    (r) => r.status === 'queued' && (runInstanceId === undefined || r.run_instance_id === runInstanceId),
+  )
 }
 
 /**
@@ -163,7 +172,12 @@ export function listQueuedControls(dir: string, runInstanceId?: string): Control
  * or the record is unknown: the fencing that lets several pollers, or a
  * poller and the socket path, race safely.
  */
-export function claimControl(dir: string, id: string, expectedStatus: ControlStatus = 'queued', runInstanceId?: string): ControlRecord | undefined {
+export function claimControl(
+  dir: string,
+  id: string,
+  expectedStatus: ControlStatus = 'queued',
+  runInstanceId?: string,
+): ControlRecord | undefined {
   return mutateJournal(dir, (records) => {
     const index = records.findIndex((r) => r.id === id)
     const current = records[index]
@@ -185,7 +199,8 @@ export function boundedReply(reply: unknown): {reply?: unknown; error?: string} 
     return {error: 'reply is not JSON-serialisable'}
   }
   if (text === undefined) return {}
-  if (Buffer.byteLength(text) > MAX_REPLY_BYTES) return {error: `reply is ${Buffer.byteLength(text)} bytes, over the ${MAX_REPLY_BYTES}-byte limit`}
+  if (Buffer.byteLength(text) > MAX_REPLY_BYTES)
+    return {error: `reply is ${Buffer.byteLength(text)} bytes, over the ${MAX_REPLY_BYTES}-byte limit`}
   return {reply}
 }
 

@@ -16,8 +16,23 @@ import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {endUnit, openUnit, type Unit} from '../containment/index.js'
-import {readRunMetaRaw, readRunResult, readRunState, runFile, settledResult, writeResultLocked, writeRunMetaLocked, type RunState} from '../runs/store.js'
-import {DEFAULT_KILL_GRACE_MS, isTerminal, type ChildProcessRecord, type RunMeta, type TerminalStatus} from '../records/run.js'
+import {
+  readRunMetaRaw,
+  readRunResult,
+  readRunState,
+  runFile,
+  settledResult,
+  writeResultLocked,
+  writeRunMetaLocked,
+  type RunState,
+} from '../runs/store.js'
+import {
+  DEFAULT_KILL_GRACE_MS,
+  isTerminal,
+  type ChildProcessRecord,
+  type RunMeta,
+  type TerminalStatus,
+} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {awaitRunEnd} from '../runs/await-run.js'
 
@@ -130,7 +145,12 @@ function freezeOrThaw(unit: Unit, action: 'pause' | 'resume'): number[] {
 
 function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
   try {
-    appendTraceEvent(dir, {kind: 'runtime.control', summary: action, data: {action, ...data}, run_instance_id: meta.run_instance_id})
+    appendTraceEvent(dir, {
+      kind: 'runtime.control',
+      summary: action,
+      data: {action, ...data},
+      run_instance_id: meta.run_instance_id,
+    })
   } catch {}
 }
 
@@ -167,14 +187,21 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
     outcome = withLockSync(runFile(dir, 'lock'), () => {
       const meta = requireLiveLocked(dir, action)
       if (meta.status === 'queued')
-        throw notActiveError(`Run ${meta.run} is queued; it has no process to ${action} yet`, `wait until it runs, or stop it: actors control ${meta.run} stop`)
-      if (meta.ending) throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
+        throw notActiveError(
+          `Run ${meta.run} is queued; it has no process to ${action} yet`,
+          `wait until it runs, or stop it: actors control ${meta.run} stop`,
+        )
+      if (meta.ending)
+        throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
       const live = verifyCommandProcesses(meta)
       if (live.length === 0 && action === 'pause') {
         // Already paused and holding its next step: nothing to stop.
         if (meta.status === 'paused') return {meta, signalled: [], changed: false}
         if (Date.now() < deadline && isSameProcess(meta.process_identity)) return undefined
-        throw notActiveError(`Run ${meta.run} has no live command process to pause right now`, 'it is between steps or ending; retry in a moment')
+        throw notActiveError(
+          `Run ${meta.run} has no live command process to pause right now`,
+          'it is between steps or ending; retry in a moment',
+        )
       }
       const signalled = live.length === 0 ? [] : freezeOrThaw(runUnit(meta, live), action)
       const wanted = action === 'pause' ? 'paused' : 'running'
@@ -258,7 +285,8 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     const meta = requireLiveLocked(dir, mode)
     const live = verifyCommandProcesses(meta)
     // A kill may overtake a stop in progress; a stop never downgrades a kill.
-    const ending = meta.ending?.status === 'killed' ? meta.ending : {status, at: new Date().toISOString(), by: 'control'}
+    const ending =
+      meta.ending?.status === 'killed' ? meta.ending : {status, at: new Date().toISOString(), by: 'control'}
     const marked: RunMeta = {...meta, ending}
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)

@@ -66,7 +66,12 @@ async function runHandler(handle: ControlHandler, request: ControlRequestContext
       const error = (value as {error?: unknown}).error
       return {...(value as object), ok: false, error: typeof error === 'string' ? error : 'refused'}
     }
-    const fields = value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : value === undefined ? {} : {value}
+    const fields =
+      value && typeof value === 'object' && !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : value === undefined
+          ? {}
+          : {value}
     return {...fields, ok: true}
   } catch (error) {
     return {ok: false, error: error instanceof Error ? error.message : String(error)}
@@ -82,14 +87,22 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
   const stateDir = options.stateDir ?? process.env.ACTORS_STATE_DIR
   const runInstanceId = options.runInstanceId ?? process.env.ACTORS_RUN_INSTANCE
   if (!stateDir || !runInstanceId) {
-    throw new Error('serveControlEndpoint needs stateDir and runInstanceId (or ACTORS_STATE_DIR and ACTORS_RUN_INSTANCE from a Run)')
+    throw new Error(
+      'serveControlEndpoint needs stateDir and runInstanceId (or ACTORS_STATE_DIR and ACTORS_RUN_INSTANCE from a Run)',
+    )
   }
   const path = options.socketPath ?? controlSocketPath(stateDir)
   const endpointFile = runFile(stateDir, 'endpoint')
 
   const answer = requestAnswerer(stateDir, runInstanceId, options.handle)
   const server = await serveLines(path, async (line) => JSON.stringify(await answer(line)))
-  writeJsonAtomic(endpointFile, {path, type: 'unix', run_instance_id: runInstanceId, ready_at: new Date().toISOString(), pid: process.pid})
+  writeJsonAtomic(endpointFile, {
+    path,
+    type: 'unix',
+    run_instance_id: runInstanceId,
+    ready_at: new Date().toISOString(),
+    pid: process.pid,
+  })
 
   const cleanup = cleanupOnExit(path, endpointFile, runInstanceId, options.handleSignals !== false)
 
@@ -110,7 +123,11 @@ export async function serveControlEndpoint(options: ServeControlOptions): Promis
  * its journal record claimed, the handler run (one at a time, in arrival
  * order), the reply bounded, and the record completed.
  */
-function requestAnswerer(stateDir: string, runInstanceId: string, handle: ControlHandler): (line: string) => Promise<ControlReply> {
+function requestAnswerer(
+  stateDir: string,
+  runInstanceId: string,
+  handle: ControlHandler,
+): (line: string) => Promise<ControlReply> {
   let chain: Promise<unknown> = Promise.resolve()
   const serialised = (task: () => Promise<ControlReply>): Promise<ControlReply> => {
     const next = chain.then(task, task)
@@ -124,16 +141,24 @@ function requestAnswerer(stateDir: string, runInstanceId: string, handle: Contro
     } catch {
       return {ok: false, error: 'request is not JSON'}
     }
-    if (!request || typeof request !== 'object' || typeof request.action !== 'string') return {ok: false, error: 'request has no action'}
+    if (!request || typeof request !== 'object' || typeof request.action !== 'string')
+      return {ok: false, error: 'request has no action'}
     if (request.run_instance_id !== runInstanceId) {
-      return {ok: false, error: `stale generation: this service serves ${runInstanceId}, not ${String(request.run_instance_id)}`}
+      return {
+        ok: false,
+        error: `stale generation: this service serves ${runInstanceId}, not ${String(request.run_instance_id)}`,
+      }
     }
     let record: ControlRecord | undefined
     if (typeof request.id === 'string') {
       const existing = readControlRecord(stateDir, request.id)
       if (existing) {
         record = claimControl(stateDir, request.id, 'queued', runInstanceId)
-        if (!record) return {ok: false, error: `control ${request.id} is already ${readControlRecord(stateDir, request.id)?.status ?? 'gone'}`}
+        if (!record)
+          return {
+            ok: false,
+            error: `control ${request.id} is already ${readControlRecord(stateDir, request.id)?.status ?? 'gone'}`,
+          }
       }
     }
     let reply = await serialised(() => runHandler(handle, {...request, ...(record ? {record} : {})}))
@@ -152,7 +177,12 @@ function requestAnswerer(stateDir: string, runInstanceId: string, handle: Contro
  * dies of a signal nobody else handles (`now` removes them at once, `disarm`
  * drops the handlers).
  */
-function cleanupOnExit(path: string, endpointFile: string, runInstanceId: string, handleSignals: boolean): {now(): void; disarm(): void} {
+function cleanupOnExit(
+  path: string,
+  endpointFile: string,
+  runInstanceId: string,
+  handleSignals: boolean,
+): {now(): void; disarm(): void} {
   let closed = false
   const cleanupSync = () => {
     if (closed) return

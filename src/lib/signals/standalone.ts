@@ -149,7 +149,9 @@ export async function serveStandaloneEndpoint(dir: string, options: ServeStandal
         `control it with \`actors control ${dir} status\`, or stop it with \`actors control ${dir} stop\``,
       )
     }
-    server = await serveLines(path, answer, {refuse: (message, reason) => JSON.stringify({ok: false, error: message, code: reason})})
+    server = await serveLines(path, answer, {
+      refuse: (message, reason) => JSON.stringify({ok: false, error: message, code: reason}),
+    })
     const written: StandaloneEndpoint = {
       owner_mode: 'standalone',
       path,
@@ -173,7 +175,8 @@ export async function serveStandaloneEndpoint(dir: string, options: ServeStandal
         // afterwards and answers from the service's own state; liveness is always checked by identity.
         try {
           const current = readStandaloneEndpoint(dir, kind)
-          if (current?.service_instance_id === serviceInstanceId) writeJsonAtomic(file, {...current, stopped_at: new Date().toISOString()})
+          if (current?.service_instance_id === serviceInstanceId)
+            writeJsonAtomic(file, {...current, stopped_at: new Date().toISOString()})
         } catch {}
         try {
           unlinkSync(path)
@@ -202,7 +205,12 @@ export interface StandaloneControlResult {
  * service's `exit_code: 2` refusal: exit 2; any other refusal, or a broken
  * reply (over 4 KiB, not JSON): exit 1.
  */
-export async function controlStandaloneService(dir: string, kind: ServiceKind, action: string, value?: string): Promise<StandaloneControlResult> {
+export async function controlStandaloneService(
+  dir: string,
+  kind: ServiceKind,
+  action: string,
+  value?: string,
+): Promise<StandaloneControlResult> {
   validateControlInput(action, value)
   kind.checkRequest?.(action, value)
   const file = standaloneEndpointFile(dir, kind.name)
@@ -214,16 +222,28 @@ export async function controlStandaloneService(dir: string, kind: ServiceKind, a
     throw corruptStateError(file, (error as Error).message)
   }
   if (endpoint?.actions && !endpoint.actions.includes(action)) {
-    throw usageError(`the ${kind.name} service in ${dir} does not accept "${action}"`, `it accepts ${endpoint.actions.join(', ')}`, {actions: endpoint.actions})
+    throw usageError(
+      `the ${kind.name} service in ${dir} does not accept "${action}"`,
+      `it accepts ${endpoint.actions.join(', ')}`,
+      {actions: endpoint.actions},
+    )
   }
   const notRunning = (): StandaloneControlResult => {
-    if (action === 'status' && kind.lastKnownStatus) return {ok: true, action, status: kind.lastKnownStatus(dir), source: 'checkpoint'}
-    throw notActiveError(`no ${kind.name} service is running for ${dir}`, kind.startHint?.(dir) ?? 'start its service again')
+    if (action === 'status' && kind.lastKnownStatus)
+      return {ok: true, action, status: kind.lastKnownStatus(dir), source: 'checkpoint'}
+    throw notActiveError(
+      `no ${kind.name} service is running for ${dir}`,
+      kind.startHint?.(dir) ?? 'start its service again',
+    )
   }
   if (!endpoint || !standaloneAlive(endpoint)) return notRunning()
   let reply: ControlReply
   try {
-    reply = await requestJsonReply(endpoint.path, {service_instance_id: endpoint.service_instance_id, action, value: value ?? null} satisfies StandaloneRequest)
+    reply = await requestJsonReply(endpoint.path, {
+      service_instance_id: endpoint.service_instance_id,
+      action,
+      value: value ?? null,
+    } satisfies StandaloneRequest)
   } catch (error) {
     if (!(error instanceof LineSocketError)) throw error
     if (error.kind === 'unreachable') return notRunning()
@@ -241,7 +261,8 @@ export async function controlStandaloneService(dir: string, kind: ServiceKind, a
   }
   if (!reply.ok) {
     const refused = `the ${kind.name} service refused ${action}: ${reply.error}`
-    if (reply.code === 'foreign-instance' || reply.code === 'stopping') throw notActiveError(refused, `re-read ${file} and retry`, {reply})
+    if (reply.code === 'foreign-instance' || reply.code === 'stopping')
+      throw notActiveError(refused, `re-read ${file} and retry`, {reply})
     throw new ActorsError(refused, reply.exit_code === EXIT.usage ? EXIT.usage : EXIT.failed, undefined, {reply})
   }
   return {...reply, ok: true, action: typeof reply.action === 'string' ? reply.action : action, source: 'service'}

@@ -72,7 +72,8 @@ export function kernelStatus(state: RunState): RunControlStatus {
   let endpoint: RunControlStatus['endpoint'] = null
   try {
     const found = readControlEndpoint(dir)
-    if (found) endpoint = {path: found.path, ready_at: found.ready_at, current: found.run_instance_id === meta.run_instance_id}
+    if (found)
+      endpoint = {path: found.path, ready_at: found.ready_at, current: found.run_instance_id === meta.run_instance_id}
   } catch {}
   let journal = {pending: 0, total: 0}
   try {
@@ -101,7 +102,9 @@ export function kernelStatus(state: RunState): RunControlStatus {
     actions: [...new Set([...RUNTIME_ACTIONS, ...declared])],
     endpoint,
     controls: journal,
-    result: result ? {exit_code: result.exit_code, signal: result.signal, reason: result.reason, completed_at: result.completed_at} : null,
+    result: result
+      ? {exit_code: result.exit_code, signal: result.signal, reason: result.reason, completed_at: result.completed_at}
+      : null,
     service: null,
   }
 }

@@ -28,7 +28,10 @@ export interface AdoptReply {
 function resolveParent(home: string, parentRef: string | undefined, env: NodeJS.ProcessEnv): RunState {
   if (parentRef !== undefined) return requireState(home, parentRef)
   if (!env.ACTORS_RUN || !env.ACTORS_RUN_INSTANCE) {
-    throw usageError('adopt needs a parent: pass --parent RUN, or call it from inside a Run', 'actors adopt RUN ... --parent COORDINATOR')
+    throw usageError(
+      'adopt needs a parent: pass --parent RUN, or call it from inside a Run',
+      'actors adopt RUN ... --parent COORDINATOR',
+    )
   }
   const state = requireState(home, env.ACTORS_RUN)
   if (state.meta.run_instance_id !== env.ACTORS_RUN_INSTANCE) {
@@ -45,14 +48,25 @@ function requireState(home: string, ref: string): RunState {
 }
 
 /** Adopt the Runs `refs` under the parent; see the module comment. */
-export function adoptRuns(home: string, refs: string[], parentRef: string | undefined, env: NodeJS.ProcessEnv = process.env): AdoptReply {
+export function adoptRuns(
+  home: string,
+  refs: string[],
+  parentRef: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): AdoptReply {
   if (refs.length === 0) throw usageError('no Run to adopt', 'actors adopt RUN ... [--parent P]')
   const parent = resolveParent(home, parentRef, env)
   refuseClosed(parent.meta)
   const limit = effectiveMaxDepth(home, parent.meta, env)
-  const plans = [...new Set(refs.map((ref) => resolveRunRef(home, ref)))].map((id) => planAdoption(home, parent.meta, requireState(home, id), limit))
+  const plans = [...new Set(refs.map((ref) => resolveRunRef(home, ref)))].map((id) =>
+    planAdoption(home, parent.meta, requireState(home, id), limit),
+  )
   checkBudget(home, parent.meta.root ?? parent.meta.run)
-  checkParallelCap(home, parent, plans.filter((p) => p.child.meta.status === 'running' || p.child.meta.status === 'paused').length)
+  checkParallelCap(
+    home,
+    parent,
+    plans.filter((p) => p.child.meta.status === 'running' || p.child.meta.status === 'paused').length,
+  )
 
   const adopted: AdoptReply['adopted'] = []
   withLockSync(childrenLock(parent.dir), () => {
@@ -71,10 +85,15 @@ export function adoptRuns(home: string, refs: string[], parentRef: string | unde
         }
       })
       if (!moved?.parent || moved.parent.run !== parent.meta.run) {
-        throw notActiveError(`Run ${child.meta.run} changed while being adopted (it has a parent, or started another generation)`, 'inspect it, then retry')
+        throw notActiveError(
+          `Run ${child.meta.run} changed while being adopted (it has a parent, or started another generation)`,
+          'inspect it, then retry',
+        )
       }
       for (const d of descendants)
-        updateRunMeta(d.dir, (meta) => (meta.run_instance_id === d.meta.run_instance_id ? {...meta, root, depth: depth + d.level} : undefined))
+        updateRunMeta(d.dir, (meta) =>
+          meta.run_instance_id === d.meta.run_instance_id ? {...meta, root, depth: depth + d.level} : undefined,
+        )
       recordChild(parent.dir, {
         run: moved.run,
         run_instance_id: moved.run_instance_id,
@@ -82,7 +101,10 @@ export function adoptRuns(home: string, refs: string[], parentRef: string | unde
         created_at: new Date().toISOString(),
         queued: moved.status === 'queued',
       })
-      traceAdoption(child.dir, moved, `adopted by ${parent.meta.run}`, {parent: parent.meta.run, parent_run_instance_id: parent.meta.run_instance_id})
+      traceAdoption(child.dir, moved, `adopted by ${parent.meta.run}`, {
+        parent: parent.meta.run,
+        parent_run_instance_id: parent.meta.run_instance_id,
+      })
       traceChildStarted(parent.dir, moved, {adopted: true})
       traceAdoption(parent.dir, parent.meta, `adopted ${moved.run}`, {
         child: moved.run,
@@ -112,7 +134,10 @@ function planAdoption(home: string, parent: RunMeta, child: RunState, limit: num
     )
   }
   if (child.meta.owner !== parent.owner) {
-    throw notActiveError(`Run ${id} belongs to owner ${child.meta.owner}, not ${parent.owner}`, 'only Runs of the same owner can be adopted')
+    throw notActiveError(
+      `Run ${id} belongs to owner ${child.meta.owner}, not ${parent.owner}`,
+      'only Runs of the same owner can be adopted',
+    )
   }
   if (id === parent.run || (parent.root ?? parent.run) === id) {
     throw usageError(
@@ -136,7 +161,9 @@ function planAdoption(home: string, parent: RunMeta, child: RunState, limit: num
 function checkParallelCap(home: string, parent: RunState, adding: number): void {
   const cap = parent.meta.max_parallel
   if (typeof cap !== 'number' || adding === 0 || isTerminal(parent.meta.status)) return
-  const running = readChildren(home, parent.dir, parent.meta).filter((c) => c.meta.status === 'running' || c.meta.status === 'paused').length
+  const running = readChildren(home, parent.dir, parent.meta).filter(
+    (c) => c.meta.status === 'running' || c.meta.status === 'paused',
+  ).length
   if (running + adding > cap) {
     throw refusedError(
       `Run ${parent.meta.run} runs ${running} of at most ${cap} children (--max-parallel); adopting ${adding} running Run(s) would exceed it`,

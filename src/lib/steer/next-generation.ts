@@ -39,7 +39,11 @@ export function startNextGeneration(home: string, state: RunState, change: NextG
   if (change.message !== undefined) spec.message = {id: messageId!, text: change.message}
   const launched = launchInTree(spec)
   const now = readRunMetaRaw(launched.state_dir)
-  return {...launched, generation: typeof now?.generation === 'number' ? now.generation : 1, ...(messageId ? {message_id: messageId} : {})}
+  return {
+    ...launched,
+    generation: typeof now?.generation === 'number' ? now.generation : 1,
+    ...(messageId ? {message_id: messageId} : {}),
+  }
 }
 
 /** Rebuild a LaunchSpec from run.json; with assignments, re-resolve the Recipe so new values are checked like at launch. */
@@ -59,7 +63,12 @@ function specFromMeta(home: string, meta: RunMeta, assignments: string[]): Launc
         `restore the Recipe, or rerun without values (actors rerun ${meta.run})`,
       )
     const recipe = loadRecipeFile(meta.recipe_file, dirname(meta.recipe_file))
-    resolved = resolveRecipe({...recipe, name: meta.recipe ?? recipe.name}, assignments, {run_id: meta.run, state_dir: runDir(home, meta.run)}, meta.values)
+    resolved = resolveRecipe(
+      {...recipe, name: meta.recipe ?? recipe.name},
+      assignments,
+      {run_id: meta.run, state_dir: runDir(home, meta.run)},
+      meta.values,
+    )
   }
   const spec: LaunchSpec = {
     home,

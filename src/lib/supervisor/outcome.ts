@@ -57,7 +57,8 @@ export function endOf(meta: RunMeta, outcome: AttemptOutcome): {status: Terminal
   if (outcome.lockError) return {status: 'failed', reason: 'lock_failed'}
   if (outcome.unitError) return {status: 'failed', reason: 'limits_unavailable'}
   // The command may die of the executor's TERM (a Slurm time limit, scancel) before the supervisor's handler ran.
-  const executorEnding = outcome.timedOut || outcome.exitCode === 0 ? undefined : executorOf(meta).supervisor.ending(meta)
+  const executorEnding =
+    outcome.timedOut || outcome.exitCode === 0 ? undefined : executorOf(meta).supervisor.ending(meta)
   if (outcome.timedOut || executorEnding === 'timeout') return {status: 'failed', reason: 'timeout'}
   if (executorEnding === 'cancelled') return {status: 'cancelled', reason: 'stop'}
   if (outcome.exitCode === 0) return {status: 'done', reason: null}

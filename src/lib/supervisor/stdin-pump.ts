@@ -65,7 +65,9 @@ export class StdinPump {
     this.seen = stamp
     let records
     try {
-      records = readInbox(this.dir).filter((r) => r.generation === this.generation && r.via === 'stdin' && r.seq > this.delivered)
+      records = readInbox(this.dir).filter(
+        (r) => r.generation === this.generation && r.via === 'stdin' && r.seq > this.delivered,
+      )
     } catch {
       return
     }

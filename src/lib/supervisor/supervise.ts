@@ -89,7 +89,16 @@ class Supervisor {
     if (locks.status !== 'held') {
       this.pump?.close()
       if (locks.status === 'error') this.appendStderr(`actors: could not take the Run's locks: ${locks.message}\n`)
-      this.finish({exitCode: null, signal: null, timedOut: false, lockError: locks.status === 'error' ? locks.message : undefined}, 0, startedAt)
+      this.finish(
+        {
+          exitCode: null,
+          signal: null,
+          timedOut: false,
+          lockError: locks.status === 'error' ? locks.message : undefined,
+        },
+        0,
+        startedAt,
+      )
       return
     }
     if (this.meta.locks) startedAt = new Date()
@@ -266,7 +275,11 @@ class Supervisor {
 
   /** Every process of the Run as of now: the live steps, their groups, and whatever carries the Run's marker. */
   private processQuery() {
-    return {rootPids: [...this.live.keys()], pgids: this.records.map((r) => r.pgid), runInstanceId: this.meta.run_instance_id}
+    return {
+      rootPids: [...this.live.keys()],
+      pgids: this.records.map((r) => r.pgid),
+      runInstanceId: this.meta.run_instance_id,
+    }
   }
 
   /** Terminate the tree once, however many reasons come (a timeout, then a stop). */
@@ -294,12 +307,17 @@ class Supervisor {
     const executor = executorOf(this.meta)
     if (signal === 'SIGTERM' && executor.supervisor.termIsTimeLimit(this.meta)) {
       this.timedOut = true
-      this.trace('runtime.timeout', `the ${executor.kind} job reached its time limit`, {signal, executor: executor.kind})
+      this.trace('runtime.timeout', `the ${executor.kind} job reached its time limit`, {
+        signal,
+        executor: executor.kind,
+      })
       this.endTree()
       return
     }
     this.trace('runtime.supervisor_signal', `supervisor received ${signal}`, {signal})
-    updateRunMeta(this.dir, (meta) => (meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}}))
+    updateRunMeta(this.dir, (meta) =>
+      meta.ending ? undefined : {...meta, ending: {status: 'cancelled', at: new Date().toISOString(), by: signal}},
+    )
     this.endTree()
   }
 
@@ -321,7 +339,8 @@ class Supervisor {
         artifacts: collectArtifacts(meta.artifacts, meta.cwd),
         run_instance_id: meta.run_instance_id,
       }
-      if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError) result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
+      if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError)
+        result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
       // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
       if (this.unit) reason = closeUnitIntoResult(this.unit, this.leftover, result)
       Object.assign(result, budgetMark(this.home, meta))

@@ -23,13 +23,20 @@ export interface CascadeOutcome {
  * Repeats (at most 3 rounds) while Runs launched during the cascade appear.
  * Does not end the Run in `dir` itself: the caller does that after.
  */
-export async function cascadeEnd(home: string, dir: string, mode: 'stop' | 'kill', endRun: EndRun): Promise<CascadeOutcome> {
+export async function cascadeEnd(
+  home: string,
+  dir: string,
+  mode: 'stop' | 'kill',
+  endRun: EndRun,
+): Promise<CascadeOutcome> {
   const outcome: CascadeOutcome = {ended: [], cancelled_queued: [], errors: []}
   const meta = readRunMetaRaw(dir)
   if (!meta) return outcome
   const done = new Set<string>()
   for (let round = 0; round < 3; round++) {
-    const live = collectDescendants(home, dir, meta, {settled: true}).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
+    const live = collectDescendants(home, dir, meta, {settled: true}).filter(
+      (d) => !isTerminal(d.meta.status) && !done.has(d.dir),
+    )
     if (live.length === 0) break
     // Queued ones first: ending a running sibling frees a slot, which would start them.
     for (const descendant of live.filter((d) => d.meta.status === 'queued')) {

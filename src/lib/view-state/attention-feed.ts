@@ -66,7 +66,14 @@ export class AttentionFeed {
       if (!(ATTENTION_LEVELS as readonly string[]).includes(event.attention as string)) continue
       if (!(Date.parse(event.ts) >= this.since)) continue
       this.seen.add(event.id)
-      notes.push({run: run.run, event_id: event.id, ts: event.ts, kind: event.kind, summary: event.summary ?? null, attention: event.attention!})
+      notes.push({
+        run: run.run,
+        event_id: event.id,
+        ts: event.ts,
+        kind: event.kind,
+        summary: event.summary ?? null,
+        attention: event.attention!,
+      })
     }
     return notes
   }

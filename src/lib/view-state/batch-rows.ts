@@ -9,7 +9,9 @@ import {displayRunName} from '../records/generation-layout.js'
 
 /** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id. */
 export function rowLabel(row: {run: string; generation?: number}): string {
-  return row.generation !== undefined && row.generation > 1 ? `${displayRunName(row.run, row.generation)} (resumed)` : row.run
+  return row.generation !== undefined && row.generation > 1
+    ? `${displayRunName(row.run, row.generation)} (resumed)`
+    : row.run
 }
 
 /** Tree level of each row inside the batch: 0 for a top, parent's + 1 when the parent is a row too. */
@@ -34,5 +36,9 @@ export interface CollectedNote {
 export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total'>): CollectedNote | undefined {
   if (!row.collected_total) return undefined
   const n = row.collected_total
-  return {header: `its own wait collected ${n} Run${n === 1 ? '' : 's'} (reported to it):`, runs: row.collected, more: Math.max(0, n - row.collected.length)}
+  return {
+    header: `its own wait collected ${n} Run${n === 1 ? '' : 's'} (reported to it):`,
+    runs: row.collected,
+    more: Math.max(0, n - row.collected.length),
+  }
 }

@@ -42,7 +42,9 @@ function artifactLabel(a: {name: string; bytes: number | null; missing?: boolean
 /** Build the card of a batch. */
 export function cardModel(doc: BatchDocument): CardModel {
   const levels = rowLevels(doc)
-  const counts = countByStatus(Object.entries(doc.counts).flatMap(([status, n]) => Array.from({length: n}, () => ({status}))))
+  const counts = countByStatus(
+    Object.entries(doc.counts).flatMap(([status, n]) => Array.from({length: n}, () => ({status}))),
+  )
   const flags = [doc.timed_out ? 'timed out' : '', doc.redelivered ? 'redelivered' : ''].filter(Boolean).join(', ')
   const title = `${doc.members === 0 ? 'no finished Runs' : `${doc.members} Run${doc.members === 1 ? '' : 's'} finished`}${flags ? ` (${flags})` : ''} · batch ${doc.batch_id.slice(0, 8)}`
   const rows = doc.rows.map((row, i) => ({
@@ -70,6 +72,7 @@ export function cardModel(doc: BatchDocument): CardModel {
     )
   if (doc.unknown.length > 0) notes.push(`unknown: ${doc.unknown.join(', ')}`)
   if (doc.already_reported.length > 0) notes.push(`already reported: ${doc.already_reported.join(', ')}`)
-  for (const a of doc.attention) notes.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
+  for (const a of doc.attention)
+    notes.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
   return {title, counts, rows, notes, hint: doc.hint}
 }

@@ -65,7 +65,14 @@ export function createFollowStore(dir: string, options: FollowStoreOptions): Fol
   const readStatus = () => {
     try {
       const state = readRunState(dir, {withResult: false})
-      if (state) current = {...current, run: state.meta.run, status: state.meta.status, started_at: state.meta.started_at ?? null, now: Date.now()}
+      if (state)
+        current = {
+          ...current,
+          run: state.meta.run,
+          status: state.meta.status,
+          started_at: state.meta.started_at ?? null,
+          now: Date.now(),
+        }
     } catch {}
   }
   const add = (stream: StreamName, text: string) => {

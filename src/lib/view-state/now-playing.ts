@@ -46,7 +46,8 @@ export function keyToCommand(input: string, key: KeyPress, status: PlaybackStatu
 /** A bar of `width` cells, `fraction` of them filled. */
 export function progressBar(fraction: number | null, width: number): string {
   const cells = Math.max(1, width)
-  const filled = fraction === null || !Number.isFinite(fraction) ? 0 : Math.round(Math.min(1, Math.max(0, fraction)) * cells)
+  const filled =
+    fraction === null || !Number.isFinite(fraction) ? 0 : Math.round(Math.min(1, Math.max(0, fraction)) * cells)
   return '━'.repeat(filled) + '─'.repeat(cells - filled)
 }
 

@@ -16,7 +16,11 @@ export interface Nested<T> {
 }
 
 /** `items` in preorder under their parents; `id` and `parent` read an item's identity and its parent's. */
-export function nestByParent<T>(items: readonly T[], id: (item: T) => string, parent: (item: T) => string | null): Nested<T>[] {
+export function nestByParent<T>(
+  items: readonly T[],
+  id: (item: T) => string,
+  parent: (item: T) => string | null,
+): Nested<T>[] {
   const ids = new Set(items.map(id))
   const children = new Map<string, T[]>()
   const tops: T[] = []

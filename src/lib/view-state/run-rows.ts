@@ -92,13 +92,16 @@ export const LAYOUT_HEADERS: Record<Layout, string[]> = {
 
 /** The headers for these rows: a table gains a WHERE column when any Run runs elsewhere (SPEC: Executors). */
 export function layoutHeaders(layout: Layout, rows: RunRow[]): string[] {
-  return layout === 'table' && rows.some((row) => row.where) ? [...LAYOUT_HEADERS.table, 'WHERE'] : LAYOUT_HEADERS[layout]
+  return layout === 'table' && rows.some((row) => row.where)
+    ? [...LAYOUT_HEADERS.table, 'WHERE']
+    : LAYOUT_HEADERS[layout]
 }
 
 /** The cells of a row under the layout's headers (the plain table and the Ink table alike); `where`: with the WHERE column. */
 export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = false): string[] {
   const duration = displayDuration(row, clock)
-  if (layout === 'tree') return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
+  if (layout === 'tree')
+    return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
   const cells = [
     row.prefix + row.run,
     row.recipe ?? '-',
@@ -138,7 +141,11 @@ export function treeRows(forest: Pick<Forest, 'forest'>): RunRow[] {
   const rows: RunRow[] = []
   const walk = (node: TreeNode, parent: string | null, lead: string, childLead: string, top: boolean) => {
     const usage =
-      top && node.tree_usage && node.children.length > 0 ? `tree ${formatTreeUsage(node.tree_usage)}` : node.usage === null ? '' : `${node.usage} tokens`
+      top && node.tree_usage && node.children.length > 0
+        ? `tree ${formatTreeUsage(node.tree_usage)}`
+        : node.usage === null
+          ? ''
+          : `${node.usage} tokens`
     rows.push({
       key: node.state_dir,
       prefix: lead,

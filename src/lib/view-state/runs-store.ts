@@ -124,6 +124,9 @@ export function createStateStore<T>(home: string, read: () => T, options: StateS
  * What a plain or JSON watcher compares to decide whether anything changed:
  * the rows' Runs, statuses and parents (not their ticking durations).
  */
-export function rowsKey(rows: Array<{key: string; status: string; parent: string | null; usage?: string; where?: string}>, damaged: number): string {
+export function rowsKey(
+  rows: Array<{key: string; status: string; parent: string | null; usage?: string; where?: string}>,
+  damaged: number,
+): string {
   return JSON.stringify([rows.map((r) => [r.key, r.status, r.parent, r.usage ?? '', r.where ?? '']), damaged])
 }

@@ -96,7 +96,11 @@ export class WaitTracker {
     }
     if (this.attention) {
       const notes = this.attention.update(
-        [...scoped.values()].map((run) => ({dir: run.state_dir, run: displayRunName(run.run, run.generation), status: run.status})),
+        [...scoped.values()].map((run) => ({
+          dir: run.state_dir,
+          run: displayRunName(run.run, run.generation),
+          status: run.status,
+        })),
       )
       for (const note of notes) this.log.push({kind: 'attention', note})
     }
@@ -105,6 +109,12 @@ export class WaitTracker {
       (run) => run.run,
       (run) => run.parent,
     )
-    return {pending: pendingTree.map((n) => n.item), pendingTree, waitingFor: this.trees.size, finished: [...this.finished], log: [...this.log]}
+    return {
+      pending: pendingTree.map((n) => n.item),
+      pendingTree,
+      waitingFor: this.trees.size,
+      finished: [...this.finished],
+      log: [...this.log],
+    }
   }
 }

@@ -57,7 +57,8 @@ function wakingEvents(dir: string): TraceEvent[] {
       if (!line.includes(ATTENTION_FIELD)) continue
       try {
         const e = JSON.parse(line) as TraceEvent
-        if (e && typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string') events.push(e)
+        if (e && typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string')
+          events.push(e)
       } catch {}
     }
   } catch {}
@@ -66,7 +67,11 @@ function wakingEvents(dir: string): TraceEvent[] {
 }
 
 /** Unreported waking attention events of `candidates`, oldest first, excluding ones claimed by another wait. */
-export function findAttention(candidates: RunEntry[], journal: DeliveryJournal, claimedEvents: Set<string>): AttentionItem[] {
+export function findAttention(
+  candidates: RunEntry[],
+  journal: DeliveryJournal,
+  claimedEvents: Set<string>,
+): AttentionItem[] {
   const found: AttentionItem[] = []
   for (const entry of candidates) {
     if (!attentionFlagged(entry.dir, entry.meta)) continue

@@ -122,7 +122,9 @@ function endFacts(entry: RunEntry): EndFacts {
   const head = meta.artifacts_head
   // A hand-edited count that is no count is no mirror: result.json says.
   const total =
-    typeof meta.artifacts_total === 'number' && Number.isSafeInteger(meta.artifacts_total) && meta.artifacts_total >= 0 ? meta.artifacts_total : undefined
+    typeof meta.artifacts_total === 'number' && Number.isSafeInteger(meta.artifacts_total) && meta.artifacts_total >= 0
+      ? meta.artifacts_total
+      : undefined
   if (Array.isArray(head) && total !== undefined && head.length >= Math.min(total, MAX_ROW_ARTIFACTS)) {
     return {
       reason: typeof meta.reason === 'string' ? meta.reason : null,
@@ -157,7 +159,12 @@ export function readRowFacts(entry: RunEntry): RowFacts {
     for (let i = events.length - 1; i >= 0; i--) {
       const event = events[i]
       // Kernel events (runtime.*, the lock.* of Resource locks) and usage reports say nothing about the work.
-      if (event.summary && !event.kind.startsWith('runtime.') && !event.kind.startsWith('lock.') && event.kind !== 'usage') {
+      if (
+        event.summary &&
+        !event.kind.startsWith('runtime.') &&
+        !event.kind.startsWith('lock.') &&
+        event.kind !== 'usage'
+      ) {
         summary = event.summary
         break
       }
@@ -165,7 +172,13 @@ export function readRowFacts(entry: RunEntry): RowFacts {
   } catch {}
   if (!summary) {
     const {reason, exit_code: exitCode} = end
-    summary = [entry.meta.status, exitCode !== null ? `exit ${exitCode}` : '', reason && reason !== 'exit_code' ? reason : ''].filter(Boolean).join(', ')
+    summary = [
+      entry.meta.status,
+      exitCode !== null ? `exit ${exitCode}` : '',
+      reason && reason !== 'exit_code' ? reason : '',
+    ]
+      .filter(Boolean)
+      .join(', ')
   }
   let output = ''
   try {
@@ -174,7 +187,8 @@ export function readRowFacts(entry: RunEntry): RowFacts {
   let usage: RowUsage | null = null
   try {
     const totals = readUsage(entry.dir)
-    if (totals) usage = {tokens: totals.tokens, prompt_tokens: totals.prompt_tokens, completion_tokens: totals.completion_tokens}
+    if (totals)
+      usage = {tokens: totals.tokens, prompt_tokens: totals.prompt_tokens, completion_tokens: totals.completion_tokens}
   } catch {}
   return {
     summary: boundSummary(summary),
@@ -255,14 +269,18 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
     overflow: overflowRuns.length,
     overflow_runs: overflowRuns,
     deferred: selection.deferred,
-    pending: selection.pending.slice(0, MAX_PENDING_LISTED).map((e) => ({run: e.meta.run, run_instance_id: e.meta.run_instance_id, status: e.meta.status})),
+    pending: selection.pending
+      .slice(0, MAX_PENDING_LISTED)
+      .map((e) => ({run: e.meta.run, run_instance_id: e.meta.run_instance_id, status: e.meta.status})),
     pending_count: selection.pending.length,
     unknown: selection.unknown,
     already_reported: selection.already_reported,
     attention: input.attention,
     timed_out: input.timedOut,
     redelivered: false,
-    hint: first ? `actors inspect ${first} (one Run in detail), actors inspect --tree (the forest)` : 'actors inspect --tree (the forest)',
+    hint: first
+      ? `actors inspect ${first} (one Run in detail), actors inspect --tree (the forest)`
+      : 'actors inspect --tree (the forest)',
   })
 }
 
@@ -290,7 +308,12 @@ function boundBatchBytes(doc: BatchDocument): BatchDocument {
   }
   // The most rows that fit (binary search: each probe serialises the document once).
   const rows = doc.rows
-  const fits = (n: number) => batchBytes({...doc, rows: rows.slice(0, n), overflow_runs: [...rows.slice(n).map((r) => r.run), ...doc.overflow_runs]}) <= limit
+  const fits = (n: number) =>
+    batchBytes({
+      ...doc,
+      rows: rows.slice(0, n),
+      overflow_runs: [...rows.slice(n).map((r) => r.run), ...doc.overflow_runs],
+    }) <= limit
   let low = 0
   let high = rows.length - 1
   while (low < high) {

@@ -59,7 +59,11 @@ export interface DeliveredBatch {
  * `collector`, to that Run. Best effort and never throws: the batch is
  * delivered already, and this is only what the coordinator's row will show.
  */
-export function recordCollected(home: string, collector: {run: string; run_instance_id: string}, document: DeliveredBatch): void {
+export function recordCollected(
+  home: string,
+  collector: {run: string; run_instance_id: string},
+  document: DeliveredBatch,
+): void {
   if (document.members === 0) return
   const dir = runDir(home, collector.run)
   try {
@@ -96,11 +100,20 @@ export function recordCollected(home: string, collector: {run: string; run_insta
 export function readCollected(dir: string, runInstanceId: string): CollectedField {
   try {
     const file = readJsonFile<CollectedFile>(collectedFile(dir), {schema: COLLECTED_SCHEMA, oftenMissing: true})
-    if (file && file.run_instance_id === runInstanceId && Array.isArray(file.runs) && Number.isSafeInteger(file.total)) {
+    if (
+      file &&
+      file.run_instance_id === runInstanceId &&
+      Array.isArray(file.runs) &&
+      Number.isSafeInteger(file.total)
+    ) {
       const runs = file.runs
         .filter((r) => r && typeof r.run === 'string' && typeof r.status === 'string')
         .slice(0, MAX_COLLECTED)
-        .map((r) => ({run: r.run, status: r.status, summary: printableLine(String(r.summary ?? ''), MAX_COLLECTED_SUMMARY)}))
+        .map((r) => ({
+          run: r.run,
+          status: r.status,
+          summary: printableLine(String(r.summary ?? ''), MAX_COLLECTED_SUMMARY),
+        }))
       return {collected: runs, collected_total: Math.max(file.total, runs.length)}
     }
   } catch {}

@@ -19,7 +19,15 @@ import {compareQueueKeys, dropIndexMarkers, markerTag} from '../history/index-ma
 import {markQueueChanged} from '../history/index-queue.js'
 import {renewEmptiedQueues} from '../history/queue-renew.js'
 import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
-import {MAX_MEMBERS, memberKey, selectBatch, treeOrderKey, type BatchMeta, type RunEntry, type Selection} from './select.js'
+import {
+  MAX_MEMBERS,
+  memberKey,
+  selectBatch,
+  treeOrderKey,
+  type BatchMeta,
+  type RunEntry,
+  type Selection,
+} from './select.js'
 import {WaitSnapshot} from './snapshot.js'
 import {testHookPause} from '../platform/test-hooks.js'
 
@@ -59,7 +67,13 @@ const WINDOW_SLACK = 16
 
 type Attempt =
   | {ready: false; pollMs?: number}
-  | {ready: true; document: BatchDocument; pending?: PendingBatch; silentStatuses: string[]; metas?: Map<string, BatchMeta>}
+  | {
+      ready: true
+      document: BatchDocument
+      pending?: PendingBatch
+      silentStatuses: string[]
+      metas?: Map<string, BatchMeta>
+    }
 
 let self: ProcessIdentity | undefined
 function selfIdentity(): ProcessIdentity {
@@ -83,7 +97,10 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
     if (orphan) {
       orphan.claimer = selfIdentity()
       orphan.claimed_at = new Date().toISOString()
-      return {value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []}, write: true}
+      return {
+        value: {ready: true, document: {...orphan.document, redelivered: true}, pending: orphan, silentStatuses: []},
+        write: true,
+      }
     }
     const selection = settledSelection(request, snapshot, claimed)
     const pruned = forgetVanished(journal, (run) => snapshot.isIndexed(run)) || migrated
@@ -95,14 +112,31 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       journal,
       claimedEvents,
     )
-    const onlyUnknown = request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
-    const ready = onlyUnknown || attention.length > 0 || selection.waited === 0 || (request.any ? selection.members.length > 0 : selection.all_terminal)
+    const onlyUnknown =
+      request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
+    const ready =
+      onlyUnknown ||
+      attention.length > 0 ||
+      selection.waited === 0 ||
+      (request.any ? selection.members.length > 0 : selection.all_terminal)
     // A live remote Run rings no doorbell here: poll while one is in the selection, as often as its executor says.
     if (!ready && !timedOut) {
       snapshot.saveQueue()
-      return {value: {ready: false, pollMs: shortestPoll(selection.candidates.filter((c) => !isTerminal(c.meta.status)).map((c) => c.meta))}, write: pruned}
+      return {
+        value: {
+          ready: false,
+          pollMs: shortestPoll(selection.candidates.filter((c) => !isTerminal(c.meta.status)).map((c) => c.meta)),
+        },
+        write: pruned,
+      }
     }
-    const document = buildBatchDocument({owner: request.owner, selection, facts: rowFacts(selection), attention, timedOut: timedOut && !ready})
+    const document = buildBatchDocument({
+      owner: request.owner,
+      selection,
+      facts: rowFacts(selection),
+      attention,
+      timedOut: timedOut && !ready,
+    })
     const silentStatuses = selection.silent.map((s) => s.meta.status)
     if (document.members === 0 && attention.length === 0) {
       snapshot.saveQueue()
@@ -113,7 +147,11 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       phase: 'pending',
       claimed_at: new Date().toISOString(),
       claimer: selfIdentity(),
-      members: selection.members.map((m) => ({run: m.meta.run, run_instance_id: m.meta.run_instance_id, ...(m.archived ? {archived: true} : {})})),
+      members: selection.members.map((m) => ({
+        run: m.meta.run,
+        run_instance_id: m.meta.run_instance_id,
+        ...(m.archived ? {archived: true} : {}),
+      })),
       attention: attention.map((a) => ({run: a.run, run_instance_id: a.run_instance_id, event_id: a.event_id})),
       document,
     }
@@ -132,7 +170,8 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
  */
 function settledSelection(request: WaitRequest, snapshot: WaitSnapshot, claimed: Set<string>): Selection {
   const {runs, archived, reported} = snapshot
-  const select = () => selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
+  const select = () =>
+    selectBatch({runs, archived, owner: request.owner, reported, claimed, scope: request.scope, ids: request.ids})
   let selection = select()
   for (let window = 4 * MAX_MEMBERS; !snapshot.complete && !settled(selection, snapshot); window *= 4) {
     snapshot.more(window)
@@ -144,7 +183,8 @@ function settledSelection(request: WaitRequest, snapshot: WaitSnapshot, claimed:
 /** The row facts (result, last summary, output tail, artifacts, usage) of each member that gets a row. */
 function rowFacts(selection: Selection): Map<string, RowFacts> {
   const facts = new Map<string, RowFacts>()
-  for (const member of selection.members.slice(0, MAX_ROWS)) facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
+  for (const member of selection.members.slice(0, MAX_ROWS))
+    facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
   return facts
 }
 
@@ -173,7 +213,15 @@ function findOrphan(
   const orphans = pending.filter((p) => !isSameProcess(p.claimer))
   if (orphans.length === 0) return undefined
   if (!request.ids && !request.scope) return orphans[0]
-  const inScope = selectBatch({runs, archived, owner: request.owner, reported, claimed: new Set(), scope: request.scope, ids: request.ids}).candidates
+  const inScope = selectBatch({
+    runs,
+    archived,
+    owner: request.owner,
+    reported,
+    claimed: new Set(),
+    scope: request.scope,
+    ids: request.ids,
+  }).candidates
   const keys = new Set(inScope.map((c) => memberKey(c.meta.run, c.meta.run_instance_id)))
   return orphans.find((p) => [...p.members, ...p.attention].some((m) => keys.has(memberKey(m.run, m.run_instance_id))))
 }
@@ -224,7 +272,10 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
         claimed = result
         break
       }
-      await bell.next(result.pollMs !== undefined ? Math.min(deadline, Date.now() + result.pollMs) : deadline, request.signal)
+      await bell.next(
+        result.pollMs !== undefined ? Math.min(deadline, Date.now() + result.pollMs) : deadline,
+        request.signal,
+      )
     }
   } finally {
     bell.close()
@@ -246,11 +297,15 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
     // Only once the journal no longer holds the batch: the members leave the run index.
     if (delivered) dropIndexMarkers(request.home, delivered.members, claimed.metas)
     // The backlog is delivered: a queue directory it grew is replaced by a fresh one (history/queue-renew.ts).
-    if (delivered && !request.ids && claimed.document.deferred === 0) renewEmptiedQueues(request.home, [markerTag(request.owner)])
+    if (delivered && !request.ids && claimed.document.deferred === 0)
+      renewEmptiedQueues(request.home, [markerTag(request.owner)])
     if (request.collector) recordCollected(request.home, request.collector, claimed.document)
   }
   return {
     document: claimed.document,
-    exitCode: batchExitCode(claimed.document, {requested: request.ids?.length ?? 0, silentStatuses: claimed.silentStatuses}),
+    exitCode: batchExitCode(claimed.document, {
+      requested: request.ids?.length ?? 0,
+      silentStatuses: claimed.silentStatuses,
+    }),
   }
 }

@@ -63,12 +63,19 @@ function emptyJournal(owner: string): DeliveryJournal {
 
 function parseJournal(file: string, owner: string, text: string): DeliveryJournal {
   const doc = parseJsonDocument<Partial<DeliveryJournal>>(file, text, DELIVERY_SCHEMA)
-  if (doc.owner !== owner) throw corruptStateError(file, `belongs to owner ${JSON.stringify(doc.owner)}, not "${owner}"`)
+  if (doc.owner !== owner)
+    throw corruptStateError(file, `belongs to owner ${JSON.stringify(doc.owner)}, not "${owner}"`)
   const isRecord = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
-  if (!isRecord(doc.reported) || !isRecord(doc.attention_reported) || !Array.isArray(doc.pending) || !Array.isArray(doc.delivered)) {
+  if (
+    !isRecord(doc.reported) ||
+    !isRecord(doc.attention_reported) ||
+    !Array.isArray(doc.pending) ||
+    !Array.isArray(doc.delivered)
+  ) {
     throw corruptStateError(file, 'is missing reported, attention_reported, pending or delivered')
   }
-  const isRef = (v: unknown) => isRecord(v) && typeof (v as MemberRef).run === 'string' && typeof (v as MemberRef).run_instance_id === 'string'
+  const isRef = (v: unknown) =>
+    isRecord(v) && typeof (v as MemberRef).run === 'string' && typeof (v as MemberRef).run_instance_id === 'string'
   for (const batch of doc.pending as unknown[]) {
     const p = batch as Partial<PendingBatch>
     const whole =
@@ -139,13 +146,20 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
  * document in place and returns a value; the document is written back only
  * when `change` returns with `write: true`.
  */
-export function withJournal<T>(home: string, owner: string, change: (journal: DeliveryJournal) => {value: T; write: boolean}): T {
+export function withJournal<T>(
+  home: string,
+  owner: string,
+  change: (journal: DeliveryJournal) => {value: T; write: boolean},
+): T {
   const file = journalFile(home, owner)
   makePrivateDir(join(home, 'delivery'))
   return withLockSync(
     `${file}.lock`,
     () => {
-      const db = new LowSync<DeliveryJournal>(new JournalFile(file, (text) => parseJournal(file, owner, text)), emptyJournal(owner))
+      const db = new LowSync<DeliveryJournal>(
+        new JournalFile(file, (text) => parseJournal(file, owner, text)),
+        emptyJournal(owner),
+      )
       db.read()
       const {value, write} = change(db.data)
       if (write) db.write()
@@ -161,7 +175,13 @@ export function withJournal<T>(home: string, owner: string, change: (journal: De
  * caller), so a crash in between redelivers it rather than losing it.
  */
 export function markDelivered(home: string, journal: DeliveryJournal, batch: PendingBatch): void {
-  markBatchReported(home, batch.members, journal.owner, batch.batch_id, batchRecordScratch(join(home, 'delivery'), journal.owner))
+  markBatchReported(
+    home,
+    batch.members,
+    journal.owner,
+    batch.batch_id,
+    batchRecordScratch(join(home, 'delivery'), journal.owner),
+  )
   journal.pending = journal.pending.filter((p) => p.batch_id !== batch.batch_id)
   for (const member of batch.members) delete journal.attention_reported[member.run]
   for (const event of batch.attention) {
@@ -174,7 +194,12 @@ export function markDelivered(home: string, journal: DeliveryJournal, batch: Pen
   }
   journal.delivered = [
     ...journal.delivered,
-    {batch_id: batch.batch_id, delivered_at: new Date().toISOString(), members: batch.members.length, attention: batch.attention.length},
+    {
+      batch_id: batch.batch_id,
+      delivered_at: new Date().toISOString(),
+      members: batch.members.length,
+      attention: batch.attention.length,
+    },
   ].slice(-DELIVERED_HISTORY)
 }
 
@@ -201,7 +226,8 @@ export function migrateLegacyReported(home: string, journal: DeliveryJournal): b
   const entries = Object.entries(journal.reported)
   if (entries.length === 0) return false
   for (const [run, instance] of entries) {
-    if (typeof instance === 'string') markInstanceReported(home, {run, run_instance_id: instance}, journal.owner, 'legacy')
+    if (typeof instance === 'string')
+      markInstanceReported(home, {run, run_instance_id: instance}, journal.owner, 'legacy')
   }
   journal.reported = {}
   return true

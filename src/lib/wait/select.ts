@@ -155,7 +155,10 @@ function candidacy(input: SelectionInput, ids: Set<string> | undefined): Candida
     const ref = entry.meta.parent
     if (!ref) return undefined
     const current = runs.get(ref.run)
-    const parent = current && current.meta.run_instance_id === ref.run_instance_id ? current : archivedByInstance.get(ref.run_instance_id)
+    const parent =
+      current && current.meta.run_instance_id === ref.run_instance_id
+        ? current
+        : archivedByInstance.get(ref.run_instance_id)
     return parent && parent.meta.run === ref.run && parent !== entry ? parent : undefined
   }
   const inScope = (entry: RunEntry): boolean => {
@@ -219,7 +222,8 @@ function waitedRuns(input: SelectionInput, ids: Set<string>, isCandidate: Candid
   for (const id of ids) {
     const entry = runs.get(id)
     // `wait RUN` covers every unreported generation of RUN.
-    const earlier = entry && entry.meta.owner === owner ? archived.filter((e) => e.meta.run === id && isCandidate(e)) : []
+    const earlier =
+      entry && entry.meta.owner === owner ? archived.filter((e) => e.meta.run === id && isCandidate(e)) : []
     found.waited.push(...earlier)
     if (!entry || entry.meta.owner !== owner) found.unknown.push(id)
     else if (entry.meta.notification === 'silent') found.silent.push(entry)
@@ -236,7 +240,10 @@ function waitedRuns(input: SelectionInput, ids: Set<string>, isCandidate: Candid
  * run id and instance; each descendant right after its parent. `boundary` is
  * the top whose tree reaches MAX_MEMBERS.
  */
-function forestOrder(eligible: RunEntry[], candidateParent: Candidacy['candidateParent']): {ordered: RunEntry[]; boundary?: RunEntry} {
+function forestOrder(
+  eligible: RunEntry[],
+  candidateParent: Candidacy['candidateParent'],
+): {ordered: RunEntry[]; boundary?: RunEntry} {
   const children = new Map<RunEntry, RunEntry[]>()
   const tops: RunEntry[] = []
   for (const entry of eligible) {
@@ -250,7 +257,9 @@ function forestOrder(eligible: RunEntry[], candidateParent: Candidacy['candidate
     }
   }
   const order = (a: RunEntry, b: RunEntry) =>
-    compareText(terminalTime(a), terminalTime(b)) || compareText(a.meta.run, b.meta.run) || compareText(a.meta.run_instance_id, b.meta.run_instance_id)
+    compareText(terminalTime(a), terminalTime(b)) ||
+    compareText(a.meta.run, b.meta.run) ||
+    compareText(a.meta.run_instance_id, b.meta.run_instance_id)
   tops.sort(order)
   const ordered: RunEntry[] = []
   let boundary: RunEntry | undefined

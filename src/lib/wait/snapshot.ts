@@ -93,13 +93,20 @@ export class WaitSnapshot {
   more(count: number): void {
     // In steps, each kept as just the fields a batch uses (batchMeta) before the next is read: a window of whole
     // run.json documents alive at once cost this, the busiest command, GC copying and page faults.
-    for (let left = count; left > 0 && !this.reader.exhausted; left -= READ_STEP) this.add(this.reader.more(Math.min(READ_STEP, left)))
+    for (let left = count; left > 0 && !this.reader.exhausted; left -= READ_STEP)
+      this.add(this.reader.more(Math.min(READ_STEP, left)))
     for (;;) {
       this.readAncestors()
       const tags = new Set<string>()
       for (const entry of [...this.runs.values(), ...this.archived]) {
         const m = entry.meta
-        if (!isTerminal(m.status) || m.owner !== this.request.owner || m.notification === 'silent' || this.reported[m.run] === m.run_instance_id) continue
+        if (
+          !isTerminal(m.status) ||
+          m.owner !== this.request.owner ||
+          m.notification === 'silent' ||
+          this.reported[m.run] === m.run_instance_id
+        )
+          continue
         const tag = treeTag(m)
         if (!this.expanded.has(tag)) tags.add(tag)
       }
