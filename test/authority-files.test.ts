@@ -7,6 +7,7 @@ import {spawnSync} from 'node:child_process'
 import {
   chmodSync,
   cpSync,
+  existsSync,
   lstatSync,
   mkdirSync,
   readdirSync,
@@ -187,6 +188,21 @@ describe('no link followed inside the state root', () => {
     expect(readFileSync(join(outside, 'trace.jsonl'), 'utf8')).toBe(trace)
     expect(actors(h, ['run', 'hello', '--name', 'L']).code).toBe(1)
     expect(readFileSync(join(outside, 'run.json'), 'utf8')).toContain('"status": "done"')
+  })
+
+  it('a launch whose parent (by ACTORS_RUN) has a linked state dir is refused (exit 1), and the parent is not read through it', async () => {
+    const h = home()
+    const outside = await linkedRun(h, 'PL')
+    const meta = readJson(join(outside, 'run.json'))
+    const asChild = cliEnv(h, {ACTORS_RUN: 'PL', ACTORS_RUN_INSTANCE: meta.run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', 'PL')})
+    const r = spawnSync(process.execPath, [BIN, 'run', '--name', 'kid', '--', 'true'], {env: asChild, encoding: 'utf8'})
+    expect(r.status, r.stderr).toBe(1)
+    expect(r.stderr).toContain(`${join(h, 'runs', 'PL')} is a symbolic link`)
+    expect(existsSync(join(h, 'runs', 'kid'))).toBe(false)
+    // Nor may a command of that tree speak for the linked Run: emit as its process is not taken as the caller's Run.
+    const emit = spawnSync(process.execPath, [BIN, 'emit', 'note', '--summary', 'x'], {env: asChild, encoding: 'utf8'})
+    expect(emit.status).not.toBe(0)
+    expect(readFileSync(join(outside, 'trace.jsonl'), 'utf8')).not.toContain('"summary":"x"')
   })
 
   /** A file outside the root, and a link to it planted at `file`. */

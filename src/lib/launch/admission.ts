@@ -10,6 +10,7 @@ import {notActiveError, usageError} from '../platform/errors.js'
 import {isPlainName, runDir} from '../platform/home.js'
 import type {LaunchSpec} from './launch.js'
 import {readRunMetaRaw} from '../runs/store.js'
+import {refuseLinkedDir} from '../platform/private-files.js'
 import {checkBudget, checkDepth} from '../runs/tree-limits.js'
 import {effectiveMaxDepth, effectiveMaxParallel} from '../runs/tightened-limits.js'
 
@@ -39,6 +40,8 @@ export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.e
       'launch with the same ACTORS_HOME / --home as the parent Run',
     )
   }
+  // The parent is reached by its id: never through a link in its state dir's place (exit 1).
+  refuseLinkedDir(parentDir)
   const parent = readRunMetaRaw(parentDir)
   if (!parent) {
     throw usageError(

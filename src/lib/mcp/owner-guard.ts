@@ -6,8 +6,8 @@
  * acting and stays open, as on the command line.
  */
 import {refusedError} from '../platform/errors.js'
-import {resolveRunRef, runDir} from '../platform/home.js'
-import {readRunMetaRaw, requireRun} from '../runs/store.js'
+import {resolveRunRef} from '../platform/home.js'
+import {readRunMetaById, requireRun} from '../runs/store.js'
 import type {McpPolicy} from './policy.js'
 
 /** The owner a run.json records ("default" for one written without it). */
@@ -39,7 +39,7 @@ export function enforceNameOwner(policy: McpPolicy, home: string, name: string |
   if (name === undefined) return
   let meta
   try {
-    meta = readRunMetaRaw(runDir(home, name))
+    meta = readRunMetaById(home, name)
   } catch {
     return // a bad name or a damaged run.json: the launch refuses it with its own words
   }

@@ -3,8 +3,8 @@
  * the environment, which any process can change). Used wherever authority or
  * a limit depends on the tree a Run belongs to.
  */
-import {isPlainName, runDir} from '../platform/home.js'
-import {readRunMetaRaw} from './store.js'
+import {isPlainName} from '../platform/home.js'
+import {readRunMetaById} from './store.js'
 import type {RunMeta} from '../records/run.js'
 
 /** More ancestors than any depth limit allows: damaged parent links that form a cycle end the walk. */
@@ -24,7 +24,7 @@ export function ancestorMetas(home: string, meta: RunMeta): RunMeta[] {
     if (typeof parent !== 'string' || !isPlainName(parent) || seen.has(parent)) break
     seen.add(parent)
     try {
-      current = readRunMetaRaw(runDir(home, parent))
+      current = readRunMetaById(home, parent)
     } catch {
       break
     }

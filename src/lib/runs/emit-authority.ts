@@ -7,9 +7,9 @@
  * closed with its result.
  */
 import {notActiveError, refusedError} from '../platform/errors.js'
-import {isPlainName, runDir} from '../platform/home.js'
+import {isPlainName} from '../platform/home.js'
 import {ancestorMetas} from './ancestors.js'
-import {readRunMetaRaw, type RunState} from './store.js'
+import {readRunMetaById, type RunState} from './store.js'
 import {isTerminal, type RunMeta} from '../records/run.js'
 
 /**
@@ -22,7 +22,7 @@ export function verifiedCallerRun(home: string, env: NodeJS.ProcessEnv): RunMeta
   const instance = env.ACTORS_RUN_INSTANCE
   if (!run || !instance || !isPlainName(run)) return undefined
   try {
-    const meta = readRunMetaRaw(runDir(home, run))
+    const meta = readRunMetaById(home, run)
     return meta && meta.run_instance_id === instance ? meta : undefined
   } catch {
     return undefined

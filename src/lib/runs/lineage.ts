@@ -4,8 +4,8 @@
  */
 import {dirname} from 'node:path'
 import {notActiveError, usageError} from '../platform/errors.js'
-import {isPlainName, runDir} from '../platform/home.js'
-import {readRunMetaRaw, requireRun, type RunState} from './store.js'
+import {isPlainName} from '../platform/home.js'
+import {readRunMetaById, requireRun, type RunState} from './store.js'
 import type {ParentRef} from '../records/run.js'
 
 /** How a command that only works inside a Run words its refusals. */
@@ -97,7 +97,7 @@ export function lineageFromEnv(env: NodeJS.ProcessEnv = process.env): Lineage {
 export function treeOwner(home: string, lineage: Lineage): string {
   if (!lineage.parent) return lineage.owner
   try {
-    const owner = readRunMetaRaw(runDir(home, lineage.parent.run))?.owner
+    const owner = readRunMetaById(home, lineage.parent.run)?.owner
     if (typeof owner === 'string' && isPlainName(owner)) return owner
   } catch {}
   return lineage.owner

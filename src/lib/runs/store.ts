@@ -76,6 +76,17 @@ export function readRunMetaRaw(dir: string): RunMeta | undefined {
   return meta
 }
 
+/**
+ * run.json of the Run `id` (no reconciliation), reached by its id from a
+ * record (a parent, an ancestor, the caller's ACTORS_RUN): never through a
+ * link in its state dir's place (LinkedPathError, exit 1).
+ */
+export function readRunMetaById(home: string, id: string): RunMeta | undefined {
+  const dir = runDir(home, id)
+  refuseLinkedDir(dir)
+  return readRunMetaRaw(dir)
+}
+
 /** Read result.json of the Run's current generation, if written. */
 export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id'>): RunResult | undefined {
   const result = readJsonFile<RunResult>(runFile(dir, 'result'))

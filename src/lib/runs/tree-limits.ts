@@ -5,7 +5,7 @@
  */
 import {refusedError, usageError} from '../platform/errors.js'
 import {runDir} from '../platform/home.js'
-import {readRunMetaRaw} from './store.js'
+import {readRunMetaById} from './store.js'
 import type {RunMeta} from '../records/run.js'
 import {runTokens, treeUsage, type TreeUsage} from './usage-rollup.js'
 
@@ -46,7 +46,7 @@ export function readTreeBudget(home: string, root: string, rootMeta?: RunMeta): 
   let meta = rootMeta
   if (!meta) {
     try {
-      meta = readRunMetaRaw(runDir(home, root))
+      meta = readRunMetaById(home, root)
     } catch {
       return undefined
     }
