@@ -194,7 +194,11 @@ describe('no link followed inside the state root', () => {
     const h = home()
     const outside = await linkedRun(h, 'PL')
     const meta = readJson(join(outside, 'run.json'))
-    const asChild = cliEnv(h, {ACTORS_RUN: 'PL', ACTORS_RUN_INSTANCE: meta.run_instance_id, ACTORS_STATE_DIR: join(h, 'runs', 'PL')})
+    const asChild = cliEnv(h, {
+      ACTORS_RUN: 'PL',
+      ACTORS_RUN_INSTANCE: meta.run_instance_id,
+      ACTORS_STATE_DIR: join(h, 'runs', 'PL'),
+    })
     const r = spawnSync(process.execPath, [BIN, 'run', '--name', 'kid', '--', 'true'], {env: asChild, encoding: 'utf8'})
     expect(r.status, r.stderr).toBe(1)
     expect(r.stderr).toContain(`${join(h, 'runs', 'PL')} is a symbolic link`)
