@@ -20,6 +20,9 @@ import {
 } from './backend.js'
 import {MpvIpcClient, type MpvEvent} from './mpv-ipc.js'
 
+/** How long a seek waits for mpv's position to reach its target before the reply goes out anyway. */
+const SEEK_SETTLE_MS = 1000
+
 /** The mpv command line for a queue (exported for tests and docs). */
 export function buildMpvArgs(options: {
   socket: string
@@ -170,7 +173,18 @@ export class MpvBackend implements PlayerBackend {
   }
 
   async seekPercent(percent: number): Promise<void> {
-    await this.requireIpc().command(['seek', percent, 'absolute-percent'])
+    const ipc = this.requireIpc()
+    await ipc.command(['seek', percent, 'absolute-percent'])
+    // mpv answers once the seek is queued, and time-pos moves only when it lands: wait for that (at most
+    // SEEK_SETTLE_MS), so the status a `seek` replies with shows the new place, not the old one.
+    const duration = await ipc.get('duration')
+    if (typeof duration !== 'number' || !(duration > 0)) return
+    const target = (percent / 100) * duration
+    for (const deadline = Date.now() + SEEK_SETTLE_MS; Date.now() < deadline; ) {
+      const position = await ipc.get('time-pos')
+      if (typeof position === 'number' && position >= target - 0.25 && position <= target + 2) return
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
   }
 
   async setVolume(volume: number): Promise<void> {
