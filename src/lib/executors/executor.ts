@@ -100,3 +100,8 @@ export interface Executor {
   /** The supervisor's side of the executor. */
   readonly supervisor: SupervisorSide
 }
+
+/** `KIND JOB@NODE`, each part once known: how a listing names where a Run in an engine's job runs. */
+export function jobWhere(kind: string, run: {job_id?: string | null; node?: string | null}): string {
+  return `${kind}${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`
+}

@@ -7,6 +7,7 @@
  */
 import {installExecutorQuestions} from '../runs/executor-questions.js'
 import {EXECUTORS, executorNamed, executorOf} from './registry.js'
+import {jobWhere} from './executor.js'
 
 export type {Executor, ExecutorChoice, FieldFail} from './executor.js'
 export {executorNamed, executorOf}
@@ -22,7 +23,7 @@ export const THIS_MACHINE = executorNamed(undefined).kind
 export function describeWhere(run: {executor?: string; job_id?: string | null; node?: string | null}): string {
   const known = EXECUTORS[run.executor ?? THIS_MACHINE]
   if (known) return known.describe(run)
-  return `${run.executor}${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`
+  return jobWhere(String(run.executor), run)
 }
 
 /**

@@ -8,7 +8,7 @@
  * kernel's own verbs act (local-verbs.ts). File notifications do
  * not cross machines, so readers poll its Runs.
  */
-import type {Executor} from './executor.js'
+import {jobWhere, type Executor} from './executor.js'
 import type {RuntimeActionResult} from '../signals/runtime-actions.js'
 import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './on-node.js'
 import {controlSlurmRun, needsSlurmControl} from './slurm-control.js'
@@ -42,7 +42,7 @@ export const slurmExecutor: Executor = {
     // The node's `actors control` answers with the document a local end returns (plus how it got there).
     return (await controlSlurmRun(home, state, mode, undefined)) as unknown as RuntimeActionResult
   },
-  describe: (run) => `slurm${run.job_id ? ` ${run.job_id}` : ''}${run.node ? `@${run.node}` : ''}`,
+  describe: (run) => jobWhere('slurm', run),
   supervisor: {
     startFields: supervisorStartFields,
     termIsTimeLimit: termIsJobTimeLimit,
