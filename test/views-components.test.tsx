@@ -298,6 +298,23 @@ describe('state store', () => {
     expect(store.snapshot().version - before).toBeLessThan(5)
   })
 
+  it('does not re-read when some other file in the state root changes', async () => {
+    home = tempDir()
+    mkdirSync(join(home, 'runs'))
+    writeRun('one', 'done')
+    store = createStateStore(home, () => listRunSummaries(home), {safetyMs: 0, tickMs: 0})
+    const before = store.snapshot().version
+    // A file kept in the root (a load trace, a user's notes) written on and on: a view reading it would never rest.
+    for (let i = 0; i < 20; i++) {
+      writeFileSync(join(home, 'notes.txt'), `line ${i}\n`, {flag: 'a'})
+      await new Promise((r) => setTimeout(r, 10))
+    }
+    await new Promise((r) => setTimeout(r, 150))
+    expect(store.snapshot().version).toBe(before)
+    notifyStateChange(home)
+    await waitFor(() => store!.snapshot().version > before, 5000, 'the store to see the ring')
+  })
+
   it('advances the clock on ticks without re-reading', async () => {
     home = tempDir()
     mkdirSync(join(home, 'runs'))

@@ -19,9 +19,12 @@ export function resolveHome(flag?: string): string {
   return xdg ? join(resolve(xdg), 'actors') : join(process.env.HOME || nodeOs().homedir(), '.local', 'state', 'actors')
 }
 
+/** The name of the state root's directory of state dirs. */
+export const RUNS_DIR_NAME = 'runs'
+
 export function runsDir(home: string): string {
   // Asked for once per Run a command reads (a wait reads hundreds): joined once per state root.
-  if (runsMemo?.home !== home) runsMemo = {home, dir: join(home, 'runs')}
+  if (runsMemo?.home !== home) runsMemo = {home, dir: join(home, RUNS_DIR_NAME)}
   return runsMemo.dir
 }
 
@@ -34,7 +37,7 @@ let indexMemo: {home: string; dir: string} | undefined
  * writing them never changes runs/ itself (the run index watches that).
  */
 export function historyCacheDir(home: string): string {
-  return join(home, 'runs', '.cache')
+  return join(home, RUNS_DIR_NAME, '.cache')
 }
 
 /** The run index of live and unreported Runs (history/live-index.ts). */

@@ -9,8 +9,9 @@
  * live durations move.
  */
 import {watch, type FSWatcher} from 'node:fs'
+import {BELL_FILE} from '../bell/notify.js'
 import {followUpEndedRuns} from '../tree/after-run.js'
-import {runsDir} from '../platform/home.js'
+import {RUNS_DIR_NAME, runsDir} from '../platform/home.js'
 
 export interface StateSnapshot<T> {
   data: T
@@ -81,9 +82,14 @@ export function createStateStore<T>(home: string, read: () => T, options: StateS
   function startWatching(): void {
     for (const w of watchers) w.close()
     watchers = []
-    for (const dir of [home, runsDir(home)]) {
+    for (const [dir, matters] of [
+      [home, ringsOrRunsDir],
+      [runsDir(home), () => true],
+    ] as const) {
       try {
-        const watcher = watch(dir, schedule)
+        const watcher = watch(dir, (_event, name) => {
+          if (matters(name)) schedule()
+        })
         watcher.on('error', () => {})
         watchers.push(watcher)
       } catch {
@@ -118,6 +124,17 @@ export function createStateStore<T>(home: string, read: () => T, options: StateS
       listeners.clear()
     },
   }
+}
+
+/**
+ * Whether a change to `name` in the state root itself is worth a re-read: the
+ * doorbell, or runs/ appearing (a platform that names no file: always). Other
+ * files there (a user's notes, a log someone keeps in $ACTORS_HOME, the
+ * reads' own caches) change without any Run changing, and one written on
+ * every re-read would make the view re-read without pause.
+ */
+function ringsOrRunsDir(name: string | Buffer | null): boolean {
+  return name === null || name === BELL_FILE || name === RUNS_DIR_NAME
 }
 
 /**
