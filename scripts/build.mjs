@@ -10,7 +10,9 @@
 //  - dist/mcp.cjs: the `actors mcp` front (src/boot/mcp.ts): checks the invocation,
 //    then loads dist/mcp-server.cjs (src/boot/mcp-server.ts: the server with the
 //    MCP SDK and zod). bin/actors loads both for that command only, through
-//    the same code cache.
+//    the same code cache. dist/mcp-tool-schemas.json holds every tool's input
+//    as JSON Schema, made here from the built server, so that a session's
+//    tools/list shows it without converting (src/lib/mcp/input-schema.ts).
 //  - dist/yaml.cjs: the yaml library (src/boot/yaml.ts), most of what the other
 //    bundles would weigh; loaded through the same code cache the first time a
 //    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
@@ -227,6 +229,8 @@ await build({
   entryPoints: {'mcp-server': 'src/boot/mcp-server.ts'},
   plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand],
 })
+const mcpServer = createRequire(import.meta.url)(resolve(out, 'mcp-server.cjs'))
+writeFileSync(`${out}/mcp-tool-schemas.json`, JSON.stringify(mcpServer.builtToolSchemas()) + '\n')
 await build({
   ...shared,
   entryPoints: esmEntries,

@@ -10,6 +10,8 @@ import {cpSync, existsSync, readFileSync, readdirSync, writeFileSync} from 'node
 import {join} from 'node:path'
 import {randomUUID} from 'node:crypto'
 import {afterEach, describe, expect, it} from 'vitest'
+import {builtJsonSchemas, lazyInputSchema, toolJsonSchemas} from '../src/lib/mcp/input-schema.js'
+import {TOOLS} from '../src/lib/mcp/tools.js'
 import {actors, BIN, cliEnv, homeWithRecipes, processAlive, readJson, removeHome, waitFor} from './helpers.js'
 
 const CAP = 64 * 1024
@@ -102,6 +104,21 @@ describe('actors mcp', () => {
     expect(Object.keys((byName.lock.inputSchema as any).properties)).toEqual(
       expect.arrayContaining(['op', 'name', 'slots', 'lease', 'wait', 'holder']),
     )
+  })
+
+  it("lists the JSON Schemas the build wrote, the same as converting the tools' inputs now", async () => {
+    const fresh = toolJsonSchemas(TOOLS)
+    // The build's file is what a session shows; a stale one (src changed, no rebuild) fails here.
+    expect(builtJsonSchemas()).toEqual(fresh)
+    const {home} = newHome()
+    const {client} = await connect(home)
+    const {tools} = await client.listTools()
+    for (const tool of tools) expect(tool.inputSchema, tool.name).toEqual(fresh[tool.name])
+    // Without the file, each tool's schema is converted when listed, to the same JSON.
+    for (const tool of TOOLS) {
+      const listed = lazyInputSchema(tool, {})['~standard'].jsonSchema.input({target: 'draft-2020-12'})
+      expect(listed, tool.name).toEqual(fresh[tool.name])
+    }
   })
 
   it('runs a Recipe with values, waits for it and returns its row; the CLI documents match', async () => {

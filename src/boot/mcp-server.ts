@@ -4,10 +4,17 @@
  * other command loads it.
  */
 import {installExecutors} from '../lib/executors/index.js'
+import {toolJsonSchemas} from '../lib/mcp/input-schema.js'
 import {serveMcp as serve, type McpServeOptions} from '../lib/mcp/server.js'
+import {TOOLS} from '../lib/mcp/tools.js'
 
 /** Serve the session (see lib/mcp/server.ts), with the executors installed for every Run it reads. */
 export function serveMcp(options: McpServeOptions): Promise<void> {
   installExecutors()
   return serve(options)
+}
+
+/** Every tool's input as JSON Schema: the build writes it to dist/mcp-tool-schemas.json, which tools/list shows. */
+export function builtToolSchemas(): ReturnType<typeof toolJsonSchemas> {
+  return toolJsonSchemas(TOOLS)
 }

@@ -47,7 +47,7 @@ export const lockTool = defineTool({
     'A holder is needed because this server process is not a durable holder. Busy without wait is a tool error with exit_code 5;',
     `wait queues for a slot, at most ${MAX_LOCK_WAIT} per call (longer asks are cut to it); running out is a tool error with exit_code 124, as in the CLI: call again.`,
   ].join(' '),
-  input: {
+  input: () => ({
     op: z
       .enum(['acquire', 'release', 'renew', 'status'])
       .describe('acquire a slot, release it, renew its lease, or status (no name: every lock)'),
@@ -76,7 +76,7 @@ export const lockTool = defineTool({
       .max(128)
       .optional()
       .describe('who holds the slot, e.g. agent-7 (letters, digits, "_", ".", ":" and "-")'),
-  },
+  }),
   async call({op, name, slots, lease, wait, holder}, context) {
     if (op !== 'acquire' && (slots !== undefined || wait !== undefined || (lease !== undefined && op !== 'renew'))) {
       throw usageError(

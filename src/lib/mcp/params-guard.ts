@@ -8,6 +8,7 @@
  */
 import type {JSONRPCMessage, Transport} from '@modelcontextprotocol/server'
 import * as z from 'zod/v4'
+import {toolInputObject} from './input-schema.js'
 import type {McpTool} from './tool.js'
 
 export const INVALID_PARAMS = -32602
@@ -30,13 +31,13 @@ function describeIssues(tool: string, error: z.ZodError): string {
  * transport's onmessage, which connect sets).
  */
 export function guardToolParams(transport: Transport, tools: McpTool[]): void {
-  const schemas = new Map(tools.map((tool) => [tool.name, z.object(tool.input)]))
+  const byName = new Map(tools.map((tool) => [tool.name, tool]))
   const onmessage = transport.onmessage
   transport.onmessage = (message: JSONRPCMessage, ...rest: unknown[]) => {
     const request = message as Partial<Request>
     if (request.method === 'tools/call' && request.id !== undefined && typeof request.params?.name === 'string') {
-      const schema = schemas.get(request.params.name)
-      const parsed = schema?.safeParse(request.params.arguments ?? {})
+      const tool = byName.get(request.params.name)
+      const parsed = tool && toolInputObject(tool).safeParse(request.params.arguments ?? {})
       if (parsed && !parsed.success) {
         const text = describeIssues(request.params.name, parsed.error)
         const fix = `give the arguments the tool's inputSchema describes (tools/list shows it for ${request.params.name})`

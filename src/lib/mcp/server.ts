@@ -9,14 +9,16 @@
  * `actors mcp` front (src/boot/mcp.ts) loads once it has checked the invocation;
  * no other command loads it.
  */
+// First: zod's setting must be in place before the SDK's modules make their schemas.
+import './zod-jitless.js'
 import {McpServer} from '@modelcontextprotocol/server'
 import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
 import type {Readable} from 'node:stream'
-import * as z from 'zod/v4'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, tooLarge} from './bound.js'
 import type {McpPolicy} from './policy.js'
+import {builtJsonSchemas, lazyInputSchema} from './input-schema.js'
 import {guardToolParams} from './params-guard.js'
 import {registerRunResources} from './resources.js'
 import type {McpTool, ToolContext, ToolOutcome} from './tool.js'
@@ -75,7 +77,8 @@ function createServer(
         '(one bounded batch; call again after a timeout), read output with logs, act with control, look with inspect.',
     },
   )
-  for (const tool of TOOLS) registerTool(server, tool, options, sent, sessionSignal)
+  const built = builtJsonSchemas()
+  for (const tool of TOOLS) registerTool(server, tool, built, options, sent, sessionSignal)
   return {server, resources: registerRunResources(server, options.home)}
 }
 
@@ -83,6 +86,7 @@ function createServer(
 function registerTool(
   server: McpServer,
   tool: McpTool,
+  built: Record<string, Record<string, unknown>>,
   options: McpServeOptions,
   sent: ResponseTracker,
   sessionSignal: AbortSignal,
@@ -92,7 +96,7 @@ function registerTool(
     {
       title: tool.title,
       description: tool.description,
-      inputSchema: z.object(tool.input),
+      inputSchema: lazyInputSchema(tool, built),
       annotations: {readOnlyHint: tool.readOnly ?? false, openWorldHint: false},
     },
     async (input: unknown, ctx) => {

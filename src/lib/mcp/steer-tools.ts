@@ -39,10 +39,10 @@ export const sendTool = defineTool({
     'a live Run without an inbox is refused (exit 3). A finished Run is resumed as its next generation with the message (ACTORS_MESSAGE),',
     'and its result reaches `wait` again. Use it to redirect a participant or ask a finished one a follow-up instead of launching a new Run.',
   ].join(' '),
-  input: {
+  input: () => ({
     run: z.string().min(1).describe('Run id or state dir'),
     message: z.string().min(1).describe(`the message (at most ${MAX_MESSAGE_BYTES} bytes)`),
-  },
+  }),
   async call({run, message}, {home, policy}) {
     enforceSteerPolicy(policy, home, run)
     const reply = await sendMessage(home, run, message)
@@ -61,13 +61,13 @@ export const rerunTool = defineTool({
     'Start a finished Run again as its next generation: same Recipe, cwd and lineage; `values` replace earlier values and are validated like a launch',
     '(nothing starts on a bad value). A live Run is refused (exit 5). Collect the new generation with `wait`.',
   ].join(' '),
-  input: {
+  input: () => ({
     run: z.string().min(1).describe('Run id or state dir'),
     values: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]))
       .optional()
       .describe('Recipe args to replace, e.g. {"target": "release"}'),
-  },
+  }),
   async call({run, values}, {home, policy}) {
     enforceSteerPolicy(policy, home, run)
     const state = requireRun(home, resolveRunRef(home, run))
@@ -93,9 +93,9 @@ export const closeTool = defineTool({
     'Retire a participant: a live Run is stopped first (as control stop, descendants too), then its id is closed, so a later send, rerun or adopt',
     'of it is refused (exit 5, "RUN is closed; start a new Run"). inspect and logs still read it. Closing a closed Run succeeds and changes nothing.',
   ].join(' '),
-  input: {
+  input: () => ({
     run: z.string().min(1).describe('Run id or state dir'),
-  },
+  }),
   async call({run}, {home, policy}) {
     enforceSteerPolicy(policy, home, run)
     const reply = await closeRun(home, run, SERVICE_KINDS)

@@ -1,6 +1,6 @@
 /**
  * One MCP tool as plain data: its input (a zod shape that mirrors the CLI
- * command), a description that tells an agent when to use it, and `call`,
+ * command, made when first asked for: input-schema.ts), a description that tells an agent when to use it, and `call`,
  * which runs the same kernel functions as the CLI command and returns the
  * CLI's `--json` document plus a one-line summary. server.ts turns these into
  * registered tools (results bounded, errors as tool errors with the fix).
@@ -40,7 +40,8 @@ export interface McpTool<S extends z.ZodRawShape = z.ZodRawShape> {
   name: string
   title: string
   description: string
-  input: S
+  /** The input's shape; a function so that a session builds the zod schemas of the tools it calls only. */
+  input: () => S
   /** Tools that only read say so, so clients may call them without asking. */
   readOnly?: boolean
   call(input: z.infer<z.ZodObject<S>>, context: ToolContext): Promise<ToolOutcome>

@@ -45,7 +45,7 @@ const runTool = defineTool({
     'Give exactly one of `recipe` (see the `recipes` tool for names and their args) or `command` (an argv, never run through a shell).',
     'The Run outlives this session: a later session can still wait for it.',
   ].join(' '),
-  input: {
+  input: () => ({
     recipe: z
       .string()
       .min(1)
@@ -81,7 +81,7 @@ const runTool = defineTool({
       .describe(
         "where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)",
       ),
-  },
+  }),
   async call(input, {home, policy, recipesFlag}) {
     if ((input.recipe === undefined) === (input.command === undefined)) {
       throw usageError(
@@ -132,11 +132,11 @@ const controlTool = defineTool({
     "status (the kernel's view merged with the service's), or an action its Recipe declares (inspect shows `controls`), with an optional value.",
     'stop and kill also end its descendant Runs.',
   ].join(' '),
-  input: {
+  input: () => ({
     run: runRef(),
     action: z.string().min(1).max(64).describe('pause, resume, stop, kill, status, or a declared action'),
     value: z.string().max(4096).optional().describe('value for a declared action, e.g. 40 for volume'),
-  },
+  }),
   async call({run, action, value}, {home, policy}) {
     enforceRunOwner(policy, home, run)
     const outcome = await controlRun(home, run, action, value, SERVICE_KINDS)
@@ -154,7 +154,7 @@ const inspectTool = defineTool({
     'Use it to find Run ids, check progress, or see why a Run failed; read its output with logs.',
   ].join(' '),
   readOnly: true,
-  input: {
+  input: () => ({
     run: runRef().optional(),
     tree: z.boolean().optional().describe('the Run forest, or the subtree of run'),
     status: z.array(z.enum(STATUSES)).optional().describe('only Runs with these statuses, e.g. ["running","paused"]'),
@@ -164,7 +164,7 @@ const inspectTool = defineTool({
       .min(1)
       .optional()
       .describe('only the N most recent Runs (by start time), plus every live one'),
-  },
+  }),
   async call({run, tree, status, limit}, {home}) {
     if (tree) {
       const forest = buildForest(home, run)
@@ -222,13 +222,13 @@ const waitTool = defineTool({
     'any: return as soon as one is done. Use this instead of polling inspect.',
   ].join(' '),
   readOnly: false,
-  input: {
+  input: () => ({
     runs: z.array(runRef()).optional().describe('Run ids to wait for (default: every unreported Run of the owner)'),
     any: z.boolean().optional().describe('return once at least one Run is terminal'),
     timeout: durationInput()
       .optional()
       .describe(`give up waiting after this long (default ${DEFAULT_WAIT_TIMEOUT}); 0 looks once`),
-  },
+  }),
   async call({runs, any, timeout}, context) {
     const {home, policy} = context
     const request = {
@@ -304,7 +304,7 @@ const logsTool = defineTool({
     'Output stays readable after the Run ended.',
   ].join(' '),
   readOnly: true,
-  input: {
+  input: () => ({
     run: runRef(),
     offset: z.number().int().min(0).optional().describe('byte offset to start at (default 0)'),
     limit_bytes: z
@@ -315,7 +315,7 @@ const logsTool = defineTool({
       .optional()
       .describe('most bytes to return (default and maximum 65536)'),
     stream: z.enum(['stdout', 'stderr']).optional().describe('default stdout'),
-  },
+  }),
   async call({run, offset, limit_bytes, stream}, {home}) {
     const state = requireRun(home, resolveRunRef(home, run))
     const name = stream ?? 'stdout'
@@ -345,7 +345,7 @@ const recipesTool = defineTool({
     "Use it before run to learn the names and args. Recipes this server's policy does not allow are marked allowed: false.",
   ].join(' '),
   readOnly: true,
-  input: {name: z.string().min(1).optional().describe('a Recipe name to describe')},
+  input: () => ({name: z.string().min(1).optional().describe('a Recipe name to describe')}),
   async call({name}, {home, policy, recipesFlag}) {
     const doc = recipesDocument(home, {name, recipesFlag})
     if ('name' in doc)
