@@ -65,7 +65,13 @@ export function lazyInputSchema(tool: McpTool, built: Record<string, JsonSchema>
       vendor: 'actors',
       validate: (value: unknown) =>
         toolInputObject(tool)['~standard'].validate(value) as StandardResult | Promise<StandardResult>,
-      jsonSchema: {input: listed, output: listed},
+      jsonSchema: {
+        input: listed,
+        output: (options?: {target?: string}) =>
+          toolInputObject(tool)['~standard'].jsonSchema.output({target: options?.target ?? TARGET} as {
+            target: typeof TARGET
+          }) as JsonSchema,
+      },
     },
   }
 }
