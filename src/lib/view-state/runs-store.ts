@@ -81,21 +81,7 @@ export function createStateStore<T>(home: string, read: () => T, options: StateS
   }
   function startWatching(): void {
     for (const w of watchers) w.close()
-    watchers = []
-    for (const [dir, matters] of [
-      [home, ringsOrRunsDir],
-      [runsDir(home), () => true],
-    ] as const) {
-      try {
-        const watcher = watch(dir, (_event, name) => {
-          if (matters(name)) schedule()
-        })
-        watcher.on('error', () => {})
-        watchers.push(watcher)
-      } catch {
-        // Not created yet: the safety re-read picks it up later.
-      }
-    }
+    watchers = watchStateRoot(home, schedule)
   }
 
   startWatching()
@@ -124,6 +110,26 @@ export function createStateStore<T>(home: string, read: () => T, options: StateS
       listeners.clear()
     },
   }
+}
+
+/** Watch the state root (for the doorbell and runs/ appearing) and runs/ (any entry); dirs not there yet are left out. */
+function watchStateRoot(home: string, onChange: () => void): FSWatcher[] {
+  const watchers: FSWatcher[] = []
+  for (const [dir, matters] of [
+    [home, ringsOrRunsDir],
+    [runsDir(home), () => true],
+  ] as const) {
+    try {
+      const watcher = watch(dir, (_event, name) => {
+        if (matters(name)) onChange()
+      })
+      watcher.on('error', () => {})
+      watchers.push(watcher)
+    } catch {
+      // Not created yet: the safety re-read picks it up later.
+    }
+  }
+  return watchers
 }
 
 /**
