@@ -5,12 +5,13 @@
  * Survivors are found by a unique marker in their command line (a sleep of
  * an odd length no other test uses), never by name.
  */
-import {spawn} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {createHash} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {createCgroupUnit} from '../src/lib/containment/cgroup-unit.js'
 import {homeKey} from '../src/lib/containment/index.js'
 import {sha256Hex} from '../src/lib/platform/sha256.js'
 import {BIN, actors, actorsAsync, cliEnv, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
@@ -363,6 +364,37 @@ describe.skipIf(!CGROUPS)('prune and cgroups', () => {
     expect(existsSync(livePath)).toBe(true)
     expect(actors(h, ['control', live.json.run, 'kill']).code).toBe(0)
     expect(existsSync(livePath)).toBe(false)
+  }, 30_000)
+})
+
+describe.skipIf(!CGROUPS)('a normal end of a unit', () => {
+  it("sweeps what the command left behind, not a nested Run's command on its way into its own cgroup", async () => {
+    const h = home()
+    const bases = discoverCgroupBases()!
+    const parent = createCgroupUnit(bases, homeKey(h), `parent-${process.pid}`, {})!
+    const nested = createCgroupUnit(bases, homeKey(h), `nested-${process.pid}`, {})!
+    try {
+      // A nested Run's command starts in its supervisor's cgroup (here: the parent's) and its join wrapper moves it
+      // out. Held in between: the wrapper's first cgroup.procs is swapped for a FIFO nobody reads.
+      const fifo = join(h, 'held')
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0)
+      const joining = nested.wrap(['sleep', marker()])
+      joining[joining.indexOf('actors-join') + 1] = fifo
+      const startInParent = (argv: string[]) => {
+        const [file, ...args] = parent.wrap(argv)
+        return spawn(file!, args, {stdio: 'ignore'})
+      }
+      const inTransit = startInParent(joining)
+      const left = startInParent(['sleep', marker()])
+      await waitFor(() => (parent.members().length === 2 ? true : undefined), 10_000, 'both in the parent cgroup')
+      expect(parent.members().sort()).toEqual([inTransit.pid, left.pid].sort())
+      expect(parent.strays()).toEqual([left.pid])
+    } finally {
+      parent.kill()
+      await waitFor(() => (parent.members().length === 0 ? true : undefined), 10_000, 'the parent cgroup emptied')
+      parent.remove()
+      nested.remove()
+    }
   }, 30_000)
 })
 

@@ -61,7 +61,7 @@ export class CgroupUnit implements Unit {
     for (const line of (readCgroupFile(this.record.path, 'cgroup.procs') ?? '').split('\n')) {
       const pid = Number(line)
       const state = pid > 0 ? readProcStat(pid)?.state : undefined
-      if (state !== undefined && state !== 'Z' && !isSupervisor(pid)) pids.push(pid)
+      if (state !== undefined && state !== 'Z' && !isSupervisor(pid) && !isJoining(pid)) pids.push(pid)
     }
     return pids
   }
@@ -139,11 +139,28 @@ export class CgroupUnit implements Unit {
 }
 
 const SUPERVISOR_MARK = Buffer.from('\0ACTORS_SUPERVISOR=1\0')
+/** The start of the command line of a unit's join wrapper (wrap() above), as /proc/<pid>/cmdline holds it. */
+const JOINING_MARK = Buffer.from(`/bin/sh\0-c\0${JOIN}\0actors-join\0`)
 
 /** Whether `pid` is the supervisor of a Run launched from inside this unit (its environment says so). */
 function isSupervisor(pid: number): boolean {
   try {
     return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)]).indexOf(SUPERVISOR_MARK) >= 0
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether `pid` is a command on its way into a unit of its own: a Run
+ * launched from inside this unit starts its command here (its supervisor's
+ * cgroup) and the join wrapper moves it out a moment later. A normal end's
+ * sweep that met it in that moment killed the nested Run's command.
+ */
+function isJoining(pid: number): boolean {
+  try {
+    const cmdline = readFileSync(`/proc/${pid}/cmdline`)
+    return cmdline.subarray(0, JOINING_MARK.length).equals(JOINING_MARK)
   } catch {
     return false
   }
