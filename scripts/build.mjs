@@ -26,7 +26,7 @@
 // ink and react stay external: they load (from node_modules) only on the TTY
 // path, through dynamic import().
 import {build} from 'esbuild'
-import {existsSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {basename, dirname, resolve} from 'node:path'
 

@@ -7,7 +7,7 @@
  * argument, so an agent gets the fix in the documented place.
  */
 import type {JSONRPCMessage, Transport} from '@modelcontextprotocol/server'
-import * as z from 'zod/v4'
+import type * as z from 'zod/v4'
 import {toolInputObject} from './input-schema.js'
 import type {McpTool} from './tool.js'
 
