@@ -93,14 +93,16 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
   })
 
   it.skipIf(skip)(
-    'a timeout leaves no process of the Run alive, whatever it forks after the TERM (issue repro, 6 Runs)',
+    'a timeout leaves no process of the Run alive, whatever it forks after the TERM (issue repro, 10 Runs at once)',
     async () => {
       const d = marker()
       const h = home({
         't.yaml': `description: t\ntemplate: ${sh(`trap '' TERM; sleep ${d} & wait; sleep ${d}`)}\nkill_grace: 1s\ntimeout: 2s\n`,
       })
       try {
-        const launched = await Promise.all(Array.from({length: 6}, () => actorsAsync(h, ['run', 't', '--json'], {env})))
+        const launched = await Promise.all(
+          Array.from({length: 10}, () => actorsAsync(h, ['run', 't', '--json'], {env})),
+        )
         const results = await Promise.all(launched.map((r) => waitForResult(r.json.state_dir, 20_000)))
         // result.json is written only once the unit is empty: nothing may be left at this moment.
         expect(survivors(d)).toEqual([])
