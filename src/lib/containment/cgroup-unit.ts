@@ -10,7 +10,7 @@
 import {existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
-import {sleepSync} from '../platform/file-lock.js'
+import {sleepSync} from '../platform/sleep.js'
 import {signalPids} from '../platform/process-tree.js'
 import {readCgroupFile, readKeyedNumbers, writeCgroupFile, type CgroupBases} from './cgroup-fs.js'
 import type {ContainmentRecord, Unit, UnitLimits, UnitUsage} from './unit.js'

@@ -5,7 +5,7 @@
  * `ACTORS_CONTAINMENT=tracked` asks for tracking; run.json's `containment`
  * record opens the same unit later from any command.
  */
-import {sleepSync} from '../platform/file-lock.js'
+import {sleep, sleepSync} from '../platform/sleep.js'
 import {sha256Hex} from '../platform/sha256.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import {discoverCgroupBases, isCgroupDir} from './cgroup-fs.js'
@@ -67,8 +67,6 @@ export function openUnit(record: unknown, query: () => RunProcessQuery): Unit {
 /** How long past kill_grace an end keeps sweeping before it names what is left (SPEC: leftover). */
 export const LEFTOVER_AFTER_MS = 5000
 const SWEEP_MS = 20
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
  * End every process of `unit`: with `graceMs` (a stop, a timeout), SIGTERM

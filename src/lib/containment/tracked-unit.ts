@@ -6,7 +6,7 @@
  * identity-checked by the caller's query. Ending and freezing sweep again
  * until a sweep finds nothing new, so a process forked meanwhile is caught.
  */
-import {sleepSync} from '../platform/file-lock.js'
+import {sleepSync} from '../platform/sleep.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {readProcUsage} from './proc-usage.js'
 import type {ContainmentRecord, Unit, UnitUsage} from './unit.js'

@@ -31,6 +31,7 @@ import {
   type SlurmJob,
 } from './slurm-cli.js'
 import {runInJob, type StepOutcome} from './slurm-step.js'
+import {sleep} from '../platform/sleep.js'
 
 /** How long pause/resume wait for Slurm to show the job SUSPENDED / RUNNING (the controller changes it within milliseconds). */
 export const CONFIRM_MS = 5000
@@ -49,8 +50,6 @@ interface Confirmation {
   words: string
   ms: number
 }
-
-const delay = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 function describeJob(jobId: string, job: SlurmJob | typeof JOB_FORGOTTEN | undefined): string {
   if (job === undefined) return `no answer about job ${jobId}`
@@ -71,7 +70,7 @@ async function confirmJob(jobId: string, verb: Verb, node: string | undefined): 
     !(typeof job === 'object' && (job.state === wanted || jobHasEnded(job))) &&
     Date.now() - started < CONFIRM_MS
   ) {
-    await delay(CONFIRM_POLL_MS)
+    await sleep(CONFIRM_POLL_MS)
     job = askSlurmAboutJob(jobId)
   }
   forgetSlurmListing()
@@ -94,7 +93,7 @@ async function confirmJob(jobId: string, verb: Verb, node: string | undefined): 
         }
       }
       if (Date.now() >= until) break
-      await delay(NODE_POLL_MS)
+      await sleep(NODE_POLL_MS)
     }
   }
   return {ok: true, words: `job ${jobId} ${wanted}`, ms: Date.now() - started}

@@ -19,6 +19,7 @@ import {isTerminal} from '../records/run.js'
 import {Doorbell} from '../bell/doorbell.js'
 import {boundDetail, boundListing} from './bound.js'
 import {listingSummary} from './tools.js'
+import {sleep} from '../platform/sleep.js'
 
 const RUNS_URI = 'actors://runs'
 const RUN_PREFIX = `${RUNS_URI}/`
@@ -141,7 +142,7 @@ async function watchForChanges(target: WatchTarget, signal: AbortSignal, changed
   try {
     while (!signal.aborted) {
       await bell.next(Infinity, signal)
-      await new Promise((resolve) => setTimeout(resolve, SETTLE_MS))
+      await sleep(SETTLE_MS)
       bell.clear()
       let now: string
       try {

@@ -19,6 +19,7 @@ import {
   type StartAt,
 } from './backend.js'
 import {MpvIpcClient, type MpvEvent} from './mpv-ipc.js'
+import {sleep} from '../platform/sleep.js'
 
 /** How long a seek waits for mpv's position to reach its target before the reply goes out anyway. */
 const SEEK_SETTLE_MS = 1000
@@ -129,7 +130,7 @@ export class MpvBackend implements PlayerBackend {
           () => false,
         )
         if (ok) break
-        await new Promise((r) => setTimeout(r, 30))
+        await sleep(30)
       }
       if (!at.paused) await ipc.command(['set_property', 'pause', false])
     }
@@ -183,7 +184,7 @@ export class MpvBackend implements PlayerBackend {
     for (const deadline = Date.now() + SEEK_SETTLE_MS; Date.now() < deadline; ) {
       const position = await ipc.get('time-pos')
       if (typeof position === 'number' && position >= target - 0.25 && position <= target + 2) return
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      await sleep(20)
     }
   }
 
@@ -213,8 +214,8 @@ export class MpvBackend implements PlayerBackend {
     if (!player) return
     if (this.ipc && !this.ipc.isClosed) {
       // Ask politely first; the group kill below is the guarantee.
-      await Promise.race([this.ipc.command(['quit'], 1000).catch(() => {}), new Promise((r) => setTimeout(r, 1000))])
-      await Promise.race([player.exited, new Promise((r) => setTimeout(r, 500))])
+      await Promise.race([this.ipc.command(['quit'], 1000).catch(() => {}), sleep(1000)])
+      await Promise.race([player.exited, sleep(500)])
     }
     await killPlayer(player)
     this.ipc?.close()

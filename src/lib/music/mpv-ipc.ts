@@ -6,6 +6,7 @@
  */
 import type {Socket} from 'node:net'
 import {nodeNet} from '../platform/builtins.js'
+import {sleep} from '../platform/sleep.js'
 
 export interface MpvEvent {
   event: string
@@ -58,7 +59,7 @@ export class MpvIpcClient {
       } catch (error) {
         lastError = error as Error
         // mpv creates the socket a few ms after it starts; no notification exists for that.
-        await new Promise((r) => setTimeout(r, 30))
+        await sleep(30)
       }
     }
     throw new Error(`mpv IPC socket ${path} did not accept a connection${lastError ? ` (${lastError.message})` : ''}`)

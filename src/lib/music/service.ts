@@ -16,6 +16,7 @@ import {ProcessBackend} from './process-backend.js'
 import {parsePlaybackRequest, requestProblemReply, type PlaybackRequest} from './requests.js'
 import {projectStatus} from './status.js'
 import type {OutputMode, PlaybackAction, PlaybackReply, PlaybackStatus, Track} from './types.js'
+import {sleep} from '../platform/sleep.js'
 
 export interface PlaybackServiceOptions {
   tracks: Track[]
@@ -368,7 +369,7 @@ export class PlaybackService {
     this.stopping ??= (async () => {
       if (this.timer) clearInterval(this.timer)
       if (this.status.state === 'playing' || this.status.state === 'paused') {
-        await Promise.race([this.refresh(), new Promise((r) => setTimeout(r, 500))])
+        await Promise.race([this.refresh(), sleep(500)])
         this.status = projectStatus(this.status)
       }
       await this.backend.stop().catch(() => {})

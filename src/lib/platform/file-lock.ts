@@ -16,13 +16,7 @@ import {
 } from 'node:fs'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
-
-const sleeper = new Int32Array(new SharedArrayBuffer(4))
-
-/** Block the thread for `ms` without spinning (only used while waiting for a lock). */
-export function sleepSync(ms: number): void {
-  Atomics.wait(sleeper, 0, 0, ms)
-}
+import {sleep, sleepSync} from './sleep.js'
 
 let selfIdentity: ProcessIdentity | undefined
 
@@ -192,7 +186,7 @@ export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOpti
 /** Async variant: waits without blocking the event loop; `fn` may be async. */
 export async function withLock<T>(lockFile: string, fn: () => Promise<T> | T, options: LockOptions = {}): Promise<T> {
   const backoff = contention(lockFile, options)
-  while (!tryAcquire(lockFile)) await new Promise((resolve) => setTimeout(resolve, backoff()))
+  while (!tryAcquire(lockFile)) await sleep(backoff())
   try {
     return await fn()
   } finally {

@@ -5,7 +5,7 @@
  * asks for a hook by name here and never reads the environment itself, so
  * the list below is the whole surface; an unset hook costs one lookup.
  */
-import {sleepSync} from './file-lock.js'
+import {sleepSync} from './sleep.js'
 
 const HOOKS = {
   /** Supervisor: sleep this long between the ending check and the spawn of a step (supervise.ts). */

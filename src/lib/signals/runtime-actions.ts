@@ -11,7 +11,8 @@
  */
 import {noteEndedRun} from '../records/ended-runs.js'
 import {notActiveError} from '../platform/errors.js'
-import {sleepSync, withLockSync} from '../platform/file-lock.js'
+import {withLockSync} from '../platform/file-lock.js'
+import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
