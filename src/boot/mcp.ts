@@ -7,7 +7,6 @@
  * CLI, as in the fast front end.
  */
 import {existsSync, readFileSync} from 'node:fs'
-import {createRequire} from 'node:module'
 import {join} from 'node:path'
 import {reportError} from '../lib/present/report-error.js'
 import {mcpCommand} from '../lib/cli/mcp.js'
@@ -17,6 +16,8 @@ import {guardMcpLines} from '../lib/mcp/line-guard.js'
 import {policyFromFlags} from '../lib/mcp/policy.js'
 import {packageRoot} from '../lib/platform/package-root.js'
 import {loadBundle} from '../lib/platform/bundles.js'
+import {nodeModule} from '../lib/platform/builtins.js'
+import {fdSink, fdSource} from '../lib/platform/fd-stdio.js'
 
 type ServerBundle = typeof import('./mcp-server.js')
 
@@ -47,15 +48,18 @@ export async function serve(flags: {
     ensureHome(home)
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
+    // The session is read and written on the descriptors, not process.stdin and process.stdout (net.Socket
+    // streams on a pipe: node:net and the stream modules, about 2 ms of the start; platform/fd-stdio.ts).
+    const output = fdSink(1, () => process.stdout)
     // Every line is checked before the SDK reads the session (lib/mcp/line-guard.ts): bad JSON, invalid
     // requests and lines over 4 MiB are answered with JSON-RPC errors there and never reach the SDK.
     const input = guardMcpLines(
-      process.stdin,
-      (line) => process.stdout.write(`${line}\n`),
+      fdSource(0, () => process.stdin),
+      (line) => output.write(`${line}\n`),
       (text) => process.stderr.write(text),
     )
     const server = loadServer(serverFile)
-    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version, input})
+    await server.serveMcp({home, policy, recipesFlag: flags.recipes, version, input, output})
   } catch (error) {
     // stdout belongs to JSON-RPC: the message goes to stderr only.
     reportError(error as Error, false, 'mcp')
@@ -66,5 +70,5 @@ export async function serve(flags: {
 
 /** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */
 function loadServer(file: string): ServerBundle {
-  return loadBundle<ServerBundle>('mcp-server', () => createRequire(import.meta.url)(file))
+  return loadBundle<ServerBundle>('mcp-server', () => nodeModule().createRequire(import.meta.url)(file))
 }

@@ -1,13 +1,13 @@
 /**
  * `actors mcp`: the kernel as tools for AI agents, over the Model Context
  * Protocol on stdio (src/lib/mcp/). The command lives in its own bundles,
- * dist/mcp.cjs (src/boot/mcp.ts: the front, which answers the handshake) and
+ * dist/mcp.cjs (src/boot/mcp.ts: the front, which checks the invocation) and
  * dist/mcp-server.cjs (the server with the MCP SDK), which bin/actors loads
  * for this command only; this definition, shared with the oclif CLI for help
  * and the command list, loads the front when oclif ends up running it.
  */
-import {createRequire} from 'node:module'
 import {join} from 'node:path'
+import {nodeModule} from '../platform/builtins.js'
 import {packageRoot} from '../platform/package-root.js'
 import {defineCommand} from './definition.js'
 
@@ -39,7 +39,7 @@ export const mcpCommand = defineCommand({
   },
 
   async run({flags}) {
-    const bundle = createRequire(import.meta.url)(
+    const bundle = nodeModule().createRequire(import.meta.url)(
       join(packageRoot(), 'dist', 'mcp.cjs'),
     ) as typeof import('../../boot/mcp.js')
     await bundle.serve(flags)

@@ -12,9 +12,11 @@
  *    is not a JSON-RPC request, notification or response with -32600, and
  *    passes neither on;
  *  - passes every other line on unchanged, one line per chunk.
- * Node built-ins only: it runs before the SDK has loaded.
+ * Node built-ins only, and no stream: it runs before the SDK has loaded, on
+ * stdin read as a file descriptor (platform/fd-stdio.ts).
  */
-import {Transform, type Readable, type TransformCallback} from 'node:stream'
+import {EventEmitter} from 'node:events'
+import type {ByteSource} from '../platform/fd-stdio.js'
 
 /** The longest line the server reads. */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -60,16 +62,83 @@ function idOf(message: unknown): Id {
  * sends one error line to the client; `note` says on stderr what was refused.
  */
 export function guardMcpLines(
-  input: Readable,
+  input: ByteSource,
   reply: (line: string) => void,
   note: (text: string) => void = () => {},
-): Readable {
-  let pieces: Buffer[] = []
-  let pending = 0
-  let skipping = false
+): ByteSource {
+  return new GuardedLines(input, reply, note)
+}
 
-  const refuseLong = () => {
-    reply(
+/** The lines that passed, one per 'data' event; end, close, error and pause are the input's. */
+class GuardedLines extends EventEmitter implements ByteSource {
+  private pieces: Buffer[] = []
+  private pending = 0
+  private skipping = false
+  private flowing = false
+
+  constructor(
+    private readonly input: ByteSource,
+    private readonly reply: (line: string) => void,
+    private readonly note: (text: string) => void,
+  ) {
+    super()
+    // The input flows once someone reads the lines (as a piped stream would).
+    this.on('newListener', (event: string) => {
+      if (event !== 'data' || this.flowing) return
+      this.flowing = true
+      input.on('data', (chunk) => this.take(chunk))
+    })
+    // A last line without its newline is not a message yet: the SDK would not read it either.
+    input.on('end', () => this.emit('end'))
+    input.on('close', () => this.emit('close'))
+    input.on('error', (error) => this.emit('error', error))
+  }
+
+  get readableEnded(): boolean {
+    return this.input.readableEnded
+  }
+
+  get destroyed(): boolean {
+    return this.input.destroyed
+  }
+
+  pause(): this {
+    this.input.pause()
+    return this
+  }
+
+  private take(chunk: Buffer): void {
+    let start = 0
+    for (let newline = chunk.indexOf(10, start); ; newline = chunk.indexOf(10, start)) {
+      const end = newline === -1 ? chunk.length : newline
+      if (!this.skipping) {
+        const piece = chunk.subarray(start, end)
+        if (this.pending + piece.length > MAX_LINE_BYTES) {
+          this.skipping = true
+          this.pieces = []
+          this.pending = 0
+          this.refuseLong()
+        } else if (piece.length > 0) {
+          // Copied: the chunk's buffer may be reused by the reader once this returns.
+          this.pieces.push(Buffer.from(piece))
+          this.pending += piece.length
+        }
+      }
+      if (newline === -1) break
+      if (!this.skipping) {
+        const line = this.pieces.length === 1 ? this.pieces[0] : Buffer.concat(this.pieces, this.pending)
+        const passed = checkedLine(line, this.reply)
+        if (passed) this.emit('data', passed)
+      }
+      this.pieces = []
+      this.pending = 0
+      this.skipping = false
+      start = newline + 1
+    }
+  }
+
+  private refuseLong(): void {
+    this.reply(
       errorLine(
         null,
         INVALID_REQUEST,
@@ -77,46 +146,8 @@ export function guardMcpLines(
         'send smaller requests: page logs with offset and limit_bytes, pass big inputs as files',
       ),
     )
-    note(`actors mcp: refused a request line over ${MAX_LINE_BYTES} bytes (skipped to its end)\n`)
+    this.note(`actors mcp: refused a request line over ${MAX_LINE_BYTES} bytes (skipped to its end)\n`)
   }
-
-  const guard = new Transform({
-    transform(chunk: Buffer, _encoding, done: TransformCallback) {
-      let start = 0
-      for (let newline = chunk.indexOf(10, start); ; newline = chunk.indexOf(10, start)) {
-        const end = newline === -1 ? chunk.length : newline
-        if (!skipping) {
-          const piece = chunk.subarray(start, end)
-          if (pending + piece.length > MAX_LINE_BYTES) {
-            skipping = true
-            pieces = []
-            pending = 0
-            refuseLong()
-          } else if (piece.length > 0) {
-            // Copied: the chunk's buffer may be reused by the reader once this returns.
-            pieces.push(Buffer.from(piece))
-            pending += piece.length
-          }
-        }
-        if (newline === -1) break
-        if (!skipping) {
-          const passed = checkedLine(pieces.length === 1 ? pieces[0] : Buffer.concat(pieces, pending), reply)
-          if (passed) this.push(passed)
-        }
-        pieces = []
-        pending = 0
-        skipping = false
-        start = newline + 1
-      }
-      done()
-    },
-    flush(done: TransformCallback) {
-      // A last line without its newline is not a message yet: the SDK would not read it either.
-      done()
-    },
-  })
-  input.on('error', (error) => guard.destroy(error))
-  return input.pipe(guard)
 }
 
 /** One whole line (without its newline): the line to pass on, with its newline; undefined when answered with an error (or blank). */

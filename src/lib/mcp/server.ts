@@ -13,7 +13,8 @@
 import './zod-jitless.js'
 import {McpServer} from '@modelcontextprotocol/server'
 import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
-import type {Readable} from 'node:stream'
+import type {Readable, Writable} from 'node:stream'
+import type {ByteSink, ByteSource} from '../platform/fd-stdio.js'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, tooLarge} from './bound.js'
@@ -30,7 +31,9 @@ export interface McpServeOptions {
   recipesFlag?: string
   version: string
   /** The session's input (stdin behind the line guard, line-guard.ts); default stdin itself. */
-  input?: Readable
+  input?: ByteSource
+  /** Where the session's messages go (stdout's descriptor, platform/fd-stdio.ts); default stdout itself. */
+  output?: ByteSink
 }
 
 type ToolResult = {
@@ -48,7 +51,11 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
   ensureHome(options.home)
   // Runs started here belong to the policy's owner: the launch kernel reads it from the environment (lineage.ts).
   process.env.ACTORS_OWNER = options.policy.owner
-  const transport = new StdioServerTransport(options.input ?? process.stdin, process.stdout)
+  // The transport uses only events, pause, write and the end flags of the streams it is given (see ByteSource).
+  const transport = new StdioServerTransport(
+    (options.input ?? process.stdin) as Readable,
+    (options.output ?? process.stdout) as Writable,
+  )
   const sent = trackResponses(transport)
   const session = new AbortController()
   const {server, resources} = createServer(options, sent, session.signal)
