@@ -17,7 +17,7 @@ import {decideOutput, type OutputMode} from '../src/lib/present/mode.js'
 import {show} from '../src/lib/present/present.js'
 import {documentResult, liveResult, type CommandResult, type TextSinks} from '../src/lib/present/result.js'
 import {removeHome, ROOT, tempDir} from './helpers.js'
-import {jsonDocument} from '../src/lib/present/write.js'
+import {jsonAtDepth, jsonDocument} from '../src/lib/present/write.js'
 
 const SRC = join(ROOT, 'src')
 
@@ -99,6 +99,25 @@ describe('the output mode', () => {
     }
     expect(callers).toEqual(['src/lib/present/present.ts'])
     expect(readers).toEqual(['src/lib/present/present.ts'])
+  })
+})
+
+describe('jsonAtDepth', () => {
+  it("is, byte for byte, the text an element has inside jsonDocument's document at that depth", () => {
+    const values = [
+      {run: 'a', argv: ['sh', '-c', 'echo "x\ny"'], resources: {}, tags: [], nested: [[1, {b: null}]]},
+      [],
+      {},
+      'text\nwith a newline',
+      7,
+      null,
+      [[{}], []],
+    ]
+    for (const value of values) {
+      expect(jsonDocument([value])).toBe(`[\n${jsonAtDepth(value, 1)}\n]\n`)
+      expect(jsonDocument({runs: [value, 1]})).toBe(`{\n  "runs": [\n${jsonAtDepth(value, 2)},\n    1\n  ]\n}\n`)
+      expect(jsonAtDepth(value, 0)).toBe(JSON.stringify(value, null, 2))
+    }
   })
 })
 
