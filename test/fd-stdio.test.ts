@@ -165,6 +165,30 @@ describe('fdSink', () => {
     expect(errors).toEqual(['EPIPE'])
     expect(callbacks).toEqual(['EPIPE', 'EPIPE'])
   })
+
+  it('with nobody listening for errors yet (before the SDK has loaded), EPIPE fails the write and throws nothing', async () => {
+    const {readEnd, writeEnd} = fifo()
+    closeSync(readEnd)
+    open = open.filter((fd) => fd !== readEnd)
+    const sink = fdSink(writeEnd, () => {
+      throw new Error('a blocking pipe needs no stream')
+    })
+    const uncaught: unknown[] = []
+    const onUncaught = (error: unknown) => uncaught.push(error)
+    process.on('uncaughtException', onUncaught)
+    try {
+      const failed = new Promise<string>((resolve) =>
+        sink.write('an error line for a client gone\n', (error) =>
+          resolve(String((error as NodeJS.ErrnoException)?.code)),
+        ),
+      )
+      expect(await failed).toBe('EPIPE')
+      await new Promise((r) => setTimeout(r, 50))
+      expect(uncaught).toEqual([])
+    } finally {
+      process.off('uncaughtException', onUncaught)
+    }
+  })
 })
 
 describe('actors mcp over every kind of descriptor', () => {

@@ -51,6 +51,15 @@ function descriptorServes(fd: number): boolean {
 const wouldBlock = (error: NodeJS.ErrnoException) => error.code === 'EAGAIN' || error.code === 'EWOULDBLOCK'
 
 /**
+ * Emit 'error' only to whoever listens: an EventEmitter throws an 'error'
+ * nobody listens to, and a client that closed its pipe before the server
+ * listened must not crash it with a stack trace (what failed stays failed).
+ */
+export function reportError(emitter: EventEmitter, error: Error): void {
+  if (emitter.listenerCount('error') > 0) emitter.emit('error', error)
+}
+
+/**
  * Descriptor `fd` as a source of chunks, read as soon as a 'data' listener is
  * added; `stream()` (process.stdin) takes over where the descriptor does not
  * serve. Ends with 'end' then 'close'; a failed read emits 'error' then 'close'.
@@ -130,7 +139,7 @@ class FdSource extends EventEmitter implements ByteSource {
   private fail(error: Error): void {
     if (this.destroyed) return
     this.destroyed = true
-    this.emit('error', error)
+    reportError(this, error)
     this.emit('close')
   }
 }
@@ -172,14 +181,14 @@ class FdSink extends EventEmitter implements ByteSink {
       if (wouldBlock(error as NodeJS.ErrnoException)) {
         // Non-blocking descriptor: the stream queues the rest and everything after it, in order.
         this.takenOver = this.stream()
-        this.takenOver.on('error', (streamError) => this.emit('error', streamError))
+        this.takenOver.on('error', (streamError) => reportError(this, streamError))
         this.takenOver.on('drain', () => this.emit('drain'))
         return this.takenOver.write(bytes.subarray(offset), callback)
       }
       this.failed = error as Error
       process.nextTick(() => {
         callback?.(error as Error)
-        this.emit('error', error)
+        reportError(this, error as Error)
       })
       return false
     }
