@@ -108,6 +108,16 @@ describe('fdSource', () => {
   })
 })
 
+/** A sink on a blocking pipe whose reader is gone: every write meets EPIPE. */
+function sinkToClosedPipe() {
+  const {readEnd, writeEnd} = fifo()
+  closeSync(readEnd)
+  open = open.filter((fd) => fd !== readEnd)
+  return fdSink(writeEnd, () => {
+    throw new Error('a blocking pipe needs no stream')
+  })
+}
+
 describe('fdSink', () => {
   it('writes whole; on a non-blocking descriptor whose pipe is full the stream takes the rest, in order', async () => {
     const {path, readEnd} = fifo()
@@ -148,12 +158,7 @@ describe('fdSink', () => {
   })
 
   it('reports a reader gone (EPIPE) once, as an error event and to the callback, and throws nothing', async () => {
-    const {readEnd, writeEnd} = fifo()
-    closeSync(readEnd)
-    open = open.filter((fd) => fd !== readEnd)
-    const sink = fdSink(writeEnd, () => {
-      throw new Error('a blocking pipe needs no stream')
-    })
+    const sink = sinkToClosedPipe()
     const errors: string[] = []
     sink.on('error', (error: NodeJS.ErrnoException) => errors.push(String(error.code)))
     const callbacks: string[] = []
@@ -167,12 +172,7 @@ describe('fdSink', () => {
   })
 
   it('with nobody listening for errors yet (before the SDK has loaded), EPIPE fails the write and throws nothing', async () => {
-    const {readEnd, writeEnd} = fifo()
-    closeSync(readEnd)
-    open = open.filter((fd) => fd !== readEnd)
-    const sink = fdSink(writeEnd, () => {
-      throw new Error('a blocking pipe needs no stream')
-    })
+    const sink = sinkToClosedPipe()
     const uncaught: unknown[] = []
     const onUncaught = (error: unknown) => uncaught.push(error)
     process.on('uncaughtException', onUncaught)
