@@ -23,6 +23,26 @@ import {sleep} from '../platform/sleep.js'
 
 /** How long a seek waits for mpv's position to reach its target before the reply goes out anyway. */
 const SEEK_SETTLE_MS = 1000
+/** How long a seek is retried while mpv refuses it because the track is still loading (start-up, right after next). */
+const SEEK_LOADING_MS = 5000
+
+/**
+ * Send a seek, retried while mpv refuses it: it does until the track (after
+ * start-up, a jump or `next`) is loaded. The last refusal is thrown once
+ * SEEK_LOADING_MS have passed.
+ */
+async function seekWhenLoaded(ipc: MpvIpcClient, seek: unknown[]): Promise<void> {
+  const deadline = Date.now() + SEEK_LOADING_MS
+  for (;;) {
+    try {
+      await ipc.command(seek)
+      return
+    } catch (error) {
+      if (Date.now() >= deadline || ipc.isClosed) throw error
+      await sleep(30)
+    }
+  }
+}
 
 /** The mpv command line for a queue (exported for tests and docs). */
 export function buildMpvArgs(options: {
@@ -122,16 +142,8 @@ export class MpvBackend implements PlayerBackend {
     await ipc.observe(OBSERVE.idle, 'idle-active')
     await firstTrack
     if (at.positionSeconds > 0) {
-      // mpv refuses a seek until the first file is loaded; retry until it lands (or give up and play from 0).
-      const deadline = Date.now() + 5000
-      while (Date.now() < deadline) {
-        const ok = await ipc.command(['seek', at.positionSeconds, 'absolute']).then(
-          () => true,
-          () => false,
-        )
-        if (ok) break
-        await sleep(30)
-      }
+      // Resume where the checkpoint says once the first file has loaded (or, failing that, play from 0).
+      await seekWhenLoaded(ipc, ['seek', at.positionSeconds, 'absolute']).catch(() => {})
       if (!at.paused) await ipc.command(['set_property', 'pause', false])
     }
   }
@@ -175,7 +187,7 @@ export class MpvBackend implements PlayerBackend {
 
   async seekPercent(percent: number): Promise<void> {
     const ipc = this.requireIpc()
-    await ipc.command(['seek', percent, 'absolute-percent'])
+    await seekWhenLoaded(ipc, ['seek', percent, 'absolute-percent'])
     // mpv answers once the seek is queued, and time-pos moves only when it lands: wait for that (at most
     // SEEK_SETTLE_MS), so the status a `seek` replies with shows the new place, not the old one.
     const duration = await ipc.get('duration')
