@@ -16,7 +16,7 @@
  * stdin read as a file descriptor (platform/fd-stdio.ts).
  */
 import {EventEmitter} from 'node:events'
-import {reportError, type ByteSource} from '../platform/fd-stdio.js'
+import {emitErrorIfHeard, type ByteSource} from '../platform/fd-stdio.js'
 
 /** The longest line the server reads. */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024
@@ -91,7 +91,7 @@ class GuardedLines extends EventEmitter implements ByteSource {
     // A last line without its newline is not a message yet: the SDK would not read it either.
     input.on('end', () => this.emit('end'))
     input.on('close', () => this.emit('close'))
-    input.on('error', (error) => reportError(this, error))
+    input.on('error', (error) => emitErrorIfHeard(this, error))
   }
 
   get readableEnded(): boolean {

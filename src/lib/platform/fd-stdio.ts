@@ -12,7 +12,8 @@
  * byte not yet read or written, so nothing is lost nor reordered.
  */
 import {EventEmitter} from 'node:events'
-import {fstatSync, read, writeSync} from 'node:fs'
+import {fstatSync, read} from 'node:fs'
+import {wouldBlock, writeUntilBlocked} from './write-fd.js'
 
 /** What a reader of the session's input uses of a Readable (the MCP SDK's stdio transport: events and pause). */
 export interface ByteSource {
@@ -48,14 +49,12 @@ function descriptorServes(fd: number): boolean {
   }
 }
 
-const wouldBlock = (error: NodeJS.ErrnoException) => error.code === 'EAGAIN' || error.code === 'EWOULDBLOCK'
-
 /**
  * Emit 'error' only to whoever listens: an EventEmitter throws an 'error'
  * nobody listens to, and a client that closed its pipe before the server
  * listened must not crash it with a stack trace (what failed stays failed).
  */
-export function reportError(emitter: EventEmitter, error: Error): void {
+export function emitErrorIfHeard(emitter: EventEmitter, error: Error): void {
   if (emitter.listenerCount('error') > 0) emitter.emit('error', error)
 }
 
@@ -139,7 +138,7 @@ class FdSource extends EventEmitter implements ByteSource {
   private fail(error: Error): void {
     if (this.destroyed) return
     this.destroyed = true
-    reportError(this, error)
+    emitErrorIfHeard(this, error)
     this.emit('close')
   }
 }
@@ -174,23 +173,23 @@ class FdSink extends EventEmitter implements ByteSink {
       return false
     }
     const bytes = typeof chunk === 'string' ? Buffer.from(chunk, 'utf8') : chunk
-    let offset = 0
+    let done: number
     try {
-      while (offset < bytes.length) offset += writeSync(this.fd, bytes, offset, bytes.length - offset)
+      done = writeUntilBlocked(this.fd, bytes)
     } catch (error) {
-      if (wouldBlock(error as NodeJS.ErrnoException)) {
-        // Non-blocking descriptor: the stream queues the rest and everything after it, in order.
-        this.takenOver = this.stream()
-        this.takenOver.on('error', (streamError) => reportError(this, streamError))
-        this.takenOver.on('drain', () => this.emit('drain'))
-        return this.takenOver.write(bytes.subarray(offset), callback)
-      }
       this.failed = error as Error
       process.nextTick(() => {
         callback?.(error as Error)
-        reportError(this, error as Error)
+        emitErrorIfHeard(this, error as Error)
       })
       return false
+    }
+    if (done < bytes.length) {
+      // Non-blocking descriptor: the stream queues the rest and everything after it, in order.
+      this.takenOver = this.stream()
+      this.takenOver.on('error', (streamError) => emitErrorIfHeard(this, streamError))
+      this.takenOver.on('drain', () => this.emit('drain'))
+      return this.takenOver.write(bytes.subarray(done), callback)
     }
     if (callback) process.nextTick(callback)
     return true

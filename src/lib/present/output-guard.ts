@@ -8,8 +8,8 @@
  * error, so a `wait` knows its batch was not printed and leaves it for the
  * next wait), and long-running commands stop at `stdoutClosed`.
  */
-import {writeSync} from 'node:fs'
 import {EXIT} from '../platform/errors.js'
+import {writeUntilBlocked} from '../platform/write-fd.js'
 
 /** Errors that mean "the output went nowhere", not a bug. */
 const OUTPUT_ERRORS = new Set(['EPIPE', 'ENOSPC', 'EDQUOT', 'EFBIG', 'EIO', 'ERR_STREAM_DESTROYED'])
@@ -155,18 +155,18 @@ export function writeWhole(text: string | Uint8Array | Iterable<Uint8Array>, cal
   }
   for (let next = pieces.next(); !next.done; next = pieces.next()) {
     const bytes = typeof next.value === 'string' ? encodeUtf8(next.value) : next.value
-    let done = 0
+    let done: number
     try {
-      while (done < bytes.length) done += writeSync(1, bytes, done)
+      done = writeUntilBlocked(1, bytes)
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
-        toStream(pieces, !single, callback, bytes.subarray(done))
-        return
-      }
       pieces.return?.()
       if (!isOutputError(error)) throw error
       outputFailed(error)
       callback?.(error)
+      return
+    }
+    if (done < bytes.length) {
+      toStream(pieces, !single, callback, bytes.subarray(done))
       return
     }
   }
