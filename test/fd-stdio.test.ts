@@ -6,13 +6,13 @@
  * descriptor from the first byte not yet moved, and a reader that went away
  * reported once as an error (EPIPE) rather than thrown.
  */
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {closeSync, constants, openSync, readFileSync, readSync, writeFileSync, writeSync} from 'node:fs'
 import {Socket} from 'node:net'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {fdSink, fdSource, type ByteSource} from '../src/lib/platform/fd-stdio.js'
-import {BIN, cliEnv, homesPerTest, tempDir, waitFor} from './helpers.js'
+import {actors, BIN, cliEnv, homesPerTest, tempDir, waitFor, writeFinishedRun} from './helpers.js'
 
 const home = homesPerTest('actors-fd-stdio-')
 let open: number[] = []
@@ -244,4 +244,29 @@ describe('actors mcp over every kind of descriptor', () => {
     expect(r.stdout.trim()).toMatch(/^server=\d+$/)
     expect(r.stderr).not.toMatch(/\n\s+at /)
   })
+})
+
+describe('a command result on a non-blocking stdout (present/output-guard.ts writeWhole)', () => {
+  it('goes out whole and in order when the pipe fills part-way: the rest is handed to process.stdout', async () => {
+    const h = home()
+    for (let i = 0; i < 400; i++) writeFinishedRun(h, `many-${String(i).padStart(3, '0')}`)
+    const expected = actors(h, ['inspect', '--json']).stdout
+    // Far more than a pipe holds: write(2) meets EAGAIN long before the reader takes anything.
+    expect(expected.length).toBeGreaterThan(200_000)
+    // Node's own spawn makes a child's stdio blocking; perl (perl-base: on every Debian) sets O_NONBLOCK, then execs.
+    const nonBlocking =
+      'use Fcntl; fcntl(STDOUT, F_SETFL, fcntl(STDOUT, F_GETFL, 0) | O_NONBLOCK) or die; exec @ARGV or die'
+    const child = spawn('perl', ['-e', nonBlocking, process.execPath, BIN, 'inspect', '--json'], {env: cliEnv(h)})
+    child.stdout.pause()
+    let stderr = ''
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    await new Promise((r) => setTimeout(r, 500))
+    const chunks: Buffer[] = []
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk))
+    child.stdout.resume()
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    expect(stderr).toBe('')
+    expect(code).toBe(0)
+    expect(Buffer.concat(chunks).toString()).toBe(expected)
+  }, 60_000)
 })
