@@ -229,6 +229,30 @@ describe('actors mcp over every kind of descriptor', () => {
     expect(replies.map((reply) => reply.id).sort()).toEqual([1, 2, 3])
   })
 
+  it('serves a client that left stdin and stdout non-blocking (the streams take over), answering each request once', async () => {
+    const h = home()
+    // Node's own spawn makes a child's stdio blocking; perl (perl-base: on every Debian) sets O_NONBLOCK, then execs.
+    const nonBlocking =
+      'use Fcntl; for (*STDIN, *STDOUT) { fcntl($_, F_SETFL, fcntl($_, F_GETFL, 0) | O_NONBLOCK) or die } exec @ARGV or die'
+    const child = spawn('perl', ['-e', nonBlocking, process.execPath, BIN, 'mcp'], {env: cliEnv(h)})
+    let out = ''
+    let stderr = ''
+    child.stdout.on('data', (chunk) => (out += chunk))
+    child.stderr.on('data', (chunk) => (stderr += chunk))
+    // Nothing to read at first: the server's first read meets EAGAIN and hands stdin to process.stdin.
+    await new Promise((r) => setTimeout(r, 500))
+    child.stdin.write(`${session}\n`)
+    await waitFor(() => out.split('\n').length > 3, 20_000, `three answers (stderr: ${stderr})`)
+    child.stdin.end()
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve))
+    const replies = out
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line))
+    expect(replies.map((reply) => reply.id).sort()).toEqual([1, 2, 3])
+    expect(code).toBe(0)
+  })
+
   it('ends quietly when the client stops reading its answers (EPIPE): exit without a stack trace', () => {
     const h = home()
     // `true` reads nothing and exits: the server's first answer meets a closed pipe.
