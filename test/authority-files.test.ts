@@ -18,16 +18,17 @@ import {
   writeFileSync,
 } from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {
   actors,
+  actorsUmask000,
   BIN,
   cliEnv,
   homesPerTest,
+  packageReadableByAll,
   processAlive,
   processesOfHome,
   readJson,
-  ROOT,
   tempDir,
   removeDir,
   waitFor,
@@ -37,17 +38,6 @@ import {serveLines} from '../src/lib/platform/line-socket.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 
 const home = homesPerTest('actors-authority-')
-
-/** `actors ARGS` with umask 000, as a careless shell would run it. */
-function actorsUmask000(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
-  const r = spawnSync('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {
-    env: cliEnv(h),
-    cwd: ROOT,
-    encoding: 'utf8',
-    timeout: 30_000,
-  })
-  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
-}
 
 /** Every path under `dir` (itself included) with its permission bits, links left out (a lock is a link: its mode means nothing). */
 function modesUnder(dir: string): Array<{path: string; kind: string; mode: number}> {
@@ -63,11 +53,28 @@ function modesUnder(dir: string): Array<{path: string; kind: string; mode: numbe
   return found
 }
 
-/** Run `argv` as user nobody (setpriv), in the test's environment for `h`. */
+// The CLI as user nobody runs from a copy that user can read, wherever the checkout lies (root only: setpriv).
+let readableCopy: string | undefined
+beforeAll(() => {
+  if (process.getuid?.() === 0) readableCopy = packageReadableByAll()
+})
+afterAll(() => {
+  if (readableCopy) removeDir(readableCopy)
+})
+
+/** Run `argv` as user nobody (setpriv), in the test's environment for `h`, from the copy of the CLI that user can read. */
 function asNobody(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
+  if (!readableCopy) throw new Error('asNobody needs root (setpriv) and the readable copy made in beforeAll')
   const r = spawnSync(
     'setpriv',
-    ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, BIN, ...args],
+    [
+      '--reuid=nobody',
+      '--regid=nogroup',
+      '--clear-groups',
+      process.execPath,
+      join(readableCopy, 'bin', 'actors'),
+      ...args,
+    ],
     {
       env: {...cliEnv(h), HOME: '/nonexistent'},
       cwd: '/',

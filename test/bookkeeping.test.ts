@@ -5,11 +5,11 @@
  * emptied is replaced by a fresh one. The 20,000-Run figure is in the bench.
  */
 import {spawnSync} from 'node:child_process'
-import {readdirSync, statSync} from 'node:fs'
+import {mkdirSync, readdirSync, statSync, unlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {markerTag} from '../src/lib/history/index-markers.js'
-import {actors, homesPerTest, writeFinishedRun} from './helpers.js'
+import {actors, actorsUmask000, homesPerTest, writeFinishedRun} from './helpers.js'
 
 const home = homesPerTest('actors-bookkeeping-')
 
@@ -49,4 +49,22 @@ describe('bookkeeping after a backlog is reported', () => {
     const late = actors(h, ['wait', '--json'])
     expect(late.json.rows.map((row: {run: string}) => row.run)).toEqual(['late'])
   }, 240_000)
+
+  it('renews a grown queue directory as 0700 even under umask 000', () => {
+    const h = home()
+    expect(actors(h, ['wait', '--json', '--timeout', '0']).code).toBe(0)
+    const queue = join(h, 'index', 'queue', markerTag('default'))
+    // Grow the directory as a backlog would (names in, then out): its size stays past what a fresh one takes.
+    mkdirSync(queue, {recursive: true, mode: 0o700})
+    for (let i = 0; i < 600; i++) writeFileSync(join(queue, `grown-${'x'.repeat(40)}-${i}`), '')
+    for (const name of readdirSync(queue)) unlinkSync(join(queue, name))
+    const grown = statSync(queue)
+    expect(grown.size).toBeGreaterThan(16 * 1024)
+    writeFinishedRun(h, 'one')
+    const r = actorsUmask000(h, ['wait', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    const renewed = statSync(queue)
+    expect(renewed.ino).not.toBe(grown.ino)
+    expect((renewed.mode & 0o777).toString(8)).toBe('700')
+  })
 })

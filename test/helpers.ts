@@ -6,8 +6,10 @@
 import {spawnSync} from 'node:child_process'
 import {execa} from 'execa'
 import {
+  chmodSync,
   cpSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   mkdtempSync,
   readFileSync,
@@ -49,6 +51,23 @@ export function packageWithout(bundles: string[]): string {
     rmSync(join(pkg, 'dist', `${bundle}.cjs`))
     rmSync(join(pkg, 'dist', `${bundle}.cache`), {force: true})
   }
+  return pkg
+}
+
+/**
+ * A copy of the installed CLI that any user can read (dirs 0755, files 0644, bin/actors 0755), for tests that
+ * run it as another user: the checkout itself may sit where that user cannot read (a clone under /root).
+ * The bundles need nothing from node_modules outside a terminal (ink and react only). Remove it with removeDir.
+ */
+export function packageReadableByAll(): string {
+  const pkg = packageWithout([])
+  const open = (path: string) => {
+    const stat = lstatSync(path)
+    if (stat.isSymbolicLink()) return
+    chmodSync(path, stat.isDirectory() || stat.mode & 0o100 ? 0o755 : 0o644)
+    if (stat.isDirectory()) for (const name of readdirSync(path)) open(join(path, name))
+  }
+  open(pkg)
   return pkg
 }
 
@@ -252,6 +271,17 @@ export async function actorsAsync(
     stripFinalNewline: false,
   })
   return {code: r.exitCode ?? null, stdout: r.stdout, stderr: r.stderr, json: parseJson(r.stdout)}
+}
+
+/** `actors ARGS` with umask 000, as a careless shell would run it. */
+export function actorsUmask000(h: string, args: string[]): {code: number | null; stdout: string; stderr: string} {
+  const r = spawnSync('sh', ['-c', 'umask 000; exec "$0" "$@"', process.execPath, BIN, ...args], {
+    env: cliEnv(h),
+    cwd: ROOT,
+    encoding: 'utf8',
+    timeout: 30_000,
+  })
+  return {code: r.status, stdout: r.stdout, stderr: r.stderr}
 }
 
 /** Poll `check` until it returns a truthy value (or throw after `timeoutMs`). */

@@ -14,10 +14,11 @@
  * files beside it); an earlier version kept them inside, and such leftovers
  * are removed first.
  */
-import {mkdirSync, readdirSync, renameSync, rmdirSync, statSync} from 'node:fs'
+import {readdirSync, renameSync, rmdirSync, statSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {randomHex} from '../platform/builtins.js'
 import {indexDir} from '../platform/home.js'
+import {claimPrivateDir} from '../platform/private-files.js'
 import {unlinkQuietly} from '../platform/state-files.js'
 import {CHANGED_FILE, CURSOR_FILE, ownerQueueDir, queueOwnerTags} from './index-queue.js'
 import {POSITION_FILE} from './queue-cursor.js'
@@ -60,7 +61,8 @@ function renewIfEmpty(home: string, dir: string): boolean {
   if (names.some((name) => !LEFTOVERS.has(name))) return false
   for (const name of names) unlinkQuietly(dir + sep + name)
   const fresh = join(indexDir(home), 'queue', `.fresh-${randomHex(6)}`)
-  mkdirSync(fresh)
+  // 0700 whatever the umask, as every dir of the state root.
+  claimPrivateDir(fresh)
   try {
     renameSync(fresh, dir)
     return true
