@@ -654,7 +654,8 @@ describe('inspect, logs, emit, prune', () => {
     await waitForResult(r.json.state_dir)
     const shown = actors(home, ['inspect', r.json.run])
     expect(shown.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f]/)
-    expect(shown.stdout).toMatch(/ x {2}a b ?\[31mred\n/)
+    // Escaped, not dropped: the reader sees what the Run wrote, inert.
+    expect(shown.stdout).toMatch(/ x {2}a b\\e\[31mred\\x07\n/)
   })
 
   it('usage starts from zero for each launch of an id, and damaged totals fail closed', async () => {

@@ -8,6 +8,7 @@ import type {CardModel} from '../lib/view-state/card-model.js'
 import type {RunSummary} from '../lib/runs/summary.js'
 import {displayDuration, statusStyle, type Clock} from '../lib/view-state/run-rows.js'
 import {CompletionCard} from './completion-card.js'
+import {inertText} from '../lib/platform/text.js'
 import {AttentionLine} from './attention-line.js'
 import type {AttentionNote} from '../lib/view-state/attention-feed.js'
 import type {Nested} from '../lib/view-state/run-nesting.js'
@@ -23,8 +24,8 @@ export function RunLine({run, clock, prefix = ''}: {run: RunSummary; clock: Cloc
     <Text wrap="truncate">
       <Text dimColor>{prefix}</Text>
       <Text color={style.color}>{style.glyph} </Text>
-      {run.run}
-      <Text color={style.color}> {run.status}</Text> {displayDuration(run, clock)}
+      {inertText(run.run)}
+      <Text color={style.color}> {inertText(run.status)}</Text> {displayDuration(run, clock)}
     </Text>
   )
 }

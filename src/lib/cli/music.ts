@@ -2,6 +2,7 @@
 import {usageError} from '../platform/errors.js'
 import {showPlayback} from '../present/playback.js'
 import {writeNote} from '../present/write.js'
+import {inertText} from '../platform/text.js'
 import {runPlayback, type RunPlaybackOptions} from '../music/runner.js'
 import {PLAYER_NAMES} from '../music/types.js'
 import {defineCommand, type FlagDefinition} from './definition.js'
@@ -61,7 +62,8 @@ function playbackOptions(
     volume: flags.volume,
     output: flags.output,
     stateDir: flags['state-dir'],
-    warn: (message) => writeNote(`actors: ${message}\n`),
+    // A warning may quote a track name or a playlist line: inert on the terminal.
+    warn: (message) => writeNote(`actors: ${inertText(message, {multiline: true})}\n`),
     onService,
   }
 }

@@ -1,13 +1,48 @@
-/** Plain text helpers shared by the plain formatters and the Ink views: aligned tables and one safe line of Run-written text. */
+/**
+ * Plain text helpers shared by the plain formatters and the Ink views:
+ * Run-written text made inert for a terminal, aligned tables, one safe line.
+ */
 import {cutCell, fittedWidths} from './fit-width.js'
 
-/** Width of each column so `rows` of cells line up under `headers` (the plain table and the Ink one alike). */
+/**
+ * Characters a terminal acts on instead of printing: C0 controls, DEL, C1
+ * controls (a lone 0x9b is CSI to some terminals), and the bidi controls
+ * that reorder what follows (embeddings, overrides, isolates, marks).
+ */
+const TERMINAL_ACTIVE = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
+
+function escapeActive(char: string): string {
+  const code = char.charCodeAt(0)
+  if (code === 0x1b) return '\\e'
+  if (code < 0x20 || code === 0x7f) return `\\x${code.toString(16).padStart(2, '0')}`
+  return `\\u${code.toString(16).padStart(4, '0')}`
+}
+
+/**
+ * `text` (anything a Run can write: summaries, names, Recipe fields, a
+ * service's reply, track names, values echoed in errors) made inert for a
+ * terminal: each character that would drive the terminal (OSC 52 writing
+ * the clipboard, `ESC[2J`, a bell) or reorder the line (U+202E) is shown
+ * escaped instead, ESC as `\e`, other C0 and DEL as `\x07`, C1 and bidi as
+ * `\u202e`. `multiline`: newline and tab stay, for text printed as lines.
+ * Idempotent (its output has nothing left to escape). The one escaper of
+ * every human output; `--json` prints values exact and never calls it.
+ */
+export function inertText(text: string, options: {multiline?: boolean} = {}): string {
+  return text.replace(TERMINAL_ACTIVE, (char) =>
+    options.multiline && (char === '\n' || char === '\t') ? char : escapeActive(char),
+  )
+}
+
+/** Width of each column so `rows` of inert cells line up under `headers` (the plain table and the Ink one alike). */
 export function columnWidths(headers: string[], rows: string[][]): number[] {
   return headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
 }
 
 /** Render rows as aligned columns (plain text); `maxWidth`: cut the widest columns' cells with `…` until every line fits. */
-export function formatTable(headers: string[], rows: string[][], maxWidth?: number): string {
+export function formatTable(headers: string[], rawRows: string[][], maxWidth?: number): string {
+  // Measured as printed: an escaped cell is wider than its raw text.
+  const rows = rawRows.map((row) => row.map((cell) => inertText(cell)))
   const natural = columnWidths(headers, rows)
   const widths =
     maxWidth === undefined
@@ -26,11 +61,11 @@ export function formatTable(headers: string[], rows: string[][], maxWidth?: numb
 }
 
 /**
- * Text a Run wrote (a Trace summary) as one printable line: control characters
- * (escape sequences, bells, line breaks) become spaces so a Run can neither
- * drive the reader's terminal nor fake extra lines; long text is cut with "…".
+ * Text a Run wrote (a Trace summary) as one printable line: line breaks and
+ * other white space become one space so a Run cannot fake extra lines, the
+ * rest is made inert (inertText); long text is cut with "…".
  */
 export function printableLine(text: string, max = 200): string {
-  const flat = text.replace(/[\s\u0000-\u001f\u007f-\u009f]+/g, ' ').trim()
+  const flat = inertText(text.replace(/\s+/g, ' ').trim())
   return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
 }

@@ -7,7 +7,7 @@
 import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
 import {compareText} from '../platform/compare.js'
-import {printableLine} from '../platform/text.js'
+import {inertText, printableLine} from '../platform/text.js'
 import {collectedNote, rowLabel, rowLevels} from '../view-state/batch-rows.js'
 
 const ONE_LINE = 100
@@ -57,5 +57,6 @@ export function renderBatchPlain(doc: BatchDocument): string {
   for (const a of doc.attention)
     lines.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
   lines.push(`more: ${doc.hint}`)
-  return lines.join('\n') + '\n'
+  // Names, kinds and statuses come from files a Run can write: every line inert, whatever it holds.
+  return lines.map((line) => inertText(line)).join('\n') + '\n'
 }

@@ -2,10 +2,12 @@
 import type {ControlOutcome, StatusResult} from '../control/control.js'
 import {formatClock} from '../music/status.js'
 import type {TextSinks} from './result.js'
+import {inertText} from '../platform/text.js'
 
 /** What a control did: the Run and its status on stdout, what was signalled on stderr; a status; or a service's reply. */
 export function plainControlOutcome(outcome: ControlOutcome, to: TextSinks): void {
-  to.out(formatOutcome(outcome, to))
+  // A service's reply and a Run's own records are the Run's text: inert on the terminal.
+  to.out(inertText(formatOutcome(outcome, to), {multiline: true}))
 }
 
 function formatOutcome(outcome: ControlOutcome, to: TextSinks): string {
@@ -68,5 +70,8 @@ function formatPlayback(p: Record<string, unknown>): string {
   const clock = (seconds: unknown) => formatClock(typeof seconds === 'number' ? seconds : null)
   const time =
     typeof p.position_seconds === 'number' ? `  ${clock(p.position_seconds)} / ${clock(p.duration_seconds)}` : ''
-  return `${p.state}${where}${p.track ? `  ${p.track}` : ''}${time}${typeof p.volume === 'number' ? `  volume ${p.volume}` : ''}`
+  // One line whatever the service says (a track name may hold a newline).
+  return inertText(
+    `${p.state}${where}${p.track ? `  ${p.track}` : ''}${time}${typeof p.volume === 'number' ? `  volume ${p.volume}` : ''}`,
+  )
 }

@@ -17,7 +17,7 @@ import {createStateStore, type StateStore} from '../view-state/runs-store.js'
 import {stdoutClosed} from './output-guard.js'
 import {liveResult, printedDocumentResult, type DocumentResult, type LiveResult, type TextSinks} from './result.js'
 import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table.js'
-import {printableLine} from '../platform/text.js'
+import {inertText, printableLine} from '../platform/text.js'
 import {renderForest} from './tree.js'
 import {jsonAtDepth, jsonDocument, writeNdjson, writeOut} from './write.js'
 
@@ -95,7 +95,7 @@ export function plainGenerations(listing: GenerationListing, to: TextSinks): voi
       ]),
     )
   }
-  to.out(lines.join('\n') + '\n')
+  to.out(inertText(lines.join('\n'), {multiline: true}) + '\n')
 }
 
 /** `inspect RUN`: one Run in detail. */
@@ -122,7 +122,8 @@ export function plainDetail(d: RunDetail, to: TextSinks): void {
     for (const e of d.trace)
       lines.push(`  ${e.ts.slice(11, 23)} ${e.kind}${e.summary ? `  ${printableLine(e.summary)}` : ''}`)
   }
-  to.out(lines.join('\n') + '\n')
+  // Every field but the summaries (already one inert line each) is as run.json and the Trace say: a Run writes both.
+  to.out(lines.map((line) => inertText(line)).join('\n') + '\n')
 }
 
 /** `inspect --tree --watch` (`RUN --watch`: its subtree): `read` gives the forest. */

@@ -12,10 +12,11 @@ import type {PlaybackService} from '../music/service.js'
 import {formatClock} from '../music/status.js'
 import {documentResult, liveResult, type LiveResult, type TextSinks} from './result.js'
 import {writeNote, writeOut} from './write.js'
+import {inertText} from '../platform/text.js'
 
-/** A track line: `3/12 /music/album/03 song.flac`. */
+/** A track line: `3/12 /music/album/03 song.flac`; one inert line whatever the track is named. */
 export function formatTrackLine(index: number, count: number, track: string): string {
-  return `${index + 1}/${count} ${track}`
+  return inertText(`${index + 1}/${count} ${track}`)
 }
 
 /** Subscribe plain lines to `service`; returns the unsubscribe function. */
@@ -25,7 +26,7 @@ export function renderPlainLines(
 ): () => void {
   return service.subscribe((status, event) => {
     if (event.type === 'track') to.out(formatTrackLine(event.index, status.count, event.track) + '\n')
-    else if (event.type === 'warning') to.note(`actors: ${event.message}\n`)
+    else if (event.type === 'warning') to.note(`actors: ${inertText(event.message)}\n`)
     else if (event.type === 'stop')
       to.note(
         `actors: playback ${event.reason === 'ended' ? 'ended' : `stopped (${event.reason})`} at ${formatClock(status.position_seconds)}\n`,

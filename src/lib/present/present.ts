@@ -8,11 +8,12 @@ import {decideOutput, type OutputMode} from './mode.js'
 import type {CommandResult, TextSinks} from './result.js'
 import {writeWhole} from './output-guard.js'
 import {printJson, writeNote, writeOut} from './write.js'
+import {inertText} from '../platform/text.js'
 
-/** The process's own stdout and stderr. */
+/** The process's own stdout and stderr; every note is human text, so inert (it may quote a Run's name, error or file). */
 export const PROCESS_SINKS: TextSinks = {
   out: writeOut,
-  note: writeNote,
+  note: (text) => writeNote(inertText(text, {multiline: true})),
   json: printJson,
   jsonText: (text) => writeWhole(text),
 }

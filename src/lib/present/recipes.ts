@@ -5,7 +5,7 @@ import type {RecipeDescription} from '../recipes/describe.js'
 import type {ValidationResult} from '../recipes/index.js'
 import type {TextSinks} from './result.js'
 import {screenWidth} from '../platform/fit-width.js'
-import {formatTable} from '../platform/text.js'
+import {formatTable, inertText} from '../platform/text.js'
 
 /** `recipes [NAME]`. */
 export function plainRecipes(doc: RecipesDocument, to: TextSinks): void {
@@ -25,9 +25,9 @@ export function plainRecipes(doc: RecipesDocument, to: TextSinks): void {
 /** `recipes validate`: ok/invalid per file on stdout, each problem on stderr. */
 export function plainValidated(doc: {files: ValidationResult[]}, to: TextSinks): void {
   for (const f of doc.files) {
-    if (f.ok) to.out(`ok       ${f.file}\n`)
+    if (f.ok) to.out(`ok       ${inertText(f.file)}\n`)
     else {
-      to.out(`invalid  ${f.file}\n`)
+      to.out(`invalid  ${inertText(f.file)}\n`)
       to.note(`actors: ${f.error}\n${f.fix ? `  fix: ${f.fix}\n` : ''}`)
     }
   }
@@ -62,6 +62,7 @@ export function formatDescription(d: RecipeDescription): string {
   if (d.notification !== 'normal') lines.push(['notification', d.notification])
   if (d.inbox) lines.push(['inbox', d.inbox])
   if (!d.resume) lines.push(['resume', 'false'])
-  const width = Math.max(...lines.map(([k]) => k.length))
-  return lines.map(([k, v]) => `${k.padEnd(width)}  ${v}`).join('\n')
+  const width = Math.max(...lines.map(([k]) => inertText(k).length))
+  // A Recipe file is anyone's text (a cloned repository's ./recipes): inert, its multi-line description kept as lines.
+  return lines.map(([k, v]) => `${inertText(k).padEnd(width)}  ${inertText(v, {multiline: true})}`).join('\n')
 }

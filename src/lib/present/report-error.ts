@@ -5,6 +5,9 @@
 import {EXIT, isActorsError, permissionDeniedError} from '../platform/errors.js'
 import {isOutputError, stdoutFailure} from './output-guard.js'
 import {printJson} from './write.js'
+import {inertText} from '../platform/text.js'
+
+const inert = (text: string) => inertText(text, {multiline: true})
 
 /**
  * The single place where a failure becomes a message and an exit code.
@@ -23,7 +26,8 @@ export function reportError(
     error = permissionDeniedError(denied)
   if (isActorsError(error)) {
     process.exitCode = error.exitCode
-    process.stderr.write(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`)
+    // Messages echo names, values and YAML fields as given: inert on the terminal, exact under --json.
+    process.stderr.write(inert(`actors: ${error.message}\n${error.fix ? `  fix: ${error.fix}\n` : ''}`))
     if (json)
       printJson({error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null, ...error.details}})
     return
@@ -34,7 +38,7 @@ export function reportError(
     process.exitCode = code
     if (code !== 0) {
       const id = commandId?.replaceAll(':', ' ') ?? ''
-      process.stderr.write(`actors: ${error.message.trim()}\n  fix: see \`actors ${id} --help\`\n`)
+      process.stderr.write(inert(`actors: ${error.message.trim()}\n  fix: see \`actors ${id} --help\`\n`))
       if (json) printJson({error: {message: error.message.trim(), exit_code: code, fix: `actors ${id} --help`}})
     }
     return
@@ -50,7 +54,7 @@ export function reportError(
     return
   }
   process.exitCode = EXIT.failed
-  process.stderr.write(`actors: internal error: ${error.message}\n`)
+  process.stderr.write(inert(`actors: internal error: ${error.message}\n`))
   if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
   else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
   if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})

@@ -8,6 +8,7 @@ import {displayStatus} from '../runs/summary.js'
 import type {TreeNode} from '../history/forest.js'
 import {formatTreeUsage} from '../runs/usage-rollup.js'
 import {displayRunName} from '../records/generation-layout.js'
+import {inertText} from '../platform/text.js'
 
 /** Render trees as text lines (ends with a newline when not empty). */
 export function renderForest(forest: TreeNode[]): string {
@@ -22,8 +23,11 @@ export function renderForest(forest: TreeNode[]): string {
 
 function walk(node: TreeNode, lead: string, childLead: string, lines: string[]): void {
   const usage = node.usage === null ? '' : `  ${node.usage} tokens`
+  // One inert line: a Run writes its own name into run.json.
   lines.push(
-    `${lead}${displayRunName(node.run, node.generation)}  ${displayStatus(node)}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`,
+    inertText(
+      `${lead}${displayRunName(node.run, node.generation)}  ${displayStatus(node)}  ${formatDuration(node.duration_ms ?? undefined)}${usage}`,
+    ),
   )
   node.children.forEach((child, index) => {
     const last = index === node.children.length - 1

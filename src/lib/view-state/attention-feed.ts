@@ -9,6 +9,7 @@
 import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
 import {ATTENTION_LEVELS, MAX_TRACE_BYTES, traceFile, type Attention, type TraceEvent} from '../runs/trace.js'
 import {isTerminal} from '../records/run.js'
+import {printableLine} from '../platform/text.js'
 
 export interface AttentionNote {
   run: string
@@ -106,7 +107,7 @@ export class AttentionFeed {
   }
 }
 
-/** One line for a note: `! build notify review.ready: the diff is ready`. */
+/** One inert line for a note: `! build notify review.ready: the diff is ready` (the Run wrote all of it into its Trace). */
 export function attentionText(note: AttentionNote): string {
-  return `${note.run} ${note.attention} ${note.kind}${note.summary ? `: ${note.summary.replace(/\s+/g, ' ')}` : ''}`
+  return printableLine(`${note.run} ${note.attention} ${note.kind}${note.summary ? `: ${note.summary}` : ''}`, 1000)
 }

@@ -6,12 +6,15 @@
 import type {BatchDocument, BatchRow} from '../wait/batch.js'
 import type {CollectedRun} from '../wait/collected.js'
 import {displayRunName} from '../records/generation-layout.js'
+import {inertText} from '../platform/text.js'
 
-/** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id. */
+/** A row's name on a card: `build`, or `build#3 (resumed)` for a later generation of the id; inert (a Run names itself), so measured as printed. */
 export function rowLabel(row: {run: string; generation?: number}): string {
-  return row.generation !== undefined && row.generation > 1
-    ? `${displayRunName(row.run, row.generation)} (resumed)`
-    : row.run
+  return inertText(
+    row.generation !== undefined && row.generation > 1
+      ? `${displayRunName(row.run, row.generation)} (resumed)`
+      : row.run,
+  )
 }
 
 /** Tree level of each row inside the batch: 0 for a top, parent's + 1 when the parent is a row too. */
@@ -38,7 +41,8 @@ export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total
   const n = row.collected_total
   return {
     header: `its own wait collected ${n} Run${n === 1 ? '' : 's'} (reported to it):`,
-    runs: row.collected,
+    // Names and statuses inert and measured as printed (their summaries already are: wait/collected.ts).
+    runs: row.collected.map((r) => ({...r, run: inertText(r.run), status: inertText(r.status)})),
     more: Math.max(0, n - row.collected.length),
   }
 }

@@ -7,7 +7,7 @@ import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
 import {collectedNote, rowLabel, rowLevels, type CollectedNote} from './batch-rows.js'
 import {countByStatus} from './run-rows.js'
-import {printableLine} from '../platform/text.js'
+import {inertText, printableLine} from '../platform/text.js'
 
 export interface CardRow {
   key: string
@@ -51,11 +51,11 @@ export function cardModel(doc: BatchDocument): CardModel {
     key: `${row.run}/${row.run_instance_id}`,
     level: levels[i] ?? 0,
     run: rowLabel(row),
-    status: row.status,
+    status: inertText(row.status),
     duration: formatDuration(row.duration_ms ?? undefined),
     summary: oneLine(row.summary),
     artifacts: [
-      ...row.artifacts.map(artifactLabel),
+      ...row.artifacts.map((a) => inertText(artifactLabel(a))),
       ...(row.artifacts_total > row.artifacts.length ? [`+${row.artifacts_total - row.artifacts.length} more`] : []),
     ],
     collected: collectedNote(row),
@@ -74,5 +74,6 @@ export function cardModel(doc: BatchDocument): CardModel {
   if (doc.already_reported.length > 0) notes.push(`already reported: ${doc.already_reported.join(', ')}`)
   for (const a of doc.attention)
     notes.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
-  return {title, counts, rows, notes, hint: doc.hint}
+  // Run names, kinds and statuses come from files a Run can write.
+  return {title, counts, rows, notes: notes.map((note) => inertText(note)), hint: doc.hint}
 }

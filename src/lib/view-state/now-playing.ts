@@ -7,6 +7,7 @@
 import {basename} from 'node:path'
 import type {PlaybackStatus} from '../music/types.js'
 import {formatClock} from '../music/status.js'
+import {inertText} from '../platform/text.js'
 
 export const SEEK_STEP_SECONDS = 5
 export const VOLUME_STEP = 5
@@ -71,10 +72,11 @@ export function nowPlayingModel(status: PlaybackStatus, width: number): NowPlayi
   const title = track ? decodeURIComponent(basename(track.replace(/[?#].*$/, ''))) || track : '(nothing)'
   const fraction = status.progress_percent === null ? null : status.progress_percent / 100
   const time = `${formatClock(status.position_seconds)} / ${formatClock(status.duration_seconds)}`
+  // A track name is the queue's own text (a file name, a URL whose %1b decodes to ESC): inert on screen.
   return {
     state: status.state,
-    title,
-    source: track,
+    title: inertText(title),
+    source: inertText(track),
     position: status.progress_percent === null ? '' : `${Math.round(status.progress_percent)}%`,
     place: status.index === null ? '' : `${status.index + 1}/${status.count}`,
     bar: progressBar(fraction, Math.max(10, Math.min(60, width - time.length - 8))),

@@ -13,6 +13,7 @@ import {displayStatus, type RunResources} from '../runs/summary.js'
 import {compactTime, resourceCells} from './resource-cells.js'
 import {displayRunName} from '../records/generation-layout.js'
 import {describeWhere, THIS_MACHINE} from '../executors/index.js'
+import {inertText} from '../platform/text.js'
 
 /** Ink colour names the status styles use. */
 type ColorName = 'gray' | 'cyan' | 'yellow' | 'green' | 'red' | 'magenta'
@@ -99,6 +100,11 @@ export function layoutHeaders(layout: Layout, rows: RunRow[]): string[] {
 
 /** The cells of a row under the layout's headers (the plain table and the Ink table alike); `where`: with the WHERE column. */
 export function rowCells(row: RunRow, layout: Layout, clock: Clock, where = false): string[] {
+  // Inert before the views measure them (a Run writes its own name, Recipe and command into run.json).
+  return rawCells(row, layout, clock, where).map((cell) => inertText(cell))
+}
+
+function rawCells(row: RunRow, layout: Layout, clock: Clock, where: boolean): string[] {
   const duration = displayDuration(row, clock)
   if (layout === 'tree')
     return [row.prefix + row.run, displayStatus(row), duration, row.usage || '-', row.recipe ?? '-']
