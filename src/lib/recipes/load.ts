@@ -15,6 +15,7 @@ import {yamlLibrary} from './yaml.js'
 import type {ArgSpec, Recipe} from './types.js'
 import {isActionName, RUNTIME_ACTIONS} from '../records/actions.js'
 import {readRecipeLocks} from './locks-field.js'
+import {readOptionArgs} from './option-args.js'
 import {readRecipeExecutor} from '../executors/index.js'
 import {readRecipeLimits} from '../containment/limits.js'
 
@@ -40,6 +41,7 @@ export const RECIPE_FIELDS = [
   'inbox',
   'resume',
   'limits',
+  'option_args',
 ] as const
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const ARTIFACT_NAME = /^[A-Za-z0-9_.-]+$/
@@ -165,15 +167,11 @@ export function loadRecipeFile(file: string, root: string): Recipe {
   }
 
   recipe.args = readArgs(data.args, fail)
+  if (data.option_args !== undefined) recipe.option_args = readOptionArgs(data.option_args, recipe.args, fail)
 
   const kinds = (['template', 'sequence', 'parallel'] as const).filter((k) => data[k] !== undefined)
   if (kinds.length === 0)
-    throw recipeError(
-      file,
-      'template',
-      'is missing',
-      'give exactly one of template, sequence or parallel, e.g. template: echo hello',
-    )
+    throw fail('template', 'is missing', 'give exactly one of template, sequence or parallel (template: echo hello)')
   if (kinds.length > 1)
     throw fail(kinds[1], `cannot be combined with "${kinds[0]}"`, 'give exactly one of template, sequence or parallel')
   const kind = kinds[0]

@@ -10,6 +10,7 @@ import {recipeError} from './load.js'
 import {isRepeat, isUse, templateWords, type Step, type Template} from './steps.js'
 import {renderString, renderWord} from './template.js'
 import {findUsedRecipe, refuseUseCycle} from './use.js'
+import {refuseOptionValues} from './option-args.js'
 import type {PlanNode, RunPlan} from '../records/run.js'
 import type {Recipe} from './types.js'
 
@@ -90,6 +91,9 @@ function renderStep(step: Step, path: string, scope: Scope, ctx: Context): PlanN
 function command(template: Template, path: string, scope: Scope, ctx: Context): PlanNode {
   const argv = templateWords(template).flatMap((w) => renderWord(w, scope))
   const file = ctx.chain[ctx.chain.length - 1].file
+  refuseOptionValues(template, scope, ctx.chain[ctx.chain.length - 1], path, (field, problem, fix) =>
+    recipeError(file, field, problem, fix),
+  )
   if (argv.length === 0 || argv[0] === '') {
     throw recipeError(
       file,

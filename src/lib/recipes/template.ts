@@ -63,6 +63,30 @@ export function renderWord(word: string, values: Record<string, unknown>): strin
   return [renderString(word, values, parts)]
 }
 
+/**
+ * The values that begin argv words once `word` is rendered, with the arg each
+ * comes from: every item of an array filling the whole word, else the first
+ * non-empty value when no literal text comes before it. A word a value begins
+ * can be read as an option by the command it is placed into (option-args.ts).
+ */
+export function leadingValues(word: string, values: Record<string, unknown>): {name: string; text: string}[] {
+  const parts = parseWord(word)
+  if (parts.length === 1 && 'placeholder' in parts[0]) {
+    const name = parts[0].placeholder
+    const value = lookup(values, name)
+    return (Array.isArray(value) ? value.map(String) : [formatValue(value)]).map((text) => ({name, text}))
+  }
+  for (const part of parts) {
+    if ('literal' in part) {
+      if (part.literal !== '') return []
+      continue
+    }
+    const text = formatValue(lookup(values, part.placeholder))
+    if (text !== '') return [{name: part.placeholder, text}]
+  }
+  return []
+}
+
 /** Render a word as exactly one string (env values, cwd, artifact paths): arrays join with commas. */
 export function renderString(word: string, values: Record<string, unknown>, parts = parseWord(word)): string {
   return parts.map((p) => ('literal' in p ? p.literal : formatValue(lookup(values, p.placeholder)))).join('')

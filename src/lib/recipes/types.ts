@@ -23,6 +23,8 @@ export interface Recipe {
   root: string
   description: string
   args: ArgSpec[]
+  /** Args whose values may begin an argv word with "-", i.e. be options of the command (option-args.ts). */
+  option_args?: string[]
   template?: string[] | string
   /** Templates, `repeat` and `use` steps (steps.ts). */
   sequence?: Step[]
