@@ -33,9 +33,10 @@ function unescapeMount(text: string): string {
   return text.replace(/\\([0-7]{3})/g, (_, octal: string) => String.fromCharCode(parseInt(octal, 8)))
 }
 
-function readMounts(): Mount[] {
+/** The cgroup mounts listed in `mountinfo` (text as /proc/self/mountinfo holds it; this process's own by default). */
+function readMounts(mountinfo = readFileSync('/proc/self/mountinfo', 'utf8')): Mount[] {
   const mounts: Mount[] = []
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+  for (const line of mountinfo.split('\n')) {
     const dash = line.indexOf(' - ')
     // Only cgroup mounts are split into fields (a machine may have hundreds of others).
     if (dash < 0 || !line.startsWith('cgroup', dash + 3)) continue
@@ -52,10 +53,10 @@ function readMounts(): Mount[] {
   return mounts
 }
 
-/** `/proc/self/cgroup` as hierarchy key ("" for v2, else the controller list) → path. */
-function readOwnCgroups(): Map<string, string> {
+/** `ownCgroups` (text as /proc/self/cgroup holds it) as hierarchy key ("" for v2, else the controller list) → path. */
+function readOwnCgroups(ownCgroups: string): Map<string, string> {
   const own = new Map<string, string>()
-  for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n')) {
+  for (const line of ownCgroups.split('\n')) {
     const first = line.indexOf(':')
     const second = line.indexOf(':', first + 1)
     if (first < 0 || second < 0) continue
@@ -89,24 +90,42 @@ export function discoverCgroupBases(env: NodeJS.ProcessEnv = process.env): Cgrou
   if (cached !== undefined) return cached
   cached = null
   try {
-    const mounts = readMounts()
-    const own = readOwnCgroups()
-    const v2 = mounts.find((m) => m.fstype === 'cgroup2')
-    const unified = env.ACTORS_CGROUP ? writableDir(env.ACTORS_CGROUP) : v2 && dirUnder(v2, own.get(''))
-    if (!unified) return cached
-    const v1: CgroupBases['v1'] = {}
-    for (const controller of ['memory', 'pids', 'cpu'] as const) {
-      const mount = mounts.find((m) => m.fstype === 'cgroup' && m.superOptions.includes(controller))
-      if (!mount) continue
-      const key = [...own.keys()].find((k) => k.split(',').includes(controller))
-      const dir = dirUnder(mount, key === undefined ? undefined : own.get(key))
-      if (dir) v1[controller] = dir
-    }
-    cached = {unified, v1}
+    cached = cgroupBasesFrom(
+      readFileSync('/proc/self/mountinfo', 'utf8'),
+      readFileSync('/proc/self/cgroup', 'utf8'),
+      env,
+    )
   } catch {
     cached = null
   }
   return cached
+}
+
+/**
+ * The bases that `mountinfo` and `ownCgroups` (texts as /proc/self/mountinfo
+ * and /proc/self/cgroup hold them) give; null without a writable cgroup2
+ * one. A separate step so that either layout (pure v2, hybrid) can be laid
+ * out in a directory and read, whatever this machine's own is.
+ */
+export function cgroupBasesFrom(
+  mountinfo: string,
+  ownCgroups: string,
+  env: NodeJS.ProcessEnv = process.env,
+): CgroupBases | null {
+  const mounts = readMounts(mountinfo)
+  const own = readOwnCgroups(ownCgroups)
+  const v2 = mounts.find((m) => m.fstype === 'cgroup2')
+  const unified = env.ACTORS_CGROUP ? writableDir(env.ACTORS_CGROUP) : v2 && dirUnder(v2, own.get(''))
+  if (!unified) return null
+  const v1: CgroupBases['v1'] = {}
+  for (const controller of ['memory', 'pids', 'cpu'] as const) {
+    const mount = mounts.find((m) => m.fstype === 'cgroup' && m.superOptions.includes(controller))
+    if (!mount) continue
+    const key = [...own.keys()].find((k) => k.split(',').includes(controller))
+    const dir = dirUnder(mount, key === undefined ? undefined : own.get(key))
+    if (dir) v1[controller] = dir
+  }
+  return {unified, v1}
 }
 
 function writableDir(dir: string): string | undefined {
