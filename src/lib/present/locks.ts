@@ -2,6 +2,7 @@
 import type {AcquireReply} from '../locks/ops.js'
 import type {LockView} from '../locks/views.js'
 import type {TextSinks} from './result.js'
+import {inertText} from '../platform/text.js'
 
 function held(reply: AcquireReply, verb: string, to: TextSinks): void {
   to.note(
@@ -39,5 +40,6 @@ export function formatLockLine(view: LockView, now = Date.now()): string {
       : h.holder,
   )
   const queue = view.queue.length ? `  queue: ${view.queue.map((w) => w.holder).join(', ')}` : ''
-  return `${view.lock}  ${view.held}/${view.slots}  ${holders.join(', ') || '-'}${queue}`
+  // Lock names come from Recipes and holders from lock files: one inert line.
+  return inertText(`${view.lock}  ${view.held}/${view.slots}  ${holders.join(', ') || '-'}${queue}`)
 }
