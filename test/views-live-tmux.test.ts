@@ -4,13 +4,15 @@
  * only once the view is up. The live wait shows the notify line as it
  * happens, a done line for each of the three children, and a "waiting for
  * N" count that never rises; `inspect --watch` lists the children under
- * their parent, as the card does, and shows the notify line too.
+ * their parent, as the card does, and shows the notify line too; a
+ * summary carrying OSC 52, ESC[2J and U+202E shows escaped there.
  */
 import {spawnSync} from 'node:child_process'
 import {chmodSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {ROOT, actors, removeHome, tempDir, waitFor} from './helpers.js'
+import {HOSTILE, HOSTILE_SHOWN} from './inert-support.js'
 
 const SOCKET = `actors-live-${process.pid}`
 let home: string
@@ -129,5 +131,29 @@ describe('inspect --watch', () => {
     type(t, 'echo CLEAN-$((6*7))')
     await until(t, (now) => /^CLEAN-42$/m.test(now), 'the shell to answer')
     expect(actors(home, ['control', 'q', 'kill']).code).toBe(0)
+  })
+})
+
+describe('Run-written text in the Ink view', () => {
+  it('shows an attention summary with OSC 52, ESC[2J and U+202E escaped, the view intact', async () => {
+    const go = join(home, 'go-h')
+    const script = join(home, 'h.sh')
+    writeFileSync(
+      script,
+      `#!/bin/sh\nwhile [ ! -e '${go}' ]; do sleep 0.1; done\nactors emit review.ready --attention notify --summary "$HOSTILE" >/dev/null\nsleep 30\n`,
+    )
+    chmodSync(script, 0o755)
+    expect(actors(home, ['run', '--name', 'h', '--', script], {env: {HOSTILE}}).code).toBe(0)
+    const t = terminal()
+    type(t, 'actors inspect --watch')
+    await until(t, (s) => /h\s/.test(s) && s.includes('q quit'), 'the live list')
+    writeFileSync(go, '')
+    // Raw, ESC[2J would wipe the view and the rest would be swallowed as a control sequence.
+    await until(t, (now) => now.includes(HOSTILE_SHOWN), 'the escaped notify line')
+    expect(screen(t)).toMatch(/! \d\d:\d\d:\d\d h notify review\.ready: osc\\e\]52/)
+    expect(screen(t)).toContain('q quit')
+    tmux('send-keys', '-t', t, 'q')
+    await until(t, (now) => lastLine(now) === '$', 'the view to quit')
+    expect(actors(home, ['control', 'h', 'kill']).code).toBe(0)
   })
 })

@@ -25,8 +25,7 @@ export const inboxCommand = defineCommand({
   },
 
   async run({flags}) {
-    resolveHome(flags.home)
-    const target = resolveInboxTarget()
+    const target = resolveInboxTarget(process.env, resolveHome(flags.home))
     if (flags.follow) {
       const stop = new AbortController()
       const end = () => stop.abort()

@@ -5,7 +5,7 @@ import {launchFailedNote, plainLaunched, plainLaunchFailed, waitingNote} from '.
 import {documentResult, type CommandResult} from '../present/result.js'
 import {waitResult} from '../present/wait.js'
 import type {LaunchResult} from '../launch/launch.js'
-import {lineageFromEnv, treeOwner} from '../runs/lineage.js'
+import {callerLineage, treeOwner} from '../runs/lineage.js'
 import {
   findLaunchRecipe,
   launchOverrides,
@@ -90,7 +90,7 @@ function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean
   if (flags.follow) return followRun(launched.state_dir, {streams: ['stdout', 'stderr'], fromStart: true, launched})
   if (flags.wait) {
     // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
-    const lineage = lineageFromEnv()
+    const lineage = callerLineage(home)
     // Inside a Run, the batch is credited to it like any wait it makes (its own row then shows the Run).
     const request = {home, owner: treeOwner(home, lineage), ids: [launched.run], any: false, collector: lineage.parent}
     return waitResult(request, {extra: {launched}, note: waitingNote(launched)})

@@ -2,7 +2,7 @@
 import {parseDuration} from '../platform/duration.js'
 import {resolveHome, resolveRunRef, runDir} from '../platform/home.js'
 import {refuseLinkedDir} from '../platform/private-files.js'
-import {lineageFromEnv, treeOwner} from '../runs/lineage.js'
+import {callerLineage, treeOwner} from '../runs/lineage.js'
 import {waitResult} from '../present/wait.js'
 import {defineCommand} from './definition.js'
 
@@ -27,7 +27,7 @@ export const waitCommand = defineCommand({
 
   async run({argv, flags}) {
     const home = resolveHome(flags.home)
-    const lineage = lineageFromEnv()
+    const lineage = callerLineage(home)
     const request = {
       home,
       // Inside a Run: its tree's owner (the one its children were launched for), whatever ACTORS_OWNER says.

@@ -20,7 +20,7 @@ import {recipeError} from '../recipes/load.js'
 import {validateRunId, runDir} from '../platform/home.js'
 import {launchRun, makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
 import {launchSingleton} from './singleton.js'
-import {lineageFromEnv} from '../runs/lineage.js'
+import {callerLineage} from '../runs/lineage.js'
 import {admitToTree} from './admission.js'
 import {launchChild} from './child-queue.js'
 import {chooseExecutor} from '../executors/index.js'
@@ -131,7 +131,7 @@ function launchOnce(
   explicitId: boolean,
 ): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
-  const lineage = lineageFromEnv()
+  const lineage = callerLineage(home)
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
   requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
   const executor = chooseExecutor(overrides.on, resolved.executor)

@@ -10,7 +10,7 @@ import {SERVICE_KINDS} from '../music/service-kinds.js'
 import {usageError} from '../platform/errors.js'
 import {resolveRunRef} from '../platform/home.js'
 import {inspectRun, listRunSummaries, type RunListing} from '../history/inspect.js'
-import {lineageFromEnv} from '../runs/lineage.js'
+import {callerLineage} from '../runs/lineage.js'
 import {readLogPage} from '../runs/logs.js'
 import {parseDuration} from '../platform/duration.js'
 import {recipesDocument} from '../recipes/document.js'
@@ -237,7 +237,7 @@ const waitTool = defineTool({
       ids: runs && runs.length > 0 ? [...new Set(runs.map((ref) => resolveRunRef(home, ref)))] : undefined,
       any: any ?? false,
       timeoutMs: parseDuration(timeout ?? DEFAULT_WAIT_TIMEOUT, 'timeout'),
-      scope: lineageFromEnv().parent,
+      scope: callerLineage(home).parent,
       signal: context.signal,
     }
     const started = Date.now()

@@ -42,6 +42,7 @@ export function resolveEmitTarget(
       staleFix: 'this process belongs to an earlier launch of the Run; its events are refused',
     },
     env,
+    home,
   )
   checkEmitAuthority(own.home, own.state, env)
   return {dir: own.state.dir, home: own.home, run: own.state.meta.run, runInstanceId: own.instance}

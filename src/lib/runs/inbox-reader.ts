@@ -18,8 +18,8 @@ export interface InboxTarget {
   generation: number
 }
 
-/** The Run this process runs in (exit 2 outside a Run, 3 for an earlier generation's process). */
-export function resolveInboxTarget(env: NodeJS.ProcessEnv = process.env): InboxTarget {
+/** The Run this process runs in, its unit first when `home` is given (exit 2 outside a Run, 3 for an earlier generation's process, 5 for a contradicting lineage). */
+export function resolveInboxTarget(env: NodeJS.ProcessEnv = process.env, home?: string): InboxTarget {
   const {state, instance} = resolveOwnRun(
     {
       command: 'inbox',
@@ -27,6 +27,7 @@ export function resolveInboxTarget(env: NodeJS.ProcessEnv = process.env): InboxT
       staleFix: 'this process belongs to an earlier generation of the Run; its inbox reads are refused',
     },
     env,
+    home,
   )
   return {dir: state.dir, run: state.meta.run, runInstanceId: instance, generation: generationOf(state.meta)}
 }

@@ -1,12 +1,15 @@
 /**
- * Who is launching: the owner and, inside a Run, the parent Run, read from the
- * variables the supervisor gives every command (SPEC: Trees, owners and limits).
+ * Who is launching: the owner and, inside a Run, the parent Run (SPEC: Trees,
+ * owners and limits). Inside a Run's unit the unit decides (unit-lineage.ts)
+ * and the variables the supervisor gives every command must agree with it;
+ * elsewhere those variables are the claim, checked against run.json later.
  */
-import {dirname} from 'node:path'
-import {notActiveError, usageError} from '../platform/errors.js'
+import {dirname, resolve} from 'node:path'
+import {notActiveError, refusedError, usageError} from '../platform/errors.js'
 import {isPlainName} from '../platform/home.js'
 import {readRunMetaById, requireRun, type RunState} from './store.js'
 import type {ParentRef} from '../records/run.js'
+import {callerUnit, type CallerUnit} from './unit-lineage.js'
 
 /** How a command that only works inside a Run words its refusals. */
 export interface OwnRunWording {
@@ -19,14 +22,20 @@ export interface OwnRunWording {
 }
 
 /**
- * The Run this process runs in, from the variables the supervisor sets
- * (ACTORS_STATE_DIR, ACTORS_RUN, ACTORS_RUN_INSTANCE): exit 2 outside a Run,
- * 3 for a process of an earlier launch (the Run id now names another instance).
+ * The Run this process runs in: given the state root, the Run of the unit it
+ * is inside (unitOfCaller); elsewhere the one the variables the supervisor
+ * sets name (ACTORS_STATE_DIR, ACTORS_RUN, ACTORS_RUN_INSTANCE): exit 2
+ * outside a Run, 3 for a process of an earlier launch (the Run id now names
+ * another instance).
  */
 export function resolveOwnRun(
   wording: OwnRunWording,
   env: NodeJS.ProcessEnv = process.env,
+  stateRoot?: string,
 ): {home: string; state: RunState; instance: string} {
+  // The unit decides where it can be seen; the variables below only outside every unit.
+  const unit = stateRoot === undefined ? undefined : unitOfCaller(stateRoot, env, wording.command)
+  if (unit) return {home: stateRoot!, state: requireRun(stateRoot!, unit.run), instance: unit.run_instance_id}
   const stateDir = env.ACTORS_STATE_DIR
   const instance = env.ACTORS_RUN_INSTANCE
   if (!stateDir || !instance || !env.ACTORS_RUN) {
@@ -64,7 +73,60 @@ export function validateOwner(owner: string): string {
   return owner
 }
 
-/** The lineage of a new Run launched from an environment `env`. */
+/**
+ * The lineage of a new Run that this process launches into `home`: inside a
+ * Run's unit, that Run is the parent whatever the environment says (a
+ * cleared environment gets it back; a contradicting one is refused, exit 5);
+ * elsewhere the environment's claim, as lineageFromEnv reads it.
+ */
+export function callerLineage(home: string, env: NodeJS.ProcessEnv = process.env): Lineage {
+  const parent = unitOfCaller(home, env, 'this launch')
+  if (!parent) return lineageFromEnv(env)
+  const owner = validateOwner(env.ACTORS_OWNER || 'default')
+  // Root and depth are the parent's record's (admission.ts reads them again): placeholders until then.
+  return {owner, parent, root: parent.run, depth: 1}
+}
+
+/**
+ * The Run this process runs in as its unit shows it (unit-lineage.ts), or
+ * undefined outside every unit. Refused (exit 5) when the unit is not a
+ * current Run of `home`, or when a lineage variable names another Run.
+ */
+export function unitOfCaller(home: string, env: NodeJS.ProcessEnv, what: string): ParentRef | undefined {
+  const unit = callerUnit(home, env)
+  if (!unit) return undefined
+  if (unit.kind === 'unknown') {
+    // A process of an earlier launch of its Run keeps its old lineage: the instance check refuses it (exit 3).
+    if (unit.instance && env.ACTORS_RUN && env.ACTORS_RUN_INSTANCE === unit.instance) return undefined
+    throw refusedError(
+      `${what} is refused: this process runs inside a Run's unit (${unit.evidence}) that is not a live Run of the state root ${home}`,
+      'act from the Run with the state root it was launched in (its ACTORS_HOME), or from outside every Run',
+      {run_instance_id: unit.instance ?? null},
+    )
+  }
+  refuseContradiction(unit, env, what)
+  return unit.ref
+}
+
+/** Each lineage variable that is set must name the unit's Run (exit 5, naming the variable and both Runs). */
+function refuseContradiction(unit: Extract<CallerUnit, {kind: 'run'}>, env: NodeJS.ProcessEnv, what: string): void {
+  const expected: Array<[string, string, (value: string) => string]> = [
+    ['ACTORS_RUN', unit.ref.run, (value) => value],
+    ['ACTORS_RUN_INSTANCE', unit.ref.run_instance_id, (value) => value],
+    ['ACTORS_STATE_DIR', unit.ref.state_dir, (value) => resolve(value)],
+  ]
+  for (const [name, actual, normal] of expected) {
+    const claimed = env[name]
+    if (claimed === undefined || claimed === '' || normal(claimed) === actual) continue
+    throw refusedError(
+      `${what} is refused: ${name}=${JSON.stringify(claimed.slice(0, 200))} says this process runs in another Run, but it runs inside Run ${unit.ref.run} (${unit.evidence}), where ${name} is ${actual}`,
+      `act with the environment Run ${unit.ref.run} gave its command, or unset the lineage variables: inside a Run the Run is found from its unit`,
+      {variable: name, claimed, run: unit.ref.run, run_instance_id: unit.ref.run_instance_id},
+    )
+  }
+}
+
+/** The lineage of a new Run launched from an environment `env` (outside every Run's unit: callerLineage). */
 export function lineageFromEnv(env: NodeJS.ProcessEnv = process.env): Lineage {
   // Validated here so a Run whose owner no `wait` could ever collect is refused before it starts.
   const owner = validateOwner(env.ACTORS_OWNER || 'default')

@@ -1,0 +1,50 @@
+/**
+ * Which Run's cgroup the calling process is in (SPEC: Trees, owners and
+ * limits: lineage comes from the unit, not the environment). The kernel names
+ * a Run's cgroup after its instance, `<base>/actors/<home key>/<run
+ * instance>` (cgroup-unit.ts unitsDir), and a nested Run's below its parent's,
+ * so the innermost such name in a process's own cgroup path is the Run it
+ * runs in, whatever its environment says. A `lock exec` unit
+ * (`lock-<id>`) is not a Run: the walk looks past it to the Run around it.
+ */
+import {readFileSync} from 'node:fs'
+
+/** A Run's cgroup as its path names it. */
+export interface RunCgroup {
+  /** The Run's run_instance_id. */
+  instance: string
+  /** The state root's key (containment/index.ts homeKey). */
+  homeKey: string
+  /** The Run's cgroup, as /proc/<pid>/cgroup writes it (relative to the hierarchy's mount). */
+  path: string
+}
+
+const INSTANCE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+const HOME_KEY = /^[0-9a-f]{16}$/
+
+/** The innermost Run whose cgroup is `path` or one of its ancestors; undefined when none is. */
+export function runOfCgroupPath(path: string): RunCgroup | undefined {
+  const parts = path.split('/')
+  for (let index = parts.length - 1; index >= 2; index--) {
+    if (parts[index - 2] === 'actors' && HOME_KEY.test(parts[index - 1]) && INSTANCE.test(parts[index])) {
+      return {instance: parts[index], homeKey: parts[index - 1], path: parts.slice(0, index + 1).join('/')}
+    }
+  }
+  return undefined
+}
+
+/**
+ * The Run whose cgroup this process is in, from its cgroup2 line of
+ * /proc/self/cgroup (`0::PATH`); undefined outside every Run's cgroup and
+ * where there is no cgroup2 hierarchy (tracked containment).
+ */
+export function callerRunCgroup(): RunCgroup | undefined {
+  let text: string
+  try {
+    text = readFileSync('/proc/self/cgroup', 'utf8')
+  } catch {
+    return undefined
+  }
+  for (const line of text.split('\n')) if (line.startsWith('0::')) return runOfCgroupPath(line.slice(3))
+  return undefined
+}

@@ -1,0 +1,128 @@
+/**
+ * The Run a process runs in, from facts its environment cannot change (SPEC:
+ * Trees, owners and limits; issue: lineage from the unit). Under cgroup
+ * containment its own cgroup names the Run instance (containment/caller-cgroup.ts);
+ * under tracking, the nearest of its ancestors (itself included) that a live
+ * run.json records as a Run's supervisor or command, checked by process
+ * identity. The environment's ACTORS_RUN names only which Run to read first.
+ * What cannot be found this way (a process that left its group, session,
+ * ancestry and environment under tracking) falls back to the environment.
+ */
+import {readdirSync, readFileSync} from 'node:fs'
+import {resolve} from 'node:path'
+import {callerRunCgroup} from '../containment/caller-cgroup.js'
+import {indexDir, isPlainName, runDir} from '../platform/home.js'
+import {isSameProcess, readProcStat} from '../platform/process-identity.js'
+import type {ParentRef, RunMeta} from '../records/run.js'
+import {ancestorMetas} from './ancestors.js'
+import {readRunMetaById, readRunMetaRaw} from './store.js'
+
+/** Where the unit says the caller runs. */
+export type CallerUnit =
+  /** A live Run of this state root, at its current instance. */
+  | {kind: 'run'; ref: ParentRef; meta: RunMeta; evidence: string}
+  /** A Run's unit that is not a current Run of this state root (another root, a hidden or earlier Run). */
+  | {kind: 'unknown'; instance?: string; evidence: string}
+
+/** The unit the calling process runs in, or undefined when it is in none this process can see. */
+export function callerUnit(home: string, env: NodeJS.ProcessEnv = process.env): CallerUnit | undefined {
+  const cgroup = callerRunCgroup()
+  const tracked = unitByAncestry(home)
+  if (!cgroup) return tracked
+  const evidence = `its cgroup ${cgroup.path}`
+  const meta = currentRunOfInstance(home, cgroup.instance, env.ACTORS_RUN)
+  if (!meta) return {kind: 'unknown', instance: cgroup.instance, evidence}
+  // A tracked Run launched from inside this cgroup stays in it: the nearer Run, when it is of this one's tree.
+  if (tracked?.kind === 'run' && tracked.meta.run !== meta.run) {
+    if (ancestorMetas(home, tracked.meta).some((ancestor) => ancestor.run === meta.run)) return tracked
+  }
+  return {kind: 'run', ref: refOf(home, meta), meta, evidence}
+}
+
+function refOf(home: string, meta: RunMeta): ParentRef {
+  return {run: meta.run, run_instance_id: meta.run_instance_id, state_dir: runDir(home, meta.run)}
+}
+
+/**
+ * The Run of this state root whose current instance is `instance`: the one
+ * `hint` names (the environment's ACTORS_RUN) when it is, else the one the
+ * run index has a live marker `<run>@<instance>` for. A marker is a hint too:
+ * only run.json's instance counts.
+ */
+function currentRunOfInstance(home: string, instance: string, hint: string | undefined): RunMeta | undefined {
+  const ids = hint && isPlainName(hint) ? [hint] : []
+  try {
+    const suffix = `@${instance}`
+    for (const name of readdirSync(indexDir(home))) if (name.endsWith(suffix)) ids.push(name.slice(0, -suffix.length))
+  } catch {}
+  for (const id of ids) {
+    if (!isPlainName(id)) continue
+    try {
+      const meta = readRunMetaById(home, id)
+      if (meta?.run_instance_id === instance) return meta
+    } catch {}
+  }
+  return undefined
+}
+
+/** Ancestors looked at before giving up (a process tree is never this deep). */
+const MAX_ANCESTRY = 64
+const SUPERVISOR_SCRIPT = '/supervisor.cjs'
+
+/**
+ * The nearest process from this one up its parent chain that a Run's
+ * run.json records as its supervisor (`pid`) or command (`child_pid`, a
+ * step's process) with a matching identity. The supervisor names its state
+ * dir on its command line, a command in the environment it was started with:
+ * both only say which run.json to check.
+ */
+function unitByAncestry(home: string): CallerUnit | undefined {
+  let pid = process.pid
+  for (let step = 0; step < MAX_ANCESTRY && pid > 1; step++) {
+    const found = recordedRunProcess(home, pid)
+    if (found) return found
+    const stat = readProcStat(pid)
+    if (!stat) return undefined
+    pid = stat.ppid
+  }
+  return undefined
+}
+
+function recordedRunProcess(home: string, pid: number): CallerUnit | undefined {
+  const args = readNulList(`/proc/${pid}/cmdline`)
+  const supervised = args[1]?.endsWith(SUPERVISOR_SCRIPT) ? args[2] : undefined
+  const dir = supervised ?? environValue(pid, 'ACTORS_STATE_DIR')
+  if (!dir) return undefined
+  let meta: RunMeta | undefined
+  try {
+    meta = readRunMetaRaw(dir)
+  } catch {
+    return undefined
+  }
+  if (!meta || !isRecordedProcess(meta, pid, supervised !== undefined)) return undefined
+  const evidence = supervised ? `its supervisor (pid ${pid})` : `its command (pid ${pid})`
+  if (resolve(dir) !== runDir(home, meta.run)) return {kind: 'unknown', instance: meta.run_instance_id, evidence}
+  return {kind: 'run', ref: refOf(home, meta), meta, evidence}
+}
+
+/** Whether run.json records `pid` as the Run's supervisor or one of its command processes, identity and all. */
+function isRecordedProcess(meta: RunMeta, pid: number, asSupervisor: boolean): boolean {
+  if (asSupervisor) return meta.pid === pid && isSameProcess(meta.process_identity)
+  const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
+  return records.some((child) => child.pid === pid && isSameProcess(child.identity))
+}
+
+function readNulList(file: string): string[] {
+  try {
+    return readFileSync(file, 'utf8').split('\0')
+  } catch {
+    return []
+  }
+}
+
+function environValue(pid: number, name: string): string | undefined {
+  const prefix = `${name}=`
+  return readNulList(`/proc/${pid}/environ`)
+    .find((entry) => entry.startsWith(prefix))
+    ?.slice(prefix.length)
+}

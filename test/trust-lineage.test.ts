@@ -1,0 +1,159 @@
+/**
+ * Lineage from the unit, not the environment (SPEC: Trees, owners and limits;
+ * issue 35, "A Run escapes its tree by clearing its environment"). A Run's
+ * command is the adversary: it clears or forges ACTORS_RUN and friends and
+ * launches or emits. Every case runs under the cgroup a Run gets by default
+ * (where this machine allows) and again under ACTORS_CONTAINMENT=tracked,
+ * where the Run is found through the caller's ancestry.
+ */
+import {existsSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
+
+const MODES = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
+
+const home = homesPerTest('actors-lineage-')
+
+/** What `env -u` takes away in the issue's repro: every lineage variable but ACTORS_HOME. */
+const CLEARED = 'env -u ACTORS_RUN -u ACTORS_RUN_INSTANCE -u ACTORS_STATE_DIR -u ACTORS_ROOT -u ACTORS_DEPTH'
+
+/**
+ * Run `script` as the command of a root Run `id` and wait for its end; the
+ * script writes what it saw with `note KEY VALUE` (lines in its state dir's
+ * notes file, which outlives the cleared environment of its children).
+ */
+async function runScript(
+  h: string,
+  id: string,
+  script: string,
+  options: {env?: NodeJS.ProcessEnv; flags?: string[]} = {},
+): Promise<Record<string, string>> {
+  const prelude = 'notes="$ACTORS_STATE_DIR/notes"; note() { echo "$1=$2" >> "$notes"; }; '
+  const r = actors(h, ['run', '--name', id, '--json', ...(options.flags ?? []), '--', 'sh', '-c', prelude + script], {
+    env: options.env,
+  })
+  expect(r.code, r.stderr).toBe(0)
+  await waitForResult(join(h, 'runs', id), 30_000)
+  const notes = join(h, 'runs', id, 'notes')
+  const seen: Record<string, string> = {}
+  for (const line of existsSync(notes) ? readFileSync(notes, 'utf8').split('\n') : []) {
+    const at = line.indexOf('=')
+    if (at > 0) seen[line.slice(0, at)] = line.slice(at + 1)
+  }
+  return seen
+}
+
+const stderrOf = (h: string, id: string) => readFileSync(join(h, 'runs', id, 'stderr.log'), 'utf8')
+/** The kinds in a Run's Trace (none before its first event: the file is made then). */
+const traceKinds = (h: string, id: string): string[] =>
+  (existsSync(join(h, 'runs', id, 'trace.jsonl')) ? readFileSync(join(h, 'runs', id, 'trace.jsonl'), 'utf8') : '')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line).kind)
+
+describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
+  it.skipIf(skip)(
+    'a cleared environment inside a Run of depth limit 0 is refused (exit 5), not a new root',
+    async () => {
+      const h = home()
+      // ACTORS_MAX_DEPTH raised too: limits only tighten, and the Run's own record says 0.
+      const seen = await runScript(
+        h,
+        'capped',
+        `${CLEARED} ACTORS_MAX_DEPTH=50 actors run --name esc -- true; note code $?`,
+        {
+          env: {...env, ACTORS_MAX_DEPTH: '0'},
+        },
+      )
+      expect(seen.code, stderrOf(h, 'capped')).toBe('5')
+      expect(stderrOf(h, 'capped')).toContain('depth 1 is over the limit of 0')
+      expect(existsSync(join(h, 'runs', 'esc'))).toBe(false)
+      expect(readJson(join(h, 'runs', 'capped', 'run.json')).containment.kind).toBe(mode)
+    },
+  )
+
+  it.skipIf(skip)("a cleared environment gets the unit's lineage: the launch is the Run's child", async () => {
+    const h = home()
+    const seen = await runScript(
+      h,
+      'top',
+      `${CLEARED} ACTORS_OWNER=mallory actors run --name kid -- true; note code $?`,
+      {
+        env: {...env, ACTORS_OWNER: 'alice'},
+      },
+    )
+    expect(seen.code, stderrOf(h, 'top')).toBe('0')
+    const kid = readJson(join(h, 'runs', 'kid', 'run.json'))
+    const top = readJson(join(h, 'runs', 'top', 'run.json'))
+    expect(kid.parent).toEqual({run: 'top', run_instance_id: top.run_instance_id, state_dir: join(h, 'runs', 'top')})
+    expect([kid.depth, kid.root, kid.owner]).toEqual([1, 'top', 'alice'])
+    expect(traceKinds(h, 'top')).toContain('runtime.child_started')
+  })
+
+  it.skipIf(skip)("a tree's spent budget holds against a cleared environment", async () => {
+    const h = home()
+    const script = `actors emit usage --tokens 10 >/dev/null; note usage $?; ${CLEARED} actors run --name esc -- true; note code $?`
+    const seen = await runScript(h, 'budget', script, {env, flags: ['--budget-tokens', '10']})
+    expect(seen.usage).toBe('0')
+    expect(seen.code, stderrOf(h, 'budget')).toBe('5')
+    expect(stderrOf(h, 'budget')).toContain('has spent 10 of 10 tokens')
+    expect(existsSync(join(h, 'runs', 'esc'))).toBe(false)
+  })
+
+  it.skipIf(skip)('a lineage naming another live Run is refused (exit 5) with the reason', async () => {
+    const h = home()
+    const other = actors(h, ['run', '--name', 'other', '--json', '--', 'sleep', '60'], {env})
+    expect(other.code, other.stderr).toBe(0)
+    const forged = `ACTORS_RUN=other ACTORS_RUN_INSTANCE=${other.json.run_instance_id} ACTORS_STATE_DIR=${join(h, 'runs', 'other')}`
+    // Believed, the claim would make the launch a child of `other`, a tree of its own with its own limits.
+    const seen = await runScript(h, 'liar', `${forged} actors run --name esc -- true; note code $?`, {env})
+    expect(seen.code, stderrOf(h, 'liar')).toBe('5')
+    expect(stderrOf(h, 'liar')).toMatch(
+      /ACTORS_RUN="other" says this process runs in another Run, but it runs inside Run liar/,
+    )
+    expect(existsSync(join(h, 'runs', 'esc'))).toBe(false)
+  })
+
+  it.skipIf(skip)(
+    "emit --run into another owner's Run is refused from inside a Run, whatever ACTORS_OWNER says",
+    async () => {
+      const h = home()
+      const bob = actors(h, ['run', '--name', 'bobrun', '--json', '--', 'sleep', '60'], {
+        env: {...env, ACTORS_OWNER: 'bob'},
+      })
+      expect(bob.code, bob.stderr).toBe(0)
+      const script = [
+        `${CLEARED} ACTORS_OWNER=bob actors emit planted --run bobrun; note cleared $?`,
+        `ACTORS_OWNER=bob actors emit planted --run bobrun; note intact $?`,
+        `${CLEARED} actors emit mine --summary from-the-unit; note own $?`,
+      ].join('; ')
+      const seen = await runScript(h, 'alice', script, {env: {...env, ACTORS_OWNER: 'alice'}})
+      expect([seen.cleared, seen.intact], stderrOf(h, 'alice')).toEqual(['5', '5'])
+      expect(stderrOf(h, 'alice')).toContain('belongs to owner bob')
+      expect(traceKinds(h, 'bobrun')).not.toContain('planted')
+      // Its own Trace it still reaches with the environment cleared: the unit names it.
+      expect(seen.own, stderrOf(h, 'alice')).toBe('0')
+      expect(traceKinds(h, 'alice')).toContain('mine')
+    },
+  )
+
+  it.skipIf(skip)('a normal nested launch and emit still work', async () => {
+    const h = home()
+    const seen = await runScript(
+      h,
+      'parent',
+      'actors run --name kid --wait -- actors emit kid.done >/dev/null; note code $?; actors emit parent.done; note emit $?',
+      {env},
+    )
+    expect([seen.code, seen.emit], stderrOf(h, 'parent')).toEqual(['0', '0'])
+    const kid = readJson(join(h, 'runs', 'kid', 'run.json'))
+    expect([kid.parent.run, kid.depth]).toEqual(['parent', 1])
+    expect(traceKinds(h, 'kid')).toContain('kid.done')
+    expect(traceKinds(h, 'parent')).toContain('parent.done')
+  })
+})
