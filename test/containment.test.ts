@@ -142,6 +142,68 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
   }
 
   it.skipIf(skip)(
+    'a normal end (exit 0) ends what the command left running: no process of it, no cgroup, no leftover',
+    async () => {
+      const d = marker()
+      const h = home()
+      try {
+        const r = actors(h, ['run', '--json', '--', 'sh', '-c', `sleep ${d} & exit 0`], {env})
+        expect(r.code, r.stderr).toBe(0)
+        const result = await waitForResult(r.json.state_dir, 20_000)
+        expect(result).toMatchObject({status: 'done', exit_code: 0})
+        // result.json is written once the unit is empty: the background sleep is gone by now.
+        expect(survivors(d)).toEqual([])
+        expect(result.leftover ?? []).toEqual([])
+        const containment = readJson(join(r.json.state_dir, 'run.json')).containment
+        if (mode === 'cgroup') expect(existsSync(containment.path)).toBe(false)
+      } finally {
+        sweep(d)
+      }
+    },
+    30_000,
+  )
+
+  // cgroup.kill alone reaches a process that left the command's session and group, is no descendant of it any more
+  // (double fork), dropped the Run's marker from its environment and ignores TERM: no process-group signal, walk of
+  // the command's descendants, marker sweep or TERM ends it.
+  for (const ending of ['stop', 'kill', 'timeout'] as const) {
+    it.runIf(mode === 'cgroup' && !skip)(
+      `${ending}: a process outside the command's group and session, without the Run's marker, ends with the Run`,
+      async () => {
+        const d = marker()
+        const script = `(setsid env -i /bin/sh -c "trap '' TERM; exec /bin/sleep ${d}" &) ; sleep ${d}`
+        const h = home({
+          'e.yaml': `description: e\ntemplate: ${sh(script)}\nkill_grace: 1s\n${ending === 'timeout' ? 'timeout: 2s\n' : ''}`,
+        })
+        try {
+          const r = actors(h, ['run', 'e', '--json'], {env})
+          const [escaped] = await waitFor(
+            () => {
+              const found = survivors(d).filter(
+                (pid) => !readFileSync(`/proc/${pid}/environ`, 'utf8').includes('ACTORS_'),
+              )
+              return found.length === 1 && found
+            },
+            10_000,
+            'the escaped sleep',
+          )
+          const command = readJson(join(r.json.state_dir, 'run.json')).child_pid
+          const groupOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[2]
+          expect(groupOf(escaped)).not.toBe(groupOf(command))
+          if (ending !== 'timeout') expect(actors(h, ['control', r.json.run, ending, '--json']).code).toBe(0)
+          const result = await waitForResult(r.json.state_dir, 20_000)
+          expect(survivors(d)).toEqual([])
+          expect(result.leftover ?? []).toEqual([])
+          expect(result.status).toBe({stop: 'cancelled', kill: 'killed', timeout: 'failed'}[ending])
+        } finally {
+          sweep(d)
+        }
+      },
+      30_000,
+    )
+  }
+
+  it.skipIf(skip)(
     'pause freezes a forking loop: no process is born while paused; resume thaws it',
     async () => {
       const h = home()
