@@ -225,6 +225,34 @@ describe('no link followed inside the state root', () => {
     return target
   }
 
+  it("a step's stdout and stderr logs are never opened through a link planted between steps", async () => {
+    const h = home()
+    const outside = tempDir('actors-outside-')
+    try {
+      const dir = join(h, 'runs', 'S')
+      const targets = {out: join(outside, 'out.txt'), err: join(outside, 'err.txt')}
+      for (const target of Object.values(targets)) writeFileSync(target, 'mine\n')
+      // Step 1 writes to both logs, then replaces each with a link to a file outside the root; step 2 writes again.
+      const plant = `echo one; echo one-err >&2; ln -sf ${targets.out} ${dir}/stdout.log; ln -sf ${targets.err} ${dir}/stderr.log`
+      mkdirSync(join(h, 'recipes'), {recursive: true})
+      writeFileSync(
+        join(h, 'recipes', 'two.yaml'),
+        `description: two steps\nsequence:\n  - ${JSON.stringify(['sh', '-c', plant])}\n  - ${JSON.stringify(['sh', '-c', 'echo two; echo two-err >&2'])}\n`,
+      )
+      const r = actors(h, ['run', 'two', '--name', 'S'])
+      expect(r.code, r.stderr).toBe(0)
+      const result = await waitForResult(dir)
+      // Step 2 never starts: its log is a link (named), and nothing reaches the files outside.
+      expect(result.status).toBe('failed')
+      expect(result.error).toContain(`${dir}/stdout.log is a symbolic link`)
+      expect(readFileSync(targets.out, 'utf8')).toBe('mine\n')
+      expect(readFileSync(targets.err, 'utf8')).toBe('mine\n')
+      expect(lstatSync(join(dir, 'stdout.log')).isSymbolicLink()).toBe(true)
+    } finally {
+      removeDir(outside)
+    }
+  })
+
   it('emit --run does not append through a linked trace.jsonl', async () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'T', '--', 'sleep', '30']).code).toBe(0)
