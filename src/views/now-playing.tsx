@@ -1,6 +1,7 @@
 /** The now-playing panel of `music play` on a TTY: track, place, progress, volume, state, keys. */
 import {Box, Text} from 'ink'
 import type {NowPlayingModel} from '../lib/view-state/now-playing.js'
+import {inertText} from '../lib/platform/text.js'
 
 const STATE_COLOR: Record<string, string> = {playing: 'green', paused: 'yellow', stopped: 'gray', starting: 'cyan'}
 const STATE_GLYPH: Record<string, string> = {playing: '▶', paused: '‖', stopped: '■', starting: '…'}
@@ -28,7 +29,7 @@ export function NowPlaying({model, message}: {model: NowPlayingModel; message?: 
         {model.player ? ` · ${model.player}` : ''}
         {'   space pause/play · n/p next/prev · ←/→ seek 5s · +/- volume · q quit'}
       </Text>
-      {message ? <Text color="red">{message}</Text> : null}
+      {message ? <Text color="red">{inertText(message)}</Text> : null}
     </Box>
   )
 }

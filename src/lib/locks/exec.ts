@@ -12,6 +12,7 @@ import {commandStartError} from '../containment/command-check.js'
 import {createUnit, endUnit, type Unit} from '../containment/index.js'
 import {childProcess} from '../platform/builtins.js'
 import {ActorsError, EXIT} from '../platform/errors.js'
+import {inertText} from '../platform/text.js'
 import {releaseLocks} from './core.js'
 import {acquireLock, appendLockTraces, selfIdentity, type AcquireReply} from './ops.js'
 
@@ -60,7 +61,7 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
         childPid = child.pid
       } catch (error) {
         process.stderr.write(
-          `actors: could not start ${JSON.stringify(options.argv[0])}: ${(error as Error).message}\n`,
+          inertText(`actors: could not start ${JSON.stringify(options.argv[0])}: ${(error as Error).message}`) + '\n',
         )
         resolve({lock, exit_code: EXIT.notInstalled, signal: null})
         return
@@ -72,7 +73,9 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
         process.on(signal, handler)
       }
       child.once('error', (error) => {
-        process.stderr.write(`actors: could not start ${JSON.stringify(options.argv[0])}: ${error.message}\n`)
+        process.stderr.write(
+          inertText(`actors: could not start ${JSON.stringify(options.argv[0])}: ${error.message}`) + '\n',
+        )
         resolve({lock, exit_code: EXIT.notInstalled, signal: null})
       })
       child.once('exit', (code, signal) => {
@@ -87,7 +90,7 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
     } catch (error) {
       // biome-ignore lint/correctness/noUnsafeFinally: a failure to release that is not an ActorsError is a bug, never hidden behind COMMAND's exit code
       if (!(error instanceof ActorsError)) throw error
-      process.stderr.write(`actors: ${error.message}\n`)
+      process.stderr.write(inertText(`actors: ${error.message}`, {multiline: true}) + '\n')
     }
   }
 }
