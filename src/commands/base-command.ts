@@ -7,6 +7,7 @@
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
 import {followUpEndedRuns} from '../lib/tree/after-run.js'
+import {restoreArgv, shortenArgv} from '../lib/cli/long-argv.js'
 import {
   HOME_FLAG,
   withFlagDefaults,
@@ -96,14 +97,19 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
 
     /** Runs the definition and shows its result (src/lib/present/present.ts); returns nothing, so oclif prints nothing of its own. */
     async run(): Promise<undefined> {
-      if (definition.normalizeArgv) this.argv = definition.normalizeArgv(this.argv)
-      const parsed = await this.parse(undefined, this.argv)
-      const dash = this.argv.indexOf('--')
+      const argv = definition.normalizeArgv ? definition.normalizeArgv(this.argv) : this.argv
+      // oclif is quadratic in positional words: it parses only the ones that can matter (src/lib/cli/long-argv.ts).
+      const {parsed: shortened, left} = shortenArgv(definition, argv)
+      const parsed = await this.parse(undefined, shortened).catch((error) => {
+        throw unexpectedArgsInFull(error, argv, left)
+      })
+      this.argv = argv
+      const dash = argv.indexOf('--')
       const flags = withFlagDefaults(definition, {...parsed.flags})
       const invocation: Invocation = {
         args: parsed.args as Invocation['args'],
-        argv: parsed.argv as string[],
-        passthrough: dash === -1 ? undefined : this.argv.slice(dash + 1),
+        argv: restoreArgv(argv, parsed.argv as string[], left),
+        passthrough: dash === -1 ? undefined : argv.slice(dash + 1),
         flags: flags as Invocation['flags'],
         json: this.jsonEnabled(),
       }
@@ -111,6 +117,20 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
       return undefined
     }
   }
+}
+
+/**
+ * oclif's "Unexpected arguments" for a strict command names the words it saw;
+ * with words left out of its parse (shortenArgv), the same error naming all
+ * of them, as oclif would have. Any other error unchanged.
+ */
+function unexpectedArgsInFull(error: unknown, argv: string[], left: string[]): unknown {
+  const parse = (error as {parse?: {input: {args: object}; output: {argv: string[]}}}).parse
+  if (left.length === 0 || parse === undefined || !(error instanceof Error)) return error
+  if (!/^Unexpected arguments?: /.test(error.message)) return error
+  const extras = restoreArgv(argv, parse.output.argv, left).slice(Object.keys(parse.input.args).length)
+  const Unexpected = error.constructor as new (options: {args: string[]; parse: unknown}) => Error
+  return new Unexpected({args: extras, parse})
 }
 
 /** The oclif flag for a flag definition (exported for the parser parity test). */

@@ -14,6 +14,7 @@ import {
   type FlagDefinition,
   type Invocation,
 } from './definition.js'
+import {firstIndexOf} from './long-argv.js'
 
 const INTEGER = /^\d{1,15}$/
 
@@ -104,7 +105,8 @@ function placeArgs(
   const all = [...positional, ...(passthrough ?? [])]
   // oclif sorts its argv by where each word first occurs in the tokens, which reorders repeated
   // words (`wait a b a`) and a `--` inside the passthrough: leave those to it, so results never differ.
-  if (!all.every((word, i) => i === 0 || tokens.indexOf(all[i - 1]) <= tokens.indexOf(word))) return undefined
+  const at = firstIndexOf(tokens)
+  if (!all.every((word, i) => i === 0 || at(all[i - 1]) <= at(word))) return undefined
   const args: Record<string, string | undefined> = {}
   for (const [index, name] of argNames.entries()) {
     args[name] = all[index]
