@@ -122,6 +122,40 @@ describe('private modes', () => {
     expect(open.map((e) => `${e.path} ${e.mode.toString(8)}`)).toEqual([])
   })
 
+  it('prune --keep-artifacts keeps the artifacts stored in a state dir, private (file 0600, dirs 0700) even with umask 000', async () => {
+    const h = home()
+    const outside = tempDir('actors-outside-')
+    try {
+      const dir = join(h, 'runs', 'K')
+      const inside = join(dir, 'report.txt')
+      const elsewhere = join(outside, 'elsewhere.txt')
+      mkdirSync(join(h, 'recipes'), {recursive: true})
+      // The command makes its artifacts readable by all: the kept copy is private all the same.
+      const script = `echo report > ${inside}; echo other > ${elsewhere}; chmod 644 ${inside} ${elsewhere}`
+      writeFileSync(
+        join(h, 'recipes', 'art.yaml'),
+        `description: artifacts\ntemplate: ${JSON.stringify(['sh', '-c', script])}\nartifacts:\n  report: ${inside}\n  elsewhere: ${elsewhere}\n`,
+      )
+      expect(actorsUmask000(h, ['run', 'art', '--name', 'K']).code).toBe(0)
+      expect((await waitForResult(dir)).artifacts.map((a: {name: string}) => a.name)).toEqual(['report', 'elsewhere'])
+      const pruned = actorsUmask000(h, ['prune', 'K', '--keep-artifacts', '--json'])
+      expect(pruned.code, pruned.stderr).toBe(0)
+      const kept = join(h, 'artifacts', 'K', 'report.txt')
+      // Only the artifact stored inside the state dir is copied; the one outside stays where it is, untouched.
+      expect(JSON.parse(pruned.stdout)).toMatchObject({
+        pruned: ['K'],
+        kept_artifacts: [{run: 'K', name: 'report', path: kept}],
+      })
+      expect(existsSync(dir)).toBe(false)
+      expect(readFileSync(kept, 'utf8')).toBe('report\n')
+      expect(readFileSync(elsewhere, 'utf8')).toBe('other\n')
+      const modes = modesUnder(join(h, 'artifacts')).map((e) => `${e.path.slice(h.length)} ${e.mode.toString(8)}`)
+      expect(modes).toEqual(['/artifacts 700', '/artifacts/K 700', '/artifacts/K/report.txt 600'])
+    } finally {
+      removeDir(outside)
+    }
+  })
+
   it('makes the sockets it listens on 0600', async () => {
     const dir = tempDir()
     try {
