@@ -4,14 +4,27 @@
  * `inspect RUN` and `run --wait`; a Recipe's description and arg default in
  * `actors recipes` (a cloned repository's ./recipes); an error that echoes
  * an arg name with ESC in it; a service's reply to a declared action; a
- * playback status's track name in `control DIR status`. The human output
+ * playback status's track name in `control DIR status`, and a track named
+ * so in `music serve`'s own lines (real mpv). The human output
  * shows each escaped; `--json` keeps the bytes exact.
  */
+import {spawn} from 'node:child_process'
 import {createServer, type Server} from 'node:net'
-import {mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {ROOT, actors, actorsAsync, homesPerTest, waitFor, waitForResult} from './helpers.js'
+import {
+  BIN,
+  ROOT,
+  actors,
+  actorsAsync,
+  cliEnv,
+  homesPerTest,
+  readJson,
+  waitFor,
+  waitForResult,
+  writeTone,
+} from './helpers.js'
 import {ACTIVE, HOSTILE, HOSTILE_SHOWN} from './inert-support.js'
 
 const home = homesPerTest('actors-inert-')
@@ -157,5 +170,45 @@ describe('a playback status', () => {
     expect(shown.stdout).toBe(`playing 1/1  /music/${HOSTILE_SHOWN}.flac  volume 50\n`)
     const exact = await actorsAsync(dir, ['control', dir, 'status', '--json'])
     expect(exact.json.track).toBe(`/music/${HOSTILE}.flac`)
+  })
+})
+
+describe('music serve', () => {
+  it('prints a track whose file name holds ESC and U+202E escaped, and control DIR status too; --json exact', async () => {
+    const root = home()
+    const music = join(root, 'music')
+    mkdirSync(music)
+    const name = 't\u001b[2J\u202e.wav'
+    writeTone(join(music, name), 30, 440)
+    const dir = join(root, 'svc')
+    const child = spawn(
+      process.execPath,
+      [BIN, 'music', 'serve', music, '--state-dir', dir, '--player', 'mpv', '--output', 'null'],
+      {env: cliEnv(root), stdio: ['ignore', 'pipe', 'pipe']},
+    )
+    let out = ''
+    let err = ''
+    child.stdout.on('data', (d) => (out += d))
+    child.stderr.on('data', (d) => (err += d))
+    const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
+    try {
+      await waitFor(
+        () =>
+          existsSync(join(dir, 'playback-endpoint.json')) && readJson(join(dir, 'playback.json')).state === 'playing',
+        20_000,
+        'the service to play',
+      )
+      const status = actors(root, ['control', dir, 'status'])
+      expect(status.code, status.stderr).toBe(0)
+      expect(status.stdout + status.stderr).not.toMatch(ACTIVE)
+      expect(status.stdout).toContain(`${music}/t\\e[2J\\u202e.wav`)
+      expect(actors(root, ['control', dir, 'status', '--json']).json.track).toBe(join(music, name))
+      expect(actors(root, ['control', dir, 'stop']).code).toBe(0)
+      expect(await exit).toBe(0)
+    } finally {
+      if (child.exitCode === null) child.kill('SIGKILL')
+    }
+    expect(out + err).not.toMatch(ACTIVE)
+    expect(out).toBe(`1/1 ${music}/t\\e[2J\\u202e.wav\n`)
   })
 })
