@@ -5,75 +5,14 @@
  * arguments -32602 with the CLI's error shape, and a line over 4 MiB is
  * refused and skipped in linear time; the session goes on after each.
  */
-import {spawn, type ChildProcessWithoutNullStreams} from 'node:child_process'
 import {existsSync, readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {BIN, cliEnv, homesPerTest, waitFor} from './helpers.js'
+import {homesPerTest} from './helpers.js'
+import {INIT, INITIALIZED, initialized, killRawServers, open, ping, toolCall} from './mcp-raw.js'
 
 const home = homesPerTest('actors-mcp-lines-')
-let servers: ChildProcessWithoutNullStreams[] = []
-
-afterEach(() => {
-  for (const server of servers) server.kill('SIGKILL')
-  servers = []
-})
-
-interface RawSession {
-  server: ChildProcessWithoutNullStreams
-  replies: any[]
-  stderr: () => string
-  exited: () => number | null | undefined
-  send(line: string | Buffer): void
-  reply(id: unknown, timeoutMs?: number): Promise<any>
-}
-
-function open(h: string, flags: string[] = []): RawSession {
-  const server = spawn(process.execPath, [BIN, 'mcp', ...flags], {env: cliEnv(h)})
-  servers.push(server)
-  const replies: any[] = []
-  let out = ''
-  let err = ''
-  let code: number | null | undefined
-  server.stdout.on('data', (chunk: Buffer) => {
-    out += chunk.toString('utf8')
-    for (let nl = out.indexOf('\n'); nl !== -1; nl = out.indexOf('\n')) {
-      replies.push(JSON.parse(out.slice(0, nl)))
-      out = out.slice(nl + 1)
-    }
-  })
-  server.stderr.on('data', (chunk: Buffer) => (err += chunk.toString('utf8')))
-  server.on('exit', (c) => (code = c))
-  server.stdin.on('error', () => {})
-  return {
-    server,
-    replies,
-    stderr: () => err,
-    exited: () => code,
-    send: (line) => server.stdin.write(typeof line === 'string' ? line + '\n' : line),
-    reply: (id, timeoutMs = 20_000) =>
-      waitFor(() => replies.find((r) => r.id === id), timeoutMs, `the reply to ${JSON.stringify(id)} (stderr: ${err})`),
-  }
-}
-
-const INIT = JSON.stringify({
-  jsonrpc: '2.0',
-  id: 1,
-  method: 'initialize',
-  params: {protocolVersion: '2025-06-18', capabilities: {}, clientInfo: {name: 't', version: '1'}},
-})
-const INITIALIZED = JSON.stringify({jsonrpc: '2.0', method: 'notifications/initialized'})
-const ping = (id: number) => JSON.stringify({jsonrpc: '2.0', id, method: 'ping'})
-const toolCall = (id: number, name: string, args: unknown) =>
-  JSON.stringify({jsonrpc: '2.0', id, method: 'tools/call', params: {name, arguments: args}})
-
-async function initialized(h: string, flags: string[] = []): Promise<RawSession> {
-  const session = open(h, flags)
-  session.send(INIT)
-  await session.reply(1)
-  session.send(INITIALIZED)
-  return session
-}
+afterEach(killRawServers)
 
 describe('actors mcp: bad lines get JSON-RPC errors and the session goes on', () => {
   it('a line that is not JSON gets -32700; an invalid request -32600 (with its id); then a ping is still answered', async () => {

@@ -16,7 +16,7 @@ import {refuseClosed} from '../runs/closed.js'
 import {startGenerationLocked} from './generation-start.js'
 import {adoptEarlierChildren} from './adopt-children.js'
 import {MAX_JSON_BYTES} from '../platform/state-files.js'
-import {RUN_SCHEMA, isTerminal, type ParentRef, type RunMeta} from '../records/run.js'
+import {RUN_SCHEMA, isTerminal, type ParentRef, type PolicyRule, type RunMeta} from '../records/run.js'
 import type {ResolvedRecipe} from '../recipes/types.js'
 
 /**
@@ -38,6 +38,8 @@ export interface LaunchSpec extends Omit<ResolvedRecipe, 'cwd' | 'singleton'> {
   budgetTokens?: number
   /** The depth limit in force for this Run's tree below it (recorded as `max_depth`; runs/tightened-limits.ts). */
   maxDepth?: number
+  /** The launch policy this Run is held to (launch/tree-policy.ts: its tree's rules plus an `actors mcp` server's). */
+  policy?: PolicyRule[]
   /** Lineage, resolved by the caller from the environment. */
   owner: string
   parent?: ParentRef
@@ -156,6 +158,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     ...(spec.maxParallel !== undefined ? {max_parallel: spec.maxParallel} : {}),
     ...(spec.budgetTokens !== undefined ? {budget_tokens: spec.budgetTokens} : {}),
     ...(spec.maxDepth !== undefined ? {max_depth: spec.maxDepth} : {}),
+    ...(spec.policy?.length ? {policy: spec.policy} : {}),
     ...(spec.inbox ? {inbox: spec.inbox} : {}),
     ...(spec.limits ? {limits: spec.limits} : {}),
     ...(spec.resume === false ? {resume: false} : {}),

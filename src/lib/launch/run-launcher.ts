@@ -22,6 +22,8 @@ import {launchRun, makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} fr
 import {launchSingleton} from './singleton.js'
 import {callerLineage} from '../runs/lineage.js'
 import {admitToTree} from './admission.js'
+import {applyTreePolicy} from './tree-policy.js'
+import type {PolicyRule} from '../records/run.js'
 import {launchChild} from './child-queue.js'
 import {chooseExecutor} from '../executors/index.js'
 import {executorNamed} from '../executors/index.js'
@@ -49,6 +51,8 @@ export interface LaunchOverrides {
   inbox?: 'stdin' | 'file'
   /** `run --memory/--cpus/--pids`: each overrides the Recipe's limit of that kind. */
   limits?: UnitLimits
+  /** An `actors mcp` server's launch policy, recorded in the Run and held down its tree (tree-policy.ts). */
+  policy?: PolicyRule[]
 }
 
 /** An ad-hoc command (`actors run -- COMMAND ARG...`): the argv exactly as given. */
@@ -166,6 +170,7 @@ function launchOnce(
     depth: lineage.depth,
     executor,
     ...(Object.keys(limits).length ? {limits} : {}),
+    ...(overrides.policy ? {policy: overrides.policy} : {}),
   }
   // Depth and budget refusals first, then the parent's max-parallel queue and its children journal.
   const launch = () => launchInTree(spec)
@@ -180,7 +185,9 @@ function launchOnce(
  */
 export function launchInTree(spec: LaunchSpec): LaunchResult {
   const admitted = admitToTree(spec)
-  return admitted.parentDir ? launchChild(admitted.parentDir, admitted.spec) : launchRun(admitted.spec)
+  // The policy of the tree it joins (read from the ancestors' run.json), after the limits; refusals exit 5.
+  const placed = applyTreePolicy(admitted.spec)
+  return admitted.parentDir ? launchChild(admitted.parentDir, placed) : launchRun(placed)
 }
 
 /**

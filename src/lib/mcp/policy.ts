@@ -6,6 +6,11 @@
  */
 import {refusedError} from '../platform/errors.js'
 import {validateOwner} from '../runs/lineage.js'
+import {globMatches} from '../launch/tree-policy.js'
+import {recipeRoots} from '../recipes/index.js'
+import type {PolicyRule} from '../records/run.js'
+
+export {globMatches}
 
 export interface McpPolicy {
   /** Glob patterns of Recipe names that may be launched; undefined: every Recipe. */
@@ -29,24 +34,6 @@ export function policyFromFlags(
     allowAdhoc: flags['allow-adhoc'] === true,
     owner: validateOwner(flags.owner || env.ACTORS_OWNER || 'default'),
   }
-}
-
-/**
- * Whether Recipe `name` matches a glob `pattern`: `*` is any run of characters
- * within one path segment, `**` any run across segments, `?` one character.
- */
-export function globMatches(pattern: string, name: string): boolean {
-  let source = ''
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]
-    if (c === '*' && pattern[i + 1] === '*') {
-      source += '.*'
-      i++
-    } else if (c === '*') source += '[^/]*'
-    else if (c === '?') source += '[^/]'
-    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&')
-  }
-  return new RegExp(`^${source}$`).test(name)
 }
 
 /** Whether the policy lets a Recipe of this name launch. */
@@ -80,5 +67,25 @@ export function enforceLaunchPolicy(policy: McpPolicy, launch: {command: true} |
       'launch an allowed Recipe (the recipes tool marks them), or restart `actors mcp` with an --allow pattern that covers it',
       {policy: 'allow', allow: policy.allow},
     )
+  }
+}
+
+/**
+ * The policy as the rule a Run it starts records (launch/tree-policy.ts), so
+ * that every launch in that Run's tree is held to it: the recipe roots are
+ * the server's, where its agent's Recipe names were looked up.
+ */
+export function policyRule(policy: McpPolicy, home: string, recipesFlag: string | undefined): PolicyRule {
+  const flags = [
+    ...(policy.allow ? [`--allow ${policy.allow.join(',')}`] : []),
+    ...(policy.allowAdhoc ? ['--allow-adhoc'] : []),
+    `--owner ${policy.owner}`,
+  ]
+  return {
+    origin: `actors mcp ${flags.join(' ')}`,
+    allow: policy.allow ?? null,
+    allow_adhoc: policy.allowAdhoc,
+    owner: policy.owner,
+    recipe_roots: recipeRoots({recipesFlag, home}).map((root) => root.dir),
   }
 }

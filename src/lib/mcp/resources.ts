@@ -10,7 +10,7 @@
 import {ResourceTemplate, type McpServer} from '@modelcontextprotocol/server'
 import {statSync} from 'node:fs'
 import {join} from 'node:path'
-import {notFoundError} from '../platform/errors.js'
+import {notFoundError, usageError} from '../platform/errors.js'
 import {runDir, runsDir, validateRunId} from '../platform/home.js'
 import {inspectRun, listRunSummaries} from '../history/inspect.js'
 import {BELL_FILE} from '../bell/notify.js'
@@ -20,6 +20,7 @@ import {Doorbell} from '../bell/doorbell.js'
 import {boundDetail, boundListing} from './bound.js'
 import {listingSummary} from './tools.js'
 import {sleep} from '../platform/sleep.js'
+import {protocolErrorOf} from './rpc-errors.js'
 
 const RUNS_URI = 'actors://runs'
 const RUN_PREFIX = `${RUNS_URI}/`
@@ -69,8 +70,12 @@ export function registerRunResources(server: McpServer, home: string): {close():
       mimeType: 'application/json',
     },
     async (uri, variables) => {
-      const detail = inspectRun(home, String(variables.run))
-      return json(uri.href, boundDetail(detail, ''))
+      try {
+        const detail = inspectRun(home, runIdOf(String(variables.run)))
+        return json(uri.href, boundDetail(detail, ''))
+      } catch (error) {
+        throw protocolErrorOf(error, {uri: uri.href})
+      }
     },
   )
 
@@ -78,7 +83,12 @@ export function registerRunResources(server: McpServer, home: string): {close():
   server.server.setRequestHandler('resources/subscribe', async (request) => {
     const uri = request.params.uri
     if (!watches.has(uri)) {
-      const target = watchTarget(home, uri)
+      let target: WatchTarget
+      try {
+        target = watchTarget(home, uri)
+      } catch (error) {
+        throw protocolErrorOf(error, {uri})
+      }
       const stop = new AbortController()
       watches.set(uri, stop)
       void watchForChanges(target, stop.signal, () => server.server.sendResourceUpdated({uri}).catch(() => {}))
@@ -111,7 +121,7 @@ function watchTarget(home: string, uri: string): WatchTarget {
     return {dir: home, fingerprint: () => `${mtime(join(home, BELL_FILE))}|${mtime(runsDir(home))}`}
   }
   if (uri.startsWith(RUN_PREFIX)) {
-    const id = validateRunId(decodeURIComponent(uri.slice(RUN_PREFIX.length)))
+    const id = runIdOf(uri.slice(RUN_PREFIX.length))
     const dir = runDir(home, id)
     if (!readRunState(dir, {withResult: false, refuseLink: true}))
       throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
@@ -125,6 +135,20 @@ function watchTarget(home: string, uri: string): WatchTarget {
     }
   }
   throw notFoundError(`no resource ${uri}`, `subscribe to ${RUNS_URI} or ${RUN_PREFIX}RUN`)
+}
+
+/** The Run id in a resource URI, percent-decoded; a malformed escape or an invalid id is a usage error (-32602). */
+function runIdOf(encoded: string): string {
+  let id: string
+  try {
+    id = decodeURIComponent(encoded)
+  } catch {
+    throw usageError(
+      `Run id ${JSON.stringify(encoded)} in the resource URI is not valid percent-encoding`,
+      `use ${RUN_PREFIX}RUN with a Run id from ${RUNS_URI}`,
+    )
+  }
+  return validateRunId(id)
 }
 
 function mtime(file: string): number {

@@ -22,6 +22,7 @@ import type {McpPolicy} from './policy.js'
 import {builtJsonSchemas, lazyInputSchema} from './input-schema.js'
 import {guardToolParams} from './params-guard.js'
 import {registerRunResources} from './resources.js'
+import {shapeErrorResponses} from './rpc-errors.js'
 import type {McpTool, ToolContext, ToolOutcome} from './tool.js'
 import {TOOLS} from './tools.js'
 
@@ -56,6 +57,7 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
     (options.input ?? process.stdin) as Readable,
     (options.output ?? process.stdout) as Writable,
   )
+  shapeErrorResponses(transport)
   const sent = trackResponses(transport)
   const session = new AbortController()
   const {server, resources} = createServer(options, sent, session.signal)

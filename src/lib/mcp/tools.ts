@@ -23,7 +23,7 @@ import {BatchNotShown, waitForBatch} from '../wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
 import {enforceNameOwner, enforceRunOwner} from './owner-guard.js'
 import {recipeValueWords} from './recipe-values.js'
-import {enforceLaunchPolicy, recipeAllowed} from './policy.js'
+import {enforceLaunchPolicy, policyRule, recipeAllowed} from './policy.js'
 import {lockTool} from './lock-tool.js'
 import {closeTool, rerunTool, sendTool} from './steer-tools.js'
 import {defineTool, durationInput, type McpTool} from './tool.js'
@@ -105,7 +105,8 @@ const runTool = defineTool({
       'max-parallel': input.max_parallel,
       'budget-tokens': input.budget_tokens,
     })
-    const launched = launchPrepared(home, prepared, overrides)
+    // The Run records this server's policy, and every launch in its tree is held to it (launch/tree-policy.ts).
+    const launched = launchPrepared(home, prepared, {...overrides, policy: [policyRule(policy, home, recipesFlag)]})
     return {
       document: launched,
       summary: `${launched.status} ${launched.run} (state dir ${launched.state_dir}); collect it with wait`,

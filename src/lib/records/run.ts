@@ -63,6 +63,25 @@ export interface ChildProcessRecord {
   step: number
 }
 
+/**
+ * One rule of the launch policy a tree holds (launch/tree-policy.ts): what an
+ * `actors mcp` server let its agent launch, recorded in the Run it started
+ * and in every Run below it.
+ */
+export interface PolicyRule {
+  /** Who set it, as a refusal names it: `actors mcp --allow hello,demo --owner NAME`. */
+  origin: string
+  /** Glob patterns of Recipe names that may launch; null: every Recipe. */
+  allow: string[] | null
+  /** Whether ad-hoc commands (and Recipe files outside recipe_roots) may launch. */
+  allow_adhoc: boolean
+  owner: string
+  /** The server's recipe roots: a Recipe launched in the tree must be the one these give for its name. */
+  recipe_roots: string[]
+  /** The Run the rule entered the tree with. */
+  run?: string
+}
+
 export interface RunMeta {
   schema: typeof RUN_SCHEMA
   run: string
@@ -99,6 +118,8 @@ export interface RunMeta {
   budget_tokens?: number
   /** The depth limit this Run was launched under: ACTORS_MAX_DEPTH, never above an ancestor's (runs/tightened-limits.ts). */
   max_depth?: number
+  /** The launch policy this Run and every launch below it are held to (launch/tree-policy.ts); all rules must allow. */
+  policy?: PolicyRule[]
   /** Which launch of this Run id this is (SPEC: Generations and steering); absent = 1. */
   generation?: number
   /** How `actors send` reaches a live Run: one line on the command's stdin, or its inbox.jsonl. */

@@ -92,6 +92,8 @@ function specFromMeta(home: string, meta: RunMeta, assignments: string[]): Launc
     depth: meta.depth,
     inbox: meta.inbox,
     resume: meta.resume,
+    // Its own record's launch policy holds the next generation too (checked again with its tree's: launch/tree-policy.ts).
+    ...(meta.policy !== undefined ? {policy: meta.policy} : {}),
   }
   if (!meta.parent) {
     // A root keeps its budget; a spent one refuses the new generation like any launch in the tree.
