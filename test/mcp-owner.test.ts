@@ -49,7 +49,7 @@ function snapshot(h: string, id: string): string {
 }
 
 describe('actors mcp --owner', () => {
-  it("refuses send, rerun, control and a relaunch by name on another owner's Run, and changes nothing", async () => {
+  it("refuses send, rerun, control, close and a relaunch by name on another owner's Run, and changes nothing", async () => {
     const h = home()
     const done = actors(h, ['run', '--name', 'bobdone', '--json', 'hello'], {env: {ACTORS_OWNER: 'bob'}})
     expect(done.code, done.stderr).toBe(0)
@@ -66,6 +66,9 @@ describe('actors mcp --owner', () => {
       ['rerun', {run: 'bobdone'}],
       ['control', {run: 'boblive', action: 'stop'}],
       ['control', {run: 'boblive', action: 'kill'}],
+      // close stops a live Run first, then retires its id: neither may happen to another owner's Run.
+      ['close', {run: 'boblive'}],
+      ['close', {run: 'bobdone'}],
       ['send', {run: 'boblive', message: 'hi'}],
       ['run', {command: ['true'], name: 'bobdone'}],
     ]
