@@ -28,6 +28,7 @@ import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {unitsDir} from '../src/lib/containment/cgroup-unit.js'
 import {homeKey} from '../src/lib/containment/index.js'
+import {TEST_SLURM_CONF} from './slurm-cluster.js'
 
 export const ROOT = resolve(import.meta.dirname, '..')
 export const BIN = join(ROOT, 'bin', 'actors')
@@ -218,7 +219,14 @@ export interface CliResult {
 
 /** Environment for the CLI: isolated home, no inherited lineage, CI on (no Ink). */
 export function cliEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {...process.env, ACTORS_HOME: home, CI: 'true', NO_COLOR: '1'}
+  // SLURM_CONF: the private test cluster only (test/slurm-cluster.ts), never a machine's own.
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    ACTORS_HOME: home,
+    CI: 'true',
+    NO_COLOR: '1',
+    SLURM_CONF: TEST_SLURM_CONF,
+  }
   for (const name of [
     'ACTORS_RUN',
     'ACTORS_RUN_INSTANCE',

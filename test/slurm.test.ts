@@ -1,7 +1,9 @@
 /**
- * Runs on Slurm (SPEC: Executors), against the real single-node cluster that
- * scripts/slurm-dev-cluster.sh starts (CI starts it in .ci/run). Without the
- * cluster these tests fail in CI and are skipped, loudly, elsewhere.
+ * Runs on Slurm (SPEC: Executors), against the private single-node cluster that
+ * scripts/slurm-dev-cluster.sh starts (CI starts it in .ci/run), reached through
+ * SLURM_CONF (test/slurm-cluster.ts): a machine's own cluster is never used,
+ * stopped or reconfigured. Without the private cluster these tests fail in CI
+ * and are skipped, loudly, elsewhere.
  */
 import {spawnSync} from 'node:child_process'
 import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
@@ -10,21 +12,25 @@ import {join} from 'node:path'
 import {afterAll, describe, expect, it, onTestFinished} from 'vitest'
 import {ROOT, actors, actorsAsync, homeWithRecipes, homesPerTest, readJson, removeHome, waitFor} from './helpers.js'
 import {findRunProcesses} from '../src/lib/platform/process-tree.js'
+import {HAS_PRIVATE_SLURM, SLURM_DEV_DIR} from './slurm-cluster.js'
 
 function clusterState(): string {
+  if (!HAS_PRIVATE_SLURM) return ''
   const r = spawnSync('sinfo', ['-h', '-N', '-o', '%T'], {encoding: 'utf8', timeout: 10_000})
   return r.status === 0 ? r.stdout.trim() : ''
 }
 
 const UP = /^(idle|mixed|allocated|completing)/.test(clusterState())
 /** The one node's name as Slurm calls it (a cluster may name it after the host, not `localhost`). */
-const NODE =
-  spawnSync('sinfo', ['-h', '-N', '-o', '%N'], {encoding: 'utf8', timeout: 10_000}).stdout?.trim().split('\n')[0] ?? ''
+const NODE = UP
+  ? (spawnSync('sinfo', ['-h', '-N', '-o', '%N'], {encoding: 'utf8', timeout: 10_000}).stdout?.trim().split('\n')[0] ??
+    '')
+  : ''
 const START = 'scripts/slurm-dev-cluster.sh start'
 
 if (!UP && !process.env.CI) {
   console.warn(
-    `\n${'!'.repeat(78)}\n!! test/slurm.test.ts SKIPPED: no Slurm cluster answers \`sinfo\` here.\n!! Start one (root): ${START}   (docs/slurm.md)\n${'!'.repeat(78)}\n`,
+    `\n${'!'.repeat(78)}\n!! test/slurm.test.ts SKIPPED: the private Slurm cluster (${SLURM_DEV_DIR}) does not answer \`sinfo\`.\n!! Start one (root): ${START}   (docs/slurm.md)\n${'!'.repeat(78)}\n`,
   )
 }
 
@@ -55,7 +61,9 @@ const suite = UP || process.env.CI ? describe : describe.skip
 suite('Runs on Slurm', () => {
   if (!UP) {
     it('needs a running Slurm cluster', () => {
-      throw new Error(`CI=${process.env.CI}: no Slurm cluster answers \`sinfo\`; .ci/run must start it with ${START}`)
+      throw new Error(
+        `CI=${process.env.CI}: the private Slurm cluster (${SLURM_DEV_DIR}) does not answer \`sinfo\`; .ci/run must start it with ${START}`,
+      )
     })
     return
   }
@@ -176,6 +184,8 @@ suite('Runs on Slurm', () => {
       spawnSync('scontrol', ['show', 'config'], {encoding: 'utf8'}).stdout,
     )?.[1]
     expect(pidFile && existsSync(pidFile), 'slurmd writes its pid file').toBeTruthy()
+    // Only the private cluster's own slurmd, by the pid file in its own directory: never a machine's.
+    expect(pidFile).toBe(join(SLURM_DEV_DIR, 'slurmd.pid'))
     const slurmd = Number(readFileSync(pidFile!, 'utf8').trim())
     try {
       process.kill(slurmd, 'SIGTERM')
@@ -201,7 +211,11 @@ suite('Runs on Slurm', () => {
       expect(jobState(job)).toBe('RUNNING')
       expect(status(h, 'unreached')).toBe('running')
     } finally {
-      spawnSync('bash', [join(ROOT, 'scripts', 'slurm-dev-cluster.sh'), 'start'], {encoding: 'utf8', timeout: 60_000})
+      spawnSync('bash', [join(ROOT, 'scripts', 'slurm-dev-cluster.sh'), 'start'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+        env: {...process.env, SLURM_DEV_DIR},
+      })
       await waitFor(
         () => !/NOT_RESPONDING/.test(spawnSync('scontrol', ['show', 'node', NODE], {encoding: 'utf8'}).stdout),
         30_000,
@@ -211,7 +225,8 @@ suite('Runs on Slurm', () => {
     const before = lines(launched.state_dir)
     await waitFor(() => lines(launched.state_dir) > before + 3, 15_000, 'ticks: the command was never stopped')
     expect(actors(h, ['control', 'unreached', 'kill', '--json'], {timeout: 60_000}).json?.status).toBe('killed')
-  })
+    // Slurm itself takes its time here: the failed suspend waits on the dead slurmd, the restarted one registers.
+  }, 150_000)
 
   it('kill through a job step: the Run ends killed, the job leaves squeue, no process of it remains', async () => {
     const h = home()
