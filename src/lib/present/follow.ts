@@ -7,7 +7,8 @@
 import {importView} from '../platform/esm-import.js'
 import {EXIT} from '../platform/errors.js'
 import type {LaunchResult} from '../launch/launch.js'
-import {followRunOutput, type OutputChunk, type StreamName} from '../runs/logs.js'
+import {followRunOutput, type LogShrank, type OutputChunk, type StreamName} from '../runs/logs.js'
+import {inertText} from '../platform/text.js'
 import {readRunState} from '../runs/store.js'
 import {FAILING_STATUSES} from '../records/run.js'
 import {createFollowStore} from '../view-state/follow-store.js'
@@ -40,7 +41,11 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
     if (options.head?.text) write(options.head)
     // A reader that went away (`| head`) ends the follow; the Run goes on. Each piece waits for stdout to take
     // it (stdout-reader.ts), so a fast writer into a closed pipe is heard of at once instead of piling up.
-    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutGone())) {
+    const shrank = ({file, read, size}: LogShrank) =>
+      writeNote(
+        `actors: ${inertText(file)} shrank from ${read} to ${size} bytes (truncated); following it from its start\n`,
+      )
+    for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutGone(), shrank)) {
       write(chunk)
       await stdoutCaughtUp()
       if (stdoutGone().aborted) break

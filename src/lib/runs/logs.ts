@@ -112,15 +112,29 @@ export interface OutputChunk {
   bytes?: Buffer
 }
 
+/** A followed log found shorter than what was already read from it (truncated in place). */
+export interface LogShrank {
+  file: string
+  /** Bytes read from it so far. */
+  read: number
+  /** Its size now. */
+  size: number
+}
+
 /**
  * Yield output of the Run in `dir` as it is written, from `fromStart` (or the
  * current end), until the Run is terminal and everything written was yielded.
+ * A log that shrank (`truncate -s 0 stdout.log`, a rotation in place) is
+ * followed again from its start, as `tail -f` does: all it holds now was
+ * written after the cut (to nothing, the usual case), and output written
+ * between the cut and our look is not lost. `onShrink` hears of each cut.
  */
 export async function* followRunOutput(
   dir: string,
   streams: StreamName[],
   fromStart = true,
   signal?: AbortSignal,
+  onShrink?: (shrank: LogShrank) => void,
 ): AsyncGenerator<OutputChunk> {
   const offsets = new Map<StreamName, number>()
   for (const stream of streams) {
@@ -143,7 +157,12 @@ export async function* followRunOutput(
       for (const stream of streams) {
         const file = runFile(dir, stream)
         const size = logSize(file)
-        const from = offsets.get(stream)!
+        let from = offsets.get(stream)!
+        if (size < from) {
+          onShrink?.({file, read: from, size})
+          from = 0
+          offsets.set(stream, 0)
+        }
         if (size > from) {
           // Cut at the last newline so lines are never split across chunks (unless the Run ended).
           const bytes = readBytes(file, from, Math.min(size, from + MAX_FOLLOW_CHUNK))
