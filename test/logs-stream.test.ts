@@ -42,6 +42,22 @@ describe('logs RUN: the whole log, bytes unchanged', () => {
     expect(json.stderr).toContain('--json shows its end from byte')
   }, 240_000)
 
+  it('logs --json carries a log between 4 and 64 MiB whole (seq 1 1000000: 6,888,896 bytes), with nothing on stderr', async () => {
+    const h = home()
+    const r = actors(h, ['run', '--name', 'mid', '--json', '--', 'seq', '1', '1000000'])
+    expect(r.code, r.stderr).toBe(0)
+    await waitForResult(r.json.state_dir, 60_000)
+    const log = readFileSync(join(h, 'runs', 'mid', 'stdout.log'), 'utf8')
+    expect(log.length).toBe(6_888_896)
+    const json = shell(h, 'actors logs mid --json')
+    expect(json.code, json.stderr).toBe(0)
+    expect(json.stderr).toBe('')
+    const text: string = JSON.parse(json.stdout.toString()).text
+    expect(text.length).toBe(log.length)
+    expect(text.startsWith('1\n2\n3\n')).toBe(true)
+    expect(text === log).toBe(true)
+  }, 120_000)
+
   it('passes bytes that are not UTF-8 through unchanged: whole, with --tail, and followed', async () => {
     const h = home()
     const bytes = Buffer.concat([
