@@ -70,6 +70,40 @@ describe("children in the parent's Trace", () => {
     )
   })
 
+  it("a queued child cancelled with its parent ends in the parent's Trace (cancelled, never started)", async () => {
+    const h = home()
+    const script =
+      'actors run --name run1 -- sleep 300 >/dev/null; actors run --name queued1 -- sleep 300 >/dev/null; sleep 300'
+    expect(actors(h, ['run', '--name', 'par', '--max-parallel', '1', '--', 'sh', '-c', script]).code).toBe(0)
+    // queued1 waits behind --max-parallel 1 while run1 holds the slot.
+    await waitFor(
+      () => readJson(join(h, 'runs', 'queued1', 'run.json')).status === 'queued',
+      15_000,
+      'queued1 to be queued',
+    )
+    expect(actors(h, ['control', 'par', 'stop']).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'par'))
+    const queued = await waitForResult(join(h, 'runs', 'queued1'))
+    expect(queued.status).toBe('cancelled')
+    const ended = await waitFor(
+      () => {
+        const found = childEvents(h, 'par').filter((e) => e.kind === 'runtime.child_ended')
+        return found.length === 2 && found
+      },
+      15_000,
+      "both children's child_ended in par's Trace",
+    )
+    expect(ended.map((e) => [e.data.run, e.data.status]).sort()).toEqual([
+      ['queued1', 'cancelled'],
+      ['run1', 'cancelled'],
+    ])
+    const queuedEnd = ended.find((e) => e.data.run === 'queued1')!
+    expect(queuedEnd.data).toMatchObject({
+      run_instance_id: readJson(join(h, 'runs', 'queued1', 'run.json')).run_instance_id,
+      exit_code: null,
+    })
+  })
+
   it("an adopted child and a child of an earlier generation end in the current generation's Trace", async () => {
     const h = home()
     // Generation 1 of boss leaves a live child behind.
