@@ -70,37 +70,68 @@ const MAX_ANCESTRY = 64
 const SUPERVISOR_SCRIPT = '/supervisor.cjs'
 
 /**
- * The nearest process from this one up its parent chain that a Run's
- * run.json records as its supervisor (`pid`) or command (`child_pid`, a
- * step's process) with a matching identity. The supervisor names its state
- * dir on its command line, a command in the environment it was started with:
- * both only say which run.json to check.
+ * Tracked: the nearest process up this one's parent chain (itself included)
+ * that a Run's run.json records as its supervisor (`pid`, with its identity;
+ * the supervisor names its state dir on its command line), else the leader
+ * of this process's group or session when a Run records it as its command
+ * (a command starts a session of its own: a Run taken over after its
+ * supervisor died, or a double fork, still has it; its environment names
+ * the run.json to check). Neither the command line nor the environment is
+ * believed: only the record of the process, identity and all.
  */
 function unitByAncestry(home: string): CallerUnit | undefined {
-  let pid = process.pid
+  const own = readProcStat(process.pid)
+  if (!own) return undefined
+  let pid = own.pid
   for (let step = 0; step < MAX_ANCESTRY && pid > 1; step++) {
-    const found = recordedRunProcess(home, pid)
+    const stat = readStatText(pid)
+    if (stat === undefined) break
+    const found = mayBeSupervisor(stat) ? supervisorRun(home, pid) : undefined
     if (found) return found
-    const stat = readProcStat(pid)
-    if (!stat) return undefined
-    pid = stat.ppid
+    pid = Number(stat.slice(stat.lastIndexOf(')') + 4).split(' ', 1)[0])
+  }
+  for (const leader of new Set([own.pgid, own.sid])) {
+    const dir = leader > 1 ? environValue(leader, 'ACTORS_STATE_DIR') : undefined
+    const found = dir ? recordedRunProcess(home, leader, dir, false) : undefined
+    if (found) return found
   }
   return undefined
 }
 
-function recordedRunProcess(home: string, pid: number): CallerUnit | undefined {
+function readStatText(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8')
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether the process's name (stat's comm) could be Node's, the program a
+ * supervisor runs: only those command lines are read (one read less for
+ * every shell and terminal above a launch outside any Run).
+ */
+function mayBeSupervisor(stat: string): boolean {
+  return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).includes('node')
+}
+
+/** The Run whose supervisor `pid` is: `node [node flags] .../supervisor.cjs STATE_DIR`, checked against that run.json. */
+function supervisorRun(home: string, pid: number): CallerUnit | undefined {
   const args = readNulList(`/proc/${pid}/cmdline`)
-  const supervised = args[1]?.endsWith(SUPERVISOR_SCRIPT) ? args[2] : undefined
-  const dir = supervised ?? environValue(pid, 'ACTORS_STATE_DIR')
-  if (!dir) return undefined
+  const script = args.findIndex((arg, index) => index > 0 && arg.endsWith(SUPERVISOR_SCRIPT))
+  return script > 0 && args[script + 1] ? recordedRunProcess(home, pid, args[script + 1], true) : undefined
+}
+
+/** The Run whose run.json in `dir` records `pid` as its supervisor (or command), as this state root sees it. */
+function recordedRunProcess(home: string, pid: number, dir: string, asSupervisor: boolean): CallerUnit | undefined {
   let meta: RunMeta | undefined
   try {
     meta = readRunMetaRaw(dir)
   } catch {
     return undefined
   }
-  if (!meta || !isRecordedProcess(meta, pid, supervised !== undefined)) return undefined
-  const evidence = supervised ? `its supervisor (pid ${pid})` : `its command (pid ${pid})`
+  if (!meta || !isRecordedProcess(meta, pid, asSupervisor)) return undefined
+  const evidence = asSupervisor ? `its supervisor (pid ${pid})` : `its command (pid ${pid})`
   if (resolve(dir) !== runDir(home, meta.run)) return {kind: 'unknown', instance: meta.run_instance_id, evidence}
   return {kind: 'run', ref: refOf(home, meta), meta, evidence}
 }
