@@ -128,6 +128,23 @@ describe('Runs with Recipe locks', () => {
     expect(lockFile(dir, 'repo').holders).toEqual([])
   })
 
+  it('Runs queued on a Recipe lock take it in the order they were launched (FIFO)', async () => {
+    const dir = home({'fifo.yaml': timedRecipe('[fifo]', 0.2)})
+    const log = join(dir, 'log')
+    expect(actors(dir, ['lock', 'acquire', 'fifo', '--holder', 'outside', '--lease', '2m']).code).toBe(0)
+    // Each Run is in the queue before the next is launched: launch order is queue order.
+    const runs: any[] = []
+    for (const tag of ['r1', 'r2', 'r3', 'r4']) {
+      runs.push(launch(dir, 'fifo', [`tag=${tag}`, `log=${log}`]))
+      await waitFor(() => lockFile(dir, 'fifo').queue.length === runs.length, 30_000, `${tag} in the queue`)
+    }
+    expect(actors(dir, ['lock', 'release', 'fifo', '--holder', 'outside']).code).toBe(0)
+    for (const r of runs) expect((await waitForResult(r.state_dir, 60_000)).status).toBe('done')
+    const spans = intervals(log).sort((a, b) => (a.start < b.start ? -1 : 1))
+    expect(spans.map((s) => s.tag)).toEqual(['r1', 'r2', 'r3', 'r4'])
+    expect(maxOverlap(spans)).toBe(1)
+  })
+
   it('a 2-slot lock is used to capacity and never beyond', async () => {
     const dir = home({'gpu.yaml': timedRecipe('[{name: gpu, slots: 2}]', 3)})
     const log = join(dir, 'log')

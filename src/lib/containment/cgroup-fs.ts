@@ -177,3 +177,16 @@ export function isCgroupDir(dir: string): boolean {
     return false
   }
 }
+
+/** The directory of `pid`'s cgroup in the cgroup2 hierarchy, when this process may write there; undefined otherwise. */
+export function unifiedCgroupDirOf(pid: number): string | undefined {
+  try {
+    const line = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('0::'))
+    const v2 = readMounts().find((m) => m.fstype === 'cgroup2')
+    return v2 && line ? dirUnder(v2, line.slice(3)) : undefined
+  } catch {
+    return undefined
+  }
+}

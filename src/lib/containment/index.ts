@@ -8,12 +8,15 @@
 import {sleep, sleepSync} from '../platform/sleep.js'
 import {sha256Hex} from '../platform/sha256.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
-import {discoverCgroupBases, isCgroupDir} from './cgroup-fs.js'
+import {discoverCgroupBases} from './cgroup-fs.js'
 import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
 import {TrackedUnit} from './tracked-unit.js'
-import {commandOf, isContainmentRecord, type Leftover, type Unit, type UnitLimits} from './unit.js'
+import {provenRecord, type UnitOwner} from './proof.js'
+import {commandOf, type Leftover, type Unit, type UnitLimits} from './unit.js'
 
 export type {ContainmentRecord, Leftover, Unit, UnitLimits, UnitUsage} from './unit.js'
+export type {UnitOwner} from './proof.js'
+export {runUnitOwner} from './proof.js'
 
 /** Which containment a Run launched now from this process gets. */
 export function containmentKind(env: NodeJS.ProcessEnv = process.env): 'cgroup' | 'tracked' {
@@ -54,13 +57,15 @@ export function hasLimits(limits: UnitLimits | undefined): boolean {
 }
 
 /**
- * Open the unit a record names (run.json `containment`). A record that is
- * absent (a Run from before containment) or not this kernel's tracks by
- * `query`; a cgroup path outside every cgroup mount is never touched.
+ * Open the unit a record names (run.json `containment`), once proven to be
+ * `owner`'s (proof.ts: a record naming another cgroup or marker is refused,
+ * exit 1, naming the file). A record that is absent (a Run from before
+ * containment) tracks by `query`.
  */
-export function openUnit(record: unknown, query: () => RunProcessQuery): Unit {
-  if (isContainmentRecord(record) && record.kind === 'cgroup' && isCgroupDir(record.path)) return new CgroupUnit(record)
-  const marker = isContainmentRecord(record) && record.kind === 'tracked' ? record.marker : undefined
+export function openUnit(record: unknown, query: () => RunProcessQuery, owner: UnitOwner): Unit {
+  const proven = provenRecord(record, owner)
+  if (proven?.kind === 'cgroup') return new CgroupUnit(proven)
+  const marker = proven?.kind === 'tracked' ? proven.marker : undefined
   return new TrackedUnit({kind: 'tracked', ...(marker ? {marker} : {})}, query)
 }
 

@@ -12,7 +12,7 @@ import {killUnitSync, openUnit} from './index.js'
 import type {Leftover, Unit, UnitUsage} from './unit.js'
 
 /** The processes of `meta`'s Run, as a unit that re-verifies recorded identities on every sweep. */
-export function recordedRunUnit(meta: RunMeta): Unit {
+export function recordedRunUnit(meta: RunMeta, file = 'run.json'): Unit {
   const query = (): RunProcessQuery => {
     const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
     const still = records.filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
@@ -23,7 +23,7 @@ export function recordedRunUnit(meta: RunMeta): Unit {
       exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
     }
   }
-  return openUnit(meta.containment, query)
+  return openUnit(meta.containment, query, {instance: meta.run_instance_id, file})
 }
 
 /**

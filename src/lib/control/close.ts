@@ -15,6 +15,7 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {generationOf} from '../records/generation-layout.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {controlRun} from './control.js'
+import {endFirst} from './end-first.js'
 import type {ServiceKind} from '../signals/standalone.js'
 
 export interface CloseReply {
@@ -35,6 +36,11 @@ const STOP_ROUNDS = 3
 
 /** Close the Run `ref`; see the module comment. Unknown Run: exit 4; a Run that will not end: exit 3. */
 export async function closeRun(home: string, ref: string, services: readonly ServiceKind[]): Promise<CloseReply> {
+  // A Run whose state dir would block the close has its unit ended first (end-first.ts).
+  return endFirst(home, ref, 'close', () => closeLiveRun(home, ref, services))
+}
+
+async function closeLiveRun(home: string, ref: string, services: readonly ServiceKind[]): Promise<CloseReply> {
   const id = resolveRunRef(home, ref)
   let stopped = false
   for (let round = 0; round <= STOP_ROUNDS; round++) {

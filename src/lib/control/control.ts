@@ -16,6 +16,7 @@ import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {validateControlInput} from '../signals/journal.js'
 import {kindHolding, type ServiceKind} from '../signals/standalone.js'
 import {controlStandalone, standaloneServiceDir} from './standalone-route.js'
+import {endFirst} from './end-first.js'
 import {serviceAction, Unreachable, type ServiceActionResult} from './service-action.js'
 import {statusAction, type StatusResult} from './status-action.js'
 import type {RuntimeActionResult} from '../signals/runtime-actions.js'
@@ -57,7 +58,9 @@ export async function controlRun(
   services: readonly ServiceKind[],
 ): Promise<ControlOutcome> {
   try {
-    return await applyControl(home, ref, action, value, services)
+    const apply = () => applyControl(home, ref, action, value, services)
+    // A stop or kill that its state dir would block ends the unit first (end-first.ts).
+    return await (action === 'kill' || action === 'stop' ? endFirst(home, ref, action, apply) : apply())
   } finally {
     // What the action ended (a stop, a kill, a cascade) has follow-ups of the tree: locks freed, queued siblings started.
     followUpEndedRuns()
@@ -165,8 +168,16 @@ async function kernelAction(
   // Descendant Runs follow a stopped or killed parent (trees), deepest first, before the parent itself;
   // but not when the parent's own processes fail the identity guard (that refusal comes first).
   executor.checkEnd(state.meta)
-  const cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere)
+  // A damaged children journal does not spare the Run itself: it is ended, then the damage is reported (exit 1).
+  let cascade: CascadeOutcome = {ended: [], cancelled_queued: [], errors: []}
+  let damage: unknown
+  try {
+    cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere)
+  } catch (error) {
+    damage = error
+  }
   const result = await executor.end(home, state.dir, action)
+  if (damage) throw damage
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
 }
 

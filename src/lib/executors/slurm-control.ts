@@ -8,7 +8,8 @@
  * kill_grace). Pause and resume act on the whole job and wait for Slurm to
  * confirm it (slurm-suspend.ts).
  */
-import {notActiveError} from '../platform/errors.js'
+import {join} from 'node:path'
+import {ActorsError, EXIT, notActiveError} from '../platform/errors.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../records/run.js'
@@ -16,7 +17,14 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {collectDescendants} from '../runs/children.js'
 import {kernelStatus} from '../signals/status.js'
 import {watchUntil} from '../bell/watch-until.js'
-import {forgetSlurmListing, JOB_FORGOTTEN, querySlurmJob, runSlurmCommand, type SlurmJob} from './slurm-cli.js'
+import {
+  forgetSlurmListing,
+  JOB_FORGOTTEN,
+  querySlurmJob,
+  runSlurmCommand,
+  showSlurmJob,
+  type SlurmJob,
+} from './slurm-cli.js'
 import {insideOwnJob, isSlurmRun, REMOTE_POLL_MS, slurmJobId} from './slurm.js'
 import {runInJob} from './slurm-step.js'
 import {pauseOrResumeSlurmRun} from './slurm-suspend.js'
@@ -42,6 +50,7 @@ export async function controlSlurmRun(
   value: string | undefined,
 ): Promise<Record<string, unknown>> {
   const jobId = slurmJobId(state.meta)!
+  if (action !== 'status') requireOwnJob(state, jobId)
   forgetSlurmListing()
   const job = querySlurmJob(jobId)
   let note =
@@ -78,6 +87,25 @@ export async function controlSlurmRun(
     )
   }
   return slurmFallback(home, state, jobId, typeof job === 'object' ? job : undefined, action, note)
+}
+
+/**
+ * A job id read back from run.json is a claim (issue 35: a Run rewrote it and
+ * `kill` cancelled a foreign job): it is acted on only when Slurm shows the
+ * job's name or comment carrying the Run's instance (slurm-submit.ts puts it
+ * in both). A job Slurm cannot show (gone, or Slurm down) is not refused here:
+ * nothing can be done to it either way.
+ */
+function requireOwnJob(state: RunState, jobId: string): void {
+  const fields = showSlurmJob(jobId)
+  const instance = state.meta.run_instance_id
+  if (!fields || [fields.JobName, fields.Comment].some((text) => text?.includes(instance))) return
+  throw new ActorsError(
+    `${join(state.dir, 'run.json')}: executor.job_id ${jobId} is not this Run's job (Slurm shows neither its name nor its comment carrying instance ${instance}); nothing was sent to it`,
+    EXIT.failed,
+    `check the job with \`scontrol show job ${jobId}\`; inspect the file by hand`,
+    {job_id: jobId},
+  )
 }
 
 function trace(state: RunState, action: string, data: Record<string, unknown>): void {

@@ -61,7 +61,9 @@ export function sbatchArguments(meta: RunMeta, executor: SlurmExecutorRecord, di
   const args = [
     '--parsable',
     '--no-requeue',
-    `--job-name=actors:${meta.run}`,
+    // The Run's instance in the job's name and comment: control acts only on a job that carries it (slurm-control.ts).
+    `--job-name=actors:${meta.run}@${meta.run_instance_id}`,
+    `--comment=actors:${meta.run_instance_id}`,
     '--nodes=1',
     '--ntasks=1',
     `--chdir=${dir}`,

@@ -12,6 +12,7 @@ import {isReported} from '../runs/reported.js'
 import {readOwedArchive} from '../runs/generation-owed.js'
 import {readRunState, type RunState} from '../runs/store.js'
 import {isTerminal, type RunMeta} from '../records/run.js'
+import {hiddenRunNote} from './hidden-runs.js'
 
 /** What an index marker stands for. */
 export type IndexedInstance =
@@ -60,7 +61,12 @@ export function readIndexedInstance(home: string, id: string, instance: string):
       return {kind: 'damaged', dir, error: (error as Error).message}
     }
   }
-  if (!state) return existsSync(dir) ? {kind: 'creating'} : {kind: 'gone'}
+  if (!state) {
+    if (existsSync(dir)) return {kind: 'creating'}
+    // A Run that deleted its own state dir is still listed while its unit lives (hidden-runs.ts).
+    const hidden = hiddenRunNote(home, id, instance, dir)
+    return hidden ? {kind: 'damaged', dir, error: hidden} : {kind: 'gone'}
+  }
   if (state.meta.run_instance_id !== instance) return readOwedInstance(dir, state.meta, instance)
   if (!isTerminal(state.meta.status)) return {kind: 'live', state}
   if (!needsReport(dir, state.meta)) return {kind: 'settled'}

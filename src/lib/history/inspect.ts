@@ -19,6 +19,7 @@ import {requireGeneration} from '../runs/generation-list.js'
 import {summarizeRun, type RunSummary} from '../runs/summary.js'
 import {readTraceTail, type TraceEvent} from '../runs/trace.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from '../records/run.js'
+import {hiddenRuns} from './hidden-runs.js'
 
 const ALL_STATUSES: readonly string[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 
@@ -224,7 +225,7 @@ function everyListing(home: string, now: number): RunListing {
     runs.push(summary)
   }
   cache.save()
-  return {runs, damaged}
+  return {runs, damaged: [...damaged, ...hiddenRuns(home)]}
 }
 
 /** Every Run as printed text (see printedListing), oldest first, and the damaged Run dirs. */
@@ -261,6 +262,7 @@ export function printedListing(home: string, print: (summary: RunSummary) => str
       cacheable: keyed && isListingCacheable(summary, id, base),
     }
   }
+  damaged.push(...hiddenRuns(home))
   return {texts: listingTexts(home, base, ids, readFresh), damaged}
 }
 

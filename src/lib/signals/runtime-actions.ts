@@ -16,7 +16,7 @@ import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
-import {endUnit, openUnit, type Unit} from '../containment/index.js'
+import {endUnit, openUnit, runUnitOwner, type Unit} from '../containment/index.js'
 import {
   readRunMetaRaw,
   readRunResult,
@@ -132,8 +132,8 @@ function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
  * or, tracked, the processes the verified records and the marker lead to
  * (re-verified on every sweep, so a freed pid is never signalled).
  */
-function runUnit(meta: RunMeta, live?: ChildProcessRecord[]): Unit {
-  return openUnit(meta.containment, () => (live ? runQuery(meta, live) : sweepQuery(meta)))
+function runUnit(meta: RunMeta, dir: string, live?: ChildProcessRecord[]): Unit {
+  return openUnit(meta.containment, () => (live ? runQuery(meta, live) : sweepQuery(meta)), runUnitOwner(dir, meta))
 }
 
 /** Pause or resume the whole unit: a cgroup freezes at once; a tracked unit is stopped sweep by sweep until stable. */
@@ -204,7 +204,7 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
           'it is between steps or ending; retry in a moment',
         )
       }
-      const signalled = live.length === 0 ? [] : freezeOrThaw(runUnit(meta, live), action)
+      const signalled = live.length === 0 ? [] : freezeOrThaw(runUnit(meta, dir, live), action)
       const wanted = action === 'pause' ? 'paused' : 'running'
       const changed = meta.status !== wanted
       const next: RunMeta = {...meta, status: wanted}
@@ -234,9 +234,9 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
  * alive, then kill what is left or was forked meanwhile, until a sweep finds
  * nothing. Returns the pids still there kill_grace + 5 s on (normally none).
  */
-async function sweepRun(meta: RunMeta, mode: EndMode): Promise<number[]> {
+async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<number[]> {
   const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
-  const left = await endUnit(runUnit(meta), graceMs)
+  const left = await endUnit(runUnit(meta, dir), graceMs)
   return left.map((item) => item.pid)
 }
 
@@ -251,13 +251,13 @@ async function sweepRun(meta: RunMeta, mode: EndMode): Promise<number[]> {
 export async function endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined> {
   const meta = readRunMetaRaw(dir)
   if (!meta || meta.status !== 'exited') return undefined
-  const unit = runUnit(meta)
+  const unit = runUnit(meta, dir)
   const found = unit.members()
   if (found.length === 0) return undefined
   const signalled = [...found, ...(mode === 'kill' ? (unit.kill(), []) : unit.signal('SIGTERM'))]
   if (mode === 'stop') unit.thaw()
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
-  const remaining = await sweepRun(meta, mode)
+  const remaining = await sweepRun(meta, dir, mode)
   notifyStateChange(home)
   return {
     action: mode,
@@ -292,7 +292,7 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
     const query = runQuery(meta, live)
-    const unit = runUnit(meta, live)
+    const unit = runUnit(meta, dir, live)
     let signalled: number[] = []
     if (mode === 'kill') {
       signalled = [...signalRun(query, 'SIGKILL'), ...unit.members()]
@@ -315,7 +315,7 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
   // Its follow-ups (locks freed, queued siblings started) belong to the tree: the caller runs them (followUpEndedRuns).
   if (!first.supervised) noteEndedRun(home, first.meta)
 
-  const remaining = await sweepRun(first.meta, mode)
+  const remaining = await sweepRun(first.meta, dir, mode)
 
   const final = await awaitRunEnd(home, dir, RESULT_WAIT_MS)
   const settled = Boolean(final && isTerminal(final.meta.status))

@@ -5,7 +5,7 @@
  * it never signals anything and never fails on a mismatched pid: it reports it.
  */
 import {readProcessIdentity, isSameProcess} from '../platform/process-identity.js'
-import {openUnit, type ContainmentRecord, type UnitUsage} from '../containment/index.js'
+import {openUnit, runUnitOwner, type ContainmentRecord, type UnitUsage} from '../containment/index.js'
 import type {RunState} from '../runs/store.js'
 import {isTerminal, type ChildProcessRecord} from '../records/run.js'
 import {generationOf} from '../records/generation-layout.js'
@@ -61,12 +61,16 @@ export function kernelStatus(state: RunState): RunControlStatus {
       else mismatch.push(r.pid)
     }
   }
-  const unit = openUnit(meta.containment, () => ({
-    rootPids: verified.map((r) => r.pid),
-    pgids: verified.map((r) => r.pgid),
-    runInstanceId: meta.run_instance_id,
-    exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
-  }))
+  const unit = openUnit(
+    meta.containment,
+    () => ({
+      rootPids: verified.map((r) => r.pid),
+      pgids: verified.map((r) => r.pgid),
+      runInstanceId: meta.run_instance_id,
+      exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+    }),
+    runUnitOwner(dir, meta),
+  )
   const pids = live ? unit.members().sort((a, b) => a - b) : []
   const resources = live ? unit.usage() : ((result?.resources as UnitUsage | undefined) ?? null)
   let endpoint: RunControlStatus['endpoint'] = null

@@ -1,0 +1,224 @@
+/**
+ * A Run cannot lie to the kernel about where to act, nor block or dodge its
+ * own end (issue 35: Deliver 1, and "A Run hides" of Deliver 3). Real Runs as
+ * the adversary, under the cgroup a Run gets on this machine and again under
+ * tracked containment: one that keeps a link at its own children.jsonl or
+ * result.json, or garbage in its run.json, is still ended by `control kill`,
+ * `control stop` and `close` (the unit first, the damage named after); one
+ * that deletes its state dir is still listed and killable; one that rewrites
+ * run.json `containment` to another target gets a refusal naming run.json and
+ * the other target is untouched. The Run's processes are found by a unique
+ * token in their command line, never by name.
+ */
+import {spawn} from 'node:child_process'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {actors, homesPerTest, processState, readJson, waitFor} from './helpers.js'
+
+const CGROUPS = discoverCgroupBases() !== null
+const MODES = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: !CGROUPS},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
+
+const home = homesPerTest('actors-trust-')
+
+/** A token nobody else uses: the command line of this test's processes carries it. */
+function token(): string {
+  return `trust${process.pid}x${Math.floor(Math.random() * 1e9)}`
+}
+
+/** Live (non-zombie) pids whose command line contains `text`. */
+function survivors(text: string): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    try {
+      if (processState(pid) === 'Z') continue
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(text)) found.push(pid)
+    } catch {}
+  }
+  return found
+}
+
+function isLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink()
+  } catch {
+    return false
+  }
+}
+
+/** What a Run does to its own state dir, and how to tell it has done it. */
+const ATTACKS = {
+  'a link at children.jsonl': {
+    file: 'children.jsonl',
+    script: 'while :; do ln -sfn /dev/null "$ACTORS_STATE_DIR/children.jsonl"; sleep 0.01; done',
+    done: (dir: string) => isLink(join(dir, 'children.jsonl')),
+  },
+  'a link at result.json': {
+    file: 'result.json',
+    script: 'while :; do ln -sfn /dev/null "$ACTORS_STATE_DIR/result.json"; sleep 0.01; done',
+    done: (dir: string) => isLink(join(dir, 'result.json')),
+  },
+  'garbage in its live run.json': {
+    file: 'run.json',
+    script: 'while :; do echo garbage > "$ACTORS_STATE_DIR/run.json"; sleep 0.01; done',
+    done: (dir: string) => readFileSync(join(dir, 'run.json'), 'utf8').startsWith('garbage'),
+  },
+} as const
+
+/** Each end, with the attacks it is tried against (every attack for kill; the issue's repro for stop and close). */
+const ENDS: Array<{verb: string; args: (run: string) => string[]; attacks: Array<keyof typeof ATTACKS>}> = [
+  {verb: 'control kill', args: (run) => ['control', run, 'kill'], attacks: Object.keys(ATTACKS) as any},
+  {verb: 'control stop', args: (run) => ['control', run, 'stop'], attacks: ['a link at children.jsonl']},
+  {verb: 'close', args: (run) => ['close', run], attacks: ['a link at children.jsonl', 'a link at result.json']},
+]
+
+/** Launch `script` (marked with `tag`) as Run `name`; resolves with its state dir once the command runs. */
+async function launch(h: string, name: string, tag: string, script: string, env: NodeJS.ProcessEnv): Promise<string> {
+  const r = actors(h, ['run', '--name', name, '--json', '--', 'sh', '-c', `: ${tag}; ${script}`], {env})
+  expect(r.code, r.stderr).toBe(0)
+  await waitFor(() => survivors(tag).length > 0, 10_000, `${name} running`)
+  return r.json.state_dir
+}
+
+describe.each(MODES)('nothing in the state dir blocks an end ($mode)', ({env, skip}) => {
+  for (const end of ENDS) {
+    for (const attack of end.attacks) {
+      it.skipIf(skip)(
+        `${end.verb} ends a Run that keeps ${attack}`,
+        async () => {
+          const h = home()
+          const tag = token()
+          const {file, script, done} = ATTACKS[attack]
+          const dir = await launch(h, 'selfprot', tag, script, env)
+          await waitFor(() => done(dir), 10_000, attack)
+          const r = actors(h, end.args('selfprot'), {env})
+          // Ended first: nothing of the unit is left when the command returns, whatever it says after.
+          expect(survivors(tag), `${end.verb}: ${r.stderr}`).toEqual([])
+          expect([0, 1], r.stderr).toContain(r.code)
+          if (r.code === 1) expect(r.stderr).toContain(join(dir, file))
+        },
+        40_000,
+      )
+    }
+  }
+})
+
+describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
+  it.skipIf(skip)(
+    'one that deleted its state dir is still listed, and `control RUN kill` ends it',
+    async () => {
+      const h = home()
+      const tag = token()
+      const dir = await launch(h, 'gone', tag, 'rm -rf "$ACTORS_STATE_DIR"; while :; do sleep 1; done', env)
+      await waitFor(() => !existsSync(dir), 10_000, 'state dir deleted')
+      for (const args of [
+        ['inspect', '--json'],
+        ['inspect', '--status', 'running', '--json'],
+      ]) {
+        const listed = actors(h, args, {env})
+        const entry = listed.json.damaged.find((d: {state_dir: string}) => d.state_dir === dir)
+        expect(entry, `${args.join(' ')}: ${listed.stdout}`).toBeDefined()
+        expect(entry.error).toMatch(/state dir is gone but Run gone .* still runs: pids \d+/)
+      }
+      const human = actors(h, ['inspect'], {env})
+      expect(human.stderr).toContain('actors control gone kill')
+
+      const r = actors(h, ['control', 'gone', 'kill'], {env})
+      expect(survivors(tag), r.stderr).toEqual([])
+      expect(r.code).toBe(1)
+      expect(r.stderr).toMatch(/its unit was killed first/)
+      // Nothing of it lives: no longer listed.
+      expect(actors(h, ['inspect', '--json'], {env}).json.damaged).toEqual([])
+    },
+    40_000,
+  )
+})
+
+/** A process of the test's own (the "someone else" a forged record points at), marked by `tag`; resolves with its pid. */
+function victim(tag: string, env: NodeJS.ProcessEnv = {}): number {
+  const child = spawn('sh', ['-c', `: ${tag}; while :; do sleep 1; done`], {
+    detached: true,
+    stdio: 'ignore',
+    env: {...process.env, ...env},
+  })
+  child.unref()
+  return child.pid!
+}
+
+/** Rewrite run.json's containment atomically (temporary file + rename), as a Run can. */
+function forgeContainment(dir: string, containment: unknown): void {
+  const meta = readJson(join(dir, 'run.json'))
+  writeFileSync(join(dir, 'run.json.forged'), JSON.stringify({...meta, containment}))
+  renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+}
+
+describe('only proven targets', () => {
+  for (const {mode, env, skip} of MODES) {
+    it.skipIf(skip)(
+      `${mode}: a run.json containment rewritten to another target is refused naming run.json; the Run still ends and the other target is untouched`,
+      async () => {
+        const h = home()
+        const tag = token()
+        const other = token()
+        let cgroup: string | undefined
+        let pid: number
+        let forged: unknown
+        if (mode === 'cgroup') {
+          cgroup = join(discoverCgroupBases()!.unified, `actors-trust-victim-${process.pid}`)
+          mkdirSync(cgroup)
+          pid = victim(other)
+          writeFileSync(join(cgroup, 'cgroup.procs'), String(pid))
+          forged = {kind: 'cgroup', path: cgroup}
+        } else {
+          pid = victim(other, {TRUST_VICTIM: other})
+          forged = {kind: 'tracked', marker: `TRUST_VICTIM=${other}`}
+        }
+        try {
+          const dir = await launch(h, 'liar', tag, 'while :; do sleep 1; done', env)
+          await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.length, 10_000, 'command recorded')
+          forgeContainment(dir, forged)
+          const paused = actors(h, ['control', 'liar', 'pause'], {env})
+          expect(paused.code, paused.stderr).toBe(1)
+          expect(paused.stderr).toContain(`${join(dir, 'run.json')}: containment names`)
+          expect(processState(pid)).not.toBe('T')
+
+          const killed = actors(h, ['control', 'liar', 'kill'], {env})
+          expect(killed.code, killed.stderr).toBe(1)
+          expect(killed.stderr).toContain(`${join(dir, 'run.json')}: containment names`)
+          expect(survivors(tag)).toEqual([])
+          expect(survivors(other)).toEqual([pid])
+          if (cgroup) expect(existsSync(cgroup)).toBe(true)
+        } finally {
+          try {
+            process.kill(pid, 'SIGKILL')
+          } catch {}
+          if (cgroup) await waitFor(() => rmdirCgroup(cgroup!), 5000, 'victim cgroup removed')
+        }
+      },
+      40_000,
+    )
+  }
+})
+
+/** Remove the (emptied) victim cgroup; true once it is gone. */
+function rmdirCgroup(dir: string): boolean {
+  try {
+    rmdirSync(dir)
+  } catch {}
+  return !existsSync(dir)
+}
