@@ -25,6 +25,7 @@ import {
   BIN,
   cliEnv,
   homesPerTest,
+  nobodyRunsNode,
   packageReadableByAll,
   processAlive,
   processesOfHome,
@@ -54,9 +55,10 @@ function modesUnder(dir: string): Array<{path: string; kind: string; mode: numbe
 }
 
 // The CLI as user nobody runs from a copy that user can read, wherever the checkout lies (root only: setpriv).
+const NOBODY_RUNS_NODE = nobodyRunsNode()
 let readableCopy: string | undefined
 beforeAll(() => {
-  if (process.getuid?.() === 0) readableCopy = packageReadableByAll()
+  if (NOBODY_RUNS_NODE) readableCopy = packageReadableByAll()
 })
 afterAll(() => {
   if (readableCopy) removeDir(readableCopy)
@@ -167,7 +169,8 @@ describe('private modes', () => {
     }
   })
 
-  it.runIf(process.getuid?.() === 0)(
+  // As user nobody (root only), from a copy of the CLI that user can read; skipped where nobody cannot run this Node.
+  it.runIf(NOBODY_RUNS_NODE)(
     'tells a user who may not write the state root which path and what to do (no "internal error")',
     () => {
       const h = home()

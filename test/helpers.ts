@@ -72,6 +72,20 @@ export function packageReadableByAll(): string {
   return pkg
 }
 
+/**
+ * Whether this process may run Node as user nobody (root, and this Node's binary is one that user may execute: a
+ * Node installed under /root is not). Tests that run as another user skip when it says no.
+ */
+export function nobodyRunsNode(): boolean {
+  return (
+    process.getuid?.() === 0 &&
+    spawnSync('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', process.execPath, '-e', '0'], {
+      cwd: '/',
+      timeout: 30_000,
+    }).status === 0
+  )
+}
+
 export function removeDir(dir: string): void {
   for (let attempt = 0; ; attempt++) {
     try {
