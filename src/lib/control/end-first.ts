@@ -13,7 +13,7 @@ import {ActorsError, EXIT, isActorsError} from '../platform/errors.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
 import {homeKey} from '../containment/index.js'
 import {killUnitByFacts} from '../containment/unit-facts.js'
-import {cancelSlurmJobsByFacts} from '../executors/slurm-facts.js'
+import {cancelSlurmJobsByFacts} from '../executors/index.js'
 
 /** Whether `error` (from an end that went the usual way) may have left the Run's unit running. */
 function mayBlockAnEnd(error: unknown): boolean {

@@ -12,6 +12,7 @@ import {jobWhere} from './executor.js'
 export type {Executor, ExecutorChoice, FieldFail} from './executor.js'
 export {executorNamed, executorOf}
 export {chooseExecutor, EXECUTOR_KINDS, readRecipeExecutor} from './choice.js'
+export {cancelSlurmJobsByFacts} from './slurm-facts.js'
 
 /** What the WHERE column shows for a Run on this machine: the local executor's name. */
 export const THIS_MACHINE = executorNamed(undefined).kind
