@@ -166,6 +166,21 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     },
   )
 
+  it.skipIf(skip)('adopt inside a Run adopts into that Run: never into the one a forged lineage names', async () => {
+    const h = home()
+    for (const id of ['other', 'loose']) {
+      const r = actors(h, ['run', '--name', id, '--json', '--', 'sleep', '60'], {env})
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const otherDir = join(h, 'runs', 'other')
+    const forged = `ACTORS_RUN=other ACTORS_RUN_INSTANCE=${readJson(join(otherDir, 'run.json')).run_instance_id} ACTORS_STATE_DIR=${otherDir}`
+    const script = `${forged} actors adopt loose; note forged $?; ${CLEARED} actors adopt loose >/dev/null; note cleared $?`
+    const seen = await runScript(h, 'coord', script, {env})
+    expect([seen.forged, seen.cleared], stderrOf(h, 'coord')).toEqual(['5', '0'])
+    expect(readJson(join(h, 'runs', 'loose', 'run.json')).parent.run).toBe('coord')
+    expect(readJson(join(otherDir, 'run.json')).status).toBe('running')
+  })
+
   it.skipIf(skip)('a normal nested launch and emit still work', async () => {
     const h = home()
     const seen = await runScript(

@@ -17,6 +17,7 @@ import {childrenLock, collectDescendants, readChildren, recordChild} from '../ru
 import {checkBudget} from '../runs/tree-limits.js'
 import {effectiveMaxDepth} from '../runs/tightened-limits.js'
 import {traceAdoption} from '../launch/adopt-children.js'
+import {unitOfCaller} from '../runs/lineage.js'
 
 export interface AdoptReply {
   parent: string
@@ -24,9 +25,15 @@ export interface AdoptReply {
   adopted: Array<{run: string; run_instance_id: string; depth: number; descendants: number}>
 }
 
-/** The adopting Run: `--parent P`, else the Run this command runs in (its instance must be current). */
+/**
+ * The adopting Run: `--parent P`, else the Run this command runs in: the Run
+ * of its unit when it is inside one (runs/lineage.ts unitOfCaller), else the
+ * one its environment names (its instance must be current).
+ */
 function resolveParent(home: string, parentRef: string | undefined, env: NodeJS.ProcessEnv): RunState {
   if (parentRef !== undefined) return requireState(home, parentRef)
+  const unit = unitOfCaller(home, env, 'adopt')
+  if (unit) return requireState(home, unit.run)
   if (!env.ACTORS_RUN || !env.ACTORS_RUN_INSTANCE) {
     throw usageError(
       'adopt needs a parent: pass --parent RUN, or call it from inside a Run',
