@@ -1,5 +1,5 @@
 /** `actors lock acquire|release|renew|status|exec`: named resource locks shared by Runs and scripts (SPEC: Resource locks). */
-import {parseDuration} from '../platform/duration.js'
+import {parseDuration, parsePositiveDuration} from '../platform/duration.js'
 import {usageError} from '../platform/errors.js'
 import {resolveHome} from '../platform/home.js'
 import {execWithLock} from '../locks/exec.js'
@@ -26,7 +26,9 @@ const HOLDER_FLAG = {
 } as const
 
 function optionalDuration(value: string | undefined, flag: string): number | undefined {
-  return value === undefined ? undefined : parseDuration(value, flag)
+  if (value === undefined) return undefined
+  // A lease of zero would expire on arrival; --wait 0 means "try once".
+  return flag === '--lease' ? parsePositiveDuration(value, flag) : parseDuration(value, flag)
 }
 
 export const lockAcquireCommand = defineCommand({

@@ -13,7 +13,7 @@ import type {UnitLimits} from '../containment/unit.js'
 import {existsSync, statSync} from 'node:fs'
 import {resolve, sep} from 'node:path'
 import {usageError} from '../platform/errors.js'
-import {parseDuration} from '../platform/duration.js'
+import {parsePositiveDuration} from '../platform/duration.js'
 import {findRecipe, recipeRoots, resolveRecipe, type Recipe} from '../recipes/index.js'
 import {resolveAdHoc} from './ad-hoc.js'
 import {recipeError} from '../recipes/load.js'
@@ -93,7 +93,7 @@ export function launchOverrides(flags: {
   return {
     name: flags.name,
     cwd: flags.cwd,
-    timeoutMs: flags.timeout === undefined ? undefined : parseDuration(flags.timeout, '--timeout'),
+    timeoutMs: flags.timeout === undefined ? undefined : parsePositiveDuration(flags.timeout, '--timeout'),
     retry: flags.retry,
     silent: flags.silent,
     maxParallel: flags['max-parallel'],

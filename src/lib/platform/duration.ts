@@ -22,6 +22,20 @@ export function parseDuration(value: string | number, what: string): number {
   return Math.round(ms)
 }
 
+/**
+ * A duration that must be above zero (`run --timeout`, `lock --lease`): zero
+ * would mean a Run ended at once or a slot expired on arrival, never what
+ * was meant, so it is refused rather than taken silently.
+ */
+export function parsePositiveDuration(value: string, what: string): number {
+  const ms = parseDuration(value, what)
+  if (ms > 0) return ms
+  throw usageError(
+    `${what}: "${value}" is zero`,
+    `give a duration above zero (500ms, 30s, 5m, 1h), or leave ${what} out for none`,
+  )
+}
+
 /** Human form of a duration for tables: 850ms, 12.3s, 4m05s, 2h10m. */
 export function formatDuration(ms: number | undefined): string {
   if (ms === undefined || !Number.isFinite(ms) || ms < 0) return '-'

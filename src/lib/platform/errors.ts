@@ -88,6 +88,15 @@ export function permissionDeniedError(path: string): ActorsError {
   )
 }
 
+/** The state root's file system is read-only (EROFS): nothing can be launched, locked or recorded there. */
+export function readOnlyRootError(path: string): ActorsError {
+  return new ActorsError(
+    `the state root's file system is read-only: cannot write ${path}`,
+    EXIT.failed,
+    'remount it read-write, or use a writable state root (--home DIR or ACTORS_HOME=DIR); reading (inspect, logs) still works',
+  )
+}
+
 export function isActorsError(error: unknown): error is ActorsError {
   return error instanceof ActorsError
 }

@@ -3,15 +3,21 @@
  * state dir path) to a directory that is guaranteed to sit inside it.
  */
 import {basename, dirname, join, resolve, sep} from 'node:path'
-import {existsSync, realpathSync} from 'node:fs'
+import {accessSync, constants, existsSync, realpathSync, statSync} from 'node:fs'
 import {makePrivateDir} from './private-files.js'
-import {usageError} from './errors.js'
+import {ActorsError, EXIT, readOnlyRootError, usageError} from './errors.js'
 import {nodeOs} from './builtins.js'
 
 const RUN_ID_PATTERN = /^[A-Za-z0-9_.-]+$/
 
 /** Resolve the state root: `--home`, then `$ACTORS_HOME`, then XDG state dir. */
 export function resolveHome(flag?: string): string {
+  // `--home ""` (an unset shell variable, `--home "$DIR"`) must not quietly mean the default root.
+  if (flag === '')
+    throw usageError(
+      '--home is empty',
+      'give the state root directory (--home DIR), or leave --home out for the default',
+    )
   const chosen = flag || process.env.ACTORS_HOME
   if (chosen) return resolve(chosen)
   const xdg = process.env.XDG_STATE_HOME
@@ -46,21 +52,68 @@ export function indexDir(home: string): string {
   return indexMemo.dir
 }
 
-/** Create the state root's directories on first use. */
+/** Create the state root's directories on first use; refuse a root another user could write (see refuseForeignDir). */
 export function ensureHome(home: string): void {
-  try {
-    // Private (0700) whatever the umask, the root itself included when this makes it.
-    makePrivateDir(runsDir(home))
-    makePrivateDir(indexDir(home))
-  } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code
-    throw usageError(
-      `cannot use ${runsDir(home)} as the state root's runs directory (${code ?? (error as Error).message})`,
-      code === 'EEXIST' || code === 'ENOTDIR'
-        ? 'a file is in the way: remove it, or point --home / ACTORS_HOME at a directory'
-        : 'point --home / ACTORS_HOME at a writable directory',
-    )
+  for (const [dir, what] of [
+    [runsDir(home), "the state root's runs directory"],
+    [indexDir(home), "the state root's run index"],
+  ]) {
+    try {
+      // Private (0700) whatever the umask, the root itself included when this makes it.
+      makePrivateDir(dir)
+    } catch (error) {
+      throw stateDirError(home, dir, what, error)
+    }
   }
+  refuseForeignDir(home)
+  refuseForeignDir(runsDir(home))
+  // A read-only root says so here, naming the root, rather than at whichever write comes first.
+  try {
+    accessSync(runsDir(home), constants.W_OK)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EROFS') throw readOnlyRootError(home)
+  }
+}
+
+/** Why `dir` of the state root `home` could not be made, naming it (and the root when its file system is read-only). */
+function stateDirError(home: string, dir: string, what: string, error: unknown): Error {
+  if (!(error instanceof Error) || error instanceof ActorsError) return error as Error
+  const code = (error as NodeJS.ErrnoException).code
+  if (code === 'EROFS') return readOnlyRootError(home)
+  // A file where the directory belongs (or where one of its parents belongs) is damage: exit 1, named.
+  if (code === 'EEXIST' || code === 'ENOTDIR')
+    return new ActorsError(
+      `cannot use ${dir} as ${what}: a file is in the way (${code})`,
+      EXIT.failed,
+      `move the file away (mv ${JSON.stringify(dir)} ${JSON.stringify(`${dir}.bad`)}), or point --home / ACTORS_HOME at another directory`,
+    )
+  return usageError(
+    `cannot use ${dir} as ${what} (${code ?? error.message})`,
+    'point --home / ACTORS_HOME at a writable directory',
+  )
+}
+
+/**
+ * The state root and its runs/ hold every Run's argv, env and logs, and the
+ * kernel acts on what it finds there: a directory another user made, or one
+ * any user may write, could hold Runs planted by someone else. Refused,
+ * exit 1, naming the directory and the fix (SPEC: Authority over files and Runs).
+ */
+function refuseForeignDir(dir: string): void {
+  const stat = statSync(dir)
+  const uid = process.getuid?.()
+  if (uid !== undefined && stat.uid !== uid)
+    throw new ActorsError(
+      `permission denied: ${dir} belongs to another user (uid ${stat.uid}, you are uid ${uid}); a state root is private to the user who made it`,
+      EXIT.failed,
+      'use a state root of your own (--home DIR or ACTORS_HOME=DIR), or run as the user who owns it',
+    )
+  if ((stat.mode & 0o002) !== 0)
+    throw new ActorsError(
+      `${dir} is writable by every user (mode ${(stat.mode & 0o7777).toString(8)}); a state root must be private`,
+      EXIT.failed,
+      `make it private (chmod 700 ${JSON.stringify(dir)}) if it holds nothing you did not put there, or use another state root (--home DIR)`,
+    )
 }
 
 /**

@@ -7,6 +7,7 @@
  * root goes through these few calls rather than node:fs directly.
  */
 import {chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, writeSync} from 'node:fs'
+import {dirname} from 'node:path'
 import {ActorsError, EXIT} from './errors.js'
 
 /** Modes of everything the kernel creates in the state root. */
@@ -39,8 +40,39 @@ export function makePrivateDir(dir: string): void {
   const there = lstatSync(dir, {throwIfNoEntry: false})
   if (there?.isDirectory()) return
   if (there?.isSymbolicLink()) throw linkedPathError(dir)
-  // Nothing made: it was there already (made meanwhile, or a file: mkdir's own error), and a link there is refused.
-  if (mkdirSync(dir, {recursive: true, mode: PRIVATE_DIR_MODE}) === undefined) refuseLinkedDir(dir)
+  makeDirAndParents(dir)
+}
+
+/**
+ * mkdir -p, one level at a time. Node's own recursive mkdir retries without
+ * end where mkdir says ENOENT under a parent that exists (`/proc/runs`):
+ * here a second ENOENT is thrown. A file in the way fails with mkdir's EEXIST.
+ */
+function makeDirAndParents(dir: string): void {
+  try {
+    mkdirSync(dir, {mode: PRIVATE_DIR_MODE})
+    return
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') {
+      refuseFileInTheWay(dir, error)
+      return
+    }
+    if (code !== 'ENOENT' || dirname(dir) === dir) throw error
+  }
+  makeDirAndParents(dirname(dir))
+  try {
+    mkdirSync(dir, {mode: PRIVATE_DIR_MODE})
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    refuseFileInTheWay(dir, error)
+  }
+}
+
+/** `dir` was there when mkdir tried (made meanwhile): fine when a dir, a link refused, mkdir's error for anything else. */
+function refuseFileInTheWay(dir: string, error: unknown): void {
+  refuseLinkedDir(dir)
+  if (!lstatSync(dir).isDirectory()) throw error
 }
 
 /** Create exactly `dir` (fails with EEXIST when it is there: an atomic claim), mode 0700. */

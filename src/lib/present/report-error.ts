@@ -2,7 +2,7 @@
  * Failures as the user sees them (both front ends): a message and fix on
  * stderr, the error document under --json, the exit code.
  */
-import {EXIT, isActorsError, permissionDeniedError} from '../platform/errors.js'
+import {EXIT, isActorsError, permissionDeniedError, readOnlyRootError} from '../platform/errors.js'
 import {isOutputError, stdoutFailure} from './output-guard.js'
 import {printJson} from './write.js'
 import {inertText} from '../platform/text.js'
@@ -24,6 +24,7 @@ export function reportError(
   const denied = error.dest ?? error.path
   if ((error.code === 'EACCES' || error.code === 'EPERM') && typeof denied === 'string')
     error = permissionDeniedError(denied)
+  if (error.code === 'EROFS' && typeof denied === 'string') error = readOnlyRootError(denied)
   if (isActorsError(error)) {
     process.exitCode = error.exitCode
     // Messages echo names, values and YAML fields as given: inert on the terminal, exact under --json.
