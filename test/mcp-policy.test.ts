@@ -95,6 +95,8 @@ const PROBE = [
   `    ${attempt('path', '"$1"')}`,
   `    ${attempt('shadow', '--recipes "$(dirname "$1")" leaf')}`,
   `    ${attempt('nest', 'nest --name nest1 --wait')}`,
+  // With the lineage variables cleared the launch is still this Run's (known from its unit), and so still held.
+  `    ${attempt('envless', 'sleep seconds=0').replace('actors run', 'env -u ACTORS_RUN -u ACTORS_RUN_INSTANCE -u ACTORS_STATE_DIR -u ACTORS_ROOT -u ACTORS_DEPTH actors run')}`,
   '  - "{state_dir}"',
   '  - "{copy}"',
 ].join('\n')
@@ -139,6 +141,7 @@ describe('actors mcp: the policy holds down the tree', () => {
 
     const refusals = {
       sleep: 'Recipe "sleep" matches none of --allow probe,leaf,nest',
+      envless: 'Recipe "sleep" matches none of --allow probe,leaf,nest',
       adhoc: 'ad-hoc commands are not allowed',
       path: `Recipe file ${join(elsewhere, 'leaf.yaml')} is not the Recipe "leaf"`,
       shadow: `Recipe file ${join(elsewhere, 'leaf.yaml')} is not the Recipe "leaf"`,
@@ -163,6 +166,21 @@ describe('actors mcp: the policy holds down the tree', () => {
       expect(stderr).toContain('refused by the launch policy of Run probe')
     }
     expect(runIds(home).sort()).toEqual(['leaf1', 'nest1', 'probe'])
+  })
+
+  it("a next generation keeps its record's policy (actors rerun from outside the tree)", async () => {
+    const {home} = newHome({'leaf.yaml': LEAF})
+    const session = await initialized(home, ['--allow', 'leaf', '--owner', 'agent'])
+    session.send(toolCall(2, 'run', {recipe: 'leaf', name: 'solo'}))
+    expect((await session.reply(2, 60_000)).result.isError).toBeUndefined()
+    const dir = join(home, 'runs', 'solo')
+    await waitForResult(dir, 60_000)
+    const policy = readJson(join(dir, 'run.json')).policy
+    expect(policy).toEqual([expect.objectContaining({allow: ['leaf'], run: 'solo'})])
+    const again = actors(home, ['rerun', 'solo'], {env: {ACTORS_OWNER: 'agent'}})
+    expect(again.code, again.stderr).toBe(0)
+    await waitFor(() => readJson(join(dir, 'run.json')).generation === 2, 30_000, 'generation 2 of solo')
+    expect(readJson(join(dir, 'run.json')).policy).toEqual(policy)
   })
 
   it('fanout of a Recipe given by path (outside the allow-list) fails: its child is refused by the policy and never runs', async () => {
