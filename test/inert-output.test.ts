@@ -116,7 +116,11 @@ import {serveControlEndpoint} from '${serviceUrl}'
 const hostile = process.env.HOSTILE
 await serveControlEndpoint({
   handle: async ({action}) =>
-    action === 'now' ? {state: 'playing', index: 0, count: 1, track: hostile} : {said: hostile},
+    action === 'now'
+      ? {state: 'playing', index: 0, count: 1, track: hostile}
+      : action === 'fail'
+        ? {ok: false, error: hostile, exit_code: 2}
+        : {said: hostile},
 })
 `
 
@@ -125,7 +129,10 @@ await serveControlEndpoint({
     const recipes = join(h, 'recipes')
     mkdirSync(recipes)
     writeFileSync(join(recipes, 'service.mjs'), service)
-    writeFileSync(join(recipes, 'svc.yaml'), "template: [node, '{recipe_dir}/service.mjs']\ncontrol: [say, now]\n")
+    writeFileSync(
+      join(recipes, 'svc.yaml'),
+      "template: [node, '{recipe_dir}/service.mjs']\ncontrol: [say, now, fail]\n",
+    )
     const r = actors(h, ['run', 'svc', '--name', 'svc', '--recipes', recipes, '--json'], {env: {HOSTILE}})
     expect(r.code, r.stderr).toBe(0)
     await waitFor(() => actors(h, ['control', 'svc', 'status', '--json']).json?.endpoint?.current, 15_000)
@@ -138,6 +145,11 @@ await serveControlEndpoint({
     expectInert(now)
     expect(now.stdout).toBe(`playing 1/1  ${HOSTILE_SHOWN}\n`)
     expect(actors(h, ['control', 'svc', 'say', '--json']).json.reply.said).toBe(HOSTILE)
+    // A refusal in the service's own words is an error message: escaped too.
+    const failed = actors(h, ['control', 'svc', 'fail'])
+    expect(failed.code).toBe(2)
+    expectInert(failed, 'stderr')
+    expect(actors(h, ['control', 'svc', 'fail', '--json']).json.error.message).toContain(HOSTILE)
     actors(h, ['control', 'svc', 'kill'])
     await waitForResult(r.json.state_dir)
   })
