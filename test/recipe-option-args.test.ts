@@ -7,10 +7,10 @@
  */
 import {mkdtempSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
-import {join} from 'node:path'
+import {join, resolve} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {isActorsError, type ActorsError} from '../src/lib/platform/errors.js'
-import {loadRecipeFile, resolveRecipe, type Recipe} from '../src/lib/recipes/index.js'
+import {findRecipe, loadRecipeFile, resolveRecipe, type Recipe} from '../src/lib/recipes/index.js'
 
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1', cwd: '/work'}
 
@@ -77,5 +77,38 @@ describe('values that would become options', () => {
     const error = refusal(() => load(['args: ["text="]', 'option_args: [txt]', 'template: [echo, "{text}"]']))
     expect(error.message).toContain('field "option_args" names "txt", which is not a declared arg')
     expect(refusal(() => load(['option_args: text', 'template: [echo]'])).message).toContain('is not a list')
+  })
+})
+
+describe('the shipped Recipes', () => {
+  const shipped = (name: string) => {
+    const dir = resolve(import.meta.dirname, '..', 'recipes')
+    return findRecipe(name, [{dir, origin: 'package'}])
+  }
+
+  it('refuse a value that would be an option of the inner command (actors run, music serve, node)', () => {
+    const cases: Array<[string, string[], string]> = [
+      ['fanout', ['recipe=--silent'], 'arg "recipe" has the value "--silent"'],
+      ['fanout', ['values=["--","sh","-c","id"]'], 'arg "values" has the value "--"'],
+      ['music/playback', ['source=--player=mpv'], 'arg "source" has the value "--player=mpv"'],
+      ['steer/line-service', ['prefix=--require=/tmp/x.js'], 'arg "prefix" has the value "--require=/tmp/x.js"'],
+    ]
+    for (const [name, values, message] of cases) {
+      const error = refusal(() => resolveRecipe(shipped(name), values, RUNTIME))
+      expect(error.exitCode, name).toBe(2)
+      expect(error.message).toContain(message)
+    }
+  })
+
+  it("take options where they say so: a whole command, and text after printf's format", () => {
+    expect(resolveRecipe(shipped('checkout-build'), ['command=make,-j2'], RUNTIME).plan.steps[0]).toEqual([
+      'make',
+      '-j2',
+    ])
+    expect(resolveRecipe(shipped('shell-free-echo'), ['text=-n'], RUNTIME).plan.steps[0]).toEqual([
+      'printf',
+      '%s\n',
+      '-n',
+    ])
   })
 })
