@@ -181,6 +181,17 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     expect(readJson(join(otherDir, 'run.json')).status).toBe('running')
   })
 
+  // A tracked Run launched from inside a cgroup Run stays in that cgroup: its own launches are still its children.
+  it.skipIf(skip || mode === 'tracked')('a tracked Run nested in a cgroup Run launches as itself', async () => {
+    const h = home()
+    const inner = `ACTORS_CONTAINMENT=tracked actors run --name b --wait -- actors run --name c -- true >/dev/null; note code $?`
+    const seen = await runScript(h, 'a', inner, {env})
+    expect(seen.code, stderrOf(h, 'a')).toBe('0')
+    expect(readJson(join(h, 'runs', 'b', 'run.json')).containment.kind).toBe('tracked')
+    const c = readJson(join(h, 'runs', 'c', 'run.json'))
+    expect([c.parent.run, c.depth, c.root]).toEqual(['b', 2, 'a'])
+  })
+
   it.skipIf(skip)('a normal nested launch and emit still work', async () => {
     const h = home()
     const seen = await runScript(
