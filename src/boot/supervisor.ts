@@ -5,6 +5,7 @@
  */
 import {installExecutors} from '../lib/executors/index.js'
 import {superviseRun} from '../lib/supervisor/supervise.js'
+import {noteSupervisorDeath} from '../lib/supervisor/no-space.js'
 
 const dir = process.argv[2]
 if (!dir) {
@@ -14,5 +15,6 @@ if (!dir) {
 installExecutors()
 superviseRun(dir).catch((error) => {
   process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
+  noteSupervisorDeath(dir, error)
   process.exitCode = 1
 })

@@ -11,6 +11,7 @@ import type {RunProcessQuery} from '../platform/process-tree.js'
 import {discoverCgroupBases} from './cgroup-fs.js'
 import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
 import {TrackedUnit} from './tracked-unit.js'
+import {markerCarriers, unaccountedOrphans} from './escapes.js'
 import {provenRecord, type UnitOwner} from './proof.js'
 import {commandOf, type Leftover, type Unit, type UnitLimits} from './unit.js'
 
@@ -82,11 +83,17 @@ const SWEEP_MS = 20
 export async function endUnit(
   unit: Unit,
   graceMs: number | undefined,
-  options: {spareNestedRuns?: boolean} = {},
+  options: {spareNestedRuns?: boolean; runInstanceId?: string; onOutside?: (found: Leftover[]) => void} = {},
 ): Promise<Leftover[]> {
+  const left = await endInside(unit, graceMs, options.spareNestedRuns)
+  if (!options.runInstanceId) return left
+  return [...left, ...(await sweepByMarker(unit, options.runInstanceId, options.onOutside))]
+}
+
+async function endInside(unit: Unit, graceMs: number | undefined, spareNestedRuns?: boolean): Promise<Leftover[]> {
   // A normal end sweeps only what the command left behind: Runs it launched live on (SPEC: Trees).
-  const members = options.spareNestedRuns ? () => unit.strays() : () => unit.members()
-  const kill = options.spareNestedRuns
+  const members = spareNestedRuns ? () => unit.strays() : () => unit.members()
+  const kill = spareNestedRuns
     ? () => {
         for (const pid of members()) signalOne(pid, 'SIGKILL')
       }
@@ -118,8 +125,88 @@ export async function endUnit(
   }
 }
 
-/** endUnit's kill phase, synchronously (reconciliation of a lost supervisor runs inside a read). */
-export function killUnitSync(unit: Unit, budgetMs = LEFTOVER_AFTER_MS): Leftover[] {
+/**
+ * After a unit's own end, the Run's processes that left it (SPEC: leftover):
+ * whatever of this user carries the Run's ACTORS_RUN_INSTANCE marker outside
+ * the unit (a root Run that wrote itself into another cgroup) is killed,
+ * sweeping until none is left, and each is named (`outside: "marker"`,
+ * `ended`). Under tracking every marker carrier is a member: nothing is found.
+ */
+async function sweepByMarker(
+  unit: Unit,
+  runInstanceId: string,
+  onOutside?: (found: Leftover[]) => void,
+): Promise<Leftover[]> {
+  const named = new Map<number, string>()
+  const deadline = Date.now() + LEFTOVER_AFTER_MS
+  while (killOutside(unit, runInstanceId, named, onOutside) && Date.now() < deadline) await sleep(SWEEP_MS)
+  return namedOutside(unit, runInstanceId, named)
+}
+
+/** sweepByMarker, synchronously (a lost Run's reconciliation). */
+function sweepByMarkerSync(unit: Unit, runInstanceId: string): Leftover[] {
+  const named = new Map<number, string>()
+  const deadline = Date.now() + LEFTOVER_AFTER_MS
+  while (killOutside(unit, runInstanceId, named) && Date.now() < deadline) sleepSync(SWEEP_MS)
+  return namedOutside(unit, runInstanceId, named)
+}
+
+/**
+ * At a Run's end, after its unit's own sweep (`known`: what it named): the
+ * marker sweep, then the orphans that may have left the unit unseen
+ * (escapes.ts), as `leftover` entries. `sinceTicks`: when the unit began.
+ */
+export function sweepBeyondUnitSync(
+  unit: Unit,
+  runInstanceId: string,
+  sinceTicks: number,
+  known: Leftover[],
+): Leftover[] {
+  const seen = new Set(known.map((item) => item.pid))
+  const marked = sweepByMarkerSync(unit, runInstanceId).filter((item) => !seen.has(item.pid))
+  for (const item of marked) seen.add(item.pid)
+  return [...marked, ...unaccountedOrphans(sinceTicks, [...seen, ...unit.members()])]
+}
+
+/** What carries the Run's marker outside `unit` now (a cgroup left by writing to another one), with command lines. */
+export function outsideUnit(unit: Unit, runInstanceId: string): Leftover[] {
+  return outsideByMarker(unit, runInstanceId).map((pid) => ({pid, command: commandOf(pid)}))
+}
+
+/** Marker carriers that are not members of `unit` now. */
+function outsideByMarker(unit: Unit, runInstanceId: string): number[] {
+  const members = new Set(unit.members())
+  return markerCarriers(runInstanceId).filter((pid) => !members.has(pid))
+}
+
+/** One sweep: note (`onOutside`: the new ones, before they are killed) and SIGKILL each carrier outside the unit; false once there is none. */
+function killOutside(
+  unit: Unit,
+  runInstanceId: string,
+  named: Map<number, string>,
+  onOutside?: (found: Leftover[]) => void,
+): boolean {
+  const found = outsideByMarker(unit, runInstanceId)
+  const fresh = found.filter((pid) => !named.has(pid)).map((pid) => ({pid, command: commandOf(pid)}))
+  for (const item of fresh) named.set(item.pid, item.command)
+  if (fresh.length > 0) onOutside?.(fresh)
+  for (const pid of found) signalOne(pid, 'SIGKILL')
+  return found.length > 0
+}
+
+function namedOutside(unit: Unit, runInstanceId: string, named: Map<number, string>): Leftover[] {
+  if (named.size === 0) return []
+  const alive = new Set(outsideByMarker(unit, runInstanceId))
+  return [...named].map(([pid, command]) => ({pid, command, outside: 'marker' as const, ended: !alive.has(pid)}))
+}
+
+/** endUnit's kill phase, synchronously (reconciliation of a lost supervisor runs inside a read); then the marker sweep. */
+export function killUnitSync(unit: Unit, budgetMs = LEFTOVER_AFTER_MS, runInstanceId?: string): Leftover[] {
+  const left = killInsideSync(unit, budgetMs)
+  return runInstanceId ? [...left, ...sweepByMarkerSync(unit, runInstanceId)] : left
+}
+
+function killInsideSync(unit: Unit, budgetMs: number): Leftover[] {
   if (unit.members().length === 0) return []
   const deadline = Date.now() + budgetMs
   for (;;) {

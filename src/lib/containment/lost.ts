@@ -9,7 +9,7 @@ import {isSameProcess} from '../platform/process-identity.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../records/run.js'
 import {killUnitSync, openUnit} from './index.js'
-import type {Leftover, Unit, UnitUsage} from './unit.js'
+import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
 
 /** The processes of `meta`'s Run, as a unit that re-verifies recorded identities on every sweep. */
 export function recordedRunUnit(meta: RunMeta, file = 'run.json'): Unit {
@@ -34,8 +34,8 @@ export function recordedRunUnit(meta: RunMeta, file = 'run.json'): Unit {
 export function endLostRunUnit(meta: RunMeta, thisHost: string): {leftover: Leftover[]; usage?: UnitUsage} {
   if (typeof meta.host === 'string' && meta.host !== thisHost) return {leftover: []}
   const unit = recordedRunUnit(meta)
-  const leftover = killUnitSync(unit)
+  const leftover = killUnitSync(unit, undefined, meta.run_instance_id)
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
-  if (leftover.length === 0) unit.remove()
+  if (!leftover.some(leftoverAlive)) unit.remove()
   return {leftover, usage}
 }

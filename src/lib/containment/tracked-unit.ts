@@ -9,10 +9,14 @@
 import {sleepSync} from '../platform/sleep.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {readProcUsage} from './proc-usage.js'
+import {readProcStat} from '../platform/process-identity.js'
+import {carriesUnitMark} from './escapes.js'
 import type {ContainmentRecord, Unit, UnitUsage} from './unit.js'
 
 export class TrackedUnit implements Unit {
   private peak = 0
+  /** Members found so far (pid -> start time), so one that cuts every other tie is still found. */
+  private readonly seen = new Map<number, string>()
 
   /** `query` says where to look now (the verified command processes and the marker); read again on every sweep. */
   constructor(
@@ -31,7 +35,23 @@ export class TrackedUnit implements Unit {
   }
 
   members(): number[] {
-    return findRunProcesses({...this.query(), ...(this.record.marker ? {marker: this.record.marker} : {})})
+    const query = this.query()
+    // Ancestry seen before: a member that since left group, session and marker (its parent gone) is still one.
+    for (const [pid, start] of this.seen) if (readProcStat(pid)?.start !== start) this.seen.delete(pid)
+    const found = findRunProcesses({
+      ...query,
+      rootPids: [...query.rootPids, ...this.seen.keys()],
+      ...(this.record.marker ? {marker: this.record.marker} : {}),
+    })
+    for (const pid of found) if (!this.seen.has(pid)) this.remember(pid, query.runInstanceId)
+    return found
+  }
+
+  /** Keep `pid` as a member for good, unless it belongs to a unit of its own (a Run launched from inside). */
+  private remember(pid: number, runInstanceId: string | undefined): void {
+    const own = [runInstanceId && `ACTORS_RUN_INSTANCE=${runInstanceId}`, this.record.marker].filter(Boolean)
+    const start = readProcStat(pid)?.start
+    if (start !== undefined && !carriesUnitMark(pid, own as string[])) this.seen.set(pid, start)
   }
 
   strays(): number[] {

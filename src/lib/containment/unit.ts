@@ -20,10 +20,26 @@ export interface UnitUsage {
   peak_memory_bytes: number | null
 }
 
-/** A process that could not be ended (SPEC: result.json `leftover`). */
+/**
+ * A process of the Run that outlived its unit's end (SPEC: result.json
+ * `leftover`; docs/containment.md). Plain `{pid, command}`: a member that
+ * could not be ended. With `outside: "marker"`: found outside the unit by
+ * the Run's ACTORS_RUN_INSTANCE marker, then killed (`ended` says whether it
+ * is gone). With `unknown: true`: a process that may have left the unit
+ * unseen (`reason` says why it is named); never signalled.
+ */
 export interface Leftover {
   pid: number
   command: string
+  outside?: 'marker'
+  ended?: boolean
+  unknown?: true
+  reason?: string
+}
+
+/** Whether a leftover is a process known to be still alive (not one ended by the marker sweep, nor an unknown). */
+export function leftoverAlive(item: Leftover): boolean {
+  return item.ended !== true && item.unknown !== true
 }
 
 /** Resource limits of a Run (Recipe `limits`, `run --memory/--cpus/--pids`), normalised. */

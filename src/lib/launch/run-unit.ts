@@ -8,7 +8,10 @@
  */
 import {readFileSync} from 'node:fs'
 import type {RunProcessQuery} from '../platform/process-tree.js'
-import {createUnit, type Leftover, type Unit, type UnitLimits} from '../containment/index.js'
+import {createUnit, sweepBeyondUnitSync, type Leftover, type Unit, type UnitLimits} from '../containment/index.js'
+import {readProcStat} from '../platform/process-identity.js'
+import {leftUnitOf} from '../runs/left-unit.js'
+import {testHookPause} from '../platform/test-hooks.js'
 export {commandStartError} from '../containment/command-check.js'
 import type {RunMeta, RunResult} from '../records/run.js'
 
@@ -24,6 +27,7 @@ export function runLimits(meta: RunMeta): UnitLimits {
  * limits cannot be enforced here.
  */
 export function makeRunUnit(home: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
+  testHookPause('startDelayMs', 10_000) // test-only: the moment before the start is recorded
   try {
     return createUnit(home, meta.run_instance_id, runLimits(meta), query)
   } catch (error) {
@@ -47,16 +51,25 @@ export function reapedCpuSeconds(): number | null {
  * limit that ended a failed Run as its `reason`), then remove the unit.
  * Returns the result's reason.
  */
-export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: RunResult): string | null {
+export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: RunResult, meta: RunMeta): string | null {
   // Tracked: the unit is empty by now, so no new sample (a scan of the process table); the kept peak and the reaped CPU.
   const usage = unit.usage(false)
   const cpu = unit.record.kind === 'tracked' ? reapedCpuSeconds() : usage.cpu_seconds
   result.resources = {cpu_seconds: cpu, peak_memory_bytes: usage.peak_memory_bytes}
-  if (leftover.length > 0) result.leftover = leftover
+  // [containment] What left the unit: the marker sweep, then orphans that may be the Run's (never a silent empty).
+  const seen = new Set(leftover.map((item) => item.pid))
+  const known = [...leftover, ...leftUnitOf(meta).filter((item) => !seen.has(item.pid))]
+  const beyond = sweepBeyondUnitSync(unit, result.run_instance_id, ownStartTicks(), known)
+  if (known.length + beyond.length > 0) result.leftover = [...known, ...beyond]
   const limit = unit.limitHit()
   if (limit && result.status === 'failed' && result.reason !== 'timeout') result.reason = limit
   unit.remove()
   return result.reason
+}
+
+/** This process's start (clock ticks since boot): everything of the Run it supervises started after it. */
+function ownStartTicks(): number {
+  return Number(readProcStat(process.pid)?.start ?? Number.POSITIVE_INFINITY)
 }
 
 /** A tracked unit has no counters: sample its memory while it runs (usage() keeps the peak). Returns the stop. */

@@ -11,6 +11,7 @@ import {isSameProcess} from '../platform/process-identity.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta} from '../records/run.js'
 import {readJsonFile} from '../platform/state-files.js'
 import {endLostRunUnit} from '../containment/lost.js'
+import {leftoverAlive} from '../containment/unit.js'
 import {killUnitSync, openUnit} from '../containment/index.js'
 import {nodeOs} from '../platform/builtins.js'
 import type {HolderEntry, HolderRef, LockState, WaiterEntry} from '../records/lock.js'
@@ -31,7 +32,7 @@ function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
     // A supervisor that vanished: the Run is as good as `exited`, once nothing of its unit is left
     // ([containment]: ended here, so the slot never passes while its command still runs).
     if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
-    return endLostRunUnit(meta, nodeOs().hostname()).leftover.length > 0
+    return endLostRunUnit(meta, nodeOs().hostname()).leftover.some(leftoverAlive)
   } catch {
     return true
   }

@@ -12,7 +12,8 @@ import {childProcess} from './builtins.js'
 import {readdirSync, readFileSync} from 'node:fs'
 import {readProcStat, type ProcStat} from './process-identity.js'
 
-function listProcStats(): ProcStat[] {
+/** Every process now (from /proc; `ps` elsewhere, without sessions or start times). */
+export function listProcStats(): ProcStat[] {
   let entries: string[]
   try {
     entries = readdirSync('/proc')

@@ -10,6 +10,8 @@ import {sleepSync} from './sleep.js'
 const HOOKS = {
   /** Supervisor: sleep this long between the ending check and the spawn of a step (supervise.ts). */
   spawnDelayMs: 'ACTORS_TEST_SPAWN_DELAY_MS',
+  /** Supervisor: sleep this long before it records the Run's start, so a test can fill the disk then (run-unit.ts). */
+  startDelayMs: 'ACTORS_TEST_START_DELAY_MS',
   /** Index: share rebuilds of at least this many state dirs with the worker thread, on any machine (index-rebuild.ts). */
   sharedRebuildMin: 'ACTORS_TEST_SHARED_REBUILD_MIN',
   /** Index worker: `worker-first`, `worker-fails` or `worker-stalls` (two-threads.ts). */

@@ -8,6 +8,7 @@
 import {existsSync, readdirSync, statfsSync, statSync, type Dirent} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {archiveAndStartLocked, completeMove} from './generation-move.js'
+import {makeEndReserve, releaseEndReserve} from './end-reserve.js'
 import {addIndexMarker} from './index-entry.js'
 import {noteEndedRun} from '../records/ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
@@ -141,6 +142,8 @@ export function writeRunMetaLocked(dir: string, meta: RunMeta, options: {durable
  * Caller holds the Run's lock.
  */
 export function writeNewRunLocked(home: string, dir: string, meta: RunMeta, previous?: RunMeta): void {
+  // Room for the end first: a disk too full for it refuses the launch before the Run exists anywhere.
+  makeEndReserve(dir, JSON.stringify(meta).length)
   addIndexMarker(home, meta.run, meta.run_instance_id)
   if (previous) archiveAndStartLocked(dir, previous, meta)
   else writeJsonAtomic(runFile(dir, 'meta'), meta)
@@ -157,6 +160,7 @@ export const MIRRORED_ARTIFACTS = 4
 export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult): boolean {
   const existing = readRunResult(dir, meta)
   if (existing) return false
+  releaseEndReserve(dir) // the room kept since the launch (end-reserve.ts): the end fits on a full disk
   writeJsonAtomic(runFile(dir, 'result'), result)
   // Mirror the essentials into run.json so listings read one file per Run, and a batch row (wait/batch.ts) needs no
   // result.json: a bounded head of the artifacts, whose records can be many. And whether the Run asked for

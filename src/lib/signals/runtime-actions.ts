@@ -16,7 +16,7 @@ import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
-import {endUnit, openUnit, runUnitOwner, type Unit} from '../containment/index.js'
+import {endUnit, openUnit, outsideUnit, runUnitOwner, type Unit} from '../containment/index.js'
 import {
   readRunMetaRaw,
   readRunResult,
@@ -35,6 +35,7 @@ import {
   type TerminalStatus,
 } from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
+import {leftUnitOf, noteLeftUnit} from '../runs/left-unit.js'
 import {awaitRunEnd} from '../runs/await-run.js'
 
 export type EndMode = 'stop' | 'kill'
@@ -236,7 +237,10 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
  */
 async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<number[]> {
   const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
-  const left = await endUnit(runUnit(meta, dir), graceMs)
+  const left = await endUnit(runUnit(meta, dir), graceMs, {
+    runInstanceId: meta.run_instance_id,
+    onOutside: (found) => noteLeftUnit(dir, found), // named in result.json leftover by the supervisor
+  })
   return left.map((item) => item.pid)
 }
 
@@ -293,6 +297,9 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
     const query = runQuery(meta, live)
     const unit = runUnit(meta, dir, live)
+    // [containment] What carries the Run's marker outside its cgroup is killed below too: named in result.json leftover.
+    const outside = outsideUnit(unit, meta.run_instance_id)
+    if (outside.length > 0) marked.left_unit = [...leftUnitOf(meta), ...outside]
     let signalled: number[] = []
     if (mode === 'kill') {
       signalled = [...signalRun(query, 'SIGKILL'), ...unit.members()]

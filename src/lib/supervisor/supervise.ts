@@ -30,6 +30,7 @@ import {testHookPause} from '../platform/test-hooks.js'
 import {generationOf} from '../records/generation-layout.js'
 import {completeMove} from '../runs/generation-move.js'
 import {StdinPump} from './stdin-pump.js'
+import {releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
 import {commandEnvironment, endOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from '../launch/step-tree.js'
 import type {ChildProcessRecord, RunMeta, RunResult} from '../records/run.js'
@@ -109,7 +110,7 @@ class Supervisor {
     while (attempt < maxAttempts) {
       attempt++
       this.timedOut = false
-      updateRunMeta(this.dir, (meta) => ({...meta, attempts: attempt}))
+      updateRunMetaOrNote(this.dir, this.meta, 'the attempt', (meta) => ({...meta, attempts: attempt}))
       if (attempt > 1) this.trace('runtime.retry', `attempt ${attempt} of ${maxAttempts}`, {attempt})
       outcome = await this.runAttempt()
       // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
@@ -239,7 +240,7 @@ class Supervisor {
     this.records = [...this.records.filter((r) => this.live.has(r.pid)), record]
     const records = this.records
     let ending = undefined as RunMeta['ending']
-    updateRunMeta(this.dir, (meta) => {
+    updateRunMetaOrNote(this.dir, this.meta, "the command's pid", (meta) => {
       ending = meta.ending
       return {...meta, child_pid: records[0].pid, pgid: records[0].pgid, children_processes: records}
     })
@@ -294,7 +295,7 @@ class Supervisor {
    */
   private async terminateTree(spareNestedRuns = false): Promise<void> {
     const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
-    const left = await endUnit(this.unit, graceMs, {spareNestedRuns})
+    const left = await endUnit(this.unit, graceMs, {spareNestedRuns, runInstanceId: this.meta.run_instance_id})
     for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
     this.leftover = left
   }
@@ -325,6 +326,7 @@ class Supervisor {
     withLockSync(runFile(this.dir, 'lock'), () => {
       const meta = readRunMetaRaw(this.dir)
       if (!meta || readRunResult(this.dir, meta)) return
+      releaseEndReserve(this.dir) // room for the end even on a disk the command's output filled (end-reserve.ts)
       let {status, reason} = endOf(meta, outcome)
       const completed = new Date()
       const result: RunResult = {
@@ -342,7 +344,7 @@ class Supervisor {
       if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError)
         result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
       // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
-      if (this.unit) reason = closeUnitIntoResult(this.unit, this.leftover, result)
+      if (this.unit) reason = closeUnitIntoResult(this.unit, this.leftover, result, meta)
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
@@ -389,6 +391,7 @@ export async function superviseRun(dir: string): Promise<void> {
   } catch (error) {
     // Not started: the unit goes, as it would never have been made.
     if (typeof unit !== 'string') unit.remove()
+    if (settleUnstartedNoSpace(dir, error)) return // a full disk: `failed`, never `running` with no supervisor
     throw error
   }
   await supervisor.run(started ?? meta, typeof unit === 'string' ? unit : undefined)

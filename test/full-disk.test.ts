@@ -1,0 +1,91 @@
+/**
+ * A full disk never loses an end (issue 35, Deliver 4): the state root on a
+ * real 2 MiB tmpfs mounted in the test's temp dir (root only: skipped with the
+ * reason otherwise). A Run whose output fills the disk still records its own
+ * exit status, and a supervisor that cannot record the Run's start ends it
+ * `failed` (`no_space`) instead of dying and leaving it `running`.
+ */
+import {spawnSync} from 'node:child_process'
+import {closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
+import {join} from 'node:path'
+import {afterAll, beforeAll, describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {actors, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+
+const ROOT_USER = process.getuid?.() === 0
+const MODES = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
+
+if (!ROOT_USER) console.warn('test/full-disk: skipped: mounting a small tmpfs needs root (CI runs as root)')
+
+let mount = ''
+let base = ''
+let count = 0
+beforeAll(() => {
+  if (!ROOT_USER) return
+  base = tempDir('actors-full-disk-')
+  mount = join(base, 'disk')
+  mkdirSync(mount)
+  const r = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'tmpfs', mount], {encoding: 'utf8'})
+  if (r.status !== 0) throw new Error(`mount -t tmpfs failed: ${r.stderr}`)
+})
+afterAll(() => {
+  if (!mount) return
+  spawnSync('umount', ['-l', mount])
+  removeDir(base)
+})
+
+/** A fresh state root on the small disk (the disk is emptied first: each test fills it). */
+function home(): string {
+  for (const name of spawnSync('ls', ['-A', mount], {encoding: 'utf8'}).stdout.split('\n').filter(Boolean))
+    rmSync(join(mount, name), {recursive: true, force: true})
+  const dir = join(mount, `h${count++}`)
+  mkdirSync(dir)
+  return dir
+}
+
+/** Fill what is left of the disk with one file (the launch's own room stays, as it was reserved). */
+function fillDisk(): void {
+  const fd = openSync(join(mount, 'filler'), 'w')
+  const chunk = Buffer.alloc(4096, 120)
+  try {
+    for (;;) writeSync(fd, chunk)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error
+  } finally {
+    closeSync(fd)
+  }
+}
+
+describe.skipIf(!ROOT_USER).each(MODES)('a full disk under $mode containment', ({env, skip}) => {
+  it.skipIf(skip)(
+    'a Run that prints until the disk is full, then exits 7: failed with exit 7, its end in the Trace',
+    async () => {
+      const h = home()
+      const r = actors(h, ['run', '--json', '--', 'sh', '-c', 'yes filling-the-disk-filling-the-disk; exit 7'], {env})
+      expect(r.code).toBe(0)
+      const result = await waitForResult(r.json.state_dir, 30_000)
+      expect(result).toMatchObject({status: 'failed', exit_code: 7, reason: 'exit_code'})
+      const trace = readFileSync(join(r.json.state_dir, 'trace.jsonl'), 'utf8')
+      expect(trace).toContain('"runtime.ended"')
+      expect(actors(h, ['inspect', r.json.run, '--json']).json).toMatchObject({status: 'failed', exit_code: 7})
+    },
+    60_000,
+  )
+
+  it.skipIf(skip)(
+    'the disk fills between the launch and the start the supervisor records: failed (no_space), not running',
+    async () => {
+      const h = home()
+      const r = actors(h, ['run', '--json', '--', 'sleep', '1'], {env: {...env, ACTORS_TEST_START_DELAY_MS: '2000'}})
+      expect(r.code).toBe(0)
+      fillDisk()
+      const result = await waitForResult(r.json.state_dir, 30_000)
+      expect(result).toMatchObject({status: 'failed', reason: 'no_space', error: expect.stringContaining('ENOSPC')})
+      await waitFor(() => actors(h, ['inspect', r.json.run, '--json']).json?.status === 'failed', 10_000, 'failed')
+    },
+    60_000,
+  )
+})
