@@ -78,6 +78,20 @@ export function buildMpvArgs(options: {
   ]
 }
 
+/**
+ * One track as a line of mpv's m3u queue. A name is written as it is unless
+ * a line cannot hold it (a newline or carriage return in it, a leading `#`
+ * or surrounding spaces that the m3u reader would take as a comment or trim):
+ * then an absolute path goes as a `file://` URL, which mpv percent-decodes
+ * back to the same name, and a URL gets those characters percent-encoded.
+ * The queue keeps one line per track, so mpv's playlist-pos stays our index.
+ */
+export function m3uEntry(track: string): string {
+  if (!/[\r\n]|^[#\s]|\s$/.test(track)) return track
+  if (track.startsWith('/')) return `file://${encodeURIComponent(track).replaceAll('%2F', '/')}`
+  return track.replace(/[\r\n]|^[#\s]+|\s+$/g, encodeURIComponent)
+}
+
 const OBSERVE = {playlistPos: 1, idle: 2} as const
 
 export class MpvBackend implements PlayerBackend {
@@ -101,8 +115,7 @@ export class MpvBackend implements PlayerBackend {
   }
 
   async start(at: StartAt): Promise<void> {
-    // Absolute paths never start with "#"; URLs neither. mpv reads this as a plain m3u.
-    writeFileAtomic(this.playlistFile, this.options.tracks.join('\n') + '\n')
+    writeFileAtomic(this.playlistFile, this.options.tracks.map(m3uEntry).join('\n') + '\n')
     try {
       unlinkSync(this.socket)
     } catch {}
