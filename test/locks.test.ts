@@ -3,7 +3,7 @@
  * turns, shells and named holders that queue, die and let leases run out,
  * and damaged lock files that fail closed.
  */
-import {spawn, type ChildProcess} from 'node:child_process'
+import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
@@ -278,6 +278,49 @@ describe('actors lock', () => {
     const reply = await waiter
     expect(reply.code, reply.stderr).toBe(0)
     expect(journal(dir).map((j) => j.op)).toContain('freed')
+  })
+
+  it('one-liners: acquire then release in one sh -c / bash -c line and in a Makefile recipe, without --holder', () => {
+    const dir = home()
+    const cli = `"${process.execPath}" "${BIN}"`
+    // bash and dash run the last command of -c in their own place: the holder became the release.
+    for (const shellName of ['bash', 'sh']) {
+      const line = spawnSync(
+        shellName,
+        ['-c', `${cli} lock acquire one && ${cli} lock renew one --lease 1m && ${cli} lock release one`],
+        {
+          env: cliEnv(dir),
+          encoding: 'utf8',
+        },
+      )
+      expect(line.status, `${shellName}: ${line.stderr}`).toBe(0)
+      expect(lockFile(dir, 'one').holders).toEqual([])
+    }
+    // A Makefile: a one-line recipe, and a recipe of several lines under .ONESHELL (make runs it in one shell).
+    writeFileSync(join(dir, 'Makefile'), `one:\n\t${cli} lock acquire mk && echo built && ${cli} lock release mk\n`)
+    writeFileSync(
+      join(dir, 'Oneshell.mk'),
+      `.ONESHELL:\ntwo:\n\t${cli} lock acquire mk2\n\techo built\n\t${cli} lock release mk2\n`,
+    )
+    for (const args of [['one'], ['-f', 'Oneshell.mk', 'two']]) {
+      const made = spawnSync('make', ['-s', '-C', dir, ...args], {env: cliEnv(dir), encoding: 'utf8'})
+      expect(made.status, made.stderr).toBe(0)
+      expect(made.stdout).toBe('built\n')
+    }
+    expect(lockFile(dir, 'mk').holders).toEqual([])
+    expect(lockFile(dir, 'mk2').holders).toEqual([])
+    // Only the holder: another process (here a shell of its own) cannot release the slot of a live holder.
+    const other = spawnSync(
+      'bash',
+      ['-c', `${cli} lock acquire three; setsid sh -c '${cli} lock release three; true'; true`],
+      {
+        env: cliEnv(dir),
+        encoding: 'utf8',
+      },
+    )
+    expect(other.stderr).toContain('does not hold lock three')
+    // And the slot of a job that has ended is free again.
+    expect(actors(dir, ['lock', 'acquire', 'three', '--json']).json?.held).toBe(1)
   })
 
   it('a waiter that dies leaves the queue', async () => {

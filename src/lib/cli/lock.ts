@@ -3,7 +3,7 @@ import {parseDuration, parsePositiveDuration} from '../platform/duration.js'
 import {usageError} from '../platform/errors.js'
 import {resolveHome} from '../platform/home.js'
 import {execWithLock} from '../locks/exec.js'
-import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
+import {acquireLock, callerHolder, callerHolderOfLock, lockStatus, releaseLock, renewLockLease} from '../locks/ops.js'
 import {refuseInitHolder, releaseHolderRef} from '../locks/init-holder.js'
 import {plainAcquired, plainLockStatus, plainReleased, plainRenewed} from '../present/locks.js'
 import {documentResult, liveResult} from '../present/result.js'
@@ -35,8 +35,9 @@ export const lockAcquireCommand = defineCommand({
   id: 'lock:acquire',
   summary: 'Take a slot of a named lock, or queue for one with --wait',
   description: [
-    'The holder is the current Run (inside a Run), else the calling process (the shell or script that ran actors, by process identity), or --holder ID with a --lease.',
+    'The holder is the current Run (inside a Run), else the calling process (the shell or script that ran actors, by process identity: pid and start time, which survive exec), or --holder ID with a --lease.',
     'A holder whose Run ends or whose process dies loses its slot at the next lock operation; a lease that is not renewed expires.',
+    'So acquire and release work from one script, one sh -c line (whose shell may exec the release) or one Makefile recipe line; make runs each line in a shell of its own, so a recipe of several lines needs .ONESHELL:.',
     'Waiters are served first come, first served. Exit 5 when busy without --wait (or the capacity disagrees), 124 when --wait runs out.',
   ].join(' '),
   examples: [
@@ -68,7 +69,7 @@ export const lockReleaseCommand = defineCommand({
   id: 'lock:release',
   summary: 'Give back a slot of a named lock',
   description:
-    'Releases the slot of the current Run, the calling process, or --holder ID. Exit 3 when that holder does not hold the lock.',
+    'Releases the slot of the current Run, the calling process (or the process that took it and became this actors by exec, as the last command of `sh -c`), or --holder ID. Exit 3 when that holder does not hold the lock.',
   examples: ['<%= config.bin %> lock release repo', '<%= config.bin %> lock release deploy --holder ci-7'],
   args: {name: NAME_ARG},
   flags: {
@@ -81,7 +82,11 @@ export const lockReleaseCommand = defineCommand({
   async run({args, flags}) {
     const home = resolveHome(flags.home)
     return documentResult(
-      releaseLock(home, args.name!, releaseHolderRef(home, args.name!, flags.holder, callerHolder)),
+      releaseLock(
+        home,
+        args.name!,
+        releaseHolderRef(home, args.name!, flags.holder, (id) => callerHolderOfLock(home, args.name!, id)),
+      ),
       plainReleased,
     )
   },
@@ -103,11 +108,12 @@ export const lockRenewCommand = defineCommand({
   },
 
   async run({args, flags}) {
+    const home = resolveHome(flags.home)
     return documentResult(
       renewLockLease(
-        resolveHome(flags.home),
+        home,
         args.name!,
-        callerHolder(flags.holder),
+        callerHolderOfLock(home, args.name!, flags.holder),
         optionalDuration(flags.lease, '--lease'),
       ),
       plainRenewed,

@@ -10,6 +10,7 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {releaseLocks, renewLock, settleLock, takeLocks, type LockRequest, type LockTrace} from './core.js'
 import {lockView, type LockView} from './views.js'
 import {waitForLocks} from './wait.js'
+import {readLockState} from './store.js'
 import {
   holderLabel,
   isLockName,
@@ -65,6 +66,24 @@ export function callerHolder(holderId: string | undefined): HolderRef {
       'run actors from a live shell or script, or pass --holder ID --lease DURATION',
     )
   return {kind: 'process', ...parent}
+}
+
+/**
+ * The holder `release` and `renew` act for: as callerHolder, with one more
+ * case. The process that took the slot may have become this `actors` by
+ * exec: bash and dash run the last command of `sh -c 'acquire; release'` in
+ * their own place, as do `exec actors ...` and make's one-line recipes. A
+ * process keeps its pid and start time across exec, so a process holder with
+ * this process's own identity is the caller, and pid reuse cannot fake it.
+ */
+export function callerHolderOfLock(home: string, name: string, holderId: string | undefined): HolderRef {
+  const caller = callerHolder(holderId)
+  if (caller.kind !== 'process') return caller
+  const held = readLockState(home, validateLockName(name)).holders
+  if (held.some((e) => sameHolder(e.holder, caller))) return caller
+  const self = readProcessIdentity(process.pid)
+  const asSelf: HolderRef | undefined = self && {kind: 'process', ...self}
+  return asSelf && held.some((e) => sameHolder(e.holder, asSelf)) ? asSelf : caller
 }
 
 export interface AcquireOptions {
