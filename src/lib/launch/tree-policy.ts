@@ -13,26 +13,9 @@ import {findRecipe} from '../recipes/index.js'
 import {isPlainName} from '../platform/home.js'
 import {readRunMetaById} from '../runs/store.js'
 import {lineOf} from '../runs/tightened-limits.js'
+import {globMatches} from '../platform/glob-match.js'
 import type {PolicyRule, RunMeta} from '../records/run.js'
 import type {LaunchSpec} from './launch.js'
-
-/**
- * Whether Recipe `name` matches a glob `pattern`: `*` is any run of characters
- * within one path segment, `**` any run across segments, `?` one character.
- */
-export function globMatches(pattern: string, name: string): boolean {
-  let source = ''
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i]
-    if (c === '*' && pattern[i + 1] === '*') {
-      source += '.*'
-      i++
-    } else if (c === '*') source += '[^/]*'
-    else if (c === '?') source += '[^/]'
-    else source += c.replace(/[.+^${}()|[\]\\]/g, '\\$&')
-  }
-  return new RegExp(`^${source}$`).test(name)
-}
 
 const strings = (value: unknown): value is string[] =>
   Array.isArray(value) && value.every((item) => typeof item === 'string')

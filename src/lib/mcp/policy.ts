@@ -6,9 +6,7 @@
  */
 import {refusedError} from '../platform/errors.js'
 import {validateOwner} from '../runs/lineage.js'
-import {globMatches} from '../launch/tree-policy.js'
-import {recipeRoots} from '../recipes/index.js'
-import type {PolicyRule} from '../records/run.js'
+import {globMatches} from '../platform/glob-match.js'
 
 export {globMatches}
 
@@ -67,25 +65,5 @@ export function enforceLaunchPolicy(policy: McpPolicy, launch: {command: true} |
       'launch an allowed Recipe (the recipes tool marks them), or restart `actors mcp` with an --allow pattern that covers it',
       {policy: 'allow', allow: policy.allow},
     )
-  }
-}
-
-/**
- * The policy as the rule a Run it starts records (launch/tree-policy.ts), so
- * that every launch in that Run's tree is held to it: the recipe roots are
- * the server's, where its agent's Recipe names were looked up.
- */
-export function policyRule(policy: McpPolicy, home: string, recipesFlag: string | undefined): PolicyRule {
-  const flags = [
-    ...(policy.allow ? [`--allow ${policy.allow.join(',')}`] : []),
-    ...(policy.allowAdhoc ? ['--allow-adhoc'] : []),
-    `--owner ${policy.owner}`,
-  ]
-  return {
-    origin: `actors mcp ${flags.join(' ')}`,
-    allow: policy.allow ?? null,
-    allow_adhoc: policy.allowAdhoc,
-    owner: policy.owner,
-    recipe_roots: recipeRoots({recipesFlag, home}).map((root) => root.dir),
   }
 }
