@@ -9,6 +9,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {runOfCgroupPath} from '../src/lib/containment/caller-cgroup.js'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
 
@@ -55,6 +56,21 @@ const traceKinds = (h: string, id: string): string[] =>
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line).kind)
+
+describe('the Run a cgroup path names', () => {
+  const key = '0123456789abcdef'
+  const outer = '11111111-2222-4333-8444-555555555555'
+  const inner = '66666666-7777-4888-9999-aaaaaaaaaaaa'
+  it('is the innermost actors/<home key>/<instance>, past a lock exec unit, and none elsewhere', () => {
+    const nested = `/user.slice/actors/${key}/${outer}/actors/${key}/${inner}`
+    expect(runOfCgroupPath(nested)).toEqual({instance: inner, homeKey: key, path: nested})
+    expect(runOfCgroupPath(`/actors/${key}/${outer}/actors/${key}/lock-${inner}`)?.instance).toBe(outer)
+    expect(runOfCgroupPath(`/actors/${key}/lock-${inner}`)).toBeUndefined()
+    expect(runOfCgroupPath(`/actors/not-a-key/${outer}`)).toBeUndefined()
+    expect(runOfCgroupPath(`/elsewhere/${key}/${outer}`)).toBeUndefined()
+    expect(runOfCgroupPath('/')).toBeUndefined()
+  })
+})
 
 describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
   it.skipIf(skip)(
