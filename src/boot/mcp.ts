@@ -6,7 +6,7 @@
  * exactly as oclif would (help, bad flags) return false and go to the oclif
  * CLI, as in the fast front end.
  */
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, readlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {reportError} from '../lib/present/report-error.js'
 import {mcpCommand} from '../lib/cli/mcp.js'
@@ -20,6 +20,11 @@ import {nodeModule} from '../lib/platform/builtins.js'
 import {fdSink, fdSource} from '../lib/platform/fd-stdio.js'
 
 type ServerBundle = typeof import('./mcp-server.js')
+
+const TERMINAL_NOTE =
+  'actors mcp: an MCP server for an AI agent host, speaking JSON-RPC on stdin and stdout; it is waiting for a client.\n' +
+  '  An agent host starts it for you: see docs/mcp.md (for example `claude mcp add actors -- actors mcp --owner me`).\n' +
+  '  Press Ctrl-D or Ctrl-C to quit.\n'
 
 /** Serve `actors mcp ARGS` (argv without node, script and `mcp`); false: let oclif handle it. */
 export async function run(argv: string[]): Promise<boolean> {
@@ -46,6 +51,8 @@ export async function serve(flags: {
     const home = resolveHome(flags.home)
     const policy = policyFromFlags(flags)
     ensureHome(home)
+    // Typed at a prompt, a server that waits in silence looks hung: say what it is (stderr; stdout stays JSON-RPC).
+    if (stdinIsTerminal()) process.stderr.write(TERMINAL_NOTE)
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
     // The session is read and written on the descriptors, not process.stdin and process.stdout (net.Socket
@@ -66,6 +73,15 @@ export async function serve(flags: {
   }
   // A tool call still blocked (a wait) must not keep a session without a client alive.
   process.exit()
+}
+
+/** Whether stdin is a terminal, read from /proc (node:tty would load node:net on every agent session's start). */
+function stdinIsTerminal(): boolean {
+  try {
+    return /^\/dev\/(pts\/|tty)/.test(readlinkSync('/proc/self/fd/0'))
+  } catch {
+    return false
+  }
 }
 
 /** dist/mcp-server.cjs, through bin/actors' code-cache loader when it lends one (see bin/actors). */
