@@ -4,7 +4,10 @@
  * what stays, and that tables measure the escaped text, not the raw.
  */
 import {describe, expect, it} from 'vitest'
-import {formatTable, inertText, printableLine} from '../src/lib/platform/text.js'
+import {foldedLine, formatTable, inertText, printableLine} from '../src/lib/platform/text.js'
+import {renderBatchPlain} from '../src/lib/present/batch-card.js'
+import {cardModel} from '../src/lib/view-state/card-model.js'
+import type {BatchDocument} from '../src/lib/wait/batch.js'
 import {formatTrackLine} from '../src/lib/present/playback.js'
 import {formatLockLine} from '../src/lib/present/locks.js'
 import {attentionText} from '../src/lib/view-state/attention-feed.js'
@@ -44,6 +47,81 @@ describe('printableLine', () => {
   it('folds white space into one line, escapes the rest and cuts after escaping', () => {
     expect(printableLine(`a\n\tb ${HOSTILE}`)).toBe(`a b ${HOSTILE_SHOWN}`)
     expect(printableLine('\u001b'.repeat(10), 8)).toBe('\\e\\e\\e\\…')
+  })
+})
+
+describe('foldedLine', () => {
+  it('folds and cuts but escapes nothing: documents keep what the Run wrote', () => {
+    expect(foldedLine(`a\n b ${HOSTILE}`)).toBe(`a b ${HOSTILE}`)
+  })
+})
+
+/** A batch whose every Run-written field is hostile: names, summaries, kinds, collected Runs, pending names. */
+function hostileBatch(): BatchDocument {
+  const row = {
+    run: 'f\u001b[2Jn',
+    run_instance_id: 'i',
+    generation: 1,
+    status: 'done',
+    depth: 0,
+    parent: null,
+    summary: HOSTILE,
+    output: '',
+    artifacts: [{name: 'a\u0007rt', path: '/x', bytes: 1, sha256: null}],
+    artifacts_total: 1,
+    usage: null,
+    collected: [{run: 'c\u202e1', status: 'done', summary: HOSTILE}],
+    collected_total: 1,
+    exit_code: 0,
+    duration_ms: 1,
+    ended_at: null,
+    state_dir: '/s',
+  }
+  return {
+    batch_id: 'abcdef1234567890',
+    members: 1,
+    counts: {done: 1},
+    rows: [row],
+    overflow: 0,
+    deferred: 0,
+    pending: [{run: 'p\u009b', run_instance_id: 'j', status: 'running'}],
+    pending_count: 1,
+    unknown: [],
+    already_reported: [],
+    attention: [
+      {run: 'f', run_instance_id: 'i', event_id: 'e', kind: 'k\u001b', summary: HOSTILE, attention: 'notify', ts: ''},
+    ],
+    timed_out: false,
+    redelivered: false,
+    hint: 'actors inspect f',
+  } as unknown as BatchDocument
+}
+
+/** Every string inside `value`. */
+function strings(value: unknown): string[] {
+  if (typeof value === 'string') return [value]
+  if (value && typeof value === 'object') return Object.values(value).flatMap(strings)
+  return []
+}
+
+describe('the completion cards', () => {
+  it('plain: every line inert, the collected names measured as printed', () => {
+    const text = renderBatchPlain(hostileBatch())
+    expect(text).not.toMatch(ACTIVE)
+    expect(text).toContain(`  f\\e[2Jn  done`)
+    expect(text).toContain(`↳ c\\u202e1  done      ${HOSTILE_SHOWN}`)
+    expect(text).toContain(`attention: f notify k\\e: ${HOSTILE_SHOWN}`)
+    expect(text).toContain('pending: 1 still live (p\\u009b)')
+  })
+
+  it('Ink: the card model holds nothing a terminal acts on', () => {
+    const model = cardModel(hostileBatch())
+    // Drawn as they are: a row's React key is never shown, and CompletionCard escapes collected summaries itself.
+    const drawn = model.rows.map(({key, collected, ...shown}) => ({...shown, runs: collected?.runs.map((r) => r.run)}))
+    for (const text of strings({...model, rows: drawn})) expect(text).not.toMatch(ACTIVE)
+    expect(model.rows[0]!.run).toBe('f\\e[2Jn')
+    expect(model.rows[0]!.summary).toBe(HOSTILE_SHOWN)
+    expect(model.rows[0]!.collected!.runs[0]!.run).toBe('c\\u202e1')
   })
 })
 

@@ -60,12 +60,16 @@ export function formatTable(headers: string[], rawRows: string[][], maxWidth?: n
   return [line(headers), ...rows.map(line)].join('\n')
 }
 
+/** `text` as one line (line breaks and other white space become one space), cut with "…" to `max`; nothing escaped (a document keeps it exact). */
+export function foldedLine(text: string, max = 200): string {
+  const flat = text.replace(/\s+/g, ' ').trim()
+  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+}
+
 /**
- * Text a Run wrote (a Trace summary) as one printable line: line breaks and
- * other white space become one space so a Run cannot fake extra lines, the
- * rest is made inert (inertText); long text is cut with "…".
+ * Text a Run wrote (a Trace summary) as one printable line: folded so a Run
+ * cannot fake extra lines, made inert (inertText), then cut to `max` as shown.
  */
 export function printableLine(text: string, max = 200): string {
-  const flat = inertText(text.replace(/\s+/g, ' ').trim())
-  return flat.length > max ? flat.slice(0, max - 1) + '…' : flat
+  return foldedLine(inertText(text.replace(/\s+/g, ' ')), max)
 }

@@ -41,7 +41,7 @@ export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total
   const n = row.collected_total
   return {
     header: `its own wait collected ${n} Run${n === 1 ? '' : 's'} (reported to it):`,
-    // Names and statuses inert and measured as printed (their summaries already are: wait/collected.ts).
+    // Names and statuses inert, so measured as printed; each card folds and escapes the summaries where it draws them.
     runs: row.collected.map((r) => ({...r, run: inertText(r.run), status: inertText(r.status)})),
     more: Math.max(0, n - row.collected.length),
   }

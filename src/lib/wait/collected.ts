@@ -11,7 +11,7 @@ import {join} from 'node:path'
 import {runDir} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {firstOutputLine} from '../runs/logs.js'
-import {printableLine} from '../platform/text.js'
+import {foldedLine} from '../platform/text.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 
@@ -73,7 +73,7 @@ export function recordCollected(
       try {
         line = firstOutputLine(row.state_dir)
       } catch {}
-      return {run: row.run, status: row.status, summary: printableLine(line || row.summary, MAX_COLLECTED_SUMMARY)}
+      return {run: row.run, status: row.status, summary: foldedLine(line || row.summary, MAX_COLLECTED_SUMMARY)}
     })
     withLockSync(join(dir, '.collected.lock'), () => {
       let current: CollectedFile | undefined
@@ -112,7 +112,7 @@ export function readCollected(dir: string, runInstanceId: string): CollectedFiel
         .map((r) => ({
           run: r.run,
           status: r.status,
-          summary: printableLine(String(r.summary ?? ''), MAX_COLLECTED_SUMMARY),
+          summary: foldedLine(String(r.summary ?? ''), MAX_COLLECTED_SUMMARY),
         }))
       return {collected: runs, collected_total: Math.max(file.total, runs.length)}
     }
