@@ -5,7 +5,7 @@
  * socket file left by a killed server, peers that close mid-line, timeouts,
  * and a close that does not wait on idle clients.
  */
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, lstatSync, readFileSync, writeFileSync} from 'node:fs'
 import {connect, createServer, type Server} from 'node:net'
 import {join} from 'node:path'
@@ -205,5 +205,32 @@ describe('line-socket transport', () => {
     expect(Date.now() - started).toBeLessThan(5000)
     expect(existsSync(path)).toBe(false)
     idle.destroy()
+  })
+})
+
+describe('a server that answers before it reads', () => {
+  it('its reply is delivered, though it closed with the request unread (EPIPE on our side)', async () => {
+    const path = join(dirOf(), 'early.sock')
+    // Another process, as a service is: accept, reply, close, never read. Node's own server would read first.
+    const script = [
+      'import socket, os, sys',
+      's = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(64)',
+      'print("ready", flush=True)',
+      'while True:',
+      '    c, _ = s.accept(); c.sendall(b\'{"ok": true, "early": true}\\n\'); c.close()',
+    ].join('\n')
+    const server = spawn('python3', ['-c', script, path], {stdio: ['ignore', 'pipe', 'inherit']})
+    try {
+      await new Promise((resolve) => server.stdout!.once('data', resolve))
+      // Many times, small and large requests: the close often lands before the request is written.
+      for (const size of [10, 200_000]) {
+        for (let i = 0; i < 20; i++) {
+          const reply = await requestJsonReply(path, {action: 'status', input: 'x'.repeat(size)})
+          expect(reply, `request ${i} of ${size} bytes`).toEqual({ok: true, early: true})
+        }
+      }
+    } finally {
+      server.kill('SIGKILL')
+    }
   })
 })

@@ -11,6 +11,7 @@ import {makeSocketPrivate} from './private-files.js'
 import type {Server, Socket} from 'node:net'
 import {join} from 'node:path'
 import {nodeCrypto, nodeNet, nodeOs} from './builtins.js'
+import {writeUntilBlocked} from './write-fd.js'
 
 /** Replies are one line of at most this many bytes, everywhere (SPEC: Control, Music). */
 export const MAX_REPLY_BYTES = 4096
@@ -94,7 +95,7 @@ export function requestLine(path: string, request: string, options: RequestLineO
     )
     socket.on('connect', () => {
       connected = true
-      socket.write(request + '\n')
+      sendRequest(socket, request + '\n')
     })
     socket.on('data', (chunk: Buffer) => {
       buffer = Buffer.concat([buffer, chunk])
@@ -121,6 +122,33 @@ export function requestLine(path: string, request: string, options: RequestLineO
       )
     })
   })
+}
+
+/**
+ * Write the request line without letting a failed write end the exchange. A
+ * server may answer before it reads (a one-shot service that writes its reply
+ * and closes): the reply is already here, but a socket.write that meets EPIPE
+ * destroys the socket and the reply with it. write(2) on the descriptor
+ * reports that failure to us alone, and the reply is read as usual; what
+ * would block goes through socket.write.
+ */
+function sendRequest(socket: Socket, line: string): void {
+  const fd = (socket as unknown as {_handle?: {fd?: number}})._handle?.fd
+  if (typeof fd !== 'number' || fd < 0) {
+    socket.write(line)
+    return
+  }
+  const bytes = Buffer.from(line)
+  let sent: number
+  try {
+    sent = writeUntilBlocked(fd, bytes)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    // The server stopped reading: its reply, if it sent one, is read as usual.
+    if (code !== 'EPIPE' && code !== 'ECONNRESET') socket.destroy(error as Error)
+    return
+  }
+  if (sent < bytes.length) socket.write(bytes.subarray(sent))
 }
 
 /** How a server words a refusal it makes itself (a request or reply over its bound, a handler that threw). */
