@@ -77,9 +77,10 @@ export function plainForest(forest: Forest, to: TextSinks, filters = ''): void {
 /** `inspect RUN --generations`. */
 export function plainGenerations(listing: GenerationListing, to: TextSinks): void {
   const widths = [3, 36, 9, 24, 24]
+  // Cells inert before they are padded: measured as printed.
   const line = (cells: string[]) =>
     cells
-      .map((c, i) => (i < widths.length ? c.padEnd(widths[i]) : c))
+      .map((c, i) => (i < widths.length ? inertText(c).padEnd(widths[i]) : inertText(c)))
       .join('  ')
       .trimEnd()
   const lines = [line(['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'])]
@@ -95,7 +96,7 @@ export function plainGenerations(listing: GenerationListing, to: TextSinks): voi
       ]),
     )
   }
-  to.out(inertText(lines.join('\n'), {multiline: true}) + '\n')
+  to.out(lines.join('\n') + '\n')
 }
 
 /** `inspect RUN`: one Run in detail. */
