@@ -56,7 +56,7 @@ export function reportError(
   }
   process.exitCode = EXIT.failed
   process.stderr.write(inert(`actors: internal error: ${error.message}\n`))
-  if (process.env.ACTORS_DEBUG) process.stderr.write(`${error.stack}\n`)
+  if (process.env.ACTORS_DEBUG) process.stderr.write(inert(`${error.stack}\n`))
   else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
   if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})
 }
