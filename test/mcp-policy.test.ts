@@ -183,6 +183,23 @@ describe('actors mcp: the policy holds down the tree', () => {
     expect(readJson(join(dir, 'run.json')).policy).toEqual(policy)
   })
 
+  it('a generation the server starts (rerun) of a Run started elsewhere records the policy from then on', async () => {
+    const {home} = newHome({'leaf.yaml': LEAF})
+    const first = actors(home, ['run', 'leaf', '--name', 'cli', '--wait'], {env: {ACTORS_OWNER: 'agent'}})
+    expect(first.code, first.stderr).toBe(0)
+    const dir = join(home, 'runs', 'cli')
+    expect(readJson(join(dir, 'run.json')).policy).toBeUndefined()
+    const session = await initialized(home, ['--allow', 'leaf', '--owner', 'agent'])
+    session.send(toolCall(2, 'rerun', {run: 'cli'}))
+    const r = await session.reply(2, 60_000)
+    expect(r.result.isError, JSON.stringify(r.result)).toBeUndefined()
+    const meta = readJson(join(dir, 'run.json'))
+    expect(meta.generation).toBe(2)
+    expect(meta.policy).toEqual([
+      expect.objectContaining({origin: 'actors mcp --allow leaf --owner agent', run: 'cli'}),
+    ])
+  })
+
   it('fanout of a Recipe given by path (outside the allow-list) fails: its child is refused by the policy and never runs', async () => {
     const {home} = newHome()
     const evil = join(home, 'evil.yaml')

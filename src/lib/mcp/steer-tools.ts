@@ -21,6 +21,7 @@ import {closeRun} from '../control/close.js'
 import {SERVICE_KINDS} from '../music/service-kinds.js'
 import {enforceRunOwner} from './owner-guard.js'
 import {enforceLaunchPolicy, type McpPolicy} from './policy.js'
+import {policyRule} from './policy-rule.js'
 import {recipeValueWords} from './recipe-values.js'
 import {defineTool} from './tool.js'
 
@@ -43,9 +44,10 @@ export const sendTool = defineTool({
     run: z.string().min(1).describe('Run id or state dir'),
     message: z.string().min(1).describe(`the message (at most ${MAX_MESSAGE_BYTES} bytes)`),
   }),
-  async call({run, message}, {home, policy}) {
+  async call({run, message}, {home, policy, recipesFlag}) {
     enforceSteerPolicy(policy, home, run)
-    const reply = await sendMessage(home, run, message)
+    // A generation this server starts records its policy, like a Run it starts (launch/tree-policy.ts).
+    const reply = await sendMessage(home, run, message, [policyRule(policy, home, recipesFlag)])
     const how =
       reply.delivered === 'resumed'
         ? `resumed as generation ${reply.generation}`
@@ -68,7 +70,7 @@ export const rerunTool = defineTool({
       .optional()
       .describe('Recipe args to replace, e.g. {"target": "release"}'),
   }),
-  async call({run, values}, {home, policy}) {
+  async call({run, values}, {home, policy, recipesFlag}) {
     enforceSteerPolicy(policy, home, run)
     const state = requireRun(home, resolveRunRef(home, run))
     // A list only for an array arg of the Run's Recipe (recipe-values.ts); a gone Recipe is specFromMeta's to refuse.
@@ -78,7 +80,7 @@ export const rerunTool = defineTool({
         ? loadRecipeFile(file, dirname(file))
         : {name: state.meta.recipe ?? state.meta.run, args: []}
     const assignments = recipeValueWords(recipe, values)
-    const started = startNextGeneration(home, state, {assignments})
+    const started = startNextGeneration(home, state, {assignments, policy: [policyRule(policy, home, recipesFlag)]})
     return {
       document: started,
       summary: `${started.status} ${started.run} generation ${started.generation}; collect it with wait`,

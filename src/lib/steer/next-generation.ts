@@ -13,7 +13,7 @@ import type {LaunchResult, LaunchSpec} from '../launch/launch.js'
 import {loadRecipeFile, recipeError} from '../recipes/load.js'
 import {resolveRecipe} from '../recipes/resolve.js'
 import {readRunMetaRaw, type RunState} from '../runs/store.js'
-import type {RunMeta} from '../records/run.js'
+import type {PolicyRule, RunMeta} from '../records/run.js'
 import {launchInTree} from '../launch/run-launcher.js'
 import {checkBudget} from '../runs/tree-limits.js'
 import {existsSync} from 'node:fs'
@@ -23,6 +23,8 @@ export interface NextGeneration {
   message?: string
   /** `NAME=VALUE` words replacing earlier values (rerun); validated like a launch. */
   assignments?: string[]
+  /** A launch policy of whoever starts it (an `actors mcp` server), added to the one its record holds. */
+  policy?: PolicyRule[]
 }
 
 export interface NextGenerationResult extends LaunchResult {
@@ -35,6 +37,9 @@ export function startNextGeneration(home: string, state: RunState, change: NextG
   const {meta} = state
   refuseClosed(meta) // before re-resolving anything; the launch checks again under the Run's lock
   const spec = specFromMeta(home, meta, change.assignments ?? [])
+  // The starter's policy joins the record's; a damaged record (not a list) stays, for tree-policy.ts to refuse.
+  if (change.policy && (spec.policy === undefined || Array.isArray(spec.policy)))
+    spec.policy = [...(spec.policy ?? []), ...change.policy]
   const messageId = change.message !== undefined ? randomUuid() : undefined
   if (change.message !== undefined) spec.message = {id: messageId!, text: change.message}
   const launched = launchInTree(spec)

@@ -10,7 +10,7 @@ import {isBeingCreated} from '../runs/abandoned.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
-import {isTerminal, type RunMeta} from '../records/run.js'
+import {isTerminal, type PolicyRule, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {generationOf} from '../records/generation-layout.js'
@@ -33,7 +33,12 @@ export interface SendReply {
 }
 
 /** Deliver `message` to the Run `ref`, or resume it; see the module comment. */
-export async function sendMessage(home: string, ref: string, message: string): Promise<SendReply> {
+export async function sendMessage(
+  home: string,
+  ref: string,
+  message: string,
+  policy?: PolicyRule[],
+): Promise<SendReply> {
   validateMessage(message)
   const id = resolveRunRef(home, ref)
   const dir = runDir(home, id)
@@ -77,7 +82,7 @@ export async function sendMessage(home: string, ref: string, message: string): P
       `start it again without a message (actors rerun ${id}), or launch a new Run`,
     )
   }
-  const started = startNextGeneration(home, finished, {message})
+  const started = startNextGeneration(home, finished, {message, policy})
   return {
     run: started.run,
     generation: started.generation,
