@@ -73,6 +73,15 @@ const ATTACKS = {
     script: 'while :; do ln -sfn /dev/null "$ACTORS_STATE_DIR/result.json"; sleep 0.01; done',
     done: (dir: string) => isLink(join(dir, 'result.json')),
   },
+  'the lock of its own state dir': {
+    file: '.lock',
+    // The lock names the Run's own shell as its (live) holder: never stale, so a waiter waits its whole wait.
+    script:
+      'until ln -s "{\\"pid\\":$$,\\"start\\":\\"$(cut -d" " -f22 /proc/$$/stat)\\",\\"boot\\":\\"$(cat /proc/sys/kernel/random/boot_id)\\"}" "$ACTORS_STATE_DIR/.lock" 2>/dev/null; do sleep 0.01; done; while :; do sleep 1; done',
+    done: (dir: string) => isLink(join(dir, '.lock')),
+    // Not after the lock's whole wait (30 s): the Run's own lock is not waited for past a moment.
+    withinMs: 15_000,
+  },
   'garbage in its live run.json': {
     file: 'run.json',
     script: 'while :; do echo garbage > "$ACTORS_STATE_DIR/run.json"; sleep 0.01; done',
@@ -106,11 +115,15 @@ describe.each(MODES)('nothing in the state dir blocks an end ($mode)', ({env, sk
           const {file, script, done} = ATTACKS[attack]
           const dir = await launch(h, 'selfprot', tag, script, env)
           await waitFor(() => done(dir), 10_000, attack)
-          const r = actors(h, end.args('selfprot'), {env})
+          const started = Date.now()
+        const r = actors(h, end.args('selfprot'), {env, timeout: 60_000})
+        const took = Date.now() - started
           // Ended first: nothing of the unit is left when the command returns, whatever it says after.
           expect(survivors(tag), `${end.verb}: ${r.stderr}`).toEqual([])
           expect([0, 1], r.stderr).toContain(r.code)
           if (r.code === 1) expect(r.stderr).toContain(join(dir, file))
+        const within = (ATTACKS[attack] as {withinMs?: number}).withinMs
+        if (within !== undefined) expect(took).toBeLessThan(within)
         },
         40_000,
       )
@@ -137,6 +150,9 @@ describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
       }
       const human = actors(h, ['inspect'], {env})
       expect(human.stderr).toContain('actors control gone kill')
+      const one = actors(h, ['inspect', 'gone'], {env})
+      expect(one.code, one.stderr).toBe(1)
+      expect(one.stderr).toContain(`${dir}: state dir is gone but Run gone`)
 
       const r = actors(h, ['control', 'gone', 'kill'], {env})
       expect(survivors(tag), r.stderr).toEqual([])

@@ -4,15 +4,20 @@
  * one that deleted its state dir was "not found"). When `stop`, `kill` or
  * `close` cannot go the usual way because of what it found in the state dir
  * (damage: exit 1; a state dir gone: exit 4; a lock held past its wait:
- * exit 5; anything unexpected), the Run's unit is found from facts the
- * machine keeps (containment/unit-facts.ts) and killed first; then the
- * refusal is reported, exit 1, naming what was damaged. A refusal that is
- * the answer (a finished Run, a recycled pid, a bad action) stays as it is.
+ * exit 5; anything unexpected), or when a lock of its state dir is kept by
+ * the Run itself (which would hold the usual way for its whole wait), the
+ * Run's unit is found from facts the machine keeps
+ * (containment/unit-facts.ts) and killed first; then the refusal is
+ * reported, exit 1, naming what was damaged. A refusal that is the answer (a
+ * finished Run, a recycled pid, a bad action) stays as it is.
  */
+import {lstatSync, readFileSync, readlinkSync} from 'node:fs'
+import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../platform/errors.js'
+import {sleep} from '../platform/sleep.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
 import {homeKey} from '../containment/index.js'
-import {killUnitByFacts} from '../containment/unit-facts.js'
+import {findUnitByFacts, killUnitByFacts} from '../containment/unit-facts.js'
 import {cancelSlurmJobsByFacts} from '../executors/index.js'
 
 /** Whether `error` (from an end that went the usual way) may have left the Run's unit running. */
@@ -23,32 +28,78 @@ function mayBlockAnEnd(error: unknown): boolean {
 
 /** Run `end` (a stop, kill or close of the Run `ref`); if it fails in a way that may leave the unit running, kill the unit by facts, then report. */
 export async function endFirst<T>(home: string, ref: string, verb: string, end: () => Promise<T>): Promise<T> {
+  let id: string | undefined
+  try {
+    id = resolveRunRef(home, ref)
+  } catch {}
+  // A lock of its state dir that the Run itself keeps would hold the usual way for its whole wait.
+  const held = id === undefined ? undefined : await lockKeptByItsUnit(home, runDir(home, id))
+  if (held && id !== undefined) throw killFirst(home, id, ref, verb, held)
   try {
     return await end()
   } catch (error) {
-    if (!mayBlockAnEnd(error)) throw error
-    let id: string
-    try {
-      id = resolveRunRef(home, ref)
-    } catch {
-      throw error
-    }
-    const dir = runDir(home, id)
-    const {signalled, leftover} = killUnitByFacts(dir, homeKey(home))
-    // A Slurm Run's unit is its job, wherever it runs: the one Slurm lists under the Run's name and instance.
-    const jobs = cancelSlurmJobsByFacts(home, id)
-    if (signalled.length === 0 && jobs.length === 0) throw error
-    const reason = (error as Error).message
-    const ended = [
-      signalled.length ? `SIGKILL to ${signalled.length} process(es)` : '',
-      jobs.length ? `Slurm job ${jobs.join(', ')} cancelled` : '',
-    ].filter(Boolean)
-    const left = leftover.length ? `; still alive: ${leftover.map((l) => `${l.pid} (${l.command})`).join(', ')}` : ''
-    throw new ActorsError(
-      `could not ${verb} ${ref} the usual way (${reason}); its unit was killed first: ${ended.join('; ')}${left}`,
-      EXIT.failed,
-      isActorsError(error) && error.fix ? error.fix : `inspect ${dir} by hand`,
-      {signalled, leftover, ...(jobs.length ? {cancelled_jobs: jobs} : {})},
-    )
+    if (!mayBlockAnEnd(error) || id === undefined) throw error
+    throw killFirst(home, id, ref, verb, error)
+  }
+}
+
+/** Kill the unit of Run `id` by facts; the error to report: `error` as it was when nothing of the Run was found. */
+function killFirst(home: string, id: string, ref: string, verb: string, error: unknown): unknown {
+  const dir = runDir(home, id)
+  const {signalled, leftover} = killUnitByFacts(dir, homeKey(home))
+  // A Slurm Run's unit is its job, wherever it runs: the one Slurm lists under the Run's name and instance.
+  const jobs = cancelSlurmJobsByFacts(home, id)
+  if (signalled.length === 0 && jobs.length === 0) return error
+  const reason = (error as Error).message
+  const ended = [
+    signalled.length ? `SIGKILL to ${signalled.length} process(es)` : '',
+    jobs.length ? `Slurm job ${jobs.join(', ')} cancelled` : '',
+  ].filter(Boolean)
+  const left = leftover.length ? `; still alive: ${leftover.map((l) => `${l.pid} (${l.command})`).join(', ')}` : ''
+  return new ActorsError(
+    `could not ${verb} ${ref} the usual way (${reason}); its unit was killed first: ${ended.join('; ')}${left}`,
+    EXIT.failed,
+    isActorsError(error) && error.fix ? error.fix : `inspect ${dir} by hand`,
+    {signalled, leftover, ...(jobs.length ? {cancelled_jobs: jobs} : {})},
+  )
+}
+
+/** How long a lock held by a process of the Run itself may stay held before the end stops waiting for it. */
+const OWN_LOCK_GRACE_MS = 1000
+
+/**
+ * A lock of the state dir (`.lock`, `.children.lock`) held by a process of
+ * the Run's own unit for over OWN_LOCK_GRACE_MS: the Run keeps it (an
+ * `actors emit` inside the Run holds one only for a moment). Returns the
+ * damage to report; undefined when no such lock is kept.
+ */
+async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError | undefined> {
+  const deadline = Date.now() + OWN_LOCK_GRACE_MS
+  for (;;) {
+    const holders = [join(dir, '.lock'), join(dir, '.children.lock')]
+      .map((file) => ({file, pid: lockHolderPid(file)}))
+      .filter((lock): lock is {file: string; pid: number} => lock.pid !== undefined)
+    if (holders.length === 0) return undefined
+    const unit = new Set(findUnitByFacts(dir, homeKey(home)).pids)
+    const kept = holders.find((lock) => unit.has(lock.pid))
+    if (!kept) return undefined
+    if (Date.now() >= deadline)
+      return new ActorsError(
+        `${kept.file} is held by pid ${kept.pid}, a process of the Run itself`,
+        EXIT.failed,
+        `remove the lock (rm "${kept.file}") once nothing of the Run is left`,
+      )
+    await sleep(20)
+  }
+}
+
+/** The pid a lock file names (a link whose target is the holder's identity, or a file of the older kind), never read through a link. */
+function lockHolderPid(file: string): number | undefined {
+  try {
+    const text = lstatSync(file).isSymbolicLink() ? readlinkSync(file) : readFileSync(file, 'utf8')
+    const pid = (JSON.parse(text) as {pid?: unknown}).pid
+    return typeof pid === 'number' && Number.isInteger(pid) && pid > 1 ? pid : undefined
+  } catch {
+    return undefined
   }
 }

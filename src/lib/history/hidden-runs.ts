@@ -9,7 +9,8 @@
  */
 import {existsSync} from 'node:fs'
 import {sep} from 'node:path'
-import {runsDir} from '../platform/home.js'
+import {ActorsError, EXIT, isActorsError} from '../platform/errors.js'
+import {isPlainName, runsDir} from '../platform/home.js'
 import {homeKey} from '../containment/index.js'
 import {findUnitByFacts} from '../containment/unit-facts.js'
 import {listIndex} from './live-index.js'
@@ -34,4 +35,11 @@ export function hiddenRuns(home: string): Array<{state_dir: string; error: strin
     if (note) found.push({state_dir: base + marker.id, error: note})
   }
   return found
+}
+
+/** `inspect RUN` of a Run whose state dir is gone while its unit lives: what is known of it, as damage (exit 1); else `error` as it was. */
+export function hiddenRunError(home: string, ref: string, error: unknown): unknown {
+  if (!isActorsError(error) || error.exitCode !== EXIT.notFound || !isPlainName(ref)) return error
+  const hidden = hiddenRuns(home).find((entry) => entry.state_dir === runsDir(home) + sep + ref)
+  return hidden ? new ActorsError(`${hidden.state_dir}: ${hidden.error}`, EXIT.failed) : error
 }

@@ -14,12 +14,12 @@ import {isListingCacheable, ListingCache} from './listing-cache.js'
 import {listingTexts} from './listing-text-cache.js'
 import type {ReadFresh} from './listing-text-file.js'
 import {fileKey, type FileKey} from '../platform/file-key.js'
-import {listRunEntries, readListedRun, requireRun, RUN_FILES} from '../runs/store.js'
+import {listRunEntries, readListedRun, requireRun, RUN_FILES, type RunState} from '../runs/store.js'
 import {requireGeneration} from '../runs/generation-list.js'
 import {summarizeRun, type RunSummary} from '../runs/summary.js'
 import {readTraceTail, type TraceEvent} from '../runs/trace.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES, type RunMeta, type RunResult} from '../records/run.js'
-import {hiddenRuns} from './hidden-runs.js'
+import {hiddenRunError, hiddenRuns} from './hidden-runs.js'
 
 const ALL_STATUSES: readonly string[] = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
 
@@ -276,7 +276,12 @@ export interface RunDetail extends RunSummary {
 
 /** Everything about one Run (id or state dir; `RUN@N` for its generation N). */
 export function inspectRun(home: string, ref: string, traceTail = 20): RunDetail {
-  const state = requireGeneration(home, ref)
+  let state: RunState
+  try {
+    state = requireGeneration(home, ref)
+  } catch (error) {
+    throw hiddenRunError(home, ref, error)
+  }
   return {
     ...summarizeRun(state),
     meta: state.meta,
