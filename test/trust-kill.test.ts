@@ -116,14 +116,14 @@ describe.each(MODES)('nothing in the state dir blocks an end ($mode)', ({env, sk
           const dir = await launch(h, 'selfprot', tag, script, env)
           await waitFor(() => done(dir), 10_000, attack)
           const started = Date.now()
-        const r = actors(h, end.args('selfprot'), {env, timeout: 60_000})
-        const took = Date.now() - started
+          const r = actors(h, end.args('selfprot'), {env, timeout: 60_000})
+          const took = Date.now() - started
           // Ended first: nothing of the unit is left when the command returns, whatever it says after.
           expect(survivors(tag), `${end.verb}: ${r.stderr}`).toEqual([])
           expect([0, 1], r.stderr).toContain(r.code)
           if (r.code === 1) expect(r.stderr).toContain(join(dir, file))
-        const within = (ATTACKS[attack] as {withinMs?: number}).withinMs
-        if (within !== undefined) expect(took).toBeLessThan(within)
+          const within = (ATTACKS[attack] as {withinMs?: number}).withinMs
+          if (within !== undefined) expect(took).toBeLessThan(within)
         },
         40_000,
       )
