@@ -46,6 +46,30 @@ const traceKinds = (dir: string) =>
     .split('\n')
     .map((l) => JSON.parse(l).kind)
 
+describe('run --name over a finished Run', () => {
+  it('says it is generation N of the id, on stderr in every mode and as generation in --json; a new id is generation 1', async () => {
+    const h = home()
+    const first = actors(h, ['run', '--name', 'build', '--json', '--', 'true'])
+    expect(first.json).toMatchObject({run: 'build', generation: 1})
+    expect(first.stderr).not.toContain('generation')
+    await waitForResult(runDirOf(h, 'build'))
+    for (const fast of ['1', '0']) {
+      const plain = actors(h, ['run', '--name', 'build', '--', 'true'], {env: {ACTORS_FAST: fast}})
+      expect(plain.code, plain.stderr).toBe(0)
+      const n = runJson(h, 'build').generation
+      expect(plain.stderr).toContain(`generation ${n} of build`)
+      expect(plain.stderr).toContain('actors inspect build --generations')
+      await waitForResult(runDirOf(h, 'build'))
+    }
+    const json = actors(h, ['run', '--name', 'build', '--json', '--', 'true'])
+    expect(json.json).toMatchObject({run: 'build', generation: 4})
+    expect(json.stderr).toContain('generation 4 of build')
+    await waitForResult(runDirOf(h, 'build'))
+    const waited = actors(h, ['run', '--name', 'build', '--wait', '--', 'true'])
+    expect(waited.stderr).toContain('generation 5 of build')
+  })
+})
+
 describe('steering a live Run', () => {
   it('inbox: stdin writes each message as one line to the command, in order; newlines travel as one JSON string', async () => {
     const h = home()

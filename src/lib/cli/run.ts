@@ -1,7 +1,7 @@
 /** `actors run`: launch a Recipe or an ad-hoc command as a supervised Run. */
 import {EXIT, usageError} from '../platform/errors.js'
 import {followRun} from '../present/follow.js'
-import {launchFailedNote, plainLaunched, plainLaunchFailed, waitingNote} from '../present/launch.js'
+import {generationNote, launchFailedNote, plainLaunched, plainLaunchFailed, waitingNote} from '../present/launch.js'
 import {documentResult, type CommandResult} from '../present/result.js'
 import {waitResult} from '../present/wait.js'
 import type {LaunchResult} from '../launch/launch.js'
@@ -88,12 +88,13 @@ function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean
     return documentResult(launched, plainLaunchFailed, {notes: launchFailedNote(launched), exitCode: EXIT.failed})
   // Interrupting the follow view stops following only; the Run keeps going.
   if (flags.follow) return followRun(launched.state_dir, {streams: ['stdout', 'stderr'], fromStart: true, launched})
+  const reuse = generationNote(launched)
   if (flags.wait) {
     // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
     const lineage = callerLineage(home)
     // Inside a Run, the batch is credited to it like any wait it makes (its own row then shows the Run).
     const request = {home, owner: treeOwner(home, lineage), ids: [launched.run], any: false, collector: lineage.parent}
-    return waitResult(request, {extra: {launched}, note: waitingNote(launched)})
+    return waitResult(request, {extra: {launched}, note: reuse + waitingNote(launched)})
   }
-  return documentResult(launched, plainLaunched)
+  return documentResult(launched, plainLaunched, reuse ? {notes: reuse} : undefined)
 }

@@ -61,6 +61,8 @@ export interface LaunchResult {
   state_dir: string
   status: string
   pid: number | null
+  /** Which generation of the id this launch started (1 for a new id; more when `--name` reuses a finished one). */
+  generation: number
   /** A Slurm Run: its executor record (job id) once submitted. */
   executor?: RunMeta['executor']
   /** Why the Run failed to start (a refused Slurm submission: sbatch's message). */
@@ -199,11 +201,22 @@ export function launchRun(spec: LaunchSpec): LaunchResult {
   if (meta.generation !== undefined && meta.generation > 1) adoptEarlierChildren(spec.home, dir, meta)
   if (spec.queued) {
     notifyStateChange(spec.home)
-    return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null}
+    return launchResult(id, dir, meta)
   }
   const started = startRun(spec.home, dir, meta)
   notifyStateChange(spec.home)
-  return {run: id, run_instance_id: meta.run_instance_id, state_dir: dir, status: meta.status, pid: null, ...started}
+  return {...launchResult(id, dir, meta), ...started}
+}
+
+function launchResult(id: string, dir: string, meta: RunMeta): LaunchResult {
+  return {
+    run: id,
+    run_instance_id: meta.run_instance_id,
+    state_dir: dir,
+    status: meta.status,
+    pid: null,
+    generation: meta.generation ?? 1,
+  }
 }
 
 /**

@@ -82,6 +82,7 @@ export function launchSingleton(
       state_dir: running.dir,
       status: meta.status,
       pid: meta.pid ?? null,
+      generation: meta.generation ?? 1,
       reused: true,
     }
     return reused

@@ -15,6 +15,7 @@ import {createFollowStore} from '../view-state/follow-store.js'
 import {stdoutCaughtUp, stdoutGone} from './stdout-reader.js'
 import {exitResult, liveResult, type CommandResult, type LiveResult, type TextSinks} from './result.js'
 import {writeNdjson, writeNote, writeOut} from './write.js'
+import {generationNote} from './launch.js'
 
 export interface FollowOptions {
   streams: StreamName[]
@@ -35,7 +36,7 @@ export function plainLogText(doc: {text: string}, to: TextSinks): void {
 export function followRun(dir: string, options: FollowOptions): LiveResult {
   const {streams, launched} = options
   const sayLaunched = () => {
-    if (launched) writeNote(`actors: started ${launched.run} (${launched.state_dir})\n`)
+    if (launched) writeNote(`actors: started ${launched.run} (${launched.state_dir})\n${generationNote(launched)}`)
   }
   const streamChunks = async (write: (chunk: OutputChunk) => void): Promise<void> => {
     if (options.head?.text) write(options.head)
