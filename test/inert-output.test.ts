@@ -64,6 +64,22 @@ describe('an attention summary', () => {
   })
 })
 
+describe('the Run table', () => {
+  it('shows a command word with ESC and U+202E escaped, measured as printed', () => {
+    const h = home()
+    const r = actors(h, ['run', '--json', '--name', 'cmd', '--', 'sleep', '30', `x${HOSTILE}`])
+    expect(r.code, r.stderr).toBe(0)
+    const table = actors(h, ['inspect'], {env: {COLUMNS: '400'}})
+    // The command's own quoting writes C0 as \u001b; U+202E it leaves, and the table escapes it.
+    expect(table.stdout + table.stderr).not.toMatch(ACTIVE)
+    const [header, row] = table.stdout.split('\n')
+    expect(row).toMatch(/ rlo\\u202e end" {2}- *$/)
+    // The last column starts where its header does: the COMMAND column was measured escaped.
+    expect(row!.lastIndexOf(' -')).toBe(header!.indexOf('PARENT') - 1)
+    actors(h, ['control', 'cmd', 'kill'])
+  })
+})
+
 describe('a Recipe from a cloned repository', () => {
   it('shows its description and arg default escaped in `recipes`; --json exact', () => {
     const h = home()
