@@ -7,6 +7,7 @@ import {describe, expect, it} from 'vitest'
 import {foldedLine, formatTable, inertText, printableLine} from '../src/lib/platform/text.js'
 import {renderBatchPlain} from '../src/lib/present/batch-card.js'
 import {cardModel} from '../src/lib/view-state/card-model.js'
+import {rowCells} from '../src/lib/view-state/run-rows.js'
 import type {BatchDocument} from '../src/lib/wait/batch.js'
 import {formatTrackLine} from '../src/lib/present/playback.js'
 import {formatLockLine} from '../src/lib/present/locks.js'
@@ -145,6 +146,27 @@ describe('formatTable', () => {
     const text = formatTable(['A', 'B'], [['x', HOSTILE]], 20)
     expect(text).not.toMatch(ACTIVE)
     for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(20)
+  })
+})
+
+describe('rowCells', () => {
+  it('gives both Run tables (plain and Ink) inert cells to measure, in either layout', () => {
+    const row = {
+      key: 'k',
+      prefix: '├─ ',
+      run: 'r\u001b[2J',
+      recipe: 'x\u202e',
+      status: 'running',
+      started_at: null,
+      duration_ms: null,
+      parent: 'p\u0007',
+      usage: '',
+      command: HOSTILE,
+    }
+    const clock = {now: 0, readAt: 0}
+    const table = rowCells(row, 'table', clock)
+    expect(table).toEqual(['├─ r\\e[2J', 'x\\u202e', 'running', '-', '-', '-', '-', '-', HOSTILE_SHOWN, 'p\\x07'])
+    expect(rowCells(row, 'tree', clock)).toEqual(['├─ r\\e[2J', 'running', '-', '-', 'x\\u202e'])
   })
 })
 
