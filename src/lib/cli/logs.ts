@@ -1,7 +1,8 @@
 /** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
 import {statSync} from 'node:fs'
 import {followRun, plainLogText} from '../present/follow.js'
-import {copyLogToStdout} from '../present/log-stream.js'
+import {copyLogAsJsonString, copyLogToStdout} from '../present/log-stream.js'
+import {jsonDocument, writeNote, writeStdout} from '../present/write.js'
 import {documentResult, liveResult} from '../present/result.js'
 import {resolveHome} from '../platform/home.js'
 import {requireGeneration} from '../runs/generation-list.js'
@@ -19,6 +20,25 @@ function logBytes(file: string): number {
   } catch {
     return 0
   }
+}
+
+/**
+ * The `logs --json` document ({run, stream, text}, as jsonDocument prints it)
+ * with the text streamed from byte `from` of the log in pieces: memory stays
+ * bounded whatever the log holds (a 2 GB sparse log took 1.3 GB built whole).
+ */
+async function printLogDocument(run: string, stream: StreamName, file: string, from: number): Promise<void> {
+  const empty = jsonDocument({run, stream, text: ''})
+  const cut = empty.lastIndexOf('""') + 1
+  if (
+    !(await writeStdout(empty.slice(0, cut)).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return
+  if (!(await copyLogAsJsonString(file, from))) return
+  await writeStdout(empty.slice(cut)).catch(() => undefined)
 }
 
 export const logsCommand = defineCommand({
@@ -64,6 +84,11 @@ export const logsCommand = defineCommand({
           size > JSON_LOG_BYTES
             ? `actors: ${file} is ${size} bytes; --json shows its end from byte ${size - JSON_LOG_BYTES}; without --json, logs prints all of it\n`
             : undefined
+        if (flags.tail === undefined) {
+          if (notes) writeNote(notes)
+          await printLogDocument(state.meta.run, stream, file, Math.max(0, size - JSON_LOG_BYTES))
+          return undefined
+        }
         return documentResult(
           {
             run: state.meta.run,

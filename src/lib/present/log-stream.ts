@@ -7,6 +7,7 @@
  * the copy at once.
  */
 import {closeSync, constants, fstatSync, openSync, readSync} from 'node:fs'
+import {StringDecoder} from 'node:string_decoder'
 import {corruptStateError} from '../platform/errors.js'
 import {stdoutClosed, writeWhole} from './output-guard.js'
 
@@ -85,4 +86,36 @@ export async function copyLogToStdout(file: string, tail?: number): Promise<numb
   } finally {
     closeSync(fd)
   }
+}
+
+/**
+ * Write bytes [`from`, end) of the log `file` to stdout as the inside of a
+ * JSON string (escaped, no quotes), one piece at a time, decoded as UTF-8
+ * as the whole would be (a character cut between pieces is carried over):
+ * `logs --json` of a huge log in bounded memory, where building the document
+ * took a string six times the log's end (`\u0000` for each byte of a sparse
+ * log). Resolves false when stdout went away.
+ */
+export async function copyLogAsJsonString(file: string, from: number): Promise<boolean> {
+  const fd = openLog(file)
+  if (fd === undefined) return true
+  try {
+    const size = fstatSync(fd).size
+    const buffer = Buffer.allocUnsafe(PIECE_BYTES)
+    const decoder = new StringDecoder('utf8')
+    for (let offset = from; offset < size; ) {
+      const n = readSync(fd, buffer, 0, Math.min(buffer.length, size - offset), offset)
+      if (n <= 0) break
+      offset += n
+      if (!(await writeJsonPiece(decoder.write(buffer.subarray(0, n))))) return false
+    }
+    return writeJsonPiece(decoder.end())
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** `text` escaped as inside a JSON string, to stdout. */
+function writeJsonPiece(text: string): Promise<boolean> {
+  return text === '' ? Promise.resolve(true) : writePiece(Buffer.from(JSON.stringify(text).slice(1, -1)))
 }
