@@ -110,6 +110,19 @@ describe('a Recipe from a cloned repository', () => {
     expect(exact.json.description).toBe(HOSTILE)
   })
 
+  it('offers no completion candidate with ESC or U+202E in it (a shell draws and types candidates)', () => {
+    const h = home()
+    const clone = join(h, 'clone')
+    mkdirSync(join(clone, 'recipes'), {recursive: true})
+    for (const name of ['plain', 'n\u001b[2Jx', 'r\u202eo'])
+      writeFileSync(join(clone, 'recipes', `${name}.yaml`), 'template: [echo]\n')
+    const r = actors(h, ['__complete', '--current=', '--', 'run'], {cwd: clone})
+    expect(r.code, r.stderr).toBe(0)
+    expect(r.stdout.split('\n')).toContain('plain')
+    expect(r.stdout).not.toMatch(ACTIVE)
+    expect(r.stdout.split('\n').filter((line) => line.includes('2Jx') || line.startsWith('r\\'))).toEqual([])
+  })
+
   it('an error echoing an arg name with ESC in it shows it escaped; --json exact', () => {
     const h = home()
     const clone = join(h, 'clone')

@@ -1,6 +1,7 @@
 /** The hidden `actors __complete --current=WORD -- WORDS...` the completion scripts call: one candidate a line on stdout. */
 import {resolveHome} from '../platform/home.js'
 import {writeOut} from '../present/write.js'
+import {isInert} from '../platform/text.js'
 import {recipeNames, recipeRoots} from '../recipes/roots.js'
 import {listRunIds} from '../runs/store.js'
 import {listRunSummaries} from '../history/inspect.js'
@@ -52,6 +53,8 @@ export function serveCompletion(commands: Record<string, CommandShape>, argv: st
   const current = argv.find((a) => a.startsWith('--current='))?.slice('--current='.length) ?? ''
   const dash = argv.indexOf('--')
   const words = dash === -1 ? [] : argv.slice(dash + 1)
-  const lines = completions(completionSurface(commands), words, current, stateSources(words))
+  // A shell draws candidates on the terminal and types them: a name a cloned repository's Recipe file gives
+  // itself with ESC or a bidi override in it is dropped, never offered (escaped, it would name nothing).
+  const lines = completions(completionSurface(commands), words, current, stateSources(words)).filter(isInert)
   if (lines.length > 0) writeOut(lines.join('\n') + '\n')
 }
