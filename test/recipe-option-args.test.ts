@@ -10,7 +10,7 @@ import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {isActorsError, type ActorsError} from '../src/lib/platform/errors.js'
-import {findRecipe, loadRecipeFile, resolveRecipe, type Recipe} from '../src/lib/recipes/index.js'
+import {describeRecipe, findRecipe, loadRecipeFile, resolveRecipe, type Recipe} from '../src/lib/recipes/index.js'
 
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1', cwd: '/work'}
 
@@ -101,6 +101,8 @@ describe('the shipped Recipes', () => {
   })
 
   it("take options where they say so: a whole command, and text after printf's format", () => {
+    expect(describeRecipe(shipped('checkout-build')).option_args).toEqual(['command'])
+    expect(describeRecipe(shipped('fanout')).option_args).toEqual([])
     expect(resolveRecipe(shipped('checkout-build'), ['command=make,-j2'], RUNTIME).plan.steps[0]).toEqual([
       'make',
       '-j2',

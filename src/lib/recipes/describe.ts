@@ -9,6 +9,8 @@ export interface RecipeDescription {
   root: string
   description: string
   args: Array<{name: string; type: string; required: boolean; default?: unknown; spec: string}>
+  /** Args whose values may begin an argv word with "-" (option-args.ts); any other such value is refused. */
+  option_args: string[]
   plan: {mode: 'single' | 'sequence' | 'parallel'; steps: string[][]}
   timeout: string | number | null
   retry: number
@@ -40,6 +42,7 @@ export function describeRecipe(recipe: Recipe): RecipeDescription {
       ...('default' in a ? {default: a.default} : {}),
       spec: formatArgSpec(a),
     })),
+    option_args: recipe.option_args ?? [],
     plan: {
       mode: recipe.template !== undefined ? 'single' : recipe.sequence ? 'sequence' : 'parallel',
       steps: steps.map(stepWords),
