@@ -6,14 +6,14 @@
  *  - the `ACTORS_RUN_INSTANCE` marker: a process of this user that carries
  *    the Run's marker outside its cgroup is the Run's (only the Run's own
  *    processes inherit it); it is killed, and named in `leftover`;
- *  - orphans: a process of this user, started since the unit began, whose
- *    parent is gone (re-parented to init or to the reaper above the
- *    supervisor) and that carries no Run's marker, may be one that left
+ *  - orphans: a process of this user, started since the unit began in its
+ *    working directory, whose parent is gone (re-parented to init or to the
+ *    reaper above the supervisor) and that carries no Run's marker, may be one that left
  *    unseen. Nothing proves it is the Run's, so it is never signalled: it is
  *    named as `unknown` so the Run does not claim an empty unit.
  * See docs/containment.md for what neither can catch.
  */
-import {readFileSync, statSync} from 'node:fs'
+import {readFileSync, readlinkSync, statSync} from 'node:fs'
 import {findRunProcesses, listProcStats} from '../platform/process-tree.js'
 import {readProcStat} from '../platform/process-identity.js'
 import {commandOf, type Leftover} from './unit.js'
@@ -24,6 +24,14 @@ const UNIT_MARKS = ['ACTORS_RUN_INSTANCE=', 'ACTORS_SUPERVISOR=1', 'ACTORS_UNIT=
 function environOf(pid: number): Buffer | undefined {
   try {
     return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)])
+  } catch {
+    return undefined
+  }
+}
+
+function cwdOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`)
   } catch {
     return undefined
   }
@@ -55,25 +63,37 @@ export function carriesUnitMark(pid: number, own: string[] = []): boolean {
   return UNIT_MARKS.some((mark) => text.indexOf(mark) >= 0)
 }
 
+/** Where a unit's processes come from: when it began (clock ticks since boot, as /proc/<pid>/stat's start time) and its working directory. */
+export interface UnitOrigin {
+  sinceTicks: number
+  cwd: string
+}
+
 /**
- * Orphans of this user started at or after `sinceTicks` (clock ticks since
- * boot, /proc/<pid>/stat's start time) that carry no unit's marker: what may
- * have left a unit unseen. `exclude`: pids accounted for already.
+ * Orphans of this user started since the unit began, still in its working
+ * directory, that carry no unit's marker: what may have left the unit
+ * unseen. The working directory keeps out what the rest of the machine
+ * daemonises meanwhile (a busy machine has many such orphans); a process
+ * that also changed directory is beyond this (docs/containment.md).
+ * `exclude`: pids accounted for already.
  */
-export function unaccountedOrphans(sinceTicks: number, exclude: Iterable<number> = []): Leftover[] {
+export function unaccountedOrphans(origin: UnitOrigin, exclude: Iterable<number> = []): Leftover[] {
   const skip = new Set([process.pid, ...exclude])
   // Orphans go to init or to the nearest reaper above: the one this (detached) process was handed to.
   const reapers = new Set([1, readProcStat(process.pid)?.ppid ?? 1])
   const found: Leftover[] = []
   for (const stat of listProcStats()) {
     if (skip.has(stat.pid) || stat.state === 'Z' || !reapers.has(stat.ppid) || reapers.has(stat.pid)) continue
-    if (!(Number(stat.start) >= sinceTicks) || !ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
+    if (!(Number(stat.start) >= origin.sinceTicks) || cwdOf(stat.pid) !== origin.cwd) continue
+    if (!ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
+    const command = commandOf(stat.pid)
+    if (command === '?') continue // gone meanwhile
     found.push({
       pid: stat.pid,
-      command: commandOf(stat.pid),
+      command,
       unknown: true,
       reason:
-        'an orphan of this user started during the Run, carrying no Run marker: it may have left the unit (setsid with a cleared environment); not signalled, as nothing proves it is the Run',
+        'an orphan of this user started during the Run in its working directory, carrying no Run marker: it may have left the unit (setsid with a cleared environment); not signalled, as nothing proves it is the Run',
     })
   }
   return found

@@ -11,7 +11,7 @@ import type {RunProcessQuery} from '../platform/process-tree.js'
 import {discoverCgroupBases} from './cgroup-fs.js'
 import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
 import {TrackedUnit} from './tracked-unit.js'
-import {markerCarriers, unaccountedOrphans} from './escapes.js'
+import {markerCarriers, unaccountedOrphans, type UnitOrigin} from './escapes.js'
 import {provenRecord, type UnitOwner} from './proof.js'
 import {commandOf, type Leftover, type Unit, type UnitLimits} from './unit.js'
 
@@ -154,18 +154,18 @@ function sweepByMarkerSync(unit: Unit, runInstanceId: string): Leftover[] {
 /**
  * At a Run's end, after its unit's own sweep (`known`: what it named): the
  * marker sweep, then the orphans that may have left the unit unseen
- * (escapes.ts), as `leftover` entries. `sinceTicks`: when the unit began.
+ * (escapes.ts), as `leftover` entries. `origin`: when and where the unit began.
  */
 export function sweepBeyondUnitSync(
   unit: Unit,
   runInstanceId: string,
-  sinceTicks: number,
+  origin: UnitOrigin,
   known: Leftover[],
 ): Leftover[] {
   const seen = new Set(known.map((item) => item.pid))
   const marked = sweepByMarkerSync(unit, runInstanceId).filter((item) => !seen.has(item.pid))
   for (const item of marked) seen.add(item.pid)
-  return [...marked, ...unaccountedOrphans(sinceTicks, [...seen, ...unit.members()])]
+  return [...marked, ...unaccountedOrphans(origin, [...seen, ...unit.members()])]
 }
 
 /** What carries the Run's marker outside `unit` now (a cgroup left by writing to another one), with command lines. */

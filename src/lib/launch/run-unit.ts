@@ -59,7 +59,7 @@ export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: Ru
   // [containment] What left the unit: the marker sweep, then orphans that may be the Run's (never a silent empty).
   const seen = new Set(leftover.map((item) => item.pid))
   const known = [...leftover, ...leftUnitOf(meta).filter((item) => !seen.has(item.pid))]
-  const beyond = sweepBeyondUnitSync(unit, result.run_instance_id, ownStartTicks(), known)
+  const beyond = sweepBeyondUnitSync(unit, result.run_instance_id, {sinceTicks: ownStartTicks(), cwd: meta.cwd}, known)
   if (known.length + beyond.length > 0) result.leftover = [...known, ...beyond]
   const limit = unit.limitHit()
   if (limit && result.status === 'failed' && result.reason !== 'timeout') result.reason = limit
