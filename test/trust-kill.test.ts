@@ -131,6 +131,33 @@ describe.each(MODES)('nothing in the state dir blocks an end ($mode)', ({env, sk
   }
 })
 
+describe.each(MODES)('nothing in the state dir blocks a timeout ($mode)', ({env, skip}) => {
+  // Already so before issue 35 (the supervisor ends the unit it made, not one read back): kept from regressing.
+  it.skipIf(skip)(
+    'every attack above, and a deleted state dir, ends at its --timeout',
+    async () => {
+      const h = home()
+      const scripts = {
+        ...Object.fromEntries(Object.entries(ATTACKS).map(([name, attack]) => [name, attack.script])),
+        'a deleted state dir': 'rm -rf "$ACTORS_STATE_DIR"; while :; do sleep 1; done',
+      }
+      const tags = Object.keys(scripts).map(() => token())
+      for (const [i, script] of Object.values(scripts).entries()) {
+        const r = actors(
+          h,
+          ['run', '--name', `t${i}`, '--timeout', '2s', '--', 'sh', '-c', `: ${tags[i]}; ${script}`],
+          {env},
+        )
+        expect(r.code, r.stderr).toBe(0)
+        // Seen running, so its end below is its timeout's doing.
+        await waitFor(() => survivors(tags[i]).length > 0, 10_000, `t${i} running`)
+      }
+      await waitFor(() => tags.every((tag) => survivors(tag).length === 0), 20_000, 'every Run ended by its timeout')
+    },
+    40_000,
+  )
+})
+
 describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
   it.skipIf(skip)(
     'one that deleted its state dir is still listed, and `control RUN kill` ends it',
