@@ -11,6 +11,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {runOfCgroupPath} from '../src/lib/containment/caller-cgroup.js'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {homeKey} from '../src/lib/containment/index.js'
 import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
 
 const MODES = [
@@ -130,6 +131,23 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
       const poll = 'i=0; while ! grep -q code "$notes" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done'
       const seen = await runScript(h, 'gone', `${orphan}; ${poll}`, {env: {...env, ACTORS_MAX_DEPTH: '0'}})
       expect(seen.code, stderrOf(h, 'gone')).toBe('5')
+      expect(existsSync(join(h, 'runs', 'esc'))).toBe(false)
+    },
+  )
+
+  it.skipIf(skip || mode === 'tracked')(
+    "a cgroup a Run makes for itself, named after another Run's instance, is not that Run's",
+    async () => {
+      const h = home()
+      const victim = actors(h, ['run', '--name', 'victim', '--json', '--', 'sleep', '60'], {env})
+      expect(victim.code, victim.stderr).toBe(0)
+      // Below its own cgroup (the one place it may make one): actors/<home key>/<victim's instance>, then moves in.
+      const fake = `"$(jq -r .containment.path "$ACTORS_STATE_DIR/run.json")/actors/${homeKey(h)}/${victim.json.run_instance_id}"`
+      const moved = `sh -c 'echo $$ > "$1/cgroup.procs" && exec ${CLEARED} actors run --name esc -- true' moved ${fake}`
+      const script = `mkdir -p ${fake} && ${moved}; note code $?; rmdir ${fake} "$(dirname ${fake})" "$(dirname "$(dirname ${fake})")"`
+      const seen = await runScript(h, 'forger', script, {env})
+      expect(seen.code, stderrOf(h, 'forger')).toBe('5')
+      expect(stderrOf(h, 'forger')).toContain('not a live Run of the state root')
       expect(existsSync(join(h, 'runs', 'esc'))).toBe(false)
     },
   )

@@ -31,12 +31,23 @@ export function callerUnit(home: string, env: NodeJS.ProcessEnv = process.env): 
   if (!cgroup) return tracked
   const evidence = `its cgroup ${cgroup.path}`
   const meta = currentRunOfInstance(home, cgroup.instance, env.ACTORS_RUN)
-  if (!meta) return {kind: 'unknown', instance: cgroup.instance, evidence}
+  if (!meta || !recordsCgroup(meta, cgroup.path)) return {kind: 'unknown', instance: cgroup.instance, evidence}
   // A tracked Run launched from inside this cgroup stays in it: the nearer Run, when it is of this one's tree.
   if (tracked?.kind === 'run' && tracked.meta.run !== meta.run) {
     if (ancestorMetas(home, tracked.meta).some((ancestor) => ancestor.run === meta.run)) return tracked
   }
   return {kind: 'run', ref: refOf(home, meta), meta, evidence}
+}
+
+/**
+ * Whether the Run's record names the cgroup `path` (as /proc/<pid>/cgroup
+ * writes it, relative to the hierarchy's mount) as its unit. A cgroup a
+ * process made for itself and named after another Run's instance (below its
+ * own, the only place it may make one) is not that Run's.
+ */
+function recordsCgroup(meta: RunMeta, path: string): boolean {
+  const record = meta.containment as {kind?: unknown; path?: unknown} | undefined
+  return record?.kind === 'cgroup' && typeof record.path === 'string' && record.path.endsWith(path)
 }
 
 function refOf(home: string, meta: RunMeta): ParentRef {
