@@ -145,6 +145,13 @@ describe('actors mcp', () => {
       output: 'hello, Ada\n',
     })
     expect(waited.content[0].text).toMatch(/1 finished \(1 done\)/)
+    // The text carries the result too (hosts that show a model only text): the summary line, then the document.
+    const [line, ...rest] = waited.content[0].text.split('\n')
+    expect(line).toMatch(/1 finished/)
+    expect(JSON.parse(rest.join('\n'))).toEqual(waited.structuredContent)
+    // The logs tool's text is the log itself under a one-line header.
+    const log = await call(client, 'logs', {run: launched.structuredContent.run})
+    expect(log.content[0].text).toBe('stdout bytes 0-11 of 11 (eof)\nhello, Ada\n')
     // Reported once: the next wait (of the same owner) has nothing.
     const again = await call(client, 'wait', {timeout: '0'})
     expect(again.structuredContent.members).toBe(0)
@@ -233,7 +240,11 @@ describe('actors mcp', () => {
     for (let i = 0; i < 50; i++) {
       const page = await call(client, 'logs', {run, offset, limit_bytes: CAP})
       const doc = page.structuredContent
-      expect(doc.offset).toBe(offset)
+      expect(doc.offset, JSON.stringify(page).slice(0, 400)).toBe(offset)
+      // The text carries the same page under its header.
+      expect(page.content[0].text).toBe(
+        `stdout bytes ${doc.offset}-${doc.next_offset} of ${doc.size}${doc.eof ? ' (eof)' : `; continue at offset ${doc.next_offset}`}\n${doc.text}`,
+      )
       expect(Buffer.byteLength(doc.text)).toBe(doc.next_offset - doc.offset)
       pages.push(Buffer.from(doc.text))
       offset = doc.next_offset

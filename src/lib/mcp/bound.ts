@@ -1,6 +1,6 @@
 /**
  * Keeping every MCP result within 64 KiB (text and structured content
- * together; SPEC: Agents over MCP). Documents that can grow are cut where the
+ * together, the text carrying the result too; SPEC: Agents over MCP). Documents that can grow are cut where the
  * least is lost (oldest finished Runs, long outputs, old trace events), and
  * the cut is said in a `cut` field with how to get the rest.
  */
@@ -13,9 +13,24 @@ export const MAX_RESULT_BYTES = 64 * 1024
 /** Room kept for the note that says what was cut (appended to the text after bounding). */
 const NOTE_BYTES = 512
 
-/** What a result costs against the cap: its text content plus its structured content, as sent. */
-export function resultBytes(text: string, document: unknown): number {
-  return Buffer.byteLength(JSON.stringify([{type: 'text', text}])) + Buffer.byteLength(JSON.stringify(document))
+/**
+ * A result's text content: the summary line, then the result itself (the
+ * document as JSON, or a tool's own rendering such as a log page's text).
+ * Several hosts show a model the text alone, and the MCP specification asks
+ * that structured content also travel serialized as text.
+ */
+export function resultText(summary: string, body: string): string {
+  return `${summary}\n${body}`
+}
+
+/**
+ * What a result costs against the cap: its text content (the summary and the
+ * document as JSON, the larger of the renderings a tool gives) plus its
+ * structured content, as sent.
+ */
+export function resultBytes(summary: string, document: unknown): number {
+  const json = JSON.stringify(document)
+  return Buffer.byteLength(JSON.stringify([{type: 'text', text: resultText(summary, json)}])) + Buffer.byteLength(json)
 }
 
 /** Whether a result fits the cap (by default, with room for a note about what was cut). */

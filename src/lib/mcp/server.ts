@@ -17,7 +17,7 @@ import type {Readable, Writable} from 'node:stream'
 import type {ByteSink, ByteSource} from '../platform/fd-stdio.js'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
-import {fits, tooLarge} from './bound.js'
+import {fits, resultText, tooLarge} from './bound.js'
 import type {McpPolicy} from './policy.js'
 import {builtJsonSchemas, lazyInputSchema} from './input-schema.js'
 import {guardToolParams} from './params-guard.js'
@@ -139,9 +139,11 @@ export function toolResult(outcome: ToolOutcome): ToolResult {
   if (!fits(summary, document) && outcome.bound) document = outcome.bound(document, summary)
   if (!fits(summary, document)) document = tooLarge(document, 'narrow the request (one Run, a subtree, a log page)')
   const cut = (document as {cut?: {hint?: string}}).cut
-  const text = cut ? `${summary} (cut to fit 64 KiB: ${cut.hint ?? 'see cut'})` : summary
+  const line = cut ? `${summary} (cut to fit 64 KiB: ${cut.hint ?? 'see cut'})` : summary
+  // The text carries the result itself (hosts that show a model only text), within the same cap.
+  const body = outcome.text && !cut ? outcome.text(document) : JSON.stringify(document)
   return {
-    content: [{type: 'text', text}],
+    content: [{type: 'text', text: resultText(line, body)}],
     structuredContent: document as Record<string, unknown>,
     ...(outcome.error ? {isError: true} : {}),
   }

@@ -34,6 +34,9 @@ export interface ToolOutcome {
   bound?: (document: any, summary: string) => object
   /** Report the result as a tool error (e.g. every waited Run unknown), with this text. */
   error?: string
+  /** The text content's body for the (bounded) document, when not its JSON: e.g. a log page's own text. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  text?: (document: any) => string
 }
 
 export interface McpTool<S extends z.ZodRawShape = z.ZodRawShape> {

@@ -324,18 +324,18 @@ const logsTool = defineTool({
     const head = {run: state.meta.run, stream: name, status: state.meta.status}
     const summaryOf = (page: {offset: number; next_offset: number; size: number; eof: boolean}) =>
       `${name} bytes ${page.offset}-${page.next_offset} of ${page.size}${page.eof ? ' (eof)' : `; continue at offset ${page.next_offset}`}`
-    // The page shrinks until text + document fit the cap (escaped characters cost more than a byte).
+    // The page shrinks until text + document fit the cap (escaped characters cost more than a byte), measured
+    // with the widest numbers a page can carry.
+    const widest = {
+      offset: Number.MAX_SAFE_INTEGER,
+      next_offset: Number.MAX_SAFE_INTEGER,
+      size: Number.MAX_SAFE_INTEGER,
+    }
     const page = readLogPage(runFile(state.dir, name), offset ?? 0, limit_bytes ?? MAX_RESULT_BYTES, (text) =>
-      fits(summaryOf({offset: 0, next_offset: MAX_RESULT_BYTES, size: Number.MAX_SAFE_INTEGER, eof: false}), {
-        ...head,
-        text,
-        offset: 0,
-        next_offset: 0,
-        size: 0,
-        eof: false,
-      }),
+      fits(summaryOf({...widest, eof: false}), {...head, text, ...widest, eof: false}),
     )
-    return {document: {...head, ...page}, summary: summaryOf(page)}
+    // The text content is the log itself under its one-line header (stream, byte range, eof).
+    return {document: {...head, ...page}, summary: summaryOf(page), text: (doc: {text: string}) => doc.text}
   },
 })
 
