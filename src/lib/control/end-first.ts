@@ -64,30 +64,28 @@ function killFirst(home: string, id: string, ref: string, verb: string, error: u
   )
 }
 
-/** How long a lock held by a process of the Run itself may stay held before the end stops waiting for it. */
-const OWN_LOCK_GRACE_MS = 1000
+/** How long the lock may stay held by a process of the Run itself before the end stops waiting for it. */
+const OWN_LOCK_GRACE_MS = 2000
 
 /**
- * A lock of the state dir (`.lock`, `.children.lock`) held by a process of
- * the Run's own unit for over OWN_LOCK_GRACE_MS: the Run keeps it (an
- * `actors emit` inside the Run holds one only for a moment). Returns the
- * damage to report; undefined when no such lock is kept.
+ * The Run's lifecycle lock (`.lock`) held by a process of the Run's own unit
+ * for over OWN_LOCK_GRACE_MS: the Run keeps it (an `actors emit` inside the
+ * Run holds it only for a moment). Returns the damage to report; undefined
+ * when no such lock is kept. (`.children.lock` is left to its own wait: a
+ * child launched from inside holds it for as long as its launch takes, and a
+ * stop of the tree waits for that launch on purpose.)
  */
 async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError | undefined> {
   const deadline = Date.now() + OWN_LOCK_GRACE_MS
   for (;;) {
-    const holders = [join(dir, '.lock'), join(dir, '.children.lock')]
-      .map((file) => ({file, pid: lockHolderPid(file)}))
-      .filter((lock): lock is {file: string; pid: number} => lock.pid !== undefined)
-    if (holders.length === 0) return undefined
-    const unit = new Set(findUnitByFacts(dir, homeKey(home)).pids)
-    const kept = holders.find((lock) => unit.has(lock.pid))
-    if (!kept) return undefined
+    const file = join(dir, '.lock')
+    const pid = lockHolderPid(file)
+    if (pid === undefined || !findUnitByFacts(dir, homeKey(home)).pids.includes(pid)) return undefined
     if (Date.now() >= deadline)
       return new ActorsError(
-        `${kept.file} is held by pid ${kept.pid}, a process of the Run itself`,
+        `${file} is held by pid ${pid}, a process of the Run itself`,
         EXIT.failed,
-        `remove the lock (rm "${kept.file}") once nothing of the Run is left`,
+        `remove the lock (rm "${file}") once nothing of the Run is left`,
       )
     await sleep(20)
   }
