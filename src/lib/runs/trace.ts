@@ -32,6 +32,17 @@ export type Attention = (typeof ATTENTION_LEVELS)[number]
 /** Attention levels that wake the owner's `wait` (`notify` only shows in live views). */
 export const WAKING_ATTENTION: ReadonlySet<string> = new Set<Attention>(['followup', 'steer'])
 
+/**
+ * The attention an event carries: none for `command.done` and every
+ * `runtime.*` kind, whoever wrote them (a Run's end and the kernel's own
+ * records are never a request to the coordinator, even with the field set).
+ * Every reader that projects attention from a Trace asks this.
+ */
+export function eventAttention(event: {kind?: unknown; attention?: unknown}): Attention | undefined {
+  if (typeof event.kind !== 'string' || event.kind === 'command.done' || event.kind.startsWith('runtime.')) return
+  return (ATTENTION_LEVELS as readonly unknown[]).includes(event.attention) ? (event.attention as Attention) : undefined
+}
+
 export interface TraceEvent {
   id: string
   ts: string
@@ -93,7 +104,8 @@ export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent 
   }
   const file = traceFile(dir)
   // Raised before the event is in the Trace: a wait that finds no flag has no waking event to miss (see attentionFlagged).
-  if (input.attention !== undefined && WAKING_ATTENTION.has(input.attention)) raiseAttentionFlag(dir)
+  const attention = eventAttention(input)
+  if (attention !== undefined && WAKING_ATTENTION.has(attention)) raiseAttentionFlag(dir)
   // Appends and compaction share one lock so a compaction never loses an event appended meanwhile.
   withLockSync(traceLock(dir), () => {
     const before = traceStat(file)

@@ -7,7 +7,7 @@
  * the end still shows) and parses only the lines that name the field.
  */
 import {closeSync, fstatSync, openSync, readSync} from 'node:fs'
-import {ATTENTION_LEVELS, MAX_TRACE_BYTES, traceFile, type Attention, type TraceEvent} from '../runs/trace.js'
+import {MAX_TRACE_BYTES, eventAttention, traceFile, type Attention, type TraceEvent} from '../runs/trace.js'
 import {isTerminal} from '../records/run.js'
 import {printableLine} from '../platform/text.js'
 
@@ -64,7 +64,8 @@ export class AttentionFeed {
         continue
       }
       if (!event || typeof event.id !== 'string' || this.seen.has(event.id)) continue
-      if (!(ATTENTION_LEVELS as readonly string[]).includes(event.attention as string)) continue
+      const attention = eventAttention(event)
+      if (attention === undefined) continue
       if (!(Date.parse(event.ts) >= this.since)) continue
       this.seen.add(event.id)
       notes.push({
@@ -73,7 +74,7 @@ export class AttentionFeed {
         ts: event.ts,
         kind: event.kind,
         summary: event.summary ?? null,
-        attention: event.attention!,
+        attention,
       })
     }
     return notes

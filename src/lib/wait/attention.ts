@@ -8,7 +8,14 @@
  */
 import {statSync} from 'node:fs'
 import {readBoundedWith} from '../platform/state-files.js'
-import {MAX_TRACE_BYTES, WAKING_ATTENTION, attentionFlagged, traceFile, type TraceEvent} from '../runs/trace.js'
+import {
+  MAX_TRACE_BYTES,
+  WAKING_ATTENTION,
+  attentionFlagged,
+  eventAttention,
+  traceFile,
+  type TraceEvent,
+} from '../runs/trace.js'
 import {boundSummary, type AttentionItem} from './batch.js'
 import type {DeliveryJournal} from './journal.js'
 import type {RunEntry} from './select.js'
@@ -57,8 +64,8 @@ function wakingEvents(dir: string): TraceEvent[] {
       if (!line.includes(ATTENTION_FIELD)) continue
       try {
         const e = JSON.parse(line) as TraceEvent
-        if (e && typeof e.attention === 'string' && WAKING_ATTENTION.has(e.attention) && typeof e.id === 'string')
-          events.push(e)
+        const attention = e ? eventAttention(e) : undefined
+        if (attention !== undefined && WAKING_ATTENTION.has(attention) && typeof e.id === 'string') events.push(e)
       } catch {}
     }
   } catch {}
