@@ -126,7 +126,7 @@ function mayBeSupervisor(stat: string): boolean {
   return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).includes('node')
 }
 
-/** The Run whose supervisor `pid` is: `node [node flags] .../supervisor.cjs STATE_DIR`, checked against that run.json. */
+/** The Run whose supervisor `pid` is: node, its flags, then the supervisor script (dist/supervisor.cjs) and STATE_DIR, checked against that run.json. */
 function supervisorRun(home: string, pid: number): CallerUnit | undefined {
   const args = readNulList(`/proc/${pid}/cmdline`)
   const script = args.findIndex((arg, index) => index > 0 && arg.endsWith(SUPERVISOR_SCRIPT))
