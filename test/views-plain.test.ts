@@ -54,6 +54,31 @@ describe('plain output without a TTY', () => {
     expect(loadedHeavyModules(specifiers)).toEqual([])
   })
 
+  it('a piped inspect --watch (and --tree --watch) ends soon after its reader, with nothing changing', async () => {
+    actors(home, ['run', '--name', 'idle', '--', 'sleep', '60'])
+    for (const args of [
+      ['inspect', '--watch'],
+      ['inspect', '--tree', '--watch'],
+    ]) {
+      const started = Date.now()
+      const line = await new Promise<{code: number | null; out: string}>((resolve) => {
+        const child = spawn('sh', ['-c', `"${process.execPath}" "${BIN}" ${args.join(' ')} | head -1`], {
+          env: cliEnv(home),
+        })
+        let out = ''
+        child.stdout.on('data', (d) => {
+          out += d
+        })
+        child.on('close', (code) => resolve({code, out}))
+      })
+      expect(line.out, args.join(' ')).toMatch(/RUN|idle/)
+      // The Run changes nothing meanwhile: only the reader's going can end the watch (a second, plus a start).
+      expect(Date.now() - started, args.join(' ')).toBeLessThan(8_000)
+      expect(line.code).toBe(0)
+    }
+    actors(home, ['control', 'idle', 'kill'])
+  })
+
   it('inspect --watch without a TTY prints the table once per change and ends cleanly on SIGINT', async () => {
     const trace = join(home, 'trace.txt')
     writeFileSync(trace, '')

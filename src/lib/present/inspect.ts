@@ -14,7 +14,7 @@ import type {Forest} from '../history/forest.js'
 import {tableRows, treeRows, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
 import {nestedTableRows} from '../view-state/run-nesting.js'
 import {createStateStore, type StateStore} from '../view-state/runs-store.js'
-import {stdoutClosed} from './output-guard.js'
+import {stdoutGone} from './stdout-reader.js'
 import {liveResult, printedDocumentResult, type DocumentResult, type LiveResult, type TextSinks} from './result.js'
 import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table.js'
 import {inertText, printableLine} from '../platform/text.js'
@@ -169,8 +169,11 @@ function watchRuns<T extends WatchedListing>(home: string, read: () => T, view: 
       const end = () => stop.abort()
       process.once('SIGINT', end)
       process.once('SIGTERM', end)
-      // A reader that went away (`| head`) ends the watch too.
-      stdoutClosed().addEventListener('abort', end, {once: true})
+      // A reader that went away (`| head`) ends the watch too, within a second even while nothing changes:
+      // a failed write says so only at the next frame.
+      const gone = stdoutGone()
+      if (gone.aborted) end()
+      else gone.addEventListener('abort', end, {once: true})
       await watchRunChanges(store, {toRows: view.toRows, show, signal: stop.signal})
     } finally {
       store.close()
