@@ -7,7 +7,7 @@
 import {existsSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, waitFor} from './helpers.js'
+import {actors, homesPerTest, readJson, waitFor} from './helpers.js'
 
 const home = homesPerTest('actors-wait-semantics-')
 
@@ -42,5 +42,18 @@ describe('wait batch semantics', () => {
     const woke = actors(h, ['wait', '--any', '--json', '--timeout', '15s'])
     expect(woke.code, woke.stderr).toBe(0)
     expect(woke.json.attention.map((a: any) => a.kind)).toEqual(['real.q'])
+  })
+
+  it('run --wait blocks until the Run ends; attention raised on the way comes with the batch', () => {
+    const h = home()
+    const started = Date.now()
+    const script = 'sleep 1; actors emit x.q --summary asking --attention followup >/dev/null; sleep 3; echo over'
+    const r = actors(h, ['run', '--name', 'rw', '--wait', '--json', '--', 'bash', '-c', script])
+    expect(r.code, r.stderr).toBe(0)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(4000)
+    expect(r.json.rows).toHaveLength(1)
+    expect(r.json.rows[0]).toMatchObject({run: 'rw', status: 'done', output: 'over\n'})
+    expect(r.json.attention.map((a: any) => a.kind)).toEqual(['x.q'])
+    expect(readJson(join(h, 'runs', 'rw', 'run.json')).status).toBe('done')
   })
 })

@@ -93,7 +93,14 @@ function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean
     // The same completion batch as `actors wait RUN`: printed once, then marked reported for the owner.
     const lineage = callerLineage(home)
     // Inside a Run, the batch is credited to it like any wait it makes (its own row then shows the Run).
-    const request = {home, owner: treeOwner(home, lineage), ids: [launched.run], any: false, collector: lineage.parent}
+    const request = {
+      home,
+      owner: treeOwner(home, lineage),
+      ids: [launched.run],
+      any: false,
+      collector: lineage.parent,
+      untilEnd: true,
+    }
     return waitResult(request, {extra: {launched}, note: reuse + waitingNote(launched)})
   }
   return documentResult(launched, plainLaunched, reuse ? {notes: reuse} : undefined)

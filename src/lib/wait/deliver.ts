@@ -45,6 +45,8 @@ export interface WaitRequest {
   signal?: AbortSignal
   /** The Run this wait runs inside, credited with what it collects (its batch row shows them; wait/collected.ts). */
   collector?: {run: string; run_instance_id: string}
+  /** `run --wait`: only the end makes the batch ready; attention raised on the way comes with it, never alone. */
+  untilEnd?: boolean
 }
 
 /**
@@ -116,7 +118,7 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
     const ready =
       onlyUnknown ||
-      attention.length > 0 ||
+      (attention.length > 0 && !request.untilEnd) ||
       selection.waited === 0 ||
       (request.any ? selection.members.length > 0 : selection.all_terminal)
     // A live remote Run rings no doorbell here: poll while one is in the selection, as often as its executor says.
