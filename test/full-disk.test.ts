@@ -6,7 +6,7 @@
  * `failed` (`no_space`) instead of dying and leaving it `running`.
  */
 import {spawnSync} from 'node:child_process'
-import {closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync} from 'node:fs'
+import {closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
@@ -71,6 +71,24 @@ describe.skipIf(!ROOT_USER).each(MODES)('a full disk under $mode containment', (
       const trace = readFileSync(join(r.json.state_dir, 'trace.jsonl'), 'utf8')
       expect(trace).toContain('"runtime.ended"')
       expect(actors(h, ['inspect', r.json.run, '--json']).json).toMatchObject({status: 'failed', exit_code: 7})
+    },
+    60_000,
+  )
+
+  it.skipIf(skip)(
+    'a launch on a disk already full is refused (exit 1, with the fix); no Run is left running, no room kept',
+    () => {
+      const h = home()
+      actors(h, ['inspect', '--json']) // the state root's own files first
+      fillDisk()
+      const r = actors(h, ['run', '--json', '--', 'true'], {env})
+      expect(r.code).toBe(1)
+      expect(r.stdout + r.stderr).toContain('no space left')
+      expect(r.stdout + r.stderr).toMatch(/fix/)
+      const runs = join(h, 'runs')
+      for (const name of readdirSync(runs)) expect(existsSync(join(runs, name, '.end-reserve'))).toBe(false)
+      rmSync(join(mount, 'filler'))
+      expect(actors(h, ['inspect', '--json']).json).toMatchObject({runs: []})
     },
     60_000,
   )

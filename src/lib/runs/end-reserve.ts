@@ -47,6 +47,17 @@ export function makeEndReserve(dir: string, metaBytes: number): void {
   }
 }
 
+/** Make the reserve, then `write` the Run's start; a start that fails gives the room back (no Run to end). */
+export function withEndReserve(dir: string, metaBytes: number, write: () => void): void {
+  makeEndReserve(dir, metaBytes)
+  try {
+    write()
+  } catch (error) {
+    releaseEndReserve(dir)
+    throw error
+  }
+}
+
 /** Free the reserve just before an end is written (nothing when it is gone already). */
 export function releaseEndReserve(dir: string): void {
   try {

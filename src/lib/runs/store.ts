@@ -8,7 +8,7 @@
 import {existsSync, readdirSync, statfsSync, statSync, type Dirent} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {archiveAndStartLocked, completeMove} from './generation-move.js'
-import {makeEndReserve, releaseEndReserve} from './end-reserve.js'
+import {releaseEndReserve, withEndReserve} from './end-reserve.js'
 import {addIndexMarker} from './index-entry.js'
 import {noteEndedRun} from '../records/ended-runs.js'
 import {corruptStateError, notFoundError} from '../platform/errors.js'
@@ -143,10 +143,11 @@ export function writeRunMetaLocked(dir: string, meta: RunMeta, options: {durable
  */
 export function writeNewRunLocked(home: string, dir: string, meta: RunMeta, previous?: RunMeta): void {
   // Room for the end first: a disk too full for it refuses the launch before the Run exists anywhere.
-  makeEndReserve(dir, JSON.stringify(meta).length)
-  addIndexMarker(home, meta.run, meta.run_instance_id)
-  if (previous) archiveAndStartLocked(dir, previous, meta)
-  else writeJsonAtomic(runFile(dir, 'meta'), meta)
+  withEndReserve(dir, JSON.stringify(meta).length, () => {
+    addIndexMarker(home, meta.run, meta.run_instance_id)
+    if (previous) archiveAndStartLocked(dir, previous, meta)
+    else writeJsonAtomic(runFile(dir, 'meta'), meta)
+  })
 }
 
 /** Artifact records run.json mirrors at the end: what a batch row shows (wait/batch.ts MAX_ROW_ARTIFACTS). */
