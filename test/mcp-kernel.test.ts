@@ -31,9 +31,9 @@ describe('mcp policy', () => {
     expect(globMatches('a.b', 'axb')).toBe(false)
   })
 
-  it('refuses with the rule named (exit 5) and reads the owner from --owner, ACTORS_OWNER, default', () => {
+  it('refuses with the rule named (exit 5) and reads the owner from --owner, ACTORS_OWNER, else the client', () => {
     const policy = policyFromFlags({allow: 'build/*, hello'}, {})
-    expect(policy).toEqual({allow: ['build/*', 'hello'], allowAdhoc: false, owner: 'default'})
+    expect(policy).toEqual({allow: ['build/*', 'hello'], allowAdhoc: false, owner: 'mcp-client', ownerFromClient: true})
     expect(policyFromFlags({}, {ACTORS_OWNER: 'bot'}).owner).toBe('bot')
     expect(policyFromFlags({owner: 'me'}, {ACTORS_OWNER: 'bot'}).owner).toBe('me')
     expect(() => policyFromFlags({owner: '../x'}, {})).toThrow(/not a valid owner/)

@@ -285,7 +285,8 @@ describe('actors mcp', () => {
         }),
       )
     }
-    const {client} = await connect(home)
+    // The Runs were started in a shell (owner default): this server collects them as that owner.
+    const {client} = await connect(home, ['--owner', 'default'])
     const listing = await call(client, 'inspect')
     expect(listing.structuredContent.cut).toMatchObject({runs_total: 301, hint: expect.any(String)})
     expect(listing.structuredContent.runs.length).toBeGreaterThan(20)

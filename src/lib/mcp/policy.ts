@@ -16,9 +16,33 @@ export interface McpPolicy {
   allowAdhoc: boolean
   /** Owner of the Runs this server starts, and whose Runs its `wait` collects. */
   owner: string
+  /**
+   * Neither --owner nor ACTORS_OWNER named one: the owner is the client's
+   * (clientOwner), known once its `initialize` arrives; `mcp-client` until then.
+   */
+  ownerFromClient?: boolean
 }
 
-/** The policy from `actors mcp`'s flags (owner: --owner, else ACTORS_OWNER, else default). */
+/** The owner of a server whose client `initialize`d with no name that reduces to anything. */
+const NAMELESS_CLIENT_OWNER = 'mcp-client'
+
+/**
+ * The owner an agent's server acts as when nobody named one: `mcp-` and the
+ * client's `initialize` name reduced to [a-z0-9-] ("Claude Code" ->
+ * mcp-claude-code). Its own, so a person's `wait` in a shell (owner
+ * `default`) never loses a Run to the agent's; derived from the host, so a
+ * restarted agent of the same host finds the Runs it started before.
+ */
+export function clientOwner(name: string | undefined): string {
+  const slug = (name ?? '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .slice(0, 60)
+    .replace(/^-+|-+$/g, '')
+  return slug ? `mcp-${slug}` : NAMELESS_CLIENT_OWNER
+}
+
+/** The policy from `actors mcp`'s flags (owner: --owner, else ACTORS_OWNER, else the client's: clientOwner). */
 export function policyFromFlags(
   flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string},
   env: NodeJS.ProcessEnv = process.env,
@@ -27,10 +51,11 @@ export function policyFromFlags(
     ?.split(',')
     .map((p) => p.trim())
     .filter(Boolean)
+  const named = flags.owner || env.ACTORS_OWNER
   return {
     allow,
     allowAdhoc: flags['allow-adhoc'] === true,
-    owner: validateOwner(flags.owner || env.ACTORS_OWNER || 'default'),
+    ...(named ? {owner: validateOwner(named)} : {owner: NAMELESS_CLIENT_OWNER, ownerFromClient: true}),
   }
 }
 

@@ -18,7 +18,7 @@ import type {ByteSink, ByteSource} from '../platform/fd-stdio.js'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, resultText, tooLarge} from './bound.js'
-import type {McpPolicy} from './policy.js'
+import {clientOwner, type McpPolicy} from './policy.js'
 import {builtJsonSchemas, lazyInputSchema} from './input-schema.js'
 import {guardToolParams} from './params-guard.js'
 import {registerRunResources} from './resources.js'
@@ -64,6 +64,7 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
   const ended = new Promise<void>((resolve) => {
     server.server.onclose = () => resolve()
   })
+  server.server.oninitialized = () => adoptClientOwner(server, options.policy)
   await server.connect(transport)
   guardToolParams(transport, TOOLS)
   await ended
@@ -109,6 +110,8 @@ function registerTool(
       annotations: {readOnlyHint: tool.readOnly ?? false, openWorldHint: false},
     },
     async (input: unknown, ctx) => {
+      // A client may call before its `initialized` notification: the owner is settled from initialize's name first.
+      adoptClientOwner(server, options.policy)
       const progressToken = ctx.mcpReq._meta?.progressToken
       const context: ToolContext = {
         home: options.home,
@@ -130,6 +133,20 @@ function registerTool(
       }
     },
   )
+}
+
+/**
+ * Without --owner or ACTORS_OWNER the server acts as its client
+ * (policy.ts clientOwner), named by `initialize`: from then on its Runs, its
+ * `wait` and its owner checks are that owner's. Settled once.
+ */
+function adoptClientOwner(server: McpServer, policy: McpPolicy): void {
+  const client = policy.ownerFromClient ? server.server.getClientVersion() : undefined
+  if (!client) return
+  policy.owner = clientOwner(client.name)
+  policy.ownerFromClient = false
+  // The launch kernel reads the owner from the environment (lineage.ts).
+  process.env.ACTORS_OWNER = policy.owner
 }
 
 /** A tool's outcome as a CallToolResult within the result cap. */
