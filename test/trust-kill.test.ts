@@ -250,7 +250,11 @@ describe('only proven targets', () => {
           try {
             process.kill(pid, 'SIGKILL')
           } catch {}
-          if (cgroup) await waitFor(() => rmdirCgroup(cgroup!), 5000, 'victim cgroup removed')
+          if (cgroup) {
+            // Whatever is left in it (a `sleep` the victim forked; frozen, if a pause reached it) goes with it.
+            writeFileSync(join(cgroup, 'cgroup.kill'), '1')
+            await waitFor(() => rmdirCgroup(cgroup!), 5000, 'victim cgroup removed')
+          }
         }
       },
       40_000,
