@@ -54,6 +54,25 @@ describe('did you mean', () => {
     expect(command.stderr).toContain('did you mean "run"?')
     expect(actors(h, ['lock', 'acquir']).stderr).toContain('did you mean "lock acquire"?')
   })
+
+  it('suggests the nearest flag of the command, in one hint (on both front ends, and under --json)', () => {
+    const h = home()
+    for (const fast of ['1', '0']) {
+      const typo = actors(h, ['inspect', '--stauts', 'running'], {env: {ACTORS_FAST: fast}})
+      expect(typo.code).toBe(2)
+      expect(typo.stderr).toBe(
+        'actors: Nonexistent flag: --stauts\n  fix: did you mean "--status"? see `actors inspect --help`\n',
+      )
+    }
+    const json = actors(h, ['run', '--wiat', '--json', '--', 'true'])
+    expect(json.json.error).toMatchObject({exit_code: 2, fix: 'did you mean "--wait"? see `actors run --help`'})
+    // The top-level help describes the lock and music topics as topics, not with one subcommand's sentence.
+    const help = actors(h, ['--help']).stdout.replace(/\s+/g, ' ')
+    expect(help).toContain('lock Named locks shared by Runs and scripts')
+    expect(help).toContain('music A music player')
+    // Nothing near: no guess, the help only.
+    expect(actors(h, ['inspect', '--zzzzzzzz']).stderr).toContain('fix: see `actors inspect --help`')
+  })
 })
 
 /** What bash completes for `line` (the text before the cursor) with the real script and CLI. */

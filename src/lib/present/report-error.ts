@@ -6,6 +6,7 @@ import {EXIT, isActorsError, permissionDeniedError, readOnlyRootError} from '../
 import {isOutputError, stdoutFailure} from './output-guard.js'
 import {printJson} from './write.js'
 import {inertText} from '../platform/text.js'
+import {closest} from '../platform/did-you-mean.js'
 
 const inert = (text: string) => inertText(text, {multiline: true})
 
@@ -39,8 +40,11 @@ export function reportError(
     process.exitCode = code
     if (code !== 0) {
       const id = commandId?.replaceAll(':', ' ') ?? ''
-      process.stderr.write(inert(`actors: ${error.message.trim()}\n  fix: see \`actors ${id} --help\`\n`))
-      if (json) printJson({error: {message: error.message.trim(), exit_code: code, fix: `actors ${id} --help`}})
+      // oclif ends its message with a hint of its own; ours is the fix line (one hint, not two).
+      const message = error.message.replace(/\s*See more help with --help\s*$/, '').trim()
+      const fix = `${flagSuggestion(error as ParseErrorShape)}see \`actors ${id} --help\``
+      process.stderr.write(inert(`actors: ${message}\n  fix: ${fix}\n`))
+      if (json) printJson({error: {message, exit_code: code, fix}})
     }
     return
   }
@@ -59,4 +63,21 @@ export function reportError(
   if (process.env.ACTORS_DEBUG) process.stderr.write(inert(`${error.stack}\n`))
   else process.stderr.write('  (set ACTORS_DEBUG=1 for the stack trace, and please report it)\n')
   if (json) printJson({error: {message: error.message, exit_code: EXIT.failed}})
+}
+
+/** What an oclif parse error carries: the flags it did not know, and the command's own flags. */
+interface ParseErrorShape {
+  flags?: unknown
+  parse?: {input?: {flags?: Record<string, unknown>}}
+}
+
+/** oclif's unknown-flag error: `did you mean "--status"? ` for the nearest flag of the command, or nothing. */
+function flagSuggestion(error: ParseErrorShape): string {
+  const known = Object.keys(error.parse?.input?.flags ?? {})
+  const typed = Array.isArray(error.flags) ? error.flags : []
+  for (const flag of typed) {
+    const match = typeof flag === 'string' ? closest(flag.replace(/^-+/, '').split('=')[0], known) : undefined
+    if (match) return `did you mean "--${match}"? `
+  }
+  return ''
 }
