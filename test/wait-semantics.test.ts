@@ -7,7 +7,7 @@
 import {existsSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, readJson, waitFor} from './helpers.js'
+import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-wait-semantics-')
 
@@ -55,5 +55,22 @@ describe('wait batch semantics', () => {
     expect(r.json.rows[0]).toMatchObject({run: 'rw', status: 'done', output: 'over\n'})
     expect(r.json.attention.map((a: any) => a.kind)).toEqual(['x.q'])
     expect(readJson(join(h, 'runs', 'rw', 'run.json')).status).toBe('done')
+  })
+
+  it("wait RUN answers with RUN's row even when an earlier wait reported it", async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'wa1', '--', 'sh', '-c', 'echo first-out']).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'wa1'))
+    const first = actors(h, ['wait', '--json'])
+    expect(first.json.rows.map((row: any) => row.run)).toEqual(['wa1'])
+    for (let ask = 0; ask < 2; ask++) {
+      const again = actors(h, ['wait', 'wa1', '--json', '--timeout', '10s'])
+      expect(again.code, again.stderr).toBe(0)
+      expect(again.json.rows).toHaveLength(1)
+      expect(again.json.rows[0]).toMatchObject({run: 'wa1', status: 'done', output: 'first-out\n'})
+      expect(again.json.already_reported).toEqual(['wa1'])
+    }
+    // Asked by name only: a plain wait still never repeats it.
+    expect(actors(h, ['wait', '--json']).json.rows).toEqual([])
   })
 })

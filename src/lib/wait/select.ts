@@ -2,8 +2,8 @@
  * Choosing a completion batch from a snapshot of the state root (pure: no
  * I/O, so concurrency and ordering rules can be reasoned about and tested in
  * one place). A Run is a candidate for an owner when it is that owner's, not
- * silent, not yet reported, not claimed by another live `wait`, and inside the
- * wait's scope. Candidates form trees (a Run under its nearest candidate
+ * silent, not yet reported (or named by the wait), not claimed by another
+ * live `wait`, and inside the wait's scope. Candidates form trees (a Run under its nearest candidate
  * ancestor); a Run is eligible once it and every candidate ancestor are
  * terminal, which is how "a descendant appears only once its root is
  * terminal" holds. Trees are ordered by their top's terminal time, run id,
@@ -119,7 +119,7 @@ export interface Selection {
   pending: RunEntry[]
   /** Explicit ids with no Run of this owner. */
   unknown: string[]
-  /** Explicit ids this owner was already given. */
+  /** Explicit ids this owner was already given (their rows come again: naming a Run asks for it again). */
   already_reported: string[]
   /** Explicit silent ids: waited for, never members. */
   silent: RunEntry[]
@@ -180,7 +180,8 @@ function candidacy(input: SelectionInput, ids: Set<string> | undefined): Candida
       value =
         m.owner === owner &&
         m.notification !== 'silent' &&
-        reported[m.run] !== m.run_instance_id &&
+        // Naming a Run asks for it again: its current generation is a candidate even once reported.
+        (reported[m.run] !== m.run_instance_id || (ids?.has(m.run) === true && !entry.archived)) &&
         !claimed.has(memberKey(m.run, m.run_instance_id)) &&
         inScope(entry)
       candidateMemo.set(entry, value)
@@ -211,7 +212,7 @@ interface WaitedRuns {
   alreadyReported: string[]
   silent: RunEntry[]
   /** Explicit ids in a batch another live wait is printing right now: not ready for this wait until that
-   * batch is delivered (they then show as already_reported), never silently dropped. */
+   * batch is delivered (this wait then answers them again), never silently dropped. */
   inFlight: number
 }
 
@@ -227,10 +228,12 @@ function waitedRuns(input: SelectionInput, ids: Set<string>, isCandidate: Candid
     found.waited.push(...earlier)
     if (!entry || entry.meta.owner !== owner) found.unknown.push(id)
     else if (entry.meta.notification === 'silent') found.silent.push(entry)
-    else if (reported[id] === entry.meta.run_instance_id) {
-      if (earlier.length === 0) found.alreadyReported.push(id)
-    } else if (isCandidate(entry)) found.waited.push(entry)
-    else if (claimed.has(memberKey(entry.meta.run, entry.meta.run_instance_id))) found.inFlight++
+    else {
+      // Still listed as given before (and answered again: isCandidate takes named Runs reported or not).
+      if (reported[id] === entry.meta.run_instance_id && earlier.length === 0) found.alreadyReported.push(id)
+      if (isCandidate(entry)) found.waited.push(entry)
+      else if (claimed.has(memberKey(entry.meta.run, entry.meta.run_instance_id))) found.inFlight++
+    }
   }
   return found
 }
