@@ -143,13 +143,16 @@ describe('run', () => {
     expect(existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')) : []).toEqual([])
   })
 
-  it('refuses a state root that is not a directory, naming it', () => {
+  it('refuses a state root that is not a directory (usage, 2) and a file where its runs/ belongs (damage, 1), naming it', () => {
     const file = join(work, 'not-a-dir')
     writeFileSync(file, '')
-    for (const bad of [file, join(work)]) {
+    for (const [bad, code] of [
+      [file, 2],
+      [join(work), 1],
+    ] as const) {
       if (bad === work) writeFileSync(join(work, 'runs'), '')
       const r = actors(bad, ['run', '--json', '--', 'true'])
-      expect(r.code).toBe(2)
+      expect(r.code).toBe(code)
       expect(r.stderr).toContain(join(bad, 'runs'))
       expect(r.stderr).not.toContain('internal error')
     }

@@ -75,12 +75,26 @@ export function ensureHome(home: string): void {
   }
 }
 
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** Why `dir` of the state root `home` could not be made, naming it (and the root when its file system is read-only). */
 function stateDirError(home: string, dir: string, what: string, error: unknown): Error {
   if (!(error instanceof Error) || error instanceof ActorsError) return error as Error
   const code = (error as NodeJS.ErrnoException).code
   if (code === 'EROFS') return readOnlyRootError(home)
-  // A file where the directory belongs (or where one of its parents belongs) is damage: exit 1, named.
+  // The root itself a file: a bad --home / ACTORS_HOME, a usage error (exit 2).
+  if (code === 'ENOTDIR' && !isDirectory(home))
+    return usageError(
+      `the state root ${home} is not a directory, so ${dir} cannot be made`,
+      'point --home / ACTORS_HOME at a directory (or a path that does not exist yet)',
+    )
+  // A file where a directory of the root belongs is damage: exit 1, named.
   if (code === 'EEXIST' || code === 'ENOTDIR')
     return new ActorsError(
       `cannot use ${dir} as ${what}: a file is in the way (${code})`,
