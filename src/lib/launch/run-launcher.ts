@@ -20,7 +20,8 @@ import {recipeError} from '../recipes/load.js'
 import {validateRunId, runDir} from '../platform/home.js'
 import {launchRun, makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} from './launch.js'
 import {launchSingleton} from './singleton.js'
-import {callerLineage} from '../runs/lineage.js'
+import {callerLineage, type Lineage} from '../runs/lineage.js'
+import {nextLineageId} from './lineage-id.js'
 import {admitToTree} from './admission.js'
 import {applyTreePolicy} from './tree-policy.js'
 import type {PolicyRule} from '../records/run.js'
@@ -116,13 +117,18 @@ function parseInboxFlag(value: string | undefined): 'stdin' | 'file' | undefined
 /** Validate everything, then launch. Nothing is created on disk until validation passed. */
 export function launchPrepared(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides): LaunchResult {
   const explicitId = overrides.name !== undefined
+  const lineage = callerLineage(home)
+  let taken = 0
   for (let tries = 0; ; tries++) {
-    const runId = explicitId ? validateNewRunName(overrides.name!) : makeRunId(prepared.idHint)
+    // Inside a Run an unnamed child is PARENT.N (lineage-id.ts); elsewhere the hint and a random suffix.
+    const child = explicitId || !lineage.parent ? undefined : nextLineageId(lineage.parent, taken)
+    const runId = explicitId ? validateNewRunName(overrides.name!) : (child?.id ?? makeRunId(prepared.idHint))
     try {
-      return launchOnce(home, prepared, overrides, runId, explicitId)
+      return launchOnce(home, prepared, overrides, runId, explicitId, lineage)
     } catch (error) {
-      // A generated id collided with an existing Run: pick another (templates use the id).
-      if (!(error instanceof RunIdTaken) || tries > 5) throw error
+      // A generated id collided with an existing Run: pick another (templates use the id); a lineage id moves to the next N.
+      if (!(error instanceof RunIdTaken) || tries > (child ? 1000 : 5)) throw error
+      if (child) taken = child.n
     }
   }
 }
@@ -133,9 +139,9 @@ function launchOnce(
   overrides: LaunchOverrides,
   runId: string,
   explicitId: boolean,
+  lineage: Lineage,
 ): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
-  const lineage = callerLineage(home)
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
   requireWorkingDir(cwd, overrides.cwd !== undefined ? null : prepared.recipeFile, runDir(home, runId))
   const executor = chooseExecutor(overrides.on, resolved.executor)
