@@ -68,4 +68,21 @@ describe('lineage ids', () => {
     expect(waited.code, waited.stderr).toBe(0)
     expect(JSON.stringify(waited.json)).toContain('"par.1.1"')
   })
+
+  it('gives siblings launched at the same moment distinct ids, PARENT.1 to PARENT.N without gaps', async () => {
+    const h = home()
+    const fan = 'for i in 1 2 3 4; do actors run -- true >/dev/null & done; wait'
+    const r = actors(h, ['run', '--name', 'fan', '--json', '--', 'sh', '-c', fan])
+    expect(r.code, r.stderr).toBe(0)
+    await waitForResult(join(h, 'runs', 'fan'))
+    const ids = ['fan.1', 'fan.2', 'fan.3', 'fan.4']
+    for (const id of ids) await waitForResult(join(h, 'runs', id))
+    expect(
+      readdirSync(join(h, 'runs'))
+        .filter((f) => f.startsWith('fan.'))
+        .sort(),
+    ).toEqual(ids)
+    const status = actors(h, ['inspect', 'fan', '--json']).json
+    expect(status.status, JSON.stringify(status)).toBe('done')
+  })
 })

@@ -86,11 +86,11 @@ describe('actors mcp without --owner', () => {
     expect(none.structuredContent.members).toBe(0)
   })
 
-  it('--owner and ACTORS_OWNER still win over the client name', async () => {
+  it('ACTORS_OWNER still wins over the client name (and a Run id may hold dots)', async () => {
     const h = home()
     const byEnv = await connect(h, 'Claude Code', {ACTORS_OWNER: 'review-bot'})
-    const launched = await call(byEnv, 'run', {recipe: 'hello', name: 'envrun'})
+    const launched = await call(byEnv, 'run', {recipe: 'hello', name: 'env.run.1'})
     expect(launched.isError, launched.content[0]?.text).toBeFalsy()
-    expect(readJson(join(h, 'runs', 'envrun', 'run.json')).owner).toBe('review-bot')
+    expect(readJson(join(h, 'runs', 'env.run.1', 'run.json')).owner).toBe('review-bot')
   })
 })
