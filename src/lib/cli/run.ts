@@ -30,7 +30,7 @@ export const runCommand = defineCommand({
   strict: false,
   args: {recipe: {description: 'Recipe name (or path), followed by NAME=VALUE arguments'}},
   flags: {
-    name: {type: 'string', description: 'Run id (letters, digits, _ . -)'},
+    name: {type: 'string', description: 'Run id (letters, digits, _ . -); default: generated, PARENT.N inside a Run'},
     cwd: {type: 'string', description: 'working directory of the command'},
     timeout: {type: 'string', description: 'end the Run after this long (500ms, 30s, 5m, 1h)'},
     retry: {type: 'integer', description: 'total attempts when the command fails', min: 1, max: 100},

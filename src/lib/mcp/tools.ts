@@ -64,7 +64,9 @@ const runTool = defineTool({
     name: z
       .string()
       .optional()
-      .describe('Run id to use (letters, digits, _ . -); default: generated from the Recipe name'),
+      .describe(
+        'Run id to use (letters, digits, _ . -); default: generated from the Recipe name, or PARENT.N inside a Run',
+      ),
     cwd: z.string().optional().describe('working directory of the command'),
     timeout: durationInput().optional().describe('end the Run after this long (500ms, 30s, 5m, 1h)'),
     retry: z.number().int().min(1).max(100).optional().describe('total attempts when the command fails'),
