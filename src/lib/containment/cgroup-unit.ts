@@ -85,6 +85,11 @@ export class CgroupUnit implements Unit {
     return false
   }
 
+  /** Whether the cgroup is frozen now: by its own pause, or by an ancestor's (a paused parent Run's unit holds it). */
+  isFrozen(): boolean {
+    return readKeyedNumbers(this.record.path, 'cgroup.events').get('frozen') === 1
+  }
+
   thaw(): void {
     writeCgroupFile(this.record.path, 'cgroup.freeze', '0')
   }

@@ -34,3 +34,16 @@ export function liveRunUsage(meta: RunMeta): UnitUsage | undefined {
     ? {cpu_seconds: Math.round(cpu * 1000) / 1000, memory_bytes: rss, peak_memory_bytes: Math.max(peak, rss)}
     : undefined
 }
+
+/**
+ * Whether a Run recorded as running is frozen all the same: its cgroup frozen
+ * by an ancestor's freeze (a paused parent Run: a child's cgroup sits below
+ * its parent's) or by its own command. Tracked Runs are paused one by one
+ * (their units are not nested), so they never are.
+ */
+export function liveRunFrozen(meta: RunMeta): boolean {
+  const record = meta.containment
+  return isContainmentRecord(record) && record.kind === 'cgroup' && isCgroupDir(record.path)
+    ? new CgroupUnit(record).isFrozen()
+    : false
+}

@@ -5,7 +5,7 @@
 import type {RunState} from './store.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
 import {generationOf} from '../records/generation-layout.js'
-import {liveRunUsage} from '../containment/live-usage.js'
+import {liveRunFrozen, liveRunUsage} from '../containment/live-usage.js'
 
 export interface RunSummary {
   run: string
@@ -23,6 +23,8 @@ export interface RunSummary {
   exit_code: number | null
   pid: number | null
   notification: 'normal' | 'silent'
+  /** Recorded as running but frozen (a paused parent's unit holds it, or its own command froze it): status reads paused. */
+  frozen?: true
   /** Which launch of the Run id (1 for the first; absent in listings cached by earlier versions). */
   generation?: number
   state_dir: string
@@ -62,11 +64,14 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
   const ended = result?.completed_at ?? (meta.ended_at as string | undefined) ?? null
   let duration: number | null = result?.duration_ms ?? (meta.duration_ms as number | undefined) ?? null
   if (duration === null && started && !isTerminal(meta.status)) duration = Math.max(0, now - Date.parse(started))
+  // Running by its record, frozen in fact (a paused parent's unit holds it): shown as it is, paused.
+  const frozen = meta.status === 'running' && liveRunFrozen(meta)
   return {
     run: meta.run,
     run_instance_id: meta.run_instance_id,
     recipe: meta.recipe,
-    status: meta.status,
+    status: frozen ? 'paused' : meta.status,
+    ...(frozen ? {frozen: true} : {}),
     owner: meta.owner,
     parent: meta.parent?.run ?? null,
     root: meta.root,

@@ -1,0 +1,42 @@
+/**
+ * A paused parent's children read paused (issue: the surface tells the
+ * truth). Under cgroup containment a child Run's cgroup sits below its
+ * parent's, so the parent's freeze holds the child too; the listing says so
+ * from the child's own cgroup (`frozen`), and says running again once thawed.
+ */
+import {describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {actors, homesPerTest, waitFor} from './helpers.js'
+
+const CGROUPS = discoverCgroupBases() !== null
+const home = homesPerTest('actors-paused-parent-')
+
+describe.skipIf(!CGROUPS)('children of a paused parent (cgroup containment)', () => {
+  it('read paused (frozen: true) while the parent is paused, and running after resume', async () => {
+    const h = home()
+    const env = {ACTORS_CONTAINMENT: 'cgroup'}
+    const launched = actors(
+      h,
+      ['run', '--name', 'par', '--', 'sh', '-c', 'actors run --name kid -- sleep 300; sleep 300'],
+      {env},
+    )
+    expect(launched.code, launched.stderr).toBe(0)
+    const row = (run: string) =>
+      actors(h, ['inspect', '--json'], {env}).json.runs.find((r: {run: string}) => r.run === run)
+    await waitFor(() => row('kid')?.status === 'running', 20_000, 'kid running')
+    expect(actors(h, ['control', 'par', 'pause'], {env}).code).toBe(0)
+    expect(row('par')).toMatchObject({status: 'paused'})
+    expect(row('kid')).toMatchObject({status: 'paused', frozen: true})
+    expect(actors(h, ['inspect'], {env}).stdout).toMatch(/\nkid\s+-\s+paused\s/)
+    expect(
+      actors(h, ['inspect', '--status', 'paused', '--json'], {env})
+        .json.runs.map((r: {run: string}) => r.run)
+        .sort(),
+    ).toEqual(['kid', 'par'])
+    expect(actors(h, ['control', 'par', 'resume'], {env}).code).toBe(0)
+    const thawed = row('kid')
+    expect(thawed.status).toBe('running')
+    expect(thawed.frozen).toBeUndefined()
+    actors(h, ['control', 'par', 'kill'], {env})
+  })
+})
