@@ -145,6 +145,7 @@ describe('bounded documents', () => {
       collected_total: 0,
       exit_code: 0,
       duration_ms: 1,
+      budget_exceeded: false,
       ended_at: null,
       state_dir: 'd',
     })

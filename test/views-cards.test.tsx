@@ -33,6 +33,7 @@ function row(run: string, status: string, extra: Partial<BatchRow> = {}): BatchR
     collected_total: 0,
     exit_code: 0,
     duration_ms: 1200,
+    budget_exceeded: false,
     ended_at: null,
     state_dir: `/s/${run}`,
     ...extra,
@@ -100,7 +101,7 @@ describe('CompletionCard', () => {
           artifacts: [{name: 'report', path: '/r', bytes: 2048, sha256: 'x'}],
           artifacts_total: 6,
         }),
-        row('worker-2', 'done', {depth: 1, parent: 'coord', duration_ms: 61_000}),
+        row('worker-2', 'done', {depth: 1, parent: 'coord', duration_ms: 61_000, budget_exceeded: true}),
       ],
       {
         overflow: 2,
@@ -126,7 +127,7 @@ describe('CompletionCard', () => {
     expect(frame).toMatch(/✔ coord\s+done\s+1\.2s\s+coord summary/)
     expect(frame).toMatch(/✖ {3}worker-1\s+failed\s+1\.2s\s+tests failed: 3 of 40/)
     expect(frame).toMatch(/↳ report \(2048 B\), \+5 more/)
-    expect(frame).toMatch(/✔ {3}worker-2\s+done\s+1m01s/)
+    expect(frame).toMatch(/✔ {3}worker-2\s+done\s+1m01s\s+budget exceeded; worker-2 summary/)
     expect(frame).toContain('… 2 more not shown')
     expect(frame).toContain('pending: 1 still live (late)')
     expect(frame).toContain('attention: worker-2 followup review.ready: please look')

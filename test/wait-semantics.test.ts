@@ -4,7 +4,7 @@
  * attention, `run --wait` blocks until the end, naming a Run asks for it
  * again, and a budget crossing shows wherever the Run's end does.
  */
-import {existsSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
@@ -72,5 +72,45 @@ describe('wait batch semantics', () => {
     }
     // Asked by name only: a plain wait still never repeats it.
     expect(actors(h, ['wait', '--json']).json.rows).toEqual([])
+  })
+
+  it("a budget crossing shows in the row, the card, inspect and the parent's runtime.child_ended (with usage)", async () => {
+    const h = home()
+    expect(
+      actors(h, ['run', '--name', 'b1', '--budget-tokens', '100', '--', 'actors', 'emit', 'usage', '--tokens', '150'])
+        .code,
+    ).toBe(0)
+    await waitForResult(join(h, 'runs', 'b1'))
+    const batch = actors(h, ['wait', '--json'])
+    expect(batch.json.rows[0]).toMatchObject({run: 'b1', status: 'done', budget_exceeded: true, usage: {tokens: 150}})
+    expect(actors(h, ['wait', 'b1']).stdout).toMatch(/b1 .*budget exceeded/)
+    expect(actors(h, ['inspect', 'b1']).stdout).toMatch(/budget: +exceeded: 150 of 100 tokens \(tree b1\)/)
+    expect(actors(h, ['inspect', 'b1', '--json']).json.result).toMatchObject({budget_exceeded: true})
+    // A child that takes its tree past the budget: its parent's Trace says so, with the child's usage.
+    const script =
+      'actors run --name kid -- actors emit usage --tokens 150 >/dev/null; while [ ! -e "$ACTORS_HOME/runs/kid/result.json" ]; do sleep 0.05; done'
+    expect(actors(h, ['run', '--name', 'top', '--budget-tokens', '100', '--', 'sh', '-c', script]).code).toBe(0)
+    await waitForResult(join(h, 'runs', 'top'))
+    const childEnded = () =>
+      readFileSync(join(h, 'runs', 'top', 'trace.jsonl'), 'utf8')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line))
+        .filter((e) => e.kind === 'runtime.child_ended')
+    // Written by whoever settles the child, maybe just after the parent ended.
+    const ended = await waitFor(() => childEnded().length > 0 && childEnded(), 15_000, 'runtime.child_ended')
+    expect(ended.map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        run: 'kid',
+        status: 'done',
+        budget_exceeded: true,
+        usage: expect.objectContaining({tokens: 150}),
+      }),
+    ])
+    const rows = actors(h, ['wait', 'top', '--json']).json.rows
+    expect(rows.map((row: any) => [row.run, row.budget_exceeded])).toEqual([
+      ['top', false],
+      ['kid', true],
+    ])
   })
 })

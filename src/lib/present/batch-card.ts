@@ -8,7 +8,7 @@ import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
 import {compareText} from '../platform/compare.js'
 import {inertText, printableLine} from '../platform/text.js'
-import {collectedNote, rowLabel, rowLevels} from '../view-state/batch-rows.js'
+import {collectedNote, rowLabel, rowLevels, rowSummary} from '../view-state/batch-rows.js'
 
 const ONE_LINE = 100
 
@@ -31,7 +31,7 @@ export function renderBatchPlain(doc: BatchDocument): string {
   doc.rows.forEach((row, i) => {
     const name = `${'  '.repeat(levels[i])}${rowLabel(row)}`.padEnd(width)
     lines.push(
-      `  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(row.summary)}`.trimEnd(),
+      `  ${name}  ${row.status.padEnd(9)} ${formatDuration(row.duration_ms ?? undefined).padStart(6)}  ${oneLine(rowSummary(row))}`.trimEnd(),
     )
     const note = collectedNote(row)
     if (note) {

@@ -99,6 +99,15 @@ export function plainGenerations(listing: GenerationListing, to: TextSinks): voi
   to.out(lines.join('\n') + '\n')
 }
 
+/** A budget crossing as result.json records it (runs/tree-limits.ts budgetMark), or undefined. */
+function budgetLine(result: RunDetail['result']): string | undefined {
+  if (result?.budget_exceeded !== true) return undefined
+  const b = result.budget as {root?: unknown; spent_tokens?: unknown; budget_tokens?: unknown} | undefined
+  return typeof b?.spent_tokens === 'number' && typeof b.budget_tokens === 'number'
+    ? `exceeded: ${b.spent_tokens} of ${b.budget_tokens} tokens (tree ${String(b.root)})`
+    : 'exceeded'
+}
+
 /** `inspect RUN`: one Run in detail. */
 export function plainDetail(d: RunDetail, to: TextSinks): void {
   const lines = [
@@ -113,6 +122,8 @@ export function plainDetail(d: RunDetail, to: TextSinks): void {
     `parent:     ${d.parent ?? '-'}`,
     `state dir:  ${d.state_dir}`,
   ]
+  const budget = budgetLine(d.result)
+  if (budget) lines.push(`budget:     ${budget}`)
   if (describeWhere(d))
     lines.push(`executor:   ${d.executor}${d.job_id ? ` job ${d.job_id}` : ''}${d.node ? ` on ${d.node}` : ''}`)
   if (d.controls.length) lines.push(`controls:   ${d.controls.join(', ')}`)

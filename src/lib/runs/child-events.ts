@@ -3,7 +3,8 @@
  * limits): `runtime.child_started` when a child is launched from inside it
  * (running, or queued behind its --max-parallel) or adopted into it, and
  * `runtime.child_ended` when a child is terminal, each with `data: {run,
- * run_instance_id, status, exit_code}`. The event goes to the trace.jsonl in
+ * run_instance_id, status, exit_code}` (the end adds the child's `usage`, or
+ * null when it reported none, and `budget_exceeded`). The event goes to the trace.jsonl in
  * the parent's state dir, which is always the parent's current generation's,
  * so a child of an earlier generation that ends later is told to the
  * generation now in charge of it. The Trace's own bounds apply. A Trace that
@@ -12,6 +13,7 @@
 import {runDir} from '../platform/home.js'
 import {readRunMetaRaw, readRunResult} from './store.js'
 import {appendTraceEvent} from './trace.js'
+import {readUsage} from './usage.js'
 import type {RunMeta} from '../records/run.js'
 
 export interface ChildLife {
@@ -51,6 +53,18 @@ export function traceChildStarted(
   })
 }
 
+/** The tokens a child reported (as a batch row shows them), or null: none reported, or its totals unreadable. */
+function childUsage(dir: string): {tokens: number; prompt_tokens: number; completion_tokens: number} | null {
+  try {
+    const totals = readUsage(dir)
+    return totals
+      ? {tokens: totals.tokens, prompt_tokens: totals.prompt_tokens, completion_tokens: totals.completion_tokens}
+      : null
+  } catch {
+    return null
+  }
+}
+
 /** The Run `meta` (a child) is terminal: tell its parent's Trace how it ended. Never throws. */
 export function traceChildEnded(home: string, meta: RunMeta): void {
   if (!meta.parent) return
@@ -66,6 +80,8 @@ export function traceChildEnded(home: string, meta: RunMeta): void {
       status,
       exit_code: exitCode,
       generation,
+      usage: childUsage(childDir),
+      budget_exceeded: result?.budget_exceeded === true,
     })
   } catch {}
 }

@@ -177,6 +177,8 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult)
     artifacts_head: artifacts.slice(0, MIRRORED_ARTIFACTS),
     artifacts_total: artifacts.length,
     ...(result.resources ? {resources: result.resources} : {}),
+    // A budget crossing (runs/tree-limits.ts budgetMark) shows on the Run's batch row, read from here.
+    ...(result.budget_exceeded === true ? {budget_exceeded: true} : {}),
     ...(meta.attention_flag === true ? {attention_raised: existsSync(runFile(dir, 'attention'))} : {}),
   })
   notifyStateChange(join(dir, '..', '..'))

@@ -17,6 +17,11 @@ export function rowLabel(row: {run: string; generation?: number}): string {
   )
 }
 
+/** A row's summary on a card: a budget crossing first, so no folding of the summary hides it. */
+export function rowSummary(row: Pick<BatchRow, 'summary' | 'budget_exceeded'>): string {
+  return row.budget_exceeded ? `budget exceeded; ${row.summary}` : row.summary
+}
+
 /** Tree level of each row inside the batch: 0 for a top, parent's + 1 when the parent is a row too. */
 export function rowLevels(doc: BatchDocument): number[] {
   const level = new Map<string, number>()

@@ -5,7 +5,7 @@
  */
 import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {collectedNote, rowLabel, rowLevels, type CollectedNote} from './batch-rows.js'
+import {collectedNote, rowLabel, rowLevels, rowSummary, type CollectedNote} from './batch-rows.js'
 import {countByStatus} from './run-rows.js'
 import {inertText, printableLine} from '../platform/text.js'
 
@@ -53,7 +53,7 @@ export function cardModel(doc: BatchDocument): CardModel {
     run: rowLabel(row),
     status: inertText(row.status),
     duration: formatDuration(row.duration_ms ?? undefined),
-    summary: oneLine(row.summary),
+    summary: oneLine(rowSummary(row)),
     artifacts: [
       ...row.artifacts.map((a) => inertText(artifactLabel(a))),
       ...(row.artifacts_total > row.artifacts.length ? [`+${row.artifacts_total - row.artifacts.length} more`] : []),

@@ -57,6 +57,8 @@ export interface BatchRow {
   collected_total: number
   exit_code: number | null
   duration_ms: number | null
+  /** The Run's own usage took its tree past --budget-tokens (result.json `budget_exceeded`). */
+  budget_exceeded: boolean
   ended_at: string | null
   state_dir: string
 }
@@ -109,10 +111,13 @@ export interface RowFacts {
   collected_total: number
   exit_code: number | null
   duration_ms: number | null
+  budget_exceeded: boolean
 }
 
 /** How a Run ended, as its row shows it. */
-type EndFacts = Pick<RowFacts, 'artifacts' | 'artifacts_total' | 'exit_code' | 'duration_ms'> & {reason: string | null}
+type EndFacts = Pick<RowFacts, 'artifacts' | 'artifacts_total' | 'exit_code' | 'duration_ms' | 'budget_exceeded'> & {
+  reason: string | null
+}
 
 const numberOrNull = (value: unknown): number | null => (typeof value === 'number' ? value : null)
 
@@ -132,6 +137,7 @@ function endFacts(entry: RunEntry): EndFacts {
       artifacts_total: total,
       exit_code: numberOrNull(meta.exit_code),
       duration_ms: numberOrNull(meta.duration_ms),
+      budget_exceeded: meta.budget_exceeded === true,
     }
   }
   let result
@@ -147,6 +153,7 @@ function endFacts(entry: RunEntry): EndFacts {
     artifacts_total: artifacts.length,
     exit_code: result?.exit_code ?? numberOrNull(meta.exit_code),
     duration_ms: result?.duration_ms ?? numberOrNull(meta.duration_ms),
+    budget_exceeded: result?.budget_exceeded === true,
   }
 }
 
@@ -199,6 +206,7 @@ export function readRowFacts(entry: RunEntry): RowFacts {
     ...readCollected(entry.dir, entry.meta.run_instance_id),
     exit_code: end.exit_code,
     duration_ms: end.duration_ms,
+    budget_exceeded: end.budget_exceeded,
   }
 }
 
@@ -233,6 +241,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       collected_total: 0,
       exit_code: null,
       duration_ms: null,
+      budget_exceeded: false,
     }
     return {
       run: entry.meta.run,
@@ -251,6 +260,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       collected_total: facts.collected_total,
       exit_code: facts.exit_code,
       duration_ms: facts.duration_ms,
+      budget_exceeded: facts.budget_exceeded,
       ended_at: typeof entry.meta.ended_at === 'string' ? entry.meta.ended_at : null,
       state_dir: entry.dir,
     }

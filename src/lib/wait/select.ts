@@ -41,6 +41,7 @@ export type BatchMeta = Pick<
   reason?: unknown
   artifacts_head?: unknown
   artifacts_total?: unknown
+  budget_exceeded?: unknown
 }
 
 /** A copy of `meta` with just the fields of BatchMeta. */
@@ -64,6 +65,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     reason,
     artifacts_head,
     artifacts_total,
+    budget_exceeded,
   } = meta
   return {
     run,
@@ -84,6 +86,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     reason,
     artifacts_head,
     artifacts_total,
+    budget_exceeded,
   }
 }
 
