@@ -4,9 +4,10 @@
  * its generations, a taken id moving on to the next N; --name still wins.
  * Real `actors run` calls inside real Runs (the supervisor puts bin/ on PATH).
  */
-import {readdirSync, rmSync} from 'node:fs'
+import {mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {nextLineageId} from '../src/lib/launch/lineage-id.js'
 import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-lineage-ids-')
@@ -84,5 +85,19 @@ describe('lineage ids', () => {
     ).toEqual(ids)
     const status = actors(h, ['inspect', 'fan', '--json']).json
     expect(status.status, JSON.stringify(status)).toBe('done')
+  })
+
+  it('counts each journaled child once, moves past a taken N, and gives up on an id too long to be one', () => {
+    const dir = join(home(), 'p')
+    mkdirSync(dir)
+    const parent = {run: 'p', run_instance_id: 'i', state_dir: dir}
+    expect(nextLineageId(parent)).toEqual({id: 'p.1', n: 1})
+    // A named child counts; a child launched again (its next generation) is journaled twice and counts once.
+    const line = (run: string) => `${JSON.stringify({run, run_instance_id: run, state_dir: run, queued: false})}\n`
+    writeFileSync(join(dir, 'children.jsonl'), line('p.1') + line('kid') + line('p.1') + 'not json\n')
+    expect(nextLineageId(parent)).toEqual({id: 'p.3', n: 3})
+    expect(nextLineageId(parent, 7)).toEqual({id: 'p.8', n: 8})
+    expect(nextLineageId({...parent, run: 'x'.repeat(127)})).toBeUndefined()
+    expect(nextLineageId({...parent, run: 'x'.repeat(126)})?.id).toBe(`${'x'.repeat(126)}.3`)
   })
 })
