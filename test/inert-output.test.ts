@@ -54,13 +54,15 @@ describe('an attention summary', () => {
     const exact = actors(h, ['inspect', 'evil', '--json'])
     expect(exact.json.trace.map((e: any) => e.summary)).toContain(HOSTILE)
 
-    const launched = actors(h, ['run', '--wait', '--name', 'evil2', '--', 'sh', '-c', script], {env: {HOSTILE}})
+    // run --wait blocks until the Run ends, attention shown on the way: a Run that ends soon after asking.
+    const brief = 'actors emit review.ready --attention followup --summary "$HOSTILE"; sleep 1'
+    const launched = actors(h, ['run', '--wait', '--name', 'evil2', '--', 'sh', '-c', brief], {env: {HOSTILE}})
     expect(launched.code, launched.stderr).toBe(0)
     expectInert(launched)
     expect(launched.stdout).toContain(`attention: evil2 followup review.ready: ${HOSTILE_SHOWN}`)
-    const json = actors(h, ['run', '--wait', '--json', '--name', 'evil3', '--', 'sh', '-c', script], {env: {HOSTILE}})
+    const json = actors(h, ['run', '--wait', '--json', '--name', 'evil3', '--', 'sh', '-c', brief], {env: {HOSTILE}})
     expect(json.json.attention.map((a: any) => a.summary)).toEqual([HOSTILE])
-    for (const run of ['evil', 'evil2', 'evil3']) actors(h, ['control', run, 'kill'])
+    actors(h, ['control', 'evil', 'kill'])
   })
 })
 
