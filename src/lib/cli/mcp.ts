@@ -33,7 +33,8 @@ export const mcpCommand = defineCommand({
     'allow-adhoc': {type: 'boolean', description: 'also allow ad-hoc commands and Recipe files given by path'},
     owner: {
       type: 'string',
-      description: 'owner of the Runs started here, whose Runs wait collects (default: $ACTORS_OWNER, else mcp-CLIENT from the name the client gives in initialize)',
+      description:
+        'owner of the Runs started here, whose Runs wait collects (default: $ACTORS_OWNER, else mcp-CLIENT from the name the client gives in initialize)',
     },
     recipes: {type: 'string', description: 'extra Recipe root searched first'},
   },
