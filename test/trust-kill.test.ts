@@ -164,7 +164,11 @@ describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
     async () => {
       const h = home()
       const tag = token()
-      const dir = await launch(h, 'gone', tag, 'rm -rf "$ACTORS_STATE_DIR"; while :; do sleep 1; done', env)
+      // Until it is gone: a file the supervisor writes meanwhile (an atomic run.json update) can make one rm -rf
+      // meet a directory that is not empty.
+      const script =
+        'while [ -e "$ACTORS_STATE_DIR" ]; do rm -rf "$ACTORS_STATE_DIR"; sleep 0.05; done; while :; do sleep 1; done'
+      const dir = await launch(h, 'gone', tag, script, env)
       await waitFor(() => !existsSync(dir), 10_000, 'state dir deleted')
       for (const args of [
         ['inspect', '--json'],
