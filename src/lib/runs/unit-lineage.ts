@@ -120,10 +120,12 @@ function readStatText(pid: number): string | undefined {
 /**
  * Whether the process's name (stat's comm) could be Node's, the program a
  * supervisor runs: only those command lines are read (one read less for
- * every shell and terminal above a launch outside any Run).
+ * every shell and terminal above a launch outside any Run). Node 24 and
+ * later name their main thread, and so the process, `MainThread`.
  */
 function mayBeSupervisor(stat: string): boolean {
-  return stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')')).includes('node')
+  const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+  return comm.includes('node') || comm === 'MainThread'
 }
 
 /** The Run whose supervisor `pid` is: node, its flags, then the supervisor script (dist/supervisor.cjs) and STATE_DIR, checked against that run.json. */
