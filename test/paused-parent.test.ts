@@ -26,6 +26,8 @@ describe.skipIf(!CGROUPS)('children of a paused parent (cgroup containment)', ()
     await waitFor(() => row('kid')?.status === 'running', 20_000, 'kid running')
     expect(actors(h, ['control', 'par', 'pause'], {env}).code).toBe(0)
     expect(row('par')).toMatchObject({status: 'paused'})
+    // The parent's freeze reaches the child's cgroup below it; the kernel reports it there a moment later at most.
+    await waitFor(() => row('kid')?.frozen, 10_000, 'kid frozen with its parent')
     expect(row('kid')).toMatchObject({status: 'paused', frozen: true})
     expect(actors(h, ['inspect'], {env}).stdout).toMatch(/\nkid\s+-\s+paused\s/)
     expect(
