@@ -26,6 +26,7 @@ export const runCommand = defineCommand({
     '<%= config.bin %> run demo',
     '<%= config.bin %> run hello name=world --json | jq -r .state_dir',
     '<%= config.bin %> run --name build -- make -j2',
+    '<%= config.bin %> run --fork=2 reviewer   # inside a Run: the child starts with its last 2 inbox messages',
   ],
   strict: false,
   args: {recipe: {description: 'Recipe name (or path), followed by NAME=VALUE arguments'}},
@@ -59,7 +60,13 @@ export const runCommand = defineCommand({
       description: 'CPU limit of the whole Run (1.5 = one and a half CPUs); needs cgroup containment',
     },
     pids: {type: 'integer', description: 'most processes the Run may have at once; needs cgroup containment', min: 1},
+    fork: {
+      type: 'string',
+      description:
+        "inside a Run: the child's inbox starts with the Run's last N inbox messages (--fork alone: all); written --fork or --fork=N",
+    },
   },
+  normalizeArgv: normalizeForkArgv,
 
   async run({args, argv, passthrough, flags}) {
     const home = resolveHome(flags.home)
@@ -80,6 +87,25 @@ export const runCommand = defineCommand({
     return afterLaunch(home, launched, flags)
   },
 })
+
+/**
+ * `--fork[=N]` takes its count only after "=": a bare `--fork` (before `--`)
+ * becomes `--fork=all` for both parsers, and `--fork 3` is refused rather than
+ * read as a Recipe named 3.
+ */
+export function normalizeForkArgv(tokens: string[]): string[] {
+  const end = tokens.indexOf('--')
+  return tokens.map((token, i) => {
+    if (token !== '--fork' || (end !== -1 && i > end)) return token
+    const next = tokens[i + 1]
+    if (next !== undefined && /^\d+$/.test(next) && (end === -1 || i + 1 < end))
+      throw usageError(
+        `--fork takes its count after "=": --fork ${next} is ambiguous`,
+        `write --fork=${next} (or put a Recipe named ${next} before --fork)`,
+      )
+    return '--fork=all'
+  })
+}
 
 /** The launch as the result, or following or waiting for the Run when asked. */
 function afterLaunch(home: string, launched: LaunchResult, flags: {wait: boolean; follow: boolean}): CommandResult {

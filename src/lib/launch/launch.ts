@@ -15,6 +15,7 @@ import {readRunMetaRaw, readRunResult, readRunState, runFile, writeNewRunLocked}
 import {refuseClosed} from '../runs/closed.js'
 import {startGenerationLocked} from './generation-start.js'
 import {adoptEarlierChildren} from './adopt-children.js'
+import {seedChild, type ForkSeed} from './fork.js'
 import {MAX_JSON_BYTES} from '../platform/state-files.js'
 import {RUN_SCHEMA, isTerminal, type ParentRef, type PolicyRule, type RunMeta} from '../records/run.js'
 import type {ResolvedRecipe} from '../recipes/types.js'
@@ -53,6 +54,8 @@ export interface LaunchSpec extends Omit<ResolvedRecipe, 'cwd' | 'singleton'> {
   resume?: boolean
   /** The message a resumed generation starts with (ACTORS_MESSAGE). */
   message?: {id: string; text: string}
+  /** `--fork`: the parent's messages the child's inbox starts with (fork.ts). */
+  seed?: ForkSeed
 }
 
 export interface LaunchResult {
@@ -119,13 +122,21 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       if (meta)
         return {
           dir,
-          meta: startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation)),
+          meta: startGenerationLocked(spec.home, dir, meta, (generation) =>
+            seeded(spec, dir, newRunMeta(spec, id, dir, generation)),
+          ),
         }
     }
-    const meta = newRunMeta(spec, id, dir, 1)
+    const meta = seeded(spec, dir, newRunMeta(spec, id, dir, 1))
     writeNewRunLocked(spec.home, dir, meta)
     return {dir, meta}
   })
+}
+
+/** A forked child's seed in its inbox and Trace, before its run.json is written (fork.ts seedChild). */
+function seeded(spec: LaunchSpec, dir: string, meta: RunMeta): RunMeta {
+  if (spec.seed) seedChild(dir, meta, spec.seed)
+  return meta
 }
 
 /** Build run.json for generation `generation` of the Run. */
@@ -165,6 +176,7 @@ function newRunMeta(spec: LaunchSpec, id: string, dir: string, generation: numbe
     ...(spec.limits ? {limits: spec.limits} : {}),
     ...(spec.resume === false ? {resume: false} : {}),
     ...(spec.message ? {message: spec.message} : {}),
+    ...(spec.seed ? {seed: spec.seed.record} : {}),
     generation,
     // Waking attention events of this Run raise attention.flag (runs/trace.ts): a wait reads only flagged Traces.
     attention_flag: true,

@@ -22,6 +22,7 @@ import {launchRun, makeRunId, RunIdTaken, type LaunchResult, type LaunchSpec} fr
 import {launchSingleton} from './singleton.js'
 import {callerLineage, type Lineage} from '../runs/lineage.js'
 import {nextLineageId} from './lineage-id.js'
+import {forkSeed, parseForkFlag, type ForkRequest, type ForkSeed} from './fork.js'
 import {admitToTree} from './admission.js'
 import {applyTreePolicy} from './tree-policy.js'
 import type {PolicyRule} from '../records/run.js'
@@ -54,6 +55,8 @@ export interface LaunchOverrides {
   limits?: UnitLimits
   /** An `actors mcp` server's launch policy, recorded in the Run and held down its tree (tree-policy.ts). */
   policy?: PolicyRule[]
+  /** `run --fork[=N]`: start with the parent's last N inbox messages (fork.ts). */
+  fork?: ForkRequest
 }
 
 /** An ad-hoc command (`actors run -- COMMAND ARG...`): the argv exactly as given. */
@@ -90,6 +93,7 @@ export function launchOverrides(flags: {
   memory?: string
   cpus?: string
   pids?: number
+  fork?: string | number | boolean
 }): LaunchOverrides {
   return {
     name: flags.name,
@@ -102,6 +106,7 @@ export function launchOverrides(flags: {
     on: flags.on,
     inbox: parseInboxFlag(flags.inbox),
     limits: limitFlags(flags), // [containment]
+    fork: parseForkFlag(flags.fork),
   }
 }
 
@@ -118,13 +123,15 @@ function parseInboxFlag(value: string | undefined): 'stdin' | 'file' | undefined
 export function launchPrepared(home: string, prepared: PreparedLaunch, overrides: LaunchOverrides): LaunchResult {
   const explicitId = overrides.name !== undefined
   const lineage = callerLineage(home)
+  // Read once, before any id is tried: every try seeds the same messages.
+  const seed = overrides.fork === undefined ? undefined : forkSeed(lineage, overrides.fork)
   let taken = 0
   for (let tries = 0; ; tries++) {
     // Inside a Run an unnamed child is PARENT.N (lineage-id.ts); elsewhere the hint and a random suffix.
     const child = explicitId || !lineage.parent ? undefined : nextLineageId(lineage.parent, taken)
     const runId = explicitId ? validateNewRunName(overrides.name!) : (child?.id ?? makeRunId(prepared.idHint))
     try {
-      return launchOnce(home, prepared, overrides, runId, explicitId, lineage)
+      return launchOnce(home, prepared, overrides, runId, explicitId, lineage, seed)
     } catch (error) {
       // A generated id collided with an existing Run: pick another (templates use the id); a lineage id moves to the next N.
       if (!(error instanceof RunIdTaken) || tries > (child ? 1000 : 5)) throw error
@@ -140,6 +147,7 @@ function launchOnce(
   runId: string,
   explicitId: boolean,
   lineage: Lineage,
+  seed: ForkSeed | undefined,
 ): LaunchResult {
   const resolved = prepared.resolve({run_id: runId, state_dir: runDir(home, runId)})
   const cwd = resolve(overrides.cwd ?? resolved.cwd ?? process.cwd())
@@ -168,7 +176,8 @@ function launchOnce(
     ...(resolved.locks ? {locks: resolved.locks} : {}), // [locks]
     maxParallel: overrides.maxParallel,
     budgetTokens: overrides.budgetTokens,
-    inbox: overrides.inbox ?? resolved.inbox,
+    // A forked child without an inbox of its own reads its seed with `actors inbox`.
+    inbox: overrides.inbox ?? resolved.inbox ?? (seed ? 'file' : undefined),
     resume: resolved.resume,
     owner: lineage.owner,
     parent: lineage.parent,
@@ -177,6 +186,7 @@ function launchOnce(
     executor,
     ...(Object.keys(limits).length ? {limits} : {}),
     ...(overrides.policy ? {policy: overrides.policy} : {}),
+    ...(seed ? {seed} : {}),
   }
   // Depth and budget refusals first, then the parent's max-parallel queue and its children journal.
   const launch = () => launchInTree(spec)

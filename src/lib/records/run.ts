@@ -82,6 +82,17 @@ export interface PolicyRule {
   run?: string
 }
 
+/** run.json `seed` of a forked child, and the data of its `runtime.seeded` event. */
+export interface SeedRecord {
+  from_run: string
+  from_run_instance_id: string
+  from_generation: number
+  /** How many messages the child's inbox started with. */
+  messages: number
+  /** The parent's inbox record id of the newest message copied (null: none were). */
+  until_message_id: string | null
+}
+
 export interface RunMeta {
   schema: typeof RUN_SCHEMA
   run: string
@@ -128,6 +139,8 @@ export interface RunMeta {
   resume?: boolean
   /** The message that resumed this generation (ACTORS_MESSAGE), with its inbox record id. */
   message?: {id: string; text: string}
+  /** A child launched with --fork: whose inbox messages its inbox started with (launch/fork.ts). */
+  seed?: SeedRecord
   /** Set by control: why the Run is ending (so the supervisor records cancelled/killed). */
   ending?: {status: 'cancelled' | 'killed'; at: string; by: string}
   /** Where the supervisor runs: `{kind: "local"}` or a Slurm record (executors/). */

@@ -11,7 +11,8 @@ import {randomUuid} from '../platform/builtins.js'
 import {join} from 'node:path'
 import {usageError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
-import {appendJsonLine, readJsonFile, readJsonLines, writeFileAtomic, writeJsonAtomic} from '../platform/state-files.js'
+import {appendStateFile} from '../platform/private-files.js'
+import {readJsonFile, readJsonLines, writeFileAtomic, writeJsonAtomic} from '../platform/state-files.js'
 
 export const MAX_MESSAGE_BYTES = 64 * 1024
 export const MAX_INBOX_RECORDS = 512
@@ -59,38 +60,47 @@ export function readInbox(dir: string): InboxRecord[] {
 }
 
 /** Append a message; compacts first when the journal would cross a bound. Returns the stored record. */
-export function appendInboxRecord(
-  dir: string,
-  input: {message: string; generation: number; via: InboxVia; id?: string},
-): InboxRecord {
+export function appendInboxRecord(dir: string, input: NewInboxRecord): InboxRecord {
+  return appendInboxRecords(dir, [input])[0]
+}
+
+export type NewInboxRecord = {message: string; generation: number; via: InboxVia; id?: string}
+
+/**
+ * Append messages in order as one write (a forked child's seed: launch/fork.ts); compacts first when the journal
+ * would cross a bound, keeping the newest records and every new one. Returns the stored records.
+ */
+export function appendInboxRecords(dir: string, inputs: NewInboxRecord[]): InboxRecord[] {
   return withLockSync(inboxLock(dir), () => {
     const records = readInbox(dir)
-    const record: InboxRecord = {
+    let seq = records.at(-1)?.seq ?? 0
+    const ts = new Date().toISOString()
+    const added: InboxRecord[] = inputs.map((input) => ({
       id: input.id ?? randomUuid(),
-      seq: (records.at(-1)?.seq ?? 0) + 1,
-      ts: new Date().toISOString(),
+      seq: ++seq,
+      ts,
       message: input.message,
       generation: input.generation,
       via: input.via,
-    }
-    const line = JSON.stringify(record) + '\n'
+    }))
+    const text = added.map((r) => JSON.stringify(r) + '\n').join('')
     const lines = records.map((r) => JSON.stringify(r) + '\n')
     const bytes = lines.reduce((sum, l) => sum + Buffer.byteLength(l), 0)
-    if (records.length + 1 > MAX_INBOX_RECORDS || bytes + Buffer.byteLength(line) > MAX_INBOX_BYTES) {
+    if (records.length + added.length > MAX_INBOX_RECORDS || bytes + Buffer.byteLength(text) > MAX_INBOX_BYTES) {
       // Keep the newest half (by count and by size) so compaction is rare.
       const kept: string[] = []
-      let keptBytes = Buffer.byteLength(line)
+      let keptBytes = Buffer.byteLength(text)
       for (let i = lines.length - 1; i >= 0; i--) {
         const size = Buffer.byteLength(lines[i])
-        if (kept.length + 1 >= MAX_INBOX_RECORDS / 2 || keptBytes + size > MAX_INBOX_BYTES / 2) break
+        if (kept.length + added.length >= MAX_INBOX_RECORDS / 2 || keptBytes + size > MAX_INBOX_BYTES / 2) break
         kept.unshift(lines[i])
         keptBytes += size
       }
-      writeFileAtomic(inboxFile(dir), kept.join('') + line)
-    } else {
-      appendJsonLine(inboxFile(dir), record)
+      writeFileAtomic(inboxFile(dir), kept.join('') + text)
+    } else if (text) {
+      appendStateFile(inboxFile(dir), text)
     }
-    return record
+    return added
   })
 }
 

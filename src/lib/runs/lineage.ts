@@ -60,6 +60,8 @@ export interface Lineage {
   parent?: ParentRef
   root?: string
   depth: number
+  /** The parent was found from the caller's unit (callerLineage), not taken from the environment's claim. */
+  fromUnit?: boolean
 }
 
 /** Refuse owner names that could escape the delivery directory (`$ACTORS_HOME/delivery/<owner>.json`). */
@@ -84,7 +86,7 @@ export function callerLineage(home: string, env: NodeJS.ProcessEnv = process.env
   if (!parent) return lineageFromEnv(env)
   const owner = validateOwner(env.ACTORS_OWNER || 'default')
   // Root and depth are the parent's record's (admission.ts reads them again): placeholders until then.
-  return {owner, parent, root: parent.run, depth: 1}
+  return {owner, parent, root: parent.run, depth: 1, fromUnit: true}
 }
 
 /**
