@@ -10,7 +10,7 @@ import {cardModel} from '../src/lib/view-state/card-model.js'
 import {rowCells} from '../src/lib/view-state/run-rows.js'
 import type {BatchDocument} from '../src/lib/wait/batch.js'
 import {formatTrackLine} from '../src/lib/present/playback.js'
-import {formatLockLine} from '../src/lib/present/locks.js'
+import {formatLockTable} from '../src/lib/present/locks.js'
 import {attentionText} from '../src/lib/view-state/attention-feed.js'
 import {nowPlayingModel} from '../src/lib/view-state/now-playing.js'
 import type {PlaybackStatus} from '../src/lib/music/types.js'
@@ -143,7 +143,7 @@ describe('formatTable', () => {
   })
 
   it('cuts escaped cells to the width like any other', () => {
-    const text = formatTable(['A', 'B'], [['x', HOSTILE]], 20)
+    const text = formatTable(['A', 'B'], [['x', HOSTILE]], 20, {free: ['B']})
     expect(text).not.toMatch(ACTIVE)
     for (const line of text.split('\n')) expect(line.length).toBeLessThanOrEqual(20)
   })
@@ -173,14 +173,16 @@ describe('rowCells', () => {
 describe('the formatters of Run-written text', () => {
   it('track lines, lock lines and attention lines are inert single lines', () => {
     expect(formatTrackLine(0, 2, `/m/${HOSTILE}\n2.flac`)).toBe(`1/2 /m/${HOSTILE_SHOWN}\\x0a2.flac`)
-    const lock = formatLockLine({
-      lock: `co\u001b[2J`,
-      slots: 1,
-      held: 1,
-      holders: [{holder: 'run:\u202eb'}],
-      queue: [],
-    } as never)
-    expect(lock).toBe('co\\e[2J  1/1  run:\\u202eb')
+    const lock = formatLockTable([
+      {
+        lock: `co\u001b[2J`,
+        slots: 1,
+        held: 1,
+        holders: [{holder: 'run:\u202eb'}],
+        queue: [],
+      } as never,
+    ])
+    expect(lock.split('\n')[1]).toBe('co\\e[2J  1/1   run:\\u202eb  -')
     const note = {
       run: 'r',
       event_id: 'e',

@@ -6,7 +6,7 @@
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {fittedWidths, screenWidth} from '../src/lib/platform/fit-width.js'
+import {fitColumns, screenWidth} from '../src/lib/platform/fit-width.js'
 import {formatTable} from '../src/lib/platform/text.js'
 import {filterForest} from '../src/lib/tree/filter-forest.js'
 import type {TreeNode} from '../src/lib/history/forest.js'
@@ -16,27 +16,91 @@ const home = homesPerTest('actors-tables-')
 const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length))
 
 describe('fitting the width', () => {
-  it('takes $COLUMNS, else the terminal, else 80', () => {
+  it('takes $COLUMNS, else the terminal; piped with no $COLUMNS, no width at all', () => {
     expect(screenWidth({COLUMNS: '120'}, {isTTY: true, columns: 90})).toBe(120)
     expect(screenWidth({COLUMNS: 'x'}, {isTTY: true, columns: 90})).toBe(90)
-    expect(screenWidth({}, {isTTY: false})).toBe(80)
+    expect(screenWidth({}, {isTTY: false})).toBeUndefined()
   })
 
-  it('narrows the widest column first and cuts its cells with …', () => {
-    expect(fittedWidths([10, 30, 5], [3, 3, 3], 40)).toEqual([10, 21, 5])
-    // Equally wide: the rightmost gives way first, so a Run id in the first column stays whole.
-    expect(fittedWidths([8, 6, 8], [3, 3, 3], 25)).toEqual([8, 6, 7])
-    const text = formatTable(['A', 'LONG'], [['x', 'y'.repeat(50)]], 20)
-    expect(widest(text)).toBeLessThanOrEqual(20)
+  it('cuts free text first, then leaves whole columns out rightmost first, never a key column', () => {
+    const headers = ['ID', 'NOTE', 'WHEN', 'SIZE']
+    const roles = {key: ['ID'], free: ['NOTE']}
+    // NOTE gives way down to its floor (its header, at least 4) before anything else.
+    expect(fitColumns(headers, [20, 30, 8, 4], 50, roles)).toEqual({widths: [20, 12, 8, 4], dropped: []})
+    expect(fitColumns(headers, [20, 30, 8, 4], 42, roles)).toEqual({widths: [20, 4, 8, 4], dropped: []})
+    // Then SIZE, then WHEN, then NOTE leave; ID stays whole even wider than the screen.
+    expect(fitColumns(headers, [20, 30, 8, 4], 36, roles)).toEqual({widths: [20, 4, 8, 0], dropped: ['SIZE']})
+    expect(fitColumns(headers, [20, 30, 8, 4], 10, roles)).toEqual({
+      widths: [20, 0, 0, 0],
+      dropped: ['NOTE', 'WHEN', 'SIZE'],
+    })
+    expect(fitColumns(headers, [20, 30, 8, 4], undefined, roles).widths).toEqual([20, 30, 8, 4])
+    const text = formatTable(headers, [['x'.repeat(20), 'y'.repeat(30), '12:00:00', '1M']], 36, roles)
+    expect(text).toContain('x'.repeat(20))
     expect(text).toContain('y…')
+    expect(text.split('\n').at(-1)).toBe('(left out to fit 36 columns: SIZE)')
   })
 
-  it('`actors recipes` fits 80 columns', () => {
+  it('`actors recipes` fits 80 columns, each Recipe name whole', () => {
     const r = actors(home(), ['recipes'], {env: {COLUMNS: '80'}})
     expect(r.code).toBe(0)
     expect(widest(r.stdout)).toBeLessThanOrEqual(80)
     expect(r.stdout).toContain('…')
+    for (const line of r.stdout.split('\n').slice(1, -1)) expect(line).toMatch(/^[a-z0-9/-]+\s/)
   })
+})
+
+describe('whole ids and statuses', () => {
+  it('a narrow screen cuts commands, then leaves columns out with a note; piped, nothing is cut', () => {
+    const h = home()
+    const ids = ['fanout-a571a1-coordinator-1', 'fanout-a571a1-coordinator-2', 'fanout-a571a1-coordinator-3']
+    for (const id of ids)
+      expect(actors(h, ['run', '--name', id, '--wait', '--', 'sh', '-c', `echo ${'z'.repeat(150)}`]).code).toBe(0)
+    expect(actors(h, ['run', '--name', 'held', '--', 'sleep', '30']).code).toBe(0)
+    for (const columns of ['100', '60', '40']) {
+      const r = actors(h, ['inspect'], {env: {COLUMNS: columns}})
+      expect(r.code, r.stderr).toBe(0)
+      // Every id and every status is whole, whatever the width.
+      for (const id of ids) expect(r.stdout).toMatch(new RegExp(`^${id}\\s.*\\bdone\\b`, 'm'))
+      expect(r.stdout).toMatch(/^held\s.*\brunning\b/m)
+      expect(r.stdout).not.toMatch(/fanout-a571a1…|runni…|do…/)
+    }
+    const narrow = actors(h, ['inspect'], {env: {COLUMNS: '60'}}).stdout
+    expect(widest(narrow.trimEnd().split('\n').slice(0, -1).join('\n'))).toBeLessThanOrEqual(60)
+    expect(narrow.trimEnd().split('\n').at(-1)).toMatch(/^\(left out to fit 60 columns: .*PARENT\)$/)
+    // Piped with no $COLUMNS: the whole command, every column, no note; grep finds an id.
+    const piped = actors(h, ['inspect'], {env: {COLUMNS: ''}}).stdout
+    expect(piped).not.toContain('…')
+    expect(piped).not.toContain('left out')
+    expect(piped).toContain(`echo ${'z'.repeat(150)}`)
+    expect(piped.split('\n').filter((l) => l.includes('fanout-a571a1-coordinator-2'))).toHaveLength(1)
+  }, 60_000)
+
+  it('`inspect RUN --generations` fits 100 columns with whole instance ids; `lock status` lines up', () => {
+    const h = home()
+    for (let i = 0; i < 3; i++) expect(actors(h, ['run', '--name', 'greet', '--wait', '--', 'true']).code).toBe(0)
+    const r = actors(h, ['inspect', 'greet', '--generations'], {env: {COLUMNS: '100'}})
+    expect(r.code, r.stderr).toBe(0)
+    expect(widest(r.stdout)).toBeLessThanOrEqual(100)
+    const instances = actors(h, ['inspect', 'greet', '--generations', '--json']).json.generations.map(
+      (g: {run_instance_id: string}) => g.run_instance_id,
+    )
+    expect(instances).toHaveLength(3)
+    for (const id of instances) expect(r.stdout).toContain(id)
+    expect(r.stdout).toMatch(/^3\s+\S+\s+done\s+\S+\s+\S+\s+0\s+current$/m)
+
+    expect(actors(h, ['lock', 'acquire', 'repository-of-the-team', '--holder', 'me', '--lease', '10m']).code).toBe(0)
+    expect(actors(h, ['lock', 'acquire', 'db', '--holder', 'someone-else', '--lease', '10m']).code).toBe(0)
+    const lines = actors(h, ['lock', 'status']).stdout.trimEnd().split('\n')
+    expect(lines[0]).toMatch(/^LOCK\s+HELD\s+HOLDERS\s+QUEUE$/)
+    // Each column starts at the same place on every line.
+    const at = (line: string, cell: string) => line.indexOf(cell)
+    expect(lines.map((l) => l.search(/\d+\/\d+|HELD/))).toEqual([
+      at(lines[0]!, 'HELD'),
+      at(lines[0]!, 'HELD'),
+      at(lines[0]!, 'HELD'),
+    ])
+  }, 60_000)
 })
 
 describe('the Runs table', () => {

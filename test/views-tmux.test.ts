@@ -27,7 +27,7 @@ class Terminal {
   private static count = 0
   readonly name = `t${Terminal.count++}`
 
-  constructor(home: string, env: Record<string, string> = {}) {
+  constructor(home: string, env: Record<string, string> = {}, size = {columns: 140, rows: 40}) {
     const vars = Object.entries({TERM: 'xterm-256color', ACTORS_HOME: home, PS1: '$ ', ...env}).map(
       ([k, v]) => `${k}=${quote(v)}`,
     )
@@ -35,9 +35,9 @@ class Terminal {
       'new-session',
       '-d',
       '-x',
-      '140',
+      String(size.columns),
       '-y',
-      '40',
+      String(size.rows),
       '-s',
       this.name,
       '-c',
@@ -142,6 +142,20 @@ describe('in a real terminal', () => {
     await term.expectShellBack()
     // The same load tracer that finds no ink off the TTY sees it here.
     expect(loadedHeavyModules(readFileSync(trace, 'utf8').split('\n')).length).toBeGreaterThan(0)
+  })
+
+  it('inspect --watch on a narrow terminal keeps every Run id and status whole and says which columns it left out', async () => {
+    const ids = ['fanout-a571a1-coordinator-1', 'fanout-a571a1-coordinator-2']
+    for (const id of ids) actors(home, ['run', '--name', id, '--wait', '--', 'true'])
+    const term = new Terminal(home, {}, {columns: 60, rows: 20})
+    term.run('bin/actors inspect --watch')
+    const screen = await term.until((s) => s.includes('2 done'), 'the table')
+    for (const id of ids) expect(screen).toMatch(new RegExp(`✔ ${id}\\s.*\\bdone\\b`))
+    expect(screen).not.toMatch(/fanout-a571a1…|do…/)
+    expect(screen).toMatch(/\(left out to fit \d+ columns: [^)]*PARENT\)/)
+    for (const line of screen.split('\n')) expect(line.length).toBeLessThanOrEqual(60)
+    term.keys('q')
+    await term.expectShellBack()
   })
 
   it('NO_COLOR keeps the Ink views free of colour', async () => {

@@ -35,8 +35,8 @@ export async function showRunsLive<T extends WatchedListing>(
       lookedAt = snapshot.version
       notes.push(...feed.update(all.map((row) => ({dir: row.key, run: row.run, status: row.status}))))
     }
-    // Title, header, off-screen line, summary line and one spare line for the cursor.
-    const fitted = fitRows(all, (process.stdout.rows || 24) - 5, options.layout)
+    // Title, header, off-screen line, left-out-columns line, summary line and one spare line for the cursor.
+    const fitted = fitRows(all, (process.stdout.rows || 24) - 6, options.layout)
     return (
       <>
         <Static items={[...notes]}>{(note) => <AttentionLine key={note.event_id} note={note} />}</Static>

@@ -2,7 +2,7 @@
  * Plain text helpers shared by the plain formatters and the Ink views:
  * Run-written text made inert for a terminal, aligned tables, one safe line.
  */
-import {cutCell, fittedWidths} from './fit-width.js'
+import {type ColumnRoles, cutCell, droppedNote, fitColumns} from './fit-width.js'
 
 /**
  * Characters a terminal acts on instead of printing: C0 controls, DEL, C1
@@ -47,25 +47,27 @@ export function columnWidths(headers: string[], rows: string[][]): number[] {
   return headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)))
 }
 
-/** Render rows as aligned columns (plain text); `maxWidth`: cut the widest columns' cells with `…` until every line fits. */
-export function formatTable(headers: string[], rawRows: string[][], maxWidth?: number): string {
+/**
+ * Render rows as aligned columns (plain text) fitted to `maxWidth` (undefined:
+ * no cut) the way fitColumns() says, `roles` naming the columns that never
+ * give way and the free-text ones that give way first; a table that left
+ * columns out ends with a line saying which.
+ */
+export function formatTable(headers: string[], rawRows: string[][], maxWidth?: number, roles?: ColumnRoles): string {
   // Measured as printed: an escaped cell is wider than its raw text.
   const rows = rawRows.map((row) => row.map((cell) => inertText(cell)))
-  const natural = columnWidths(headers, rows)
-  const widths =
-    maxWidth === undefined
-      ? natural
-      : fittedWidths(
-          natural,
-          headers.map((h) => h.length),
-          maxWidth,
-        )
+  const {widths, dropped} = fitColumns(headers, columnWidths(headers, rows), maxWidth, roles)
+  const shown = widths.flatMap((w, i) => (w > 0 ? [i] : []))
   const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i === cells.length - 1 ? cutCell(c, widths[i]) : cutCell(c, widths[i]).padEnd(widths[i])))
+    shown
+      .map((i, n) => {
+        const cell = cutCell(cells[i] ?? '', widths[i]!)
+        return n === shown.length - 1 ? cell : cell.padEnd(widths[i]!)
+      })
       .join('  ')
       .trimEnd()
-  return [line(headers), ...rows.map(line)].join('\n')
+  const note = droppedNote(dropped, maxWidth)
+  return [line(headers), ...rows.map(line), ...(note ? [note] : [])].join('\n')
 }
 
 /** `text` as one line (line breaks and other white space become one space), cut with "…" to `max`; nothing escaped (a document keeps it exact). */

@@ -17,7 +17,9 @@ import {createStateStore, type StateStore} from '../view-state/runs-store.js'
 import {stdoutGone} from './stdout-reader.js'
 import {liveResult, printedDocumentResult, type DocumentResult, type LiveResult, type TextSinks} from './result.js'
 import {formatRunTable, watchRunChanges, type WatchedListing} from './runs-table.js'
-import {inertText, printableLine} from '../platform/text.js'
+import {formatTable, inertText, printableLine} from '../platform/text.js'
+import {screenWidth} from '../platform/fit-width.js'
+import {compactTime} from '../view-state/resource-cells.js'
 import {renderForest} from './tree.js'
 import {jsonAtDepth, jsonDocument, writeNdjson, writeOut} from './write.js'
 
@@ -74,29 +76,23 @@ export function plainForest(forest: Forest, to: TextSinks, filters = ''): void {
   noteDamaged(forest.damaged, to)
 }
 
-/** `inspect RUN --generations`. */
+/** `inspect RUN --generations`: one row per generation, times as the Runs table shows them (--json: exact). */
 export function plainGenerations(listing: GenerationListing, to: TextSinks): void {
-  const widths = [3, 36, 9, 24, 24]
-  // Cells inert before they are padded: measured as printed.
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => (i < widths.length ? inertText(c).padEnd(widths[i]) : inertText(c)))
-      .join('  ')
-      .trimEnd()
-  const lines = [line(['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT'])]
-  for (const g of listing.generations) {
-    lines.push(
-      line([
-        String(g.generation),
-        g.run_instance_id,
-        g.status,
-        g.started_at ?? '-',
-        g.ended_at ?? '-',
-        `${g.exit_code ?? '-'}${g.current ? '  (current)' : ''}`,
-      ]),
-    )
-  }
-  to.out(lines.join('\n') + '\n')
+  const now = Date.now()
+  const rows = listing.generations.map((g) => [
+    String(g.generation),
+    g.run_instance_id,
+    g.status,
+    compactTime(g.started_at, now),
+    compactTime(g.ended_at, now),
+    String(g.exit_code ?? '-'),
+    g.current ? 'current' : '',
+  ])
+  to.out(
+    formatTable(['GEN', 'INSTANCE', 'STATUS', 'STARTED', 'ENDED', 'EXIT', ''], rows, screenWidth(), {
+      key: ['GEN', 'INSTANCE', 'STATUS'],
+    }) + '\n',
+  )
 }
 
 /** A budget crossing as result.json records it (runs/tree-limits.ts budgetMark), or undefined. */

@@ -2,7 +2,8 @@
 import type {AcquireReply} from '../locks/ops.js'
 import type {LockView} from '../locks/views.js'
 import type {TextSinks} from './result.js'
-import {inertText} from '../platform/text.js'
+import {screenWidth} from '../platform/fit-width.js'
+import {formatTable} from '../platform/text.js'
 
 function held(reply: AcquireReply, verb: string, to: TextSinks): void {
   to.note(
@@ -25,21 +26,33 @@ export function plainReleased(reply: LockView & {holder: string}, to: TextSinks)
   to.note(`actors: ${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
 }
 
-/** `lock status`: one line per lock. */
+/** `lock status`: a table, one row per lock. */
 export function plainLockStatus(status: LockView | {locks: LockView[]}, to: TextSinks): void {
   const views: LockView[] = 'locks' in status ? status.locks : [status]
-  to.out(views.length ? views.map((v) => formatLockLine(v)).join('\n') + '\n' : '')
+  to.out(views.length ? `${formatLockTable(views)}\n` : '')
   if (views.length === 0) to.note('actors: no locks yet\n')
 }
 
-/** One line per lock for people: `repo  1/1  run:build-1 (lease 30s)  queue: pid:4242`. */
-export function formatLockLine(view: LockView, now = Date.now()): string {
-  const holders = view.holders.map((h) =>
-    h.lease_expires_at
-      ? `${h.holder} (lease ${Math.max(0, Math.round((Date.parse(h.lease_expires_at) - now) / 1000))}s)`
-      : h.holder,
-  )
-  const queue = view.queue.length ? `  queue: ${view.queue.map((w) => w.holder).join(', ')}` : ''
-  // Lock names come from Recipes and holders from lock files: one inert line.
-  return inertText(`${view.lock}  ${view.held}/${view.slots}  ${holders.join(', ') || '-'}${queue}`)
+/**
+ * The locks as an aligned table for people: `repo  1/1  run:build-1 (lease
+ * 30s)  pid:4242`. Lock names come from Recipes and holders from lock files:
+ * formatTable makes every cell inert.
+ */
+export function formatLockTable(views: LockView[], now = Date.now()): string {
+  const rows = views.map((view) => [
+    view.lock,
+    `${view.held}/${view.slots}`,
+    view.holders
+      .map((h) =>
+        h.lease_expires_at
+          ? `${h.holder} (lease ${Math.max(0, Math.round((Date.parse(h.lease_expires_at) - now) / 1000))}s)`
+          : h.holder,
+      )
+      .join(', ') || '-',
+    view.queue.map((w) => w.holder).join(', ') || '-',
+  ])
+  return formatTable(['LOCK', 'HELD', 'HOLDERS', 'QUEUE'], rows, screenWidth(), {
+    key: ['LOCK', 'HELD'],
+    free: ['HOLDERS', 'QUEUE'],
+  })
 }

@@ -18,7 +18,13 @@ export function plainRecipes(doc: RecipesDocument, to: TextSinks): void {
     r.args.join(' ') || '-',
     r.error ? `BROKEN: ${r.error}` : r.description || '-',
   ])
-  if (rows.length) to.out(`${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows, screenWidth())}\n`)
+  if (rows.length)
+    to.out(
+      `${formatTable(['RECIPE', 'ARGS', 'DESCRIPTION'], rows, screenWidth(), {
+        key: ['RECIPE'],
+        free: ['ARGS', 'DESCRIPTION'],
+      })}\n`,
+    )
   else to.note('actors: no Recipes found (add YAML files to ./recipes or pass --recipes DIR)\n')
 }
 

@@ -4,13 +4,18 @@
  * the table (or tree) again each time a Run appears, disappears or changes
  * status (./inspect.ts: plain text, or one NDJSON snapshot per change).
  */
-import {layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
+import {LAYOUT_ROLES, layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
 import {rowsKey, type StateSnapshot, type StateStore} from '../view-state/runs-store.js'
 import {screenWidth} from '../platform/fit-width.js'
 import {formatTable} from '../platform/text.js'
 
-/** The plain table of `rows` ('' when there are none), fitted to `width` (default: the screen's). */
-export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock, width = screenWidth()): string {
+/** The plain table of `rows` ('' when there are none), fitted to `width` (default: the screen's; none piped). */
+export function formatRunTable(
+  rows: RunRow[],
+  layout: Layout,
+  clock: Clock,
+  width: number | undefined = screenWidth(),
+): string {
   const headers = layoutHeaders(layout, rows)
   const where = headers.includes('WHERE')
   return rows.length
@@ -18,6 +23,7 @@ export function formatRunTable(rows: RunRow[], layout: Layout, clock: Clock, wid
         headers,
         rows.map((row) => rowCells(row, layout, clock, where)),
         width,
+        LAYOUT_ROLES[layout],
       ) + '\n'
     : ''
 }

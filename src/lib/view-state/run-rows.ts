@@ -14,6 +14,7 @@ import {compactTime, resourceCells} from './resource-cells.js'
 import {displayRunName} from '../records/generation-layout.js'
 import {describeWhere, THIS_MACHINE} from '../executors/index.js'
 import {inertText} from '../platform/text.js'
+import type {ColumnRoles} from '../platform/fit-width.js'
 
 /** Ink colour names the status styles use. */
 type ColorName = 'gray' | 'cyan' | 'yellow' | 'green' | 'red' | 'magenta'
@@ -89,6 +90,12 @@ export type Layout = 'table' | 'tree'
 export const LAYOUT_HEADERS: Record<Layout, string[]> = {
   table: ['RUN', 'RECIPE', 'STATUS', 'EXIT', 'STARTED', 'DURATION', 'CPU', 'MEM', 'COMMAND', 'PARENT'],
   tree: ['RUN', 'STATUS', 'DURATION', 'USAGE', 'RECIPE'],
+}
+
+/** How each layout's columns give way to a narrow screen (platform/fit-width.ts): ids and statuses never. */
+export const LAYOUT_ROLES: Record<Layout, ColumnRoles> = {
+  table: {key: ['RUN', 'STATUS'], free: ['RECIPE', 'COMMAND']},
+  tree: {key: ['RUN', 'STATUS'], free: ['RECIPE']},
 }
 
 /** The headers for these rows: a table gains a WHERE column when any Run runs elsewhere (SPEC: Executors). */
