@@ -85,17 +85,22 @@ describe('run --fork', () => {
     expect(events.filter((e) => e.kind === 'runtime.seeded')).toHaveLength(1)
   })
 
-  it('writes the seed to the stdin of an inbox: stdin child first', async () => {
+  it('writes the seed to the stdin of an inbox: stdin child first, in a next generation of a named child too', async () => {
     const h = home()
     const work = workDir()
+    // kid's generation 1 ends first: the fork is its generation 2, whose own Trace starts with the seed.
     const child = `actors run --fork --inbox stdin --name kid -- sh -c 'read a; read b; echo "$a|$b"' >/dev/null`
-    startParent(h, work, child)
+    startParent(h, work, `actors run --wait --name kid -- true >/dev/null; ${child}`)
     for (const message of ['one', 'two']) send(h, 'par', message)
     writeFileSync(join(work, 'go'), '')
-    expect((await waitForResult(join(h, 'runs', 'kid'))).status).toBe('done')
+    const kid = join(h, 'runs', 'kid')
+    await waitFor(() => readJson(join(kid, 'run.json')).generation === 2, 20_000, "kid's generation 2")
+    expect((await waitForResult(kid)).status).toBe('done')
     writeFileSync(join(work, 'done'), '')
-    expect(readFileSync(join(h, 'runs', 'kid', 'stdout.log'), 'utf8')).toBe('one|two\n')
-    expect(readJson(join(h, 'runs', 'kid', 'run.json'))).toMatchObject({inbox: 'stdin', seed: {messages: 2}})
+    expect(readFileSync(join(kid, 'stdout.log'), 'utf8')).toBe('one|two\n')
+    expect(readJson(join(kid, 'run.json'))).toMatchObject({generation: 2, inbox: 'stdin', seed: {messages: 2}})
+    expect(traceEvents(kid)[0]).toMatchObject({kind: 'runtime.seeded', data: {messages: 2}})
+    expect(JSON.stringify(traceEvents(join(kid, 'generations', '1')))).not.toContain('runtime.seeded')
   })
 
   it('is exit 2 outside a Run, for an environment that only claims one, and for N that is not a positive whole number', () => {

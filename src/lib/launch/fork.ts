@@ -92,8 +92,8 @@ export function forkSeed(lineage: Lineage, request: ForkRequest): ForkSeed {
 /**
  * Give the new generation `meta` of a forked child its seed: the messages as
  * its first inbox records, then `runtime.seeded` in its Trace. Called under
- * the child's Run lock before its run.json is written, so no `send` (which
- * needs run.json and that lock) can come first.
+ * the child's Run lock, once its run.json is written and before its
+ * supervisor starts: a `send` needs that lock, so none can come first.
  */
 export function seedChild(dir: string, meta: RunMeta, seed: ForkSeed): void {
   const generation = generationOf(meta)

@@ -122,18 +122,23 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
       if (meta)
         return {
           dir,
-          meta: startGenerationLocked(spec.home, dir, meta, (generation) =>
-            seeded(spec, dir, newRunMeta(spec, id, dir, generation)),
+          meta: seeded(
+            spec,
+            dir,
+            startGenerationLocked(spec.home, dir, meta, (generation) => newRunMeta(spec, id, dir, generation)),
           ),
         }
     }
-    const meta = seeded(spec, dir, newRunMeta(spec, id, dir, 1))
+    const meta = newRunMeta(spec, id, dir, 1)
     writeNewRunLocked(spec.home, dir, meta)
-    return {dir, meta}
+    return {dir, meta: seeded(spec, dir, meta)}
   })
 }
 
-/** A forked child's seed in its inbox and Trace, before its run.json is written (fork.ts seedChild). */
+/**
+ * A forked child's seed in its inbox and Trace (fork.ts seedChild), once its run.json is written (which archives an
+ * earlier generation's Trace) and still under its Run lock, which a `send` needs: none can come first.
+ */
 function seeded(spec: LaunchSpec, dir: string, meta: RunMeta): RunMeta {
   if (spec.seed) seedChild(dir, meta, spec.seed)
   return meta
