@@ -13,6 +13,7 @@ import {isTerminal} from '../records/run.js'
 import {awaitRunEnd} from '../runs/await-run.js'
 import {followUpEndedRuns} from '../tree/after-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
+import {askedFrom} from '../runs/end-request.js'
 import {validateControlInput} from '../signals/journal.js'
 import {kindHolding, type ServiceKind} from '../signals/standalone.js'
 import {controlStandalone, standaloneServiceDir} from './standalone-route.js'
@@ -205,7 +206,12 @@ async function serviceStop(
   value: string | undefined,
 ): Promise<ServiceActionResult | Unreachable> {
   const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)
-  const mark = {status: 'cancelled' as const, at: new Date().toISOString(), by: 'control:service-stop'}
+  const mark = {
+    status: 'cancelled' as const,
+    at: new Date().toISOString(),
+    by: 'control:service-stop',
+    asked_from: askedFrom(home, state.meta.run),
+  }
   updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
   const withdraw = () =>
     updateRunMeta(state.dir, (meta) =>

@@ -232,8 +232,11 @@ const waitTool = defineTool({
     timeout: durationInput()
       .optional()
       .describe(`give up waiting after this long (default ${DEFAULT_WAIT_TIMEOUT}); 0 looks once`),
+    settle: durationInput()
+      .optional()
+      .describe('ends this close together come in one batch (default 200ms; 0: none); at most 5 windows in all'),
   }),
-  async call({runs, any, timeout}, context) {
+  async call({runs, any, timeout, settle}, context) {
     const {home, policy} = context
     const request = {
       home,
@@ -241,6 +244,7 @@ const waitTool = defineTool({
       ids: runs && runs.length > 0 ? [...new Set(runs.map((ref) => resolveRunRef(home, ref)))] : undefined,
       any: any ?? false,
       timeoutMs: parseDuration(timeout ?? DEFAULT_WAIT_TIMEOUT, 'timeout'),
+      settleMs: settle === undefined ? undefined : parseDuration(settle, 'settle'),
       scope: callerLineage(home).parent,
       signal: context.signal,
     }

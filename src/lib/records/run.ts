@@ -141,8 +141,11 @@ export interface RunMeta {
   message?: {id: string; text: string}
   /** A child launched with --fork: whose inbox messages its inbox started with (launch/fork.ts). */
   seed?: SeedRecord
-  /** Set by control: why the Run is ending (so the supervisor records cancelled/killed). */
-  ending?: {status: 'cancelled' | 'killed'; at: string; by: string}
+  /**
+   * Set by control: why the Run is ending (so the supervisor records cancelled/killed). `asked_from`: whether the
+   * caller was outside the Run's own tree (runs/end-request.ts); only such an end leaves the Run out of wait rows.
+   */
+  ending?: {status: 'cancelled' | 'killed'; at: string; by: string; asked_from?: 'outside' | 'inside'}
   /** Where the supervisor runs: `{kind: "local"}` or a Slurm record (executors/). */
   executor?: unknown
   /** true: every waking attention event of this Run raises attention.flag before it is appended (runs/trace.ts attentionFlagged). */

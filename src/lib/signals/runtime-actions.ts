@@ -37,6 +37,7 @@ import {
 import {appendTraceEvent} from '../runs/trace.js'
 import {leftUnitOf, noteLeftUnit} from '../runs/left-unit.js'
 import {awaitRunEnd} from '../runs/await-run.js'
+import {askedFrom} from '../runs/end-request.js'
 
 export type EndMode = 'stop' | 'kill'
 
@@ -284,14 +285,18 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
  * Exported for tree cascades: call it once per descendant Run.
  */
 export async function endRun(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult> {
-  readRunState(dir)
+  const state = readRunState(dir)
   const status: TerminalStatus = mode === 'kill' ? 'killed' : 'cancelled'
+  // Read before the Run's lock: it reads other Runs' run.json (the caller's lineage).
+  const from = state ? askedFrom(home, state.meta.run) : 'inside'
   const first = withLockSync(runFile(dir, 'lock'), () => {
     const meta = requireLiveLocked(dir, mode)
     const live = verifyCommandProcesses(meta)
     // A kill may overtake a stop in progress; a stop never downgrades a kill.
     const ending =
-      meta.ending?.status === 'killed' ? meta.ending : {status, at: new Date().toISOString(), by: 'control'}
+      meta.ending?.status === 'killed'
+        ? meta.ending
+        : {status, at: new Date().toISOString(), by: 'control', asked_from: from}
     const marked: RunMeta = {...meta, ending}
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)

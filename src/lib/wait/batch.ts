@@ -12,6 +12,7 @@ import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../records/r
 import {readUsage} from '../runs/usage.js'
 import {readCollected, type CollectedRun} from './collected.js'
 import {memberKey, type RunEntry, type Selection} from './select.js'
+import {shownMembers} from './ended-on-request.js'
 
 export const BATCH_SCHEMA = 'actors-batch-v1'
 export const MAX_ROWS = 64
@@ -84,9 +85,15 @@ export interface BatchDocument {
   members: number
   counts: Record<string, number>
   rows: BatchRow[]
-  /** Members not printed as rows (counted; their ids are listed in overflow_runs). */
+  /** Members past MAX_ROWS (or the byte bound) not printed as rows (counted; their ids are listed in overflow_runs). */
   overflow: number
   overflow_runs: string[]
+  /**
+   * Members ended by an explicit control stop/kill from outside their tree, left out of the rows
+   * (wait/ended-on-request.ts). Always set on a new batch; absent from one claimed by an earlier release.
+   */
+  stopped?: number
+  stopped_runs?: Array<{run: string; status: string}>
   /** Terminal Runs left for the next batch (a batch holds at most 256 members). */
   deferred: number
   pending: Array<{run: string; run_instance_id: string; status: string}>
@@ -217,6 +224,8 @@ export interface BatchInput {
   facts: Map<string, RowFacts>
   attention: AttentionItem[]
   timedOut: boolean
+  /** The Runs the wait named: their rows are shown however they ended. */
+  named?: readonly string[]
   now?: Date
   batchId?: string
 }
@@ -230,7 +239,10 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
     .map((m) => m.meta.ended_at)
     .filter((t): t is string => typeof t === 'string')
     .sort()
-  const rows = selection.members.slice(0, MAX_ROWS).map((entry): BatchRow => {
+  const shown = shownMembers(selection.members, input.named)
+  const kept = new Set(shown)
+  const stopped = selection.members.filter((m) => !kept.has(m))
+  const rows = shown.slice(0, MAX_ROWS).map((entry): BatchRow => {
     const facts = input.facts.get(memberKey(entry.meta.run, entry.meta.run_instance_id)) ?? {
       summary: entry.meta.status,
       output: '',
@@ -265,7 +277,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       state_dir: entry.dir,
     }
   })
-  const overflowRuns = selection.members.slice(MAX_ROWS).map((m) => m.meta.run)
+  const overflowRuns = shown.slice(MAX_ROWS).map((m) => m.meta.run)
   const first = rows[0]?.run
   return boundBatchBytes({
     schema: BATCH_SCHEMA,
@@ -278,6 +290,8 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
     rows,
     overflow: overflowRuns.length,
     overflow_runs: overflowRuns,
+    stopped: stopped.length,
+    stopped_runs: stopped.map((m) => ({run: m.meta.run, status: m.meta.status})),
     deferred: selection.deferred,
     pending: selection.pending
       .slice(0, MAX_PENDING_LISTED)
@@ -339,15 +353,22 @@ function boundBatchBytes(doc: BatchDocument): BatchDocument {
 
 /**
  * The exit code of `wait` for a delivered document: 1 when any member (or
- * explicitly waited silent Run) failed, was killed or exited; 124 when the
+ * explicitly waited silent Run) failed, was killed or exited, except a
+ * member left out as ended on request; 124 when the
  * wait timed out with nothing ready; 4 when every requested id was unknown.
  */
 export function batchExitCode(doc: BatchDocument, context: {requested: number; silentStatuses?: string[]}): number {
   const delivered = doc.members > 0 || doc.attention.length > 0
   if (!delivered && context.requested > 0 && doc.unknown.length === context.requested) return 4
-  if (Object.keys(doc.counts).some((status) => FAILING_STATUSES.has(status))) return 1
+  // Rowless members alone are no answer to the wait: a timeout with only those is still a timeout.
+  const answered = doc.members > (doc.stopped ?? 0) || doc.attention.length > 0
+  // A Run someone outside it killed is that one's outcome, not a failure this wait reports (it has no row).
+  const leftOut: Record<string, number> = {}
+  for (const s of doc.stopped_runs ?? []) leftOut[s.status] = (leftOut[s.status] ?? 0) + 1
+  const failing = Object.entries(doc.counts).some(([s, n]) => FAILING_STATUSES.has(s) && n > (leftOut[s] ?? 0))
+  if (failing) return 1
   if ((context.silentStatuses ?? []).some((status) => FAILING_STATUSES.has(status))) return 1
-  if (!delivered && doc.timed_out) return 124
+  if (!answered && doc.timed_out) return 124
   return 0
 }
 

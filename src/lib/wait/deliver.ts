@@ -30,6 +30,8 @@ import {
 } from './select.js'
 import {WaitSnapshot} from './snapshot.js'
 import {testHookPause} from '../platform/test-hooks.js'
+import {DEFAULT_SETTLE_MS, SettleWindow} from './settle.js'
+import {shownMembers} from './ended-on-request.js'
 
 export interface WaitRequest {
   home: string
@@ -47,6 +49,8 @@ export interface WaitRequest {
   collector?: {run: string; run_instance_id: string}
   /** `run --wait`: only the end makes the batch ready; attention raised on the way comes with it, never alone. */
   untilEnd?: boolean
+  /** The settle window (wait/settle.ts; default DEFAULT_SETTLE_MS, 0 claims at the first ready look). */
+  settleMs?: number
 }
 
 /**
@@ -68,7 +72,7 @@ export type BatchPrinter = (document: BatchDocument) => Promise<void>
 const WINDOW_SLACK = 16
 
 type Attempt =
-  | {ready: false; pollMs?: number}
+  | {ready: false; pollMs?: number; settling?: boolean}
   | {
       ready: true
       document: BatchDocument
@@ -84,7 +88,7 @@ function selfIdentity(): ProcessIdentity {
 }
 
 /** One look at the state, under the owner's journal lock: claim a ready batch, or say "not yet". */
-function attempt(request: WaitRequest, timedOut: boolean): Attempt {
+function attempt(request: WaitRequest, timedOut: boolean, settle: SettleWindow): Attempt {
   return withJournal<Attempt>(request.home, request.owner, (journal) => {
     const migrated = migrateLegacyReported(request.home, journal)
     const claimed = new Set<string>()
@@ -114,29 +118,18 @@ function attempt(request: WaitRequest, timedOut: boolean): Attempt {
       journal,
       claimedEvents,
     )
-    const onlyUnknown =
-      request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
-    const ready =
-      onlyUnknown ||
-      (attention.length > 0 && !request.untilEnd) ||
-      selection.waited === 0 ||
-      (request.any ? selection.members.length > 0 : selection.all_terminal)
-    // A live remote Run rings no doorbell here: poll while one is in the selection, as often as its executor says.
-    if (!ready && !timedOut) {
+    const look = readiness(request, selection, attention.length > 0, timedOut, settle)
+    if ('sleep' in look) {
       snapshot.saveQueue()
-      return {
-        value: {
-          ready: false,
-          pollMs: shortestPoll(selection.candidates.filter((c) => !isTerminal(c.meta.status)).map((c) => c.meta)),
-        },
-        write: pruned,
-      }
+      return {value: look.sleep, write: pruned}
     }
+    const {ready} = look
     const document = buildBatchDocument({
       owner: request.owner,
       selection,
-      facts: rowFacts(selection),
+      facts: rowFacts(selection, request.ids),
       attention,
+      named: request.ids,
       timedOut: timedOut && !ready,
     })
     const silentStatuses = selection.silent.map((s) => s.meta.status)
@@ -182,10 +175,70 @@ function settledSelection(request: WaitRequest, snapshot: WaitSnapshot, claimed:
   return {...selection, deferred: selection.deferred + snapshot.unread}
 }
 
+/**
+ * Whether this look claims a batch (`ready` false: only because the wait
+ * timed out), or how it sleeps until the next: a settle hold, or the poll a
+ * live remote Run's executor asks for (a remote Run rings no doorbell here).
+ */
+function readiness(
+  request: WaitRequest,
+  selection: Selection,
+  attention: boolean,
+  timedOut: boolean,
+  settle: SettleWindow,
+): {ready: boolean} | {sleep: Extract<Attempt, {ready: false}>} {
+  const onlyUnknown =
+    request.ids !== undefined && request.ids.length > 0 && selection.unknown.length === request.ids.length
+  const ready =
+    onlyUnknown ||
+    (attention && !request.untilEnd) ||
+    selection.waited === 0 ||
+    (request.any ? anyReady(request, selection) : selection.all_terminal)
+  // Ready through ends alone while waited-for Runs are still live: hold the claim until no new end came for a window.
+  const holdUntil =
+    ready && !timedOut && !onlyUnknown && !attention && selection.pending.length > 0
+      ? holdForSettle(selection, settle)
+      : undefined
+  if (holdUntil !== undefined) {
+    const poll = shortestPoll(selection.pending.map((c) => c.meta))
+    const untilClaim = Math.max(1, holdUntil - Date.now())
+    return {sleep: {ready: false, pollMs: poll === undefined ? untilClaim : Math.min(poll, untilClaim), settling: true}}
+  }
+  if (!ready && !timedOut) {
+    const live = selection.candidates.filter((c) => !isTerminal(c.meta.status)).map((c) => c.meta)
+    return {sleep: {ready: false, pollMs: shortestPoll(live)}}
+  }
+  return {ready}
+}
+
+/**
+ * `--any`: a member with a row is ready. Runs ended on request (rowless,
+ * wait/ended-on-request.ts) wake nobody while other waited-for Runs are live:
+ * they come with the next batch, or alone once nothing is left to wait for.
+ */
+function anyReady(request: WaitRequest, selection: Selection): boolean {
+  if (selection.members.length === 0) return false
+  return selection.pending.length === 0 || shownMembers(selection.members, request.ids).length > 0
+}
+
+/**
+ * When the settle window says to claim these ready members (undefined: now).
+ * A full batch is claimed at once: waiting could not add to it.
+ */
+function holdForSettle(selection: Selection, settle: SettleWindow): number | undefined {
+  if (selection.members.length >= MAX_MEMBERS) return undefined
+  const now = Date.now()
+  const at = settle.claimAt(
+    selection.members.map((m) => memberKey(m.meta.run, m.meta.run_instance_id)),
+    now,
+  )
+  return at > now ? at : undefined
+}
+
 /** The row facts (result, last summary, output tail, artifacts, usage) of each member that gets a row. */
-function rowFacts(selection: Selection): Map<string, RowFacts> {
+function rowFacts(selection: Selection, named: readonly string[] | undefined): Map<string, RowFacts> {
   const facts = new Map<string, RowFacts>()
-  for (const member of selection.members.slice(0, MAX_ROWS))
+  for (const member of shownMembers(selection.members, named).slice(0, MAX_ROWS))
     facts.set(memberKey(member.meta.run, member.meta.run_instance_id), readRowFacts(member))
   return facts
 }
@@ -262,18 +315,20 @@ export async function waitForBatch(request: WaitRequest, print: BatchPrinter): P
   ensureHome(request.home)
   const deadline = request.timeoutMs === undefined ? Infinity : Date.now() + request.timeoutMs
   const bell = new Doorbell(request.home)
+  const settle = new SettleWindow(request.settleMs ?? DEFAULT_SETTLE_MS)
   let claimed: Extract<Attempt, {ready: true}>
   try {
     for (;;) {
       request.signal?.throwIfAborted()
       bell.clear()
-      const result = attempt(request, Date.now() >= deadline)
+      const result = attempt(request, Date.now() >= deadline, settle)
       // Outside the journal lock: lost Runs this look settled free their slots now, not when the wait ends.
       followUpEndedRuns()
       if (result.ready) {
         claimed = result
         break
       }
+      if (!result.settling) settle.reset()
       await bell.next(
         result.pollMs !== undefined ? Math.min(deadline, Date.now() + result.pollMs) : deadline,
         request.signal,

@@ -34,6 +34,7 @@ export type BatchMeta = Pick<
   | 'executor'
   | 'attention_flag'
   | 'attention_raised'
+  | 'ending'
 > & {
   ended_at?: unknown
   exit_code?: unknown
@@ -59,6 +60,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     executor,
     attention_flag,
     attention_raised,
+    ending,
     ended_at,
     exit_code,
     duration_ms,
@@ -80,6 +82,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     executor,
     attention_flag,
     attention_raised,
+    ending,
     ended_at,
     exit_code,
     duration_ms,
