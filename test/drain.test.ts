@@ -29,6 +29,8 @@ const at = (seconds: number) => new Date(BASE + seconds * 1000).toISOString()
 const delivered = (r: CliResult): string[] => [
   ...(r.json?.rows ?? []).map((row: any) => row.run),
   ...(r.json?.overflow_runs ?? []),
+  // Runs ended by an explicit control stop/kill are members without a row.
+  ...(r.json?.stopped_runs ?? []).map((s: any) => s.run),
 ]
 const entries = indexEntries
 const instanceOf = (h: string, id: string) => readJson(join(h, 'runs', id, 'run.json')).run_instance_id
