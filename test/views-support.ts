@@ -9,7 +9,11 @@ import {join} from 'node:path'
 /**
  * A preload that records every module the CLI loads to $TRACE_FILE: CommonJS
  * requests (the CLI bundle is CommonJS) through Module._load, and ES module
- * imports (ink and the views are ESM) through a module.register resolve hook.
+ * imports (ink and the views are ESM) through a resolve hook: in-thread with
+ * module.registerHooks where Node has it (22.15, 23.5 and later), else
+ * module.register. Node 26 deprecates module.register with a warning printed
+ * whenever its hooks thread gets to it, which can land between two frames of
+ * an Ink view and leave a stale frame in the terminal's scrollback.
  */
 export function writeLoadTracer(dir: string): string {
   writeFileSync(
@@ -24,7 +28,10 @@ export function writeLoadTracer(dir: string): string {
       "const {pathToFileURL} = require('node:url')",
       'const load = Module._load',
       "Module._load = function (request, ...rest) { appendFileSync(process.env.TRACE_FILE, 'require ' + request + '\\n'); return load.call(this, request, ...rest) }",
-      "Module.register('./hooks.mjs', pathToFileURL(__filename))",
+      "const trace = (specifier, url) => appendFileSync(process.env.TRACE_FILE, 'import ' + specifier + ' ' + url + '\\n')",
+      'if (Module.registerHooks)',
+      '  Module.registerHooks({resolve: (s, c, next) => { const r = next(s, c); trace(s, r.url); return r }})',
+      "else Module.register('./hooks.mjs', pathToFileURL(__filename))",
     ].join('\n') + '\n',
   )
   return join(dir, 'preload.cjs')
