@@ -84,6 +84,10 @@ const runTool = defineTool({
       .describe(
         "where the supervisor runs: local or slurm (default: the Recipe's executor, else $ACTORS_EXECUTOR, else local)",
       ),
+    fork: z
+      .union([z.boolean(), z.number().int().min(1)])
+      .optional()
+      .describe("inside a Run: the child's inbox starts with the Run's last N inbox messages (true: all of them)"),
   }),
   async call(input, {home, policy, recipesFlag}) {
     if ((input.recipe === undefined) === (input.command === undefined)) {
