@@ -10,6 +10,7 @@ import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readdirSync, readlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {initialized, killRawServers, toolCall} from './mcp-raw.js'
 import {actors, actorsAsync, BIN, cliEnv, homesPerTest, ROOT, waitFor, type CliResult} from './helpers.js'
 
 const home = homesPerTest('actors-wait-settle-')
@@ -128,6 +129,23 @@ describe('wait: the settle window', () => {
     expect(returned - first).toBeLessThan(1800)
     const rest = actors(h, ['wait', '--json', '--timeout', '30s'])
     expect([...r.json.rows, ...rest.json.rows].map((row: any) => row.run)).toEqual(names)
+  })
+
+  it("the MCP wait tool's settle widens the window: two ends 600 ms apart in one batch", async () => {
+    const h = home()
+    const names = ['w1', 'w2']
+    const gates = gatedRuns(h, names)
+    await allReady(gates, names)
+    const mcp = await initialized(h, ['--owner', 'default'])
+    mcp.send(toolCall(7, 'wait', {any: true, settle: '2s', timeout: '60s'}))
+    await sleepingOnBell(mcp.server.pid!)
+    release(gates, 'w1')
+    await sleep(600)
+    release(gates, 'w2')
+    const reply = await mcp.reply(7, 60_000)
+    killRawServers()
+    expect(reply.result.isError, JSON.stringify(reply.result)).toBeFalsy()
+    expect(reply.result.structuredContent.rows.map((row: any) => row.run)).toEqual(names)
   })
 
   it('a bad --settle is a usage error naming the flag', () => {
