@@ -200,7 +200,13 @@ describe('wait: many Runs ending around the window edge, concurrent waits', () =
     const missing = [...names.map((n) => `${n}#1`), ...[...rerun].map((n) => `${n}#2`)].filter(
       (g) => !seen.some((key) => key.replace(/@.*#/, '#') === g),
     )
-    expect(missing, 'generations no wait delivered').toEqual([])
+    // On failure, say where each missing Run stands (status, generation) and what a wait finds now.
+    const where = () =>
+      JSON.stringify({
+        runs: actors(h, ['inspect', '--json']).json,
+        now: actors(h, ['wait', '--json', '--timeout', '0']).json,
+      }).slice(0, 6000)
+    expect(missing, missing.length > 0 ? `never delivered: ${where()}` : '').toEqual([])
     expect(seen.length).toBe(expected)
     const generations = seen.map((key) => key.replace(/@.*#/, '#')).sort()
     expect(generations).toEqual([...names.map((n) => `${n}#1`), ...[...rerun].map((n) => `${n}#2`)].sort())
