@@ -5,7 +5,7 @@
  * count that does not rise as Runs start inside a tree, and the live list
  * nested like the card. Components only draw what these give them.
  */
-import {mkdirSync} from 'node:fs'
+import {mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {stripVTControlCharacters as strip} from 'node:util'
 import {render} from 'ink-testing-library'
@@ -17,7 +17,8 @@ import {nestByParent, nestedTableRows} from '../src/lib/view-state/run-nesting.j
 import {rowCells} from '../src/lib/view-state/run-rows.js'
 import {WaitTracker} from '../src/lib/view-state/wait-tracker.js'
 import {WaitView} from '../src/views/wait-view.js'
-import {removeDir, tempDir} from './helpers.js'
+import {actors, removeDir, tempDir, waitForResult} from './helpers.js'
+import {listActiveSummaries} from '../src/lib/history/inspect.js'
 
 let root: string
 beforeAll(() => (root = tempDir('actors-live-state-')))
@@ -118,6 +119,37 @@ describe('live wait progress', () => {
     expect(p.finished.map((r) => r.run)).toEqual(['c1', 'c3'])
     const end = tracker.update({runs: [summary('p', 'done'), kid('c1', 'done'), kid('c2', 'done'), kid('c3', 'done')]})
     expect(end.finished.map((r) => r.run)).toEqual(['c1', 'c3', 'p', 'c2'])
+  })
+
+  it('gives its line to a Run that ended and was collected between two looks (gone from the listing)', async () => {
+    const h = tempDir('actors-live-vanish-')
+    try {
+      const gate = join(h, 'gate')
+      const started = actors(h, [
+        'run',
+        '--name',
+        'quick',
+        '--json',
+        '--',
+        'sh',
+        '-c',
+        `while [ ! -e ${gate} ]; do sleep 0.05; done`,
+      ])
+      const tracker = new WaitTracker({owner: 'default', ids: ['quick']})
+      expect(tracker.update(listActiveSummaries(h)).pending.map((r) => r.run)).toEqual(['quick'])
+      writeFileSync(gate, '')
+      await waitForResult(started.json.state_dir)
+      // Another wait collects it before this view looks again: the listing of live and unreported Runs loses it.
+      expect(actors(h, ['wait', 'quick', '--json']).code).toBe(0)
+      expect(listActiveSummaries(h).runs.map((r) => r.run)).not.toContain('quick')
+      const after = tracker.update(listActiveSummaries(h))
+      expect(after.finished.map((r) => [r.run, r.status])).toEqual([['quick', 'done']])
+      expect(after.log).toHaveLength(1)
+      // Once: a later look does not log it again.
+      expect(tracker.update(listActiveSummaries(h)).log).toHaveLength(1)
+    } finally {
+      removeDir(h)
+    }
   })
 
   it('counts the trees it waits for: Runs starting inside one never raise the count', () => {

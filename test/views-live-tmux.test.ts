@@ -102,6 +102,20 @@ describe('the live wait view', () => {
   })
 })
 
+describe("the README's main job", () => {
+  it('run fanout recipe=demo count=3 --wait draws a done line for each child, the last one too', async () => {
+    const t = terminal()
+    type(t, `cd '${ROOT}' && actors run fanout recipe=demo count=3 --wait; echo "[run exit $?]"`)
+    await until(t, (s) => /^\[run exit \d+\]$/m.test(s), 'the card and the exit', 60_000)
+    const text = history(t)
+    expect(text).toMatch(/^\[run exit 0\]$/m)
+    // One ✔ line each, above the card (the card's own lines start with │).
+    for (const n of [1, 2, 3])
+      expect(text.match(new RegExp(`^✔ fanout-[0-9a-f]+-${n} done`, 'gm')) ?? []).toHaveLength(1)
+    expect(text).toMatch(/^✔ fanout-[0-9a-f]+ done/m)
+  })
+})
+
 describe('inspect --watch', () => {
   it('lists children under their parent, like the card, and shows notify as it happens', async () => {
     const parent = writeParent('q', 30)

@@ -6,7 +6,8 @@
  * service's decision.
  */
 import type {RunListing} from '../history/inspect.js'
-import type {RunSummary} from '../runs/summary.js'
+import {summarizeRun, type RunSummary} from '../runs/summary.js'
+import {readRunState} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {displayRunName} from '../records/generation-layout.js'
 import type {AttentionFeed, AttentionNote} from './attention-feed.js'
@@ -45,6 +46,8 @@ export class WaitTracker {
   private readonly reported = new Set<string>()
   /** The trees counted at the last look: a count that only goes down while no new tree starts. */
   private readonly trees = new Set<string>()
+  /** The Runs pending at the last look, by `run/instance`: one missing from the next listing ended meanwhile. */
+  private lastPending = new Map<string, RunSummary>()
 
   /** `attention`: where attention events of the Runs in scope come from (none: not shown). */
   constructor(
@@ -72,6 +75,22 @@ export class WaitTracker {
     return top.run
   }
 
+  /**
+   * A Run pending at the last look and gone from this listing: the listing
+   * holds live and unreported Runs, so a child that ended and was collected
+   * at once by its parent's own wait (fanout's last child) leaves it without
+   * ever being listed as ended. Its own state dir still says how it ended.
+   */
+  private vanished(key: string, run: RunSummary): void {
+    if (this.reported.has(key)) return
+    const state = readRunState(run.state_dir)
+    const ended = state && summarizeRun(state)
+    if (!ended || ended.run_instance_id !== run.run_instance_id || !isTerminal(ended.status)) return
+    this.reported.add(key)
+    this.finished.push(ended)
+    this.log.push({kind: 'finished', run: ended})
+  }
+
   /** Fold in a new listing. */
   update(listing: Pick<RunListing, 'runs'>): WaitProgress {
     const byId = new Map(listing.runs.map((run) => [run.run, run]))
@@ -81,8 +100,10 @@ export class WaitTracker {
     const baseline = (this.baseline ??= new Set())
     const pending: RunSummary[] = []
     this.trees.clear()
+    const seen = new Set<string>()
     for (const run of scoped.values()) {
       const key = `${run.run}/${run.run_instance_id}`
+      seen.add(key)
       if (!isTerminal(run.status)) {
         pending.push(run)
         this.trees.add(this.treeOf(run, scoped))
@@ -94,6 +115,8 @@ export class WaitTracker {
         this.log.push({kind: 'finished', run})
       }
     }
+    for (const [key, run] of this.lastPending) if (!seen.has(key)) this.vanished(key, run)
+    this.lastPending = new Map(pending.map((run) => [`${run.run}/${run.run_instance_id}`, run]))
     if (this.attention) {
       const notes = this.attention.update(
         [...scoped.values()].map((run) => ({
