@@ -8,6 +8,8 @@
 import {appendFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {renderBatchPlain} from '../src/lib/present/batch-card.js'
+import {cardModel} from '../src/lib/view-state/card-model.js'
 import {actors, homesPerTest, readJson, waitFor} from './helpers.js'
 
 const home = homesPerTest('actors-wait-stopped-')
@@ -36,6 +38,11 @@ describe('wait: Runs ended by an explicit stop or kill', () => {
     expect(r.json.members).toBe(3)
     expect(r.json.stopped).toBe(2)
     expect(r.json.stopped_runs.map((s: any) => `${s.run}:${s.status}`).sort()).toEqual(['kl1:killed', 'st1:cancelled'])
+    // Both cards say they were delivered without a row.
+    expect(renderBatchPlain(r.json)).toMatch(
+      /^stopped on request, no row: 2 \((st1 cancelled, kl1 killed|kl1 killed, st1 cancelled)\)$/m,
+    )
+    expect(cardModel(r.json).notes).toContainEqual(expect.stringMatching(/^stopped on request, no row: 2 /))
     // Reported: no later wait brings them back.
     const again = actors(h, ['wait', '--json', '--timeout', '0'])
     expect(again.json.members).toBe(0)

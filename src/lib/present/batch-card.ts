@@ -8,7 +8,7 @@ import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
 import {compareText} from '../platform/compare.js'
 import {inertText, printableLine} from '../platform/text.js'
-import {collectedNote, rowLabel, rowLevels, rowSummary} from '../view-state/batch-rows.js'
+import {collectedNote, rowLabel, rowLevels, rowSummary, stoppedNote} from '../view-state/batch-rows.js'
 
 const ONE_LINE = 100
 
@@ -44,6 +44,8 @@ export function renderBatchPlain(doc: BatchDocument): string {
     }
   })
   if (doc.overflow > 0) lines.push(`  … ${doc.overflow} more not shown`)
+  const stopped = stoppedNote(doc)
+  if (stopped) lines.push(stopped)
   if (doc.deferred > 0) lines.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
   if (doc.pending_count > 0) {
     const names = doc.pending

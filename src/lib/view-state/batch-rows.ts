@@ -51,3 +51,18 @@ export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total
     more: Math.max(0, n - row.collected.length),
   }
 }
+
+/**
+ * The members left out of the rows as ended on request (`stopped_runs`,
+ * wait/ended-on-request.ts) as one note, or undefined when there are none:
+ * both cards say they were delivered, though they have no row.
+ */
+export function stoppedNote(doc: Pick<BatchDocument, 'stopped_runs'>): string | undefined {
+  const stopped = doc.stopped_runs ?? []
+  if (stopped.length === 0) return undefined
+  const names = stopped
+    .slice(0, 5)
+    .map((s) => `${s.run} ${s.status}`)
+    .join(', ')
+  return `stopped on request, no row: ${stopped.length} (${names}${stopped.length > 5 ? ', …' : ''})`
+}

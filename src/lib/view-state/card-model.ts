@@ -5,7 +5,7 @@
  */
 import {formatDuration} from '../platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {collectedNote, rowLabel, rowLevels, rowSummary, type CollectedNote} from './batch-rows.js'
+import {collectedNote, rowLabel, rowLevels, rowSummary, stoppedNote, type CollectedNote} from './batch-rows.js'
 import {countByStatus} from './run-rows.js'
 import {inertText, printableLine} from '../platform/text.js'
 
@@ -62,6 +62,8 @@ export function cardModel(doc: BatchDocument): CardModel {
   }))
   const notes: string[] = []
   if (doc.overflow > 0) notes.push(`… ${doc.overflow} more not shown`)
+  const stopped = stoppedNote(doc)
+  if (stopped) notes.push(stopped)
   if (doc.deferred > 0) notes.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
   if (doc.pending_count > 0)
     notes.push(
