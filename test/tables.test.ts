@@ -3,6 +3,7 @@
  * "Commands", Conventions); the Runs table shows exit code, CPU, memory and
  * the command; `inspect --tree` honours the listing filters.
  */
+import {spawn} from 'node:child_process'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -10,7 +11,8 @@ import {fitColumns, screenWidth} from '../src/lib/platform/fit-width.js'
 import {formatTable} from '../src/lib/platform/text.js'
 import {filterForest} from '../src/lib/tree/filter-forest.js'
 import type {TreeNode} from '../src/lib/history/forest.js'
-import {actors, homesPerTest} from './helpers.js'
+import {fitRows, type RunRow} from '../src/lib/view-state/run-rows.js'
+import {BIN, actors, cliEnv, homesPerTest} from './helpers.js'
 
 const home = homesPerTest('actors-tables-')
 const widest = (text: string) => Math.max(...text.split('\n').map((line) => line.length))
@@ -156,6 +158,63 @@ describe('inspect --tree', () => {
     expect(plain.stdout).toMatch(/^finished\s+done/)
     expect(plain.stdout).not.toContain('live')
   }, 60_000)
+
+  it('--watch honours the filters too (piped: each snapshot is the filtered forest)', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'finished', '--wait', '--', 'true']).code).toBe(0)
+    expect(actors(h, ['run', '--name', 'live', '--', 'sleep', '30']).code).toBe(0)
+    const snapshot = (args: string[]) =>
+      new Promise<string>((resolve) => {
+        const child = spawn(process.execPath, [BIN, 'inspect', '--tree', '--watch', ...args], {env: cliEnv(h)})
+        let out = ''
+        child.stdout.on('data', (chunk) => {
+          out += chunk
+          if (out.endsWith('\n')) child.kill()
+        })
+        child.on('close', () => resolve(out))
+      })
+    const running = await snapshot(['--status', 'running'])
+    expect(running).toMatch(/^live\s+running/m)
+    expect(running).not.toContain('finished')
+    const rooted = await snapshot(['--root', 'finished'])
+    expect(rooted).toMatch(/^finished\s+done/m)
+    expect(rooted).not.toContain('live')
+  }, 60_000)
+
+  it('a live tree stays on a short screen: whole finished trees leave first, oldest first', () => {
+    const row = (run: string, status: string, prefix = ''): RunRow => ({
+      key: run,
+      prefix,
+      run,
+      recipe: null,
+      status,
+      started_at: null,
+      duration_ms: 1,
+      parent: null,
+      usage: '',
+    })
+    const rows = [
+      row('old', 'done'),
+      row('old.1', 'done', '└─ '),
+      row('older-live', 'running'),
+      row('older-live.1', 'done', '└─ '),
+      row('mid', 'failed'),
+      row('new', 'running'),
+      row('new.1', 'running', '├─ '),
+      row('new.2', 'done', '└─ '),
+    ]
+    const fitted = fitRows(rows, 6, 'tree')
+    expect(fitted.rows.map((r) => r.run)).toEqual(['older-live', 'older-live.1', 'mid', 'new', 'new.1', 'new.2'])
+    expect(fitted.hidden).toBe(2)
+    // Only finished trees leave: a tree with a live Run stays whole.
+    expect(fitRows(rows, 5, 'tree').rows.map((r) => r.run)).toEqual([
+      'older-live',
+      'older-live.1',
+      'new',
+      'new.1',
+      'new.2',
+    ])
+  })
 
   it('hangs a kept Run from its nearest kept ancestor', () => {
     const n = (run: string, children: TreeNode[] = []): TreeNode => ({

@@ -9,7 +9,7 @@ import {
   parseStatusFilter,
   type ListingFilter,
 } from '../history/inspect.js'
-import {buildForest} from '../history/forest.js'
+import {buildForest, type Forest} from '../history/forest.js'
 import {filterForest} from '../tree/filter-forest.js'
 import {usageError} from '../platform/errors.js'
 import {listGenerations} from '../runs/generation-list.js'
@@ -71,8 +71,13 @@ export const inspectCommand = defineCommand({
   },
 })
 
-/** `--tree`: the forest (of RUN or --root), narrowed to the Runs the other filters match (src/lib/tree/filter-forest.ts). */
+/** `--tree`: the forest (of RUN or --root), narrowed to the Runs the other filters match. */
 function treeResult(home: string, ref: string | undefined, flags: ListingFlags) {
+  return documentResult(filteredForest(home, ref, flags), (doc, to) => plainForest(doc, to, filterWords(flags)))
+}
+
+/** The forest of RUN or --root (else every tree), narrowed to the Runs the filters match (src/lib/tree/filter-forest.ts). */
+function filteredForest(home: string, ref: string | undefined, flags: ListingFlags): Forest {
   const filter = listingFilter(flags)
   const forest = buildForest(home, ref ?? flags.root)
   const narrowed =
@@ -81,13 +86,12 @@ function treeResult(home: string, ref: string | undefined, flags: ListingFlags) 
     filter.sinceMs !== undefined ||
     filter.recipe !== undefined ||
     filter.owner !== undefined
-  const shown = narrowed
+  return narrowed
     ? filterForest(
         forest,
         new Set(listRunSummaries(home, {...filter, root: ref ?? flags.root}).runs.map((r) => r.state_dir)),
       )
     : forest
-  return documentResult(shown, (doc, to) => plainForest(doc, to, filterWords(flags)))
 }
 
 /** The filter flags as given (`--status running --recipe build`), for "no Runs match ...". */
@@ -100,7 +104,8 @@ function filterWords(flags: ListingFlags): string {
 
 /** `--watch` (`--tree --watch`, or `RUN --watch` for its subtree): the forest or the listing, live. */
 function watch(home: string, flags: ListingFlags & {tree: boolean}, ref: string | undefined): LiveResult {
-  if (flags.tree || ref !== undefined) return watchForest(home, ref, () => buildForest(home, ref))
+  // The same filters as the table: every read narrows the forest again.
+  if (flags.tree || ref !== undefined) return watchForest(home, ref ?? flags.root, () => filteredForest(home, ref, flags))
   const filter = listingFilter(flags)
   return watchListing(home, () => listRunSummaries(home, filter))
 }

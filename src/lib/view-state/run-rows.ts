@@ -187,13 +187,24 @@ export interface FittedRows {
 }
 
 /**
- * Keep at most `limit` rows. In a table, finished Runs leave first (oldest
- * first) so live ones stay in view; a tree keeps its order and loses its tail.
+ * Keep at most `limit` rows. Finished Runs leave first, oldest first, so
+ * live ones stay in view: in a table one row at a time, in a tree whole
+ * finished trees (a tree with a live Run stays whole); what is left that
+ * still does not fit loses its tail.
  */
 export function fitRows(rows: RunRow[], limit: number, layout: Layout): FittedRows {
   const max = Math.max(1, limit)
   if (rows.length <= max) return {rows, hidden: 0}
-  if (layout === 'tree') return {rows: rows.slice(0, max), hidden: rows.length - max}
+  if (layout === 'tree') {
+    let excess = rows.length - max
+    const kept = treesOf(rows).flatMap((tree) => {
+      if (excess <= 0 || !tree.every((row) => isTerminal(row.status))) return tree
+      excess -= tree.length
+      return []
+    })
+    const shown = kept.slice(0, max)
+    return {rows: shown, hidden: rows.length - shown.length}
+  }
   let excess = rows.length - max
   const drop = new Set<RunRow>()
   for (const row of rows) {
@@ -207,6 +218,16 @@ export function fitRows(rows: RunRow[], limit: number, layout: Layout): FittedRo
   // Still too many live Runs: show the newest.
   const shown = kept.slice(kept.length - max)
   return {rows: shown, hidden: rows.length - shown.length}
+}
+
+/** Tree rows (preorder, see treeRows) cut into their trees: a row without branches starts one. */
+function treesOf(rows: RunRow[]): RunRow[][] {
+  const trees: RunRow[][] = []
+  for (const row of rows) {
+    if (row.prefix === '' || trees.length === 0) trees.push([row])
+    else trees[trees.length - 1]!.push(row)
+  }
+  return trees
 }
 
 /** Counts of Runs by status, in the order statuses are listed (for summaries). */
