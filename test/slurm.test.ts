@@ -261,6 +261,10 @@ suite('Runs on Slurm', () => {
     expect(killed.json).toMatchObject({action: 'kill', status: 'killed', via: 'slurm', job_id: job, settled: true})
     expect(killed.json.fallback).toMatch(/no job step could start .*srun ENOENT; scancel/)
     expect(readJson(join(launched.state_dir, 'result.json'))).toMatchObject({status: 'killed', reason: 'kill'})
+    // Killed from outside its tree: a wait counts it without a row (and exits 0).
+    const waited = actors(h, ['wait', '--json', '--timeout', '10s'])
+    expect(waited.code).toBe(0)
+    expect(waited.json).toMatchObject({rows: [], stopped_runs: [{run: 'nosrun', status: 'killed'}]})
     await waitFor(() => liveInSqueue(job) === '', 30_000, 'the job out of squeue')
     expect(findRunProcesses({rootPids: [], pgids: [], runInstanceId: launched.run_instance_id})).toEqual([])
   })
@@ -273,6 +277,9 @@ suite('Runs on Slurm', () => {
     expect(stopped.code, stopped.stderr).toBe(0)
     expect(stopped.json).toMatchObject({action: 'stop', status: 'cancelled', settled: true})
     expect(readJson(join(launched.state_dir, 'result.json'))).toMatchObject({status: 'cancelled', reason: 'stop'})
+    // Stopped from outside its tree: a wait counts it without a row.
+    const waited = actors(h, ['wait', '--json', '--timeout', '10s'])
+    expect(waited.json).toMatchObject({rows: [], stopped_runs: [{run: 'stopme', status: 'cancelled'}]})
     await waitFor(
       () => !['RUNNING', 'COMPLETING', 'PENDING'].includes(jobState(launched.executor.job_id)),
       30_000,

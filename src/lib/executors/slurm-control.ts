@@ -15,6 +15,7 @@ import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {collectDescendants} from '../runs/children.js'
+import {askedFrom} from '../runs/end-request.js'
 import {kernelStatus} from '../signals/status.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {
@@ -152,10 +153,12 @@ async function slurmFallback(
   if (action === 'status') return statusFromFiles(state, job)
   // stop / kill: mark the Run first, so whoever settles it (its supervisor, or reconciliation once the job is gone) records what the user did.
   const status = action === 'kill' ? 'killed' : 'cancelled'
+  // Where the end was asked from (runs/end-request.ts): only from outside its tree does a wait leave the Run's row out.
+  const from = askedFrom(home, meta.run)
   updateRunMeta(state.dir, (m) =>
     isTerminal(m.status) || m.ending?.status === 'killed'
       ? undefined
-      : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm'}},
+      : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm', asked_from: from}},
   )
   trace(state, action, {via: 'slurm', job_id: jobId})
   if (action === 'kill' || job?.state !== 'RUNNING') {
