@@ -7,7 +7,7 @@ import {spawnSync} from 'node:child_process'
 import {dirname} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {completions, type CompletionCommand} from '../src/lib/cli/complete.js'
-import {actors, BIN, cliEnv, homesPerTest} from './helpers.js'
+import {actors, BIN, cliEnv, homesPerTest, homeWithRecipes, removeHome} from './helpers.js'
 
 const home = homesPerTest('actors-conv-')
 const VERSION_LINE = /^actors\/\d+\.\d+\.\d+ \S+-\S+ node-v\d+\.\d+\.\d+\n$/
@@ -110,12 +110,29 @@ describe('autocomplete', () => {
     expect(bashComplete(h, 'actors logs ')).toEqual(['quick', 'sleeper'])
   }, 60_000)
 
+  it("completes a live Run's declared actions after its id, beside the kernel's", () => {
+    const {home: h, recipes} = homeWithRecipes({'svc.yaml': 'control: [volume, next, seek]\ntemplate: [sleep, "30"]\n'})
+    const env = {ACTORS_RECIPES: recipes}
+    try {
+      expect(actors(h, ['run', 'svc', '--name', 'svc1', '--json'], {env}).code).toBe(0)
+      expect(actors(h, ['run', '--name', 'plain', '--json', '--', 'sleep', '30']).code).toBe(0)
+      const svc = bashComplete(h, 'actors control svc1 ')
+      expect(svc).toEqual(expect.arrayContaining(['volume', 'next', 'seek', 'pause', 'stop']))
+      expect(bashComplete(h, 'actors control svc1 v')).toEqual(['volume'])
+      expect(bashComplete(h, 'actors control plain ')).not.toContain('volume')
+      // Flags before the Run do not count as the Run.
+      expect(bashComplete(h, 'actors control --json svc1 se')).toEqual(['seek'])
+    } finally {
+      removeHome(h)
+    }
+  }, 60_000)
+
   it('knows where a flag takes a value and what the arguments name', () => {
     const surface: Record<string, CompletionCommand> = {
       run: {flags: {on: {takesValue: true, options: ['local', 'slurm']}, wait: {takesValue: false}}, args: ['recipe']},
       'lock:acquire': {flags: {}, args: ['none']},
     }
-    const sources = {recipes: () => ['hello', 'demo'], runs: () => ['r1']}
+    const sources = {recipes: () => ['hello', 'demo'], runs: () => ['r1'], actions: () => []}
     expect(completions(surface, ['run', '--on'], '', sources)).toEqual(['local', 'slurm'])
     expect(completions(surface, ['run', '--wait'], 'h', sources)).toEqual(['hello'])
     expect(completions(surface, ['run', 'hello'], '', sources)).toEqual([])

@@ -3,7 +3,7 @@ import {resolveHome} from '../platform/home.js'
 import {writeOut} from '../present/write.js'
 import {isInert} from '../platform/text.js'
 import {recipeNames, recipeRoots} from '../recipes/roots.js'
-import {listRunIds} from '../runs/store.js'
+import {listRunIds, requireRun} from '../runs/store.js'
 import {listRunSummaries} from '../history/inspect.js'
 import {LIVE_STATUSES} from '../records/run.js'
 import {ARG_KINDS, completions, type CompletionCommand, type CompletionSources} from './complete.js'
@@ -45,6 +45,7 @@ function stateSources(words: string[]): CompletionSources {
           ? listRunSummaries(resolveHome(flag), {statuses: new Set(LIVE_STATUSES)}).runs.map((r) => r.run)
           : listRunIds(resolveHome(flag)),
       ),
+    actions: (run) => guard(() => requireRun(resolveHome(flag), run).meta.control ?? []),
   }
 }
 

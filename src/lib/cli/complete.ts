@@ -22,6 +22,8 @@ export type ArgKind = 'recipe' | 'run' | 'live-run' | 'action' | 'shell' | 'comm
 export interface CompletionSources {
   recipes(): string[]
   runs(liveOnly: boolean): string[]
+  /** The actions a Run declares (its Recipe's `control`), beyond the kernel's own. */
+  actions(run: string): string[]
 }
 
 const GLOBAL_FLAGS = ['--help', '--json', '--home']
@@ -67,32 +69,34 @@ export function completions(
   if (!command) return prefixed(id ? nextWords : [...nextWords, 'help'])
   // `recipes ` and `autocomplete `: a deeper command or the first argument.
   if (rest.length === 0 && below.length > 0)
-    return prefixed([...nextWords, ...argCandidates(command.args[0] ?? 'none', commands, sources)])
-  const position = positionalCount(command, rest)
-  const kind = command.args[position] ?? (command.rest ? command.args.at(-1) : undefined) ?? 'none'
-  return prefixed(argCandidates(kind, commands, sources))
+    return prefixed([...nextWords, ...argCandidates(command.args[0] ?? 'none', commands, sources, [])])
+  const given = positionals(command, rest)
+  if (given === undefined) return []
+  const kind = command.args[given.length] ?? (command.rest ? command.args.at(-1) : undefined) ?? 'none'
+  return prefixed(argCandidates(kind, commands, sources, given))
 }
 
-/** How many positional words `rest` holds (flags and the values they take skipped). */
-function positionalCount(command: CompletionCommand, rest: string[]): number {
-  let count = 0
+/** The positional words `rest` holds (flags and the values they take skipped); undefined after `--`. */
+function positionals(command: CompletionCommand, rest: string[]): string[] | undefined {
+  const words: string[] = []
   for (let i = 0; i < rest.length; i++) {
     const word = rest[i]
-    if (word === '--') return Number.MAX_SAFE_INTEGER
-    if (!word.startsWith('-')) count++
+    if (word === '--') return undefined
+    if (!word.startsWith('-')) words.push(word)
     else if (
       word === '--home' ||
       (word.startsWith('--') && !word.includes('=') && command.flags[word.slice(2)]?.takesValue)
     )
       i++
   }
-  return count
+  return words
 }
 
 function argCandidates(
   kind: ArgKind,
   commands: Record<string, CompletionCommand>,
   sources: CompletionSources,
+  given: string[],
 ): string[] {
   switch (kind) {
     case 'recipe':
@@ -102,7 +106,8 @@ function argCandidates(
     case 'live-run':
       return sources.runs(true)
     case 'action':
-      return RUNTIME_ACTIONS
+      // The Run named before it (`control RUN <TAB>`) adds what its Recipe declares (volume, next, seek).
+      return [...RUNTIME_ACTIONS, ...(given[0] ? sources.actions(given[0]) : [])]
     case 'shell':
       return SHELLS
     case 'command':
