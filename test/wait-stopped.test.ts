@@ -27,22 +27,29 @@ describe('wait: Runs ended by an explicit stop or kill', () => {
     const h = home()
     launch(h, 'st1', 'sleep 60')
     launch(h, 'kl1', 'sleep 60')
+    launch(h, 'cl1', 'sleep 60')
     launch(h, 'ok1', 'echo fine')
     expect(actors(h, ['control', 'st1', 'stop']).code).toBe(0)
     expect(actors(h, ['control', 'kl1', 'kill']).code).toBe(0)
+    // close stops a live Run first, as control stop does.
+    expect(actors(h, ['close', 'cl1']).code).toBe(0)
     await waitFor(() => statusOf(h, 'ok1') === 'done', 15_000, 'ok1 to end')
     const r = actors(h, ['wait', '--json', '--timeout', '30s'])
     expect(r.code, r.stderr).toBe(0)
     expect(rowsOf(r.json)).toEqual(['ok1'])
-    expect(r.json.counts).toEqual({done: 1, cancelled: 1, killed: 1})
-    expect(r.json.members).toBe(3)
-    expect(r.json.stopped).toBe(2)
-    expect(r.json.stopped_runs.map((s: any) => `${s.run}:${s.status}`).sort()).toEqual(['kl1:killed', 'st1:cancelled'])
+    expect(r.json.counts).toEqual({done: 1, cancelled: 2, killed: 1})
+    expect(r.json.members).toBe(4)
+    expect(r.json.stopped).toBe(3)
+    expect(r.json.stopped_runs.map((s: any) => `${s.run}:${s.status}`).sort()).toEqual([
+      'cl1:cancelled',
+      'kl1:killed',
+      'st1:cancelled',
+    ])
     // Both cards say they were delivered without a row.
     expect(renderBatchPlain(r.json)).toMatch(
-      /^stopped on request, no row: 2 \((st1 cancelled, kl1 killed|kl1 killed, st1 cancelled)\)$/m,
+      /^stopped on request, no row: 3 \(((st1|cl1) cancelled|kl1 killed)(, ((st1|cl1) cancelled|kl1 killed)){2}\)$/m,
     )
-    expect(cardModel(r.json).notes).toContainEqual(expect.stringMatching(/^stopped on request, no row: 2 /))
+    expect(cardModel(r.json).notes).toContainEqual(expect.stringMatching(/^stopped on request, no row: 3 /))
     // Reported: no later wait brings them back.
     const again = actors(h, ['wait', '--json', '--timeout', '0'])
     expect(again.json.members).toBe(0)
