@@ -58,6 +58,21 @@ describe('logs RUN: the whole log, bytes unchanged', () => {
     expect(text === log).toBe(true)
   }, 120_000)
 
+  it('logs --follow gives what both logs gained since its last look in the order they were written (by time)', async () => {
+    const h = home()
+    // Written a second apart, stderr first, before anyone follows: one look finds both logs grown.
+    const r = actors(h, ['run', '--name', 'two', '--json', '--', 'sh', '-c', 'echo err-1 >&2; sleep 1; echo out-1'])
+    await waitForResult(r.json.state_dir)
+    const followed = shell(h, 'actors logs two --follow 2>&1')
+    expect(followed.code, followed.stderr).toBe(0)
+    expect(
+      followed.stdout
+        .toString()
+        .split('\n')
+        .filter((l) => /^(err|out)-1$/.test(l)),
+    ).toEqual(['err-1', 'out-1'])
+  })
+
   it('passes bytes that are not UTF-8 through unchanged: whole, with --tail, and followed', async () => {
     const h = home()
     const bytes = Buffer.concat([

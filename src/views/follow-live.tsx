@@ -7,8 +7,8 @@ import {render} from 'ink'
 import type {FollowStore} from '../lib/view-state/follow-store.js'
 import {FollowView} from './follow-view.js'
 
-/** Follow until the Run ends; resolves true when interrupted (SIGINT/SIGTERM) instead. */
-export async function showFollow(store: FollowStore): Promise<boolean> {
+/** Show `store` until `following` (its run()) ends with the Run; resolves true when interrupted (SIGINT/SIGTERM) instead. */
+export async function showFollow(store: FollowStore, following: Promise<void>): Promise<boolean> {
   let interrupted = false
   const instance = render(<FollowView snapshot={store.snapshot()} />, {exitOnCtrlC: false, patchConsole: false})
   const unsubscribe = store.subscribe(() => instance.rerender(<FollowView snapshot={store.snapshot()} />))
@@ -19,7 +19,7 @@ export async function showFollow(store: FollowStore): Promise<boolean> {
   process.once('SIGINT', stop)
   process.once('SIGTERM', stop)
   try {
-    await store.run()
+    await following
     instance.rerender(<FollowView snapshot={store.snapshot()} />)
   } finally {
     unsubscribe()

@@ -68,10 +68,13 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
     },
     ink: async () => {
       sayLaunched()
-      const {showFollow} = await importView<typeof import('../../views/follow-live.js')>('follow-live')
+      // Follow from now, while the view loads (Ink and React: a tenth of a second or more), so lines are taken in
+      // the order they come; read after the load, each log would be taken whole, stdout's before stderr's.
       const store = createFollowStore(dir, {streams, fromStart: options.fromStart, head: options.head, tickMs: 1000})
+      const following = store.run()
+      const {showFollow} = await importView<typeof import('../../views/follow-live.js')>('follow-live')
       // Interrupting the view stops following only; the Run keeps going (exit 130).
-      if (await showFollow(store)) return exitResult(130)
+      if (await showFollow(store, following)) return exitResult(130)
       return plainEnd(dir)
     },
   })

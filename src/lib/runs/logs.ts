@@ -54,16 +54,21 @@ export function firstOutputLine(dir: string): string {
  * non-regular file where a log belongs fails closed, naming it.
  */
 function logSize(file: string): number {
+  return logStat(file).size
+}
+
+/** A log's size and when it was last written (0 and 0 when it does not exist yet). */
+function logStat(file: string): {size: number; mtimeMs: number} {
   let stat
   try {
     // lstat: a link where a log belongs is not a regular file, and is named (never read through).
     stat = lstatSync(file)
   } catch {
-    return 0
+    return {size: 0, mtimeMs: 0}
   }
   if (!stat.isFile())
     throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
-  return stat.size
+  return stat
 }
 
 function readRange(file: string, start: number, end: number): string {
@@ -153,10 +158,13 @@ export async function* followRunOutput(
       } catch {
         ended = true
       }
-      let any = false
+      // What each log gained since the last look. Both may have: the one written to last comes last, so lines
+      // keep the order they were written in as far as two logs can tell (a follower busy for a moment, such as
+      // a view loading, would otherwise print stdout's new lines before stderr's older ones).
+      const gained: Array<OutputChunk & {mtimeMs: number}> = []
       for (const stream of streams) {
         const file = runFile(dir, stream)
-        const size = logSize(file)
+        const {size, mtimeMs} = logStat(file)
         let from = offsets.get(stream)!
         if (size < from) {
           onShrink?.({file, read: from, size})
@@ -169,12 +177,14 @@ export async function* followRunOutput(
           const length = completeLength(bytes, ended && size <= from + MAX_FOLLOW_CHUNK)
           if (length > 0) {
             offsets.set(stream, from + length)
-            any = true
             const piece = bytes.subarray(0, length)
-            yield {stream, text: piece.toString('utf8'), bytes: piece}
+            gained.push({stream, text: piece.toString('utf8'), bytes: piece, mtimeMs})
           }
         }
       }
+      gained.sort((a, b) => a.mtimeMs - b.mtimeMs)
+      for (const {mtimeMs, ...chunk} of gained) yield chunk
+      const any = gained.length > 0
       if (ended && !any) return
       if (!any) await bell.next(Infinity, signal)
     }
