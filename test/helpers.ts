@@ -25,6 +25,7 @@ import {afterEach} from 'vitest'
 import {randomUUID} from 'node:crypto'
 import {RUN_SCHEMA} from '../src/lib/records/run.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
+import {isActorsError, type ActorsError} from '../src/lib/platform/errors.js'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {unitsDir} from '../src/lib/containment/cgroup-unit.js'
 import {homeKey} from '../src/lib/containment/index.js'
@@ -454,4 +455,15 @@ export function indexEntryPaths(home: string): string[] {
 /** The names of the run index's entries (indexEntryPaths without their directories). */
 export function indexEntries(home: string): string[] {
   return indexEntryPaths(home).map((path) => path.slice(path.lastIndexOf('/') + 1))
+}
+
+/** The ActorsError `action` refuses with (its exit code and message); throws when it does not refuse, or fails otherwise. */
+export function refusal(action: () => unknown): ActorsError {
+  try {
+    action()
+  } catch (error) {
+    if (isActorsError(error)) return error
+    throw error
+  }
+  throw new Error('expected a refusal')
 }

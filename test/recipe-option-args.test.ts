@@ -9,8 +9,8 @@ import {mkdtempSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {isActorsError, type ActorsError} from '../src/lib/platform/errors.js'
 import {describeRecipe, findRecipe, loadRecipeFile, resolveRecipe, type Recipe} from '../src/lib/recipes/index.js'
+import {refusal} from './helpers.js'
 
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1', cwd: '/work'}
 
@@ -26,16 +26,6 @@ function load(lines: string[]): Recipe {
   const file = join(dir, 'r.yaml')
   writeFileSync(file, lines.join('\n'))
   return loadRecipeFile(file, dir)
-}
-
-function refusal(action: () => unknown): ActorsError {
-  try {
-    action()
-  } catch (error) {
-    if (isActorsError(error)) return error
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 const LAUNCHER = [

@@ -6,10 +6,9 @@
  */
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {isActorsError} from '../src/lib/platform/errors.js'
 import {applyTreePolicy} from '../src/lib/launch/tree-policy.js'
 import type {LaunchSpec} from '../src/lib/launch/launch.js'
-import {homesPerTest, ROOT, writeFinishedRun} from './helpers.js'
+import {homesPerTest, refusal, ROOT, writeFinishedRun} from './helpers.js'
 
 const home = homesPerTest('actors-tree-policy-')
 const ROOTS = [join(ROOT, 'recipes')]
@@ -42,16 +41,6 @@ function launchBelow(h: string, parent: string, recipe: string | null): LaunchSp
     parent: {run: parent, run_instance_id: 'x', state_dir: join(h, 'runs', parent)},
     depth: 2,
   }
-}
-
-function refusal(action: () => unknown): {exitCode: number; message: string} {
-  try {
-    action()
-  } catch (error) {
-    if (isActorsError(error)) return error
-    throw error
-  }
-  throw new Error('expected a refusal')
 }
 
 describe('the policy of a tree', () => {
