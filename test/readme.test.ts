@@ -3,8 +3,8 @@
  * every line of every ```sh block, in order, against a fresh state root,
  * with bin/ on the PATH, must exit 0. A line may be skipped only when its
  * trailing comment says what it needs (`# needs a cluster: ...`), so a reader
- * sees it too. `npm ci && ` in front of a line is taken as done (the clone the
- * tests run in is installed).
+ * sees it too. `npm ci && ` and `npm run build && ` in front of a line are taken
+ * as done (the clone the tests run in is installed and built).
  */
 import {spawnSync} from 'node:child_process'
 import {readFileSync} from 'node:fs'
@@ -45,7 +45,7 @@ export function runShellLines(
       skipped.push(line)
       continue
     }
-    const command = line.replace(/^npm ci && /, '')
+    const command = line.replace(/^npm ci && (npm run build && )?/, '')
     const r = spawnSync('bash', ['-o', 'pipefail', '-c', command], {
       cwd: ROOT,
       env,
