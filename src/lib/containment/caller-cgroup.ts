@@ -8,6 +8,7 @@
  * (`lock-<id>`) is not a Run: the walk looks past it to the Run around it.
  */
 import {readFileSync} from 'node:fs'
+import {unitAt} from './unit-path.js'
 
 /** A Run's cgroup as its path names it. */
 export interface RunCgroup {
@@ -20,15 +21,14 @@ export interface RunCgroup {
 }
 
 const INSTANCE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-const HOME_KEY = /^[0-9a-f]{16}$/
 
 /** The innermost Run whose cgroup is `path` or one of its ancestors; undefined when none is. */
 export function runOfCgroupPath(path: string): RunCgroup | undefined {
   const parts = path.split('/')
   for (let index = parts.length - 1; index >= 2; index--) {
-    if (parts[index - 2] === 'actors' && HOME_KEY.test(parts[index - 1]) && INSTANCE.test(parts[index])) {
-      return {instance: parts[index], homeKey: parts[index - 1], path: parts.slice(0, index + 1).join('/')}
-    }
+    const unit = unitAt(parts, index)
+    if (unit && INSTANCE.test(unit.unit))
+      return {instance: unit.unit, homeKey: unit.homeKey, path: parts.slice(0, index + 1).join('/')}
   }
   return undefined
 }

@@ -10,6 +10,7 @@
 import {join} from 'node:path'
 import {ActorsError, EXIT} from '../platform/errors.js'
 import {isCgroupDir} from './cgroup-fs.js'
+import {unitAt} from './unit-path.js'
 import {isContainmentRecord, type ContainmentRecord} from './unit.js'
 
 /** Whose unit a record must be: the instance (Run instance id, or a `lock exec` unit id) and, when known, the state root's key. */
@@ -21,16 +22,15 @@ export interface UnitOwner {
   file: string
 }
 
-const HOME_KEY = /^[0-9a-f]{16}$/
 const INSTANCE = /^[A-Za-z0-9][A-Za-z0-9_-]*$/
 
 /** Whether `path` is the cgroup the kernel made for `owner`'s instance (see the module comment). */
 export function isOwnUnitCgroup(path: string, owner: Pick<UnitOwner, 'instance' | 'homeKey'>): boolean {
   if (!INSTANCE.test(owner.instance) || !isCgroupDir(path)) return false
   const parts = path.split('/')
-  const [actors, key, name] = parts.slice(-3)
-  if (parts.length < 4 || actors !== 'actors' || name !== owner.instance) return false
-  return owner.homeKey === undefined ? HOME_KEY.test(key) : key === owner.homeKey
+  const unit = parts.length >= 4 ? unitAt(parts, parts.length - 1) : undefined
+  if (unit?.unit !== owner.instance) return false
+  return owner.homeKey === undefined || unit.homeKey === owner.homeKey
 }
 
 /**
