@@ -1,5 +1,5 @@
 /**
- * The state behind the live views, kept in src/lib/views/: attention events
+ * The state behind the live views, kept in src/lib/view-state/: attention events
  * as they happen (read from real Traces in a temp dir), every finished Run's
  * line in the live wait (also one no look caught live), a "waiting for N"
  * count that does not rise as Runs start inside a tree, and the live list
@@ -19,6 +19,7 @@ import {WaitTracker} from '../src/lib/view-state/wait-tracker.js'
 import {WaitView} from '../src/views/wait-view.js'
 import {actors, removeDir, tempDir, waitForResult} from './helpers.js'
 import {listActiveSummaries} from '../src/lib/history/inspect.js'
+import {importView} from '../src/lib/platform/esm-import.js'
 
 let root: string
 beforeAll(() => (root = tempDir('actors-live-state-')))
@@ -98,6 +99,13 @@ describe('attention in live views', () => {
     )
     expect(strip(view.lastFrame()!)).toMatch(/! \d\d:\d\d:\d\d asker notify review\.ready: look please/)
     view.unmount()
+  })
+})
+
+describe('importView', () => {
+  it('loads a view from the sources (src/views/), as the bundle loads dist/views/', async () => {
+    const view = await importView<{showFollow: unknown}>('follow-live')
+    expect(typeof view.showFollow).toBe('function')
   })
 })
 

@@ -27,9 +27,10 @@ export function importView<T>(name: string): Promise<T> {
   // Honour NO_COLOR: chalk (under ink) reads FORCE_COLOR but not NO_COLOR, and decides when first loaded.
   if (process.env.NO_COLOR && process.env.FORCE_COLOR === undefined) process.env.FORCE_COLOR = '0'
   const here = fileURLToPath(import.meta.url)
-  // In the bundle this module lives in dist/cli.cjs; in the sources in src/lib/.
+  // In the bundle this module lives in dist/cli.cjs (views in dist/views/); in the sources in src/lib/platform/
+  // (views in src/views/).
   const file = here.endsWith('.cjs')
     ? join(dirname(here), 'views', `${name}.js`)
-    : join(dirname(here), '..', 'views', `${name}.tsx`)
+    : join(dirname(here), '..', '..', 'views', `${name}.tsx`)
   return importEsm<T>(pathToFileURL(file).href)
 }
