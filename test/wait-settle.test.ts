@@ -201,11 +201,26 @@ describe('wait: many Runs ending around the window edge, concurrent waits', () =
       (g) => !seen.some((key) => key.replace(/@.*#/, '#') === g),
     )
     // On failure, say where each missing Run stands (status, generation) and what a wait finds now.
-    const where = () =>
-      JSON.stringify({
-        runs: actors(h, ['inspect', '--json']).json,
-        now: actors(h, ['wait', '--json', '--timeout', '0']).json,
-      }).slice(0, 6000)
+    const where = () => {
+      const wanted = new Set(missing.map((g) => g.split('#')[0]))
+      const runs = actors(h, ['inspect', '--json']).json.runs.filter((r: any) => wanted.has(r.run))
+      const now = actors(h, ['wait', '--json', '--timeout', '0']).json
+      const files = [...wanted].map((n) => [
+        n,
+        readdirSync(join(h, 'runs', n)),
+        readdirSync(gates).filter((f) => f.startsWith(n)),
+      ])
+      return JSON.stringify({
+        runs,
+        files,
+        now: {
+          rows: now.rows.map((r: any) => [r.run, r.generation, r.status]),
+          pending: now.pending,
+          members: now.members,
+          deferred: now.deferred,
+        },
+      })
+    }
     expect(missing, missing.length > 0 ? `never delivered: ${where()}` : '').toEqual([])
     expect(seen.length).toBe(expected)
     const generations = seen.map((key) => key.replace(/@.*#/, '#')).sort()
