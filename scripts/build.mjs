@@ -14,7 +14,7 @@
 //    the same code cache. dist/mcp-tool-schemas.json holds every tool's input
 //    as JSON Schema, made here from the built server, so that a session's
 //    tools/list shows it without converting (src/lib/mcp/input-schema.ts).
-//  - dist/yaml.cjs: the yaml library (src/boot/yaml.ts), most of what the other
+//  - dist/yaml.cjs: the yaml library (src/lib/recipes/yaml-bundle.ts), most of what the other
 //    bundles would weigh; loaded through the same code cache the first time a
 //    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
 //    read no Recipe never evaluate it.
@@ -118,12 +118,12 @@ const noOclif = {
   },
 }
 
-/** yaml lives in dist/yaml.cjs alone (src/boot/yaml.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
+/** yaml lives in dist/yaml.cjs alone (src/lib/recipes/yaml-bundle.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
 const yamlOnDemand = {
   name: 'yaml-on-demand',
   setup(b) {
     b.onResolve({filter: /^yaml(\/|$)/}, (args) =>
-      args.importer === resolve('src/boot/yaml.ts')
+      args.importer === resolve('src/lib/recipes/yaml-bundle.ts')
         ? undefined
         : {
             errors: [
@@ -219,7 +219,7 @@ await build({
   entryPoints: {'index-worker': 'src/boot/index-worker.ts'},
   plugins: [viewsStayOut, noOclif, yamlOnDemand],
 })
-await build({...commonJs, entryPoints: {yaml: 'src/boot/yaml.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {yaml: 'src/lib/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
 await build({
   ...commonJs,

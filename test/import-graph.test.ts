@@ -1,11 +1,13 @@
 /**
  * SPEC, "Stack": no import cycles in src/; and src/ stacks by layer: each
  * folder imports only from folders below it in src/layers.json. The graph is
- * built here from the source text (static `import`/`export ... from` and
- * side-effect imports of relative modules, type-only ones included: a type
- * is a dependency of the design even though the compiler erases it; dynamic
- * `import()` loads lazily and is left out), then searched depth first. No
- * dependency: madge would do the same.
+ * built here from the source text, every tie a module has: static
+ * `import`/`export ... from` and side-effect imports of relative modules,
+ * type-only ones included (a type is a dependency of the design even though
+ * the compiler erases it), `typeof import()` and `import()` of relative
+ * modules, and loads by name: importView('NAME') (src/views/NAME.tsx) and
+ * loadBundle('NAME') (the entry scripts/build.mjs builds dist/NAME.cjs from).
+ * Then searched depth first. No dependency: madge would do the same.
  */
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {dirname, join, relative, resolve} from 'node:path'
@@ -35,16 +37,47 @@ export function staticImports(text: string, types = false): string[] {
   return specifiers.filter((s) => s.startsWith('.'))
 }
 
-/** file → files it imports, for every file under src/ (type-only imports too when `types`). */
-function importGraph(types = false): Map<string, string[]> {
+/** Every tie of `text` to another module of src/: its static imports (type-only ones too), `import()` and loads by name. */
+export function everyTie(text: string, file: string, bundles: Map<string, string>): string[] {
+  const code = text.replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '')
+  const ties = staticImports(text, true).map((specifier) => resolve(dirname(file), specifier))
+  // `typeof import('./x.js')` and `await import('./x.js')`.
+  for (const m of code.matchAll(/\bimport\(\s*['"](\.[^'"]+)['"]\s*\)/g)) ties.push(resolve(dirname(file), m[1]))
+  for (const m of code.matchAll(/\bimportView(?:<[^\n]*?>)?\(\s*['"]([^'"]+)['"]/g)) ties.push(join(SRC, 'views', m[1]))
+  for (const m of code.matchAll(/\bloadBundle(?:<[^\n]*?>)?\(\s*['"]([^'"]+)['"]/g)) {
+    const entry = bundles.get(m[1])
+    if (!entry)
+      throw new Error(`${relative(ROOT, file)} loads the bundle ${m[1]}, which scripts/build.mjs does not build`)
+    ties.push(join(ROOT, entry))
+  }
+  return ties
+}
+
+/** Bundle name → its entry (`entryPoints: {NAME: 'src/...'}` in scripts/build.mjs). */
+function bundleEntries(): Map<string, string> {
+  const build = readFileSync(join(ROOT, 'scripts', 'build.mjs'), 'utf8')
+  return new Map(
+    [...build.matchAll(/entryPoints:\s*\{\s*'?([\w-]+)'?:\s*'([^']+)'\s*\}/g)].map(
+      (m) => [m[1], m[2]] as [string, string],
+    ),
+  )
+}
+
+/** file → files it is tied to, for every file under src/: static imports only, or (`every`) every tie. */
+function importGraph(every = false): Map<string, string[]> {
   const files = sourceFiles(SRC)
   const known = new Set(files)
+  const bundles = bundleEntries()
   const graph = new Map<string, string[]>()
   for (const file of files) {
-    const targets = staticImports(readFileSync(file, 'utf8'), types).map((specifier) => {
-      const base = resolve(dirname(file), specifier).replace(/\.(c|m)?js$/, '')
+    const text = readFileSync(file, 'utf8')
+    const ties = every
+      ? everyTie(text, file, bundles)
+      : staticImports(text).map((specifier) => resolve(dirname(file), specifier))
+    const targets = ties.map((tie) => {
+      const base = tie.replace(/\.(c|m)?js$/, '').replace(/\.tsx?$/, '')
       const found = [`${base}.ts`, `${base}.tsx`, join(base, 'index.ts')].find((candidate) => known.has(candidate))
-      if (!found) throw new Error(`${relative(ROOT, file)} imports ${specifier}, which is no file in src/`)
+      if (!found) throw new Error(`${relative(ROOT, file)} is tied to ${relative(ROOT, tie)}, which is no file in src/`)
       return found
     })
     graph.set(file, targets)
@@ -86,13 +119,33 @@ describe('import graph of src/', () => {
     ].join('\n')
     expect(staticImports(text)).toEqual(['./a.js', './e.js', '../f.js', './side.js'])
     expect(staticImports(text, true)).toEqual(['./a.js', './c.js', './d.js', './e.js', '../f.js', './side.js'])
+    // Every tie: the lazy import, a type taken from a module, views and bundles loaded by name.
+    const file = join(SRC, 'lib/present/x.ts')
+    const more = [
+      text,
+      "type V = typeof import('../../views/runs-live.js')",
+      "await importView<typeof import('../../views/wait-live.js')>('wait-live')",
+      "loadBundle<Y>('yaml', () => 0)",
+    ].join('\n')
+    expect(
+      everyTie(more, file, new Map([['yaml', 'src/lib/recipes/yaml-bundle.ts']])).map((t) => relative(SRC, t)),
+    ).toEqual([
+      ...['./a.js', './c.js', './d.js', './e.js', '../f.js', './side.js'].map((s) =>
+        relative(SRC, resolve(dirname(file), s)),
+      ),
+      'lib/present/lazy.js',
+      'views/runs-live.js',
+      'views/wait-live.js',
+      'views/wait-live',
+      'lib/recipes/yaml-bundle.ts',
+    ])
     const graph = importGraph()
     // The scan sees real edges: reads depend on locks and state files.
     expect(graph.get(join(SRC, 'lib/runs/store.ts'))).toContain(join(SRC, 'lib/platform/file-lock.ts'))
     expect(graph.size).toBeGreaterThan(50)
   })
 
-  it('has no cycle, type-only imports included', () => {
+  it('has no cycle, every tie read', () => {
     const cycles = findCycles(importGraph(true)).map((cycle) => cycle.map((file) => relative(SRC, file)).join(' → '))
     expect(cycles).toEqual([])
   })
@@ -141,8 +194,16 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
     ).toEqual([])
   })
 
-  it('has no import that points up the order, type-only imports included', () => {
+  it('has no tie that points up the order, every tie read', () => {
     expect(upwardImports(importGraph(true), order)).toEqual([])
+  })
+
+  it('catches a `typeof import()` that points up (the reading of ties itself can fail)', () => {
+    const store = join(SRC, 'lib/runs/store.ts')
+    const ties = everyTie("type C = typeof import('../control/control.js')", store, new Map())
+    expect(upwardImports(new Map([[store, ties.map((t) => t.replace(/\.js$/, '.ts'))]]), order)).toEqual([
+      `lib/runs/store.ts (lib/runs) → lib/control/control.ts (lib/control)`,
+    ])
   })
 
   it('catches an import that points up (the check itself can fail)', () => {

@@ -8,7 +8,7 @@ import {AttentionFeed, type AttentionNote} from '../lib/view-state/attention-fee
 import {AttentionLine} from './attention-line.js'
 import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/view-state/run-rows.js'
 import type {StateStore} from '../lib/view-state/runs-store.js'
-import type {WatchedListing} from '../lib/present/runs-table.js'
+import type {WatchedListing} from '../lib/view-state/runs-store.js'
 import {QuitKeys} from './quit-keys.js'
 import {RunsScreen} from './runs-screen.js'
 

@@ -11,6 +11,11 @@ import {nodeModule} from '../platform/builtins.js'
 import {packageRoot} from '../platform/package-root.js'
 import {defineCommand} from './definition.js'
 
+/** What dist/mcp.cjs (src/boot/mcp.ts, the layer above) offers this command: the session, for checked flags. */
+interface McpBundle {
+  serve(flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string; recipes?: string; home?: string}): Promise<void>
+}
+
 export const mcpCommand = defineCommand({
   id: 'mcp',
   summary: 'Serve Runs to AI agents as a Model Context Protocol server over stdio',
@@ -42,7 +47,7 @@ export const mcpCommand = defineCommand({
   async run({flags}) {
     const bundle = nodeModule().createRequire(import.meta.url)(
       join(packageRoot(), 'dist', 'mcp.cjs'),
-    ) as typeof import('../../boot/mcp.js')
+    ) as McpBundle
     await bundle.serve(flags)
     return undefined
   },

@@ -5,7 +5,7 @@
  * status (./inspect.ts: plain text, or one NDJSON snapshot per change).
  */
 import {LAYOUT_ROLES, layoutHeaders, rowCells, type Clock, type Layout, type RunRow} from '../view-state/run-rows.js'
-import {rowsKey, type StateSnapshot, type StateStore} from '../view-state/runs-store.js'
+import {rowsKey, type StateSnapshot, type StateStore, type WatchedListing} from '../view-state/runs-store.js'
 import {screenWidth} from '../platform/fit-width.js'
 import {formatTable} from '../platform/text.js'
 
@@ -26,11 +26,6 @@ export function formatRunTable(
         LAYOUT_ROLES[layout],
       ) + '\n'
     : ''
-}
-
-/** What a watched read looks like to the renderers: its rows and its damaged dirs. */
-export interface WatchedListing {
-  damaged: unknown[]
 }
 
 export interface WatchChangesOptions<T extends WatchedListing> {

@@ -1,13 +1,14 @@
 /**
  * The yaml library, loaded the first time a YAML Recipe is parsed: it lives
- * in dist/yaml.cjs (src/boot/yaml.ts), not in the bundles every command starts
- * with, because it is most of their size and most hot commands never read a
- * Recipe.
+ * in dist/yaml.cjs (built from ./yaml-bundle.ts), not in the bundles every
+ * command starts with, because it is most of their size and most hot
+ * commands never read a Recipe.
  */
 import {loadBundle} from '../platform/bundles.js'
 import {nodeModule} from '../platform/builtins.js'
 
-type YamlBundle = typeof import('../../boot/yaml.js')
+/** What dist/yaml.cjs (./yaml-bundle.ts) re-exports of the yaml package. */
+type YamlBundle = Pick<typeof import('yaml'), 'parseDocument'>
 
 let yaml: YamlBundle | undefined
 

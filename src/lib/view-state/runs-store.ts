@@ -153,3 +153,8 @@ export function rowsKey(
 ): string {
   return JSON.stringify([rows.map((r) => [r.key, r.status, r.parent, r.usage ?? '', r.where ?? '']), damaged])
 }
+
+/** What a watched read looks like to the renderers (plain and Ink): whatever its rows, its damaged dirs. */
+export interface WatchedListing {
+  damaged: unknown[]
+}
