@@ -9,8 +9,7 @@
 //    roughly halves start-up compared with compiling on every invocation.
 //  - dist/mcp.cjs: the `actors mcp` front (src/boot/mcp.ts): checks the invocation,
 //    then loads dist/mcp-server.cjs (src/boot/mcp-server.ts: the server with the
-//    MCP SDK and zod, without the SDK's schemas it never reads:
-//    scripts/mcp-sdk-unused.mjs). bin/actors loads both for that command only, through
+//    MCP SDK and zod, as published). bin/actors loads both for that command only, through
 //    the same code cache. dist/mcp-tool-schemas.json holds every tool's input
 //    as JSON Schema, made here from the built server, so that a session's
 //    tools/list shows it without converting (src/lib/mcp/input-schema.ts).
@@ -30,7 +29,6 @@ import {build} from 'esbuild'
 import {existsSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {createRequire} from 'node:module'
 import {basename, dirname, resolve} from 'node:path'
-import {mcpSdkUnused} from './mcp-sdk-unused.mjs'
 
 const esmEntries = {service: 'src/boot/service.ts'}
 // Ink views are ES modules (ink is ESM-only): each src/views/*.tsx becomes
@@ -229,7 +227,7 @@ await build({
 await build({
   ...commonJs,
   entryPoints: {'mcp-server': 'src/boot/mcp-server.ts'},
-  plugins: [viewsStayOut, noOclif, mcpWithoutAjv, mcpSdkUnused, yamlOnDemand],
+  plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand],
 })
 const mcpServer = createRequire(import.meta.url)(resolve(out, 'mcp-server.cjs'))
 writeFileSync(`${out}/mcp-tool-schemas.json`, JSON.stringify(mcpServer.builtToolSchemas()) + '\n')
