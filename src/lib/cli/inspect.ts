@@ -105,7 +105,8 @@ function filterWords(flags: ListingFlags): string {
 /** `--watch` (`--tree --watch`, or `RUN --watch` for its subtree): the forest or the listing, live. */
 function watch(home: string, flags: ListingFlags & {tree: boolean}, ref: string | undefined): LiveResult {
   // The same filters as the table: every read narrows the forest again.
-  if (flags.tree || ref !== undefined) return watchForest(home, ref ?? flags.root, () => filteredForest(home, ref, flags))
+  if (flags.tree || ref !== undefined)
+    return watchForest(home, ref ?? flags.root, () => filteredForest(home, ref, flags))
   const filter = listingFilter(flags)
   return watchListing(home, () => listRunSummaries(home, filter))
 }

@@ -13,7 +13,13 @@ import {defineCommand} from './definition.js'
 
 /** What dist/mcp.cjs (src/boot/mcp.ts, the layer above) offers this command: the session, for checked flags. */
 interface McpBundle {
-  serve(flags: {allow?: string; 'allow-adhoc'?: boolean; owner?: string; recipes?: string; home?: string}): Promise<void>
+  serve(flags: {
+    allow?: string
+    'allow-adhoc'?: boolean
+    owner?: string
+    recipes?: string
+    home?: string
+  }): Promise<void>
 }
 
 export const mcpCommand = defineCommand({
@@ -45,9 +51,7 @@ export const mcpCommand = defineCommand({
   },
 
   async run({flags}) {
-    const bundle = nodeModule().createRequire(import.meta.url)(
-      join(packageRoot(), 'dist', 'mcp.cjs'),
-    ) as McpBundle
+    const bundle = nodeModule().createRequire(import.meta.url)(join(packageRoot(), 'dist', 'mcp.cjs')) as McpBundle
     await bundle.serve(flags)
     return undefined
   },
