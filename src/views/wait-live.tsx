@@ -35,6 +35,7 @@ export async function showWait<T>(
         pending={card ? [] : progress.pending}
         pendingTree={card ? [] : progress.pendingTree}
         waitingFor={card ? 0 : progress.waitingFor}
+        why={progress.why}
         clock={snapshot}
         maxPending={(process.stdout.rows || 24) - 4}
       />

@@ -18,7 +18,17 @@ export type WaitItem =
   | {kind: 'attention'; note: AttentionNote}
   | {kind: 'card'; card: CardModel}
 
-export function RunLine({run, clock, prefix = ''}: {run: RunSummary; clock: Clock; prefix?: string}) {
+export function RunLine({
+  run,
+  clock,
+  prefix = '',
+  why,
+}: {
+  run: RunSummary
+  clock: Clock
+  prefix?: string
+  why?: string
+}) {
   const style = statusStyle(run.status)
   return (
     <Text wrap="truncate">
@@ -26,6 +36,7 @@ export function RunLine({run, clock, prefix = ''}: {run: RunSummary; clock: Cloc
       <Text color={style.color}>{style.glyph} </Text>
       {inertText(run.run)}
       <Text color={style.color}> {inertText(run.status)}</Text> {displayDuration(run, clock)}
+      {why ? <Text dimColor> · {inertText(why)}</Text> : null}
     </Text>
   )
 }
@@ -40,6 +51,8 @@ export interface WaitViewProps {
   pendingTree?: Nested<RunSummary>[]
   /** The count shown: trees still waited for (default: the pending Runs). */
   waitingFor?: number
+  /** Why each pending Run (by state dir) has not got further. */
+  why?: Map<string, string>
 }
 
 function StaticItem({item, clock}: {item: WaitItem; clock: Clock}) {
@@ -48,7 +61,7 @@ function StaticItem({item, clock}: {item: WaitItem; clock: Clock}) {
   return <RunLine run={item.run} clock={clock} />
 }
 
-export function WaitView({items, pending, clock, maxPending, pendingTree, waitingFor}: WaitViewProps) {
+export function WaitView({items, pending, clock, maxPending, pendingTree, waitingFor, why}: WaitViewProps) {
   const tree = pendingTree ?? pending.map((item) => ({item, prefix: '', depth: 0}))
   const shown = tree.slice(0, Math.max(1, maxPending))
   const count = waitingFor ?? pending.length
@@ -72,7 +85,7 @@ export function WaitView({items, pending, clock, maxPending, pendingTree, waitin
             keep going)
           </Text>
           {shown.map(({item: run, prefix}) => (
-            <RunLine key={run.state_dir} run={run} clock={clock} prefix={prefix} />
+            <RunLine key={run.state_dir} run={run} clock={clock} prefix={prefix} why={why?.get(run.state_dir)} />
           ))}
           {pending.length > shown.length ? <Text dimColor>… {pending.length - shown.length} more</Text> : null}
         </Box>

@@ -97,6 +97,8 @@ export interface Executor {
   interrupt(dir: string, fallback?: string): InterruptResult
   /** Where the Run runs, for listings: '' for this machine, `slurm 12@node1` for a job (its id and node once known). */
   describe(run: {job_id?: string | null; node?: string | null}): string
+  /** Why a queued Run of this executor has not started, in the engine's words (`Slurm job 12 PENDING: Resources`); undefined: nothing to add. */
+  queuedWhy(run: {job_id?: string | null}): string | undefined
   /** The supervisor's side of the executor. */
   readonly supervisor: SupervisorSide
 }

@@ -28,6 +28,28 @@ export function describeWhere(run: {executor?: string; job_id?: string | null; n
 }
 
 /**
+ * Why a live Run has not got further, for a waiting reader (SPEC: `wait`
+ * says what it waits for): paused (with its parent, when its parent's pause
+ * froze it), waiting for locks, a pending job in its engine's words, held by
+ * its parent's --max-parallel; undefined for a Run that is simply running.
+ */
+export function pendingWhy(run: {
+  status: string
+  frozen?: true
+  waiting_for?: string[]
+  executor?: string
+  job_id?: string | null
+  parent?: string | null
+}): string | undefined {
+  if (run.status === 'paused' || run.frozen) return run.frozen ? 'paused with its parent' : 'paused'
+  if (run.status !== 'queued') return undefined
+  if (run.waiting_for?.length) return `waiting for lock ${run.waiting_for.join(', ')}`
+  // Not handed to an engine yet (no job): a child's slot under its parent's --max-parallel comes first.
+  if (!run.job_id && run.parent) return `queued behind ${run.parent}'s --max-parallel`
+  return EXECUTORS[run.executor ?? THIS_MACHINE]?.queuedWhy(run) ?? 'queued'
+}
+
+/**
  * Hand the runs layer what it asks a Run's executor on every read (is the
  * supervisor alive; must a reader poll; what is left of a lost Run to end).
  * Called once by every entry point (src/boot/) before any Run is read: the

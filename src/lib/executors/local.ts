@@ -117,6 +117,7 @@ export const localExecutor: Executor = {
   relay: () => undefined,
   ...localVerbs,
   describe: () => '',
+  queuedWhy: () => undefined,
   supervisor: {
     startFields: () => ({host: thisHost()}),
     termIsTimeLimit: () => false,

@@ -13,7 +13,7 @@ import type {RuntimeActionResult} from '../signals/runtime-actions.js'
 import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './on-node.js'
 import {controlSlurmRun, needsSlurmControl} from './slurm-control.js'
 import {requireSlurmClient, submitSlurmRun} from './slurm-submit.js'
-import {checkSlurmSupervisor, isSlurmRun, REMOTE_POLL_MS, slurmJobId} from './slurm.js'
+import {checkSlurmSupervisor, isSlurmRun, REMOTE_POLL_MS, slurmJobId, slurmQueuedWhy} from './slurm.js'
 import {localVerbs} from './local-verbs.js'
 import {readSlurmOptions, SLURM_FIELDS} from './slurm-options.js'
 import {readRunState} from '../runs/store.js'
@@ -43,6 +43,7 @@ export const slurmExecutor: Executor = {
     return (await controlSlurmRun(home, state, mode, undefined)) as unknown as RuntimeActionResult
   },
   describe: (run) => jobWhere('slurm', run),
+  queuedWhy: (run) => slurmQueuedWhy(run.job_id),
   supervisor: {
     startFields: supervisorStartFields,
     termIsTimeLimit: termIsJobTimeLimit,

@@ -84,3 +84,16 @@ export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
   if (job.state === 'CANCELLED') return {alive: false, status: 'cancelled', reason: 'slurm_cancelled', details}
   return {alive: false, status: 'exited', reason: 'supervisor_lost', details}
 }
+
+/**
+ * Why a queued Slurm Run has not started: its job's state and Slurm's reason
+ * (`Slurm job 12 PENDING: Resources`), from the listing every read of a live
+ * Slurm Run shares; not yet submitted: said so.
+ */
+export function slurmQueuedWhy(jobId: string | null | undefined): string {
+  if (!jobId) return 'not submitted to Slurm yet'
+  const job = querySlurmJob(jobId)
+  if (job === undefined) return `Slurm job ${jobId} (Slurm does not answer)`
+  if (job === JOB_FORGOTTEN) return `Slurm job ${jobId} (Slurm no longer knows it)`
+  return `Slurm job ${jobId} ${job.state}${job.reason ? `: ${job.reason}` : ''}`
+}

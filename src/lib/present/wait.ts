@@ -8,6 +8,8 @@
 import {importView} from '../platform/esm-import.js'
 import {listActiveSummaries} from '../history/inspect.js'
 import {createStateStore} from '../view-state/runs-store.js'
+import {WaitTracker} from '../view-state/wait-tracker.js'
+import {inertText} from '../platform/text.js'
 import {unknownRunsProblem, type BatchDocument} from '../wait/batch.js'
 import {waitForBatch, type WaitOutcome, type WaitRequest} from '../wait/deliver.js'
 import {renderBatchPlain} from './batch-card.js'
@@ -34,6 +36,9 @@ export function waitResult(request: WaitRequest, showing: WaitShowing = {}): Liv
       ),
     plain: async () => {
       if (note) writeNote(note)
+      // Piped, nothing shows until the batch: say now what holds a Run back (a pending job, a lock, a pause).
+      const held = heldBack(request)
+      if (held) writeNote(held)
       return finish(await waitForBatch(request, (doc: BatchDocument) => writeStdout(renderBatchPlain(doc))))
     },
     ink: async () => {
@@ -41,6 +46,20 @@ export function waitResult(request: WaitRequest, showing: WaitShowing = {}): Liv
       return finish(await waitForBatchLive(request))
     },
   })
+}
+
+/** One stderr line naming the waited-for Runs that something holds back, and what; undefined when none is. */
+function heldBack(request: WaitRequest): string | undefined {
+  const progress = new WaitTracker({owner: request.owner, ids: request.ids, within: request.scope}).update(
+    listActiveSummaries(request.home),
+  )
+  const held = progress.pending.flatMap((run) => {
+    const why = progress.why.get(run.state_dir)
+    return why ? [`${inertText(run.run)} (${inertText(why)})`] : []
+  })
+  if (!held.length) return undefined
+  const shown = held.slice(0, 5).join(', ') + (held.length > 5 ? `, and ${held.length - 5} more` : '')
+  return `actors: waiting for ${progress.pending.length} ${progress.pending.length === 1 ? 'Run' : 'Runs'}; held back: ${shown}\n`
 }
 
 /** Why a wait showed no batch: every RUN unknown (exit 4) or nothing ready in time (exit 124). */

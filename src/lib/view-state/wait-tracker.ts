@@ -9,6 +9,7 @@ import type {RunListing} from '../history/inspect.js'
 import {summarizeRun, type RunSummary} from '../runs/summary.js'
 import {readRunState} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
+import {pendingWhy} from '../executors/index.js'
 import {displayRunName} from '../records/generation-layout.js'
 import type {AttentionFeed, AttentionNote} from './attention-feed.js'
 import {nestByParent, type Nested} from './run-nesting.js'
@@ -25,6 +26,8 @@ export type WaitLogItem = {kind: 'finished'; run: RunSummary} | {kind: 'attentio
 
 export interface WaitProgress {
   pending: RunSummary[]
+  /** Why a pending Run has not got further (state dir → `waiting for lock db`, `Slurm job 12 PENDING: Resources`). */
+  why: Map<string, string>
   /** The pending Runs as the tree they form (children under their parents), for drawing. */
   pendingTree: Nested<RunSummary>[]
   /**
@@ -132,8 +135,14 @@ export class WaitTracker {
       (run) => run.run,
       (run) => run.parent,
     )
+    const why = new Map<string, string>()
+    for (const run of pending) {
+      const reason = pendingWhy(run)
+      if (reason) why.set(run.state_dir, reason)
+    }
     return {
       pending: pendingTree.map((n) => n.item),
+      why,
       pendingTree,
       waitingFor: this.trees.size,
       finished: [...this.finished],
