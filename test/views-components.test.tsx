@@ -191,16 +191,19 @@ describe('FollowView', () => {
 })
 
 describe('row logic', () => {
-  it('fits a table by dropping finished Runs first, and a tree by cutting its tail', () => {
+  it('fits a table by dropping finished Runs first, and a tree by dropping finished trees first', () => {
     const rows = tableRows({
       runs: [run('a', 'done'), run('b', 'running'), run('c', 'failed'), run('d', 'running'), run('e', 'queued')],
     })
     const table = fitRows(rows, 3, 'table')
     expect(table.rows.map((r) => r.run)).toEqual(['b', 'd', 'e'])
     expect(table.hidden).toBe(2)
+    // Each row here is a tree of its own: the finished ones (a, c) leave first.
     const tree = fitRows(rows, 3, 'tree')
-    expect(tree.rows.map((r) => r.run)).toEqual(['a', 'b', 'c'])
+    expect(tree.rows.map((r) => r.run)).toEqual(['b', 'd', 'e'])
     expect(tree.hidden).toBe(2)
+    // Live trees alone that still do not fit lose their tail.
+    expect(fitRows(rows, 2, 'tree').rows.map((r) => r.run)).toEqual(['b', 'd'])
     expect(fitRows(rows, 10, 'table')).toEqual({rows, hidden: 0})
   })
 
