@@ -1,6 +1,6 @@
 /**
  * The supervisor's side of containment (SPEC: Containment): make the Run's
- * unit before its command starts (supervisor/supervise.ts records it in
+ * unit before its command starts (supervise.ts records it in
  * run.json with its start), spawn each step inside it, and at the end turn
  * the unit into result.json fields (usage,
  * the limit that ended it, leftovers) before removing it. Kept apart from
