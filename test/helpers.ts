@@ -24,6 +24,7 @@ import {join, resolve} from 'node:path'
 import {afterEach} from 'vitest'
 import {randomUUID} from 'node:crypto'
 import {RUN_SCHEMA} from '../src/lib/records/run.js'
+import {LINEAGE_VARS} from '../src/lib/runs/lineage.js'
 import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
 import {isActorsError, type ActorsError} from '../src/lib/platform/errors.js'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
@@ -242,16 +243,7 @@ export function cliEnv(home: string, extra: NodeJS.ProcessEnv = {}): NodeJS.Proc
     NO_COLOR: '1',
     SLURM_CONF: TEST_SLURM_CONF,
   }
-  for (const name of [
-    'ACTORS_RUN',
-    'ACTORS_RUN_INSTANCE',
-    'ACTORS_STATE_DIR',
-    'ACTORS_ROOT',
-    'ACTORS_DEPTH',
-    'ACTORS_OWNER',
-    'ACTORS_RECIPES',
-  ])
-    delete env[name]
+  for (const name of [...LINEAGE_VARS, 'ACTORS_RECIPES']) delete env[name]
   return {...env, ...extra}
 }
 

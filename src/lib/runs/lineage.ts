@@ -11,6 +11,25 @@ import {readRunMetaById, requireRun, type RunState} from './store.js'
 import type {ParentRef} from '../records/run.js'
 import {callerUnit, type CallerUnit} from './unit-lineage.js'
 
+/**
+ * The lineage variables: what the supervisor tells every command about its
+ * Run (supervisor/outcome.ts sets each one), and so what a new supervisor
+ * must never inherit from the caller's Run (executors/supervisor-env.ts).
+ */
+export const LINEAGE_VARS = [
+  'ACTORS_RUN',
+  'ACTORS_RUN_INSTANCE',
+  'ACTORS_STATE_DIR',
+  'ACTORS_ROOT',
+  'ACTORS_DEPTH',
+  'ACTORS_OWNER',
+  'ACTORS_GENERATION',
+  'ACTORS_MESSAGE',
+] as const
+
+/** One of LINEAGE_VARS. */
+export type LineageVar = (typeof LINEAGE_VARS)[number]
+
 /** How a command that only works inside a Run words its refusals. */
 export interface OwnRunWording {
   /** The command, as in "emit must be called from inside a Run". */

@@ -8,6 +8,7 @@ import {executorOf} from '../executors/index.js'
 import {dropTestHooks} from '../platform/test-hooks.js'
 import {generationOf} from '../records/generation-layout.js'
 import type {RunMeta, TerminalStatus} from '../records/run.js'
+import type {LineageVar} from '../runs/lineage.js'
 
 export interface StepOutcome {
   exitCode: number | null
@@ -32,11 +33,8 @@ export interface AttemptOutcome extends StepOutcome {
 export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
   const binDir = process.env.ACTORS_BIN_DIR
   const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
-  return dropTestHooks({
-    ...process.env,
-    ...meta.env,
-    PATH: meta.env.PATH ?? path,
-    ACTORS_HOME: home,
+  // Typed by LINEAGE_VARS, so a variable added there must be given a value here.
+  const lineage: Record<LineageVar, string | undefined> = {
     ACTORS_RUN: meta.run,
     ACTORS_RUN_INSTANCE: meta.run_instance_id,
     ACTORS_STATE_DIR: dir,
@@ -45,6 +43,13 @@ export function commandEnvironment(meta: RunMeta, home: string, dir: string): No
     ACTORS_DEPTH: String(meta.depth),
     ACTORS_GENERATION: String(generationOf(meta)),
     ACTORS_MESSAGE: meta.message?.text,
+  }
+  return dropTestHooks({
+    ...process.env,
+    ...meta.env,
+    PATH: meta.env.PATH ?? path,
+    ACTORS_HOME: home,
+    ...lineage,
     ACTORS_BIN_DIR: undefined,
     ACTORS_SUPERVISOR: undefined,
   })
