@@ -5,6 +5,7 @@
  * module decides them from the command surface (commands, flags, flag
  * options) and from the state root (Recipe names, Run ids).
  */
+import {RUNTIME_ACTIONS} from '../records/actions.js'
 
 /** What completion needs to know of one command. */
 export interface CompletionCommand {
@@ -27,7 +28,6 @@ export interface CompletionSources {
 }
 
 const GLOBAL_FLAGS = ['--help', '--json', '--home']
-const RUNTIME_ACTIONS = ['pause', 'resume', 'stop', 'kill', 'interrupt', 'status']
 const SHELLS = ['bash', 'zsh', 'powershell']
 
 /**
