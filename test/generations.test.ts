@@ -445,6 +445,42 @@ describe('generations', () => {
   })
 })
 
+describe('an earlier generation read mid-move', () => {
+  it('a generation keeps its place in the index while it is launched over the last: listed live, then delivered', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'mv', '--', 'sh', '-c', 'echo one']).code).toBe(0)
+    const first = await waitForResult(runDirOf(h, 'mv'))
+    expect(actors(h, ['run', '--name', 'other', '--', 'sleep', '30']).code).toBe(0)
+    // The relaunch holds its move once staged: generation 2 is in the index, run.json still generation 1's.
+    const gate = join(h, 'gate')
+    const relaunch = spawn(
+      process.execPath,
+      [BIN, 'run', '--name', 'mv', '--', 'sh', '-c', `while [ ! -e ${gate} ]; do sleep 0.05; done`],
+      {
+        env: cliEnv(h, {ACTORS_TEST_GENERATION_MOVE_DELAY_MS: '3000', ACTORS_TEST_GENERATION_MOVE_AT: 'staged'}),
+        stdio: 'ignore',
+      },
+    )
+    const generations = join(runDirOf(h, 'mv'), 'generations')
+    await waitFor(
+      () => existsSync(generations) && readdirSync(generations).some((n) => n.startsWith('.staging-')),
+      15_000,
+      'staging dir',
+    )
+    // A reader of the owner's index meanwhile (a wait for another Run) must not take generation 2 for gone.
+    expect(actors(h, ['wait', 'other', '--json', '--timeout', '300ms']).code).toBe(124)
+    await new Promise<void>((resolve) => relaunch.on('exit', () => resolve()))
+    const live = actors(h, ['inspect', '--status', 'running', '--json']).json.runs.map((r: {run: string}) => r.run)
+    expect(live.sort()).toEqual(['mv', 'other'])
+    writeFileSync(gate, '')
+    const second = await waitForResult(runDirOf(h, 'mv'))
+    const batch = actors(h, ['wait', '--any', '--json', '--timeout', '10s'])
+    expect(batch.code, batch.stderr).toBe(0)
+    const delivered = batch.json.rows.map((row: {run_instance_id: string}) => row.run_instance_id)
+    expect(delivered.sort()).toEqual([first.run_instance_id, second.run_instance_id].sort())
+  }, 60_000)
+})
+
 describe('adoption and interrupt', () => {
   it("a relaunched parent adopts its earlier generation's live child; stopping it ends the child", async () => {
     const h = home()

@@ -6,7 +6,9 @@
  * also hands over the run.json it just read (justRead).
  */
 import {existsSync} from 'node:fs'
-import {sep} from 'node:path'
+import {join, sep} from 'node:path'
+import {withLockSync} from '../platform/file-lock.js'
+import {readJsonFile} from '../platform/state-files.js'
 import {runsDir} from '../platform/home.js'
 import {isReported} from '../runs/reported.js'
 import {readOwedArchive} from '../runs/generation-owed.js'
@@ -67,7 +69,10 @@ export function readIndexedInstance(home: string, id: string, instance: string):
     const hidden = hiddenRunNote(home, id, instance, dir)
     return hidden ? {kind: 'damaged', dir, error: hidden} : {kind: 'gone'}
   }
-  if (state.meta.run_instance_id !== instance) return readOwedInstance(dir, state.meta, instance)
+  if (state.meta.run_instance_id !== instance) {
+    const owed = readOwedInstance(dir, state.meta, instance)
+    return owed.kind === 'gone' ? confirmGone(dir, instance) : owed
+  }
   if (!isTerminal(state.meta.status)) return {kind: 'live', state}
   if (!needsReport(dir, state.meta)) return {kind: 'settled'}
   return {kind: 'unreported', state}
@@ -82,6 +87,32 @@ export function readOwedInstance(dir: string, current: RunMeta, instance: string
   const archive = readOwedArchive(dir, current, instance)
   if (!archive || !isTerminal(archive.meta.status) || !needsReport(archive.dir, archive.meta)) return {kind: 'gone'}
   return {kind: 'owed', state: archive}
+}
+
+/**
+ * An instance the Run's run.json neither is nor owes: gone, or the next
+ * generation in the middle of its launch, whose marker is made first, under
+ * the Run's lock, before run.json is replaced (runs/store.ts
+ * writeNewRunLocked; a generation move takes a moment). Decided again under
+ * that lock, so a reader never drops the marker of a generation about to
+ * start (it would then end with no place in the index, never delivered).
+ */
+function confirmGone(dir: string, instance: string): IndexedInstance {
+  try {
+    return withLockSync(
+      join(dir, '.lock'),
+      (): IndexedInstance => {
+        const meta = readJsonFile<RunMeta>(join(dir, 'run.json'))
+        // Launched meanwhile (or mid-move): the next read finds it where it belongs.
+        if (!meta || meta.run_instance_id === instance || meta.generation_move) return {kind: 'creating'}
+        return readOwedInstance(dir, meta, instance)
+      },
+      {timeoutMs: 2000},
+    )
+  } catch {
+    // The lock stayed taken (a launch still at work): keep the marker for the next reader.
+    return {kind: 'creating'}
+  }
 }
 
 /** Whether a terminal Run still has to be reported to its owner. */
