@@ -6,9 +6,9 @@
  * is read, appended, written or removed through it). Every writer of the
  * root goes through these few calls rather than node:fs directly.
  */
-import {chmodSync, closeSync, constants, lstatSync, mkdirSync, openSync, writeSync} from 'node:fs'
+import {chmodSync, closeSync, constants, fstatSync, lstatSync, mkdirSync, openSync, writeSync} from 'node:fs'
 import {dirname} from 'node:path'
-import {ActorsError, EXIT} from './errors.js'
+import {ActorsError, corruptStateError, EXIT} from './errors.js'
 
 /** Modes of everything the kernel creates in the state root. */
 export const PRIVATE_DIR_MODE = 0o700
@@ -96,14 +96,27 @@ export type StateOpenMode = keyof typeof OPEN_FLAGS
 /**
  * Open a state file for writing with O_NOFOLLOW and mode 0600: a link in
  * its place fails (ELOOP), and is named as damage instead of being written
- * through. Other errors are thrown as they are.
+ * through. O_NONBLOCK and the fstat after it: a FIFO (or device) planted by
+ * a Run where a state file belongs is named as damage too, where a plain
+ * open would block until someone reads it (a `control kill` that never
+ * returned). Other errors are thrown as they are.
  */
 export function openStateFile(file: string, how: StateOpenMode): number {
+  let fd: number
   try {
-    return openSync(file, OPEN_FLAGS[how] | constants.O_NOFOLLOW, PRIVATE_FILE_MODE)
+    fd = openSync(file, OPEN_FLAGS[how] | constants.O_NOFOLLOW | constants.O_NONBLOCK, PRIVATE_FILE_MODE)
   } catch (error) {
-    throw (error as NodeJS.ErrnoException).code === 'ELOOP' ? linkedPathError(file) : error
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ELOOP') throw linkedPathError(file)
+    // ENXIO: a FIFO with no reader, refused at once by O_NONBLOCK.
+    if (code === 'ENXIO') throw corruptStateError(file, 'is not a regular file')
+    throw error
   }
+  if (!fstatSync(fd).isFile()) {
+    closeSync(fd)
+    throw corruptStateError(file, 'is not a regular file')
+  }
+  return fd
 }
 
 /** Write `text` to a state file opened as `how` (openStateFile), in one write. */

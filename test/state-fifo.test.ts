@@ -1,0 +1,45 @@
+/**
+ * A FIFO a Run plants where the kernel writes a state file is damage, named,
+ * never a hang: a blocking open for writing would wait for a reader forever,
+ * so a Run could make `control kill` (which records the kill in the trace)
+ * never return. Issue 35, red-team pass.
+ */
+import {spawnSync} from 'node:child_process'
+import {lstatSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
+
+const home = homesPerTest('actors-fifo-')
+
+function plantFifo(path: string): void {
+  expect(spawnSync('sh', ['-c', 'rm -f "$0" && mkfifo "$0"', path]).status).toBe(0)
+  expect(lstatSync(path).isFIFO()).toBe(true)
+}
+
+describe('a FIFO where a state file belongs', () => {
+  it('control kill of a Run with a FIFO at its trace.jsonl kills it and returns at once', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'F', '--', 'sleep', '60']).code).toBe(0)
+    const dir = join(h, 'runs', 'F')
+    await waitFor(() => readJson(join(dir, 'run.json')).containment, 10_000, 'the unit')
+    plantFifo(join(dir, 'trace.jsonl'))
+    const started = Date.now()
+    // 20 s: a blocking open waits for a reader without end; the kill itself takes well under a second.
+    const r = actors(h, ['control', 'F', 'kill'], {timeout: 20_000})
+    expect(r.code, r.stderr).not.toBeNull()
+    expect(Date.now() - started).toBeLessThan(15_000)
+    expect((await waitForResult(dir)).status).toBe('killed')
+  })
+
+  it('emit --run into a FIFO trace.jsonl is refused, naming the file (exit 1)', () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'E', '--', 'sleep', '30']).code).toBe(0)
+    const trace = join(h, 'runs', 'E', 'trace.jsonl')
+    plantFifo(trace)
+    const r = actors(h, ['emit', 'note', '--run', 'E', '--summary', 'x'], {timeout: 20_000})
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${trace}: is not a regular file`)
+    actors(h, ['control', 'E', 'kill'], {timeout: 20_000})
+  })
+})
