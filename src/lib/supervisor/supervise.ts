@@ -244,9 +244,8 @@ class Supervisor {
       ending = meta.ending
       return {...meta, child_pid: records[0].pid, pgid: records[0].pgid, children_processes: records}
     })
-    // A stop or kill that came while this step was starting found no process
-    // to signal (it marks run.json under the same lock, so it is seen here):
-    // carry it out now.
+    // A stop or kill that came while this step was starting found no process to signal
+    // (it marks run.json under the same lock, so it is seen here): carry it out now.
     if (ending) this.endTree()
   }
 
@@ -325,7 +324,8 @@ class Supervisor {
   private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
     withLockSync(runFile(this.dir, 'lock'), () => {
       const meta = readRunMetaRaw(this.dir)
-      if (!meta || readRunResult(this.dir, meta)) return
+      // A dir swapped for a link to (or a copy of) another Run is not this Run's: its end and unit are left alone.
+      if (!meta || meta.run_instance_id !== this.meta.run_instance_id || readRunResult(this.dir, meta)) return
       releaseEndReserve(this.dir) // room for the end even on a disk the command's output filled (end-reserve.ts)
       let {status, reason} = endOf(meta, outcome)
       const completed = new Date()
