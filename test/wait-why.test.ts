@@ -2,7 +2,8 @@
  * `wait` says what it waits for (SPEC: Commands, `wait`): piped, one stderr
  * line names each waited-for Run that something holds back and what (its
  * parent's --max-parallel, a lock, a pause), so a wait that cannot progress
- * is never silent; the same reason reaches the live view. Real Runs.
+ * is never silent; the same reason reaches the live view and `--json`'s
+ * pending rows. Real Runs.
  */
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
@@ -23,6 +24,9 @@ describe('wait says what holds a Run back', () => {
     const queued = actors(h, ['wait', 'c2', '--timeout', '1s'])
     expect(queued.code).toBe(124)
     expect(queued.stderr).toContain("actors: waiting for 1 Run; held back: c2 (queued behind coord's --max-parallel)")
+    // --json: the same in the batch's pending rows.
+    const json = actors(h, ['wait', 'c2', '--json', '--timeout', '1s']).json
+    expect(json.pending).toEqual([expect.objectContaining({run: 'c2', why: "queued behind coord's --max-parallel"})])
     expect(actors(h, ['control', 'c1', 'pause']).code).toBe(0)
     const paused = actors(h, ['wait', 'c1', 'c2', '--timeout', '1s'])
     expect(paused.stderr).toMatch(/held back: .*c1 \(paused\)/)
@@ -40,6 +44,8 @@ describe('wait says what holds a Run back', () => {
       const r = actors(h, ['wait', 'l1', '--timeout', '1s'])
       expect(r.code).toBe(124)
       expect(r.stderr).toContain('held back: l1 (waiting for lock db)')
+      const json = actors(h, ['wait', 'l1', '--json', '--timeout', '1s']).json
+      expect(json.pending).toEqual([expect.objectContaining({run: 'l1', why: 'waiting for lock db'})])
     } finally {
       removeHome(h)
     }

@@ -9,9 +9,10 @@ import {outputTail} from '../runs/logs.js'
 import {MIRRORED_ARTIFACTS, readRunResult} from '../runs/store.js'
 import {readTraceTail} from '../runs/trace.js'
 import {FAILING_STATUSES, runGeneration, type ArtifactRecord} from '../records/run.js'
+import {pendingWhy} from '../executors/index.js'
 import {readUsage} from '../runs/usage.js'
 import {readCollected, type CollectedRun} from './collected.js'
-import {memberKey, type RunEntry, type Selection} from './select.js'
+import {memberKey, type BatchMeta, type RunEntry, type Selection} from './select.js'
 import {shownMembers} from './ended-on-request.js'
 
 export const BATCH_SCHEMA = 'actors-batch-v1'
@@ -96,7 +97,8 @@ export interface BatchDocument {
   stopped_runs?: Array<{run: string; status: string}>
   /** Terminal Runs left for the next batch (a batch holds at most 256 members). */
   deferred: number
-  pending: Array<{run: string; run_instance_id: string; status: string}>
+  /** The live Runs waited for; `why` says what holds one back (a lock, a pause, a pending job, a parent's cap). */
+  pending: Array<{run: string; run_instance_id: string; status: string; why?: string}>
   pending_count: number
   unknown: string[]
   already_reported: string[]
@@ -293,9 +295,7 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
     stopped: stopped.length,
     stopped_runs: stopped.map((m) => ({run: m.meta.run, status: m.meta.status})),
     deferred: selection.deferred,
-    pending: selection.pending
-      .slice(0, MAX_PENDING_LISTED)
-      .map((e) => ({run: e.meta.run, run_instance_id: e.meta.run_instance_id, status: e.meta.status})),
+    pending: selection.pending.slice(0, MAX_PENDING_LISTED).map((e) => pendingRow(e.meta)),
     pending_count: selection.pending.length,
     unknown: selection.unknown,
     already_reported: selection.already_reported,
@@ -375,4 +375,17 @@ export function batchExitCode(doc: BatchDocument, context: {requested: number; s
 /** The message and fix of a wait whose every requested Run was unknown (exit 4). */
 export function unknownRunsProblem(doc: BatchDocument): {message: string; fix: string} {
   return {message: `no Run ${doc.unknown.join(', ')} of owner ${doc.owner}`, fix: 'list Runs with `actors inspect`'}
+}
+
+/** A pending Run as the batch lists it, with what holds it back when something does (executors pendingWhy). */
+function pendingRow(meta: BatchMeta): BatchDocument['pending'][number] {
+  const executor = (meta.executor ?? {}) as {kind?: unknown; job_id?: unknown}
+  const why = pendingWhy({
+    status: meta.status,
+    waiting_for: Array.isArray(meta.waiting_for) ? (meta.waiting_for as string[]) : undefined,
+    executor: typeof executor.kind === 'string' ? executor.kind : undefined,
+    job_id: typeof executor.job_id === 'string' ? executor.job_id : null,
+    parent: meta.parent?.run ?? null,
+  })
+  return {run: meta.run, run_instance_id: meta.run_instance_id, status: meta.status, ...(why ? {why} : {})}
 }

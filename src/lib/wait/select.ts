@@ -43,6 +43,8 @@ export type BatchMeta = Pick<
   artifacts_head?: unknown
   artifacts_total?: unknown
   budget_exceeded?: unknown
+  /** A queued Run's locks, for what holds it back (batch.ts pending rows). */
+  waiting_for?: unknown
 }
 
 /** A copy of `meta` with just the fields of BatchMeta. */
@@ -68,6 +70,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     artifacts_head,
     artifacts_total,
     budget_exceeded,
+    waiting_for,
   } = meta
   return {
     run,
@@ -90,6 +93,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     artifacts_head,
     artifacts_total,
     budget_exceeded,
+    ...(waiting_for === undefined ? {} : {waiting_for}),
   }
 }
 
