@@ -5,12 +5,12 @@
  * hold one mutex each and wait for the other. A state file that is corrupt,
  * oversized or of a foreign schema fails closed, naming the file.
  */
-import {makePrivateDir} from '../platform/private-files.js'
+import {makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
 import {dirname} from 'node:path'
 import {corruptStateError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
-import {LOCK_SCHEMA, lockMutexFile, lockStateFile, type LockState} from '../records/lock.js'
+import {LOCK_SCHEMA, locksDir, lockMutexFile, lockStateFile, type LockState} from '../records/lock.js'
 
 /**
  * How long one operation waits for a lock's mutex. Far above the 10 s of the
@@ -65,6 +65,8 @@ export function writeLockState(home: string, state: LockState): void {
  */
 export function withLockMutexes<T>(home: string, names: string[], fn: () => T): T {
   const sorted = [...new Set(names)].sort()
+  // O_NOFOLLOW guards a file's last part only: a link planted in locks/' place is refused, never written through.
+  refuseLinkedDir(locksDir(home))
   makePrivateDir(dirname(lockMutexFile(home, sorted[0] ?? 'x')))
   const take = (index: number): T =>
     index === sorted.length
