@@ -154,7 +154,10 @@ describe('in a real terminal', () => {
     expect(screen).not.toMatch(/fanout-a571a1…|do…/)
     expect(screen).toMatch(/\(left out to fit \d+ columns: [^)]*PARENT\)/)
     for (const line of screen.split('\n')) expect(line.length).toBeLessThanOrEqual(60)
+    // Ink reads keys once its input is set up, a moment after the first frame (a loaded CI box once lost an early q).
+    await new Promise((resolve) => setTimeout(resolve, 1500))
     term.keys('q')
+    await term.until((s) => /^\$ ?$/m.test(s.split('actors · Runs')[1] ?? ''), 'the prompt after q')
     await term.expectShellBack()
   })
 
