@@ -189,7 +189,12 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
             10_000,
             'the escaped sleep',
           )
-          const command = readJson(join(r.json.state_dir, 'run.json')).child_pid
+          // The supervisor records the command's pid a moment after starting it (a loaded box read it unset once).
+          const command: number = await waitFor(
+            () => readJson(join(r.json.state_dir, 'run.json')).child_pid,
+            10_000,
+            "the command's pid in run.json",
+          )
           const groupOf = (pid: number) => readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[2]
           expect(groupOf(escaped)).not.toBe(groupOf(command))
           if (ending !== 'timeout') expect(actors(h, ['control', r.json.run, ending, '--json']).code).toBe(0)
