@@ -85,9 +85,21 @@ export class CgroupUnit implements Unit {
     return false
   }
 
-  /** Whether the cgroup is frozen now: by its own pause, or by an ancestor's (a paused parent Run's unit holds it). */
+  /**
+   * Whether the cgroup is held frozen: by its own pause, or by an ancestor's
+   * (a paused parent Run's unit holds it). Read from the `cgroup.freeze` asks
+   * on the way up, not from `cgroup.events`: the kernel reports a descendant
+   * frozen only once each of its tasks has stopped, which a task that moved in
+   * while the freeze spread can put off for seconds, while the ask holds it
+   * all the same.
+   */
   isFrozen(): boolean {
-    return readKeyedNumbers(this.record.path, 'cgroup.events').get('frozen') === 1
+    for (let dir = this.record.path; dir !== dirname(dir); dir = dirname(dir)) {
+      const asked = readCgroupFile(dir, 'cgroup.freeze')
+      if (asked === undefined) return false // above the hierarchy's root (which has no cgroup.freeze)
+      if (asked.trim() === '1') return true
+    }
+    return false
   }
 
   thaw(): void {
