@@ -459,6 +459,8 @@ describe.skipIf(!CGROUPS)('a normal end of a unit', () => {
       const left = startInParent(['sleep', marker()])
       await waitFor(() => (parent.members().length === 2 ? true : undefined), 10_000, 'both in the parent cgroup')
       expect(parent.members().sort()).toEqual([inTransit.pid, left.pid].sort())
+      // `left` counts once its own join wrapper has exec'd its command (a wrapper still joining is never a stray).
+      await waitFor(() => (parent.strays().includes(left.pid!) ? true : undefined), 10_000, 'left past its join')
       expect(parent.strays()).toEqual([left.pid])
     } finally {
       parent.kill()
