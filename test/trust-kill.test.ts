@@ -266,6 +266,36 @@ describe('only proven targets', () => {
   }
 })
 
+describe("a run.json naming a sibling's instance", () => {
+  for (const {mode, env, skip} of MODES) {
+    it.skipIf(skip)(
+      `${mode}: control kill ends the liar and leaves the sibling running (the unit is named after the state dir the kernel resolved)`,
+      async () => {
+        const h = home()
+        const liarTag = token()
+        const siblingTag = token()
+        const siblingDir = await launch(h, 'sibling', siblingTag, 'while :; do sleep 1; done', env)
+        const dir = await launch(h, 'liar', liarTag, 'while :; do sleep 1; done', env)
+        await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.length, 10_000, 'command recorded')
+        const siblingInstance = readJson(join(siblingDir, 'run.json')).run_instance_id
+        const meta = readJson(join(dir, 'run.json'))
+        writeFileSync(join(dir, 'run.json.forged'), JSON.stringify({...meta, run_instance_id: siblingInstance}))
+        renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+
+        const killed = actors(h, ['control', 'liar', 'kill'], {env})
+        // The liar ends whatever it claims; the sibling's unit is never reached through the forged instance.
+        await waitFor(() => survivors(liarTag).length === 0, 10_000, 'the liar ended')
+        expect(survivors(siblingTag).length, killed.stderr).toBeGreaterThan(0)
+        const sibling = actors(h, ['inspect', 'sibling', '--json'], {env})
+        expect(sibling.json.status).toBe('running')
+        expect(actors(h, ['control', 'sibling', 'kill'], {env}).code).toBe(0)
+        expect(survivors(siblingTag)).toEqual([])
+      },
+      40_000,
+    )
+  }
+})
+
 /** Remove the (emptied) victim cgroup; true once it is gone. */
 function rmdirCgroup(dir: string): boolean {
   try {

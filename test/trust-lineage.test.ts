@@ -62,13 +62,15 @@ describe('the Run a cgroup path names', () => {
   const key = '0123456789abcdef'
   const outer = '11111111-2222-4333-8444-555555555555'
   const inner = '66666666-7777-4888-9999-aaaaaaaaaaaa'
-  it('is the innermost actors/<home key>/<instance>, past a lock exec unit, and none elsewhere', () => {
-    const nested = `/user.slice/actors/${key}/${outer}/actors/${key}/${inner}`
+  it('is the innermost actors/<home key>/<run>@<instance>, past a lock exec unit, and none elsewhere', () => {
+    const nested = `/user.slice/actors/${key}/par@${outer}/actors/${key}/par.1@${inner}`
     expect(runOfCgroupPath(nested)).toEqual({instance: inner, homeKey: key, path: nested})
-    expect(runOfCgroupPath(`/actors/${key}/${outer}/actors/${key}/lock-${inner}`)?.instance).toBe(outer)
+    expect(runOfCgroupPath(`/actors/${key}/par@${outer}/actors/${key}/lock-${inner}`)?.instance).toBe(outer)
     expect(runOfCgroupPath(`/actors/${key}/lock-${inner}`)).toBeUndefined()
-    expect(runOfCgroupPath(`/actors/not-a-key/${outer}`)).toBeUndefined()
-    expect(runOfCgroupPath(`/elsewhere/${key}/${outer}`)).toBeUndefined()
+    expect(runOfCgroupPath(`/actors/${key}/${outer}`)).toBeUndefined()
+    expect(runOfCgroupPath(`/actors/${key}/../x@${outer}`)).toBeUndefined()
+    expect(runOfCgroupPath(`/actors/not-a-key/par@${outer}`)).toBeUndefined()
+    expect(runOfCgroupPath(`/elsewhere/${key}/par@${outer}`)).toBeUndefined()
     expect(runOfCgroupPath('/')).toBeUndefined()
   })
 })
@@ -139,7 +141,7 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     const victim = actors(h, ['run', '--name', 'victim', '--json', '--', 'sleep', '60'], {env})
     expect(victim.code, victim.stderr).toBe(0)
     // Below its own cgroup (the one place it may make one): actors/<home key>/<victim's instance>, then moves in.
-    const fake = `"$(jq -r .containment.path "$ACTORS_STATE_DIR/run.json")/actors/${homeKey(h)}/${victim.json.run_instance_id}"`
+    const fake = `"$(jq -r .containment.path "$ACTORS_STATE_DIR/run.json")/actors/${homeKey(h)}/victim@${victim.json.run_instance_id}"`
     const moved = `sh -c 'echo $$ > "$1/cgroup.procs" && exec ${CLEARED} actors run --name esc -- true' moved ${fake}`
     const script = `mkdir -p ${fake} && ${moved}; note code $?; rmdir ${fake} "$(dirname ${fake})" "$(dirname "$(dirname ${fake})")"`
     const seen = await runScript(h, 'forger', script, {env})

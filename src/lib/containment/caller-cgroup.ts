@@ -1,14 +1,14 @@
 /**
  * Which Run's cgroup the calling process is in (SPEC: Trees, owners and
  * limits: lineage comes from the unit, not the environment). The kernel names
- * a Run's cgroup after its instance, `<base>/actors/<home key>/<run
- * instance>` (cgroup-unit.ts unitsDir), and a nested Run's below its parent's,
+ * a Run's cgroup after its id and instance, `<base>/actors/<home key>/<run
+ * id>@<run instance>` (unit-path.ts runUnitName), and a nested Run's below its parent's,
  * so the innermost such name in a process's own cgroup path is the Run it
  * runs in, whatever its environment says. A `lock exec` unit
  * (`lock-<id>`) is not a Run: the walk looks past it to the Run around it.
  */
 import {readFileSync} from 'node:fs'
-import {unitAt} from './unit-path.js'
+import {parseRunUnitName, unitAt} from './unit-path.js'
 
 /** A Run's cgroup as its path names it. */
 export interface RunCgroup {
@@ -20,15 +20,13 @@ export interface RunCgroup {
   path: string
 }
 
-const INSTANCE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
 /** The innermost Run whose cgroup is `path` or one of its ancestors; undefined when none is. */
 export function runOfCgroupPath(path: string): RunCgroup | undefined {
   const parts = path.split('/')
   for (let index = parts.length - 1; index >= 2; index--) {
     const unit = unitAt(parts, index)
-    if (unit && INSTANCE.test(unit.unit))
-      return {instance: unit.unit, homeKey: unit.homeKey, path: parts.slice(0, index + 1).join('/')}
+    const named = unit && parseRunUnitName(unit.unit)
+    if (named) return {instance: named.instance, homeKey: unit.homeKey, path: parts.slice(0, index + 1).join('/')}
   }
   return undefined
 }

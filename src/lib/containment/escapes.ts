@@ -46,9 +46,13 @@ function ownProcess(pid: number): boolean {
   }
 }
 
-/** Processes of this user carrying `ACTORS_RUN_INSTANCE=<id>` (and their descendants), except `exclude`. */
-export function markerCarriers(runInstanceId: string, exclude: number[] = []): number[] {
-  return findRunProcesses({rootPids: [], pgids: [], runInstanceId, exclude}).filter(ownProcess)
+/**
+ * Processes of this user carrying `ACTORS_RUN_INSTANCE=<id>` (and their
+ * descendants), except `exclude`; with `run` (the Run id the kernel resolved),
+ * none that names another Run in ACTORS_RUN.
+ */
+export function markerCarriers(runInstanceId: string, exclude: number[] = [], run?: string): number[] {
+  return findRunProcesses({rootPids: [], pgids: [], runInstanceId, exclude, ...(run ? {run} : {})}).filter(ownProcess)
 }
 
 /** Whether `pid` carries a marker of some unit (any Run's instance, a supervisor, a lock exec unit) but those in `own`. */

@@ -5,6 +5,7 @@
  * `ACTORS_CONTAINMENT=tracked` asks for tracking; run.json's `containment`
  * record opens the same unit later from any command.
  */
+import {basename} from 'node:path'
 import {sleep, sleepSync} from '../platform/sleep.js'
 import {sha256Hex} from '../platform/sha256.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
@@ -70,6 +71,22 @@ export function openUnit(record: unknown, query: () => RunProcessQuery, owner: U
   return new TrackedUnit({kind: 'tracked', ...(marker ? {marker} : {})}, query)
 }
 
+/**
+ * How the marker sweep knows a Run's processes: `ACTORS_RUN_INSTANCE=<instance>`
+ * in their environment, and no other Run id than `run` in ACTORS_RUN. `run`
+ * is the name of the state dir the kernel resolved, so a run.json that names
+ * a sibling's instance sweeps nothing of the sibling's.
+ */
+export interface RunMark {
+  instance: string
+  run: string
+}
+
+/** The mark of the Run instance `instance` read from the state dir `dir`. */
+export function runMarkOf(dir: string, instance: string): RunMark {
+  return {instance, run: basename(dir)}
+}
+
 /** How long past kill_grace an end keeps sweeping before it names what is left (SPEC: leftover). */
 export const LEFTOVER_AFTER_MS = 5000
 const SWEEP_MS = 20
@@ -83,11 +100,11 @@ const SWEEP_MS = 20
 export async function endUnit(
   unit: Unit,
   graceMs: number | undefined,
-  options: {spareNestedRuns?: boolean; runInstanceId?: string; onOutside?: (found: Leftover[]) => void} = {},
+  options: {spareNestedRuns?: boolean; mark?: RunMark; onOutside?: (found: Leftover[]) => void} = {},
 ): Promise<Leftover[]> {
   const left = await endInside(unit, graceMs, options.spareNestedRuns)
-  if (!options.runInstanceId) return left
-  return [...left, ...(await sweepByMarker(unit, options.runInstanceId, options.onOutside))]
+  if (!options.mark) return left
+  return [...left, ...(await sweepByMarker(unit, options.mark, options.onOutside))]
 }
 
 async function endInside(unit: Unit, graceMs: number | undefined, spareNestedRuns?: boolean): Promise<Leftover[]> {
@@ -132,23 +149,19 @@ async function endInside(unit: Unit, graceMs: number | undefined, spareNestedRun
  * sweeping until none is left, and each is named (`outside: "marker"`,
  * `ended`). Under tracking every marker carrier is a member: nothing is found.
  */
-async function sweepByMarker(
-  unit: Unit,
-  runInstanceId: string,
-  onOutside?: (found: Leftover[]) => void,
-): Promise<Leftover[]> {
+async function sweepByMarker(unit: Unit, mark: RunMark, onOutside?: (found: Leftover[]) => void): Promise<Leftover[]> {
   const named = new Map<number, string>()
   const deadline = Date.now() + LEFTOVER_AFTER_MS
-  while (killOutside(unit, runInstanceId, named, onOutside) && Date.now() < deadline) await sleep(SWEEP_MS)
-  return namedOutside(unit, runInstanceId, named)
+  while (killOutside(unit, mark, named, onOutside) && Date.now() < deadline) await sleep(SWEEP_MS)
+  return namedOutside(unit, mark, named)
 }
 
 /** sweepByMarker, synchronously (a lost Run's reconciliation). */
-function sweepByMarkerSync(unit: Unit, runInstanceId: string): Leftover[] {
+function sweepByMarkerSync(unit: Unit, mark: RunMark): Leftover[] {
   const named = new Map<number, string>()
   const deadline = Date.now() + LEFTOVER_AFTER_MS
-  while (killOutside(unit, runInstanceId, named) && Date.now() < deadline) sleepSync(SWEEP_MS)
-  return namedOutside(unit, runInstanceId, named)
+  while (killOutside(unit, mark, named) && Date.now() < deadline) sleepSync(SWEEP_MS)
+  return namedOutside(unit, mark, named)
 }
 
 /**
@@ -156,37 +169,32 @@ function sweepByMarkerSync(unit: Unit, runInstanceId: string): Leftover[] {
  * marker sweep, then the orphans that may have left the unit unseen
  * (escapes.ts), as `leftover` entries. `origin`: when and where the unit began.
  */
-export function sweepBeyondUnitSync(
-  unit: Unit,
-  runInstanceId: string,
-  origin: UnitOrigin,
-  known: Leftover[],
-): Leftover[] {
+export function sweepBeyondUnitSync(unit: Unit, mark: RunMark, origin: UnitOrigin, known: Leftover[]): Leftover[] {
   const seen = new Set(known.map((item) => item.pid))
-  const marked = sweepByMarkerSync(unit, runInstanceId).filter((item) => !seen.has(item.pid))
+  const marked = sweepByMarkerSync(unit, mark).filter((item) => !seen.has(item.pid))
   for (const item of marked) seen.add(item.pid)
   return [...marked, ...unaccountedOrphans(origin, [...seen, ...unit.members()])]
 }
 
 /** What carries the Run's marker outside `unit` now (a cgroup left by writing to another one), with command lines. */
-export function outsideUnit(unit: Unit, runInstanceId: string): Leftover[] {
-  return outsideByMarker(unit, runInstanceId).map((pid) => ({pid, command: commandOf(pid)}))
+export function outsideUnit(unit: Unit, mark: RunMark): Leftover[] {
+  return outsideByMarker(unit, mark).map((pid) => ({pid, command: commandOf(pid)}))
 }
 
 /** Marker carriers that are not members of `unit` now. */
-function outsideByMarker(unit: Unit, runInstanceId: string): number[] {
+function outsideByMarker(unit: Unit, mark: RunMark): number[] {
   const members = new Set(unit.members())
-  return markerCarriers(runInstanceId).filter((pid) => !members.has(pid))
+  return markerCarriers(mark.instance, [], mark.run).filter((pid) => !members.has(pid))
 }
 
 /** One sweep: note (`onOutside`: the new ones, before they are killed) and SIGKILL each carrier outside the unit; false once there is none. */
 function killOutside(
   unit: Unit,
-  runInstanceId: string,
+  mark: RunMark,
   named: Map<number, string>,
   onOutside?: (found: Leftover[]) => void,
 ): boolean {
-  const found = outsideByMarker(unit, runInstanceId)
+  const found = outsideByMarker(unit, mark)
   const fresh = found.filter((pid) => !named.has(pid)).map((pid) => ({pid, command: commandOf(pid)}))
   for (const item of fresh) named.set(item.pid, item.command)
   if (fresh.length > 0) onOutside?.(fresh)
@@ -194,16 +202,16 @@ function killOutside(
   return found.length > 0
 }
 
-function namedOutside(unit: Unit, runInstanceId: string, named: Map<number, string>): Leftover[] {
+function namedOutside(unit: Unit, mark: RunMark, named: Map<number, string>): Leftover[] {
   if (named.size === 0) return []
-  const alive = new Set(outsideByMarker(unit, runInstanceId))
+  const alive = new Set(outsideByMarker(unit, mark))
   return [...named].map(([pid, command]) => ({pid, command, outside: 'marker' as const, ended: !alive.has(pid)}))
 }
 
 /** endUnit's kill phase, synchronously (reconciliation of a lost supervisor runs inside a read); then the marker sweep. */
-export function killUnitSync(unit: Unit, budgetMs = LEFTOVER_AFTER_MS, runInstanceId?: string): Leftover[] {
+export function killUnitSync(unit: Unit, budgetMs = LEFTOVER_AFTER_MS, mark?: RunMark): Leftover[] {
   const left = killInsideSync(unit, budgetMs)
-  return runInstanceId ? [...left, ...sweepByMarkerSync(unit, runInstanceId)] : left
+  return mark ? [...left, ...sweepByMarkerSync(unit, mark)] : left
 }
 
 function killInsideSync(unit: Unit, budgetMs: number): Leftover[] {

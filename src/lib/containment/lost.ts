@@ -5,14 +5,16 @@
  * two live units. Tracked units are found through the recorded command
  * processes that still match their identities and the Run's marker.
  */
+import {basename} from 'node:path'
 import {isSameProcess} from '../platform/process-identity.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../records/run.js'
-import {killUnitSync, openUnit} from './index.js'
+import {killUnitSync, openUnit, runMarkOf} from './index.js'
+import {runUnitOwner} from './proof.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
 
-/** The processes of `meta`'s Run, as a unit that re-verifies recorded identities on every sweep. */
-export function recordedRunUnit(meta: RunMeta, file = 'run.json'): Unit {
+/** The processes of `meta`'s Run (read from `dir`), as a unit that re-verifies recorded identities on every sweep. */
+export function recordedRunUnit(meta: RunMeta, dir: string): Unit {
   const query = (): RunProcessQuery => {
     const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
     const still = records.filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
@@ -20,10 +22,11 @@ export function recordedRunUnit(meta: RunMeta, file = 'run.json'): Unit {
       rootPids: still.map((r) => r.pid),
       pgids: still.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1),
       runInstanceId: meta.run_instance_id,
+      run: basename(dir),
       exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
     }
   }
-  return openUnit(meta.containment, query, {instance: meta.run_instance_id, file})
+  return openUnit(meta.containment, query, runUnitOwner(dir, meta))
 }
 
 /**
@@ -31,10 +34,14 @@ export function recordedRunUnit(meta: RunMeta, file = 'run.json'): Unit {
  * whatever could not be ended (normally nothing). A Run on another host is
  * not this machine's to end.
  */
-export function endLostRunUnit(meta: RunMeta, thisHost: string): {leftover: Leftover[]; usage?: UnitUsage} {
+export function endLostRunUnit(
+  meta: RunMeta,
+  dir: string,
+  thisHost: string,
+): {leftover: Leftover[]; usage?: UnitUsage} {
   if (typeof meta.host === 'string' && meta.host !== thisHost) return {leftover: []}
-  const unit = recordedRunUnit(meta)
-  const leftover = killUnitSync(unit, undefined, meta.run_instance_id)
+  const unit = recordedRunUnit(meta, dir)
+  const leftover = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
   if (!leftover.some(leftoverAlive)) unit.remove()
   return {leftover, usage}

@@ -10,8 +10,9 @@ import {join} from 'node:path'
 import {discoverCgroupBases} from './cgroup-fs.js'
 import {CgroupUnit, unitsDir} from './cgroup-unit.js'
 import {homeKey, killUnitSync} from './index.js'
+import {parseRunUnitName} from './unit-path.js'
 
-/** The unit ids with a cgroup below this process's own for state root `home`. */
+/** The names of the Run units with a cgroup below this process's own for state root `home`. */
 export function listUnitCgroups(home: string): string[] {
   const bases = discoverCgroupBases()
   if (!bases) return []
@@ -27,7 +28,8 @@ export function listUnitCgroups(home: string): string[] {
 /**
  * Remove the cgroups among `ids` (listed by listUnitCgroups *before* the live
  * Runs were read, so a Run made meanwhile is never among them) whose Run is
- * not live, ending what is left in them first. Returns the ids removed.
+ * not live (`live`: instances), ending what is left in them first. Returns the
+ * names removed.
  */
 export function removeUnitCgroups(home: string, ids: string[], live: ReadonlySet<string>): string[] {
   const bases = discoverCgroupBases()
@@ -35,7 +37,7 @@ export function removeUnitCgroups(home: string, ids: string[], live: ReadonlySet
   const removed: string[] = []
   const key = homeKey(home)
   for (const id of ids) {
-    if (live.has(id)) continue
+    if (live.has(parseRunUnitName(id)?.instance ?? id)) continue
     const v1: Record<string, string> = {}
     for (const [controller, base] of Object.entries(bases.v1)) if (base) v1[controller] = join(unitsDir(base, key), id)
     const unit = new CgroupUnit({kind: 'cgroup', path: join(unitsDir(bases.unified, key), id), v1})

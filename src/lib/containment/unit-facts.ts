@@ -11,11 +11,13 @@
  * Run's cgroup never qualifies, since its name is that Run's instance.
  */
 import {readdirSync, readFileSync} from 'node:fs'
+import {basename} from 'node:path'
 import {sleepSync} from '../platform/sleep.js'
 import {findRunProcesses, signalPids} from '../platform/process-tree.js'
 import {unifiedCgroupDirOf} from './cgroup-fs.js'
 import {CgroupUnit} from './cgroup-unit.js'
 import {isOwnUnitCgroup} from './proof.js'
+import {runUnitName} from './unit-path.js'
 import {commandOf, type Leftover} from './unit.js'
 
 export interface FoundUnit {
@@ -55,7 +57,8 @@ export function findUnitByFacts(dir: string, homeKey: string): FoundUnit {
     roots.push(pid)
     const instance = envValue(environ, 'ACTORS_RUN_INSTANCE')
     const cgroup = instance ? unifiedCgroupDirOf(pid) : undefined
-    if (cgroup && instance && isOwnUnitCgroup(cgroup, {instance, homeKey})) cgroups.add(cgroup)
+    if (cgroup && instance && isOwnUnitCgroup(cgroup, {unit: runUnitName(basename(dir), instance), homeKey}))
+      cgroups.add(cgroup)
   }
   const pids = new Set(roots.length ? findRunProcesses({rootPids: roots, pgids: []}) : [])
   for (const path of cgroups) for (const pid of new CgroupUnit({kind: 'cgroup', path}).members()) pids.add(pid)

@@ -66,8 +66,9 @@ export interface Executor {
    * End what is left of a Run whose supervisor is lost, before it is written
    * `exited` (SPEC: Containment): its unit's processes where the executor can
    * reach them. Returns fields for result.json (`resources`, `leftover`).
+   * `dir`: the state dir the kernel read it from (its name names the unit).
    */
-  endLost(meta: RunMeta): Record<string, unknown>
+  endLost(meta: RunMeta, dir: string): Record<string, unknown>
   /** How often readers re-read the Run's files: undefined when file notifications reach this machine. */
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
   /**

@@ -59,6 +59,6 @@ export function installExecutors(): void {
   installExecutorQuestions({
     check: (meta) => executorOf(meta).check(meta),
     pollMs: (meta) => executorOf(meta).pollMs(meta),
-    endLost: (meta) => executorOf(meta).endLost(meta),
+    endLost: (meta, dir) => executorOf(meta).endLost(meta, dir),
   })
 }

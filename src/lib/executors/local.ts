@@ -91,8 +91,8 @@ export function startLocalSupervisor(home: string, dir: string): number {
 }
 
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
-function endLostLocalRun(meta: RunMeta): Record<string, unknown> {
-  const {leftover, usage} = endLostRunUnit(meta, thisHost())
+function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
+  const {leftover, usage} = endLostRunUnit(meta, dir, thisHost())
   return {
     ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),
     ...(leftover.length > 0 ? {leftover} : {}),

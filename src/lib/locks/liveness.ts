@@ -32,7 +32,7 @@ function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
     // A supervisor that vanished: the Run is as good as `exited`, once nothing of its unit is left
     // ([containment]: ended here, so the slot never passes while its command still runs).
     if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
-    return endLostRunUnit(meta, nodeOs().hostname()).leftover.some(leftoverAlive)
+    return endLostRunUnit(meta, ref.state_dir, nodeOs().hostname()).leftover.some(leftoverAlive)
   } catch {
     return true
   }
@@ -54,7 +54,7 @@ function lostUnitRemains(record: unknown): boolean {
       : named.startsWith('lock-')
         ? named
         : ''
-  const unit = openUnit(record, () => ({rootPids: [], pgids: []}), {instance, file: 'the lock holder record'})
+  const unit = openUnit(record, () => ({rootPids: [], pgids: []}), {unit: instance, file: 'the lock holder record'})
   const left = killUnitSync(unit)
   if (left.length === 0) unit.remove()
   return left.length > 0

@@ -44,14 +44,21 @@ function listWithPs(): ProcStat[] {
   }
 }
 
-function environHasMarker(pid: number, marker: Buffer): boolean {
+/** Whether `pid`'s environment holds `marker` (`\0NAME=value\0`) and, with `run`, names no other Run id in ACTORS_RUN. */
+function environHasMarker(pid: number, marker: Buffer, run?: string): boolean {
   try {
-    const environ = readFileSync(`/proc/${pid}/environ`)
-    return environ.indexOf(marker) >= 0
+    const environ = Buffer.concat([NUL, readFileSync(`/proc/${pid}/environ`), NUL])
+    if (environ.indexOf(marker) < 0) return false
+    if (run === undefined) return true
+    const at = environ.indexOf(RUN_KEY)
+    return at < 0 || environ.toString('utf8', at + RUN_KEY.length, environ.indexOf(0, at + 1)) === run
   } catch {
     return false
   }
 }
+
+const NUL = Buffer.from([0])
+const RUN_KEY = Buffer.from('\0ACTORS_RUN=')
 
 export interface RunProcessQuery {
   /** The command processes the supervisor started. */
@@ -60,6 +67,13 @@ export interface RunProcessQuery {
   pgids: number[]
   /** The Run's instance id; processes whose environment carries it belong to the Run. */
   runInstanceId?: string
+  /**
+   * The Run's id, as the kernel resolved its state dir (never read from
+   * run.json): a carrier of the instance that names another Run in
+   * ACTORS_RUN is that Run's, so a run.json naming a sibling's instance
+   * leads nowhere.
+   */
+  run?: string
   /** Another marker (`NAME=value`) that members carry in their environment (a `lock exec` unit). */
   marker?: string
   /** Never include these (the supervisor itself, the caller). */
@@ -86,11 +100,16 @@ export function findRunProcesses(query: RunProcessQuery): number[] {
   for (const pid of query.rootPids) if (alive.has(pid)) visit(pid, 0)
   const groups = new Set(query.pgids.filter((g) => g > 1))
   for (const stat of stats) if (groups.has(stat.pgid)) visit(stat.pid, 1)
-  for (const text of [query.runInstanceId && `ACTORS_RUN_INSTANCE=${query.runInstanceId}`, query.marker]) {
-    if (!text) continue
-    const marker = Buffer.from(`${text}\0`)
+  const marks = [
+    query.runInstanceId && {text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`, run: query.run},
+    query.marker && {text: query.marker, run: undefined},
+  ]
+  for (const mark of marks) {
+    if (!mark) continue
+    const marker = Buffer.from(`\0${mark.text}\0`)
     for (const stat of stats) {
-      if (!found.has(stat.pid) && !exclude.has(stat.pid) && environHasMarker(stat.pid, marker)) visit(stat.pid, 1)
+      if (!found.has(stat.pid) && !exclude.has(stat.pid) && environHasMarker(stat.pid, marker, mark.run))
+        visit(stat.pid, 1)
     }
   }
   return [...found.entries()].sort((a, b) => b[1] - a[1]).map(([pid]) => pid)

@@ -13,7 +13,7 @@ import type {SupervisorCheck} from '../records/supervisor-check.js'
 export interface ExecutorQuestions {
   check(meta: RunMeta): SupervisorCheck
   /** End a lost Run's remaining processes (its unit) before it is written `exited`; result.json fields. */
-  endLost(meta: RunMeta): Record<string, unknown>
+  endLost(meta: RunMeta, dir: string): Record<string, unknown>
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
 }
 

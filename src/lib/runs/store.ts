@@ -261,7 +261,7 @@ function reconcileLostRun(dir: string): RunState | undefined {
     const result = {
       ...settledResult(meta, check.status, check.reason),
       ...check.details,
-      ...askExecutor().endLost(meta),
+      ...askExecutor().endLost(meta, dir),
     }
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
     return {dir, meta: {...meta, status: check.status}, result}

@@ -9,6 +9,7 @@
  * the verified processes' groups and to every process of the Run found in the
  * process table (setsid'd and re-parented descendants included).
  */
+import {basename} from 'node:path'
 import {noteEndedRun} from '../records/ended-runs.js'
 import {notActiveError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -16,7 +17,7 @@ import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
-import {endUnit, openUnit, outsideUnit, runUnitOwner, type Unit} from '../containment/index.js'
+import {endUnit, openUnit, outsideUnit, runMarkOf, runUnitOwner, type Unit} from '../containment/index.js'
 import {
   readRunMetaRaw,
   readRunResult,
@@ -90,11 +91,12 @@ export function verifyCommandProcesses(meta: RunMeta): ChildProcessRecord[] {
 }
 
 /** The process-table query for a Run whose command processes were just verified. */
-function runQuery(meta: RunMeta, live: ChildProcessRecord[]): RunProcessQuery {
+function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[]): RunProcessQuery {
   return {
     rootPids: live.map((r) => r.pid),
     pgids: live.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1),
     runInstanceId: meta.run_instance_id,
+    run: basename(dir),
     exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
   }
 }
@@ -104,9 +106,9 @@ function runQuery(meta: RunMeta, live: ChildProcessRecord[]): RunProcessQuery {
  * is still verifiably the same (a pid or group id that was freed meanwhile is
  * never signalled), plus the environment marker that every descendant carries.
  */
-function sweepQuery(meta: RunMeta): RunProcessQuery {
+function sweepQuery(meta: RunMeta, dir: string): RunProcessQuery {
   const still = commandRecords(meta).filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
-  return runQuery(meta, still)
+  return runQuery(meta, dir, still)
 }
 
 /**
@@ -135,7 +137,11 @@ function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
  * (re-verified on every sweep, so a freed pid is never signalled).
  */
 function runUnit(meta: RunMeta, dir: string, live?: ChildProcessRecord[]): Unit {
-  return openUnit(meta.containment, () => (live ? runQuery(meta, live) : sweepQuery(meta)), runUnitOwner(dir, meta))
+  return openUnit(
+    meta.containment,
+    () => (live ? runQuery(meta, dir, live) : sweepQuery(meta, dir)),
+    runUnitOwner(dir, meta),
+  )
 }
 
 /** Pause or resume the whole unit: a cgroup freezes at once; a tracked unit is stopped sweep by sweep until stable. */
@@ -239,7 +245,7 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
 async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<number[]> {
   const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
   const left = await endUnit(runUnit(meta, dir), graceMs, {
-    runInstanceId: meta.run_instance_id,
+    mark: runMarkOf(dir, meta.run_instance_id),
     onOutside: (found) => noteLeftUnit(dir, found), // named in result.json leftover by the supervisor
   })
   return left.map((item) => item.pid)
@@ -300,10 +306,10 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     const marked: RunMeta = {...meta, ending}
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
-    const query = runQuery(meta, live)
+    const query = runQuery(meta, dir, live)
     const unit = runUnit(meta, dir, live)
     // [containment] What carries the Run's marker outside its cgroup is killed below too: named in result.json leftover.
-    const outside = outsideUnit(unit, meta.run_instance_id)
+    const outside = outsideUnit(unit, runMarkOf(dir, meta.run_instance_id))
     if (outside.length > 0) marked.left_unit = [...leftUnitOf(meta), ...outside]
     let signalled: number[] = []
     if (mode === 'kill') {

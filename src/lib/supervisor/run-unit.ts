@@ -7,8 +7,17 @@
  * supervise.ts so that file stays about the life of a Run.
  */
 import {readFileSync} from 'node:fs'
+import {basename} from 'node:path'
 import type {RunProcessQuery} from '../platform/process-tree.js'
-import {createUnit, sweepBeyondUnitSync, type Leftover, type Unit, type UnitLimits} from '../containment/index.js'
+import {
+  createUnit,
+  runMarkOf,
+  sweepBeyondUnitSync,
+  type Leftover,
+  type Unit,
+  type UnitLimits,
+} from '../containment/index.js'
+import {runUnitName} from '../containment/unit-path.js'
 import {readProcStat} from '../platform/process-identity.js'
 import {leftUnitOf} from '../runs/left-unit.js'
 import {testHookPause} from '../platform/test-hooks.js'
@@ -26,10 +35,10 @@ export function runLimits(meta: RunMeta): UnitLimits {
  * before the command starts. Returns an error message instead when its
  * limits cannot be enforced here.
  */
-export function makeRunUnit(home: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
+export function makeRunUnit(home: string, dir: string, meta: RunMeta, query: () => RunProcessQuery): Unit | string {
   testHookPause('startDelayMs', 10_000) // test-only: the moment before the start is recorded
   try {
-    return createUnit(home, meta.run_instance_id, runLimits(meta), query)
+    return createUnit(home, runUnitName(basename(dir), meta.run_instance_id), runLimits(meta), query)
   } catch (error) {
     return (error as Error).message
   }
@@ -51,7 +60,13 @@ export function reapedCpuSeconds(): number | null {
  * limit that ended a failed Run as its `reason`), then remove the unit.
  * Returns the result's reason.
  */
-export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: RunResult, meta: RunMeta): string | null {
+export function closeUnitIntoResult(
+  unit: Unit,
+  dir: string,
+  leftover: Leftover[],
+  result: RunResult,
+  meta: RunMeta,
+): string | null {
   // Tracked: the unit is empty by now, so no new sample (a scan of the process table); the kept peak and the reaped CPU.
   const usage = unit.usage(false)
   const cpu = unit.record.kind === 'tracked' ? reapedCpuSeconds() : usage.cpu_seconds
@@ -59,7 +74,12 @@ export function closeUnitIntoResult(unit: Unit, leftover: Leftover[], result: Ru
   // [containment] What left the unit: the marker sweep, then orphans that may be the Run's (never a silent empty).
   const seen = new Set(leftover.map((item) => item.pid))
   const known = [...leftover, ...leftUnitOf(meta).filter((item) => !seen.has(item.pid))]
-  const beyond = sweepBeyondUnitSync(unit, result.run_instance_id, {sinceTicks: ownStartTicks(), cwd: meta.cwd}, known)
+  const beyond = sweepBeyondUnitSync(
+    unit,
+    runMarkOf(dir, result.run_instance_id),
+    {sinceTicks: ownStartTicks(), cwd: meta.cwd},
+    known,
+  )
   if (known.length + beyond.length > 0) result.leftover = [...known, ...beyond]
   const limit = unit.limitHit()
   if (limit && result.status === 'failed' && result.reason !== 'timeout') result.reason = limit

@@ -13,12 +13,12 @@ import type {ChildProcess} from 'node:child_process'
 import {childProcess} from '../platform/builtins.js'
 import {closeSync} from 'node:fs'
 import {appendStateFile, openStateFile} from '../platform/private-files.js'
-import {dirname, join} from 'node:path'
+import {basename, dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {collectArtifacts} from '../runs/artifacts.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
-import {endUnit, type Leftover, type Unit} from '../containment/index.js'
+import {endUnit, runMarkOf, type Leftover, type Unit} from '../containment/index.js'
 import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from './run-unit.js'
 import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
 import {appendTraceEvent} from '../runs/trace.js'
@@ -63,7 +63,7 @@ class Supervisor {
    * or why it cannot be made here.
    */
   makeUnit(): Unit | string {
-    const unit = makeRunUnit(this.home, this.meta, () => this.processQuery())
+    const unit = makeRunUnit(this.home, this.dir, this.meta, () => this.processQuery())
     if (typeof unit !== 'string') this.unit = unit
     return unit
   }
@@ -279,6 +279,7 @@ class Supervisor {
       rootPids: [...this.live.keys()],
       pgids: this.records.map((r) => r.pgid),
       runInstanceId: this.meta.run_instance_id,
+      run: basename(this.dir),
     }
   }
 
@@ -294,7 +295,10 @@ class Supervisor {
    */
   private async terminateTree(spareNestedRuns = false): Promise<void> {
     const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
-    const left = await endUnit(this.unit, graceMs, {spareNestedRuns, runInstanceId: this.meta.run_instance_id})
+    const left = await endUnit(this.unit, graceMs, {
+      spareNestedRuns,
+      mark: runMarkOf(this.dir, this.meta.run_instance_id),
+    })
     for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
     this.leftover = left
   }
@@ -344,7 +348,7 @@ class Supervisor {
       if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError)
         result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
       // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
-      if (this.unit) reason = closeUnitIntoResult(this.unit, this.leftover, result, meta)
+      if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta)
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
