@@ -296,6 +296,39 @@ describe("a run.json naming a sibling's instance", () => {
   }
 })
 
+describe('a local Run that names itself a Slurm job in its run.json', () => {
+  it('still reads running, and control kill ends it here without asking Slurm', async () => {
+    const h = home()
+    const tag = token()
+    const dir = await launch(h, 'posing', tag, 'while :; do sleep 1; done', {})
+    await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.length, 10_000, 'command recorded')
+    const meta = readJson(join(dir, 'run.json'))
+    // Slurm's commands, wherever asked, answer for a job 999 that is not this Run's (or hang, with no controller).
+    writeFileSync(join(dir, 'run.json.forged'), JSON.stringify({...meta, executor: {kind: 'slurm', job_id: '999'}}))
+    renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+
+    const slurmless = {PATH: `${join(h, 'no-slurm')}:${process.env.PATH}`}
+    mkdirSync(join(h, 'no-slurm'))
+    for (const tool of ['squeue', 'scontrol', 'scancel', 'sacct', 'srun']) {
+      writeFileSync(
+        join(h, 'no-slurm', tool),
+        `#!/bin/sh\necho "${tool} was asked" >>"${join(h, 'asked')}"\nsleep 60\n`,
+        {
+          mode: 0o755,
+        },
+      )
+    }
+    const listed = actors(h, ['inspect', 'posing', '--json'], {env: slurmless, timeout: 15_000})
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.json.status).toBe('running')
+    const killed = actors(h, ['control', 'posing', 'kill'], {env: slurmless, timeout: 15_000})
+    expect(killed.code, killed.stderr).toBe(0)
+    await waitFor(() => survivors(tag).length === 0, 10_000, 'the Run ended')
+    expect(actors(h, ['inspect', 'posing', '--json'], {env: slurmless}).json.status).toBe('killed')
+    expect(existsSync(join(h, 'asked'))).toBe(false)
+  }, 40_000)
+})
+
 /** Remove the (emptied) victim cgroup; true once it is gone. */
 function rmdirCgroup(dir: string): boolean {
   try {

@@ -22,7 +22,7 @@ import {serviceAction, Unreachable, type ServiceActionResult} from './service-ac
 import {statusAction, type StatusResult} from './status-action.js'
 import type {RuntimeActionResult} from '../signals/runtime-actions.js'
 import {isRuntimeAction, RUNTIME_ACTIONS} from '../records/actions.js'
-import {executorOf, type Executor} from '../executors/index.js'
+import {provenExecutorOf, type Executor} from '../executors/index.js'
 import type {InterruptResult} from '../signals/interrupt.js'
 
 export type {ServiceActionResult, StatusResult}
@@ -81,7 +81,7 @@ async function applyControl(
   validateControlInput(action, value)
   const state = requireRun(home, resolveRunRef(home, ref))
   // A Run this machine cannot act on directly (a job on another node) is controlled through its executor.
-  const executor = executorOf(state.meta)
+  const executor = provenExecutorOf(state.meta, state.dir)
   const relayed = executor.relay(home, state, action, value)
   if (relayed) return (await relayed) as ControlOutcome
   const declared = Array.isArray(state.meta.control) ? state.meta.control : []
@@ -184,7 +184,7 @@ async function kernelAction(
 
 /** End one descendant Run (stop or kill) through its own executor, wherever its supervisor runs. */
 async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
-  return executorOf(readRunState(dir)?.meta).end(home, dir, mode)
+  return provenExecutorOf(readRunState(dir)?.meta, dir).end(home, dir, mode)
 }
 
 /** `{descendants}` when the cascade reached any descendant Run; nothing otherwise. */

@@ -6,11 +6,11 @@
  * kind.
  */
 import {installExecutorQuestions} from '../runs/executor-questions.js'
-import {EXECUTORS, executorNamed, executorOf} from './registry.js'
+import {EXECUTORS, executorNamed, executorOf, provenExecutorOf} from './registry.js'
 import {jobWhere} from './executor.js'
 
 export type {Executor, ExecutorChoice, FieldFail} from './executor.js'
-export {executorNamed, executorOf}
+export {executorNamed, executorOf, provenExecutorOf}
 export {chooseExecutor, EXECUTOR_KINDS, readRecipeExecutor} from './choice.js'
 export {cancelSlurmJobsByFacts} from './slurm-facts.js'
 
@@ -57,8 +57,8 @@ export function pendingWhy(run: {
  */
 export function installExecutors(): void {
   installExecutorQuestions({
-    check: (meta) => executorOf(meta).check(meta),
+    check: (meta, dir) => provenExecutorOf(meta, dir).check(meta),
     pollMs: (meta) => executorOf(meta).pollMs(meta),
-    endLost: (meta, dir) => executorOf(meta).endLost(meta, dir),
+    endLost: (meta, dir) => provenExecutorOf(meta, dir).endLost(meta, dir),
   })
 }

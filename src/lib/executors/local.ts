@@ -66,7 +66,7 @@ export function startLocalSupervisor(home: string, dir: string): number {
   const env = supervisorEnvironment(home)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
-  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir], {
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local'], {
     detached: true,
     stdio: 'ignore',
     env,

@@ -2,6 +2,9 @@
  * The executors there are, by the kind run.json's `executor.kind` names
  * (`local` when absent), and how to find a Run's.
  */
+import {readFileSync} from 'node:fs'
+import {resolve} from 'node:path'
+import {isSameProcess} from '../platform/process-identity.js'
 import {DEFAULT_EXECUTOR_KIND, type RunMeta} from '../records/run.js'
 import type {Executor} from './executor.js'
 import {localExecutor} from './local.js'
@@ -18,4 +21,35 @@ export function executorNamed(kind: string | undefined): Executor {
 export function executorOf(meta: Pick<RunMeta, 'executor'> | undefined): Executor {
   const kind = (meta?.executor as {kind?: unknown} | undefined)?.kind
   return executorNamed(typeof kind === 'string' ? kind : undefined)
+}
+
+/**
+ * The executor of the Run in `dir` as the facts say, for acting on it and
+ * settling it (SPEC: Containment, only proven targets). run.json's
+ * `executor` is a claim the Run can rewrite: a local Run that names itself a
+ * Slurm job would send `kill` to Slurm (a foreign job, or a controller that
+ * does not answer) and be read as ended while it runs. So when the Run's
+ * recorded supervisor is alive on this machine, the kind it was started as
+ * decides: its command line says it (`supervisor.cjs DIR KIND`), and a Run
+ * cannot rewrite another process's command line. Otherwise the record's.
+ */
+export function provenExecutorOf(meta: RunMeta | undefined, dir: string): Executor {
+  const kind = meta ? supervisorKindHere(meta, dir) : undefined
+  return kind ? executorNamed(kind) : executorOf(meta)
+}
+
+/** The kind the live supervisor of the Run in `dir` was started as, read from its command line; undefined when none runs here. */
+function supervisorKindHere(meta: RunMeta, dir: string): string | undefined {
+  const identity = meta.process_identity
+  if (!identity || !isSameProcess(identity)) return undefined
+  let args: string[]
+  try {
+    args = readFileSync(`/proc/${identity.pid}/cmdline`, 'utf8').split('\0')
+  } catch {
+    return undefined
+  }
+  const script = args.findIndex((arg, index) => index > 0 && arg.endsWith('/supervisor.cjs'))
+  if (script < 1 || !args[script + 1] || resolve(args[script + 1]!) !== resolve(dir)) return undefined
+  const kind = args[script + 2]
+  return kind && Object.hasOwn(EXECUTORS, kind) ? kind : undefined
 }

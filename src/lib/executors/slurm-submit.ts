@@ -81,7 +81,7 @@ export function sbatchArguments(meta: RunMeta, executor: SlurmExecutorRecord, di
 }
 
 function batchScript(dir: string): string {
-  return `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(supervisorScript())} ${shellQuote(dir)}\n`
+  return `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(supervisorScript())} ${shellQuote(dir)} slurm\n`
 }
 
 function trace(dir: string, meta: RunMeta, kind: string, summary: string, data: Record<string, unknown>): void {

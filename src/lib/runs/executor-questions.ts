@@ -11,7 +11,8 @@ import type {RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 
 export interface ExecutorQuestions {
-  check(meta: RunMeta): SupervisorCheck
+  /** `dir`: the state dir the Run was read from (its supervisor's command line names it). */
+  check(meta: RunMeta, dir: string): SupervisorCheck
   /** End a lost Run's remaining processes (its unit) before it is written `exited`; result.json fields. */
   endLost(meta: RunMeta, dir: string): Record<string, unknown>
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined

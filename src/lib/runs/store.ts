@@ -240,7 +240,7 @@ export function readRunState(dir: string, options: ReadRunOptions = {}): RunStat
   const result = readRunResult(dir, meta)
   if (result) return {dir, meta: {...meta, status: result.status}, result}
   // Executors: the Run's executor answers whether its supervisor is alive (executors/index.ts).
-  const check = askExecutor().check(meta)
+  const check = askExecutor().check(meta, dir)
   if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
   return reconcileLostRun(dir)
 }
@@ -255,7 +255,7 @@ function reconcileLostRun(dir: string): RunState | undefined {
     const existing = readRunResult(dir, meta)
     if (existing) return {dir, meta: {...meta, status: existing.status}, result: existing}
     if (isTerminal(meta.status)) return {dir, meta}
-    const check: SupervisorCheck = askExecutor().check(meta)
+    const check: SupervisorCheck = askExecutor().check(meta, dir)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
     // [containment] The lost supervisor's command is ended first: only then is the Run `exited` and its locks free.
     const result = {
