@@ -327,10 +327,24 @@ describe('generations', () => {
       // n keeps its earlier value; word is replaced.
       expect(stdoutOf(h, 'c')).toBe('2 yo gen=2\n')
       expect(runJson(h, 'c').values).toEqual({n: 2, word: 'yo'})
+      // A command the Run wrote into its own record is not what rerun runs: the Recipe is resolved again.
+      const marker = join(h, 'forged-ran')
+      const forged = ['sh', '-c', `touch '${marker}'`]
+      const meta = runJson(h, 'c')
+      writeFileSync(
+        join(runDirOf(h, 'c'), 'run.json'),
+        JSON.stringify({...meta, argv: forged, plan: {mode: 'single', steps: [forged]}}),
+      )
+      expect(actors(h, ['rerun', 'c']).code).toBe(0)
+      await waitFor(() => runJson(h, 'c').generation === 3, 30_000, 'generation 3 of c')
+      await waitForResult(runDirOf(h, 'c'))
+      expect(stdoutOf(h, 'c')).toBe('2 yo gen=3\n')
+      expect(existsSync(marker)).toBe(false)
+      expect(runJson(h, 'c').generation).toBe(3)
       const refused = actors(h, ['send', 'c', 'more'])
       expect(refused.code).toBe(3)
       expect(refused.stderr).toContain('resume: false')
-      expect(runJson(h, 'c').generation).toBe(2)
+      expect(runJson(h, 'c').generation).toBe(3)
       // An ad-hoc Run takes no values.
       expect(actors(h, ['run', '--name', 'adhoc', '--', 'true']).code).toBe(0)
       await waitForResult(runDirOf(h, 'adhoc'))

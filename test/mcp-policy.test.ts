@@ -183,6 +183,38 @@ describe('actors mcp: the policy holds down the tree', () => {
     expect(readJson(join(dir, 'run.json')).policy).toEqual(policy)
   })
 
+  it.each([
+    ['its command rewritten', {}],
+    ['its command rewritten and its Recipe file dropped', {recipe_file: undefined}],
+  ])("rerun never runs a Run's own rewrite of its run.json (%s): the Recipe is resolved again", async (_, more) => {
+    const {home} = newHome({'leaf.yaml': LEAF})
+    const marker = join(home, 'forged-ran')
+    const session = await initialized(home, ['--allow', 'leaf', '--owner', 'agent'])
+    session.send(toolCall(2, 'run', {recipe: 'leaf', name: 'liar'}))
+    expect((await session.reply(2, 60_000)).result.isError).toBeUndefined()
+    const dir = join(home, 'runs', 'liar')
+    await waitForResult(dir, 60_000)
+    // What any Run can do to its own record before it ends.
+    const forged = ['sh', '-c', `touch '${marker}'`]
+    const meta = readJson(join(dir, 'run.json'))
+    writeFileSync(
+      join(dir, 'run.json'),
+      JSON.stringify({...meta, argv: forged, plan: {mode: 'single', steps: [forged]}, ...more}),
+    )
+    session.send(toolCall(3, 'rerun', {run: 'liar'}))
+    const r = await session.reply(3, 60_000)
+    if (!r.result.isError) {
+      await waitFor(() => readJson(join(dir, 'run.json')).generation === 2, 30_000, 'generation 2 of liar')
+      await waitForResult(dir, 60_000)
+      expect(readJson(join(dir, 'run.json')).argv).toEqual(['echo', 'leaf'])
+      expect(readFileSync(join(dir, 'stdout.log'), 'utf8')).toBe('leaf\n')
+    } else {
+      expect(r.result.structuredContent.error.exit_code).toBe(5)
+    }
+    await sleep(500)
+    expect(existsSync(marker)).toBe(false)
+  })
+
   it('a generation the server starts (rerun) of a Run started elsewhere records the policy from then on', async () => {
     const {home} = newHome({'leaf.yaml': LEAF})
     const first = actors(home, ['run', 'leaf', '--name', 'cli', '--wait'], {env: {ACTORS_OWNER: 'agent'}})

@@ -36,7 +36,8 @@ export interface NextGenerationResult extends LaunchResult {
 export function startNextGeneration(home: string, state: RunState, change: NextGeneration): NextGenerationResult {
   const {meta} = state
   refuseClosed(meta) // before re-resolving anything; the launch checks again under the Run's lock
-  const spec = specFromMeta(home, meta, change.assignments ?? [])
+  const policed = Boolean(change.policy?.length) || (Array.isArray(meta.policy) && meta.policy.length > 0)
+  const spec = specFromMeta(home, meta, change.assignments ?? [], policed)
   // The starter's policy joins the record's; a damaged record (not a list) stays, for tree-policy.ts to refuse.
   if (change.policy && (spec.policy === undefined || Array.isArray(spec.policy)))
     spec.policy = [...(spec.policy ?? []), ...change.policy]
@@ -51,29 +52,42 @@ export function startNextGeneration(home: string, state: RunState, change: NextG
   }
 }
 
-/** Rebuild a LaunchSpec from run.json; with assignments, re-resolve the Recipe so new values are checked like at launch. */
-function specFromMeta(home: string, meta: RunMeta, assignments: string[]): LaunchSpec {
+/**
+ * Rebuild a LaunchSpec from run.json. A Run can rewrite its own run.json, so
+ * the command of a Recipe Run is never taken from it: the Recipe is resolved
+ * again (its recorded values as the earlier ones, `assignments` over them,
+ * all checked like a launch's), and the launch policy checks the Recipe
+ * itself. Only an ad-hoc Run replays its recorded command: there is no other
+ * record of it, and a policy that refuses ad-hoc commands refuses it.
+ */
+function specFromMeta(home: string, meta: RunMeta, assignments: string[], policed: boolean): LaunchSpec {
   let resolved = {values: meta.values, plan: meta.plan, env: meta.env}
-  if (assignments.length > 0) {
-    if (!meta.recipe_file)
-      throw usageError(
-        `Run ${meta.run} is an ad-hoc command; it takes no NAME=VALUE`,
-        `rerun it as it was (actors rerun ${meta.run}), or launch a changed command with actors run --name ${meta.run} -- ...`,
-      )
-    if (!existsSync(meta.recipe_file))
-      throw recipeError(
-        meta.recipe_file,
-        null,
-        'is gone; its Run cannot be re-resolved with new values',
-        `restore the Recipe, or rerun without values (actors rerun ${meta.run})`,
-      )
-    const recipe = loadRecipeFile(meta.recipe_file, dirname(meta.recipe_file))
-    resolved = resolveRecipe(
-      {...recipe, name: meta.recipe ?? recipe.name},
-      assignments,
-      {run_id: meta.run, state_dir: runDir(home, meta.run)},
-      meta.values,
+  if (!meta.recipe_file && assignments.length > 0)
+    throw usageError(
+      `Run ${meta.run} is an ad-hoc command; it takes no NAME=VALUE`,
+      `rerun it as it was (actors rerun ${meta.run}), or launch a changed command with actors run --name ${meta.run} -- ...`,
     )
+  if (meta.recipe_file) {
+    if (!existsSync(meta.recipe_file)) {
+      // From the command line, a Run whose Recipe is gone is rerun as recorded; under a policy, never.
+      if (assignments.length > 0 || policed)
+        throw recipeError(
+          meta.recipe_file,
+          null,
+          assignments.length > 0
+            ? 'is gone; its Run cannot be re-resolved with new values'
+            : 'is gone; under a launch policy its Run is started only from its Recipe',
+          `restore the Recipe${assignments.length > 0 ? `, or rerun without values (actors rerun ${meta.run})` : ''}`,
+        )
+    } else {
+      const recipe = loadRecipeFile(meta.recipe_file, dirname(meta.recipe_file))
+      resolved = resolveRecipe(
+        {...recipe, name: meta.recipe ?? recipe.name},
+        assignments,
+        {run_id: meta.run, state_dir: runDir(home, meta.run)},
+        meta.values,
+      )
+    }
   }
   const spec: LaunchSpec = {
     home,
