@@ -32,6 +32,22 @@ describe('a FIFO where a state file belongs', () => {
     expect((await waitForResult(dir)).status).toBe('killed')
   })
 
+  it('a live Run with a FIFO at its result.json keeps its row in inspect (damaged), and control kill ends it', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'H', '--', 'sleep', '60']).code).toBe(0)
+    const dir = join(h, 'runs', 'H')
+    await waitFor(() => readJson(join(dir, 'run.json')).containment, 10_000, 'the unit')
+    plantFifo(join(dir, 'result.json'))
+    const table = actors(h, ['inspect'], {timeout: 20_000})
+    expect(table.code, table.stderr).toBe(0)
+    expect(table.stdout).toMatch(/^H\s+-\s+damaged\s/m)
+    expect(table.stderr).toContain(`${join(dir, 'result.json')}: is not a regular file`)
+    const pid = readJson(join(dir, 'run.json')).children_processes[0].pid
+    const killed = actors(h, ['control', 'H', 'kill'], {timeout: 20_000})
+    expect(killed.stderr).toContain('its unit was killed first')
+    await waitFor(() => spawnSync('kill', ['-0', String(pid)]).status !== 0, 10_000, 'the command ended')
+  })
+
   it('emit --run into a FIFO trace.jsonl is refused, naming the file (exit 1)', () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'E', '--', 'sleep', '30']).code).toBe(0)

@@ -32,9 +32,27 @@ function noteDamaged(damaged: Array<{state_dir: string; error: string}>, to: Tex
 
 /** `inspect`: the table of Runs; `filters` (`--status running`): what narrowed it, named when nothing matched. */
 export function plainListing(listing: RunListing, to: TextSinks, filters = ''): void {
-  to.out(formatRunTable(tableRows(listing), 'table', {now: Date.now(), readAt: Date.now()}))
-  if (!listing.runs.length) to.note(filters ? `no Runs match ${filters}\n` : NO_RUNS)
+  // A damaged Run dir keeps its row (STATUS damaged): a Run must not leave the table by damaging its own files.
+  const rows = [...tableRows(listing), ...listing.damaged.map(damagedRow)]
+  to.out(formatRunTable(rows, 'table', {now: Date.now(), readAt: Date.now()}))
+  if (!rows.length) to.note(filters ? `no Runs match ${filters}\n` : NO_RUNS)
   noteDamaged(listing.damaged, to)
+}
+
+/** The table row of a Run dir that could not be read: its id (the dir's name) and `damaged`; the reason goes to stderr. */
+function damagedRow(damaged: {state_dir: string}): RunRow {
+  const run = damaged.state_dir.slice(damaged.state_dir.lastIndexOf('/') + 1)
+  return {
+    key: damaged.state_dir,
+    prefix: '',
+    run,
+    recipe: null,
+    status: 'damaged',
+    started_at: null,
+    duration_ms: null,
+    parent: null,
+    usage: '',
+  }
 }
 
 /**
