@@ -296,6 +296,31 @@ describe("a run.json naming a sibling's instance", () => {
   }
 })
 
+describe("a run.json that names another Run's id", () => {
+  it('is damage: the table keeps it under its own dir name, control kill ends it and says so, the other Run runs on', async () => {
+    const h = home()
+    const liarTag = token()
+    const otherTag = token()
+    await launch(h, 'other', otherTag, 'while :; do sleep 1; done', {})
+    const dir = await launch(h, 'liar', liarTag, 'while :; do sleep 1; done', {})
+    await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.length, 10_000, 'command recorded')
+    writeFileSync(join(dir, 'run.json.forged'), JSON.stringify({...readJson(join(dir, 'run.json')), run: 'other'}))
+    renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+
+    const table = actors(h, ['inspect'])
+    expect(table.stdout.match(/^other\s/gm)).toHaveLength(1)
+    expect(table.stdout).toMatch(/^liar\s+-\s+damaged\s/m)
+    expect(table.stderr).toContain('names the Run "other", not liar')
+    const killed = actors(h, ['control', 'liar', 'kill'])
+    expect(killed.code).toBe(1)
+    expect(killed.stderr).toContain('could not kill liar the usual way')
+    expect(killed.stdout).not.toContain('other')
+    await waitFor(() => survivors(liarTag).length === 0, 10_000, 'the liar ended')
+    expect(survivors(otherTag).length).toBeGreaterThan(0)
+    expect(actors(h, ['control', 'other', 'kill']).code).toBe(0)
+  }, 40_000)
+})
+
 describe('a local Run that names itself a Slurm job in its run.json', () => {
   it('still reads running, and control kill ends it here without asking Slurm', async () => {
     const h = home()

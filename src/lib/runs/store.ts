@@ -6,7 +6,7 @@
  * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
 import {existsSync, readdirSync, statfsSync, statSync, type Dirent} from 'node:fs'
-import {dirname, join, sep} from 'node:path'
+import {basename, dirname, join, sep} from 'node:path'
 import {archiveAndStartLocked, completeMove} from './generation-move.js'
 import {releaseEndReserve, withEndReserve} from './end-reserve.js'
 import {addIndexMarker} from './index-entry.js'
@@ -59,6 +59,13 @@ export function readRunMetaRaw(dir: string): RunMeta | undefined {
     (typeof meta.run !== 'string' || typeof meta.status !== 'string' || typeof meta.run_instance_id !== 'string')
   ) {
     throw corruptStateError(runFile(dir, 'meta'), 'is missing run, run_instance_id or status')
+  }
+  // A Run's own record cannot rename it: the top-level state dir's name is its id (an archived generation's is its number).
+  if (meta && meta.run !== basename(dir) && basename(dirname(dir)) === 'runs') {
+    throw corruptStateError(
+      runFile(dir, 'meta'),
+      `names the Run ${JSON.stringify(meta.run)}, not ${basename(dir)}, whose dir it is in`,
+    )
   }
   if (meta && !(KNOWN_STATUSES as readonly string[]).includes(meta.status)) {
     throw corruptStateError(runFile(dir, 'meta'), `has unknown status ${JSON.stringify(meta.status)}`)
