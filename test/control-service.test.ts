@@ -5,7 +5,7 @@
  * itself (with the kernel fallback), and the journal's bounds and fencing.
  */
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {basename, join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {ROOT, actors, actorsAsync, processAlive, readJson, tempDir, waitFor, removeHome} from './helpers.js'
 import {isPaused} from './frozen.js'
@@ -243,7 +243,7 @@ describe('journal (kernel)', () => {
       join(dir, 'run.json'),
       JSON.stringify({
         schema: 'actors-run-v1',
-        run: 'j',
+        run: basename(dir),
         run_instance_id: instance,
         status: 'running',
         control: ['job'],

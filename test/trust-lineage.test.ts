@@ -50,6 +50,14 @@ async function runScript(
   return seen
 }
 
+/** A live Run `bobrun` of owner bob, for a Run of another owner to reach for. */
+function startBobsRun(h: string, env: NodeJS.ProcessEnv): void {
+  const bob = actors(h, ['run', '--name', 'bobrun', '--json', '--', 'sleep', '60'], {
+    env: {...env, ACTORS_OWNER: 'bob'},
+  })
+  expect(bob.code, bob.stderr).toBe(0)
+}
+
 const stderrOf = (h: string, id: string) => readFileSync(join(h, 'runs', id, 'stderr.log'), 'utf8')
 /** The kinds in a Run's Trace (none before its first event: the file is made then). */
 const traceKinds = (h: string, id: string): string[] =>
@@ -179,10 +187,7 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     "emit --run into another owner's Run is refused from inside a Run, whatever ACTORS_OWNER says",
     async () => {
       const h = home()
-      const bob = actors(h, ['run', '--name', 'bobrun', '--json', '--', 'sleep', '60'], {
-        env: {...env, ACTORS_OWNER: 'bob'},
-      })
-      expect(bob.code, bob.stderr).toBe(0)
+      startBobsRun(h, env)
       const script = [
         `${CLEARED} ACTORS_OWNER=bob actors emit planted --run bobrun; note cleared $?`,
         `ACTORS_OWNER=bob actors emit planted --run bobrun; note intact $?`,
@@ -195,6 +200,32 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
       // Its own Trace it still reaches with the environment cleared: the unit names it.
       expect(seen.own, stderrOf(h, 'alice')).toBe('0')
       expect(traceKinds(h, 'alice')).toContain('mine')
+    },
+  )
+
+  it.skipIf(skip)(
+    "control, send, rerun and close of another owner's Run are refused from inside a Run, whatever ACTORS_OWNER says",
+    async () => {
+      const h = home()
+      startBobsRun(h, env)
+      const script = [
+        `${CLEARED} ACTORS_OWNER=bob actors control bobrun kill; note kill $?`,
+        `ACTORS_OWNER=bob actors control "$ACTORS_HOME/runs/bobrun" stop; note stop $?`,
+        `ACTORS_OWNER=bob actors send bobrun hi; note send $?`,
+        `ACTORS_OWNER=bob actors rerun bobrun; note rerun $?`,
+        `ACTORS_OWNER=bob actors close bobrun; note close $?`,
+        `actors control "$ACTORS_RUN" status >/dev/null; note own $?`,
+      ].join('; ')
+      const seen = await runScript(h, 'alice', script, {env: {...env, ACTORS_OWNER: 'alice'}})
+      expect(seen, stderrOf(h, 'alice')).toMatchObject({kill: '5', stop: '5', send: '5', rerun: '5', close: '5'})
+      expect(stderrOf(h, 'alice')).toContain('this caller runs inside Run alice of owner alice')
+      // Its own Run it still controls.
+      expect(seen.own, stderrOf(h, 'alice')).toBe('0')
+      const bobNow = actors(h, ['inspect', 'bobrun', '--json'], {env})
+      expect(bobNow.json).toMatchObject({status: 'running', generation: 1})
+      expect(bobNow.json.closed).toBeUndefined()
+      // From outside every Run, bob's owner still acts on it.
+      expect(actors(h, ['control', 'bobrun', 'kill'], {env: {...env, ACTORS_OWNER: 'bob'}}).code).toBe(0)
     },
   )
 

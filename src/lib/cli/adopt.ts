@@ -1,5 +1,6 @@
 /** `actors adopt`: make top-level Runs children of a Run. */
 import {resolveHome} from '../platform/home.js'
+import {checkActAuthority} from '../runs/act-authority.js'
 import {adoptRuns} from '../steer/adopt.js'
 import {documentResult} from '../present/result.js'
 import {plainAdopted} from '../present/steer.js'
@@ -19,6 +20,7 @@ export const adoptCommand = defineCommand({
   flags: {parent: {type: 'string', description: 'the adopting Run (default: the Run this command runs in)'}},
 
   async run({argv, flags}) {
+    for (const ref of argv) if (!ref.startsWith('-')) checkActAuthority(resolveHome(flags.home), ref, 'adopt')
     return documentResult(adoptRuns(resolveHome(flags.home), argv, flags.parent), plainAdopted)
   },
 })

@@ -2,6 +2,7 @@
 import {closeRun} from '../control/close.js'
 import {SERVICE_KINDS} from '../music/service-kinds.js'
 import {resolveHome} from '../platform/home.js'
+import {checkActAuthority} from '../runs/act-authority.js'
 import {documentResult} from '../present/result.js'
 import {plainClosed} from '../present/steer.js'
 import {defineCommand} from './definition.js'
@@ -20,6 +21,7 @@ export const closeCommand = defineCommand({
   flags: {},
 
   async run({args, flags}) {
+    checkActAuthority(resolveHome(flags.home), args.run!, 'close')
     return documentResult(await closeRun(resolveHome(flags.home), args.run!, SERVICE_KINDS), plainClosed)
   },
 })

@@ -1,6 +1,7 @@
 /** `actors control`: runtime actions on a Run, or one of the actions its Recipe declares. */
 import {controlRun} from '../control/control.js'
 import {resolveHome} from '../platform/home.js'
+import {checkActAuthority} from '../runs/act-authority.js'
 import {plainControlOutcome} from '../present/control.js'
 import {documentResult} from '../present/result.js'
 import {SERVICE_KINDS} from '../music/service-kinds.js'
@@ -29,6 +30,7 @@ export const controlCommand = defineCommand({
   flags: {},
 
   async run({args, flags}) {
+    checkActAuthority(resolveHome(flags.home), args.run!, 'control')
     // stop/kill end descendant Runs first (controlRun → tree/cascade.ts), reported as `descendants`.
     return documentResult(
       await controlRun(resolveHome(flags.home), args.run!, args.action!, args.value, SERVICE_KINDS),

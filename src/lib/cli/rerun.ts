@@ -1,5 +1,6 @@
 /** `actors rerun`: start a finished Run again as its next generation, with some values replaced. */
 import {resolveHome, resolveRunRef} from '../platform/home.js'
+import {checkActAuthority} from '../runs/act-authority.js'
 import {requireRun} from '../runs/store.js'
 import {startNextGeneration} from '../steer/next-generation.js'
 import {documentResult} from '../present/result.js'
@@ -18,6 +19,7 @@ export const rerunCommand = defineCommand({
 
   async run({args, argv, flags}) {
     const home = resolveHome(flags.home)
+    checkActAuthority(home, args.run!, 'rerun')
     const state = requireRun(home, resolveRunRef(home, args.run!))
     return documentResult(startNextGeneration(home, state, {assignments: argv.slice(1)}), plainRerun)
   },

@@ -2,6 +2,7 @@
 import {readFileSync} from 'node:fs'
 import {usageError} from '../platform/errors.js'
 import {resolveHome} from '../platform/home.js'
+import {checkActAuthority} from '../runs/act-authority.js'
 import {MAX_MESSAGE_BYTES} from '../runs/inbox.js'
 import {sendMessage} from '../steer/send.js'
 import {documentResult} from '../present/result.js'
@@ -28,6 +29,7 @@ export const sendCommand = defineCommand({
   flags: {},
 
   async run({args, flags}) {
+    checkActAuthority(resolveHome(flags.home), args.run!, 'send to')
     const message = args.message === '-' ? readStdinMessage() : args.message!
     return documentResult(await sendMessage(resolveHome(flags.home), args.run!, message), plainSent)
   },

@@ -113,10 +113,17 @@ export function callerLineage(home: string, env: NodeJS.ProcessEnv = process.env
  * undefined outside every unit. Refused (exit 5) when the unit is not a
  * current Run of `home`, or when a lineage variable names another Run.
  */
-export function unitOfCaller(home: string, env: NodeJS.ProcessEnv, what: string): ParentRef | undefined {
+export function unitOfCaller(
+  home: string,
+  env: NodeJS.ProcessEnv,
+  what: string,
+  options: {foreignUnitIsOutside?: boolean} = {},
+): ParentRef | undefined {
   const unit = callerUnit(home, env)
   if (!unit) return undefined
   if (unit.kind === 'unknown') {
+    // A unit that is no live Run of this root (a Run of another state root, say) has no tree here to act from.
+    if (options.foreignUnitIsOutside) return undefined
     // A process of an earlier launch of its Run keeps its old lineage: the instance check refuses it (exit 3).
     if (unit.instance && env.ACTORS_RUN && env.ACTORS_RUN_INSTANCE === unit.instance) return undefined
     throw refusedError(
