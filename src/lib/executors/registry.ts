@@ -30,7 +30,7 @@ export function executorOf(meta: Pick<RunMeta, 'executor'> | undefined): Executo
  * Slurm job would send `kill` to Slurm (a foreign job, or a controller that
  * does not answer) and be read as ended while it runs. So when the Run's
  * recorded supervisor is alive on this machine, the kind it was started as
- * decides: its command line says it (`supervisor.cjs DIR KIND`), and a Run
+ * decides: its command line says it (`dist/supervisor.cjs DIR KIND`), and a Run
  * cannot rewrite another process's command line. Otherwise the record's.
  */
 export function provenExecutorOf(meta: RunMeta | undefined, dir: string): Executor {

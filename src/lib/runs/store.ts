@@ -6,7 +6,7 @@
  * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
 import {existsSync, readdirSync, statfsSync, statSync, type Dirent} from 'node:fs'
-import {basename, dirname, join, sep} from 'node:path'
+import {dirname, join, sep} from 'node:path'
 import {archiveAndStartLocked, completeMove} from './generation-move.js'
 import {releaseEndReserve, withEndReserve} from './end-reserve.js'
 import {addIndexMarker} from './index-entry.js'
@@ -19,17 +19,8 @@ import {askExecutor} from './executor-questions.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {
-  LIVE_STATUSES,
-  RUN_SCHEMA,
-  TERMINAL_STATUSES,
-  isTerminal,
-  type RunMeta,
-  type RunResult,
-  type TerminalStatus,
-} from '../records/run.js'
-
-const KNOWN_STATUSES = [...LIVE_STATUSES, ...TERMINAL_STATUSES]
+import {checkRunMeta} from './meta-checks.js'
+import {RUN_SCHEMA, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from '../records/run.js'
 
 export const RUN_FILES = {
   meta: 'run.json',
@@ -54,33 +45,7 @@ export function runFile(dir: string, name: keyof typeof RUN_FILES): string {
 /** Read run.json as it is on disk (no reconciliation); undefined when absent. */
 export function readRunMetaRaw(dir: string): RunMeta | undefined {
   const meta = readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
-  if (
-    meta &&
-    (typeof meta.run !== 'string' || typeof meta.status !== 'string' || typeof meta.run_instance_id !== 'string')
-  ) {
-    throw corruptStateError(runFile(dir, 'meta'), 'is missing run, run_instance_id or status')
-  }
-  // A Run's own record cannot rename it: the top-level state dir's name is its id (an archived generation's is its number).
-  if (meta && meta.run !== basename(dir) && basename(dirname(dir)) === 'runs') {
-    throw corruptStateError(
-      runFile(dir, 'meta'),
-      `names the Run ${JSON.stringify(meta.run)}, not ${basename(dir)}, whose dir it is in`,
-    )
-  }
-  if (meta && !(KNOWN_STATUSES as readonly string[]).includes(meta.status)) {
-    throw corruptStateError(runFile(dir, 'meta'), `has unknown status ${JSON.stringify(meta.status)}`)
-  }
-  // Control and reconciliation trust these records to pick pids to signal.
-  const records = meta?.children_processes
-  if (
-    records !== undefined &&
-    (!Array.isArray(records) || !records.every((r) => r && typeof r === 'object' && Number.isInteger(r.pid)))
-  ) {
-    throw corruptStateError(
-      runFile(dir, 'meta'),
-      'has malformed children_processes (expected a list of {pid, pgid, identity})',
-    )
-  }
+  if (meta) checkRunMeta(meta, dir, runFile(dir, 'meta'))
   return meta
 }
 

@@ -116,8 +116,7 @@ class Supervisor {
       // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
       await this.terminating
       this.terminating = undefined
-      // [containment] An attempt ends with its unit empty: whatever the command left behind goes too
-      // (Runs it launched, which live inside a cgroup unit, go on unless this one timed out or is ending).
+      // [containment] An attempt ends with its unit empty; Runs it launched go on unless it timed out or is ending.
       if (this.unit.strays().length > 0) {
         this.terminating = this.terminateTree(!outcome.timedOut && !this.requestedEnding() && !this.ending)
         await this.terminating
@@ -244,8 +243,7 @@ class Supervisor {
       ending = meta.ending
       return {...meta, child_pid: records[0].pid, pgid: records[0].pgid, children_processes: records}
     })
-    // A stop or kill that came while this step was starting found no process to signal
-    // (it marks run.json under the same lock, so it is seen here): carry it out now.
+    // A stop or kill that came while this step started found no process (it marks run.json under this lock): do it now.
     if (ending) this.endTree()
   }
 
@@ -295,10 +293,8 @@ class Supervisor {
    */
   private async terminateTree(spareNestedRuns = false): Promise<void> {
     const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
-    const left = await endUnit(this.unit, graceMs, {
-      spareNestedRuns,
-      mark: runMarkOf(this.dir, this.meta.run_instance_id),
-    })
+    const mark = runMarkOf(this.dir, this.meta.run_instance_id)
+    const left = await endUnit(this.unit, graceMs, {spareNestedRuns, mark})
     for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
     this.leftover = left
   }
