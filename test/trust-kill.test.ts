@@ -296,6 +296,39 @@ describe("a run.json naming a sibling's instance", () => {
   }
 })
 
+describe('a run.json whose process records name another process group', () => {
+  for (const {mode, env, skip} of MODES) {
+    it.skipIf(skip)(
+      `${mode}: interrupt, stop and kill reach only the groups the Run's own processes lead`,
+      async () => {
+        const h = home()
+        const liarTag = token()
+        const otherTag = token()
+        const otherDir = await launch(h, 'other', otherTag, 'while :; do sleep 1; done', env)
+        const dir = await launch(h, 'liar', liarTag, 'trap "" INT; while :; do sleep 1; done', env)
+        await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.length, 10_000, 'command recorded')
+        await waitFor(() => readJson(join(otherDir, 'run.json')).children_processes?.length, 10_000, 'other recorded')
+        const otherGroup = readJson(join(otherDir, 'run.json')).children_processes[0].pgid
+        const meta = readJson(join(dir, 'run.json'))
+        const records = meta.children_processes.map((r: object) => ({...r, pgid: otherGroup}))
+        writeFileSync(
+          join(dir, 'run.json.forged'),
+          JSON.stringify({...meta, pgid: otherGroup, children_processes: records}),
+        )
+        renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+
+        actors(h, ['control', 'liar', 'interrupt'], {env})
+        actors(h, ['control', 'liar', 'stop'], {env})
+        await waitFor(() => survivors(liarTag).length === 0, 20_000, 'the liar ended')
+        expect(survivors(otherTag).length).toBeGreaterThan(0)
+        expect(actors(h, ['inspect', 'other', '--json'], {env}).json.status).toBe('running')
+        expect(actors(h, ['control', 'other', 'kill'], {env}).code).toBe(0)
+      },
+      40_000,
+    )
+  }
+})
+
 describe("a run.json that names another Run's id", () => {
   it('is damage: the table keeps it under its own dir name, control kill ends it and says so, the other Run runs on', async () => {
     const h = home()

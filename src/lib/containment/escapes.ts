@@ -48,11 +48,13 @@ function ownProcess(pid: number): boolean {
 
 /**
  * Processes of this user carrying `ACTORS_RUN_INSTANCE=<id>` (and their
- * descendants), except `exclude`; with `run` (the Run id the kernel resolved),
- * none that names another Run in ACTORS_RUN.
+ * descendants), except `exclude`; with `stateDir` (as the kernel resolved it),
+ * none that another Run of the state root holds (process-tree.ts).
  */
-export function markerCarriers(runInstanceId: string, exclude: number[] = [], run?: string): number[] {
-  return findRunProcesses({rootPids: [], pgids: [], runInstanceId, exclude, ...(run ? {run} : {})}).filter(ownProcess)
+export function markerCarriers(runInstanceId: string, exclude: number[] = [], stateDir?: string): number[] {
+  return findRunProcesses({rootPids: [], pgids: [], runInstanceId, exclude, ...(stateDir ? {stateDir} : {})}).filter(
+    ownProcess,
+  )
 }
 
 /** Whether `pid` carries a marker of some unit (any Run's instance, a supervisor, a lock exec unit) but those in `own`. */

@@ -5,7 +5,6 @@
  * `ACTORS_CONTAINMENT=tracked` asks for tracking; run.json's `containment`
  * record opens the same unit later from any command.
  */
-import {basename} from 'node:path'
 import {sleep, sleepSync} from '../platform/sleep.js'
 import {sha256Hex} from '../platform/sha256.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
@@ -73,18 +72,19 @@ export function openUnit(record: unknown, query: () => RunProcessQuery, owner: U
 
 /**
  * How the marker sweep knows a Run's processes: `ACTORS_RUN_INSTANCE=<instance>`
- * in their environment, and no other Run id than `run` in ACTORS_RUN. `run`
- * is the name of the state dir the kernel resolved, so a run.json that names
- * a sibling's instance sweeps nothing of the sibling's.
+ * in their environment, unless ACTORS_RUN names another Run of the state root
+ * that holds that instance (`stateDir`: as the kernel resolved it), so a
+ * run.json that names a sibling's instance sweeps nothing of the sibling's,
+ * and a process that names some other id to slip away is still swept.
  */
 export interface RunMark {
   instance: string
-  run: string
+  stateDir: string
 }
 
 /** The mark of the Run instance `instance` read from the state dir `dir`. */
 export function runMarkOf(dir: string, instance: string): RunMark {
-  return {instance, run: basename(dir)}
+  return {instance, stateDir: dir}
 }
 
 /** How long past kill_grace an end keeps sweeping before it names what is left (SPEC: leftover). */
@@ -184,7 +184,7 @@ export function outsideUnit(unit: Unit, mark: RunMark): Leftover[] {
 /** Marker carriers that are not members of `unit` now. */
 function outsideByMarker(unit: Unit, mark: RunMark): number[] {
   const members = new Set(unit.members())
-  return markerCarriers(mark.instance, [], mark.run).filter((pid) => !members.has(pid))
+  return markerCarriers(mark.instance, [], mark.stateDir).filter((pid) => !members.has(pid))
 }
 
 /** One sweep: note (`onOutside`: the new ones, before they are killed) and SIGKILL each carrier outside the unit; false once there is none. */

@@ -5,8 +5,7 @@
  * two live units. Tracked units are found through the recorded command
  * processes that still match their identities and the Run's marker.
  */
-import {basename} from 'node:path'
-import {isSameProcess} from '../platform/process-identity.js'
+import {isSameProcess, ledGroups} from '../platform/process-identity.js'
 import type {RunProcessQuery} from '../platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../records/run.js'
 import {killUnitSync, openUnit, runMarkOf} from './index.js'
@@ -20,9 +19,9 @@ export function recordedRunUnit(meta: RunMeta, dir: string): Unit {
     const still = records.filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
     return {
       rootPids: still.map((r) => r.pid),
-      pgids: still.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1),
+      pgids: ledGroups(still),
       runInstanceId: meta.run_instance_id,
-      run: basename(dir),
+      stateDir: dir,
       exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
     }
   }

@@ -98,3 +98,13 @@ export function isSameProcess(identity: ProcessIdentity | undefined): boolean {
   const now = readProcessIdentity(identity.pid)
   return now !== undefined && now.start === identity.start && (now.boot ?? '') === (identity.boot ?? '')
 }
+
+/**
+ * The process groups of `records` that can be proven theirs: a record's pgid
+ * is a claim a Run can rewrite (to another process's group), so only a
+ * group its verified process leads now (pgid == pid: the command the
+ * supervisor started detached leads its own) is signalled as a group.
+ */
+export function ledGroups(records: ReadonlyArray<{pid: number}>): number[] {
+  return [...new Set(records.map((r) => r.pid).filter((pid) => pid > 1 && readProcStat(pid)?.pgid === pid))]
+}

@@ -9,7 +9,8 @@
  * Elsewhere, `ps -A -o pid=,ppid=,pgid=` provides the first two.
  */
 import {childProcess} from './builtins.js'
-import {readdirSync, readFileSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
+import {basename, dirname, join} from 'node:path'
 import {readProcStat, type ProcStat} from './process-identity.js'
 
 /** Every process now (from /proc; `ps` elsewhere, without sessions or start times). */
@@ -44,16 +45,34 @@ function listWithPs(): ProcStat[] {
   }
 }
 
-/** Whether `pid`'s environment holds `marker` (`\0NAME=value\0`) and, with `run`, names no other Run id in ACTORS_RUN. */
-function environHasMarker(pid: number, marker: Buffer, run?: string): boolean {
+/** Whether `pid`'s environment holds `marker` (`\0NAME=value\0`) and, with `mark`, is not another Run's process. */
+function environHasMarker(pid: number, marker: Buffer, mark?: {instance: string; stateDir: string}): boolean {
   try {
     const environ = Buffer.concat([NUL, readFileSync(`/proc/${pid}/environ`), NUL])
     if (environ.indexOf(marker) < 0) return false
-    if (run === undefined) return true
+    if (mark === undefined) return true
     const at = environ.indexOf(RUN_KEY)
-    return at < 0 || environ.toString('utf8', at + RUN_KEY.length, environ.indexOf(0, at + 1)) === run
+    if (at < 0) return true
+    const named = environ.toString('utf8', at + RUN_KEY.length, environ.indexOf(0, at + 1))
+    return named === basename(mark.stateDir) || !holdsInstance(join(dirname(mark.stateDir), named), mark.instance)
   } catch {
     return false
+  }
+}
+
+/** Whether the state dir `dir` is a Run whose run.json records `instance` (read without following links or blocking). */
+function holdsInstance(dir: string, instance: string): boolean {
+  if (!/^[A-Za-z0-9_.-]{1,128}$/.test(basename(dir)) || basename(dir).startsWith('.')) return false
+  let fd: number | undefined
+  try {
+    fd = openSync(join(dir, 'run.json'), constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW)
+    const stat = fstatSync(fd)
+    if (!stat.isFile() || stat.size > 1 << 20) return false
+    return (JSON.parse(readFileSync(fd, 'utf8')) as {run_instance_id?: unknown}).run_instance_id === instance
+  } catch {
+    return false
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 
@@ -68,12 +87,13 @@ export interface RunProcessQuery {
   /** The Run's instance id; processes whose environment carries it belong to the Run. */
   runInstanceId?: string
   /**
-   * The Run's id, as the kernel resolved its state dir (never read from
-   * run.json): a carrier of the instance that names another Run in
-   * ACTORS_RUN is that Run's, so a run.json naming a sibling's instance
-   * leads nowhere.
+   * The Run's state dir, as the kernel resolved it (never read from
+   * run.json): a carrier of the instance whose ACTORS_RUN names another Run
+   * of the state root, one whose run.json holds that very instance, is that
+   * Run's, so a run.json naming a sibling's instance leads nowhere. A process
+   * that merely names some other id stays this Run's.
    */
-  run?: string
+  stateDir?: string
   /** Another marker (`NAME=value`) that members carry in their environment (a `lock exec` unit). */
   marker?: string
   /** Never include these (the supervisor itself, the caller). */
@@ -101,7 +121,10 @@ export function findRunProcesses(query: RunProcessQuery): number[] {
   const groups = new Set(query.pgids.filter((g) => g > 1))
   for (const stat of stats) if (groups.has(stat.pgid)) visit(stat.pid, 1)
   const marks = [
-    query.runInstanceId && {text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`, run: query.run},
+    query.runInstanceId && {
+      text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`,
+      run: query.stateDir ? {instance: query.runInstanceId, stateDir: query.stateDir} : undefined,
+    },
     query.marker && {text: query.marker, run: undefined},
   ]
   for (const mark of marks) {

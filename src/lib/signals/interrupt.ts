@@ -6,7 +6,7 @@
  */
 import {notActiveError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
-import {readProcStat} from '../platform/process-identity.js'
+import {ledGroups, readProcStat} from '../platform/process-identity.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
@@ -42,9 +42,7 @@ export function interruptRun(dir: string, fallback?: string): InterruptResult {
         'it is queued, between steps or ending; retry in a moment',
       )
     const own = readProcStat(process.pid)?.pgid
-    const groups = [
-      ...new Set(live.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1 && g !== own)),
-    ]
+    const groups = ledGroups(live).filter((g) => g !== own)
     const signalled: number[] = []
     for (const group of groups) {
       try {

@@ -9,13 +9,12 @@
  * the verified processes' groups and to every process of the Run found in the
  * process table (setsid'd and re-parented descendants included).
  */
-import {basename} from 'node:path'
 import {noteEndedRun} from '../records/ended-runs.js'
 import {notActiveError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
-import {isSameProcess, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
+import {isSameProcess, ledGroups, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {endUnit, openUnit, outsideUnit, runMarkOf, runUnitOwner, type Unit} from '../containment/index.js'
 import {
@@ -94,9 +93,9 @@ export function verifyCommandProcesses(meta: RunMeta): ChildProcessRecord[] {
 function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[]): RunProcessQuery {
   return {
     rootPids: live.map((r) => r.pid),
-    pgids: live.map((r) => Number(r.pgid)).filter((g) => Number.isInteger(g) && g > 1),
+    pgids: ledGroups(live),
     runInstanceId: meta.run_instance_id,
-    run: basename(dir),
+    stateDir: dir,
     exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
   }
 }

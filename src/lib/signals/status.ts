@@ -4,8 +4,7 @@
  * process of the Run, declared actions, the endpoint and the journal. Reading
  * it never signals anything and never fails on a mismatched pid: it reports it.
  */
-import {basename} from 'node:path'
-import {readProcessIdentity, isSameProcess} from '../platform/process-identity.js'
+import {ledGroups, readProcessIdentity, isSameProcess} from '../platform/process-identity.js'
 import {openUnit, runUnitOwner, type ContainmentRecord, type UnitUsage} from '../containment/index.js'
 import type {RunState} from '../runs/store.js'
 import {isTerminal, type ChildProcessRecord} from '../records/run.js'
@@ -66,9 +65,9 @@ export function kernelStatus(state: RunState): RunControlStatus {
     meta.containment,
     () => ({
       rootPids: verified.map((r) => r.pid),
-      pgids: verified.map((r) => r.pgid),
+      pgids: ledGroups(verified),
       runInstanceId: meta.run_instance_id,
-      run: basename(dir),
+      stateDir: dir,
       exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
     }),
     runUnitOwner(dir, meta),

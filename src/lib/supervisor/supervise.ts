@@ -13,7 +13,7 @@ import type {ChildProcess} from 'node:child_process'
 import {childProcess} from '../platform/builtins.js'
 import {closeSync} from 'node:fs'
 import {appendStateFile, openStateFile} from '../platform/private-files.js'
-import {basename, dirname, join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {collectArtifacts} from '../runs/artifacts.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -277,7 +277,7 @@ class Supervisor {
       rootPids: [...this.live.keys()],
       pgids: this.records.map((r) => r.pgid),
       runInstanceId: this.meta.run_instance_id,
-      run: basename(this.dir),
+      stateDir: this.dir,
     }
   }
 
