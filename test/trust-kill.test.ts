@@ -82,6 +82,11 @@ const ATTACKS = {
     // Not after the lock's whole wait (30 s): the Run's own lock is not waited for past a moment.
     withinMs: 15_000,
   },
+  'its own run.json marked done': {
+    file: 'run.json',
+    script: `while :; do sed -i 's/"status": "running"/"status": "done"/' "$ACTORS_STATE_DIR/run.json"; sleep 0.01; done`,
+    done: (dir: string) => readJson(join(dir, 'run.json')).status === 'done',
+  },
   'garbage in its live run.json': {
     file: 'run.json',
     script: 'while :; do echo garbage > "$ACTORS_STATE_DIR/run.json"; sleep 0.01; done',

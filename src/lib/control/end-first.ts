@@ -38,9 +38,28 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
   try {
     return await end()
   } catch (error) {
-    if (!mayBlockAnEnd(error) || id === undefined) throw error
-    throw killFirst(home, id, ref, verb, error)
+    if (id === undefined) throw error
+    if (mayBlockAnEnd(error)) throw killFirst(home, id, ref, verb, error)
+    if (!unitLivesOn(home, id, error)) throw error
+    const file = join(runDir(home, id), 'run.json')
+    const claim = new ActorsError(
+      `${file}: ${(error as Error).message}, yet its unit still runs`,
+      EXIT.failed,
+      'the Run wrote its own end; inspect run.json and result.json by hand',
+    )
+    throw killFirst(home, id, ref, verb, claim)
   }
+}
+
+/**
+ * Whether a refusal that the Run is not live (exit 3: finished, or its
+ * processes are not the ones recorded) came while something of its unit
+ * still runs: run.json and result.json are the Run's to write, so one that
+ * marks itself `done` must not keep a kill away from its command.
+ */
+function unitLivesOn(home: string, id: string, error: unknown): boolean {
+  if (!isActorsError(error) || error.exitCode !== EXIT.notActive) return false
+  return findUnitByFacts(runDir(home, id), homeKey(home)).pids.length > 0
 }
 
 /** Kill the unit of Run `id` by facts; the error to report: `error` as it was when nothing of the Run was found. */
