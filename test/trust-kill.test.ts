@@ -304,7 +304,7 @@ describe("a run.json naming a sibling's instance", () => {
 describe('a run.json whose process records name another process group', () => {
   for (const {mode, env, skip} of MODES) {
     it.skipIf(skip)(
-      `${mode}: interrupt, stop and kill reach only the groups the Run's own processes lead`,
+      `${mode}: interrupt, pause and stop reach only the Run's own processes and the groups they lead`,
       async () => {
         const h = home()
         const liarTag = token()
@@ -323,6 +323,16 @@ describe('a run.json whose process records name another process group', () => {
         renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
 
         actors(h, ['control', 'liar', 'interrupt'], {env})
+        // And a sibling's real process record, copied whole (pid, group, identity): verified, yet not the liar's.
+        const copied = readJson(join(otherDir, 'run.json')).children_processes[0]
+        const now = readJson(join(dir, 'run.json'))
+        writeFileSync(
+          join(dir, 'run.json.forged'),
+          JSON.stringify({...now, children_processes: [...now.children_processes, copied]}),
+        )
+        renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+        actors(h, ['control', 'liar', 'pause'], {env})
+        expect(processState(copied.pid)).not.toBe('T')
         actors(h, ['control', 'liar', 'stop'], {env})
         await waitFor(() => survivors(liarTag).length === 0, 20_000, 'the liar ended')
         expect(survivors(otherTag).length).toBeGreaterThan(0)

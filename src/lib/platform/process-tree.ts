@@ -45,19 +45,43 @@ function listWithPs(): ProcStat[] {
   }
 }
 
-/** Whether `pid`'s environment holds `marker` (`\0NAME=value\0`) and, with `mark`, is not another Run's process. */
-function environHasMarker(pid: number, marker: Buffer, mark?: {instance: string; stateDir: string}): boolean {
+/** Whether `pid`'s environment holds `marker` (`\0NAME=value\0`) and, with `stateDir`, is not another Run's process. */
+function environHasMarker(pid: number, marker: Buffer, stateDir?: string): boolean {
+  const environ = environOf(pid)
+  if (!environ || environ.indexOf(marker) < 0) return false
+  return stateDir === undefined || !isAnotherRuns(environ, stateDir)
+}
+
+/** Whether `pid` is a process of another Run of the state root than the one in `stateDir` (see isAnotherRuns). */
+export function isAnotherRunsProcess(pid: number, stateDir: string): boolean {
+  const environ = environOf(pid)
+  return environ !== undefined && isAnotherRuns(environ, stateDir)
+}
+
+function environOf(pid: number): Buffer | undefined {
   try {
-    const environ = Buffer.concat([NUL, readFileSync(`/proc/${pid}/environ`), NUL])
-    if (environ.indexOf(marker) < 0) return false
-    if (mark === undefined) return true
-    const at = environ.indexOf(RUN_KEY)
-    if (at < 0) return true
-    const named = environ.toString('utf8', at + RUN_KEY.length, environ.indexOf(0, at + 1))
-    return named === basename(mark.stateDir) || !holdsInstance(join(dirname(mark.stateDir), named), mark.instance)
+    return Buffer.concat([NUL, readFileSync(`/proc/${pid}/environ`), NUL])
   } catch {
-    return false
+    return undefined
   }
+}
+
+function envValue(environ: Buffer, key: Buffer): string | undefined {
+  const at = environ.indexOf(key)
+  return at < 0 ? undefined : environ.toString('utf8', at + key.length, environ.indexOf(0, at + 1))
+}
+
+/**
+ * Whether an environment is that of another Run of the state root than the
+ * one in `stateDir`: its ACTORS_RUN names a Run whose run.json holds its
+ * ACTORS_RUN_INSTANCE. A process that names some other id, or none, is not
+ * shown to be another's (it may be this Run's, slipping away).
+ */
+function isAnotherRuns(environ: Buffer, stateDir: string): boolean {
+  const named = envValue(environ, RUN_KEY)
+  const instance = envValue(environ, INSTANCE_KEY)
+  if (!named || !instance || named === basename(stateDir)) return false
+  return holdsInstance(join(dirname(stateDir), named), instance)
 }
 
 /** Whether the state dir `dir` is a Run whose run.json records `instance` (read without following links or blocking). */
@@ -78,6 +102,7 @@ function holdsInstance(dir: string, instance: string): boolean {
 
 const NUL = Buffer.from([0])
 const RUN_KEY = Buffer.from('\0ACTORS_RUN=')
+const INSTANCE_KEY = Buffer.from('\0ACTORS_RUN_INSTANCE=')
 
 export interface RunProcessQuery {
   /** The command processes the supervisor started. */
@@ -116,15 +141,18 @@ export function findRunProcesses(query: RunProcessQuery): number[] {
     found.set(pid, depth)
     for (const child of byParent.get(pid) ?? []) visit(child.pid, depth + 1)
   }
+  // A record names its processes and groups; one that is another Run's (a record copied from a sibling's) is not this one's.
+  const stateDir = query.stateDir
+  const seed = (pid: number, depth: number) => {
+    const environ = stateDir === undefined || found.has(pid) ? undefined : environOf(pid)
+    if (!environ || !isAnotherRuns(environ, stateDir!)) visit(pid, depth)
+  }
   const alive = new Set(stats.map((s) => s.pid))
-  for (const pid of query.rootPids) if (alive.has(pid)) visit(pid, 0)
+  for (const pid of query.rootPids) if (alive.has(pid)) seed(pid, 0)
   const groups = new Set(query.pgids.filter((g) => g > 1))
-  for (const stat of stats) if (groups.has(stat.pgid)) visit(stat.pid, 1)
+  for (const stat of stats) if (groups.has(stat.pgid)) seed(stat.pid, 1)
   const marks = [
-    query.runInstanceId && {
-      text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`,
-      run: query.stateDir ? {instance: query.runInstanceId, stateDir: query.stateDir} : undefined,
-    },
+    query.runInstanceId && {text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`, run: stateDir},
     query.marker && {text: query.marker, run: undefined},
   ]
   for (const mark of marks) {

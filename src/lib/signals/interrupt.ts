@@ -35,7 +35,7 @@ export function interruptRun(dir: string, fallback?: string): InterruptResult {
         `Run ${meta.run} is ${status}; cannot interrupt it`,
         `resume it with actors send ${meta.run} MESSAGE, or inspect it`,
       )
-    const live = verifyCommandProcesses(meta)
+    const live = verifyCommandProcesses(meta, dir)
     if (live.length === 0)
       throw notActiveError(
         `Run ${meta.run} has no live command process to interrupt right now`,

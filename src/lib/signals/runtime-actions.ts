@@ -15,7 +15,7 @@ import {withLockSync} from '../platform/file-lock.js'
 import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, ledGroups, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
-import {findRunProcesses, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
+import {findRunProcesses, isAnotherRunsProcess, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {endUnit, openUnit, outsideUnit, runMarkOf, runUnitOwner, type Unit} from '../containment/index.js'
 import {
   readRunMetaRaw,
@@ -71,10 +71,12 @@ function commandRecords(meta: RunMeta): ChildProcessRecord[] {
  * process. A dead record is skipped; a live pid whose identity does not match
  * (or cannot be checked) refuses the whole action, naming the pid.
  */
-export function verifyCommandProcesses(meta: RunMeta): ChildProcessRecord[] {
+export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProcessRecord[] {
   const live: ChildProcessRecord[] = []
   for (const record of commandRecords(meta)) {
     if (!record || !Number.isInteger(record.pid) || record.pid <= 1) continue
+    // A record copied from a sibling's run.json names a real, verifiable process: it is still not this Run's.
+    if (dir !== undefined && isAnotherRunsProcess(record.pid, dir)) continue
     const now = readProcessIdentity(record.pid)
     if (!now) continue
     if (!record.identity || !isSameProcess({...record.identity, pid: record.pid})) {
@@ -201,7 +203,7 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
         )
       if (meta.ending)
         throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
-      const live = verifyCommandProcesses(meta)
+      const live = verifyCommandProcesses(meta, dir)
       if (live.length === 0 && action === 'pause') {
         // Already paused and holding its next step: nothing to stop.
         if (meta.status === 'paused') return {meta, signalled: [], changed: false}
@@ -296,7 +298,7 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
   const from = state ? askedFrom(home, state.meta.run) : 'inside'
   const first = withLockSync(runFile(dir, 'lock'), () => {
     const meta = requireLiveLocked(dir, mode)
-    const live = verifyCommandProcesses(meta)
+    const live = verifyCommandProcesses(meta, dir)
     // A kill may overtake a stop in progress; a stop never downgrades a kill.
     const ending =
       meta.ending?.status === 'killed'
