@@ -48,6 +48,23 @@ describe('a FIFO where a state file belongs', () => {
     await waitFor(() => spawnSync('kill', ['-0', String(pid)]).status !== 0, 10_000, 'the command ended')
   })
 
+  it('logs of a Run with a FIFO at its stdout.log says so (exit 1) instead of waiting for a writer', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'L', '--', 'sleep', '60']).code).toBe(0)
+    const dir = join(h, 'runs', 'L')
+    await waitFor(() => readJson(join(dir, 'run.json')).containment, 10_000, 'the unit')
+    plantFifo(join(dir, 'stdout.log'))
+    for (const args of [
+      ['logs', 'L'],
+      ['logs', 'L', '--json'],
+    ]) {
+      const r = actors(h, args, {timeout: 20_000})
+      expect(r.code, `${args.join(' ')}: ${r.stderr}`).toBe(1)
+      expect(r.stderr).toContain(`${join(dir, 'stdout.log')}: is not a regular file`)
+    }
+    actors(h, ['control', 'L', 'kill'], {timeout: 20_000})
+  })
+
   it('emit --run into a FIFO trace.jsonl is refused, naming the file (exit 1)', () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'E', '--', 'sleep', '30']).code).toBe(0)

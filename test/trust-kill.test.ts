@@ -25,6 +25,7 @@ import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {actors, homesPerTest, processState, readJson, waitFor} from './helpers.js'
+import {recordedKillGraceMs} from '../src/lib/records/run.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const MODES = [
@@ -409,3 +410,13 @@ function rmdirCgroup(dir: string): boolean {
   } catch {}
   return !existsSync(dir)
 }
+
+describe('a kill_grace_ms a Run wrote into its own run.json', () => {
+  it('is waited at most an hour by a stop from outside (a forged 10^12 ms made stop never return)', () => {
+    expect(recordedKillGraceMs({kill_grace_ms: 1e12})).toBe(3_600_000)
+    expect(recordedKillGraceMs({kill_grace_ms: -5})).toBe(0)
+    expect(recordedKillGraceMs({kill_grace_ms: 'x'})).toBe(5000)
+    expect(recordedKillGraceMs({kill_grace_ms: 2500})).toBe(2500)
+    expect(recordedKillGraceMs({})).toBe(5000)
+  })
+})

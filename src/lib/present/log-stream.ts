@@ -14,16 +14,24 @@ import {stdoutClosed, writeWhole} from './output-guard.js'
 /** Bytes read and written at a time. */
 const PIECE_BYTES = 1024 * 1024
 
-/** Open a log for reading: never through a symbolic link; undefined when it does not exist (nothing written yet). */
+/**
+ * Open a log for reading: never through a symbolic link, never blocking on a
+ * FIFO a Run put in its place (named as damage); undefined when it does not
+ * exist (nothing written yet).
+ */
 function openLog(file: string): number | undefined {
+  let fd: number
   try {
-    return openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') return undefined
     if (code === 'ELOOP') throw corruptStateError(file, 'is a symbolic link; actors never reads a log through one')
     throw corruptStateError(file, `cannot be read (${code ?? (error as Error).message})`)
   }
+  if (fstatSync(fd).isFile()) return fd
+  closeSync(fd)
+  throw corruptStateError(file, 'is not a regular file')
 }
 
 /** Hand `bytes` to stdout; resolves once written (or refused), false when stdout is gone. */

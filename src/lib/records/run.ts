@@ -12,6 +12,18 @@ export const RUN_SCHEMA = 'actors-run-v1'
 /** How long a stop waits after SIGTERM before SIGKILL when the Recipe sets no kill_grace. */
 export const DEFAULT_KILL_GRACE_MS = 5000
 
+/**
+ * The longest kill_grace a stop waits, read back from run.json: the Run can
+ * rewrite its record, and a grace of 10^12 ms made `control stop` never return.
+ */
+export const MAX_KILL_GRACE_MS = 3_600_000
+
+/** The kill_grace of a Run's record, as a stop from outside waits it: a number of ms, 0 to MAX_KILL_GRACE_MS. */
+export function recordedKillGraceMs(meta: {kill_grace_ms?: unknown}): number {
+  const ms = Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS)
+  return Number.isFinite(ms) ? Math.min(MAX_KILL_GRACE_MS, Math.max(0, ms)) : DEFAULT_KILL_GRACE_MS
+}
+
 export const LIVE_STATUSES = ['queued', 'running', 'paused'] as const
 export const TERMINAL_STATUSES = ['done', 'failed', 'cancelled', 'killed', 'exited'] as const
 export type LiveStatus = (typeof LIVE_STATUSES)[number]

@@ -77,7 +77,7 @@ function readRange(file: string, start: number, end: number): string {
 
 function readBytes(file: string, start: number, end: number): Buffer {
   if (end <= start) return Buffer.alloc(0)
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW)
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   try {
     const buffer = Buffer.alloc(end - start)
     const read = readSync(fd, buffer, 0, buffer.length, start)

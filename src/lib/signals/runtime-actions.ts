@@ -28,7 +28,7 @@ import {
   type RunState,
 } from '../runs/store.js'
 import {
-  DEFAULT_KILL_GRACE_MS,
+  recordedKillGraceMs,
   isTerminal,
   type ChildProcessRecord,
   type RunMeta,
@@ -244,7 +244,7 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
  * nothing. Returns the pids still there kill_grace + 5 s on (normally none).
  */
 async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<number[]> {
-  const graceMs = mode === 'kill' ? 0 : Math.max(0, Number(meta.kill_grace_ms ?? DEFAULT_KILL_GRACE_MS))
+  const graceMs = mode === 'kill' ? 0 : recordedKillGraceMs(meta)
   const left = await endUnit(runUnit(meta, dir), graceMs, {
     mark: runMarkOf(dir, meta.run_instance_id),
     onOutside: (found) => noteLeftUnit(dir, found), // named in result.json leftover by the supervisor
