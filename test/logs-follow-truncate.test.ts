@@ -36,7 +36,7 @@ describe('logs --follow and a truncated log', () => {
     const h = home()
     const dir = launch(
       h,
-      'echo before-the-cut; sleep 1.5; truncate -s 0 "$ACTORS_STATE_DIR/stdout.log"; echo after; sleep 0.5',
+      'echo before-the-cut; sleep 3; truncate -s 0 "$ACTORS_STATE_DIR/stdout.log"; echo after; sleep 0.5',
     )
     const r = await actorsAsync(h, ['logs', dir, '--follow', '--json'])
     expect(r.code, r.stderr).toBe(0)

@@ -52,13 +52,14 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
 }
 
 /**
- * Whether a refusal that the Run is not live (exit 3: finished, or its
- * processes are not the ones recorded) came while something of its unit
- * still runs: run.json and result.json are the Run's to write, so one that
- * marks itself `done` must not keep a kill away from its command.
+ * Whether a refusal that the Run is finished (exit 3) came while something of
+ * its unit still runs: run.json and result.json are the Run's to write, so one
+ * that marks itself `done` must not keep a kill away from its command. (A
+ * recorded process whose identity does not match stays refused, exit 3:
+ * never signalled, as the SPEC says.)
  */
 function unitLivesOn(home: string, id: string, error: unknown): boolean {
-  if (!isActorsError(error) || error.exitCode !== EXIT.notActive) return false
+  if (!isActorsError(error) || error.exitCode !== EXIT.notActive || error.details?.pid !== undefined) return false
   return findUnitByFacts(runDir(home, id), homeKey(home)).pids.length > 0
 }
 

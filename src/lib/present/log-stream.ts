@@ -29,9 +29,10 @@ function openLog(file: string): number | undefined {
     if (code === 'ELOOP') throw corruptStateError(file, 'is a symbolic link; actors never reads a log through one')
     throw corruptStateError(file, `cannot be read (${code ?? (error as Error).message})`)
   }
-  if (fstatSync(fd).isFile()) return fd
+  const stat = fstatSync(fd)
+  if (stat.isFile()) return fd
   closeSync(fd)
-  throw corruptStateError(file, 'is not a regular file')
+  throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
 }
 
 /** Hand `bytes` to stdout; resolves once written (or refused), false when stdout is gone. */
