@@ -181,9 +181,18 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
           const r = actors(h, ['run', 'e', '--json'], {env})
           const [escaped] = await waitFor(
             () => {
-              const found = survivors(d).filter(
-                (pid) => !readFileSync(`/proc/${pid}/environ`, 'utf8').includes('ACTORS_'),
-              )
+              // The escaped process is the one that is a sleep by now (a subshell that just exited also shows an
+              // empty environ, as a zombie, while still in the command's group) and has no Run marker.
+              const found = survivors(d).filter((pid) => {
+                try {
+                  return (
+                    readFileSync(`/proc/${pid}/comm`, 'utf8') === 'sleep\n' &&
+                    !readFileSync(`/proc/${pid}/environ`, 'utf8').includes('ACTORS_')
+                  )
+                } catch {
+                  return false
+                }
+              })
               return found.length === 1 && found
             },
             10_000,
