@@ -10,8 +10,8 @@
  * A process that names another Run's dir is only ever itself found; another
  * Run's cgroup never qualifies, since its name is that Run's instance.
  */
-import {readdirSync, readFileSync} from 'node:fs'
-import {basename} from 'node:path'
+import {readdirSync, readFileSync, realpathSync} from 'node:fs'
+import {basename, resolve} from 'node:path'
 import {sleepSync} from '../platform/sleep.js'
 import {findRunProcesses, signalPids} from '../platform/process-tree.js'
 import {unifiedCgroupDirOf} from './cgroup-fs.js'
@@ -36,24 +36,33 @@ function envValue(environ: Buffer, name: string): string | undefined {
   return environ.subarray(at + key.length, end < 0 ? undefined : end).toString()
 }
 
+/** Every pid in /proc but this process's. */
+function otherPids(): number[] {
+  try {
+    return readdirSync('/proc')
+      .map(Number)
+      .filter((pid) => Number.isInteger(pid) && pid !== process.pid)
+  } catch {
+    return []
+  }
+}
+
+/** `pid`'s environment block with a leading NUL (so every name is found as `\0NAME=`); undefined when unreadable. */
+function environOf(pid: number): Buffer | undefined {
+  try {
+    return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)])
+  } catch {
+    return undefined
+  }
+}
+
 /** What is alive of the unit of the Run whose state dir is `dir` (see the module comment); one pass over /proc. */
 export function findUnitByFacts(dir: string, homeKey: string): FoundUnit {
   const roots: number[] = []
   const cgroups = new Set<string>()
-  let entries: string[] = []
-  try {
-    entries = readdirSync('/proc')
-  } catch {}
-  for (const entry of entries) {
-    const pid = Number(entry)
-    if (!Number.isInteger(pid) || pid === process.pid) continue
-    let environ: Buffer
-    try {
-      environ = Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)])
-    } catch {
-      continue
-    }
-    if (envValue(environ, 'ACTORS_STATE_DIR') !== dir) continue
+  for (const pid of otherPids()) {
+    const environ = environOf(pid)
+    if (!environ || envValue(environ, 'ACTORS_STATE_DIR') !== dir) continue
     roots.push(pid)
     const instance = envValue(environ, 'ACTORS_RUN_INSTANCE')
     const cgroup = instance ? unifiedCgroupDirOf(pid) : undefined
@@ -63,6 +72,48 @@ export function findUnitByFacts(dir: string, homeKey: string): FoundUnit {
   const pids = new Set(roots.length ? findRunProcesses({rootPids: roots, pgids: []}) : [])
   for (const path of cgroups) for (const pid of new CgroupUnit({kind: 'cgroup', path}).members()) pids.add(pid)
   return {pids: [...pids], cgroups: [...cgroups]}
+}
+
+/** A state dir as one key whatever spelling of the state root reached it (a linked home, a relative ACTORS_HOME). */
+export function stateDirKey(dir: string): string {
+  try {
+    return realpathSync(dir)
+  } catch {
+    return resolve(dir)
+  }
+}
+
+/**
+ * Every state dir that a live process still belongs to, by stateDirKey, with
+ * those pids; one pass over /proc. A process belongs to the dir its
+ * environment names (`ACTORS_STATE_DIR`, which every command of a Run
+ * carries) and a Run's supervisor to the dir its command line names
+ * (`dist/supervisor.cjs DIR KIND`): facts a Run cannot rewrite for a process
+ * it did not start. This process is left out.
+ */
+export function liveStateDirs(): Map<string, number[]> {
+  const named = new Map<string, number[]>()
+  const add = (dir: string, pid: number) => {
+    const list = named.get(dir)
+    if (list) list.push(pid)
+    else named.set(dir, [pid])
+  }
+  for (const pid of otherPids()) {
+    const environ = environOf(pid)
+    const dir = environ && envValue(environ, 'ACTORS_STATE_DIR')
+    if (dir) add(dir, pid)
+    try {
+      const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+      const script = args.findIndex((arg, index) => index > 0 && arg.endsWith('/supervisor.cjs'))
+      if (script > 0 && args[script + 1]) add(args[script + 1]!, pid)
+    } catch {}
+  }
+  const byKey = new Map<string, number[]>()
+  for (const [dir, pids] of named) {
+    const key = stateDirKey(dir)
+    byKey.set(key, [...(byKey.get(key) ?? []), ...pids])
+  }
+  return byKey
 }
 
 /** How long a kill by facts keeps sweeping before it names what is left. */

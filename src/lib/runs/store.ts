@@ -72,6 +72,15 @@ export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id
   return result
 }
 
+/** What a result.json already in `dir` claims (its status), or why it is none; undefined when there is none. */
+export function resultClaim(dir: string, meta: Pick<RunMeta, 'run_instance_id'>): string | undefined {
+  try {
+    return readRunResult(dir, meta)?.status
+  } catch (error) {
+    return (error as Error).message
+  }
+}
+
 export interface RunState {
   dir: string
   meta: RunMeta
@@ -128,11 +137,13 @@ export const MIRRORED_ARTIFACTS = 4
 /**
  * Write result.json exactly once per generation and mirror the terminal status
  * into run.json. Returns false when a result already existed (someone else won).
+ * `replace`: the Run's own supervisor, which knows it wrote none, records the
+ * real end over one it found (the Run wrote it; supervise.ts finish).
  * Caller must hold the Run's lock.
  */
-export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult): boolean {
+export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult, replace = false): boolean {
   const existing = readRunResult(dir, meta)
-  if (existing) return false
+  if (existing && !replace) return false
   releaseEndReserve(dir) // the room kept since the launch (end-reserve.ts): the end fits on a full disk
   writeJsonAtomic(runFile(dir, 'result'), result)
   // Mirror the essentials into run.json so listings read one file per Run, and a batch row (wait/batch.ts) needs no

@@ -7,7 +7,8 @@
 import {executorOf} from '../executors/index.js'
 import {dropTestHooks} from '../platform/test-hooks.js'
 import {generationOf} from '../records/generation-layout.js'
-import type {RunMeta, TerminalStatus} from '../records/run.js'
+import type {RunMeta, RunResult, TerminalStatus} from '../records/run.js'
+import {collectArtifacts} from '../runs/artifacts.js'
 import type {LineageVar} from '../runs/lineage.js'
 
 export interface StepOutcome {
@@ -68,4 +69,25 @@ export function endOf(meta: RunMeta, outcome: AttemptOutcome): {status: Terminal
   if (executorEnding === 'cancelled') return {status: 'cancelled', reason: 'stop'}
   if (outcome.exitCode === 0) return {status: 'done', reason: null}
   return {status: 'failed', reason: outcome.spawnError ? 'spawn_failed' : outcome.signal ? 'signal' : 'exit_code'}
+}
+
+/** The result.json of an attempt that ended with `outcome` (the unit's part and the budget mark are added by the caller). */
+export function resultOf(meta: RunMeta, outcome: AttemptOutcome, attempts: number, startedAt: Date): RunResult {
+  const {status, reason} = endOf(meta, outcome)
+  const completed = new Date()
+  const result: RunResult = {
+    status,
+    exit_code: outcome.exitCode,
+    signal: outcome.signal,
+    reason,
+    attempts,
+    started_at: startedAt.toISOString(),
+    completed_at: completed.toISOString(),
+    duration_ms: completed.getTime() - startedAt.getTime(),
+    artifacts: collectArtifacts(meta.artifacts, meta.cwd),
+    run_instance_id: meta.run_instance_id,
+  }
+  const error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
+  if (error) result.error = error
+  return result
 }

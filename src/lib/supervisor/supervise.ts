@@ -15,12 +15,11 @@ import {closeSync} from 'node:fs'
 import {appendStateFile, openStateFile} from '../platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
-import {collectArtifacts} from '../runs/artifacts.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
 import {endUnit, runMarkOf, type Leftover, type Unit} from '../containment/index.js'
 import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from './run-unit.js'
-import {readRunMetaRaw, readRunResult, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
+import {readRunMetaRaw, readRunResult, resultClaim, runFile, updateRunMeta, writeResultLocked} from '../runs/store.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {budgetMark} from '../runs/tree-limits.js'
@@ -31,9 +30,9 @@ import {generationOf} from '../records/generation-layout.js'
 import {completeMove} from '../runs/generation-move.js'
 import {StdinPump} from './stdin-pump.js'
 import {releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
-import {commandEnvironment, endOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
+import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
-import type {ChildProcessRecord, RunMeta, RunResult} from '../records/run.js'
+import type {ChildProcessRecord, RunMeta} from '../records/run.js'
 
 class Supervisor {
   private readonly live = new Map<number, ChildProcess>()
@@ -323,32 +322,24 @@ class Supervisor {
 
   private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
     withLockSync(runFile(this.dir, 'lock'), () => {
-      const meta = readRunMetaRaw(this.dir)
+      const found = readRunMetaRaw(this.dir)
       // A dir swapped for a link to (or a copy of) another Run is not this Run's: its end and unit are left alone.
-      if (!meta || meta.run_instance_id !== this.meta.run_instance_id || readRunResult(this.dir, meta)) return
+      if (!found || found.run_instance_id !== this.meta.run_instance_id) return
+      // Whose the end is, and whether it is delivered, are the launch's: run.json is the Run's to rewrite.
+      const meta: RunMeta = {...found, owner: this.meta.owner, notification: this.meta.notification}
+      // This supervisor writes its one result here: one found was the Run's (or a reader's misled by a forged identity).
+      const claimed = resultClaim(this.dir, meta)
       releaseEndReserve(this.dir) // room for the end even on a disk the command's output filled (end-reserve.ts)
-      let {status, reason} = endOf(meta, outcome)
-      const completed = new Date()
-      const result: RunResult = {
-        status,
-        exit_code: outcome.exitCode,
-        signal: outcome.signal,
-        reason,
-        attempts,
-        started_at: startedAt.toISOString(),
-        completed_at: completed.toISOString(),
-        duration_ms: completed.getTime() - startedAt.getTime(),
-        artifacts: collectArtifacts(meta.artifacts, meta.cwd),
-        run_instance_id: meta.run_instance_id,
-      }
-      if (outcome.spawnError ?? outcome.lockError ?? outcome.unitError)
-        result.error = outcome.spawnError ?? outcome.lockError ?? outcome.unitError
+      const result = resultOf(meta, outcome, attempts, startedAt)
+      const {status} = result
+      let reason = result.reason
       // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
       if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta)
       Object.assign(result, budgetMark(this.home, meta))
       // Trace first: once result.json exists the Run is finished and nothing more is written to it.
+      if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
       this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
-      writeResultLocked(this.dir, meta, result)
+      writeResultLocked(this.dir, meta, result, claimed !== undefined)
       this.meta = {...meta, status}
     })
     afterRunEnded(this.home, this.meta)

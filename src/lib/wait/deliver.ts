@@ -29,6 +29,7 @@ import {
   type Selection,
 } from './select.js'
 import {WaitSnapshot} from './snapshot.js'
+import {holdUnprovenEnds, UNPROVEN_POLL_MS} from './proven-ends.js'
 import {testHookPause} from '../platform/test-hooks.js'
 import {DEFAULT_SETTLE_MS, SettleWindow} from './settle.js'
 import {shownMembers} from './ended-on-request.js'
@@ -108,7 +109,10 @@ function attempt(request: WaitRequest, timedOut: boolean, settle: SettleWindow):
         write: true,
       }
     }
-    const selection = settledSelection(request, snapshot, claimed)
+    let selection = settledSelection(request, snapshot, claimed)
+    // An end is the Run's word until nothing of it lives: one that still runs is read again shortly.
+    const unproven = holdUnprovenEnds(snapshot.runs, [...selection.members, ...selection.silent])
+    if (unproven > 0) selection = settledSelection(request, snapshot, claimed)
     const pruned = forgetVanished(journal, (run) => snapshot.isIndexed(run)) || migrated
     // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
@@ -121,6 +125,8 @@ function attempt(request: WaitRequest, timedOut: boolean, settle: SettleWindow):
     const look = readiness(request, selection, attention.length > 0, timedOut, settle)
     if ('sleep' in look) {
       snapshot.saveQueue()
+      const {pollMs} = look.sleep
+      if (unproven > 0) look.sleep.pollMs = Math.min(pollMs ?? UNPROVEN_POLL_MS, UNPROVEN_POLL_MS)
       return {value: look.sleep, write: pruned}
     }
     const {ready} = look

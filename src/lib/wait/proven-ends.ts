@@ -1,0 +1,54 @@
+/**
+ * A finished status is delivered only once the Run is gone (issue: a Run that
+ * wrote its own `result.json`, or `status: done` into its run.json, was
+ * delivered as "done, exit 0" while its command ran on). Both files are the
+ * Run's to write; what it cannot write is whether a process of it is still
+ * alive. So before a wait hands out an end, it looks once over /proc
+ * (containment/unit-facts.ts liveStateDirs): while the Run's supervisor or a
+ * process carrying its state dir lives, the end is a claim and the Run is
+ * still live for this wait. The supervisor then records the real end over a
+ * result it did not write (supervisor/supervise.ts). Processes the recorded
+ * end itself names as left over (`leftover`) do not hold it back: the row
+ * says they outlived it.
+ */
+import {liveStateDirs, stateDirKey} from '../containment/unit-facts.js'
+import {isTerminal} from '../records/run.js'
+import {readRunResult} from '../runs/store.js'
+import type {RunEntry} from './select.js'
+
+/** How often a wait looks again while an end it found is not proven yet (no doorbell rings when a supervisor exits). */
+export const UNPROVEN_POLL_MS = 25
+
+/**
+ * Mark as live, in `runs`, every entry of `entries` that reads finished while
+ * a process of it still lives (see the module comment). Returns how many.
+ * Earlier generations (`archived`) are left as they are: a Run's current
+ * generation is the one that runs.
+ */
+export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly RunEntry[]): number {
+  const finished = entries.filter((e) => !e.archived && isTerminal(e.meta.status))
+  if (finished.length === 0) return 0
+  const live = liveStateDirs()
+  if (live.size === 0) return 0
+  let held = 0
+  for (const entry of finished) {
+    const pids = live.get(stateDirKey(entry.dir))
+    if (!pids) continue
+    const leftover = namedLeftover(entry)
+    if (pids.every((pid) => leftover.has(pid))) continue
+    runs.set(entry.meta.run, {...entry, meta: {...entry.meta, status: 'running'}})
+    held++
+  }
+  return held
+}
+
+/** The pids the Run's recorded end names as outliving it. */
+function namedLeftover(entry: RunEntry): Set<number> {
+  try {
+    const leftover = readRunResult(entry.dir, entry.meta)?.leftover
+    if (!Array.isArray(leftover)) return new Set()
+    return new Set(leftover.map((item) => (item as {pid?: unknown})?.pid).filter((pid) => typeof pid === 'number'))
+  } catch {
+    return new Set()
+  }
+}

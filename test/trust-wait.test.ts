@@ -1,0 +1,87 @@
+/**
+ * A Run cannot hand its owner a false end (issue 35: a Run that wrote its own
+ * result.json, or `status: done` into its run.json, was delivered by `wait`
+ * as "done, exit 0" while its command ran on, and its real end was never
+ * recorded; one that rewrote its `notification` or `owner` kept its failure
+ * from its owner's `wait`). Real Runs as the adversary, under the cgroup a
+ * Run gets on this machine and again under tracked containment. Each command
+ * forges first, then waits for a file the test creates before it exits 5, so
+ * the test decides when the real end comes.
+ */
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {actors, homesPerTest, waitFor, waitForResult} from './helpers.js'
+
+const MODES = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
+
+const home = homesPerTest('actors-trust-wait-')
+
+/** A node one-liner, run by the Run's command, that rewrites its own run.json with `fields` (as any process of the Run can). */
+function rewriteOwnRecord(fields: Record<string, unknown>): string {
+  const js = `const fs=require('fs');const f=process.env.ACTORS_STATE_DIR+'/run.json';const m=JSON.parse(fs.readFileSync(f,'utf8'));Object.assign(m,${JSON.stringify(fields)});fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f)`
+  return `'${process.execPath}' -e "${js.replaceAll('"', '\\"')}"`
+}
+
+/** The Run's own result.json claiming done, exit 0, written as the kernel would (a rename). */
+const FORGED_RESULT =
+  'printf \'{"status":"done","exit_code":0,"run_instance_id":"%s","artifacts":[]}\' "$ACTORS_RUN_INSTANCE" > "$ACTORS_STATE_DIR/r.x" && mv "$ACTORS_STATE_DIR/r.x" "$ACTORS_STATE_DIR/result.json"'
+
+/** Launch Run `v` whose command runs `forge`, marks `forged` in `dir`, then waits for `go` there and exits 5. */
+function launch(h: string, env: NodeJS.ProcessEnv, forge: string): {dir: string; go: string} {
+  const go = join(h, 'go')
+  const script = `${forge} && touch '${h}/forged'; while [ ! -e '${go}' ]; do sleep 0.05; done; exit 5`
+  const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
+  expect(r.code, r.stderr).toBe(0)
+  return {dir: r.json.state_dir, go}
+}
+
+describe.each(MODES)('a Run forging its own end ($mode)', ({env, skip}) => {
+  const forgeries = [
+    {what: 'its own result.json (done, exit 0)', forge: FORGED_RESULT},
+    {what: 'status done in its run.json', forge: rewriteOwnRecord({status: 'done', exit_code: 0})},
+  ]
+  for (const {what, forge} of forgeries) {
+    it.skipIf(skip)(
+      `${what}: wait does not deliver it while the command runs; the real end (exit 5) is recorded and delivered`,
+      async () => {
+        const h = home()
+        const {dir, go} = launch(h, env, forge)
+        await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+        const early = actors(h, ['wait', 'v', '--timeout', '1s', '--json'], {env})
+        expect(early.code, early.stdout + early.stderr).toBe(124)
+        expect(early.json.members).toBe(0)
+        expect(early.json.pending.map((p: {run: string}) => p.run)).toEqual(['v'])
+        writeFileSync(go, '')
+        const result = await waitForResult(dir, 15_000)
+        expect(result).toMatchObject({status: 'failed', exit_code: 5})
+        const late = actors(h, ['wait', 'v', '--timeout', '15s', '--json'], {env})
+        expect(late.code, late.stderr).toBe(1)
+        expect(late.json.rows).toMatchObject([{run: 'v', status: 'failed', exit_code: 5}])
+        if (forge === FORGED_RESULT) expect(readFileSync(join(dir, 'trace.jsonl'), 'utf8')).toContain('result_replaced')
+      },
+      40_000,
+    )
+  }
+
+  it.skipIf(skip)(
+    "notification silent and another owner in its run.json: its failure still reaches its own owner's wait",
+    async () => {
+      const h = home()
+      const {dir, go} = launch(h, env, rewriteOwnRecord({notification: 'silent', owner: 'bob'}))
+      await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+      writeFileSync(go, '')
+      await waitForResult(dir, 15_000)
+      const bob = actors(h, ['wait', '--timeout', '1s', '--json'], {env: {...env, ACTORS_OWNER: 'bob'}})
+      expect(bob.json.members, bob.stdout).toBe(0)
+      const own = actors(h, ['wait', '--timeout', '15s', '--json'], {env})
+      expect(own.code, own.stderr).toBe(1)
+      expect(own.json.rows).toMatchObject([{run: 'v', status: 'failed', exit_code: 5}])
+    },
+    40_000,
+  )
+})
