@@ -3,7 +3,8 @@
  * result.json, or `status: done` into its run.json, was delivered by `wait`
  * as "done, exit 0" while its command ran on, and its real end was never
  * recorded; one that rewrote its `notification` or `owner` kept its failure
- * from its owner's `wait`). Real Runs as the adversary, under the cgroup a
+ * from its owner's `wait`, and so did one that wrote its own reported.json).
+ * Real Runs as the adversary, under the cgroup a
  * Run gets on this machine and again under tracked containment. Each command
  * forges first, then waits for a file the test creates before it exits 5, so
  * the test decides when the real end comes.
@@ -67,6 +68,23 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({env, skip}) => {
       40_000,
     )
   }
+
+  it.skipIf(skip)(
+    'a reported.json of its own (as a wait writes it): its failure is still delivered',
+    async () => {
+      const h = home()
+      const mark =
+        'printf \'{"run_instance_id":"%s","owner":"default","batch_id":"x","reported_at":"2026-01-01T00:00:00Z"}\' "$ACTORS_RUN_INSTANCE" > "$ACTORS_STATE_DIR/reported.json"'
+      const {dir, go} = launch(h, env, mark)
+      await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+      writeFileSync(go, '')
+      await waitForResult(dir, 15_000)
+      const own = actors(h, ['wait', '--timeout', '15s', '--json'], {env})
+      expect(own.code, own.stderr).toBe(1)
+      expect(own.json.rows).toMatchObject([{run: 'v', status: 'failed', exit_code: 5}])
+    },
+    40_000,
+  )
 
   it.skipIf(skip)(
     "notification silent and another owner in its run.json: its failure still reaches its own owner's wait",

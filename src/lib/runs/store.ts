@@ -17,7 +17,7 @@ import {withLockSync} from '../platform/file-lock.js'
 import {linkedPathError, refuseLinkedDir} from '../platform/private-files.js'
 import {askExecutor} from './executor-questions.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
-import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
+import {readJsonFile, unlinkQuietly, writeJsonAtomic} from '../platform/state-files.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {checkRunMeta} from './meta-checks.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from '../records/run.js'
@@ -144,6 +144,9 @@ export const MIRRORED_ARTIFACTS = 4
 export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult, replace = false): boolean {
   const existing = readRunResult(dir, meta)
   if (existing && !replace) return false
+  // No wait delivers an end before it is written (wait/proven-ends.ts): a reported mark already here is the Run's own,
+  // made to keep its end from its owner.
+  unlinkQuietly(runFile(dir, 'reported'))
   releaseEndReserve(dir) // the room kept since the launch (end-reserve.ts): the end fits on a full disk
   writeJsonAtomic(runFile(dir, 'result'), result)
   // Mirror the essentials into run.json so listings read one file per Run, and a batch row (wait/batch.ts) needs no
