@@ -14,9 +14,11 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs'
+import {basename} from 'node:path'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 import {sleep, sleepSync} from './sleep.js'
+import {testHookNumber} from './test-hooks.js'
 
 let selfIdentity: ProcessIdentity | undefined
 
@@ -64,11 +66,22 @@ function tryCreate(lockFile: string, identity: string): boolean {
   return true
 }
 
-/** What a lock file holds: its holder's identity, or (unreadable: torn) an id of the file itself. */
-type LockFileState = {holder: ProcessIdentity} | {torn: string}
+/**
+ * What a lock file holds: its holder's identity, or (unreadable: torn) an id
+ * of the file itself; `junk` for something no lock ever is (a directory, a
+ * FIFO: made by a Run in its own state dir to stall the kernel).
+ */
+type LockFileState = {holder: ProcessIdentity} | {torn: string} | {junk: true}
 
 /** Read the lock file once per contention step; undefined when there is none. */
 function readLockFile(lockFile: string): LockFileState | undefined {
+  try {
+    // Never opened when it is no file or link: reading a FIFO would block for ever.
+    const stat = lstatSync(lockFile)
+    if (!stat.isSymbolicLink() && !stat.isFile()) return {junk: true}
+  } catch {
+    return undefined
+  }
   try {
     const holder: unknown = JSON.parse(readLockText(lockFile))
     if (holder && typeof holder === 'object') return {holder: holder as ProcessIdentity}
@@ -135,22 +148,16 @@ export interface LockOptions {
  */
 function contention(lockFile: string, options: LockOptions): () => number {
   // Patient: a crowd of callers on a loaded machine (70 controls of one Run on 2 cores) each wait their turn.
-  const deadline = Date.now() + (options.timeoutMs ?? DEFAULT_LOCK_WAIT_MS)
+  const waitMs = options.timeoutMs ?? (testHookNumber('lockWaitMs') || DEFAULT_LOCK_WAIT_MS)
+  const deadline = Date.now() + waitMs
   let delay = 1
   // The torn file being timed: a different file (a fresh lock caught mid-write) restarts the clock.
   let torn: {file: string; since: number} | undefined
   return () => {
     const state = readLockFile(lockFile)
     if (state && 'holder' in state) breakIfStale(lockFile, state.holder)
-    if (Date.now() > deadline) {
-      // Busy (exit 5, as for any refusal to wait longer), never a failure of the command itself.
-      const holder = state && 'holder' in state ? ` (pid ${state.holder.pid})` : ''
-      throw new ActorsError(
-        `busy: another actors process${holder} held ${lockFile} for over ${Math.round((options.timeoutMs ?? DEFAULT_LOCK_WAIT_MS) / 1000)}s`,
-        EXIT.refused,
-        'retry; if no actors process is running, remove that file',
-      )
-    }
+    if (state && 'junk' in state) moveAside(lockFile)
+    if (Date.now() > deadline) throw busyError(lockFile, state, waitMs)
     if (!state || !('torn' in state)) torn = undefined
     else if (torn?.file !== state.torn) torn = {file: state.torn, since: Date.now()}
     else if (Date.now() - torn.since > 1000) {
@@ -163,6 +170,45 @@ function contention(lockFile: string, options: LockOptions): () => number {
     const wait = delay
     delay = Math.min(delay * 2, 20)
     return wait
+  }
+}
+
+/** Move what is not a lock out of the lock's place (renamed beside it, never deleted: it may be a whole directory). */
+function moveAside(lockFile: string): void {
+  try {
+    renameSync(lockFile, `${lockFile}.not-a-lock.${process.pid}.${Date.now()}`)
+  } catch {}
+}
+
+/**
+ * Busy (exit 5, as for any refusal to wait longer), never a failure of the
+ * command itself. A holder that is a process of a Run (it carries the Run's
+ * ACTORS_STATE_DIR) is named with that Run: a Run can keep a lock of the
+ * state root it can write, and ending it is the way out.
+ */
+function busyError(lockFile: string, state: LockFileState | undefined, waitedMs: number): ActorsError {
+  const pid = state && 'holder' in state ? state.holder.pid : undefined
+  const runDir = pid === undefined ? undefined : stateDirOfProcess(pid)
+  const holder = pid === undefined ? '' : runDir ? ` (pid ${pid}, a process of the Run in ${runDir})` : ` (pid ${pid})`
+  return new ActorsError(
+    `busy: another actors process${holder} held ${lockFile} for over ${Math.round(waitedMs / 1000)}s`,
+    EXIT.refused,
+    runDir
+      ? `end that Run (actors control ${basename(runDir)} kill), or retry`
+      : 'retry; if no actors process is running, remove that file',
+    {lock: lockFile},
+  )
+}
+
+/** The ACTORS_STATE_DIR in `pid`'s environment (a Run's command carries its own), or undefined. */
+function stateDirOfProcess(pid: number): string | undefined {
+  try {
+    const environ = `\0${readFileSync(`/proc/${pid}/environ`, 'utf8')}`
+    const key = '\0ACTORS_STATE_DIR='
+    const at = environ.indexOf(key)
+    return at < 0 ? undefined : environ.slice(at + key.length).split('\0')[0] || undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -23,6 +23,8 @@ const HOOKS = {
   /** Generation move: where to pause (`staged` or `committed`; both when unset) and how long (generation-move.ts). */
   generationMoveAt: 'ACTORS_TEST_GENERATION_MOVE_AT',
   generationMoveDelayMs: 'ACTORS_TEST_GENERATION_MOVE_DELAY_MS',
+  /** Locks: wait this long (not 30 s) for a lock held by a live process before answering busy (file-lock.ts). */
+  lockWaitMs: 'ACTORS_TEST_LOCK_WAIT_MS',
 } as const
 
 export type TestHook = keyof typeof HOOKS

@@ -16,6 +16,7 @@ import {appendStateFile, openStateFile} from '../platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {withLockSync} from '../platform/file-lock.js'
+import {isActorsError} from '../platform/errors.js'
 import {readProcessIdentity} from '../platform/process-identity.js'
 import {endUnit, runMarkOf, type Leftover, type Unit} from '../containment/index.js'
 import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from './run-unit.js'
@@ -56,11 +57,7 @@ class Supervisor {
     this.pump = meta.inbox === 'stdin' ? new StdinPump(dir, generationOf(meta)) : undefined
   }
 
-  /**
-   * [containment] Make the Run's unit, before anything of the Run starts:
-   * its record (superviseRun writes it to run.json with the start fields),
-   * or why it cannot be made here.
-   */
+  /** [containment] Make the Run's unit before anything of it starts: its record (superviseRun writes it), or why not. */
   makeUnit(): Unit | string {
     const unit = makeRunUnit(this.home, this.dir, this.meta, () => this.processQuery())
     if (typeof unit !== 'string') this.unit = unit
@@ -321,28 +318,37 @@ class Supervisor {
   }
 
   private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
-    withLockSync(runFile(this.dir, 'lock'), () => {
-      const found = readRunMetaRaw(this.dir)
-      // A dir swapped for a link to (or a copy of) another Run is not this Run's: its end and unit are left alone.
-      if (!found || found.run_instance_id !== this.meta.run_instance_id) return
-      // Whose the end is, and whether it is delivered, are the launch's: run.json is the Run's to rewrite.
-      const meta: RunMeta = {...found, owner: this.meta.owner, notification: this.meta.notification}
-      // This supervisor writes its one result here: one found was the Run's (or a reader's misled by a forged identity).
-      const claimed = resultClaim(this.dir, meta)
-      releaseEndReserve(this.dir) // room for the end even on a disk the command's output filled (end-reserve.ts)
-      const result = resultOf(meta, outcome, attempts, startedAt)
-      const {status} = result
-      let reason = result.reason
-      // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
-      if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta)
-      Object.assign(result, budgetMark(this.home, meta))
-      // Trace first: once result.json exists the Run is finished and nothing more is written to it.
-      if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
-      this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
-      writeResultLocked(this.dir, meta, result, claimed !== undefined)
-      this.meta = {...meta, status}
-    })
+    try {
+      withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt))
+    } catch (error) {
+      // The Run's lock kept past its wait by some process (a Run can hold any lock it can write) never costs the end.
+      if (!isActorsError(error) || error.details?.lock !== runFile(this.dir, 'lock')) throw error
+      this.appendStderr(`actors: ${error.message}; the end is recorded without it\n`)
+      this.recordEnd(outcome, attempts, startedAt)
+    }
     afterRunEnded(this.home, this.meta)
+  }
+
+  /** Write the end (the Run's lock held, or kept past its wait: see finish). */
+  private recordEnd(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+    const found = readRunMetaRaw(this.dir)
+    // A dir swapped for a link to (or a copy of) another Run is not this Run's: its end and unit are left alone.
+    if (!found || found.run_instance_id !== this.meta.run_instance_id) return
+    // Whose the end is, and whether it is delivered, are the launch's: run.json is the Run's to rewrite.
+    const meta: RunMeta = {...found, owner: this.meta.owner, notification: this.meta.notification}
+    // This supervisor writes its one result here: one found was the Run's (or a reader's misled by a forged identity).
+    const claimed = resultClaim(this.dir, meta)
+    releaseEndReserve(this.dir) // room for the end even on a disk the command's output filled (end-reserve.ts)
+    const result = resultOf(meta, outcome, attempts, startedAt)
+    let {status, reason} = result
+    // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
+    if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta)
+    Object.assign(result, budgetMark(this.home, meta))
+    // Trace first: once result.json exists the Run is finished and nothing more is written to it.
+    if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
+    this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
+    writeResultLocked(this.dir, meta, result, claimed !== undefined)
+    this.meta = {...meta, status}
   }
 
   private trace(kind: string, summary: string, data?: unknown): void {

@@ -1,0 +1,85 @@
+/**
+ * A lock a Run can make or keep never costs another Run its end (issue 35:
+ * a Run that made its own `.lock` a directory, or kept a sibling's `.lock`
+ * under its own live process, left that Run `running` with no supervisor and
+ * its exit status lost; every later read of the root stalled on it). Real
+ * Runs as the adversary; the lock wait is shortened to 2 s for the supervisor
+ * (ACTORS_TEST_LOCK_WAIT_MS) so the test need not sit out the usual 30 s.
+ */
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, homesPerTest, waitFor, waitForResult} from './helpers.js'
+
+const home = homesPerTest('actors-trust-locks-')
+const SHORT_LOCK_WAIT = {ACTORS_TEST_LOCK_WAIT_MS: '2000'}
+
+/** Node code that takes `file` as a lock in the kernel's form (a link naming this live process), then idles. */
+const HOLD_LOCK = [
+  "const fs=require('fs')",
+  "const st=fs.readFileSync('/proc/self/stat','utf8')",
+  "const start=st.slice(st.lastIndexOf(')')+2).split(' ')[19]",
+  "const boot=fs.readFileSync('/proc/sys/kernel/random/boot_id','utf8').trim()",
+  'fs.rmSync(process.argv[1],{force:true})',
+  'fs.symlinkSync(JSON.stringify({pid:process.pid,start,boot}),process.argv[1])',
+  "fs.writeFileSync(process.argv[2],'')",
+  'setInterval(()=>{},1e6)',
+].join(';')
+
+describe('locks a Run can make or keep', () => {
+  it('a directory made at its own .lock: the end (exit 3) is recorded at once and delivered', async () => {
+    const h = home()
+    const script = 'rm -f "$ACTORS_STATE_DIR/.lock"; mkdir "$ACTORS_STATE_DIR/.lock"; exit 3'
+    const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script])
+    expect(r.code, r.stderr).toBe(0)
+    const result = await waitForResult(r.json.state_dir, 10_000)
+    expect(result).toMatchObject({status: 'failed', exit_code: 3})
+    const wait = actors(h, ['wait', 'v', '--timeout', '5s', '--json'])
+    expect(wait.json.rows).toMatchObject([{run: 'v', exit_code: 3}])
+  }, 30_000)
+
+  /** Launch Run `name` (its command: `argv`); returns its state dir. */
+  function launch(h: string, name: string, argv: string[], env: NodeJS.ProcessEnv = {}): string {
+    const r = actors(h, ['run', '--name', name, '--json', '--', ...argv], {env})
+    expect(r.code, r.stderr).toBe(0)
+    return r.json.state_dir
+  }
+
+  /** Launch Run `v`, whose command keeps `lock` as a live lock of its own; resolves once it holds it. */
+  async function holdWithRun(h: string, lock: string): Promise<string> {
+    const held = join(h, 'held')
+    const dir = launch(h, 'v', [process.execPath, '-e', HOLD_LOCK, lock, held])
+    await waitFor(() => existsSync(held), 10_000, 'the hold on the lock')
+    return dir
+  }
+
+  it("a sibling's .lock kept by a live process of another Run: the sibling's end (exit 7) is still recorded", async () => {
+    const h = home()
+    const go = join(h, 'go')
+    const w = launch(h, 'w', ['sh', '-c', `while [ ! -e '${go}' ]; do sleep 0.05; done; exit 7`], SHORT_LOCK_WAIT)
+    await holdWithRun(h, join(w, '.lock'))
+    try {
+      writeFileSync(go, '')
+      const result = await waitForResult(w, 20_000)
+      expect(result).toMatchObject({status: 'failed', exit_code: 7})
+      expect(readFileSync(join(w, 'stderr.log'), 'utf8')).toContain('the end is recorded without it')
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+    }
+  }, 40_000)
+
+  it('a busy answer names the Run whose process keeps the lock, and how to end it', async () => {
+    const h = home()
+    const u = launch(h, 'u', ['sleep', '30'])
+    const v = await holdWithRun(h, join(u, '.lock'))
+    try {
+      const pause = actors(h, ['control', 'u', 'pause'], {env: SHORT_LOCK_WAIT})
+      expect(pause.code, pause.stderr).toBe(5)
+      expect(pause.stderr).toContain(`a process of the Run in ${v}`)
+      expect(pause.stderr).toContain('actors control v kill')
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+      actors(h, ['control', 'u', 'kill'])
+    }
+  }, 40_000)
+})
