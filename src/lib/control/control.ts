@@ -229,5 +229,8 @@ async function serviceStop(
     return outcome
   }
   const final = await awaitRunEnd(home, state.dir, STOP_RESULT_WAIT_MS)
-  return {...outcome, status: final?.meta.status ?? 'unknown', ...descendantsField(cascade)}
+  // Accepted but still running: the kernel's stop follows, as a graceful stop that hangs ends in pm2 or systemd.
+  if (!final || !isTerminal(final.meta.status))
+    return new Unreachable(`the service accepted stop, yet the Run still ran after ${STOP_RESULT_WAIT_MS / 1000}s`)
+  return {...outcome, status: final.meta.status, ...descendantsField(cascade)}
 }

@@ -126,6 +126,13 @@ export async function serviceAction(
       )
     }
     if (error.kind === 'timeout') {
+      // A runtime name answered by silence is the kernel's to apply: a service cannot opt its Run out of stop or pause.
+      if (fallbackAllowed) {
+        completeControl(dir, record.id, 'failed', {
+          error: `no reply within ${REQUEST_TIMEOUT_MS / 1000}s; the kernel applied ${action}`,
+        })
+        return new Unreachable(`the service did not reply within ${REQUEST_TIMEOUT_MS / 1000}s`)
+      }
       throw notActiveError(
         `Run ${meta.run}: no reply to ${action} within ${REQUEST_TIMEOUT_MS / 1000}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
         fallbackAllowed

@@ -1,0 +1,90 @@
+/**
+ * A Run cannot opt out of stop and pause (issue 35: an ad-hoc Run that wrote
+ * `control: [stop, pause]` into its run.json and served a socket that accepts
+ * and never answers kept `control stop`, `control pause` and `close` from
+ * ending or pausing it; only `kill` did). A declared runtime action that the
+ * service leaves unanswered, or a stop it accepts without ending, is the
+ * kernel's to apply. The service here is a real unix socket in the Run's
+ * command, and the Run's processes are found by a token in their command line.
+ */
+import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
+
+const home = homesPerTest('actors-trust-control-')
+
+/**
+ * Node code for the Run's command: claim `stop` and `pause` as its own
+ * actions in run.json, publish a control endpoint whose socket accepts every
+ * connection and (`silent`) never replies or (`accepting`) answers ok and goes
+ * on running; then mark `argv[1]` and idle.
+ */
+function service(mode: 'silent' | 'accepting'): string {
+  return [
+    "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR",
+    "const f=d+'/run.json',m=JSON.parse(fs.readFileSync(f,'utf8'))",
+    "m.control=['stop','pause'];fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f)",
+    "const sock=d+'/svc.sock'",
+    mode === 'silent'
+      ? 'net.createServer(()=>{}).listen(sock,go)'
+      : "net.createServer((c)=>c.on('data',()=>c.write(JSON.stringify({ok:true})+'\\n'))).listen(sock,go)",
+    "function go(){fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[1],'')}",
+  ].join(';')
+}
+
+/** Live (non-zombie) pids whose command line contains `text`. */
+function survivors(text: string): number[] {
+  return readdirSync('/proc')
+    .map(Number)
+    .filter((pid) => {
+      try {
+        return processState(pid) !== 'Z' && readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(text)
+      } catch {
+        return false
+      }
+    })
+}
+
+async function launch(h: string, mode: 'silent' | 'accepting'): Promise<{dir: string; ready: string}> {
+  const ready = join(h, `ready-${mode}-${process.pid}`)
+  const r = actors(h, ['run', '--name', 'v', '--json', '--', process.execPath, '-e', service(mode), ready])
+  expect(r.code, r.stderr).toBe(0)
+  await waitFor(() => existsSync(ready), 10_000, 'the service')
+  return {dir: r.json.state_dir, ready}
+}
+
+/** `control v stop` answers as the kernel's, and the Run ends cancelled with none of its processes left. */
+async function expectKernelStop(h: string, dir: string, ready: string): Promise<void> {
+  const stop = actors(h, ['control', 'v', 'stop', '--json'], {timeout: 40_000})
+  expect(stop.code, stop.stderr).toBe(0)
+  expect(stop.json).toMatchObject({handled_by: 'kernel'})
+  expect(await waitForResult(dir, 15_000)).toMatchObject({status: 'cancelled'})
+  expect(survivors(ready)).toEqual([])
+}
+
+describe('a Run that claims stop and pause as its own actions', () => {
+  it('and never answers: pause and stop are applied by the kernel', async () => {
+    const h = home()
+    const {dir, ready} = await launch(h, 'silent')
+    try {
+      const pause = actors(h, ['control', 'v', 'pause', '--json'])
+      expect(pause.code, pause.stderr).toBe(0)
+      expect(pause.json).toMatchObject({handled_by: 'kernel'})
+      expect(readJson(join(dir, 'run.json')).status).toBe('paused')
+      await expectKernelStop(h, dir, ready)
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+    }
+  }, 60_000)
+
+  it('and accepts stop without ending: the kernel stops it', async () => {
+    const h = home()
+    const {dir, ready} = await launch(h, 'accepting')
+    try {
+      await expectKernelStop(h, dir, ready)
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+    }
+  }, 60_000)
+})
