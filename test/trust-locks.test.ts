@@ -6,10 +6,11 @@
  * Runs as the adversary; the lock wait is shortened to 2 s for the supervisor
  * (ACTORS_TEST_LOCK_WAIT_MS) so the test need not sit out the usual 30 s.
  */
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, waitFor, waitForResult} from './helpers.js'
+import {actors, BIN, cliEnv, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-trust-locks-')
 const SHORT_LOCK_WAIT = {ACTORS_TEST_LOCK_WAIT_MS: '2000'}
@@ -82,4 +83,50 @@ describe('locks a Run can make or keep', () => {
       actors(h, ['control', 'u', 'kill'])
     }
   }, 40_000)
+
+  it("a lock record pairing a dead holder with another lock exec's unit: the slot passes on, that unit's command lives", async () => {
+    const h = home()
+    const length = `301.${process.pid}${Math.floor(Math.random() * 1e6)}` // its command line is this test's alone
+    const victim = spawn(process.execPath, [BIN, 'lock', 'exec', 'other', '--', 'sleep', length], {
+      env: cliEnv(h),
+      stdio: 'ignore',
+      detached: true,
+    })
+    try {
+      const unit = await waitFor(
+        () => readJson(join(h, 'locks', 'other.json')).holders[0]?.holder.unit,
+        10_000,
+        'the unit',
+      )
+      const sleeper = await waitFor(
+        () =>
+          Number(spawnSync('pgrep', ['-f', '-x', `sleep ${length}`], {encoding: 'utf8'}).stdout.trim()) || undefined,
+        10_000,
+        'the victim command',
+      )
+      // What a Run can write into locks/: db held by a process that is gone, its unit the other lock's cgroup.
+      const gone = spawnSync('true').pid
+      const forged = {
+        schema: 'actors-lock-v1',
+        lock: 'db',
+        slots: 1,
+        holders: [
+          {
+            holder: {kind: 'process', pid: gone, start: '1', unit},
+            label: `pid:${gone}`,
+            since: new Date().toISOString(),
+          },
+        ],
+        queue: [],
+        updated_at: new Date().toISOString(),
+      }
+      writeFileSync(join(h, 'locks', 'db.json'), JSON.stringify(forged))
+      const taken = actors(h, ['lock', 'acquire', 'db', '--holder', 'x', '--lease', '1m', '--json'])
+      expect(taken.code, taken.stderr).toBe(0)
+      expect(processAlive(sleeper)).toBe(true)
+    } finally {
+      if (victim.pid) process.kill(-victim.pid, 'SIGKILL')
+      spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+    }
+  }, 30_000)
 })

@@ -30,14 +30,7 @@ function logBytes(file: string): number {
 async function printLogDocument(run: string, stream: StreamName, file: string, from: number): Promise<void> {
   const empty = jsonDocument({run, stream, text: ''})
   const cut = empty.lastIndexOf('""') + 1
-  if (
-    !(await writeStdout(empty.slice(0, cut)).then(
-      () => true,
-      () => false,
-    ))
-  )
-    return
-  if (!(await copyLogAsJsonString(file, from))) return
+  if (!(await copyLogAsJsonString(file, from, empty.slice(0, cut)))) return
   await writeStdout(empty.slice(cut)).catch(() => undefined)
 }
 

@@ -112,49 +112,61 @@ export async function serviceAction(
     })
   } catch (error) {
     if (!(error instanceof EndpointError)) throw error
-    if (error.kind === 'unreachable') {
-      if (fallbackAllowed) {
-        completeControl(dir, record.id, 'failed', {
-          error: `service unreachable (${error.message}); the kernel applied ${action}`,
-        })
-        return new Unreachable(`the service did not accept the connection (${error.message})`)
-      }
-      throw notActiveError(
-        `Run ${meta.run}: endpoint not ready (${error.message}); control ${record.id} stays queued`,
-        'the service may be starting or gone; retry, or let it claim the record when it is back',
-        {record: readControlRecord(dir, record.id) ?? record},
-      )
-    }
-    if (error.kind === 'timeout') {
-      // A runtime name answered by silence is the kernel's to apply: a service cannot opt its Run out of stop or pause.
-      if (fallbackAllowed) {
-        completeControl(dir, record.id, 'failed', {
-          error: `no reply within ${REQUEST_TIMEOUT_MS / 1000}s; the kernel applied ${action}`,
-        })
-        return new Unreachable(`the service did not reply within ${REQUEST_TIMEOUT_MS / 1000}s`)
-      }
-      throw notActiveError(
-        `Run ${meta.run}: no reply to ${action} within ${REQUEST_TIMEOUT_MS / 1000}s; control ${record.id} is ${readControlRecord(dir, record.id)?.status ?? 'unknown'}`,
-        fallbackAllowed
-          ? `the service is busy or hung; \`actors control ${meta.run} kill\` always works`
-          : 'the service is busy or hung; retry later',
-        {record: readControlRecord(dir, record.id) ?? record},
-      )
-    }
-    completeControl(dir, record.id, 'failed', {error: error.message})
-    throw new ActorsError(
-      `Run ${meta.run}: ${error.message}`,
-      EXIT.failed,
-      'the service broke the control protocol (one JSON line, at most 4 KiB)',
-      {
-        record: readControlRecord(dir, record.id) ?? record,
-      },
-    )
+    return failedSend(error, state, record, action, fallbackAllowed)
   }
   // The service helper records the outcome itself; this covers services that do not.
   if (reply.ok) completeControl(dir, record.id, 'handled', {reply})
   else completeControl(dir, record.id, 'failed', {reply, error: reply.error})
   return settleReply({...base, reply, record: readControlRecord(dir, record.id) ?? null})
+}
+
+/**
+ * A request the endpoint did not answer: Unreachable when the kernel may act
+ * instead (a runtime name, `fallbackAllowed`), else the refusal to print.
+ */
+function failedSend(
+  error: EndpointError,
+  state: RunState,
+  record: ControlRecord,
+  action: string,
+  fallbackAllowed: boolean,
+): Unreachable {
+  const {meta, dir} = state
+  const recordId = record.id
+  if (error.kind === 'unreachable') {
+    if (fallbackAllowed) {
+      completeControl(dir, recordId, 'failed', {
+        error: `service unreachable (${error.message}); the kernel applied ${action}`,
+      })
+      return new Unreachable(`the service did not accept the connection (${error.message})`)
+    }
+    throw notActiveError(
+      `Run ${meta.run}: endpoint not ready (${error.message}); control ${recordId} stays queued`,
+      'the service may be starting or gone; retry, or let it claim the record when it is back',
+      {record: readControlRecord(dir, recordId) ?? record},
+    )
+  }
+  if (error.kind === 'timeout') {
+    // A runtime name answered by silence is the kernel's to apply: a service cannot opt its Run out of stop or pause.
+    if (fallbackAllowed) {
+      completeControl(dir, recordId, 'failed', {
+        error: `no reply within ${REQUEST_TIMEOUT_MS / 1000}s; the kernel applied ${action}`,
+      })
+      return new Unreachable(`the service did not reply within ${REQUEST_TIMEOUT_MS / 1000}s`)
+    }
+    throw notActiveError(
+      `Run ${meta.run}: no reply to ${action} within ${REQUEST_TIMEOUT_MS / 1000}s; control ${recordId} is ${readControlRecord(dir, recordId)?.status ?? 'unknown'}`,
+      'the service is busy or hung; retry later',
+      {record: readControlRecord(dir, recordId) ?? record},
+    )
+  }
+  completeControl(dir, recordId, 'failed', {error: error.message})
+  throw new ActorsError(
+    `Run ${meta.run}: ${error.message}`,
+    EXIT.failed,
+    'the service broke the control protocol (one JSON line, at most 4 KiB)',
+    {record: readControlRecord(dir, recordId) ?? record},
+  )
 }
 
 /** A refusal from the service is a failed command (exit 1, or the code the service names: 2, 3 or 5). */

@@ -7,6 +7,9 @@
  * that one of this state root's markers for `id` makes: another state root's
  * Run of the same id has other instances.
  */
+import {join} from 'node:path'
+import {runDir} from '../platform/home.js'
+import {readBoundedText} from '../platform/state-files.js'
 import {listIndex} from '../history/live-index.js'
 import {parseMarker, validMarker} from '../history/index-markers.js'
 import {forgetSlurmListing, onPath, runSlurmCommand} from './slurm-cli.js'
@@ -30,10 +33,26 @@ export function slurmJobsByFacts(home: string, id: string): string[] {
   return jobs
 }
 
-/** SIGKILL every job of Run `id` Slurm lists (see slurmJobsByFacts); returns the job ids cancelled. */
+/**
+ * SIGKILL every job of Run `id` Slurm lists (see slurmJobsByFacts); returns
+ * the job ids cancelled. A Run whose run.json reads plainly and never names
+ * Slurm is not asked about: a controller that does not answer costs squeue
+ * seconds, and a kill of a damaged local Run should not wait on it.
+ */
 export function cancelSlurmJobsByFacts(home: string, id: string): string[] {
+  if (plainlyLocal(runDir(home, id))) return []
   const jobs = slurmJobsByFacts(home, id)
   const cancelled = jobs.filter((job) => runSlurmCommand('scancel', ['--signal=KILL', job], {timeoutMs: 30_000}).ok)
   if (cancelled.length) forgetSlurmListing()
   return cancelled
+}
+
+/** Whether the Run in `dir` has a readable run.json that never mentions Slurm (an unreadable one may be a Slurm Run's). */
+function plainlyLocal(dir: string): boolean {
+  try {
+    const text = readBoundedText(join(dir, 'run.json'), 16 * 1024 * 1024)
+    return text !== undefined && !text.includes('slurm')
+  } catch {
+    return false
+  }
 }

@@ -15,6 +15,7 @@ import {ActorsError, EXIT} from '../platform/errors.js'
 import {inertText} from '../platform/text.js'
 import {releaseLocks} from './core.js'
 import {acquireLock, appendLockTraces, selfIdentity, type AcquireReply} from './ops.js'
+import {lockUnitPrefix} from './liveness.js'
 
 export interface ExecOptions {
   name: string
@@ -35,10 +36,13 @@ const FORWARDED = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const
 
 /** Run `argv` holding a slot of lock `name`; resolves with COMMAND's exit code (128+n for a signal, 127 when it cannot start). */
 export async function execWithLock(home: string, options: ExecOptions): Promise<ExecReply> {
-  const id = `lock-${randomUUID()}`
+  const self = selfIdentity()
+  // The unit is named after its holder (locks/liveness.ts lockUnitPrefix): a record that pairs a dead holder with
+  // another lock exec's cgroup proves nothing, so a lock file a Run rewrote never ends someone else's command.
+  const id = `${lockUnitPrefix(self)}${randomUUID()}`
   let childPid: number | undefined
   const unit = createUnit(home, id, {}, () => ({rootPids: childPid ? [childPid] : [], pgids: []}), `ACTORS_UNIT=${id}`)
-  const holder = {kind: 'process' as const, ...selfIdentity(), unit: unit.record}
+  const holder = {kind: 'process' as const, ...self, unit: unit.record}
   let lock: AcquireReply
   try {
     lock = await acquireLock(home, {name: options.name, slots: options.slots, waitMs: options.waitMs, holder})

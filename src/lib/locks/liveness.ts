@@ -7,7 +7,7 @@
  * out; a waiter is gone once its waiting process died.
  */
 import {join} from 'node:path'
-import {isSameProcess} from '../platform/process-identity.js'
+import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta} from '../records/run.js'
 import {readJsonFile} from '../platform/state-files.js'
 import {endLostRunUnit} from '../containment/lost.js'
@@ -38,22 +38,25 @@ function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
   }
 }
 
+/** How a `lock exec` unit's name starts: `lock-<holder pid>-<holder start>-` (then a random id). */
+export function lockUnitPrefix(holder: Pick<ProcessIdentity, 'pid' | 'start'>): string {
+  return `lock-${holder.pid}-${String(holder.start).replace(/[^0-9A-Za-z]/g, '')}-`
+}
+
 /**
  * A `lock exec` that died may have left COMMAND running in its unit
  * ([containment]): end it now; the holder counts as live while anything of
- * the unit cannot be ended.
+ * the unit cannot be ended. The unit must be the one named after this very
+ * holder (its tracked marker or its cgroup's name): locks/ is writable by any
+ * Run, and a record pairing a dead holder with another lock exec's unit, or
+ * with anything else, proves nothing to end, so the slot passes on.
  */
-function lostUnitRemains(record: unknown): boolean {
+function lostUnitRemains(record: unknown, holder: Pick<ProcessIdentity, 'pid' | 'start'>): boolean {
   if (record === undefined) return false
-  // A lock exec's unit is named after its id (`lock-<uuid>`): its tracked marker carries it, its cgroup is named so.
   const {marker, path} = (record ?? {}) as {marker?: unknown; path?: unknown}
   const named = typeof path === 'string' ? path.slice(path.lastIndexOf('/') + 1) : ''
-  const instance =
-    typeof marker === 'string' && marker.startsWith('ACTORS_UNIT=')
-      ? marker.slice(12)
-      : named.startsWith('lock-')
-        ? named
-        : ''
+  const instance = typeof marker === 'string' && marker.startsWith('ACTORS_UNIT=') ? marker.slice(12) : named
+  if (!instance.startsWith(lockUnitPrefix(holder))) return false
   const unit = openUnit(record, () => ({rootPids: [], pgids: []}), {unit: instance, file: 'the lock holder record'})
   const left = killUnitSync(unit)
   if (left.length === 0) unit.remove()
@@ -63,7 +66,7 @@ function lostUnitRemains(record: unknown): boolean {
 /** Whether the holder itself (Run, process) still exists; named holders live by their lease alone. */
 export function holderExists(ref: HolderRef): boolean {
   if (ref.kind === 'run') return runIsLive(ref)
-  if (ref.kind === 'process') return isSameProcess(ref) || lostUnitRemains(ref.unit)
+  if (ref.kind === 'process') return isSameProcess(ref) || lostUnitRemains(ref.unit, ref)
   return true
 }
 

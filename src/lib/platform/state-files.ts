@@ -27,7 +27,15 @@ export const MAX_JSON_BYTES = 1024 * 1024
 
 /** Write `data` as JSON to `file` atomically: temp file in the same dir, fsync (unless `durable: false`), rename. */
 export function writeJsonAtomic(file: string, data: unknown, options: {durable?: boolean} = {}): void {
-  writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n', options)
+  let text: string
+  try {
+    text = JSON.stringify(data, null, 2) + '\n'
+  } catch (error) {
+    // A document read back from a state file nested deeper than the stack allows (a Run can write such a run.json).
+    if (error instanceof RangeError) throw corruptStateError(file, 'holds a value nested too deeply to write back')
+    throw error
+  }
+  writeFileAtomic(file, text, options)
 }
 
 /** Write a whole text file atomically (same-directory temp file, then rename). */

@@ -103,10 +103,17 @@ export async function copyLogToStdout(file: string, tail?: number): Promise<numb
  * as the whole would be (a character cut between pieces is carried over):
  * `logs --json` of a huge log in bounded memory, where building the document
  * took a string six times the log's end (`\u0000` for each byte of a sparse
- * log). Resolves false when stdout went away.
+ * log). `head` (the document up to the string) is written once the log is
+ * open: a log refused (a link, a FIFO) leaves stdout empty for the error
+ * document, never half a document before it. Resolves false when stdout
+ * went away.
  */
-export async function copyLogAsJsonString(file: string, from: number): Promise<boolean> {
+export async function copyLogAsJsonString(file: string, from: number, head: string): Promise<boolean> {
   const fd = openLog(file)
+  if (!(await writePiece(Buffer.from(head)))) {
+    if (fd !== undefined) closeSync(fd)
+    return false
+  }
   if (fd === undefined) return true
   try {
     const size = fstatSync(fd).size

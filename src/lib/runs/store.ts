@@ -11,7 +11,7 @@ import {archiveAndStartLocked, completeMove} from './generation-move.js'
 import {releaseEndReserve, withEndReserve} from './end-reserve.js'
 import {addIndexMarker} from './index-entry.js'
 import {noteEndedRun} from '../records/ended-runs.js'
-import {corruptStateError, notFoundError} from '../platform/errors.js'
+import {corruptStateError, isActorsError, notFoundError} from '../platform/errors.js'
 import {runDir, runsDir} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {linkedPathError, refuseLinkedDir} from '../platform/private-files.js'
@@ -153,7 +153,7 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult,
   // result.json: a bounded head of the artifacts, whose records can be many. And whether the Run asked for
   // attention, so a wait delivering it need not look for the flag (runs/trace.ts attentionFlagged).
   const artifacts = Array.isArray(result.artifacts) ? result.artifacts : []
-  writeJsonAtomic(runFile(dir, 'meta'), {
+  mirrorIntoMeta(dir, {
     ...meta,
     status: result.status,
     ended_at: result.completed_at,
@@ -169,6 +169,15 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult,
   })
   notifyStateChange(join(dir, '..', '..'))
   return true
+}
+
+/** Write the end's mirror into run.json; one the Run damaged (a link, a value too deep) keeps it out: result.json says. */
+function mirrorIntoMeta(dir: string, meta: RunMeta): void {
+  try {
+    writeJsonAtomic(runFile(dir, 'meta'), meta)
+  } catch (error) {
+    if (!isActorsError(error)) throw error
+  }
 }
 
 /** Build a result for a Run that ended without its supervisor saying how. */

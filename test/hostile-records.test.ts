@@ -1,0 +1,58 @@
+/**
+ * Odd things a Run leaves in its own state dir get a clear answer naming the
+ * file, never an internal error or half a document (issue 35, Low findings
+ * of the red-team passes): a run.json value nested 200,000 deep, a FIFO
+ * where `generations/` belongs, a log that is a link under `logs --json`.
+ */
+import {spawnSync} from 'node:child_process'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+
+const home = homesPerTest('actors-hostile-')
+
+/** Launch Run `v` running `sh -c script`; its state dir. */
+function launch(h: string, script: string): string {
+  const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script])
+  expect(r.code, r.stderr).toBe(0)
+  return r.json.state_dir
+}
+
+describe('what a Run leaves in its state dir', () => {
+  it('a run.json value nested 200,000 deep: control kill ends it and names run.json, no internal error', async () => {
+    const h = home()
+    const dir = launch(h, 'sleep 60')
+    const pid = await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.[0]?.pid, 10_000, 'the command')
+    const file = join(dir, 'run.json')
+    const text = readFileSync(file, 'utf8').trimEnd()
+    writeFileSync(file, `${text.slice(0, -1)},"deep":${'['.repeat(200_000)}${']'.repeat(200_000)}}`)
+    const r = actors(h, ['control', 'v', 'kill'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${file}: holds a value nested too deeply to write back`)
+    expect(r.stderr).not.toMatch(/internal error|RangeError/)
+    await waitFor(() => !processAlive(pid), 10_000, 'the command ended')
+  }, 30_000)
+
+  it('a FIFO at generations/: rerun names it (exit 1), no internal error', async () => {
+    const h = home()
+    const dir = launch(h, 'mkfifo "$ACTORS_STATE_DIR/generations"')
+    await waitForResult(dir)
+    const r = actors(h, ['rerun', 'v'])
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${join(dir, 'generations')}: is not a directory`)
+    expect(r.stderr).not.toMatch(/internal error|EEXIST/)
+  }, 30_000)
+
+  it('a link at stdout.log: logs --json prints one JSON document, the error', async () => {
+    const h = home()
+    const dir = launch(h, 'ln -sf /etc/hostname "$ACTORS_STATE_DIR/stdout.log"')
+    await waitForResult(dir)
+    const r = spawnSync(process.execPath, [join(import.meta.dirname, '..', 'bin', 'actors'), 'logs', 'v', '--json'], {
+      env: {...process.env, ACTORS_HOME: h, CI: 'true'},
+      encoding: 'utf8',
+    })
+    expect(r.status).toBe(1)
+    expect(JSON.parse(r.stdout).error.message).toContain('is a symbolic link')
+  }, 30_000)
+})
