@@ -16,8 +16,13 @@ if (!dir) {
   process.exit(2)
 }
 installExecutors()
-superviseRun(dir).catch((error) => {
-  process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
-  noteSupervisorDeath(dir, error)
-  process.exitCode = 1
-})
+superviseRun(dir).then(
+  // The end is recorded: leave now rather than when the last timer lets go, since a `wait` delivers a Run's end only
+  // once its supervisor is gone (wait/proven-ends.ts).
+  () => process.exit(),
+  (error) => {
+    process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
+    noteSupervisorDeath(dir, error)
+    process.exitCode = 1
+  },
+)

@@ -29,7 +29,7 @@ import {
   type Selection,
 } from './select.js'
 import {WaitSnapshot} from './snapshot.js'
-import {holdUnprovenEnds, UNPROVEN_POLL_MS} from './proven-ends.js'
+import {holdUnprovenEnds, unprovenPollMs} from './proven-ends.js'
 import {testHookPause} from '../platform/test-hooks.js'
 import {DEFAULT_SETTLE_MS, SettleWindow} from './settle.js'
 import {shownMembers} from './ended-on-request.js'
@@ -125,8 +125,8 @@ function attempt(request: WaitRequest, timedOut: boolean, settle: SettleWindow):
     const look = readiness(request, selection, attention.length > 0, timedOut, settle)
     if ('sleep' in look) {
       snapshot.saveQueue()
-      const {pollMs} = look.sleep
-      if (unproven > 0) look.sleep.pollMs = Math.min(pollMs ?? UNPROVEN_POLL_MS, UNPROVEN_POLL_MS)
+      const recheck = unprovenPollMs(unproven)
+      if (recheck !== undefined) look.sleep.pollMs = Math.min(look.sleep.pollMs ?? recheck, recheck)
       return {value: look.sleep, write: pruned}
     }
     const {ready} = look

@@ -16,8 +16,24 @@ import {isTerminal} from '../records/run.js'
 import {readRunResult} from '../runs/store.js'
 import type {RunEntry} from './select.js'
 
-/** How often a wait looks again while an end it found is not proven yet (no doorbell rings when a supervisor exits). */
-export const UNPROVEN_POLL_MS = 25
+/** Looks in a row that held an end back (see unprovenPollMs). */
+let heldLooks = 0
+
+/**
+ * How long a wait sleeps before it looks again, having held back `held`
+ * ends (undefined: none held). No doorbell rings when a supervisor exits, so
+ * it polls: 10 ms at first (a supervisor leaves within milliseconds of
+ * writing its end), doubling up to 1 s (a Run that wrote its own end and
+ * runs on is not worth a busy loop).
+ */
+export function unprovenPollMs(held: number): number | undefined {
+  if (held === 0) {
+    heldLooks = 0
+    return undefined
+  }
+  heldLooks = Math.min(heldLooks + 1, 8)
+  return Math.min(1000, 5 * 2 ** heldLooks)
+}
 
 /**
  * Mark as live, in `runs`, every entry of `entries` that reads finished while
