@@ -2,12 +2,13 @@
  * A Run cannot opt out of stop and pause (issue 35: an ad-hoc Run that wrote
  * `control: [stop, pause]` into its run.json and served a socket that accepts
  * and never answers kept `control stop`, `control pause` and `close` from
- * ending or pausing it; only `kill` did). A declared runtime action that the
- * service leaves unanswered, or a stop it accepts without ending, is the
+ * ending or pausing it; only `kill` did). An ad-hoc command declares no
+ * actions, whatever its run.json says; a Recipe's declared runtime action that
+ * the service leaves unanswered, or a stop it accepts without ending, is the
  * kernel's to apply. The service here is a real unix socket in the Run's
  * command, and the Run's processes are found by a token in their command line.
  */
-import {existsSync, readdirSync, readFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
@@ -15,21 +16,23 @@ import {actors, homesPerTest, processState, readJson, waitFor, waitForResult} fr
 const home = homesPerTest('actors-trust-control-')
 
 /**
- * Node code for the Run's command: claim `stop` and `pause` as its own
- * actions in run.json, publish a control endpoint whose socket accepts every
- * connection and (`silent`) never replies or (`accepting`) answers ok and goes
- * on running; then mark `argv[1]` and idle.
+ * Node code for the Run's command: publish a control endpoint whose socket
+ * accepts every connection and (`silent`) never replies or (`accepting`)
+ * answers ok and goes on running; `claim`: first write `stop` and `pause`
+ * into its own run.json as its declared actions; then mark the file named by
+ * its last argument, and idle.
  */
-function service(mode: 'silent' | 'accepting'): string {
+function service(mode: 'silent' | 'accepting', claim: boolean): string {
   return [
     "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR",
-    "const f=d+'/run.json',m=JSON.parse(fs.readFileSync(f,'utf8'))",
-    "m.control=['stop','pause'];fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f)",
+    claim
+      ? "const f=d+'/run.json',m=JSON.parse(fs.readFileSync(f,'utf8'));m.control=['stop','pause'];fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f)"
+      : '',
     "const sock=d+'/svc.sock'",
     mode === 'silent'
       ? 'net.createServer(()=>{}).listen(sock,go)'
       : "net.createServer((c)=>c.on('data',()=>c.write(JSON.stringify({ok:true})+'\\n'))).listen(sock,go)",
-    "function go(){fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[1],'')}",
+    "function go(){fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')}",
   ].join(';')
 }
 
@@ -46,9 +49,20 @@ function survivors(text: string): number[] {
     })
 }
 
-async function launch(h: string, mode: 'silent' | 'accepting'): Promise<{dir: string; ready: string}> {
+/** Run `v`: a Recipe that declares `stop` and `pause` (`recipe`), or an ad-hoc command that claims them in its run.json. */
+async function launch(h: string, mode: 'silent' | 'accepting', recipe = true): Promise<{dir: string; ready: string}> {
   const ready = join(h, `ready-${mode}-${process.pid}`)
-  const r = actors(h, ['run', '--name', 'v', '--json', '--', process.execPath, '-e', service(mode), ready])
+  let args: string[]
+  if (recipe) {
+    mkdirSync(join(h, 'recipes'))
+    writeFileSync(join(h, 'recipes', 'svc.js'), service(mode, false))
+    const template = JSON.stringify([process.execPath, '{recipe_dir}/svc.js', ready])
+    writeFileSync(join(h, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause]\n`)
+    args = ['run', 'svc', '--recipes', join(h, 'recipes'), '--name', 'v', '--json']
+  } else {
+    args = ['run', '--name', 'v', '--json', '--', process.execPath, '-e', service(mode, true), ready]
+  }
+  const r = actors(h, args)
   expect(r.code, r.stderr).toBe(0)
   await waitFor(() => existsSync(ready), 10_000, 'the service')
   return {dir: r.json.state_dir, ready}
@@ -83,6 +97,19 @@ describe('a Run that claims stop and pause as its own actions', () => {
     const {dir, ready} = await launch(h, 'accepting')
     try {
       await expectKernelStop(h, dir, ready)
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+    }
+  }, 60_000)
+
+  it('an ad-hoc command that claims pause in its own run.json and answers it: the kernel pauses it', async () => {
+    const h = home()
+    const {dir} = await launch(h, 'accepting', false)
+    try {
+      const pause = actors(h, ['control', 'v', 'pause', '--json'])
+      expect(pause.code, pause.stderr).toBe(0)
+      expect(pause.json).toMatchObject({handled_by: 'kernel'})
+      expect(readJson(join(dir, 'run.json')).status).toBe('paused')
     } finally {
       actors(h, ['control', 'v', 'kill'])
     }

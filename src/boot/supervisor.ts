@@ -1,8 +1,9 @@
 /**
  * Entry point of the detached supervisor process: `node dist/supervisor.cjs
- * STATE_DIR KIND`. KIND (the executor that started it: `local`, `slurm`) is
- * not read here: it stays in the command line, where a Run cannot rewrite it,
- * for readers that must know how the Run runs (executors/registry.ts).
+ * STATE_DIR KIND [GRACE_MS]`. KIND (the executor that started it: `local`,
+ * `slurm`) and GRACE_MS (the launch's kill_grace) are not read here: they
+ * stay in the command line, where a Run cannot rewrite them, for readers that
+ * must know how the Run runs (records/supervisor-args.ts).
  * Kept separate from the CLI bundle so a live Run costs one small Node process
  * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
  */

@@ -13,21 +13,14 @@
  *    named as `unknown` so the Run does not claim an empty unit.
  * See docs/containment.md for what neither can catch.
  */
-import {readFileSync, readlinkSync, statSync} from 'node:fs'
+import {readlinkSync, statSync} from 'node:fs'
 import {findRunProcesses, listProcStats} from '../platform/process-tree.js'
 import {readProcStat} from '../platform/process-identity.js'
+import {environOf} from '../platform/process-environ.js'
 import {commandOf, type Leftover} from './unit.js'
 
 /** Variables that put a process in a unit of its own (another Run, a supervisor, a `lock exec` unit). */
 const UNIT_MARKS = ['ACTORS_RUN_INSTANCE=', 'ACTORS_SUPERVISOR=1', 'ACTORS_UNIT='].map((m) => Buffer.from(`\0${m}`))
-
-function environOf(pid: number): Buffer | undefined {
-  try {
-    return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)])
-  } catch {
-    return undefined
-  }
-}
 
 function cwdOf(pid: number): string | undefined {
   try {

@@ -10,13 +10,17 @@ import type {RunProcessQuery} from '../platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../records/run.js'
 import {killUnitSync, openUnit, runMarkOf} from './index.js'
 import {runUnitOwner} from './proof.js'
+import {isRunsProcess} from './unit-facts.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
 
 /** The processes of `meta`'s Run (read from `dir`), as a unit that re-verifies recorded identities on every sweep. */
 export function recordedRunUnit(meta: RunMeta, dir: string): Unit {
   const query = (): RunProcessQuery => {
     const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
-    const still = records.filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
+    // Its supervisor is gone: a recorded process is the Run's only while it carries the Run's state dir.
+    const still = records.filter(
+      (r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}) && isRunsProcess(r.pid, dir),
+    )
     return {
       rootPids: still.map((r) => r.pid),
       pgids: ledGroups(still),

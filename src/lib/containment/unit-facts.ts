@@ -13,6 +13,8 @@
 import {readdirSync, readFileSync, realpathSync} from 'node:fs'
 import {basename, resolve} from 'node:path'
 import {sleepSync} from '../platform/sleep.js'
+import {environOf, envValue, processEnvValue} from '../platform/process-environ.js'
+import {readProcStat} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids} from '../platform/process-tree.js'
 import {unifiedCgroupDirOf} from './cgroup-fs.js'
 import {CgroupUnit} from './cgroup-unit.js'
@@ -27,15 +29,6 @@ export interface FoundUnit {
   cgroups: string[]
 }
 
-/** The value of `name` in a NUL-separated environment block (with a leading NUL), or undefined. */
-function envValue(environ: Buffer, name: string): string | undefined {
-  const key = Buffer.from(`\0${name}=`)
-  const at = environ.indexOf(key)
-  if (at < 0) return undefined
-  const end = environ.indexOf(0, at + key.length)
-  return environ.subarray(at + key.length, end < 0 ? undefined : end).toString()
-}
-
 /** Every pid in /proc but this process's. */
 function otherPids(): number[] {
   try {
@@ -44,15 +37,6 @@ function otherPids(): number[] {
       .filter((pid) => Number.isInteger(pid) && pid !== process.pid)
   } catch {
     return []
-  }
-}
-
-/** `pid`'s environment block with a leading NUL (so every name is found as `\0NAME=`); undefined when unreadable. */
-function environOf(pid: number): Buffer | undefined {
-  try {
-    return Buffer.concat([Buffer.from([0]), readFileSync(`/proc/${pid}/environ`)])
-  } catch {
-    return undefined
   }
 }
 
@@ -74,6 +58,20 @@ export function findUnitByFacts(dir: string, homeKey: string): FoundUnit {
   return {pids: [...pids], cgroups: [...cgroups]}
 }
 
+/**
+ * Whether `pid` is a process of the Run in `dir` by facts, not by a record:
+ * its environment carries `ACTORS_STATE_DIR=dir` (every command of the Run
+ * does), or it is a child of `supervisor`, the Run's own live supervisor
+ * (the command it started, even after an `exec env -i`). A pid and start
+ * time in run.json prove only that a process is the same one, not whose it
+ * is: any process's can be read from /proc and written there.
+ */
+export function isRunsProcess(pid: number, dir: string, supervisor?: number): boolean {
+  const named = processEnvValue(pid, 'ACTORS_STATE_DIR')
+  if (named !== undefined && named !== '' && stateDirKey(named) === stateDirKey(dir)) return true
+  return supervisor !== undefined && readProcStat(pid)?.ppid === supervisor
+}
+
 /** A state dir as one key whatever spelling of the state root reached it (a linked home, a relative ACTORS_HOME). */
 export function stateDirKey(dir: string): string {
   try {
@@ -83,37 +81,40 @@ export function stateDirKey(dir: string): string {
   }
 }
 
+/** The live processes of one state dir (liveStateDirs). */
+export interface LiveOfDir {
+  /** Supervisors: `dist/supervisor.cjs DIR KIND` on their command line. */
+  supervisors: number[]
+  /** Processes whose environment carries `ACTORS_STATE_DIR=DIR` (every command of the Run does). */
+  carriers: number[]
+}
+
 /**
- * Every state dir that a live process still belongs to, by stateDirKey, with
- * those pids; one pass over /proc. A process belongs to the dir its
- * environment names (`ACTORS_STATE_DIR`, which every command of a Run
- * carries) and a Run's supervisor to the dir its command line names
- * (`dist/supervisor.cjs DIR KIND`): facts a Run cannot rewrite for a process
- * it did not start. This process is left out.
+ * Every state dir that a live process still belongs to, by stateDirKey; one
+ * pass over /proc. A process belongs to the dir its environment names
+ * (`ACTORS_STATE_DIR`) and a Run's supervisor to the dir its command line
+ * names: facts a Run cannot rewrite for a process it did not start. This
+ * process is left out.
  */
-export function liveStateDirs(): Map<string, number[]> {
-  const named = new Map<string, number[]>()
-  const add = (dir: string, pid: number) => {
-    const list = named.get(dir)
-    if (list) list.push(pid)
-    else named.set(dir, [pid])
+export function liveStateDirs(): Map<string, LiveOfDir> {
+  const named = new Map<string, LiveOfDir>()
+  const of = (dir: string): LiveOfDir => {
+    const key = stateDirKey(dir)
+    let entry = named.get(key)
+    if (!entry) named.set(key, (entry = {supervisors: [], carriers: []}))
+    return entry
   }
   for (const pid of otherPids()) {
     const environ = environOf(pid)
     const dir = environ && envValue(environ, 'ACTORS_STATE_DIR')
-    if (dir) add(dir, pid)
+    if (dir) of(dir).carriers.push(pid)
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
       const script = args.findIndex((arg, index) => index > 0 && arg.endsWith('/supervisor.cjs'))
-      if (script > 0 && args[script + 1]) add(args[script + 1]!, pid)
+      if (script > 0 && args[script + 1]) of(args[script + 1]!).supervisors.push(pid)
     } catch {}
   }
-  const byKey = new Map<string, number[]>()
-  for (const [dir, pids] of named) {
-    const key = stateDirKey(dir)
-    byKey.set(key, [...(byKey.get(key) ?? []), ...pids])
-  }
-  return byKey
+  return named
 }
 
 /** How long a kill by facts keeps sweeping before it names what is left. */

@@ -84,7 +84,8 @@ async function applyControl(
   const executor = provenExecutorOf(state.meta, state.dir)
   const relayed = executor.relay(home, state, action, value)
   if (relayed) return (await relayed) as ControlOutcome
-  const declared = Array.isArray(state.meta.control) ? state.meta.control : []
+  // Declared actions come from a Recipe: an ad-hoc command declares none, whatever its run.json (the Run's to write) says.
+  const declared = Array.isArray(state.meta.control) && state.meta.recipe ? state.meta.control : []
   // A Run whose service is of a kind we know (its files in the state dir: a playback Run keeps playback.json there).
   const kind = kindHolding(state.dir, services)
   if (action !== 'kill' && declared.includes(action)) {

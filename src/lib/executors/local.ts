@@ -6,12 +6,12 @@ import {childProcess} from '../platform/builtins.js'
 import {supervisorScript} from '../platform/package-root.js'
 import {isSameProcess, readProcessIdentity} from '../platform/process-identity.js'
 import {dropTestHooks} from '../platform/test-hooks.js'
-import {updateRunMeta} from '../runs/store.js'
+import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {endLostRunUnit} from '../containment/lost.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
-import type {RunMeta} from '../records/run.js'
+import {recordedKillGraceMs, type RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {nodeOs} from '../platform/builtins.js'
@@ -66,7 +66,9 @@ export function startLocalSupervisor(home: string, dir: string): number {
   const env = supervisorEnvironment(home)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
-  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local'], {
+  // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
+  const grace = String(recordedKillGraceMs(readRunMetaRaw(dir) ?? {}))
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace], {
     detached: true,
     stdio: 'ignore',
     env,

@@ -2,9 +2,7 @@
  * The executors there are, by the kind run.json's `executor.kind` names
  * (`local` when absent), and how to find a Run's.
  */
-import {readFileSync} from 'node:fs'
-import {resolve} from 'node:path'
-import {isSameProcess} from '../platform/process-identity.js'
+import {supervisorArgs} from '../records/supervisor-args.js'
 import {DEFAULT_EXECUTOR_KIND, type RunMeta} from '../records/run.js'
 import type {Executor} from './executor.js'
 import {localExecutor} from './local.js'
@@ -40,16 +38,6 @@ export function provenExecutorOf(meta: RunMeta | undefined, dir: string): Execut
 
 /** The kind the live supervisor of the Run in `dir` was started as, read from its command line; undefined when none runs here. */
 function supervisorKindHere(meta: RunMeta, dir: string): string | undefined {
-  const identity = meta.process_identity
-  if (!identity || !isSameProcess(identity)) return undefined
-  let args: string[]
-  try {
-    args = readFileSync(`/proc/${identity.pid}/cmdline`, 'utf8').split('\0')
-  } catch {
-    return undefined
-  }
-  const script = args.findIndex((arg, index) => index > 0 && arg.endsWith('/supervisor.cjs'))
-  if (script < 1 || !args[script + 1] || resolve(args[script + 1]!) !== resolve(dir)) return undefined
-  const kind = args[script + 2]
+  const kind = supervisorArgs(meta, dir)?.kind
   return kind && Object.hasOwn(EXECUTORS, kind) ? kind : undefined
 }

@@ -8,7 +8,8 @@
  * (compactLaunchLog), so it follows the Runs kept, not every launch ever.
  */
 import {appendStateFile, makePrivateDir} from '../platform/private-files.js'
-import {closeSync, constants, openSync, readSync, fstatSync} from 'node:fs'
+import {closeSync, constants, lstatSync, openSync, readSync, fstatSync, renameSync} from 'node:fs'
+import {isActorsError} from '../platform/errors.js'
 import {join} from 'node:path'
 import {isoTime} from '../platform/builtins.js'
 import {historyCacheDir} from '../platform/home.js'
@@ -23,21 +24,42 @@ function logFile(home: string): string {
   return join(historyCacheDir(home), LOG_FILE)
 }
 
+/** Move `path` out of the way (renamed beside it under a dot-name listings skip, never followed or deleted). */
+function moveAside(path: string): void {
+  renameSync(path, `${path}.damaged-${process.pid}-${Date.now()}`)
+}
+
+/**
+ * runs/.cache as a directory of its own before anything is written below it:
+ * a link in its place (a Run can make one: the root is its user's to write)
+ * would take the log's writes wherever it points, and a file there would
+ * fail every launch. It holds only caches, so what is in its place is moved
+ * aside and the cache starts again.
+ */
+function ensureCacheDir(home: string): void {
+  const dir = historyCacheDir(home)
+  const there = lstatSync(dir, {throwIfNoEntry: false})
+  if (there && !there.isDirectory()) moveAside(dir)
+  makePrivateDir(dir)
+}
+
 /** Append one launch of `id`. Caller holds the run index's lock. */
 export function appendLaunch(home: string, id: string, at = new Date()): void {
+  ensureCacheDir(home)
   const file = logFile(home)
   try {
     appendStateFile(file, `${isoTime(at)} ${id}\n`)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
-    makePrivateDir(historyCacheDir(home))
+    // No file in the log's place (a directory, a FIFO, a link): moved aside, and the log starts again.
+    if (!isActorsError(error) && (error as NodeJS.ErrnoException).code !== 'EISDIR') throw error
+    moveAside(file)
     appendStateFile(file, `${isoTime(at)} ${id}\n`)
   }
 }
 
 /** Replace the log with these launches (oldest first). Caller holds the run index's lock. */
 export function rewriteLaunchLog(home: string, launches: Array<{at: string; id: string}>): void {
-  makePrivateDir(historyCacheDir(home))
+  ensureCacheDir(home)
   writeFileAtomic(logFile(home), launches.map((l) => `${l.at} ${l.id}\n`).join(''), {durable: false})
 }
 
@@ -49,6 +71,7 @@ export function rewriteLaunchLog(home: string, launches: Array<{at: string; id: 
  * is lost. Returns how many lines were dropped.
  */
 export function compactLaunchLog(home: string, kept: Set<string>): number {
+  ensureCacheDir(home)
   const file = logFile(home)
   let text: string
   try {

@@ -19,6 +19,7 @@ import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 import {sleep, sleepSync} from './sleep.js'
 import {testHookNumber} from './test-hooks.js'
+import {processEnvValue} from './process-environ.js'
 
 let selfIdentity: ProcessIdentity | undefined
 
@@ -188,7 +189,7 @@ function moveAside(lockFile: string): void {
  */
 function busyError(lockFile: string, state: LockFileState | undefined, waitedMs: number): ActorsError {
   const pid = state && 'holder' in state ? state.holder.pid : undefined
-  const runDir = pid === undefined ? undefined : stateDirOfProcess(pid)
+  const runDir = pid === undefined ? undefined : processEnvValue(pid, 'ACTORS_STATE_DIR')
   const holder = pid === undefined ? '' : runDir ? ` (pid ${pid}, a process of the Run in ${runDir})` : ` (pid ${pid})`
   return new ActorsError(
     `busy: another actors process${holder} held ${lockFile} for over ${Math.round(waitedMs / 1000)}s`,
@@ -198,18 +199,6 @@ function busyError(lockFile: string, state: LockFileState | undefined, waitedMs:
       : 'retry; if no actors process is running, remove that file',
     {lock: lockFile},
   )
-}
-
-/** The ACTORS_STATE_DIR in `pid`'s environment (a Run's command carries its own), or undefined. */
-function stateDirOfProcess(pid: number): string | undefined {
-  try {
-    const environ = `\0${readFileSync(`/proc/${pid}/environ`, 'utf8')}`
-    const key = '\0ACTORS_STATE_DIR='
-    const at = environ.indexOf(key)
-    return at < 0 ? undefined : environ.slice(at + key.length).split('\0')[0] || undefined
-  } catch {
-    return undefined
-  }
 }
 
 function release(lockFile: string): void {

@@ -72,10 +72,7 @@ function makeDirAndParents(dir: string): void {
 /** `dir` was there when mkdir tried (made meanwhile): fine when a dir, a link refused, mkdir's error for anything else. */
 function refuseFileInTheWay(dir: string, error: unknown): void {
   refuseLinkedDir(dir)
-  const there = lstatSync(dir, {throwIfNoEntry: false})
-  if (!there) throw error
-  // A file, FIFO or socket where a state dir belongs (a Run can plant one in its own dir): damage, named.
-  if (!there.isDirectory()) throw corruptStateError(dir, 'is not a directory')
+  if (!lstatSync(dir).isDirectory()) throw error
 }
 
 /** Create exactly `dir` (fails with EEXIST when it is there: an atomic claim), mode 0700. */

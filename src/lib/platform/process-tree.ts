@@ -12,6 +12,7 @@ import {childProcess} from './builtins.js'
 import {closeSync, constants, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {readProcStat, type ProcStat} from './process-identity.js'
+import {envKey, environOf, envValue} from './process-environ.js'
 
 /** Every process now (from /proc; `ps` elsewhere, without sessions or start times). */
 export function listProcStats(): ProcStat[] {
@@ -58,19 +59,6 @@ export function isAnotherRunsProcess(pid: number, stateDir: string): boolean {
   return environ !== undefined && isAnotherRuns(environ, stateDir)
 }
 
-function environOf(pid: number): Buffer | undefined {
-  try {
-    return Buffer.concat([NUL, readFileSync(`/proc/${pid}/environ`), NUL])
-  } catch {
-    return undefined
-  }
-}
-
-function envValue(environ: Buffer, key: Buffer): string | undefined {
-  const at = environ.indexOf(key)
-  return at < 0 ? undefined : environ.toString('utf8', at + key.length, environ.indexOf(0, at + 1))
-}
-
 /**
  * Whether an environment is that of another Run of the state root than the
  * one in `stateDir`: its ACTORS_RUN names a Run whose run.json holds its
@@ -100,9 +88,8 @@ function holdsInstance(dir: string, instance: string): boolean {
   }
 }
 
-const NUL = Buffer.from([0])
-const RUN_KEY = Buffer.from('\0ACTORS_RUN=')
-const INSTANCE_KEY = Buffer.from('\0ACTORS_RUN_INSTANCE=')
+const RUN_KEY = envKey('ACTORS_RUN')
+const INSTANCE_KEY = envKey('ACTORS_RUN_INSTANCE')
 
 export interface RunProcessQuery {
   /** The command processes the supervisor started. */

@@ -20,6 +20,7 @@ import {existsSync, readdirSync, renameSync, rmSync} from 'node:fs'
 import {claimPrivateDir, makePrivateDir, refuseLinkedDir} from '../platform/private-files.js'
 import {basename, join} from 'node:path'
 import {randomHex} from '../platform/builtins.js'
+import {corruptStateError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {RUN_SCHEMA, type RunMeta} from '../records/run.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
@@ -61,7 +62,13 @@ export function archiveAndStartLocked(
   const n = generationOf(current)
   removeLeftovers(dir)
   const base = generationsDir(dir)
-  makePrivateDir(base)
+  try {
+    makePrivateDir(base)
+  } catch (error) {
+    // A file or FIFO where generations/ belongs (a Run can plant one in its own dir): damage, named.
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') throw corruptStateError(base, 'is not a directory')
+    throw error
+  }
   // An archive of the current generation can only be left from a hand edit or a foreign copy: keep it aside, never merge into it.
   const clash = archivedGenerationDir(dir, n)
   if (existsSync(clash)) renameSync(clash, join(base, `.stale-${n}-${randomHex(3)}`))

@@ -13,6 +13,7 @@ import {resolve} from 'node:path'
 import {callerRunCgroup} from '../containment/caller-cgroup.js'
 import {indexDir, isPlainName, runDir} from '../platform/home.js'
 import {isSameProcess, readProcStat} from '../platform/process-identity.js'
+import {processEnvValue} from '../platform/process-environ.js'
 import type {ParentRef, RunMeta} from '../records/run.js'
 import {ancestorMetas} from './ancestors.js'
 import {readRunMetaById, readRunMetaRaw} from './store.js'
@@ -102,7 +103,7 @@ function unitByAncestry(home: string): CallerUnit | undefined {
     pid = Number(stat.slice(stat.lastIndexOf(')') + 4).split(' ', 1)[0])
   }
   for (const leader of new Set([own.pgid, own.sid])) {
-    const dir = leader > 1 ? environValue(leader, 'ACTORS_STATE_DIR') : undefined
+    const dir = leader > 1 ? processEnvValue(leader, 'ACTORS_STATE_DIR') : undefined
     const found = dir ? recordedRunProcess(home, leader, dir, false) : undefined
     if (found) return found
   }
@@ -162,11 +163,4 @@ function readNulList(file: string): string[] {
   } catch {
     return []
   }
-}
-
-function environValue(pid: number, name: string): string | undefined {
-  const prefix = `${name}=`
-  return readNulList(`/proc/${pid}/environ`)
-    .find((entry) => entry.startsWith(prefix))
-    ?.slice(prefix.length)
 }

@@ -10,6 +10,7 @@
  * process table (setsid'd and re-parented descendants included).
  */
 import {noteEndedRun} from '../records/ended-runs.js'
+import {supervisorArgs} from '../records/supervisor-args.js'
 import {notActiveError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {sleepSync} from '../platform/sleep.js'
@@ -17,6 +18,7 @@ import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, ledGroups, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, isAnotherRunsProcess, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {endUnit, openUnit, outsideUnit, runMarkOf, runUnitOwner, type Unit} from '../containment/index.js'
+import {isRunsProcess} from '../containment/unit-facts.js'
 import {
   readRunMetaRaw,
   readRunResult,
@@ -73,6 +75,8 @@ function commandRecords(meta: RunMeta): ChildProcessRecord[] {
  */
 export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProcessRecord[] {
   const live: ChildProcessRecord[] = []
+  // The supervisor's children are the Run's: only while that supervisor lives and names this dir.
+  const supervisor = dir !== undefined && supervisorArgs(meta, dir) ? meta.pid : undefined
   for (const record of commandRecords(meta)) {
     if (!record || !Number.isInteger(record.pid) || record.pid <= 1) continue
     // A record copied from a sibling's run.json names a real, verifiable process: it is still not this Run's.
@@ -86,6 +90,8 @@ export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProces
         {pid: record.pid},
       )
     }
+    // The same process, but is it this Run's? A record can name any process whose pid and start time are readable.
+    if (dir !== undefined && !isRunsProcess(record.pid, dir, supervisor)) continue
     live.push(record)
   }
   return live
@@ -108,7 +114,10 @@ function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[]): RunPr
  * never signalled), plus the environment marker that every descendant carries.
  */
 function sweepQuery(meta: RunMeta, dir: string): RunProcessQuery {
-  const still = commandRecords(meta).filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}))
+  const supervisor = supervisorArgs(meta, dir) ? meta.pid : undefined
+  const still = commandRecords(meta).filter(
+    (r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}) && isRunsProcess(r.pid, dir, supervisor),
+  )
   return runQuery(meta, dir, still)
 }
 
@@ -244,7 +253,9 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
  * nothing. Returns the pids still there kill_grace + 5 s on (normally none).
  */
 async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<number[]> {
-  const graceMs = mode === 'kill' ? 0 : recordedKillGraceMs(meta)
+  // The launch's grace, from the supervisor's command line while it lives: run.json's is the Run's to rewrite.
+  const launched = supervisorArgs(meta, dir)?.killGraceMs
+  const graceMs = mode === 'kill' ? 0 : recordedKillGraceMs({kill_grace_ms: launched ?? meta.kill_grace_ms})
   const left = await endUnit(runUnit(meta, dir), graceMs, {
     mark: runMarkOf(dir, meta.run_instance_id),
     onOutside: (found) => noteLeftUnit(dir, found), // named in result.json leftover by the supervisor

@@ -9,10 +9,12 @@
  * still live for this wait. The supervisor then records the real end over a
  * result it did not write (supervisor/supervise.ts). Processes the recorded
  * end itself names as left over (`leftover`) do not hold it back: the row
- * says they outlived it.
+ * says they outlived it. A Slurm Run's commands run on its node: only its
+ * supervisor is looked for here (a one-node cluster shows the job's
+ * processes too, and those are Slurm's to end).
  */
 import {liveStateDirs, stateDirKey} from '../containment/unit-facts.js'
-import {isTerminal} from '../records/run.js'
+import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
 import {readRunResult} from '../runs/store.js'
 import type {RunEntry} from './select.js'
 
@@ -48,8 +50,12 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
   if (live.size === 0) return 0
   let held = 0
   for (const entry of finished) {
-    const pids = live.get(stateDirKey(entry.dir))
-    if (!pids) continue
+    const found = live.get(stateDirKey(entry.dir))
+    if (!found) continue
+    // A job's processes run on its node: one seen here (a one-node cluster) may be Slurm's to end after the Run's end.
+    const kind = (entry.meta.executor as {kind?: unknown} | undefined)?.kind
+    const local = kind === undefined || kind === DEFAULT_EXECUTOR_KIND
+    const pids = [...found.supervisors, ...(local ? found.carriers : [])]
     const leftover = namedLeftover(entry)
     if (pids.every((pid) => leftover.has(pid))) continue
     runs.set(entry.meta.run, {...entry, meta: {...entry.meta, status: 'running'}})
