@@ -2,10 +2,11 @@
  * Odd things a Run leaves in its own state dir get a clear answer naming the
  * file, never an internal error or half a document (issue 35, Low findings
  * of the red-team passes): a run.json value nested 200,000 deep, a FIFO
- * where `generations/` belongs, a log that is a link under `logs --json`.
+ * where `generations/` belongs, a log that is a link under `logs --json`, a
+ * link at runs/.cache, a kill_grace it rewrote.
  */
 import {spawnSync} from 'node:child_process'
-import {readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
@@ -55,4 +56,29 @@ describe('what a Run leaves in its state dir', () => {
     expect(r.status).toBe(1)
     expect(JSON.parse(r.stdout).error.message).toContain('is a symbolic link')
   }, 30_000)
+
+  it('runs/.cache made a link to another directory: a launch writes nothing there, and the cache starts again', async () => {
+    const h = home()
+    await waitForResult(launch(h, 'true'))
+    const elsewhere = join(h, 'elsewhere')
+    mkdirSync(elsewhere)
+    rmSync(join(h, 'runs', '.cache'), {recursive: true, force: true})
+    symlinkSync(elsewhere, join(h, 'runs', '.cache'))
+    const r = actors(h, ['run', '--', 'true'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(readdirSync(elsewhere)).toEqual([])
+    expect(lstatSync(join(h, 'runs', '.cache')).isDirectory()).toBe(true)
+  }, 30_000)
+
+  it('a kill_grace_ms of 1e308 written by a Run that ignores TERM: stop still ends it after the launch grace', async () => {
+    const h = home()
+    const forge = `node -e "const fs=require('fs'),f=process.env.ACTORS_STATE_DIR+'/run.json',m=JSON.parse(fs.readFileSync(f,'utf8'));m.kill_grace_ms=1e308;fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f)"`
+    const dir = launch(h, `trap '' TERM; ${forge}; touch "$ACTORS_STATE_DIR/forged"; sleep 60`)
+    await waitFor(() => existsSync(join(dir, 'forged')), 10_000, 'the forgery')
+    const started = Date.now()
+    const stop = actors(h, ['control', 'v', 'stop'], {timeout: 40_000})
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect((await waitForResult(dir)).status).toBe('cancelled')
+  }, 60_000)
 })
