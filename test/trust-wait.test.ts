@@ -9,6 +9,7 @@
  * forges first, then waits for a file the test creates before it exits 5, so
  * the test decides when the real end comes.
  */
+import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -41,7 +42,7 @@ function launch(h: string, env: NodeJS.ProcessEnv, forge: string): {dir: string;
   return {dir: r.json.state_dir, go}
 }
 
-describe.each(MODES)('a Run forging its own end ($mode)', ({env, skip}) => {
+describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) => {
   const forgeries = [
     {what: 'its own result.json (done, exit 0)', forge: FORGED_RESULT},
     {what: 'status done in its run.json', forge: rewriteOwnRecord({status: 'done', exit_code: 0})},
@@ -68,6 +69,31 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({env, skip}) => {
       40_000,
     )
   }
+
+  // Only a cgroup holds what dropped every tie: under tracked containment such a process is the documented limit
+  // (docs/containment.md), so the case is defined for cgroup containment alone, not reported as skipped.
+  const underCgroup = mode === 'cgroup' ? [mode] : []
+  for (const _ of underCgroup)
+    it.skipIf(skip)(
+      'its supervisor killed, its own result.json written, then exec env -i: wait does not deliver it while that runs',
+      async () => {
+        const h = home()
+        const length = `302.${process.pid}${Math.floor(Math.random() * 1e6)}`
+        const script = `kill -9 $(${process.execPath} -p "require(process.env.ACTORS_STATE_DIR+'/run.json').pid"); ${FORGED_RESULT} && touch '${h}/forged'; exec env -i sleep ${length}`
+        const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
+        expect(r.code, r.stderr).toBe(0)
+        try {
+          await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+          const early = actors(h, ['wait', 'v', '--timeout', '1s', '--json'], {env})
+          expect(early.code, early.stdout + early.stderr).toBe(124)
+          expect(early.json.members).toBe(0)
+        } finally {
+          actors(h, ['control', 'v', 'kill'], {env})
+          spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+        }
+      },
+      40_000,
+    )
 
   it.skipIf(skip)(
     'a reported.json of its own (as a wait writes it): its failure is still delivered',

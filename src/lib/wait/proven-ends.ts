@@ -6,7 +6,9 @@
  * alive. So before a wait hands out an end, it looks once over /proc
  * (containment/unit-facts.ts liveStateDirs): while the Run's supervisor or a
  * process carrying its state dir lives, the end is a claim and the Run is
- * still live for this wait. The supervisor then records the real end over a
+ * still live for this wait, and so is one whose cgroup (the one the kernel
+ * named after it) still holds a process, which catches a process that
+ * dropped its environment. The supervisor then records the real end over a
  * result it did not write (supervisor/supervise.ts). Processes the recorded
  * end itself names as left over (`leftover`) do not hold it back: the row
  * says they outlived it. A Slurm Run's commands run on its node: only its
@@ -15,7 +17,12 @@
  */
 import {liveStateDirs, stateDirKey} from '../containment/unit-facts.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
-import {readRunResult} from '../runs/store.js'
+import {readRunMetaRaw, readRunResult} from '../runs/store.js'
+import {readFileSync} from 'node:fs'
+import {basename, join} from 'node:path'
+import {readProcStat} from '../platform/process-identity.js'
+import {isOwnUnitCgroup} from '../containment/proof.js'
+import {runUnitName} from '../containment/unit-path.js'
 import type {RunEntry} from './select.js'
 
 /** Looks in a row that held an end back (see unprovenPollMs). */
@@ -47,15 +54,19 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
   const finished = entries.filter((e) => !e.archived && isTerminal(e.meta.status))
   if (finished.length === 0) return 0
   const live = liveStateDirs()
-  if (live.size === 0) return 0
   let held = 0
   for (const entry of finished) {
     const found = live.get(stateDirKey(entry.dir))
-    if (!found) continue
     // A job's processes run on its node: one seen here (a one-node cluster) may be Slurm's to end after the Run's end.
     const kind = (entry.meta.executor as {kind?: unknown} | undefined)?.kind
     const local = kind === undefined || kind === DEFAULT_EXECUTOR_KIND
-    const pids = [...found.supervisors, ...(local ? found.carriers : [])]
+    // Without a process naming it, a process of the Run that dropped its environment (`exec env -i`) is in its cgroup.
+    const pids = found
+      ? [...found.supervisors, ...(local ? found.carriers : [])]
+      : local
+        ? unitCgroupMembers(entry)
+        : []
+    if (pids.length === 0) continue
     const leftover = namedLeftover(entry)
     if (pids.every((pid) => leftover.has(pid))) continue
     runs.set(entry.meta.run, {...entry, meta: {...entry.meta, status: 'running'}})
@@ -72,5 +83,25 @@ function namedLeftover(entry: RunEntry): Set<number> {
     return new Set(leftover.map((item) => (item as {pid?: unknown})?.pid).filter((pid) => typeof pid === 'number'))
   } catch {
     return new Set()
+  }
+}
+
+/**
+ * The live processes in the cgroup the kernel made for the Run (run.json
+ * `containment.path`, proven by its name); none without one. Its own
+ * members only: Runs it launched have cgroups of their own below it, and may
+ * go on after its end.
+ */
+function unitCgroupMembers(entry: RunEntry): number[] {
+  try {
+    const path = (readRunMetaRaw(entry.dir)?.containment as {path?: unknown} | undefined)?.path
+    if (typeof path !== 'string') return []
+    if (!isOwnUnitCgroup(path, {unit: runUnitName(basename(entry.dir), entry.meta.run_instance_id)})) return []
+    return readFileSync(join(path, 'cgroup.procs'), 'utf8')
+      .split('\n')
+      .map(Number)
+      .filter((pid) => pid > 0 && (readProcStat(pid)?.state ?? 'Z') !== 'Z')
+  } catch {
+    return []
   }
 }
