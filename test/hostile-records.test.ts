@@ -81,4 +81,10 @@ describe('what a Run leaves in its state dir', () => {
     expect(Date.now() - started).toBeLessThan(20_000)
     expect((await waitForResult(dir)).status).toBe('cancelled')
   }, 60_000)
+
+  it('garbage written at its result.json before its end: the supervisor still records the end (exit 4)', async () => {
+    const h = home()
+    const dir = launch(h, 'printf "{garbage" > "$ACTORS_STATE_DIR/result.json"; exit 4')
+    expect(await waitForResult(dir)).toMatchObject({status: 'failed', exit_code: 4})
+  }, 30_000)
 })

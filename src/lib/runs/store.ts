@@ -142,8 +142,8 @@ export const MIRRORED_ARTIFACTS = 4
  * Caller must hold the Run's lock.
  */
 export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult, replace = false): boolean {
-  const existing = readRunResult(dir, meta)
-  if (existing && !replace) return false
+  // Replacing, what is there is not read at all: garbage the Run (or a child) wrote must not stop the real end.
+  if (!replace && readRunResult(dir, meta)) return false
   // No wait delivers an end before it is written (wait/proven-ends.ts): a reported mark already here is the Run's own,
   // made to keep its end from its owner.
   unlinkQuietly(runFile(dir, 'reported'))
