@@ -76,7 +76,7 @@ function commandRecords(meta: RunMeta): ChildProcessRecord[] {
 export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProcessRecord[] {
   const live: ChildProcessRecord[] = []
   // The supervisor's children are the Run's: only while that supervisor lives and names this dir.
-  const supervisor = dir !== undefined && supervisorArgs(meta, dir) ? meta.pid : undefined
+  const supervisor = dir !== undefined && supervisorArgs(meta, dir) ? meta.process_identity?.pid : undefined
   for (const record of commandRecords(meta)) {
     if (!record || !Number.isInteger(record.pid) || record.pid <= 1) continue
     // A record copied from a sibling's run.json names a real, verifiable process: it is still not this Run's.
@@ -114,7 +114,7 @@ function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[]): RunPr
  * never signalled), plus the environment marker that every descendant carries.
  */
 function sweepQuery(meta: RunMeta, dir: string): RunProcessQuery {
-  const supervisor = supervisorArgs(meta, dir) ? meta.pid : undefined
+  const supervisor = supervisorArgs(meta, dir) ? meta.process_identity?.pid : undefined
   const still = commandRecords(meta).filter(
     (r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}) && isRunsProcess(r.pid, dir, supervisor),
   )
