@@ -348,6 +348,9 @@ class Supervisor {
     if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
     this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
     writeResultLocked(this.dir, meta, result, claimed !== undefined)
+    // The end is written: this process no longer names the dir, so a wait proving ends by live supervisors (wait/
+    // proven-ends.ts) need not wait out its exit. A Run cannot rename a process it did not start.
+    process.title = 'actors-supervisor: ended'
     this.meta = {...meta, status}
   }
 
