@@ -7,8 +7,8 @@
  * (ACTORS_TEST_LOCK_WAIT_MS) so the test need not sit out the usual 30 s.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, BIN, cliEnv, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
@@ -81,6 +81,23 @@ describe('locks a Run can make or keep', () => {
     } finally {
       actors(h, ['control', 'v', 'kill'])
       actors(h, ['control', 'u', 'kill'])
+    }
+  }, 40_000)
+
+  it("a lock's mutex kept by a Run: a try-once acquire answers busy in the lock wait, naming that Run", async () => {
+    const h = home()
+    const mutex = join(h, 'locks', '.mutex', 'db.lock')
+    mkdirSync(dirname(mutex), {recursive: true, mode: 0o700})
+    await holdWithRun(h, mutex)
+    try {
+      const started = Date.now()
+      const taken = actors(h, ['lock', 'acquire', 'db', '--holder', 'x', '--lease', '1m'], {env: SHORT_LOCK_WAIT})
+      expect(taken.code, taken.stderr).toBe(5)
+      expect(taken.stderr).toContain('actors control v kill')
+      // It waited 120 s whatever the lock wait was.
+      expect(Date.now() - started).toBeLessThan(15_000)
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
     }
   }, 40_000)
 

@@ -12,13 +12,6 @@ import {withLockSync} from '../platform/file-lock.js'
 import {readJsonFile, writeJsonAtomic} from '../platform/state-files.js'
 import {LOCK_SCHEMA, locksDir, lockMutexFile, lockStateFile, type LockState} from '../records/lock.js'
 
-/**
- * How long one operation waits for a lock's mutex. Far above the 10 s of the
- * Run locks: a crowd of acquirers arriving together (a fan-out) queues for the
- * same mutex, each holding it for a settle and one write.
- */
-const MUTEX_TIMEOUT_MS = 120_000
-
 /** A lock file is small: a few hundred holders and waiters at most. */
 const MAX_LOCK_FILE_BYTES = 256 * 1024
 
@@ -68,9 +61,10 @@ export function withLockMutexes<T>(home: string, names: string[], fn: () => T): 
   // O_NOFOLLOW guards a file's last part only: a link planted in locks/' place is refused, never written through.
   refuseLinkedDir(locksDir(home))
   makePrivateDir(dirname(lockMutexFile(home, sorted[0] ?? 'x')))
+  // A mutex is waited for as any state file lock (30 s, then busy naming the Run whose process keeps
+  // it): each holder keeps it for a settle and one write, so a fan-out's crowd passes in seconds, and a
+  // try-once `lock acquire` must not hang behind a mutex a Run keeps on purpose (it waited 120 s).
   const take = (index: number): T =>
-    index === sorted.length
-      ? fn()
-      : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1), {timeoutMs: MUTEX_TIMEOUT_MS})
+    index === sorted.length ? fn() : withLockSync(lockMutexFile(home, sorted[index]), () => take(index + 1))
   return take(0)
 }
