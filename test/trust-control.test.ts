@@ -10,6 +10,7 @@
  */
 import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
 
@@ -114,4 +115,54 @@ describe('a Run that claims stop and pause as its own actions', () => {
       actors(h, ['control', 'v', 'kill'])
     }
   }, 60_000)
+})
+
+describe('a Run whose endpoint names a socket not its own', () => {
+  /**
+   * Launch Run `v` (a Recipe declaring stop and pause) whose endpoint names
+   * `other`, an unrelated listener, as is (`direct`) or through a link in its
+   * own state dir (`linked`); returns its dir and what the listener received.
+   */
+  async function launchForeign(h: string, how: 'direct' | 'linked') {
+    const other = join(h, 'other.sock')
+    const received: string[] = []
+    const listener = createServer((c) => c.on('data', (d) => received.push(String(d))))
+    await new Promise<void>((done) => listener.listen(other, done))
+    const ready = join(h, `ready-${how}`)
+    const code = [
+      "const fs=require('fs'),d=process.env.ACTORS_STATE_DIR,[other,how,ready]=process.argv.slice(2)",
+      "let sock=other; if(how==='linked'){sock=d+'/svc.sock';fs.symlinkSync(other,sock)}",
+      "fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}))",
+      "fs.writeFileSync(ready,'');setInterval(()=>{},1e6)",
+    ].join(';')
+    mkdirSync(join(h, 'recipes'))
+    writeFileSync(join(h, 'recipes', 'code.js'), code)
+    const template = JSON.stringify([process.execPath, '{recipe_dir}/code.js', other, how, ready])
+    writeFileSync(join(h, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause]\n`)
+    const r = actors(h, ['run', 'svc', '--recipes', join(h, 'recipes'), '--name', 'v', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    await waitFor(() => existsSync(ready), 10_000, 'the Run')
+    return {dir: r.json.state_dir as string, received, listener}
+  }
+
+  for (const how of ['direct', 'linked'] as const) {
+    it(`${how}: nothing is written to that socket; status says why and pause is the kernel's`, async () => {
+      const h = home()
+      const {dir, received, listener} = await launchForeign(h, how)
+      try {
+        const status = actors(h, ['control', 'v', 'status', '--json'])
+        expect(status.code, status.stderr).toBe(0)
+        expect(status.json.service.error).toMatch(/not a socket in the Run's state dir|not a socket \(a link/)
+        const pause = actors(h, ['control', 'v', 'pause', '--json'])
+        expect(pause.code, pause.stderr).toBe(0)
+        expect(pause.json).toMatchObject({handled_by: 'kernel'})
+        expect(readJson(join(dir, 'run.json')).status).toBe('paused')
+        await new Promise((done) => setTimeout(done, 200))
+        expect(received).toEqual([])
+      } finally {
+        actors(h, ['control', 'v', 'kill'])
+        listener.close()
+      }
+    }, 60_000)
+  }
 })

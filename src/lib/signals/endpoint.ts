@@ -4,9 +4,11 @@
  * JSON line over its Unix socket (the line-socket transport) and read one
  * reply line (at most MAX_REPLY_BYTES, at most REQUEST_TIMEOUT_MS).
  */
+import {lstatSync} from 'node:fs'
+import {basename, dirname, isAbsolute, resolve} from 'node:path'
 import {runFile} from '../runs/store.js'
 import {readJsonFile} from '../platform/state-files.js'
-import {LineSocketError, MAX_REPLY_BYTES, requestLine} from '../platform/line-socket.js'
+import {LineSocketError, MAX_REPLY_BYTES, requestLine, socketPathIn} from '../platform/line-socket.js'
 
 export const REQUEST_TIMEOUT_MS = 5000
 /** Largest control-endpoint.json we read: it holds a path and three short fields. */
@@ -50,7 +52,35 @@ export function readControlEndpoint(dir: string): ControlEndpoint | undefined {
   ) {
     throw new LineSocketError(`${file}: expected {path, type: "unix", run_instance_id, ready_at}`, 'protocol')
   }
+  requireOwnSocket(file, dir, data.path)
   return data as unknown as ControlEndpoint
+}
+
+/**
+ * The kernel writes control records only into a socket of the Run's own: a
+ * socket file directly in its state dir (or the temp-dir name a state dir
+ * too deep for a socket path gets, platform/line-socket.ts socketPathIn),
+ * not a link and not a second name of another socket. A Run that named any
+ * socket had the kernel write `pause` and `status` into an unrelated
+ * listener and print its reply as the Run's. A path with nothing there yet
+ * passes: connecting finds nothing, and the kernel may act instead.
+ */
+function requireOwnSocket(file: string, dir: string, path: string): void {
+  const refuse = (why: string): never => {
+    throw new LineSocketError(`${file}: path ${JSON.stringify(path)} ${why}`, 'protocol')
+  }
+  const inDir = isAbsolute(path) && dirname(resolve(path)) === resolve(dir)
+  if (!inDir && (!isAbsolute(path) || socketPathIn(dir, basename(path)) !== resolve(path)))
+    refuse("is not a socket in the Run's state dir")
+  let stat: ReturnType<typeof lstatSync>
+  try {
+    stat = lstatSync(path)
+  } catch {
+    return
+  }
+  if (!stat.isSocket()) refuse('is not a socket (a link or another kind of file)')
+  if (stat.nlink !== 1) refuse('is a second name of another socket (a hard link)')
+  if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) refuse('belongs to another user')
 }
 
 /**
