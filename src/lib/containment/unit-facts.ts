@@ -10,9 +10,10 @@
  * A process that names another Run's dir is only ever itself found; another
  * Run's cgroup never qualifies, since its name is that Run's instance.
  */
-import {readdirSync, readFileSync, realpathSync} from 'node:fs'
-import {basename, resolve} from 'node:path'
+import {readdirSync, readFileSync} from 'node:fs'
+import {basename} from 'node:path'
 import {sleepSync} from '../platform/sleep.js'
+import {stateDirKey} from '../platform/home.js'
 import {environOf, envValue, processEnvValue} from '../platform/process-environ.js'
 import {readProcStat} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids} from '../platform/process-tree.js'
@@ -21,6 +22,7 @@ import {CgroupUnit} from './cgroup-unit.js'
 import {isOwnUnitCgroup} from './proof.js'
 import {runUnitName} from './unit-path.js'
 import {commandOf, type Leftover} from './unit.js'
+import {parseSupervisorCommandLine, supervisorOfProcess} from '../records/supervisor-args.js'
 
 export interface FoundUnit {
   /** Live processes of the unit now. */
@@ -72,15 +74,6 @@ export function isRunsProcess(pid: number, dir: string, supervisor?: number): bo
   return supervisor !== undefined && readProcStat(pid)?.ppid === supervisor
 }
 
-/** A state dir as one key whatever spelling of the state root reached it (a linked home, a relative ACTORS_HOME). */
-export function stateDirKey(dir: string): string {
-  try {
-    return realpathSync(dir)
-  } catch {
-    return resolve(dir)
-  }
-}
-
 /** The live processes of one state dir (liveStateDirs). */
 export interface LiveOfDir {
   /** Supervisors: `dist/supervisor.cjs DIR KIND` on their command line. */
@@ -110,8 +103,8 @@ export function liveStateDirs(): Map<string, LiveOfDir> {
     if (dir) of(dir).carriers.push(pid)
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-      const script = args.findIndex((arg, index) => index > 0 && arg.endsWith('/supervisor.cjs'))
-      if (script > 0 && args[script + 1]) of(args[script + 1]!).supervisors.push(pid)
+      const supervisor = parseSupervisorCommandLine(args) && supervisorOfProcess(pid, args)
+      if (supervisor) of(supervisor.dir).supervisors.push(pid)
     } catch {}
   }
   return named

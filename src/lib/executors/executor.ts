@@ -61,7 +61,7 @@ export interface Executor {
   /** A queued Run already handed to an engine that holds it elsewhere (a pending job): it holds its parent's slot. */
   handedOver(meta: RunMeta): boolean
   /** Is the supervisor of a live Run still there; if not, how did the Run end (on every read of a live Run). */
-  check(meta: RunMeta): SupervisorCheck
+  check(meta: RunMeta, dir: string): SupervisorCheck
   /**
    * End what is left of a Run whose supervisor is lost, before it is written
    * `exited` (SPEC: Containment): its unit's processes where the executor can

@@ -57,7 +57,7 @@ export function pendingWhy(run: {
  */
 export function installExecutors(): void {
   installExecutorQuestions({
-    check: (meta, dir) => provenExecutorOf(meta, dir).check(meta),
+    check: (meta, dir) => provenExecutorOf(meta, dir).check(meta, dir),
     pollMs: (meta) => executorOf(meta).pollMs(meta),
     endLost: (meta, dir) => provenExecutorOf(meta, dir).endLost(meta, dir),
   })

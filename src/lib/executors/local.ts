@@ -4,7 +4,8 @@
  */
 import {childProcess} from '../platform/builtins.js'
 import {supervisorScript} from '../platform/package-root.js'
-import {isSameProcess, readProcessIdentity} from '../platform/process-identity.js'
+import {readProcessIdentity, readProcStat} from '../platform/process-identity.js'
+import {supervisorArgs} from '../records/supervisor-args.js'
 import {dropTestHooks} from '../platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor} from './executor.js'
@@ -21,13 +22,33 @@ import {localVerbs} from './local-verbs.js'
 export const LAUNCH_GRACE_MS = 30_000
 
 /** Whether the local supervisor of a live Run is still there (a queued Run has none yet and is alive). */
-export function checkLocalSupervisor(meta: RunMeta): SupervisorCheck {
+export function checkLocalSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
   // A queued Run has no supervisor yet, unless one is waiting for the Run's locks ([locks]).
   if (meta.status === 'queued' && !meta.process_identity) return {alive: true}
   if (typeof meta.host === 'string' && meta.host !== thisHost()) return checkFromAnotherHost(meta)
-  if (meta.process_identity) return isSameProcess(meta.process_identity) ? {alive: true} : lost()
+  if (meta.process_identity) return isLiveSupervisor(meta, dir) ? {alive: true} : lost()
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
+}
+
+/**
+ * Whether the process run.json records as the supervisor is one, of this
+ * Run, and running: identity checked, node running the supervisor script
+ * for this dir (records/supervisor-args.ts). Any other process there is
+ * one the Run put in its place, and the Run is lost (its unit is ended). A
+ * supervisor found stopped (SIGSTOP: no kernel action stops one) is
+ * continued: its Run froze it to outlive its own timeout, which lives in
+ * the supervisor.
+ */
+function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
+  if (!supervisorArgs(meta, dir)) return false
+  const pid = meta.process_identity!.pid
+  if (readProcStat(pid)?.state === 'T') {
+    try {
+      process.kill(pid, 'SIGCONT')
+    } catch {}
+  }
+  return true
 }
 
 let host: string | undefined

@@ -183,3 +183,12 @@ export function resolveRunRef(home: string, ref: string): string {
   }
   return validateRunId(basename(wanted))
 }
+
+/** A state dir as one key whatever spelling of the state root reached it (a linked home, a relative ACTORS_HOME). */
+export function stateDirKey(dir: string): string {
+  try {
+    return realpathSync(dir)
+  } catch {
+    return resolve(dir)
+  }
+}

@@ -1,38 +1,73 @@
 /**
- * What a Run's live supervisor was started with, read from its command line
- * (`dist/supervisor.cjs DIR KIND GRACE_MS`): facts of the launch that a Run
- * cannot rewrite, unlike its run.json (issue: a Run that rewrote its
+ * A Run's supervisor, told by its own process: node running this package's
+ * `dist/supervisor.cjs DIR KIND GRACE_MS`, as the local executor spawns it
+ * and the Slurm batch script execs it. These are facts of the launch that a
+ * Run cannot rewrite, unlike its run.json (issue: a Run that rewrote its
  * `executor` or `kill_grace_ms` steered where `kill` went, or how long `stop`
- * waited). Read only while the supervisor recorded in run.json is alive
- * (identity checked) and names this very state dir.
+ * waited), and a process a Run starts cannot pass for one by its command
+ * line alone: the program must be node (a Run that killed its supervisor and
+ * recorded `exec -a node sh -c … dist/supervisor.cjs DIR` in its place was
+ * never timed out).
  */
-import {readFileSync} from 'node:fs'
-import {resolve} from 'node:path'
+import {readFileSync, readlinkSync} from 'node:fs'
+import {basename, isAbsolute, resolve} from 'node:path'
+import {stateDirKey} from '../platform/home.js'
 import {isSameProcess} from '../platform/process-identity.js'
 import type {RunMeta} from './run.js'
 
+/** How the supervisor script's path ends, whichever install of this package started it. */
+const SUPERVISOR_SCRIPT_TAIL = '/dist/supervisor.cjs'
+
 export interface SupervisorArgs {
+  /** The state dir it supervises, resolved. */
+  dir: string
   /** The executor kind it runs as (`local`, `slurm`). */
   kind?: string
   /** The kill_grace of the launch, ms (absent for supervisors started without it). */
   killGraceMs?: number
 }
 
-/** The live supervisor's launch arguments for the Run in `dir`; undefined when none runs here. */
-export function supervisorArgs(meta: Pick<RunMeta, 'process_identity'>, dir: string): SupervisorArgs | undefined {
-  const identity = meta.process_identity
-  if (!identity || !isSameProcess(identity)) return undefined
-  let args: string[]
+/**
+ * A supervisor's launch arguments from its command line (NUL-split
+ * /proc/PID/cmdline): the program, then straight away the absolute script
+ * path and its arguments; undefined for anything else.
+ */
+export function parseSupervisorCommandLine(args: readonly string[]): SupervisorArgs | undefined {
+  const [, script, dir, kind, graceText] = args
+  if (!script || !isAbsolute(script) || !script.endsWith(SUPERVISOR_SCRIPT_TAIL) || !dir) return undefined
+  const grace = Number(graceText)
+  return {
+    dir: resolve(dir),
+    ...(kind ? {kind} : {}),
+    ...(graceText && Number.isFinite(grace) && grace >= 0 ? {killGraceMs: grace} : {}),
+  }
+}
+
+/** The launch arguments of live process `pid` when it is a supervisor: node, running the script (parseSupervisorCommandLine). */
+export function supervisorOfProcess(pid: number, args?: readonly string[]): SupervisorArgs | undefined {
+  let line = args
+  let program: string
   try {
-    args = readFileSync(`/proc/${identity.pid}/cmdline`, 'utf8').split('\0')
+    line ??= readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    program = readlinkSync(`/proc/${pid}/exe`)
   } catch {
     return undefined
   }
-  const script = args.findIndex((arg, index) => index > 0 && arg.endsWith('/supervisor.cjs'))
-  if (script < 1 || !args[script + 1] || resolve(args[script + 1]!) !== resolve(dir)) return undefined
-  const grace = Number(args[script + 3])
-  return {
-    ...(args[script + 2] ? {kind: args[script + 2]} : {}),
-    ...(args[script + 3] && Number.isFinite(grace) && grace >= 0 ? {killGraceMs: grace} : {}),
-  }
+  // Node's binary is `node` (`nodejs` on some distributions); a shell renamed by `exec -a` is still a shell here.
+  if (!basename(program).startsWith('node')) return undefined
+  return parseSupervisorCommandLine(line)
+}
+
+/**
+ * The launch arguments of the supervisor run.json records for the Run in
+ * `dir`, when that process is alive (identity checked), is a supervisor and
+ * names this very state dir; undefined otherwise.
+ */
+export function supervisorArgs(meta: Pick<RunMeta, 'process_identity'>, dir: string): SupervisorArgs | undefined {
+  const identity = meta.process_identity
+  if (!identity || !isSameProcess(identity)) return undefined
+  const args = supervisorOfProcess(identity.pid)
+  if (!args) return undefined
+  // Resolved paths agree in the common case; another spelling of the same root (a linked home) is looked up.
+  return args.dir === resolve(dir) || stateDirKey(args.dir) === stateDirKey(dir) ? args : undefined
 }

@@ -15,6 +15,7 @@ import {indexDir, isPlainName, runDir} from '../platform/home.js'
 import {isSameProcess, readProcStat} from '../platform/process-identity.js'
 import {processEnvValue} from '../platform/process-environ.js'
 import type {ParentRef, RunMeta} from '../records/run.js'
+import {supervisorOfProcess} from '../records/supervisor-args.js'
 import {ancestorMetas} from './ancestors.js'
 import {readRunMetaById, readRunMetaRaw} from './store.js'
 
@@ -79,7 +80,6 @@ function currentRunOfInstance(home: string, instance: string, hint: string | und
 
 /** Ancestors looked at before giving up (a process tree is never this deep). */
 const MAX_ANCESTRY = 64
-const SUPERVISOR_SCRIPT = '/supervisor.cjs'
 
 /**
  * Tracked: the nearest process up this one's parent chain (itself included)
@@ -129,11 +129,10 @@ function mayBeSupervisor(stat: string): boolean {
   return comm.includes('node') || comm === 'MainThread'
 }
 
-/** The Run whose supervisor `pid` is: node, its flags, then the supervisor script (dist/supervisor.cjs) and STATE_DIR, checked against that run.json. */
+/** The Run whose supervisor `pid` is (records/supervisor-args.ts: node running dist/supervisor.cjs STATE_DIR), checked against that run.json. */
 function supervisorRun(home: string, pid: number): CallerUnit | undefined {
-  const args = readNulList(`/proc/${pid}/cmdline`)
-  const script = args.findIndex((arg, index) => index > 0 && arg.endsWith(SUPERVISOR_SCRIPT))
-  return script > 0 && args[script + 1] ? recordedRunProcess(home, pid, args[script + 1], true) : undefined
+  const supervisor = supervisorOfProcess(pid)
+  return supervisor ? recordedRunProcess(home, pid, supervisor.dir, true) : undefined
 }
 
 /** The Run whose run.json in `dir` records `pid` as its supervisor (or command), as this state root sees it. */
@@ -155,12 +154,4 @@ function isRecordedProcess(meta: RunMeta, pid: number, asSupervisor: boolean): b
   if (asSupervisor) return meta.pid === pid && isSameProcess(meta.process_identity)
   const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
   return records.some((child) => child.pid === pid && isSameProcess(child.identity))
-}
-
-function readNulList(file: string): string[] {
-  try {
-    return readFileSync(file, 'utf8').split('\0')
-  } catch {
-    return []
-  }
 }

@@ -1,0 +1,113 @@
+/**
+ * A Run cannot outlive its timeout by disabling its own supervisor (issue 35,
+ * red-team pass 3 H1: the timeout lives in the supervisor). A Run that
+ * SIGSTOPped its supervisor, or killed it and recorded a stand-in whose
+ * command line read `… dist/supervisor.cjs DIR`, read `running` for ever and
+ * was never timed out. Readers now continue a stopped supervisor, and count
+ * as a supervisor only node running the supervisor script for that dir.
+ */
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {actors, homesPerTest, processAlive, waitFor} from './helpers.js'
+
+const MODES = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
+
+const home = homesPerTest('actors-trust-supervisor-')
+
+/**
+ * Node code for the Run's command: SIGKILL its supervisor (its parent), start
+ * `tail` named as a supervisor of this dir (argv0 `node`, then the script
+ * path and the dir), record that process as the Run's supervisor in run.json,
+ * write the pids to the file named by its last argument, and idle.
+ */
+const STAND_IN = [
+  "const fs=require('fs'),cp=require('child_process'),d=process.env.ACTORS_STATE_DIR",
+  "process.kill(process.ppid,'SIGKILL')",
+  // GNU tail takes its option after the files and, with -F, waits for missing ones for ever.
+  "const s=cp.spawn('tail',['/x/dist/supervisor.cjs',d,'local','5000','-F'],{argv0:'node',detached:true,stdio:'ignore'})",
+  "const st=fs.readFileSync('/proc/'+s.pid+'/stat','utf8'),start=st.slice(st.lastIndexOf(')')+2).split(' ')[19]",
+  "const boot=fs.readFileSync('/proc/sys/kernel/random/boot_id','utf8').trim()",
+  "const f=d+'/run.json',m=JSON.parse(fs.readFileSync(f,'utf8'))",
+  'm.pid=s.pid;m.process_identity={pid:s.pid,start,boot}',
+  "fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f)",
+  'fs.writeFileSync(process.argv[process.argv.length-1],JSON.stringify([process.pid,s.pid]))',
+  'setInterval(()=>{},1e6)',
+].join(';')
+
+/** Ask `inspect` (a reader) about Run `v` until it no longer reads live; its final JSON. */
+async function inspectUntilEnded(h: string, within: number): Promise<Record<string, unknown>> {
+  return waitFor(
+    () => {
+      const r = actors(h, ['inspect', 'v', '--json'])
+      return r.json && !['running', 'paused', 'queued'].includes(r.json.status) ? r.json : undefined
+    },
+    within,
+    'the Run to end',
+  )
+}
+
+describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({env, skip}) => {
+  it.skipIf(skip)(
+    'one that SIGSTOPs it is still timed out, once anything reads it',
+    async () => {
+      const h = home()
+      const r = actors(
+        h,
+        ['run', '--name', 'v', '--timeout', '2s', '--json', '--', 'sh', '-c', 'kill -STOP $PPID; exec sleep 300'],
+        {env},
+      )
+      expect(r.code, r.stderr).toBe(0)
+      try {
+        const ended = await inspectUntilEnded(h, 20_000)
+        expect(ended).toMatchObject({status: 'failed', result: {reason: 'timeout'}})
+      } finally {
+        actors(h, ['control', 'v', 'kill'])
+      }
+    },
+    40_000,
+  )
+
+  it.skipIf(skip)(
+    'one that kills it and records a stand-in: lost, and its processes ended',
+    async () => {
+      const h = home()
+      const pidsFile = join(h, 'pids')
+      const r = actors(
+        h,
+        ['run', '--name', 'v', '--timeout', '60s', '--json', '--', process.execPath, '-e', STAND_IN, pidsFile],
+        {env},
+      )
+      expect(r.code, r.stderr).toBe(0)
+      const pids = await waitFor(
+        () => {
+          try {
+            return JSON.parse(readFileSync(pidsFile, 'utf8')) as number[]
+          } catch {
+            return undefined
+          }
+        },
+        10_000,
+        'the stand-in',
+      )
+      try {
+        const ended = await inspectUntilEnded(h, 10_000)
+        expect(ended).toMatchObject({status: 'exited', result: {reason: 'supervisor_lost'}})
+        await waitFor(() => pids.every((pid) => !processAlive(pid)) || undefined, 10_000, "the Run's processes to end")
+      } finally {
+        actors(h, ['control', 'v', 'kill'])
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGKILL')
+          } catch {}
+        }
+        writeFileSync(pidsFile, '[]')
+      }
+    },
+    40_000,
+  )
+})
