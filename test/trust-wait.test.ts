@@ -95,6 +95,33 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
       40_000,
     )
 
+  // A sibling is told apart by its cgroup; under tracked containment it cannot be (docs/containment.md).
+  for (const _ of underCgroup)
+    it.skipIf(skip)(
+      "a sibling whose processes name the Run's state dir (environment, a supervisor's command line) does not hold its end",
+      async () => {
+        const h = home()
+        const w = actors(h, ['run', '--name', 'w', '--json', '--', 'sh', '-c', 'exit 5'], {env})
+        expect(w.code, w.stderr).toBe(0)
+        await waitForResult(w.json.state_dir, 10_000)
+        const dir = w.json.state_dir
+        // node running a file named like the supervisor script, for w's dir, and a sleep carrying w's dir.
+        const fake = join(h, 'x', 'dist', 'supervisor.cjs')
+        const script = `mkdir -p '${join(h, 'x', 'dist')}' && echo 'setInterval(()=>{},1e6)' > '${fake}' && (${process.execPath} '${fake}' '${dir}' local 5000 &) && (ACTORS_STATE_DIR='${dir}' sleep 300 &) && sleep 0.3 && touch '${h}/forged'; sleep 300`
+        const s = actors(h, ['run', '--name', 's', '--json', '--', 'sh', '-c', script], {env})
+        expect(s.code, s.stderr).toBe(0)
+        try {
+          await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the sibling')
+          const got = actors(h, ['wait', 'w', '--timeout', '5s', '--json'], {env})
+          expect(got.code, got.stdout + got.stderr).toBe(1)
+          expect(got.json.rows).toMatchObject([{run: 'w', status: 'failed', exit_code: 5}])
+        } finally {
+          actors(h, ['control', 's', 'kill'], {env})
+        }
+      },
+      40_000,
+    )
+
   it.skipIf(skip)(
     'a reported.json of its own (as a wait writes it): its failure is still delivered',
     async () => {

@@ -11,11 +11,13 @@
  * dropped its environment. The supervisor then records the real end over a
  * result it did not write (supervisor/supervise.ts). Processes the recorded
  * end itself names as left over (`leftover`) do not hold it back: the row
- * says they outlived it. A Slurm Run's commands run on its node: only its
+ * says they outlived it, and neither do processes in another Run's cgroup
+ * (inRunsReach). A Slurm Run's commands run on its node: only its
  * supervisor is looked for here (a one-node cluster shows the job's
  * processes too, and those are Slurm's to end).
  */
-import {liveStateDirs, stateDirKey} from '../containment/unit-facts.js'
+import {liveStateDirs} from '../containment/unit-facts.js'
+import {stateDirKey} from '../platform/home.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
 import {readRunMetaRaw, readRunResult} from '../runs/store.js'
 import {readFileSync} from 'node:fs'
@@ -23,6 +25,7 @@ import {basename, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
 import {isOwnUnitCgroup} from '../containment/proof.js'
 import {runUnitName} from '../containment/unit-path.js'
+import {runOfCgroupPath} from '../containment/caller-cgroup.js'
 import type {RunEntry} from './select.js'
 
 /** Looks in a row that held an end back (see unprovenPollMs). */
@@ -62,7 +65,7 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
     const local = kind === undefined || kind === DEFAULT_EXECUTOR_KIND
     // Without a process naming it, a process of the Run that dropped its environment (`exec env -i`) is in its cgroup.
     const pids = found
-      ? [...found.supervisors, ...(local ? found.carriers : [])]
+      ? [...found.supervisors, ...(local ? found.carriers : [])].filter((pid) => inRunsReach(pid, entry))
       : local
         ? unitCgroupMembers(entry)
         : []
@@ -73,6 +76,27 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
     held++
   }
   return held
+}
+
+/**
+ * Whether `pid`, found naming the Run's state dir, may be the Run's: it is in
+ * no Run's cgroup, or in the Run's own or its parent's (where its supervisor,
+ * and a tracked Run nested in a cgroup Run, live). A process in another
+ * Run's cgroup is that Run's: a sibling that put the dir in its environment,
+ * or on a command line of its own, held this Run's end back for as long as
+ * it lived.
+ */
+function inRunsReach(pid: number, entry: RunEntry): boolean {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+  } catch {
+    return true
+  }
+  const line = text.split('\n').find((l) => l.startsWith('0::'))
+  const run = line === undefined ? undefined : runOfCgroupPath(line.slice(3))
+  const parent = (entry.meta.parent as {run_instance_id?: unknown} | null | undefined)?.run_instance_id
+  return run === undefined || run.instance === entry.meta.run_instance_id || run.instance === parent
 }
 
 /** The pids the Run's recorded end names as outliving it. */
