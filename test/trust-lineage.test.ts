@@ -134,6 +134,20 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     expect(existsSync(join(h, 'runs', 'esc'))).toBe(false)
   })
 
+  cgroupOnly?.("$ACTORS_CGROUP set inside a Run does not take a child's cgroup out of the Run's", async () => {
+    const h = home()
+    // This test's own cgroup: writable (a cgroup Run is made below it), and outside every Run.
+    const elsewhere = discoverCgroupBases()!.unified
+    const seen = await runScript(h, 'top', `ACTORS_CGROUP=${elsewhere} actors run --name kid -- true; note code $?`, {
+      env,
+    })
+    expect(seen.code, stderrOf(h, 'top')).toBe('0')
+    await waitForResult(join(h, 'runs', 'kid'))
+    const top = readJson(join(h, 'runs', 'top', 'run.json'))
+    const kid = readJson(join(h, 'runs', 'kid', 'run.json'))
+    expect(kid.containment.path.startsWith(`${top.containment.path}/`), kid.containment.path).toBe(true)
+  })
+
   // Tracked containment cannot see a process that left group, session, ancestry and environment (docs/containment.md).
   cgroupOnly?.('a launcher that left its group, session and parent chain is still in its cgroup', async () => {
     const h = home()

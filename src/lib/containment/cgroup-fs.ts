@@ -11,6 +11,7 @@
  */
 import {accessSync, constants, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
+import {runOfCgroupPath} from './caller-cgroup.js'
 
 /** The directories of this process's own cgroups that a Run's cgroups are made below. */
 export interface CgroupBases {
@@ -84,7 +85,8 @@ let cached: CgroupBases | null | undefined
 /**
  * This process's own cgroups, when a writable cgroup2 hierarchy is there;
  * null otherwise. `$ACTORS_CGROUP` names a delegated v2 cgroup to use
- * instead of the own one (a user's systemd scope). Read once per process.
+ * instead of the own one (a user's systemd scope), except inside a Run, whose
+ * units nest below its own. Read once per process.
  */
 export function discoverCgroupBases(env: NodeJS.ProcessEnv = process.env): CgroupBases | null {
   if (cached !== undefined) return cached
@@ -115,7 +117,10 @@ export function cgroupBasesFrom(
   const mounts = readMounts(mountinfo)
   const own = readOwnCgroups(ownCgroups)
   const v2 = mounts.find((m) => m.fstype === 'cgroup2')
-  const unified = env.ACTORS_CGROUP ? writableDir(env.ACTORS_CGROUP) : v2 && dirUnder(v2, own.get(''))
+  // Inside a Run's cgroup, new units go below it whatever $ACTORS_CGROUP says: a child made elsewhere
+  // escaped its parent's pause and limits (lineage comes from the unit, not the environment).
+  const inRun = runOfCgroupPath(own.get('') ?? '') !== undefined
+  const unified = env.ACTORS_CGROUP && !inRun ? writableDir(env.ACTORS_CGROUP) : v2 && dirUnder(v2, own.get(''))
   if (!unified) return null
   const v1: CgroupBases['v1'] = {}
   for (const controller of ['memory', 'pids', 'cpu'] as const) {
