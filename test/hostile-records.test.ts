@@ -3,10 +3,21 @@
  * file, never an internal error or half a document (issue 35, Low findings
  * of the red-team passes): a run.json value nested 200,000 deep, a FIFO
  * where `generations/` belongs, a log that is a link under `logs --json`, a
- * link at runs/.cache, a kill_grace it rewrote.
+ * link at runs/.cache, a kill_grace it rewrote, its dir swapped with a
+ * sibling's.
  */
 import {spawnSync} from 'node:child_process'
-import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
@@ -87,4 +98,34 @@ describe('what a Run leaves in its state dir', () => {
     const dir = launch(h, 'printf "{garbage" > "$ACTORS_STATE_DIR/result.json"; exit 4')
     expect(await waitForResult(dir)).toMatchObject({status: 'failed', exit_code: 4})
   }, 30_000)
+
+  it('two state dirs swapped while their Runs run: each end (exit 4, exit 5) is written where its dir now is', async () => {
+    const h = home()
+    const go = join(h, 'go')
+    const dirs: Record<string, string> = {}
+    for (const [name, code] of [
+      ['v', 4],
+      ['w', 5],
+    ] as const) {
+      const script = `while [ ! -e '${go}' ]; do sleep 0.05; done; exit ${code}`
+      const r = actors(h, ['run', '--name', name, '--json', '--', 'sh', '-c', script])
+      expect(r.code, r.stderr).toBe(0)
+      dirs[name] = r.json.state_dir
+    }
+    const [v, w] = [dirs.v!, dirs.w!]
+    for (const dir of [v, w])
+      await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.[0]?.pid, 10_000, 'the command')
+    const swap = () => {
+      renameSync(v, `${v}.x`)
+      renameSync(w, v)
+      renameSync(`${v}.x`, w)
+    }
+    swap() // what any process of either Run can do in the state root it writes
+    writeFileSync(go, '')
+    await waitForResult(w, 15_000) // v's dir, now at runs/w
+    await waitForResult(v, 15_000)
+    swap()
+    expect(readJson(join(v, 'result.json'))).toMatchObject({status: 'failed', exit_code: 4})
+    expect(readJson(join(w, 'result.json'))).toMatchObject({status: 'failed', exit_code: 5})
+  }, 40_000)
 })

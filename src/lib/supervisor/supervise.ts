@@ -33,6 +33,7 @@ import {StdinPump} from './stdin-pump.js'
 import {releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
 import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
+import {ownMeta, ownStateDir} from './own-dir.js'
 import type {ChildProcessRecord, RunMeta} from '../records/run.js'
 
 class Supervisor {
@@ -50,7 +51,7 @@ class Supervisor {
   private leftover: Leftover[] = []
 
   constructor(
-    private readonly dir: string,
+    private dir: string,
     private readonly home: string,
     private meta: RunMeta,
   ) {
@@ -318,6 +319,7 @@ class Supervisor {
   }
 
   private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+    this.dir = ownStateDir(this.dir, this.meta.run_instance_id) ?? this.dir // a dir the Run moved (own-dir.ts)
     try {
       withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt))
     } catch (error) {
@@ -331,9 +333,8 @@ class Supervisor {
 
   /** Write the end (the Run's lock held, or kept past its wait: see finish). */
   private recordEnd(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
-    const found = readRunMetaRaw(this.dir)
-    // A dir swapped for a link to (or a copy of) another Run is not this Run's: its end and unit are left alone.
-    if (!found || found.run_instance_id !== this.meta.run_instance_id) return
+    const found = ownMeta(this.dir, this.meta.run_instance_id)
+    if (!found) return // another Run's, or a link: left alone (own-dir.ts)
     // Whose the end is, and whether it is delivered, are the launch's: run.json is the Run's to rewrite.
     const meta: RunMeta = {...found, owner: this.meta.owner, notification: this.meta.notification}
     // This supervisor writes its one result here: one found was the Run's (or a reader's misled by a forged identity).
@@ -348,8 +349,7 @@ class Supervisor {
     if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
     this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
     writeResultLocked(this.dir, meta, result, claimed !== undefined)
-    // The end is written: this process no longer names the dir, so a wait proving ends by live supervisors (wait/
-    // proven-ends.ts) need not wait out its exit. A Run cannot rename a process it did not start.
+    // Written: a wait proving ends by live supervisors (wait/proven-ends.ts) need not wait out this one's exit.
     process.title = 'actors-supervisor: ended'
     this.meta = {...meta, status}
   }
