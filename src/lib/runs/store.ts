@@ -171,12 +171,17 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult,
   return true
 }
 
-/** Write the end's mirror into run.json; one the Run damaged (a link, a value too deep) keeps it out: result.json says. */
+/**
+ * Write the end's mirror into run.json; one the Run damaged (a link, a value
+ * too deep), or a disk with no room (or no inode) left for the new copy,
+ * keeps it out: result.json says.
+ */
 function mirrorIntoMeta(dir: string, meta: RunMeta): void {
   try {
     writeJsonAtomic(runFile(dir, 'meta'), meta)
   } catch (error) {
-    if (!isActorsError(error)) throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (!isActorsError(error) && code !== 'ENOSPC' && code !== 'EDQUOT') throw error
   }
 }
 

@@ -22,6 +22,15 @@ export function isNoSpace(error: unknown): boolean {
   return code === 'ENOSPC' || code === 'EDQUOT'
 }
 
+/**
+ * Whether `error` is a lock that could not be taken for want of room: taking
+ * one makes a link, a new inode, and a Run that used up the disk's inodes
+ * left none (the end still has its own: end-reserve.ts).
+ */
+export function isNoRoomForLock(error: unknown): boolean {
+  return isNoSpace(error) && (error as NodeJS.ErrnoException).syscall === 'symlink'
+}
+
 /** Say in the Run's stderr.log and Trace what could not be written (each best effort: the disk may still be full). */
 export function noteWriteFailure(dir: string, meta: RunMeta, what: string, error: unknown): void {
   const message = `${what}: ${(error as Error).message}`

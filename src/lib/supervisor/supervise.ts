@@ -30,7 +30,7 @@ import {testHookPause} from '../platform/test-hooks.js'
 import {generationOf} from '../records/generation-layout.js'
 import {completeMove} from '../runs/generation-move.js'
 import {StdinPump} from './stdin-pump.js'
-import {releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
+import {isNoRoomForLock, releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
 import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
 import {ownMeta, ownStateDir} from './own-dir.js'
@@ -323,15 +323,15 @@ class Supervisor {
     try {
       withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt))
     } catch (error) {
-      // The Run's lock kept past its wait by some process (a Run can hold any lock it can write) never costs the end.
-      if (!isActorsError(error) || error.details?.lock !== runFile(this.dir, 'lock')) throw error
-      this.appendStderr(`actors: ${error.message}; the end is recorded without it\n`)
+      const keptLock = isActorsError(error) && error.details?.lock === runFile(this.dir, 'lock')
+      if (!keptLock && !isNoRoomForLock(error)) throw error
+      this.appendStderr(`actors: ${(error as Error).message}; the end is recorded without it\n`)
       this.recordEnd(outcome, attempts, startedAt)
     }
     afterRunEnded(this.home, this.meta)
   }
 
-  /** Write the end (the Run's lock held, or kept past its wait: see finish). */
+  /** Write the end, the Run's lock held or not to be had (a Run kept it past its wait, or left no inode to take it). */
   private recordEnd(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
     const found = ownMeta(this.dir, this.meta.run_instance_id)
     if (!found) return // another Run's, or a link: left alone (own-dir.ts)
