@@ -37,9 +37,14 @@ export function runOfCgroupPath(path: string): RunCgroup | undefined {
  * where there is no cgroup2 hierarchy (tracked containment).
  */
 export function callerRunCgroup(): RunCgroup | undefined {
+  return runCgroupOf('self')
+}
+
+/** The Run whose cgroup process `pid` is in, as callerRunCgroup for any process; undefined when none is (or it is gone). */
+export function runCgroupOf(pid: number | 'self'): RunCgroup | undefined {
   let text: string
   try {
-    text = readFileSync('/proc/self/cgroup', 'utf8')
+    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
   } catch {
     return undefined
   }

@@ -11,6 +11,7 @@ import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {endLostRunUnit} from '../containment/lost.js'
+import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {recordedKillGraceMs, type RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
@@ -43,6 +44,8 @@ export function checkLocalSupervisor(meta: RunMeta, dir: string): SupervisorChec
 function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
   if (!supervisorArgs(meta, dir)) return false
   const pid = meta.process_identity!.pid
+  // A supervisor runs beside its Run's cgroup, never in it: one found there is a process the Run started.
+  if (runCgroupOf(pid)?.instance === meta.run_instance_id) return false
   if (readProcStat(pid)?.state === 'T') {
     try {
       process.kill(pid, 'SIGCONT')

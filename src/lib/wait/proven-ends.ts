@@ -25,7 +25,7 @@ import {basename, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
 import {isOwnUnitCgroup} from '../containment/proof.js'
 import {runUnitName} from '../containment/unit-path.js'
-import {runOfCgroupPath} from '../containment/caller-cgroup.js'
+import {runCgroupOf} from '../containment/caller-cgroup.js'
 import type {RunEntry} from './select.js'
 
 /** Looks in a row that held an end back (see unprovenPollMs). */
@@ -87,14 +87,7 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
  * it lived.
  */
 function inRunsReach(pid: number, entry: RunEntry): boolean {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
-  } catch {
-    return true
-  }
-  const line = text.split('\n').find((l) => l.startsWith('0::'))
-  const run = line === undefined ? undefined : runOfCgroupPath(line.slice(3))
+  const run = runCgroupOf(pid)
   const parent = (entry.meta.parent as {run_instance_id?: unknown} | null | undefined)?.run_instance_id
   return run === undefined || run.instance === entry.meta.run_instance_id || run.instance === parent
 }
