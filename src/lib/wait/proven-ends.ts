@@ -19,7 +19,7 @@
 import {liveStateDirs} from '../containment/unit-facts.js'
 import {stateDirKey} from '../platform/home.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
-import {readRunMetaRaw, readRunResult} from '../runs/store.js'
+import {readRunResult} from '../runs/store.js'
 import {readFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
@@ -111,7 +111,7 @@ function namedLeftover(entry: RunEntry): Set<number> {
  */
 function unitCgroupMembers(entry: RunEntry): number[] {
   try {
-    const path = (readRunMetaRaw(entry.dir)?.containment as {path?: unknown} | undefined)?.path
+    const path = (entry.meta.containment as {path?: unknown} | undefined)?.path
     if (typeof path !== 'string') return []
     if (!isOwnUnitCgroup(path, {unit: runUnitName(basename(entry.dir), entry.meta.run_instance_id)})) return []
     return readFileSync(join(path, 'cgroup.procs'), 'utf8')

@@ -35,6 +35,7 @@ export type BatchMeta = Pick<
   | 'attention_flag'
   | 'attention_raised'
   | 'ending'
+  | 'containment'
 > & {
   ended_at?: unknown
   exit_code?: unknown
@@ -63,6 +64,7 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     attention_flag,
     attention_raised,
     ending,
+    containment,
     ended_at,
     exit_code,
     duration_ms,
@@ -86,6 +88,8 @@ export function batchMeta(meta: RunMeta): BatchMeta {
     attention_flag,
     attention_raised,
     ending,
+    // Where a finished Run's unit was, for the proof that nothing of it lives (proven-ends.ts): no second read.
+    containment,
     ended_at,
     exit_code,
     duration_ms,
