@@ -64,11 +64,10 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
     const kind = (entry.meta.executor as {kind?: unknown} | undefined)?.kind
     const local = kind === undefined || kind === DEFAULT_EXECUTOR_KIND
     // Without a process naming it, a process of the Run that dropped its environment (`exec env -i`) is in its cgroup.
-    const pids = found
-      ? [...found.supervisors, ...(local ? found.carriers : [])].filter((pid) => inRunsReach(pid, entry))
-      : local
-        ? unitCgroupMembers(entry)
-        : []
+    const named = found
+      ? [...found.supervisors, ...(local ? found.carriers : [])].filter((p) => inRunsReach(p, entry))
+      : []
+    const pids = named.length > 0 ? named : local ? unitCgroupMembers(entry) : []
     if (pids.length === 0) continue
     const leftover = namedLeftover(entry)
     if (pids.every((pid) => leftover.has(pid))) continue
