@@ -4,7 +4,7 @@
  * supervisor process exists; the supervisor fills in the command's pids.
  */
 import {isoTime, randomHex, randomUuid} from '../platform/builtins.js'
-import {isBeingCreated} from '../runs/abandoned.js'
+import {isBeingCreated, retryWhenCreated} from '../runs/abandoned.js'
 import {refusedError, usageError} from '../platform/errors.js'
 import {ensureHome, runDir, validateRunId} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -104,7 +104,10 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
     // No run.json yet: another launch made the directory a moment ago and is writing it. Judged before the lock,
     // whose file inside the dir would restart the dir's clock: a dir past its grace is abandoned, and reclaimed below.
     if (!readRunMetaRaw(dir) && isBeingCreated(dir)) {
-      throw refusedError(`Run ${id} is being created by another launch`, 'pick another --name, or retry in a moment')
+      throw refusedError(
+        `Run ${id} is being created by another launch`,
+        `pick another --name, or ${retryWhenCreated(dir)}`,
+      )
     }
   }
   return withLockSync(runFile(dir, 'lock'), () => {

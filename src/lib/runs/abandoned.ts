@@ -16,9 +16,25 @@ export const CREATING_GRACE_MS = 30_000
  * the lock is a link made inside the dir, which would restart its clock.
  */
 export function isBeingCreated(dir: string): boolean {
+  return creationGraceLeftMs(dir) > 0
+}
+
+/** How long `dir` (no run.json) stays within its creation grace; 0 when past it or gone. */
+export function creationGraceLeftMs(dir: string): number {
   try {
-    return Date.now() - lstatSync(dir).mtimeMs < CREATING_GRACE_MS
+    return Math.max(0, CREATING_GRACE_MS - (Date.now() - lstatSync(dir).mtimeMs))
   } catch {
-    return false
+    return 0
   }
+}
+
+/**
+ * The fix for a refused id whose dir is being created: when to retry. Said
+ * plainly, since "a moment" is wrong for a dir something keeps touching (a
+ * Run can make any dir under runs/): it is reclaimed only 30 s after its last
+ * change.
+ */
+export function retryWhenCreated(dir: string): string {
+  const seconds = Math.ceil(creationGraceLeftMs(dir) / 1000)
+  return `retry in ${seconds}s; a state dir without run.json is reclaimed ${CREATING_GRACE_MS / 1000}s after its last change (${dir})`
 }

@@ -6,7 +6,7 @@
 import {notActiveError, notFoundError} from '../platform/errors.js'
 import {resolveRunRef, runDir, runsDir} from '../platform/home.js'
 import {refuseLinkedDir} from '../platform/private-files.js'
-import {isBeingCreated} from '../runs/abandoned.js'
+import {isBeingCreated, retryWhenCreated} from '../runs/abandoned.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
@@ -46,7 +46,7 @@ export async function sendMessage(
   const state = readRunState(dir)
   if (!state) {
     if (isBeingCreated(dir)) {
-      throw notActiveError(`Run ${id} is being created by another launch`, 'retry in a moment; nothing was sent')
+      throw notActiveError(`Run ${id} is being created by another launch`, `nothing was sent; ${retryWhenCreated(dir)}`)
     }
     throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
   }
