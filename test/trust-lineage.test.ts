@@ -12,7 +12,7 @@ import {describe, expect, it} from 'vitest'
 import {runOfCgroupPath} from '../src/lib/containment/caller-cgroup.js'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {homeKey} from '../src/lib/containment/index.js'
-import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
+import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const MODES = [
   {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
@@ -147,6 +147,23 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     const kid = readJson(join(h, 'runs', 'kid', 'run.json'))
     expect(kid.containment.path.startsWith(`${top.containment.path}/`), kid.containment.path).toBe(true)
   })
+
+  cgroupOnly?.(
+    "a tree's cgroups all go at its end: no folder a child's cgroup was made in keeps its parent's",
+    async () => {
+      const h = home()
+      const seen = await runScript(
+        h,
+        'top',
+        'actors run --name kid -- true >/dev/null; actors wait kid >/dev/null; note code $?',
+        {env},
+      )
+      expect(seen.code, stderrOf(h, 'top')).toBe('0')
+      const top = readJson(join(h, 'runs', 'top', 'run.json'))
+      // The supervisor removes the unit once the end is written: give it a moment.
+      await waitFor(() => !existsSync(top.containment.path) || undefined, 10_000, `${top.containment.path} to go`)
+    },
+  )
 
   // Tracked containment cannot see a process that left group, session, ancestry and environment (docs/containment.md).
   cgroupOnly?.('a launcher that left its group, session and parent chain is still in its cgroup', async () => {

@@ -8,7 +8,7 @@
  * one-line sh wrapper), so nothing it forks is ever outside.
  */
 import {existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync} from 'node:fs'
-import {dirname, join} from 'node:path'
+import {basename, dirname, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
 import {sleepSync} from '../platform/sleep.js'
 import {signalPids} from '../platform/process-tree.js'
@@ -146,9 +146,12 @@ export class CgroupUnit implements Unit {
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code !== 'ENOENT') removed = false
       }
-      // The state root's folder goes with its last unit (a unit made meanwhile keeps it: rmdir refuses).
+      // The state root's folder goes with its last unit, and the `actors` folder with its last root: inside a
+      // parent Run's cgroup that folder was all that kept the parent's from being removed at its own end. A
+      // unit made meanwhile keeps them (rmdir refuses a folder that is not empty).
       try {
         rmdirSync(dirname(dir))
+        if (basename(dirname(dirname(dir))) === 'actors') rmdirSync(dirname(dirname(dir)))
       } catch {}
     }
     return removed
