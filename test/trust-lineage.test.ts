@@ -6,7 +6,7 @@
  * (where this machine allows) and again under ACTORS_CONTAINMENT=tracked,
  * where the Run is found through the caller's ancestry.
  */
-import {existsSync, readFileSync} from 'node:fs'
+import {existsSync, readFileSync, rmSync, symlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {runOfCgroupPath} from '../src/lib/containment/caller-cgroup.js'
@@ -123,6 +123,24 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     expect([kid.depth, kid.root, kid.owner]).toEqual([1, 'top', 'alice'])
     expect(traceKinds(h, 'top')).toContain('runtime.child_started')
   })
+
+  it.skipIf(skip)(
+    'ACTORS_HOME spelled through a link to the same root is the same Run, not another: the launch is its child',
+    async () => {
+      const h = home()
+      const alias = `${h}-alias`
+      symlinkSync(h, alias)
+      try {
+        const seen = await runScript(h, 'top', `ACTORS_HOME='${alias}' actors run --name kid -- true; note code $?`, {
+          env,
+        })
+        expect(seen.code, stderrOf(h, 'top')).toBe('0')
+        expect(readJson(join(h, 'runs', 'kid', 'run.json')).parent.run).toBe('top')
+      } finally {
+        rmSync(alias)
+      }
+    },
+  )
 
   it.skipIf(skip)('a double-forked launcher with a cleared environment is still refused by the depth cap', async () => {
     const h = home()

@@ -5,9 +5,8 @@
  * tree) and the root's token budget. A check, not a wrapper: it says where
  * the Run joins its tree, and the launcher creates it there.
  */
-import {resolve} from 'node:path'
 import {notActiveError, usageError} from '../platform/errors.js'
-import {isPlainName, runDir} from '../platform/home.js'
+import {isPlainName, runDir, sameStateDir} from '../platform/home.js'
 import type {LaunchSpec} from './launch.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {refuseLinkedDir} from '../platform/private-files.js'
@@ -34,7 +33,8 @@ export function admitToTree(spec: LaunchSpec, env: NodeJS.ProcessEnv = process.e
     )
   }
   const parentDir = runDir(spec.home, spec.parent.run)
-  if (resolve(spec.parent.state_dir) !== parentDir) {
+  // Another spelling of the same state root (a linked ACTORS_HOME) reaches the same parent.
+  if (!sameStateDir(spec.parent.state_dir, parentDir)) {
     throw usageError(
       `lineage is incomplete: the parent's state dir ${spec.parent.state_dir} (ACTORS_STATE_DIR) is not ${parentDir} in this state root`,
       'launch with the same ACTORS_HOME / --home as the parent Run',

@@ -192,3 +192,8 @@ export function stateDirKey(dir: string): string {
     return resolve(dir)
   }
 }
+
+/** Whether two spellings name the same state dir: equal once resolved, or the same real directory (a linked home). */
+export function sameStateDir(a: string, b: string): boolean {
+  return resolve(a) === resolve(b) || stateDirKey(a) === stateDirKey(b)
+}

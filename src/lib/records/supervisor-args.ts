@@ -11,7 +11,7 @@
  */
 import {readFileSync, readlinkSync} from 'node:fs'
 import {basename, isAbsolute, resolve} from 'node:path'
-import {stateDirKey} from '../platform/home.js'
+import {sameStateDir} from '../platform/home.js'
 import {isSameProcess} from '../platform/process-identity.js'
 import type {RunMeta} from './run.js'
 
@@ -68,6 +68,5 @@ export function supervisorArgs(meta: Pick<RunMeta, 'process_identity'>, dir: str
   if (!identity || !isSameProcess(identity)) return undefined
   const args = supervisorOfProcess(identity.pid)
   if (!args) return undefined
-  // Resolved paths agree in the common case; another spelling of the same root (a linked home) is looked up.
-  return args.dir === resolve(dir) || stateDirKey(args.dir) === stateDirKey(dir) ? args : undefined
+  return sameStateDir(args.dir, dir) ? args : undefined
 }

@@ -4,9 +4,9 @@
  * and the variables the supervisor gives every command must agree with it;
  * elsewhere those variables are the claim, checked against run.json later.
  */
-import {dirname, resolve} from 'node:path'
+import {dirname} from 'node:path'
 import {notActiveError, refusedError, usageError} from '../platform/errors.js'
-import {isPlainName} from '../platform/home.js'
+import {isPlainName, sameStateDir} from '../platform/home.js'
 import {readRunMetaById, requireRun, type RunState} from './store.js'
 import type {ParentRef} from '../records/run.js'
 import {callerUnit, type CallerUnit} from './unit-lineage.js'
@@ -138,14 +138,16 @@ export function unitOfCaller(
 
 /** Each lineage variable that is set must name the unit's Run (exit 5, naming the variable and both Runs). */
 function refuseContradiction(unit: Extract<CallerUnit, {kind: 'run'}>, env: NodeJS.ProcessEnv, what: string): void {
-  const expected: Array<[string, string, (value: string) => string]> = [
-    ['ACTORS_RUN', unit.ref.run, (value) => value],
-    ['ACTORS_RUN_INSTANCE', unit.ref.run_instance_id, (value) => value],
-    ['ACTORS_STATE_DIR', unit.ref.state_dir, (value) => resolve(value)],
+  const same = (a: string, b: string) => a === b
+  const expected: Array<[string, string, (claimed: string, actual: string) => boolean]> = [
+    ['ACTORS_RUN', unit.ref.run, same],
+    ['ACTORS_RUN_INSTANCE', unit.ref.run_instance_id, same],
+    // The same dir by another spelling of the state root (a linked ACTORS_HOME) is the same Run, not another.
+    ['ACTORS_STATE_DIR', unit.ref.state_dir, sameStateDir],
   ]
-  for (const [name, actual, normal] of expected) {
+  for (const [name, actual, agrees] of expected) {
     const claimed = env[name]
-    if (claimed === undefined || claimed === '' || normal(claimed) === actual) continue
+    if (claimed === undefined || claimed === '' || agrees(claimed, actual)) continue
     throw refusedError(
       `${what} is refused: ${name}=${JSON.stringify(claimed.slice(0, 200))} says this process runs in another Run, but it runs inside Run ${unit.ref.run} (${unit.evidence}), where ${name} is ${actual}`,
       `act with the environment Run ${unit.ref.run} gave its command, or unset the lineage variables: inside a Run the Run is found from its unit`,
