@@ -39,6 +39,19 @@ describe('locks a Run can make or keep', () => {
     expect(wait.json.rows).toMatchObject([{run: 'v', exit_code: 3}])
   }, 30_000)
 
+  it('a FIFO made at its own .lock: control kill ends it at once, and it reads killed', async () => {
+    const h = home()
+    const fifo =
+      'rm -f "$ACTORS_STATE_DIR/.lock"; mkfifo "$ACTORS_STATE_DIR/.lock"; touch "$ACTORS_STATE_DIR/made"; exec sleep 300'
+    const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', fifo])
+    expect(r.code, r.stderr).toBe(0)
+    await waitFor(() => existsSync(join(r.json.state_dir, 'made')), 10_000, 'the FIFO')
+    // It hung for ever: reading the lock's holder opened the FIFO and waited for a writer.
+    const kill = actors(h, ['control', 'v', 'kill'], {timeout: 15_000})
+    expect(kill.code, kill.stderr).toBe(0)
+    expect((await waitForResult(r.json.state_dir, 10_000)).status).toBe('killed')
+  }, 40_000)
+
   /** Launch Run `name` (its command: `argv`); returns its state dir. */
   function launch(h: string, name: string, argv: string[], env: NodeJS.ProcessEnv = {}): string {
     const r = actors(h, ['run', '--name', name, '--json', '--', ...argv], {env})

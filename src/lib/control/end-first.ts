@@ -11,7 +11,7 @@
  * reported, exit 1, naming what was damaged. A refusal that is the answer (a
  * finished Run, a recycled pid, a bad action) stays as it is.
  */
-import {lstatSync, readFileSync, readlinkSync} from 'node:fs'
+import {closeSync, constants, lstatSync, openSync, readFileSync, readlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../platform/errors.js'
 import {sleep} from '../platform/sleep.js'
@@ -95,6 +95,16 @@ const OWN_LOCK_GRACE_MS = 2000
  * child launched from inside holds it for as long as its launch takes, and a
  * stop of the tree waits for that launch on purpose.)
  */
+/** A file's text, opened so that it never follows a link nor waits for a writer (a file swapped for a FIFO meanwhile). */
+function readWithoutWaiting(file: string): string {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    return readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
+  }
+}
+
 async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError | undefined> {
   const deadline = Date.now() + OWN_LOCK_GRACE_MS
   for (;;) {
@@ -111,10 +121,16 @@ async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError
   }
 }
 
-/** The pid a lock file names (a link whose target is the holder's identity, or a file of the older kind), never read through a link. */
+/**
+ * The pid a lock file names (a link whose target is the holder's identity, or
+ * a file of the older kind), never read through a link, and never blocking:
+ * a FIFO a Run put at its `.lock` held kill, stop and close for ever.
+ */
 function lockHolderPid(file: string): number | undefined {
   try {
-    const text = lstatSync(file).isSymbolicLink() ? readlinkSync(file) : readFileSync(file, 'utf8')
+    const stat = lstatSync(file)
+    if (!stat.isSymbolicLink() && !stat.isFile()) return undefined
+    const text = stat.isSymbolicLink() ? readlinkSync(file) : readWithoutWaiting(file)
     const pid = (JSON.parse(text) as {pid?: unknown}).pid
     return typeof pid === 'number' && Number.isInteger(pid) && pid > 1 ? pid : undefined
   } catch {
