@@ -8,10 +8,11 @@
  * kernel's to apply. The service here is a real unix socket in the Run's
  * command, and the Run's processes are found by a token in their command line.
  */
-import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
+import {socketPathIn} from '../src/lib/platform/line-socket.js'
 import {actors, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-trust-control-')
@@ -165,4 +166,33 @@ describe('a Run whose endpoint names a socket not its own', () => {
       }
     }, 60_000)
   }
+
+  it("a state dir too deep for a socket path: the service's temp-dir socket (actors-HASH-NAME) is its own, and answers", async () => {
+    const deep = join(home(), 'd'.repeat(90))
+    mkdirSync(deep)
+    const ready = join(deep, 'ready')
+    // The name socketPathIn gives a socket whose path in the state dir is over 100 bytes.
+    const code = [
+      "const fs=require('fs'),net=require('net'),os=require('os'),path=require('path'),d=process.env.ACTORS_STATE_DIR",
+      "const hash=require('crypto').createHash('sha256').update(path.join(d,'svc.sock')).digest('hex').slice(0,16)",
+      "const sock=path.join(os.tmpdir(),'actors-'+hash+'-svc.sock')",
+      'try{fs.rmSync(sock)}catch{}',
+      "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,volume:7})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
+    ].join(';')
+    mkdirSync(join(deep, 'recipes'))
+    writeFileSync(join(deep, 'recipes', 'code.js'), code)
+    const template = JSON.stringify([process.execPath, '{recipe_dir}/code.js', ready])
+    writeFileSync(join(deep, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause, status]\n`)
+    const r = actors(deep, ['run', 'svc', '--recipes', join(deep, 'recipes'), '--name', 'v', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    try {
+      await waitFor(() => existsSync(ready), 10_000, 'the service')
+      const status = actors(deep, ['control', 'v', 'status', '--json'])
+      expect(status.code, status.stderr).toBe(0)
+      expect(status.json.service).toMatchObject({ok: true, volume: 7})
+    } finally {
+      actors(deep, ['control', 'v', 'kill'])
+      rmSync(socketPathIn(join(deep, 'runs', 'v'), 'svc.sock'), {force: true})
+    }
+  }, 40_000)
 })

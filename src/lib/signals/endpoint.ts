@@ -69,9 +69,7 @@ function requireOwnSocket(file: string, dir: string, path: string): void {
   const refuse = (why: string): never => {
     throw new LineSocketError(`${file}: path ${JSON.stringify(path)} ${why}`, 'protocol')
   }
-  const inDir = isAbsolute(path) && dirname(resolve(path)) === resolve(dir)
-  if (!inDir && (!isAbsolute(path) || socketPathIn(dir, basename(path)) !== resolve(path)))
-    refuse("is not a socket in the Run's state dir")
+  if (!isAbsolute(path) || !isOwnSocketPath(dir, resolve(path))) refuse("is not a socket in the Run's state dir")
   let stat: ReturnType<typeof lstatSync>
   try {
     stat = lstatSync(path)
@@ -130,4 +128,11 @@ function parseReply(text: string, where: string): ControlReply {
   if (!reply.ok && typeof reply.error !== 'string')
     return {...reply, ok: false, error: 'service refused without a reason'}
   return reply
+}
+
+/** A path directly in `dir`, or the temp-dir name socketPathIn gives `dir`'s socket NAME (`actors-HASH-NAME`). */
+function isOwnSocketPath(dir: string, path: string): boolean {
+  if (dirname(path) === resolve(dir)) return true
+  const name = /^actors-[0-9a-f]{16}-(.+)$/.exec(basename(path))?.[1]
+  return name !== undefined && socketPathIn(dir, name) === path
 }
