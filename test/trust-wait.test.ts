@@ -14,7 +14,7 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
-import {actors, homesPerTest, waitFor, waitForResult} from './helpers.js'
+import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const MODES = [
   {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
@@ -89,6 +89,37 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
           expect(early.json.members).toBe(0)
         } finally {
           actors(h, ['control', 'v', 'kill'], {env})
+          spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+        }
+      },
+      40_000,
+    )
+
+  // Moving a process into another cgroup needs write access there: root here (CI runs as root).
+  for (const _ of process.getuid?.() === 0 ? underCgroup : [])
+    it.skipIf(skip)(
+      "its command moved into a sibling's cgroup (marker kept), its supervisor killed, its own end written: not delivered while that runs",
+      async () => {
+        const h = home()
+        const s = actors(h, ['run', '--name', 's', '--json', '--', 'sleep', '300'], {env})
+        expect(s.code, s.stderr).toBe(0)
+        const sibling = await waitFor(
+          () => readJson(join(s.json.state_dir, 'run.json')).containment?.path,
+          10_000,
+          'the sibling',
+        )
+        const length = `303.${process.pid}${Math.floor(Math.random() * 1e6)}`
+        const script = `echo $$ > '${sibling}/cgroup.procs' && kill -9 $PPID && ${FORGED_RESULT} && touch '${h}/forged'; exec sleep ${length}`
+        const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
+        expect(r.code, r.stderr).toBe(0)
+        try {
+          await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+          const early = actors(h, ['wait', 'v', '--timeout', '1s', '--json'], {env})
+          expect(early.code, early.stdout + early.stderr).toBe(124)
+          expect(early.json.members).toBe(0)
+        } finally {
+          actors(h, ['control', 'v', 'kill'], {env})
+          actors(h, ['control', 's', 'kill'], {env})
           spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
         }
       },

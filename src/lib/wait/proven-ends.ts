@@ -23,6 +23,7 @@ import {readRunResult} from '../runs/store.js'
 import {readFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
+import {processEnvValue} from '../platform/process-environ.js'
 import {isOwnUnitCgroup} from '../containment/proof.js'
 import {runUnitName} from '../containment/unit-path.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
@@ -81,14 +82,18 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
  * Whether `pid`, found naming the Run's state dir, may be the Run's: it is in
  * no Run's cgroup, or in the Run's own or its parent's (where its supervisor,
  * and a tracked Run nested in a cgroup Run, live). A process in another
- * Run's cgroup is that Run's: a sibling that put the dir in its environment,
+ * Run's cgroup is that Run's (a sibling that put the dir in its environment,
  * or on a command line of its own, held this Run's end back for as long as
- * it lived.
+ * it lived), unless it carries this Run's own instance marker.
  */
 function inRunsReach(pid: number, entry: RunEntry): boolean {
   const run = runCgroupOf(pid)
+  const own = entry.meta.run_instance_id
   const parent = (entry.meta.parent as {run_instance_id?: unknown} | null | undefined)?.run_instance_id
-  return run === undefined || run.instance === entry.meta.run_instance_id || run.instance === parent
+  if (run === undefined || run.instance === own || run.instance === parent) return true
+  // Unless it carries this very Run's marker: a Run (as root) moved its own command into a sibling's cgroup,
+  // kept its marker and wrote its own end, which was delivered while that command ran on.
+  return processEnvValue(pid, 'ACTORS_RUN_INSTANCE') === own
 }
 
 /** The pids the Run's recorded end names as outliving it. */
