@@ -154,6 +154,34 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
     )
 
   it.skipIf(skip)(
+    'its supervisor killed and its own end written while its command runs: no new generation over it until kill ends that',
+    async () => {
+      const h = home()
+      const length = `304.${process.pid}${Math.floor(Math.random() * 1e6)}`
+      // Under cgroup containment even without its environment (the cgroup holds it); tracked, with it.
+      const drop = mode === 'cgroup' ? 'env -i ' : ''
+      const script = `kill -9 $PPID; ${FORGED_RESULT} && touch '${h}/forged'; exec ${drop}sleep ${length}`
+      const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
+      expect(r.code, r.stderr).toBe(0)
+      const alive = () => spawnSync('pgrep', ['-f', '-x', `sleep ${length}`]).status === 0
+      try {
+        await waitFor(() => existsSync(join(h, 'forged')) && alive(), 10_000, 'the forgery')
+        const rerun = actors(h, ['rerun', 'v'], {env})
+        expect(rerun.code, rerun.stderr).toBe(3)
+        expect(rerun.stderr).toContain('processes of it still run')
+        const kill = actors(h, ['control', 'v', 'kill'], {env})
+        expect(kill.code, kill.stderr).toBe(0)
+        await waitFor(() => !alive() || undefined, 10_000, 'its command to end')
+        expect(actors(h, ['rerun', 'v'], {env}).code).toBe(0)
+      } finally {
+        actors(h, ['control', 'v', 'kill'], {env})
+        spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+      }
+    },
+    40_000,
+  )
+
+  it.skipIf(skip)(
     'a reported.json of its own (as a wait writes it): its failure is still delivered',
     async () => {
       const h = home()

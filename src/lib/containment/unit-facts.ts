@@ -11,7 +11,7 @@
  * Run's cgroup never qualifies, since its name is that Run's instance.
  */
 import {readdirSync, readFileSync} from 'node:fs'
-import {basename} from 'node:path'
+import {basename, join} from 'node:path'
 import {sleepSync} from '../platform/sleep.js'
 import {stateDirKey} from '../platform/home.js'
 import {environOf, envValue, processEnvValue} from '../platform/process-environ.js'
@@ -137,4 +137,42 @@ export function killUnitByFacts(dir: string, homeKey: string): {signalled: numbe
   }
   for (const path of cgroups) new CgroupUnit({kind: 'cgroup', path}).remove()
   return {signalled: [...signalled], leftover: []}
+}
+
+/**
+ * The live processes of a Run whose end is recorded (the proof `wait` makes
+ * before it delivers an end): its supervisor, the processes carrying its
+ * state dir, and the members of the cgroup the kernel named after it
+ * (`containment` as its run.json records it, proven by name), which catches
+ * one that dropped its environment. None for a Run that really ended.
+ */
+export function livePidsOfEnded(dir: string, meta: {run_instance_id: string; containment?: unknown}): number[] {
+  const named = liveStateDirs().get(stateDirKey(dir))
+  const pids = new Set([...(named?.supervisors ?? []), ...(named?.carriers ?? [])])
+  const path = (meta.containment as {path?: unknown} | undefined)?.path
+  if (typeof path === 'string' && isOwnUnitCgroup(path, {unit: runUnitName(basename(dir), meta.run_instance_id)}))
+    for (const pid of ownCgroupProcs(path, dir)) pids.add(pid)
+  return [...pids].filter((pid) => (readProcStat(pid)?.state ?? 'Z') !== 'Z')
+}
+
+/**
+ * The processes of the cgroup at `path` itself, not of the cgroups below it:
+ * Runs launched from inside live on there after their parent's end (their
+ * cgroups nest below it, their supervisors sit in it), and are not its.
+ */
+function ownCgroupProcs(path: string, dir: string): number[] {
+  let text: string
+  try {
+    text = readFileSync(join(path, 'cgroup.procs'), 'utf8')
+  } catch {
+    return []
+  }
+  const pids = text
+    .split('\n')
+    .map(Number)
+    .filter((pid) => pid > 0)
+  return pids.filter((pid) => {
+    const supervisor = supervisorOfProcess(pid)
+    return !supervisor || stateDirKey(supervisor.dir) === stateDirKey(dir)
+  })
 }

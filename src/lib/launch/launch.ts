@@ -5,7 +5,8 @@
  */
 import {isoTime, randomHex, randomUuid} from '../platform/builtins.js'
 import {isBeingCreated, retryWhenCreated} from '../runs/abandoned.js'
-import {refusedError, usageError} from '../platform/errors.js'
+import {notActiveError, refusedError, usageError} from '../platform/errors.js'
+import {livePidsOfEnded} from '../containment/unit-facts.js'
 import {ensureHome, runDir, validateRunId} from '../platform/home.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
@@ -121,6 +122,7 @@ function claimRunDir(spec: LaunchSpec, id: string): {dir: string; meta: RunMeta}
           `stop it first (actors control ${id} stop) or pick another --name`,
         )
       }
+      if (meta) refuseWhileEndedLives(id, dir, meta)
       // An earlier generation: archived to generations/<n>/, and the new one's run.json written (crash-safe).
       if (meta)
         return {
@@ -248,4 +250,20 @@ export function startRun(home: string, dir: string, created?: RunMeta): Partial<
   // A launch passes the run.json it just wrote (its executor cannot have changed since): one read fewer.
   const meta = created ?? readRunMetaRaw(dir)
   return executorOf(meta).start(home, dir, meta)
+}
+
+/**
+ * A generation whose end is recorded but whose processes live on (a Run that
+ * killed its supervisor and wrote its own end) is not over: starting the
+ * next one over it left those processes running, and a `kill` then ended
+ * only the new generation (exit 3, as for any Run still live).
+ */
+function refuseWhileEndedLives(id: string, dir: string, meta: RunMeta): void {
+  const live = livePidsOfEnded(dir, meta)
+  if (live.length === 0) return
+  throw notActiveError(
+    `Run ${id} is recorded as ended, but processes of it still run (pid ${live.slice(0, 5).join(', ')})`,
+    `end them first (actors control ${id} kill), then start it again`,
+    {pids: live},
+  )
 }

@@ -264,16 +264,19 @@ async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<numb
 }
 
 /**
- * End what is left of an `exited` Run: its supervisor vanished (SIGKILL, OOM,
- * reboot of the supervisor alone) and reconciliation settled it, but its
- * command may still be running unsupervised. stop/kill then signal exactly the
- * processes that are verifiably the Run's (recorded identities, or the Run's
- * instance marker in their environment); the result stays `exited`.
- * Returns undefined when nothing of the Run is alive.
+ * End what is left of a Run recorded as ended: its supervisor vanished (SIGKILL,
+ * OOM, reboot of the supervisor alone) and reconciliation settled it
+ * `exited`, or the Run wrote its own end and killed its supervisor; either
+ * way its command may still be running unsupervised. stop/kill then signal
+ * exactly the processes that are verifiably the Run's (recorded identities,
+ * the Run's instance marker in their environment, its proven cgroup); the
+ * recorded status stays. Returns undefined when nothing of the Run is alive.
  */
 export async function endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined> {
   const meta = readRunMetaRaw(dir)
-  if (!meta || meta.status !== 'exited') return undefined
+  // Ended by its run.json, or by a result.json (one the Run wrote, its run.json still saying `running`).
+  const ended = meta && (isTerminal(meta.status) ? meta.status : readRunResult(dir, meta)?.status)
+  if (!meta || !ended) return undefined
   const unit = runUnit(meta, dir)
   const found = unit.members()
   if (found.length === 0) return undefined
@@ -286,7 +289,7 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
     action: mode,
     run: meta.run,
     run_instance_id: meta.run_instance_id,
-    status: 'exited',
+    status: ended,
     signalled: [...new Set([...signalled, ...remaining])],
     changed: false,
     settled: true,
