@@ -128,4 +128,27 @@ describe('what a Run leaves in its state dir', () => {
     expect(readJson(join(v, 'result.json'))).toMatchObject({status: 'failed', exit_code: 4})
     expect(readJson(join(w, 'result.json'))).toMatchObject({status: 'failed', exit_code: 5})
   }, 40_000)
+
+  it('a dir under runs/ named as no Run id can be (250 characters): wait and prune go on, inspect names it as damage', async () => {
+    const h = home()
+    const e = actors(h, ['run', '--name', 'e', '--json', '--', 'true'])
+    await waitForResult(e.json.state_dir)
+    // What a Run can make in the state root it writes: a finished Run's files under a name too long for an index marker.
+    const name = 'n'.repeat(250)
+    const planted = join(h, 'runs', name)
+    mkdirSync(planted)
+    const meta = readJson(join(e.json.state_dir, 'run.json'))
+    writeFileSync(
+      join(planted, 'run.json'),
+      JSON.stringify({...meta, run: name, run_instance_id: '11111111-2222-3333-4444-555555555555'}),
+    )
+    rmSync(join(h, 'index'), {recursive: true, force: true}) // the next reader rebuilds it from runs/
+    const wait = actors(h, ['wait', '--timeout', '2s', '--json'])
+    expect(wait.code, wait.stderr).toBe(0)
+    expect(wait.json.rows).toMatchObject([{run: 'e', status: 'done'}])
+    const listing = actors(h, ['inspect', '--json'])
+    expect(listing.json.damaged).toMatchObject([{state_dir: planted, error: expect.stringContaining('Run id')}])
+    const prune = actors(h, ['prune', '--older-than', '0s'])
+    expect(prune.code, prune.stderr).toBe(0)
+  }, 40_000)
 })
