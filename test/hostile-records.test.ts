@@ -151,4 +151,31 @@ describe('what a Run leaves in its state dir', () => {
     const prune = actors(h, ['prune', '--older-than', '0s'])
     expect(prune.code, prune.stderr).toBe(0)
   }, 40_000)
+
+  it('a planted lineage 3,000 deep and two Runs naming each other as parent: inspect --tree shows every Run, no internal error', async () => {
+    const h = home()
+    const e = actors(h, ['run', '--name', 'e', '--json', '--', 'true'])
+    await waitForResult(e.json.state_dir)
+    const base = readJson(join(e.json.state_dir, 'run.json'))
+    const instance = (i: number) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`
+    const plant = (run: string, i: number, parent?: {run: string; i: number}) => {
+      const dir = join(h, 'runs', run)
+      mkdirSync(dir)
+      const ref = parent && {
+        run: parent.run,
+        run_instance_id: instance(parent.i),
+        state_dir: join(h, 'runs', parent.run),
+      }
+      writeFileSync(
+        join(dir, 'run.json'),
+        JSON.stringify({...base, run, run_instance_id: instance(i), parent: ref ?? null}),
+      )
+    }
+    for (let i = 0; i < 3000; i++) plant(`c${i}`, i, i > 0 ? {run: `c${i - 1}`, i: i - 1} : undefined)
+    plant('x', 5000, {run: 'y', i: 5001})
+    plant('y', 5001, {run: 'x', i: 5000})
+    const tree = actors(h, ['inspect', '--tree'])
+    expect(tree.code, tree.stderr).toBe(0)
+    for (const run of ['c0', 'c2999', 'x', 'y', 'e']) expect(tree.stdout).toMatch(new RegExp(`(^|\\s)${run}\\s`, 'm'))
+  }, 60_000)
 })

@@ -75,6 +75,7 @@ export function buildForest(home: string, ref?: string): Forest {
   }
   const byCreation = (a: TreeNode, b: TreeNode) => compareText(a.created_at, b.created_at) || compareText(a.run, b.run)
   for (const node of nodes.values()) node.children.sort(byCreation)
+  roots.push(...boundTrees(roots, [...nodes.values()].sort(byCreation), parents, nodes))
   roots.sort(byCreation)
   let forest = roots
   if (ref !== undefined) {
@@ -92,4 +93,53 @@ export function flatten(node: TreeNode): TreeNode[] {
   const out: TreeNode[] = [node]
   for (const child of node.children) out.push(...flatten(child))
   return out
+}
+
+/** Levels a shown tree has at most; below, a subtree goes on as a tree of its own. Real trees stop at their max_depth. */
+const MAX_SHOWN_LEVELS = 100
+
+/**
+ * The nodes that must become trees of their own so that every tree is
+ * finite and shallow: those below MAX_SHOWN_LEVELS, and those no root
+ * reaches (parents naming each other in a circle). Parents come from
+ * records a Run can rewrite: a planted chain 3,000 deep overflowed the stack
+ * of every walk of the forest, and a circle hid both Runs from it. Each such
+ * node is detached from its parent's children (`ordered`: by creation).
+ */
+function boundTrees(
+  roots: readonly TreeNode[],
+  ordered: readonly TreeNode[],
+  parents: ReadonlyMap<string, {run: string} | undefined>,
+  nodes: ReadonlyMap<string, TreeNode>,
+): TreeNode[] {
+  const reached = new Set<TreeNode>()
+  const detached: TreeNode[] = []
+  const detach = (node: TreeNode) => {
+    const parent = nodes.get(parents.get(node.run)?.run ?? '')
+    if (parent) parent.children = parent.children.filter((child) => child !== node)
+    detached.push(node)
+  }
+  const reach = (top: TreeNode) => {
+    let level = [top]
+    for (let depth = 0; level.length > 0; depth++) {
+      const next: TreeNode[] = []
+      for (const node of level) {
+        if (reached.has(node)) continue
+        reached.add(node)
+        if (depth + 1 < MAX_SHOWN_LEVELS) next.push(...node.children)
+        else for (const child of [...node.children]) detach(child)
+      }
+      level = next
+    }
+  }
+  for (const top of roots) reach(top)
+  for (let index = 0; index < detached.length || reached.size < ordered.length; index++) {
+    if (index >= detached.length) {
+      const unreached = ordered.find((node) => !reached.has(node))
+      if (!unreached) break
+      detach(unreached)
+    }
+    reach(detached[index]!)
+  }
+  return detached
 }
