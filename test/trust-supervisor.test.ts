@@ -6,7 +6,7 @@
  * was never timed out. Readers now continue a stopped supervisor, and count
  * as a supervisor only node running the supervisor script for that dir.
  */
-import {readFileSync, writeFileSync} from 'node:fs'
+import {readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
@@ -79,6 +79,53 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
     },
     40_000,
   )
+
+  // PTRACE_ATTACH through perl's syscall (perl-base is on every Debian): x86-64's number for ptrace is 101.
+  for (const _ of process.arch === 'x64' ? [1] : [])
+    it.skipIf(skip)(
+      'one that ptraces it (it cannot be continued): lost, and its processes ended',
+      async () => {
+        const h = home()
+        // Once the supervisor has recorded the command (it then holds no lock, only waits), as a Run would time it.
+        const recorded =
+          'sub recorded { open(my $f, "<", "$ENV{ACTORS_STATE_DIR}/run.json") or return 0; local $/; <$f> =~ /children_processes/ }'
+        const attach = `${recorded} select(undef, undef, undef, 0.05) until recorded(); syscall(101, 16, getppid(), 0, 0) == 0 or die "ptrace: $!"; sleep 300`
+        const r = actors(h, ['run', '--name', 'v', '--timeout', '60s', '--json', '--', 'perl', '-e', attach], {env})
+        expect(r.code, r.stderr).toBe(0)
+        try {
+          const ended = await inspectUntilEnded(h, 10_000)
+          expect(ended).toMatchObject({status: 'exited', result: {reason: 'supervisor_lost'}})
+        } finally {
+          actors(h, ['control', 'v', 'kill'])
+        }
+      },
+      40_000,
+    )
+
+  // Moving a process to a cgroup of one's own needs write access there: root here (CI runs as root).
+  for (const _ of mode === 'cgroup' && process.getuid?.() === 0 ? [1] : [])
+    it.skipIf(skip)(
+      'one that freezes it in a cgroup of its own is still timed out, once anything reads it',
+      async () => {
+        const h = home()
+        const base = discoverCgroupBases()!.unified
+        const freeze = `d='${base}'/actors-test-freeze-$$; mkdir "$d" && echo $PPID > "$d/cgroup.procs" && echo 1 > "$d/cgroup.freeze" && exec sleep 300`
+        const r = actors(h, ['run', '--name', 'v', '--timeout', '2s', '--json', '--', 'sh', '-c', freeze], {env})
+        expect(r.code, r.stderr).toBe(0)
+        try {
+          const ended = await inspectUntilEnded(h, 20_000)
+          expect(ended).toMatchObject({status: 'failed', result: {reason: 'timeout'}})
+        } finally {
+          actors(h, ['control', 'v', 'kill'])
+          for (const name of readdirSync(base).filter((n) => n.startsWith('actors-test-freeze-'))) {
+            try {
+              rmdirSync(join(base, name))
+            } catch {}
+          }
+        }
+      },
+      40_000,
+    )
 
   // node running a file of the Run's own is told apart by its cgroup alone: defined where the Run has one.
   const fakes = mode === 'cgroup' ? (['tail', 'node'] as const) : (['tail'] as const)

@@ -12,6 +12,10 @@ import type {Executor} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {endLostRunUnit} from '../containment/lost.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
+import {unifiedCgroupDirOf} from '../containment/cgroup-fs.js'
+import {isRunsProcess} from '../containment/unit-facts.js'
+import {readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {recordedKillGraceMs, type RunMeta} from '../records/run.js'
 import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
@@ -45,13 +49,44 @@ function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
   if (!supervisorArgs(meta, dir)) return false
   const pid = meta.process_identity!.pid
   // A supervisor runs beside its Run's cgroup, never in it: one found there is a process the Run started.
-  if (runCgroupOf(pid)?.instance === meta.run_instance_id) return false
+  const cgroup = runCgroupOf(pid)
+  if (cgroup?.instance === meta.run_instance_id) return false
+  // Held by a process of its own Run (ptrace): it cannot be continued, so the Run is lost and its unit ended.
+  const tracer = tracerOf(pid)
+  if (tracer && isRunsProcess(tracer, dir, pid)) return false
   if (readProcStat(pid)?.state === 'T') {
     try {
       process.kill(pid, 'SIGCONT')
     } catch {}
   }
+  // Frozen in a cgroup no Run owns (a Run's own pause freezes only Runs' cgroups): thawed, as a SIGSTOP is continued.
+  if (!cgroup) thawForeignFreeze(pid)
   return true
+}
+
+/** The pid tracing `pid` (TracerPid of /proc/PID/status); undefined when none. */
+function tracerOf(pid: number): number | undefined {
+  try {
+    const tracer = Number(/^TracerPid:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
+    return tracer > 0 ? tracer : undefined
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Write 0 to the cgroup.freeze of the cgroup holding `pid` when it reads 1
+ * and holds nothing but `pid`: a cgroup made to freeze the supervisor alone
+ * (a Run with the rights to), never a frozen session of the user's.
+ */
+function thawForeignFreeze(pid: number): void {
+  const dir = unifiedCgroupDirOf(pid)
+  if (!dir) return
+  try {
+    if (readFileSync(join(dir, 'cgroup.freeze'), 'utf8').trim() !== '1') return
+    if (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() !== String(pid)) return
+    writeFileSync(join(dir, 'cgroup.freeze'), '0')
+  } catch {}
 }
 
 let host: string | undefined
