@@ -18,7 +18,7 @@ import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, ledGroups, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, isAnotherRunsProcess, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
 import {endUnit, openUnit, outsideUnit, runMarkOf, runUnitOwner, type Unit} from '../containment/index.js'
-import {isRunsProcess} from '../containment/unit-facts.js'
+import {isRunsProcess, livePidsOfEnded} from '../containment/unit-facts.js'
 import {
   readRunMetaRaw,
   readRunResult,
@@ -277,6 +277,7 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
   // Ended by its run.json, or by a result.json (one the Run wrote, its run.json still saying `running`).
   const ended = meta && (isTerminal(meta.status) ? meta.status : readRunResult(dir, meta)?.status)
   if (!meta || !ended) return undefined
+  if (ended !== 'exited') return endForgedEnd(home, dir, meta, ended, mode)
   const unit = runUnit(meta, dir)
   const found = unit.members()
   if (found.length === 0) return undefined
@@ -294,6 +295,37 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
     changed: false,
     settled: true,
     result: readRunResult(dir, meta) ?? null,
+  }
+}
+
+/**
+ * A Run whose end is recorded yet whose own processes run (it wrote its end
+ * and killed its supervisor): they are SIGKILLed, stop or kill alike, as the
+ * proof `wait` makes finds them (its own cgroup, not the Runs it launched,
+ * which live on there after it). Undefined when none runs.
+ */
+function endForgedEnd(
+  home: string,
+  dir: string,
+  meta: RunMeta,
+  ended: string,
+  mode: EndMode,
+): RuntimeActionResult | undefined {
+  const pids = livePidsOfEnded(dir, meta)
+  if (pids.length === 0) return undefined
+  signalPids(pids, 'SIGKILL')
+  trace(dir, meta, `${mode}_leftovers`, {pids})
+  notifyStateChange(home)
+  const result = readRunResult(dir, meta) ?? null
+  return {
+    action: mode,
+    run: meta.run,
+    run_instance_id: meta.run_instance_id,
+    status: ended,
+    signalled: pids,
+    changed: false,
+    settled: true,
+    result,
   }
 }
 
