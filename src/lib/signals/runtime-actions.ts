@@ -358,6 +358,9 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
     // [containment] What carries the Run's marker outside its cgroup is killed below too: named in result.json leftover.
     const outside = outsideUnit(unit, runMarkOf(dir, meta.run_instance_id))
     if (outside.length > 0) marked.left_unit = [...leftUnitOf(meta), ...outside]
+    // Marked before any signal: a caller inside the Run carries its marker, so the signals reach the caller too,
+    // and one that died first left the Run ended as `failed` (signal), its stop unrecorded.
+    if (supervised) writeRunMetaLocked(dir, marked)
     let signalled: number[] = []
     if (mode === 'kill') {
       signalled = [...signalRun(query, 'SIGKILL'), ...unit.members()]
@@ -367,12 +370,9 @@ export async function endRun(home: string, dir: string, mode: EndMode): Promise<
       unit.thaw()
       signalRun(query, 'SIGCONT')
     }
-    if (supervised) {
-      writeRunMetaLocked(dir, marked)
-    } else {
-      // Nobody will record the end: a queued Run, or a supervisor that is gone.
+    // Nobody will record the end: a queued Run, or a supervisor that is gone.
+    if (!supervised)
       writeResultLocked(dir, marked, settledResult(marked, ending.status, ending.status === 'killed' ? 'kill' : 'stop'))
-    }
     return {meta: marked, signalled, supervised}
   })
   trace(dir, first.meta, mode, {pids: first.signalled})
