@@ -41,4 +41,22 @@ describe.skipIf(!CGROUPS)('children of a paused parent (cgroup containment)', ()
     expect(thawed.frozen).toBeUndefined()
     actors(h, ['control', 'par', 'kill'], {env})
   })
+
+  it("reads paused while the parent's pause holds the child's supervisor before it started the command, and starts it on resume", async () => {
+    const h = home()
+    const env = {ACTORS_CONTAINMENT: 'cgroup'}
+    // The child's supervisor (in the parent's cgroup) waits 4 s before it makes its unit: the pause catches it there.
+    const script = 'ACTORS_TEST_START_DELAY_MS=4000 actors run --name kid -- sleep 300; sleep 300'
+    expect(actors(h, ['run', '--name', 'par', '--', 'sh', '-c', script], {env}).code).toBe(0)
+    const row = (run: string) =>
+      actors(h, ['inspect', '--json'], {env}).json.runs.find((r: {run: string}) => r.run === run)
+    await waitFor(() => row('kid')?.status === 'running', 20_000, 'kid recorded running')
+    expect(actors(h, ['control', 'par', 'pause'], {env}).code).toBe(0)
+    const held = row('kid')
+    expect(held).toMatchObject({status: 'paused', frozen: true, started_at: null})
+    expect(actors(h, ['control', 'par', 'resume'], {env}).code).toBe(0)
+    await waitFor(() => row('kid')?.started_at, 20_000, 'kid started after the resume')
+    expect(row('kid')).toMatchObject({status: 'running'})
+    actors(h, ['control', 'par', 'kill'], {env})
+  })
 })

@@ -6,7 +6,8 @@
  */
 import {isSameProcess} from '../platform/process-identity.js'
 import type {ChildProcessRecord, RunMeta} from '../records/run.js'
-import {isCgroupDir} from './cgroup-fs.js'
+import {supervisorArgs} from '../records/supervisor-args.js'
+import {isCgroupDir, unifiedCgroupDirOf} from './cgroup-fs.js'
 import {CgroupUnit} from './cgroup-unit.js'
 import {readProcUsage} from './proc-usage.js'
 import {isContainmentRecord, type UnitUsage} from './unit.js'
@@ -38,12 +39,17 @@ export function liveRunUsage(meta: RunMeta): UnitUsage | undefined {
 /**
  * Whether a Run recorded as running is frozen all the same: its cgroup frozen
  * by an ancestor's freeze (a paused parent Run: a child's cgroup sits below
- * its parent's) or by its own command. Tracked Runs are paused one by one
- * (their units are not nested), so they never are.
+ * its parent's) or by its own command. A Run with no unit of its own yet is
+ * frozen when its supervisor is: a Run launched from inside a parent's cgroup
+ * has its supervisor there, and the parent's pause can catch it before it
+ * made the unit or started the command (it then starts on resume). Tracked
+ * units are not nested, so a tracked Run's own processes never are.
  */
-export function liveRunFrozen(meta: RunMeta): boolean {
+export function liveRunFrozen(meta: RunMeta, dir: string): boolean {
   const record = meta.containment
-  return isContainmentRecord(record) && record.kind === 'cgroup' && isCgroupDir(record.path)
-    ? new CgroupUnit(record).isFrozen()
-    : false
+  if (isContainmentRecord(record))
+    return record.kind === 'cgroup' && isCgroupDir(record.path) && new CgroupUnit(record).isFrozen()
+  const supervisor = supervisorArgs(meta, dir) && meta.process_identity?.pid
+  const at = supervisor ? unifiedCgroupDirOf(supervisor) : undefined
+  return at !== undefined && new CgroupUnit({kind: 'cgroup', path: at}).isFrozen()
 }

@@ -65,7 +65,7 @@ export function summarizeRun(state: RunState, now = Date.now()): RunSummary {
   let duration: number | null = result?.duration_ms ?? (meta.duration_ms as number | undefined) ?? null
   if (duration === null && started && !isTerminal(meta.status)) duration = Math.max(0, now - Date.parse(started))
   // Running by its record, frozen in fact (a paused parent's unit holds it): shown as it is, paused.
-  const frozen = meta.status === 'running' && liveRunFrozen(meta)
+  const frozen = meta.status === 'running' && liveRunFrozen(meta, state.dir)
   return {
     run: meta.run,
     run_instance_id: meta.run_instance_id,
