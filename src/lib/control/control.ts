@@ -21,6 +21,7 @@ import {endFirst} from './end-first.js'
 import {serviceAction, Unreachable, type ServiceActionResult} from './service-action.js'
 import {statusAction, type StatusResult} from './status-action.js'
 import type {RuntimeActionResult} from '../signals/runtime-actions.js'
+import type {EndOptions} from '../signals/end-run.js'
 import {isRuntimeAction, RUNTIME_ACTIONS} from '../records/actions.js'
 import {provenExecutorOf, type Executor} from '../executors/index.js'
 import type {InterruptResult} from '../signals/interrupt.js'
@@ -173,19 +174,25 @@ async function kernelAction(
   // A damaged children journal does not spare the Run itself: it is ended, then the damage is reported (exit 1).
   let cascade: CascadeOutcome = {ended: [], cancelled_queued: [], errors: []}
   let damage: unknown
+  const graceFrom = Date.now() // a stop gives the whole tree one grace (tree/cascade.ts)
   try {
-    cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere)
+    cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere, {graceFrom, signalSelf: true})
   } catch (error) {
     damage = error
   }
-  const result = await executor.end(home, state.dir, action)
+  const result = await executor.end(home, state.dir, action, {graceFrom})
   if (damage) throw damage
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
 }
 
 /** End one descendant Run (stop or kill) through its own executor, wherever its supervisor runs. */
-async function endRunAnywhere(home: string, dir: string, mode: 'stop' | 'kill'): Promise<unknown> {
-  return provenExecutorOf(readRunState(dir)?.meta, dir).end(home, dir, mode)
+async function endRunAnywhere(
+  home: string,
+  dir: string,
+  mode: 'stop' | 'kill',
+  options?: EndOptions,
+): Promise<unknown> {
+  return provenExecutorOf(readRunState(dir)?.meta, dir).end(home, dir, mode, options)
 }
 
 /** `{descendants}` when the cascade reached any descendant Run; nothing otherwise. */

@@ -10,6 +10,7 @@ import type {SupervisorCheck} from '../records/supervisor-check.js'
 import type {RunState} from '../runs/store.js'
 import type {UnitLimits} from '../containment/unit.js'
 import type {EndMode, RuntimeActionResult} from '../signals/runtime-actions.js'
+import type {EndOptions} from '../signals/end-run.js'
 import type {InterruptResult} from '../signals/interrupt.js'
 import type {ActorsError} from '../platform/errors.js'
 
@@ -91,7 +92,7 @@ export interface Executor {
    */
   checkEnd(meta: RunMeta): void
   /** Stop (TERM, KILL after its grace) or kill the Run in `dir`, wherever its supervisor runs; a tree's cascade ends each descendant so. */
-  end(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult>
+  end(home: string, dir: string, mode: EndMode, options?: EndOptions): Promise<RuntimeActionResult>
   /** End what a finished Run left running (its supervisor was lost); undefined when nothing was left. */
   endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined>
   /** SIGINT to the live Run's command (`fallback`: why the kernel stands in for the Run's service). */

@@ -5,7 +5,8 @@
  * executor is made of them, and so is a Slurm Run's control on its own node
  * (the job step a relayed `actors control` runs in).
  */
-import {endLeftovers, endRun, pauseOrResumeRun, verifyCommandProcesses} from '../signals/runtime-actions.js'
+import {pauseOrResumeRun, verifyCommandProcesses} from '../signals/runtime-actions.js'
+import {endLeftovers, endRun} from '../signals/end-run.js'
 import {interruptRun} from '../signals/interrupt.js'
 import type {Executor} from './executor.js'
 

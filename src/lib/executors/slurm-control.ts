@@ -17,6 +17,7 @@ import {appendTraceEvent} from '../runs/trace.js'
 import {collectDescendants} from '../runs/children.js'
 import {askedFrom} from '../runs/end-request.js'
 import {kernelStatus} from '../signals/status.js'
+import {endedOutcome, type EndMode} from '../signals/runtime-actions.js'
 import {watchUntil} from '../bell/watch-until.js'
 import {
   forgetSlurmListing,
@@ -173,7 +174,11 @@ async function slurmFallback(
   notifyStateChange(home)
   const final = await awaitEnd(state, RESULT_WAIT_MS)
   if (final && isTerminal(final.meta.status))
-    return endedDocument(final, action, {via: 'slurm', job_id: jobId, fallback: `${note}; scancel`})
+    return endedDocument(final, action === 'kill' ? 'kill' : 'stop', {
+      via: 'slurm',
+      job_id: jobId,
+      fallback: `${note}; scancel`,
+    })
   return {
     ...base,
     status: final?.meta.status ?? meta.status,
@@ -195,19 +200,8 @@ function awaitEnd(state: RunState, timeoutMs: number): Promise<RunState | undefi
 }
 
 /** What a stop/kill reports once the Run has ended. */
-function endedDocument(state: RunState, action: string, extra: Record<string, unknown>): Record<string, unknown> {
-  return {
-    action,
-    run: state.meta.run,
-    run_instance_id: state.meta.run_instance_id,
-    status: state.meta.status,
-    signalled: [],
-    changed: true,
-    settled: true,
-    result: state.result ?? null,
-    handled_by: 'kernel',
-    ...extra,
-  }
+function endedDocument(state: RunState, action: EndMode, extra: Record<string, unknown>): Record<string, unknown> {
+  return {...endedOutcome(state, action), handled_by: 'kernel', ...extra}
 }
 
 /**

@@ -36,9 +36,9 @@ export const slurmExecutor: Executor = {
   // Reached on the job's node (inside the job step a relay runs), or for a Run not yet or no longer in a job.
   ...localVerbs,
   // A tree's cascade ends a Slurm descendant inside its job (or through Slurm), from wherever the cascade runs.
-  end: async (home, dir, mode) => {
+  end: async (home, dir, mode, options) => {
     const state = readRunState(dir)
-    if (!state || !needsSlurmControl(state.meta)) return localVerbs.end(home, dir, mode)
+    if (!state || !needsSlurmControl(state.meta)) return localVerbs.end(home, dir, mode, options)
     // The node's `actors control` answers with the document a local end returns (plus how it got there).
     return (await controlSlurmRun(home, state, mode, undefined)) as unknown as RuntimeActionResult
   },

@@ -1,5 +1,6 @@
 /**
- * The kernel's own actions on a Run's processes: pause, resume, stop, kill.
+ * The kernel's own actions on a Run's processes: pause and resume here, and
+ * what stop and kill (end-run.ts) share with them.
  *
  * Every action first checks, under the Run's lifecycle lock (the lock the
  * supervisor takes to write the result), that the Run is live and that each
@@ -9,7 +10,6 @@
  * the verified processes' groups and to every process of the Run found in the
  * process table (setsid'd and re-parented descendants included).
  */
-import {noteEndedRun} from '../records/ended-runs.js'
 import {supervisorArgs} from '../records/supervisor-args.js'
 import {notActiveError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
@@ -17,29 +17,11 @@ import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, ledGroups, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, isAnotherRunsProcess, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
-import {endUnit, openUnit, outsideUnit, runMarkOf, runUnitOwner, type Unit} from '../containment/index.js'
-import {isRunsProcess, livePidsOfEnded} from '../containment/unit-facts.js'
-import {
-  readRunMetaRaw,
-  readRunResult,
-  readRunState,
-  runFile,
-  settledResult,
-  writeResultLocked,
-  writeRunMetaLocked,
-  type RunState,
-} from '../runs/store.js'
-import {
-  recordedKillGraceMs,
-  isTerminal,
-  type ChildProcessRecord,
-  type RunMeta,
-  type TerminalStatus,
-} from '../records/run.js'
+import {openUnit, runUnitOwner, type Unit} from '../containment/index.js'
+import {isRunsProcess} from '../containment/unit-facts.js'
+import {readRunMetaRaw, readRunResult, readRunState, runFile, writeRunMetaLocked, type RunState} from '../runs/store.js'
+import {isTerminal, type ChildProcessRecord, type RunMeta} from '../records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
-import {leftUnitOf, noteLeftUnit} from '../runs/left-unit.js'
-import {awaitRunEnd} from '../runs/await-run.js'
-import {askedFrom} from '../runs/end-request.js'
 
 export type EndMode = 'stop' | 'kill'
 
@@ -58,8 +40,22 @@ export interface RuntimeActionResult {
   result?: RunState['result'] | null
 }
 
+/** What a stop or kill reports for a Run found already ended (by that stop, or by one that reached it first). */
+export function endedOutcome(state: RunState, mode: EndMode): RuntimeActionResult {
+  return {
+    action: mode,
+    run: state.meta.run,
+    run_instance_id: state.meta.run_instance_id,
+    status: state.meta.status,
+    signalled: [],
+    changed: true,
+    settled: true,
+    result: state.result ?? null,
+  }
+}
+
 /** Time we give the supervisor to record the result after its command is gone. */
-const RESULT_WAIT_MS = 5000
+export const RESULT_WAIT_MS = 5000
 
 /** The recorded command processes of a Run (older run.json files only have child_pid/pgid). */
 function commandRecords(meta: RunMeta): ChildProcessRecord[] {
@@ -98,7 +94,7 @@ export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProces
 }
 
 /** The process-table query for a Run whose command processes were just verified. */
-function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[]): RunProcessQuery {
+export function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[]): RunProcessQuery {
   return {
     rootPids: live.map((r) => r.pid),
     pgids: ledGroups(live),
@@ -127,7 +123,7 @@ function sweepQuery(meta: RunMeta, dir: string): RunProcessQuery {
  * signalled: those found before the group signal (which may have ended them
  * at once) and after it.
  */
-function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
+export function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
   const before = findRunProcesses(query)
   const ownGroup = readProcStat(process.pid)?.pgid
   for (const group of new Set(query.pgids)) {
@@ -146,7 +142,7 @@ function signalRun(query: RunProcessQuery, signal: NodeJS.Signals): number[] {
  * or, tracked, the processes the verified records and the marker lead to
  * (re-verified on every sweep, so a freed pid is never signalled).
  */
-function runUnit(meta: RunMeta, dir: string, live?: ChildProcessRecord[]): Unit {
+export function runUnit(meta: RunMeta, dir: string, live?: ChildProcessRecord[]): Unit {
   return openUnit(
     meta.containment,
     () => (live ? runQuery(meta, dir, live) : sweepQuery(meta, dir)),
@@ -162,7 +158,7 @@ function freezeOrThaw(unit: Unit, action: 'pause' | 'resume'): number[] {
   return [...new Set([...members, ...unit.members()])]
 }
 
-function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
+export function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
   try {
     appendTraceEvent(dir, {
       kind: 'runtime.control',
@@ -174,7 +170,7 @@ function trace(dir: string, meta: RunMeta, action: string, data: Record<string, 
 }
 
 /** Read run.json under the lock and refuse a Run that is finished or ending (exit 3). */
-function requireLiveLocked(dir: string, verb: string): RunMeta {
+export function requireLiveLocked(dir: string, verb: string): RunMeta {
   const meta = readRunMetaRaw(dir)
   if (!meta) throw notActiveError(`no Run in ${dir}`)
   const result = readRunResult(dir, meta)
@@ -243,155 +239,5 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
     status: outcome.meta.status,
     signalled: outcome.signalled,
     changed: outcome.changed,
-  }
-}
-
-/**
- * The sweep after the first signals (containment/ endUnit): wait out
- * the Run's kill_grace (stop; none for kill) while anything of the unit is
- * alive, then kill what is left or was forked meanwhile, until a sweep finds
- * nothing. Returns the pids still there kill_grace + 5 s on (normally none).
- */
-async function sweepRun(meta: RunMeta, dir: string, mode: EndMode): Promise<number[]> {
-  // The launch's grace, from the supervisor's command line while it lives: run.json's is the Run's to rewrite.
-  const launched = supervisorArgs(meta, dir)?.killGraceMs
-  const graceMs = mode === 'kill' ? 0 : recordedKillGraceMs({kill_grace_ms: launched ?? meta.kill_grace_ms})
-  const left = await endUnit(runUnit(meta, dir), graceMs, {
-    mark: runMarkOf(dir, meta.run_instance_id),
-    onOutside: (found) => noteLeftUnit(dir, found), // named in result.json leftover by the supervisor
-  })
-  return left.map((item) => item.pid)
-}
-
-/**
- * End what is left of a Run recorded as ended: its supervisor vanished (SIGKILL,
- * OOM, reboot of the supervisor alone) and reconciliation settled it
- * `exited`, or the Run wrote its own end and killed its supervisor; either
- * way its command may still be running unsupervised. stop/kill then signal
- * exactly the processes that are verifiably the Run's (recorded identities,
- * the Run's instance marker in their environment, its proven cgroup); the
- * recorded status stays. Returns undefined when nothing of the Run is alive.
- */
-export async function endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined> {
-  const meta = readRunMetaRaw(dir)
-  // Ended by its run.json, or by a result.json (one the Run wrote, its run.json still saying `running`).
-  const ended = meta && (isTerminal(meta.status) ? meta.status : readRunResult(dir, meta)?.status)
-  if (!meta || !ended) return undefined
-  if (ended !== 'exited') return endForgedEnd(home, dir, meta, ended, mode)
-  const unit = runUnit(meta, dir)
-  const found = unit.members()
-  if (found.length === 0) return undefined
-  const signalled = [...found, ...(mode === 'kill' ? (unit.kill(), []) : unit.signal('SIGTERM'))]
-  if (mode === 'stop') unit.thaw()
-  trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
-  const remaining = await sweepRun(meta, dir, mode)
-  notifyStateChange(home)
-  return {
-    action: mode,
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
-    status: ended,
-    signalled: [...new Set([...signalled, ...remaining])],
-    changed: false,
-    settled: true,
-    result: readRunResult(dir, meta) ?? null,
-  }
-}
-
-/**
- * A Run whose end is recorded yet whose own processes run (it wrote its end
- * and killed its supervisor): they are SIGKILLed, stop or kill alike, as the
- * proof `wait` makes finds them (its own cgroup, not the Runs it launched,
- * which live on there after it). Undefined when none runs.
- */
-function endForgedEnd(
-  home: string,
-  dir: string,
-  meta: RunMeta,
-  ended: string,
-  mode: EndMode,
-): RuntimeActionResult | undefined {
-  const pids = livePidsOfEnded(dir, meta)
-  if (pids.length === 0) return undefined
-  signalPids(pids, 'SIGKILL')
-  trace(dir, meta, `${mode}_leftovers`, {pids})
-  notifyStateChange(home)
-  const result = readRunResult(dir, meta) ?? null
-  return {
-    action: mode,
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
-    status: ended,
-    signalled: pids,
-    changed: false,
-    settled: true,
-    result,
-  }
-}
-
-/**
- * End a live Run: `stop` (SIGTERM the whole tree, SIGKILL what is left after
- * the Run's kill_grace; result `cancelled`) or `kill` (SIGKILL at once;
- * `killed`). run.json's `ending` tells the supervisor which status to record;
- * when no supervisor is left (a queued Run, or one that vanished) the result
- * is written here. Resolves once the result is written (bounded wait).
- * Exported for tree cascades: call it once per descendant Run.
- */
-export async function endRun(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult> {
-  const state = readRunState(dir)
-  const status: TerminalStatus = mode === 'kill' ? 'killed' : 'cancelled'
-  // Read before the Run's lock: it reads other Runs' run.json (the caller's lineage).
-  const from = state ? askedFrom(home, state.meta.run) : 'inside'
-  const first = withLockSync(runFile(dir, 'lock'), () => {
-    const meta = requireLiveLocked(dir, mode)
-    const live = verifyCommandProcesses(meta, dir)
-    // A kill may overtake a stop in progress; a stop never downgrades a kill.
-    const ending =
-      meta.ending?.status === 'killed'
-        ? meta.ending
-        : {status, at: new Date().toISOString(), by: 'control', asked_from: from}
-    const marked: RunMeta = {...meta, ending}
-    // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
-    const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
-    const query = runQuery(meta, dir, live)
-    const unit = runUnit(meta, dir, live)
-    // [containment] What carries the Run's marker outside its cgroup is killed below too: named in result.json leftover.
-    const outside = outsideUnit(unit, runMarkOf(dir, meta.run_instance_id))
-    if (outside.length > 0) marked.left_unit = [...leftUnitOf(meta), ...outside]
-    // Marked before any signal: a caller inside the Run carries its marker, so the signals reach the caller too,
-    // and one that died first left the Run ended as `failed` (signal), its stop unrecorded.
-    if (supervised) writeRunMetaLocked(dir, marked)
-    let signalled: number[] = []
-    if (mode === 'kill') {
-      signalled = [...signalRun(query, 'SIGKILL'), ...unit.members()]
-      unit.kill()
-    } else {
-      signalled = [...signalRun(query, 'SIGTERM'), ...unit.signal('SIGTERM')]
-      unit.thaw()
-      signalRun(query, 'SIGCONT')
-    }
-    // Nobody will record the end: a queued Run, or a supervisor that is gone.
-    if (!supervised)
-      writeResultLocked(dir, marked, settledResult(marked, ending.status, ending.status === 'killed' ? 'kill' : 'stop'))
-    return {meta: marked, signalled, supervised}
-  })
-  trace(dir, first.meta, mode, {pids: first.signalled})
-  notifyStateChange(home)
-  // Its follow-ups (locks freed, queued siblings started) belong to the tree: the caller runs them (followUpEndedRuns).
-  if (!first.supervised) noteEndedRun(home, first.meta)
-
-  const remaining = await sweepRun(first.meta, dir, mode)
-
-  const final = await awaitRunEnd(home, dir, RESULT_WAIT_MS)
-  const settled = Boolean(final && isTerminal(final.meta.status))
-  return {
-    action: mode,
-    run: first.meta.run,
-    run_instance_id: first.meta.run_instance_id,
-    status: final?.meta.status ?? first.meta.status,
-    signalled: [...new Set([...first.signalled, ...remaining])],
-    changed: true,
-    settled,
-    result: final?.result ?? null,
   }
 }

@@ -3,14 +3,25 @@
  * or killed parent). Descendants are found through the children journals and
  * ended deepest first, so no child outlives the parent that would have
  * reaped it; queued children never started and are settled `cancelled`.
+ * A stop gives the tree one grace, not one per Run: every Run is marked and
+ * sent SIGTERM first, then each is waited for (deepest first) until that
+ * grace, counted from the first signal, runs out.
  */
 import {readRunMetaRaw} from '../runs/store.js'
 import {isTerminal} from '../records/run.js'
 import {collectDescendants} from '../runs/children.js'
 import {cancelQueuedRun} from '../launch/child-queue.js'
+import type {EndOptions} from '../signals/end-run.js'
 
 /** How one live Run is ended: the control service's endRun (injected, so trees do not depend on control). */
-export type EndRun = (home: string, dir: string, mode: 'stop' | 'kill') => unknown
+export type EndRun = (home: string, dir: string, mode: 'stop' | 'kill', options?: EndOptions) => unknown
+
+export interface CascadeOptions {
+  /** When the tree's stop began (ms since the epoch); the caller ends the Run itself with it afterwards. */
+  graceFrom?: number
+  /** A stop signals the Run in `dir` too, with its descendants (not when its service stops it). */
+  signalSelf?: boolean
+}
 
 export interface CascadeOutcome {
   ended: string[]
@@ -28,6 +39,7 @@ export async function cascadeEnd(
   dir: string,
   mode: 'stop' | 'kill',
   endRun: EndRun,
+  options: CascadeOptions = {},
 ): Promise<CascadeOutcome> {
   const outcome: CascadeOutcome = {ended: [], cancelled_queued: [], errors: []}
   const meta = readRunMetaRaw(dir)
@@ -46,17 +58,42 @@ export async function cascadeEnd(
       }
     }
     live.sort((a, b) => b.level - a.level)
+    const graceFrom = round === 0 ? (options.graceFrom ?? Date.now()) : Date.now()
+    if (mode === 'stop') await signalFirst(home, dir, live, endRun, options.signalSelf === true && round === 0)
     for (const descendant of live) {
       if (done.has(descendant.dir)) continue
       done.add(descendant.dir)
       try {
-        await endRun(home, descendant.dir, mode)
+        await endRun(home, descendant.dir, mode, {graceFrom})
         outcome.ended.push(descendant.meta.run)
       } catch (error) {
-        // A descendant that ended by itself meanwhile is not an error worth failing the cascade for.
+        // A Run that ended by itself meanwhile is reported, and the cascade goes on.
         outcome.errors.push({run: descendant.meta.run, error: (error as Error).message})
       }
     }
   }
   return outcome
+}
+
+/**
+ * A stop's first signal to every live Run of the tree, deepest first (then
+ * the Run itself when asked), without waiting: each is marked `cancelled`
+ * before its SIGTERM. One that ended meanwhile is left to the wait after,
+ * which counts a Run this stop ended as ended (signals/end-run.ts).
+ */
+async function signalFirst(
+  home: string,
+  dir: string,
+  live: Array<{dir: string; meta: {status: string}}>,
+  endRun: EndRun,
+  signalSelf: boolean,
+): Promise<void> {
+  for (const target of [
+    ...live.filter((d) => d.meta.status !== 'queued').map((d) => d.dir),
+    ...(signalSelf ? [dir] : []),
+  ]) {
+    try {
+      await endRun(home, target, 'stop', {signalOnly: true})
+    } catch {} // ended meanwhile, or refused: the wait after (or the caller, for the Run itself) says so
+  }
 }
