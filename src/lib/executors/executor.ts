@@ -43,6 +43,18 @@ export interface SupervisorSide {
   ending(meta: RunMeta, env?: NodeJS.ProcessEnv): 'timeout' | 'cancelled' | undefined
 }
 
+/**
+ * An engine whose jobs can hold local Runs: a Run launched on the local
+ * executor inside one of its jobs lives on that job's node, and no longer
+ * than the job (local.ts asks the engine from every other machine).
+ */
+export interface JobHost {
+  /** What a local launch inside one of this engine's jobs records of the job (its id); undefined outside one. */
+  jobOf(env: NodeJS.ProcessEnv): Record<string, string> | undefined
+  /** A local Run that recorded one of this engine's jobs, checked from another machine; undefined when it recorded none. */
+  checkJobOf(meta: RunMeta): SupervisorCheck | undefined
+}
+
 export interface Executor {
   /** run.json's `executor.kind`. */
   readonly kind: string
