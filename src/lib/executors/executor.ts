@@ -8,7 +8,7 @@
 import type {RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import type {RunState} from '../runs/store.js'
-import type {UnitLimits} from '../containment/unit.js'
+import type {UnitLimits, UnitUsage} from '../containment/unit.js'
 import type {EndMode, RuntimeActionResult} from '../signals/runtime-actions.js'
 import type {InterruptResult} from '../signals/interrupt.js'
 import type {ActorsError} from '../platform/errors.js'
@@ -81,6 +81,8 @@ export interface Executor {
    * `dir`: the state dir the kernel read it from (its name names the unit).
    */
   endLost(meta: RunMeta, dir: string): Record<string, unknown>
+  /** CPU and memory of a live Run now, as far as this machine can read them; undefined when nothing of it can be read. */
+  usage(meta: RunMeta): UnitUsage | undefined
   /** How often readers re-read the Run's files: undefined when file notifications reach this machine. */
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
   /**

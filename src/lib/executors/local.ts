@@ -17,6 +17,7 @@ import {isRunsProcess} from '../containment/unit-facts.js'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {requireEnforceableLimits} from '../containment/limits.js'
+import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {nodeOs} from '../platform/builtins.js'
@@ -178,6 +179,8 @@ export function localExecutorWith(hosts: readonly JobHost[]): Executor {
     handedOver: () => false,
     check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
     endLost: endLostLocalRun,
+    // The Run's cgroup counters, or its recorded command processes (tracked).
+    usage: liveRunUsage,
     pollMs: () => undefined,
     relay: () => undefined,
     ...localVerbs,
