@@ -26,14 +26,14 @@ import {localVerbs} from './local-verbs.js'
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */
 export const LAUNCH_GRACE_MS = 30_000
 
-/**
- * Whether the local supervisor of a live Run is still there (a queued Run has
- * none yet and is alive). `hosts`: the engines whose jobs can hold it.
- */
+/** Whether the local supervisor of a live Run is still there (a queued Run has none yet and is alive). */
 function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHost[]): SupervisorCheck {
   // A queued Run has no supervisor yet, unless one is waiting for the Run's locks ([locks]).
   if (meta.status === 'queued' && !meta.process_identity) return {alive: true}
-  if (typeof meta.host === 'string' && meta.host !== thisHost()) return checkFromAnotherHost(meta, hosts)
+  // On another machine (launched inside an engine's job, on its node) this /proc says nothing of it:
+  // it lives as long as the job it was launched in, as that job's engine tells.
+  if (typeof meta.host === 'string' && meta.host !== thisHost())
+    return hosts.map((host) => host.checkJobOf(meta)).find(Boolean) ?? {alive: true}
   if (meta.process_identity) return isLiveSupervisor(meta, dir) ? {alive: true} : lost()
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
@@ -101,20 +101,6 @@ function thisHost(): string {
 
 function lost(): SupervisorCheck {
   return {alive: false, status: 'exited', reason: 'supervisor_lost'}
-}
-
-/**
- * A local Run whose supervisor runs on another machine (a child launched
- * inside an engine's job runs on that job's node): this machine's /proc says
- * nothing about it. It lives as long as the job it was launched in, as that
- * job's engine tells.
- */
-function checkFromAnotherHost(meta: RunMeta, hosts: readonly JobHost[]): SupervisorCheck {
-  for (const host of hosts) {
-    const check = host.checkJobOf(meta)
-    if (check) return check
-  }
-  return {alive: true}
 }
 
 /**
