@@ -1,7 +1,7 @@
 /**
  * The listing caches must never change what `inspect` shows: the rows of
  * src/lib/history/listing-cache.ts (filtered listings, the table) and the
- * printed text of src/lib/history/listing-text-cache.ts (a plain `inspect
+ * printed text of src/lib/history/listing-text.ts (a plain `inspect
  * --json`). Every listing below is compared with one made with the cache
  * files removed, after the ways a Run's run.json can change under it.
  */
@@ -23,7 +23,7 @@ const textFile = () => join(home, 'runs', '.cache', 'listing-text')
 const cachedRows = (): Record<string, unknown[]> =>
   Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
 /**
- * The text cache read by its layout (src/lib/history/listing-text-cache.ts):
+ * The text cache read by its layout (src/lib/history/listing-text.ts):
  * the header, the Run dirs it lists, and each entry (Run id, its Run dir's
  * name, created_at, key, text), with where the sections lie in the file.
  */

@@ -93,6 +93,17 @@ describe('run', () => {
     expect(r.stdout + r.stderr).not.toMatch(/\u001B\[/)
   })
 
+  it('a local Run launched inside a Slurm job records the job (it lives no longer than the job); elsewhere it records none', () => {
+    const inside = actors(home, ['run', '--name', 'in-job', '--wait', '--json', '--', 'true'], {
+      env: {SLURM_JOB_ID: '4242'},
+    })
+    expect(inside.code, inside.stderr).toBe(0)
+    expect(readJson(join(home, 'runs', 'in-job', 'run.json')).executor).toEqual({kind: 'local', slurm_job_id: '4242'})
+    const outside = actors(home, ['run', '--name', 'no-job', '--wait', '--json', '--', 'true'])
+    expect(outside.code, outside.stderr).toBe(0)
+    expect(readJson(join(home, 'runs', 'no-job', 'run.json')).executor).toEqual({kind: 'local'})
+  })
+
   it('passes values with shell metacharacters as single argv words, never through a shell', async () => {
     const canary = join(work, 'pwned')
     const evil = `$(touch ${canary}); touch ${canary} && echo "'quoted'" | cat > ${canary}`

@@ -8,7 +8,7 @@
 import type {RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import type {RunState} from '../runs/store.js'
-import type {UnitLimits} from '../containment/unit.js'
+import type {UnitLimits, UnitUsage} from '../containment/unit.js'
 import type {EndMode, RuntimeActionResult} from '../signals/runtime-actions.js'
 import type {EndOptions} from '../signals/end-run.js'
 import type {InterruptResult} from '../signals/interrupt.js'
@@ -44,6 +44,18 @@ export interface SupervisorSide {
   ending(meta: RunMeta, env?: NodeJS.ProcessEnv): 'timeout' | 'cancelled' | undefined
 }
 
+/**
+ * An engine whose jobs can hold local Runs: a Run launched on the local
+ * executor inside one of its jobs lives on that job's node, and no longer
+ * than the job (local.ts asks the engine from every other machine).
+ */
+export interface JobHost {
+  /** What a local launch inside one of this engine's jobs records of the job (its id); undefined outside one. */
+  jobOf(env: NodeJS.ProcessEnv): Record<string, string> | undefined
+  /** A local Run that recorded one of this engine's jobs, checked from another machine; undefined when it recorded none. */
+  checkJobOf(meta: RunMeta): SupervisorCheck | undefined
+}
+
 export interface Executor {
   /** run.json's `executor.kind`. */
   readonly kind: string
@@ -70,6 +82,8 @@ export interface Executor {
    * `dir`: the state dir the kernel read it from (its name names the unit).
    */
   endLost(meta: RunMeta, dir: string): Record<string, unknown>
+  /** CPU and memory of a live Run now, as far as this machine can read them; undefined when nothing of it can be read. */
+  usage(meta: RunMeta): UnitUsage | undefined
   /** How often readers re-read the Run's files: undefined when file notifications reach this machine. */
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
   /**

@@ -51,7 +51,8 @@ export function pendingWhy(run: {
 
 /**
  * Hand the runs layer what it asks a Run's executor on every read (is the
- * supervisor alive; must a reader poll; what is left of a lost Run to end).
+ * supervisor alive; must a reader poll; what is left of a lost Run to end;
+ * what a live Run uses).
  * Called once by every entry point (src/boot/) before any Run is read: the
  * runs layer sits below the executors and cannot import them.
  */
@@ -59,6 +60,7 @@ export function installExecutors(): void {
   installExecutorQuestions({
     check: (meta, dir) => provenExecutorOf(meta, dir).check(meta, dir),
     pollMs: (meta) => executorOf(meta).pollMs(meta),
+    usage: (meta) => executorOf(meta).usage(meta),
     endLost: (meta, dir) => provenExecutorOf(meta, dir).endLost(meta, dir),
   })
 }

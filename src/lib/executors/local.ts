@@ -8,7 +8,7 @@ import {readProcessIdentity, readProcStat} from '../platform/process-identity.js
 import {supervisorArgs} from '../records/supervisor-args.js'
 import {dropTestHooks} from '../platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
-import type {Executor} from './executor.js'
+import type {Executor, JobHost} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {endLostRunUnit} from '../containment/lost.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
@@ -17,8 +17,8 @@ import {isRunsProcess} from '../containment/unit-facts.js'
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {requireEnforceableLimits} from '../containment/limits.js'
+import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../records/run.js'
-import {JOB_FORGOTTEN, jobHasEnded, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import {nodeOs} from '../platform/builtins.js'
 import {localVerbs} from './local-verbs.js'
@@ -27,10 +27,13 @@ import {localVerbs} from './local-verbs.js'
 export const LAUNCH_GRACE_MS = 30_000
 
 /** Whether the local supervisor of a live Run is still there (a queued Run has none yet and is alive). */
-export function checkLocalSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
+function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHost[]): SupervisorCheck {
   // A queued Run has no supervisor yet, unless one is waiting for the Run's locks ([locks]).
   if (meta.status === 'queued' && !meta.process_identity) return {alive: true}
-  if (typeof meta.host === 'string' && meta.host !== thisHost()) return checkFromAnotherHost(meta)
+  // On another machine (launched inside an engine's job, on its node) this /proc says nothing of it:
+  // it lives as long as the job it was launched in, as that job's engine tells.
+  if (typeof meta.host === 'string' && meta.host !== thisHost())
+    return hosts.map((host) => host.checkJobOf(meta)).find(Boolean) ?? {alive: true}
   if (meta.process_identity) return isLiveSupervisor(meta, dir) ? {alive: true} : lost()
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
@@ -101,27 +104,10 @@ function lost(): SupervisorCheck {
 }
 
 /**
- * A local Run whose supervisor runs on another machine (a child launched
- * inside a Slurm Run runs on that job's node): this machine's /proc says
- * nothing about it. It lives as long as the job it was launched in.
- */
-function checkFromAnotherHost(meta: RunMeta): SupervisorCheck {
-  const executor = meta.executor as {slurm_job_id?: unknown} | undefined
-  const jobId = typeof executor?.slurm_job_id === 'string' ? executor.slurm_job_id : undefined
-  if (!jobId) return {alive: true}
-  const job = querySlurmJob(jobId)
-  if (job === JOB_FORGOTTEN)
-    return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: null}}
-  if (job && jobHasEnded(job))
-    return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: job.state}}
-  return {alive: true}
-}
-
-/**
  * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
  * allowed to run) and record its pid and process identity in run.json.
  */
-export function startLocalSupervisor(home: string, dir: string): number {
+function startLocalSupervisor(home: string, dir: string): number {
   const env = supervisorEnvironment(home)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
@@ -160,28 +146,36 @@ function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
   }
 }
 
-/** The local executor (see executor.ts): everything happens on this machine, watched by file notifications. */
-export const localExecutor: Executor = {
-  kind: 'local',
-  recipeFields: [],
-  readRecipeOptions: () => ({kind: 'local'}),
-  // A local Run launched inside a Slurm job records that job: it lives on the job's node, and no longer than the job.
-  choose: (_recipe, env) => (env.SLURM_JOB_ID ? {kind: 'local', slurm_job_id: env.SLURM_JOB_ID} : {kind: 'local'}),
-  // Limits need a cgroup: refused where none can be made (tracked containment).
-  preflight: requireEnforceableLimits,
-  startsQueued: false,
-  start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
-  handedOver: () => false,
-  check: checkLocalSupervisor,
-  endLost: endLostLocalRun,
-  pollMs: () => undefined,
-  relay: () => undefined,
-  ...localVerbs,
-  describe: () => '',
-  queuedWhy: () => undefined,
-  supervisor: {
-    startFields: () => ({host: thisHost()}),
-    termIsTimeLimit: () => false,
-    ending: () => undefined,
-  },
+/**
+ * The local executor (see executor.ts): everything happens on this machine,
+ * watched by file notifications. `hosts` (registry.ts): the engines whose
+ * jobs can hold a local Run launched inside them.
+ */
+export function localExecutorWith(hosts: readonly JobHost[]): Executor {
+  return {
+    kind: 'local',
+    recipeFields: [],
+    readRecipeOptions: () => ({kind: 'local'}),
+    // A local Run launched inside an engine's job records that job: it lives on the job's node, and no longer than the job.
+    choose: (_recipe, env) => Object.assign({kind: 'local'}, ...hosts.map((host) => host.jobOf(env))),
+    // Limits need a cgroup: refused where none can be made (tracked containment).
+    preflight: requireEnforceableLimits,
+    startsQueued: false,
+    start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
+    handedOver: () => false,
+    check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
+    endLost: endLostLocalRun,
+    // The Run's cgroup counters, or its recorded command processes (tracked).
+    usage: liveRunUsage,
+    pollMs: () => undefined,
+    relay: () => undefined,
+    ...localVerbs,
+    describe: () => '',
+    queuedWhy: () => undefined,
+    supervisor: {
+      startFields: () => ({host: thisHost()}),
+      termIsTimeLimit: () => false,
+      ending: () => undefined,
+    },
+  }
 }

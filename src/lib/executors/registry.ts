@@ -5,8 +5,12 @@
 import {supervisorArgs} from '../records/supervisor-args.js'
 import {DEFAULT_EXECUTOR_KIND, type RunMeta} from '../records/run.js'
 import type {Executor} from './executor.js'
-import {localExecutor} from './local.js'
+import {localExecutorWith} from './local.js'
 import {slurmExecutor} from './slurm-executor.js'
+import {slurmJobHost} from './slurm.js'
+
+/** This machine's executor, told which engines' jobs can hold its Runs. */
+const localExecutor = localExecutorWith([slurmJobHost])
 
 export const EXECUTORS: Readonly<Record<string, Executor>> = {local: localExecutor, slurm: slurmExecutor}
 

@@ -31,7 +31,6 @@ import {insideOwnJob, isSlurmRun, REMOTE_POLL_MS, slurmJobId} from './slurm.js'
 import {runInJob} from './slurm-step.js'
 import {pauseOrResumeSlurmRun} from './slurm-suspend.js'
 
-const RUNTIME = new Set(['pause', 'resume', 'stop', 'kill', 'status'])
 /** How long `control` waits for the Run's result after Slurm was told to end the job. */
 const RESULT_WAIT_MS = 5000
 
@@ -81,7 +80,8 @@ export async function controlSlurmRun(
       return endedDocument(now, action, {via: 'srun', job_id: jobId, ...descendantsEndedSince(home, now, asked)})
     }
   }
-  if (!RUNTIME.has(action)) {
+  // Without a job step Slurm can only end the job (stop, kill) and status reads the Run's files.
+  if (action !== 'status' && action !== 'stop' && action !== 'kill') {
     throw notActiveError(
       `Run ${state.meta.run}: cannot deliver "${action}": ${note}`,
       `retry once the job runs (squeue -j ${jobId}); declared actions need a job step on the Run's node`,

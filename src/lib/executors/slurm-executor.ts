@@ -17,6 +17,7 @@ import {checkSlurmSupervisor, isSlurmRun, REMOTE_POLL_MS, slurmJobId, slurmQueue
 import {localVerbs} from './local-verbs.js'
 import {readSlurmOptions, SLURM_FIELDS} from './slurm-options.js'
 import {readRunState} from '../runs/store.js'
+import {liveRunUsage} from '../containment/live-usage.js'
 
 export const slurmExecutor: Executor = {
   kind: 'slurm',
@@ -30,6 +31,8 @@ export const slurmExecutor: Executor = {
   check: (meta) => (isSlurmRun(meta) ? checkSlurmSupervisor(meta) : {alive: true}),
   // The job is the unit: Slurm ends what is left of it.
   endLost: () => ({}),
+  // Read as a local Run's unit: on the job's node it is found; elsewhere nothing of it is, and none is shown.
+  usage: liveRunUsage,
   pollMs: () => REMOTE_POLL_MS,
   relay: (home, state, action, value) =>
     needsSlurmControl(state.meta) ? controlSlurmRun(home, state, action, value) : undefined,

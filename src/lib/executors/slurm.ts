@@ -9,6 +9,7 @@ import type {RunMeta} from '../records/run.js'
 import type {SlurmOptions} from './slurm-options.js'
 import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
+import type {JobHost} from './executor.js'
 
 /** How often a reader re-reads a Slurm Run's files (at most): the node's writes notify nobody here. */
 export const REMOTE_POLL_MS = 500
@@ -96,4 +97,23 @@ export function slurmQueuedWhy(jobId: string | null | undefined): string {
   if (job === undefined) return `Slurm job ${jobId} (Slurm does not answer)`
   if (job === JOB_FORGOTTEN) return `Slurm job ${jobId} (Slurm no longer knows it)`
   return `Slurm job ${jobId} ${job.state}${job.reason ? `: ${job.reason}` : ''}`
+}
+
+/**
+ * Slurm's jobs hold the local Runs launched inside them (executor.ts
+ * JobHost): such a Run records the job, and is lost once the job ended.
+ */
+export const slurmJobHost: JobHost = {
+  jobOf: (env) => (env.SLURM_JOB_ID ? {slurm_job_id: env.SLURM_JOB_ID} : undefined),
+  checkJobOf: (meta) => {
+    const executor = meta.executor as {slurm_job_id?: unknown} | undefined
+    const jobId = typeof executor?.slurm_job_id === 'string' ? executor.slurm_job_id : undefined
+    if (!jobId) return undefined
+    const job = querySlurmJob(jobId)
+    if (job === JOB_FORGOTTEN)
+      return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: null}}
+    if (job && jobHasEnded(job))
+      return {alive: false, status: 'exited', reason: 'supervisor_lost', details: {executor_state: job.state}}
+    return {alive: true}
+  },
 }

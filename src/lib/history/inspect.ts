@@ -11,8 +11,7 @@ import {readIndexedRuns} from './index-reader.js'
 import {collectDescendants} from '../runs/children.js'
 import {sep} from 'node:path'
 import {isListingCacheable, ListingCache} from './listing-cache.js'
-import {listingTexts} from './listing-text-cache.js'
-import type {ReadFresh} from './listing-text-file.js'
+import {listingTexts, type ReadFresh} from './listing-text.js'
 import {fileKey, type FileKey} from '../platform/file-key.js'
 import {listRunEntries, readListedRun, requireRun, RUN_FILES, type RunState} from '../runs/store.js'
 import {requireGeneration} from '../runs/generation-list.js'
@@ -233,7 +232,7 @@ export interface PrintedListing {
   /**
    * The Runs' texts between the document's `[` and `]`, `,\n` between them,
    * in pieces to print in order; a piece is valid only until the next is
-   * taken (see ./listing-text-cache.ts listingTexts).
+   * taken (see ./listing-text.ts listingTexts).
    */
   texts: Iterable<Uint8Array>
   /** The Run dirs whose files could not be read: complete once `texts` was read through. */
@@ -244,7 +243,7 @@ export interface PrintedListing {
  * What everyListing() reads, with each Run's summary as `print` makes it
  * (its text inside the printed document) instead of an object: finished Runs
  * come as cached bytes while their run.json is unchanged
- * (./listing-text-cache.ts), so a warm `inspect --json` builds no summaries.
+ * (./listing-text.ts), so a warm `inspect --json` builds no summaries.
  * Same Runs, same order (created_at, then Run id) as listRunSummaries(home).
  */
 export function printedListing(home: string, print: (summary: RunSummary) => string): PrintedListing {

@@ -70,7 +70,7 @@ let times: Float64Array = new Float64Array(4)
  * The exact keys of `dir + name + suffix` for each of `names`, written into
  * `into`, six numbers per name in order (NaN for a file that is not
  * regular). For a listing that keys 2,000 run.json files against a cache
- * (history/listing-text-cache.ts), so no number is made per file: through the
+ * (history/listing-text.ts), so no number is made per file: through the
  * binding each key is two typed-array copies from its stat array (reading
  * the numbers out one by one and computing ms, as fileKey() does, cost
  * 2,000 files about 5 ms more). Through statSync the same numbers come from

@@ -72,7 +72,7 @@ export function everyRunResult(
  * The bytes of jsonDocument({runs, damaged}) from the Runs' texts at depth
  * 2, in pieces to write in order: the frame's opening, the listing's pieces
  * as they come (each valid only until the next is taken: the cache streams
- * through one buffer, see history/listing-text-cache.ts), then the rest of the
+ * through one buffer, see history/listing-text.ts), then the rest of the
  * frame with the damaged Run dirs, known once the Runs were read.
  */
 export function* printedDocument(listing: PrintedListing): Generator<Uint8Array> {

@@ -1,14 +1,15 @@
 /**
  * What the runs layer asks a Run's executor: on every read of a live Run,
  * whether its supervisor is still there (reconciliation, store.ts), what is
- * left of a lost one to end before it is settled, and whether a reader
- * following it must poll (logs.ts). The executors sit
+ * left of a lost one to end before it is settled, what a live one uses
+ * (summary.ts), and whether a reader following it must poll (logs.ts). The executors sit
  * above this layer, so they hand the answers in at start-up
  * (executors/index.ts installExecutors, called by every entry point in
  * src/boot/) instead of being imported here.
  */
 import type {RunMeta} from '../records/run.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
+import type {UnitUsage} from '../containment/unit.js'
 
 export interface ExecutorQuestions {
   /** `dir`: the state dir the Run was read from (its supervisor's command line names it). */
@@ -16,6 +17,8 @@ export interface ExecutorQuestions {
   /** End a lost Run's remaining processes (its unit) before it is written `exited`; result.json fields. */
   endLost(meta: RunMeta, dir: string): Record<string, unknown>
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
+  /** CPU and memory of a live Run now; undefined when nothing of it can be read here. */
+  usage(meta: RunMeta): UnitUsage | undefined
 }
 
 let installed: ExecutorQuestions | undefined

@@ -5,7 +5,8 @@
 import type {RunState} from './store.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
 import {generationOf} from '../records/generation-layout.js'
-import {liveRunFrozen, liveRunUsage} from '../containment/live-usage.js'
+import {liveRunFrozen} from '../containment/live-usage.js'
+import {askExecutor} from './executor-questions.js'
 
 export interface RunSummary {
   run: string
@@ -100,12 +101,12 @@ export function commandText(argv: unknown): string {
     .join(' ')
 }
 
-/** The summary's `resources`: read live from the Run's unit, or as its result recorded them. */
+/** The summary's `resources`: read live by the Run's executor, or as its result recorded them. */
 function resourcesOf(state: RunState): RunResources | null {
   const {meta, result} = state
   if (isTerminal(meta.status)) return runResources(result?.resources) ?? runResources(meta.resources)
   if (meta.status === 'queued') return null
-  return liveRunUsage(meta) ?? null
+  return askExecutor().usage(meta) ?? null
 }
 
 /** A recorded `resources` whose figures are numbers or null (anything else: not recorded). */
