@@ -10,6 +10,7 @@ import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {actors, BIN, cliEnv, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-trust-locks-')
@@ -82,6 +83,12 @@ describe('locks a Run can make or keep', () => {
     }
   }, 40_000)
 
+  /** How a busy answer names Run `run` (state dir `dir`): by its cgroup where it has one, else by the holder's environment. */
+  const namedHolder = (dir: string, run: string) =>
+    readJson(join(dir, 'run.json')).containment?.kind === 'cgroup'
+      ? `a process in the cgroup of Run ${run}`
+      : `a process whose environment names the Run in ${dir}`
+
   it('a busy answer names the Run whose process keeps the lock, and how to end it', async () => {
     const h = home()
     const u = launch(h, 'u', ['sleep', '30'])
@@ -89,13 +96,42 @@ describe('locks a Run can make or keep', () => {
     try {
       const pause = actors(h, ['control', 'u', 'pause'], {env: SHORT_LOCK_WAIT})
       expect(pause.code, pause.stderr).toBe(5)
-      expect(pause.stderr).toContain(`a process of the Run in ${v}`)
+      expect(pause.stderr).toContain(namedHolder(v, 'v'))
       expect(pause.stderr).toContain('actors control v kill')
     } finally {
       actors(h, ['control', 'v', 'kill'])
       actors(h, ['control', 'u', 'kill'])
     }
   }, 40_000)
+
+  // Under cgroups the holder's cgroup names its Run: an environment naming another Run (w) is not believed.
+  for (const _ of discoverCgroupBases() ? ['cgroup'] : []) {
+    it("a holder in one Run's cgroup whose environment names another Run: busy names the Run it is in", async () => {
+      const h = home()
+      const u = launch(h, 'u', ['sleep', '30'])
+      const w = launch(h, 'w', ['sleep', '30'])
+      const held = join(h, 'held')
+      const v = launch(h, 'v', [
+        'env',
+        `ACTORS_STATE_DIR=${w}`,
+        process.execPath,
+        '-e',
+        HOLD_LOCK,
+        join(u, '.lock'),
+        held,
+      ])
+      await waitFor(() => existsSync(held), 10_000, 'the hold on the lock')
+      try {
+        const pause = actors(h, ['control', 'u', 'pause'], {env: SHORT_LOCK_WAIT})
+        expect(pause.code, pause.stderr).toBe(5)
+        expect(pause.stderr).toContain(namedHolder(v, 'v'))
+        expect(pause.stderr).toContain('actors control v kill')
+        expect(pause.stderr).not.toContain('actors control w kill')
+      } finally {
+        for (const run of ['v', 'w', 'u']) actors(h, ['control', run, 'kill'])
+      }
+    }, 40_000)
+  }
 
   it("a lock's mutex kept by a Run: a try-once acquire answers busy in the lock wait, naming that Run", async () => {
     const h = home()

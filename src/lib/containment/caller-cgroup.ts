@@ -8,6 +8,9 @@
  * (`lock-<id>`) is not a Run: the walk looks past it to the Run around it.
  */
 import {readFileSync} from 'node:fs'
+import {basename} from 'node:path'
+import type {LockHolderNote} from '../platform/file-lock.js'
+import {processEnvValue} from '../platform/process-environ.js'
 import {parseRunUnitName, unitAt} from './unit-path.js'
 
 /** A Run's cgroup as its path names it. */
@@ -50,4 +53,24 @@ export function runCgroupOf(pid: number | 'self'): RunCgroup | undefined {
   }
   for (const line of text.split('\n')) if (line.startsWith('0::')) return runOfCgroupPath(line.slice(3))
   return undefined
+}
+
+/**
+ * Which Run a lock's holder belongs to, for a busy error (platform/file-lock.ts):
+ * its cgroup says so where Runs have cgroups; only a process in no Run's
+ * cgroup is taken at its environment's word (tracked containment), and the
+ * note says which of the two it went by.
+ */
+export function lockHolderNote(pid: number): LockHolderNote | undefined {
+  const cgroup = runCgroupOf(pid)
+  const run = cgroup && parseRunUnitName(cgroup.path.slice(cgroup.path.lastIndexOf('/') + 1))?.run
+  if (run)
+    return {what: `a process in the cgroup of Run ${run}`, fix: `end that Run (actors control ${run} kill), or retry`}
+  const dir = cgroup ? undefined : processEnvValue(pid, 'ACTORS_STATE_DIR')
+  if (!dir) return undefined
+  const named = basename(dir)
+  return {
+    what: `a process whose environment names the Run in ${dir}`,
+    fix: `end that Run (actors control ${named} kill), or retry`,
+  }
 }

@@ -6,6 +6,8 @@
  * kind.
  */
 import {installExecutorQuestions} from '../runs/executor-questions.js'
+import {describeLockHoldersWith} from '../platform/file-lock.js'
+import {lockHolderNote} from '../containment/caller-cgroup.js'
 import {EXECUTORS, executorNamed, executorOf, provenExecutorOf} from './registry.js'
 import {jobWhere} from './executor.js'
 
@@ -52,11 +54,13 @@ export function pendingWhy(run: {
 /**
  * Hand the runs layer what it asks a Run's executor on every read (is the
  * supervisor alive; must a reader poll; what is left of a lost Run to end;
- * what a live Run uses).
+ * what a live Run uses), and the lock layer how to name a lock's holder
+ * (which Run's cgroup it is in).
  * Called once by every entry point (src/boot/) before any Run is read: the
  * runs layer sits below the executors and cannot import them.
  */
 export function installExecutors(): void {
+  describeLockHoldersWith(lockHolderNote)
   installExecutorQuestions({
     check: (meta, dir) => provenExecutorOf(meta, dir).check(meta, dir),
     pollMs: (meta) => executorOf(meta).pollMs(meta),

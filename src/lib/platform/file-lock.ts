@@ -14,12 +14,10 @@ import {
   unlinkSync,
   writeSync,
 } from 'node:fs'
-import {basename} from 'node:path'
 import {ActorsError, EXIT} from './errors.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from './process-identity.js'
 import {sleep, sleepSync} from './sleep.js'
 import {testHookNumber} from './test-hooks.js'
-import {processEnvValue} from './process-environ.js'
 
 let selfIdentity: ProcessIdentity | undefined
 
@@ -181,22 +179,37 @@ function moveAside(lockFile: string): void {
   } catch {}
 }
 
+/** Who a lock's holder is, said for a busy error: `what` follows its pid, `fix` replaces the generic one. */
+export interface LockHolderNote {
+  what: string
+  fix: string
+}
+
+let describeHolder: (pid: number) => LockHolderNote | undefined = () => undefined
+
+/**
+ * How busy errors name a holder: the kernel's entry points install the
+ * containment layer's answer (which Run's cgroup the holder is in), which
+ * this layer cannot know by itself.
+ */
+export function describeLockHoldersWith(describe: (pid: number) => LockHolderNote | undefined): void {
+  describeHolder = describe
+}
+
 /**
  * Busy (exit 5, as for any refusal to wait longer), never a failure of the
- * command itself. A holder that is a process of a Run (it carries the Run's
- * ACTORS_STATE_DIR) is named with that Run: a Run can keep a lock of the
- * state root it can write, and ending it is the way out.
+ * command itself. A holder that is a process of a Run is named with that Run:
+ * a Run can keep a lock of the state root it can write, and ending it is the
+ * way out.
  */
 function busyError(lockFile: string, state: LockFileState | undefined, waitedMs: number): ActorsError {
   const pid = state && 'holder' in state ? state.holder.pid : undefined
-  const runDir = pid === undefined ? undefined : processEnvValue(pid, 'ACTORS_STATE_DIR')
-  const holder = pid === undefined ? '' : runDir ? ` (pid ${pid}, a process of the Run in ${runDir})` : ` (pid ${pid})`
+  const note = pid === undefined ? undefined : describeHolder(pid)
+  const holder = pid === undefined ? '' : note ? ` (pid ${pid}, ${note.what})` : ` (pid ${pid})`
   return new ActorsError(
     `busy: another actors process${holder} held ${lockFile} for over ${Math.round(waitedMs / 1000)}s`,
     EXIT.refused,
-    runDir
-      ? `end that Run (actors control ${basename(runDir)} kill), or retry`
-      : 'retry; if no actors process is running, remove that file',
+    note?.fix ?? 'retry; if no actors process is running, remove that file',
     {lock: lockFile},
   )
 }
