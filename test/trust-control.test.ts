@@ -8,12 +8,12 @@
  * kernel's to apply. The service here is a real unix socket in the Run's
  * command, and the Run's processes are found by a token in their command line.
  */
-import {existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
 import {socketPathIn} from '../src/lib/platform/line-socket.js'
-import {actors, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
+import {actors, actorsAsync, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-trust-control-')
 
@@ -166,6 +166,48 @@ describe('a Run whose endpoint names a socket not its own', () => {
       }
     }, 60_000)
   }
+
+  it("its socket swapped for a link to another listener after the check: the request still reaches the Run's own socket", async () => {
+    const h = home()
+    const other = join(h, 'other.sock')
+    const received: string[] = []
+    const listener = createServer((c) =>
+      c.on('data', (d) => {
+        received.push(String(d))
+        c.end(`${JSON.stringify({ok: true, from: 'foreign'})}\n`)
+      }),
+    )
+    await new Promise<void>((done) => listener.listen(other, done))
+    const ready = join(h, 'ready')
+    const code = [
+      "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,sock=d+'/svc.sock'",
+      "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
+    ].join(';')
+    mkdirSync(join(h, 'recipes'))
+    writeFileSync(join(h, 'recipes', 'code.js'), code)
+    const template = JSON.stringify([process.execPath, '{recipe_dir}/code.js', ready])
+    writeFileSync(join(h, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause, status]\n`)
+    const r = actors(h, ['run', 'svc', '--recipes', join(h, 'recipes'), '--name', 'v', '--json'])
+    expect(r.code, r.stderr).toBe(0)
+    try {
+      await waitFor(() => existsSync(ready), 10_000, 'the service')
+      // The control pauses 1.5 s between its check of the socket and its connect; the swap lands in that moment.
+      const asked = actorsAsync(h, ['control', 'v', 'status', '--json'], {
+        env: {ACTORS_TEST_ENDPOINT_CONNECT_DELAY_MS: '1500'},
+      })
+      await new Promise((done) => setTimeout(done, 700))
+      const sock = join(r.json.state_dir, 'svc.sock')
+      renameSync(sock, `${sock}.moved`)
+      symlinkSync(other, sock)
+      const status = await asked
+      expect(status.code, status.stderr).toBe(0)
+      expect(status.json.service).toMatchObject({ok: true, from: 'own'})
+      expect(received).toEqual([])
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+      listener.close()
+    }
+  }, 40_000)
 
   it("a state dir too deep for a socket path: the service's temp-dir socket (actors-HASH-NAME) is its own, and answers", async () => {
     const deep = join(home(), 'd'.repeat(90))

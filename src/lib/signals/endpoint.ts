@@ -4,10 +4,12 @@
  * JSON line over its Unix socket (the line-socket transport) and read one
  * reply line (at most MAX_REPLY_BYTES, at most REQUEST_TIMEOUT_MS).
  */
-import {lstatSync} from 'node:fs'
+import {closeSync, constants, fstatSync, lstatSync, openSync, type Stats} from 'node:fs'
+import {nodeOs} from '../platform/builtins.js'
 import {basename, dirname, isAbsolute, resolve} from 'node:path'
 import {runFile} from '../runs/store.js'
 import {readJsonFile} from '../platform/state-files.js'
+import {testHookPause} from '../platform/test-hooks.js'
 import {LineSocketError, MAX_REPLY_BYTES, requestLine, socketPathIn} from '../platform/line-socket.js'
 
 export const REQUEST_TIMEOUT_MS = 5000
@@ -70,15 +72,22 @@ function requireOwnSocket(file: string, dir: string, path: string): void {
     throw new LineSocketError(`${file}: path ${JSON.stringify(path)} ${why}`, 'protocol')
   }
   if (!isAbsolute(path) || !isOwnSocketPath(dir, resolve(path))) refuse("is not a socket in the Run's state dir")
-  let stat: ReturnType<typeof lstatSync>
+  let stat: Stats
   try {
     stat = lstatSync(path)
   } catch {
     return
   }
-  if (!stat.isSocket()) refuse('is not a socket (a link or another kind of file)')
-  if (stat.nlink !== 1) refuse('is a second name of another socket (a hard link)')
-  if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) refuse('belongs to another user')
+  const wrong = notOwnSocket(stat)
+  if (wrong) refuse(wrong)
+}
+
+/** Why a file is not a socket of the Run's own (the rules above), or undefined when it is one. */
+function notOwnSocket(stat: Stats): string | undefined {
+  if (!stat.isSocket()) return 'is not a socket (a link or another kind of file)'
+  if (stat.nlink !== 1) return 'is a second name of another socket (a hard link)'
+  if (typeof process.getuid === 'function' && stat.uid !== process.getuid()) return 'belongs to another user'
+  return undefined
 }
 
 /**
@@ -87,12 +96,56 @@ function requireOwnSocket(file: string, dir: string, path: string): void {
  * accept (missing, refused: nothing was delivered), `timeout` after
  * `timeoutMs`, `protocol` for an oversized or non-JSON reply.
  */
-export function sendControlRequest(
+export async function sendControlRequest(
   endpoint: Pick<ControlEndpoint, 'path'>,
   request: ControlRequest,
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<ControlReply> {
-  return requestJsonReply(endpoint.path, request, timeoutMs)
+  const fd = pinSocket(endpoint.path)
+  const via = `/proc/self/fd/${fd}`
+  try {
+    testHookPause('endpointConnectDelayMs', 10_000) // test-only: the moment a Run could swap its socket
+    return await requestJsonReply(via, request, timeoutMs)
+  } catch (error) {
+    if (!(error instanceof LineSocketError)) throw error
+    throw new LineSocketError(error.message.replaceAll(via, endpoint.path), error.kind, error.code)
+  } finally {
+    closeSync(fd)
+  }
+}
+
+/** Open a file as a place to fstat and name, not to read (Linux; not among Node's fs.constants). */
+const O_PATH = 0o10000000
+
+/**
+ * The endpoint's socket, pinned for one request: opened as a place (O_PATH),
+ * never through a link in its own place or in its state dir's, and checked on
+ * that very inode (requireOwnSocket's rules). The request then connects
+ * through /proc/self/fd, so it reaches that socket whatever is put at the
+ * path meanwhile: a Run swapping its socket for a link between the check
+ * and a connect by name had requests reach an unrelated listener.
+ */
+function pinSocket(path: string): number {
+  // A deep state dir's socket lives in the temp dir (socketPathIn), which is not the Run's to swap for a link.
+  const inTemp = dirname(path) === nodeOs().tmpdir() && basename(path).startsWith('actors-')
+  const flags = O_PATH | constants.O_NOFOLLOW
+  let fd: number
+  try {
+    const dirFd = openSync(dirname(path), O_PATH | constants.O_DIRECTORY | (inTemp ? 0 : constants.O_NOFOLLOW))
+    try {
+      fd = openSync(`/proc/self/fd/${dirFd}/${basename(path)}`, flags)
+    } finally {
+      closeSync(dirFd)
+    }
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') throw new LineSocketError(`${path}: ENOENT`, 'unreachable', code)
+    throw new LineSocketError(`${path}: its state dir is not a directory of its own (${code})`, 'protocol', code)
+  }
+  const wrong = notOwnSocket(fstatSync(fd))
+  if (!wrong) return fd
+  closeSync(fd)
+  throw new LineSocketError(`${path} ${wrong}`, 'protocol')
 }
 
 /**
