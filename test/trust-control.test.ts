@@ -79,6 +79,23 @@ async function expectKernelStop(h: string, dir: string, ready: string): Promise<
   expect(survivors(ready)).toEqual([])
 }
 
+/**
+ * Run `v` in state root `h`: a Recipe (control: stop, pause, status) whose
+ * command is the Node `code` (it is given `ready` as its last argument, and
+ * marks it once it serves); returns its state dir once it is ready.
+ */
+async function launchService(h: string, code: string): Promise<string> {
+  const ready = join(h, 'ready')
+  mkdirSync(join(h, 'recipes'))
+  writeFileSync(join(h, 'recipes', 'code.js'), code)
+  const template = JSON.stringify([process.execPath, '{recipe_dir}/code.js', ready])
+  writeFileSync(join(h, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause, status]\n`)
+  const r = actors(h, ['run', 'svc', '--recipes', join(h, 'recipes'), '--name', 'v', '--json'])
+  expect(r.code, r.stderr).toBe(0)
+  await waitFor(() => existsSync(ready), 10_000, 'the service')
+  return r.json.state_dir
+}
+
 describe('a Run that claims stop and pause as its own actions', () => {
   it('and never answers: pause and stop are applied by the kernel', async () => {
     const h = home()
@@ -178,25 +195,18 @@ describe('a Run whose endpoint names a socket not its own', () => {
       }),
     )
     await new Promise<void>((done) => listener.listen(other, done))
-    const ready = join(h, 'ready')
     const code = [
       "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,sock=d+'/svc.sock'",
       "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
     ].join(';')
-    mkdirSync(join(h, 'recipes'))
-    writeFileSync(join(h, 'recipes', 'code.js'), code)
-    const template = JSON.stringify([process.execPath, '{recipe_dir}/code.js', ready])
-    writeFileSync(join(h, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause, status]\n`)
-    const r = actors(h, ['run', 'svc', '--recipes', join(h, 'recipes'), '--name', 'v', '--json'])
-    expect(r.code, r.stderr).toBe(0)
     try {
-      await waitFor(() => existsSync(ready), 10_000, 'the service')
+      const dir = await launchService(h, code)
       // The control pauses 1.5 s between its check of the socket and its connect; the swap lands in that moment.
       const asked = actorsAsync(h, ['control', 'v', 'status', '--json'], {
         env: {ACTORS_TEST_ENDPOINT_CONNECT_DELAY_MS: '1500'},
       })
       await new Promise((done) => setTimeout(done, 700))
-      const sock = join(r.json.state_dir, 'svc.sock')
+      const sock = join(dir, 'svc.sock')
       renameSync(sock, `${sock}.moved`)
       symlinkSync(other, sock)
       const status = await asked
@@ -212,7 +222,6 @@ describe('a Run whose endpoint names a socket not its own', () => {
   it("a state dir too deep for a socket path: the service's temp-dir socket (actors-HASH-NAME) is its own, and answers", async () => {
     const deep = join(home(), 'd'.repeat(90))
     mkdirSync(deep)
-    const ready = join(deep, 'ready')
     // The name socketPathIn gives a socket whose path in the state dir is over 100 bytes.
     const code = [
       "const fs=require('fs'),net=require('net'),os=require('os'),path=require('path'),d=process.env.ACTORS_STATE_DIR",
@@ -221,14 +230,8 @@ describe('a Run whose endpoint names a socket not its own', () => {
       'try{fs.rmSync(sock)}catch{}',
       "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,volume:7})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
     ].join(';')
-    mkdirSync(join(deep, 'recipes'))
-    writeFileSync(join(deep, 'recipes', 'code.js'), code)
-    const template = JSON.stringify([process.execPath, '{recipe_dir}/code.js', ready])
-    writeFileSync(join(deep, 'recipes', 'svc.yaml'), `template: ${template}\ncontrol: [stop, pause, status]\n`)
-    const r = actors(deep, ['run', 'svc', '--recipes', join(deep, 'recipes'), '--name', 'v', '--json'])
-    expect(r.code, r.stderr).toBe(0)
     try {
-      await waitFor(() => existsSync(ready), 10_000, 'the service')
+      await launchService(deep, code)
       const status = actors(deep, ['control', 'v', 'status', '--json'])
       expect(status.code, status.stderr).toBe(0)
       expect(status.json.service).toMatchObject({ok: true, volume: 7})
