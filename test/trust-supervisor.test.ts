@@ -6,8 +6,8 @@
  * was never timed out. Readers now continue a stopped supervisor, and count
  * as a supervisor only node running the supervisor script for that dir.
  */
-import {readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
+import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {actors, homesPerTest, processAlive, waitFor} from './helpers.js'
@@ -128,9 +128,8 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
       40_000,
     )
 
-  // node running a file of the Run's own is told apart by its cgroup alone: defined where the Run has one.
-  const fakes = mode === 'cgroup' ? (['tail', 'node'] as const) : (['tail'] as const)
-  for (const fake of fakes)
+  // node running a file of the Run's own is told apart by its cgroup, and (tracked too) by the Run's marker it carries.
+  for (const fake of ['tail', 'node'] as const)
     it.skipIf(skip)(
       `one that kills it and records a stand-in (${fake}): lost, and its processes ended`,
       async () => {
@@ -173,4 +172,41 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
       },
       40_000,
     )
+
+  it.skipIf(skip)(
+    'one whose command becomes a stand-in with no environment: lost, its processes ended, and pause refuses (exit 3)',
+    async () => {
+      const h = home()
+      const pidFile = join(h, 'pid')
+      // The command execs, environment dropped, into node running a file of its own named dist/supervisor.cjs for
+      // this dir, which records itself as the Run's supervisor (the real one lives on as its parent).
+      const code = [
+        "const fs=require('fs'),d=process.argv[2],f=d+'/run.json',m=JSON.parse(fs.readFileSync(f,'utf8'))",
+        "const st=fs.readFileSync('/proc/self/stat','utf8'),start=st.slice(st.lastIndexOf(')')+2).split(' ')[19]",
+        "m.pid=process.pid;m.process_identity={pid:process.pid,start,boot:fs.readFileSync('/proc/sys/kernel/random/boot_id','utf8').trim()}",
+        "fs.writeFileSync(f+'.x',JSON.stringify(m));fs.renameSync(f+'.x',f);fs.writeFileSync(process.argv[5],String(process.pid))",
+        'setInterval(()=>{},1e6)',
+      ].join(';')
+      const script = join(h, 'x', 'dist', 'supervisor.cjs')
+      mkdirSync(dirname(script), {recursive: true})
+      writeFileSync(script, code)
+      const dir = join(h, 'runs', 'v')
+      const argv = ['env', '-i', process.execPath, script, dir, 'local', '5000', pidFile]
+      expect(actors(h, ['run', '--name', 'v', '--', ...argv], {env}).code).toBe(0)
+      const pid = await waitFor(() => existsSync(pidFile) && Number(readFileSync(pidFile, 'utf8')), 10_000, 'it')
+      try {
+        // Believed, it kept kill from ending it (tracked: the recorded supervisor is never signalled) and pause said paused.
+        const ended = await inspectUntilEnded(h, 10_000)
+        expect(ended).toMatchObject({status: 'exited', result: {reason: 'supervisor_lost'}})
+        await waitFor(() => !processAlive(pid) || undefined, 10_000, 'the stand-in to end')
+        expect(actors(h, ['control', 'v', 'pause'], {env}).code).toBe(3)
+      } finally {
+        actors(h, ['control', 'v', 'kill'], {env})
+        try {
+          process.kill(pid, 'SIGKILL')
+        } catch {}
+      }
+    },
+    40_000,
+  )
 })

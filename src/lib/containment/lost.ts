@@ -26,7 +26,8 @@ export function recordedRunUnit(meta: RunMeta, dir: string): Unit {
       pgids: ledGroups(still),
       runInstanceId: meta.run_instance_id,
       stateDir: dir,
-      exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+      // No supervisor to spare: run.json's `pid` is the Run's to write, and would hide whatever it names.
+      exclude: [],
     }
   }
   return openUnit(meta.containment, query, runUnitOwner(dir, meta))

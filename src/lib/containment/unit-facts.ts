@@ -13,7 +13,7 @@
 import {readdirSync, readFileSync} from 'node:fs'
 import {basename, join} from 'node:path'
 import {sleepSync} from '../platform/sleep.js'
-import {stateDirKey} from '../platform/home.js'
+import {sameStateDir, stateDirKey} from '../platform/home.js'
 import {environOf, envValue, processEnvValue} from '../platform/process-environ.js'
 import {readProcStat} from '../platform/process-identity.js'
 import {findRunProcesses, signalPids} from '../platform/process-tree.js'
@@ -63,15 +63,21 @@ export function findUnitByFacts(dir: string, homeKey: string): FoundUnit {
 /**
  * Whether `pid` is a process of the Run in `dir` by facts, not by a record:
  * its environment carries `ACTORS_STATE_DIR=dir` (every command of the Run
- * does), or it is a child of `supervisor`, the Run's own live supervisor
- * (the command it started, even after an `exec env -i`). A pid and start
+ * does), or it is a child of `supervisor`, the Run's own live supervisor,
+ * or of any supervisor of this dir (the command it started, even after an
+ * `exec env -i`). A pid and start
  * time in run.json prove only that a process is the same one, not whose it
  * is: any process's can be read from /proc and written there.
  */
 export function isRunsProcess(pid: number, dir: string, supervisor?: number): boolean {
   const named = processEnvValue(pid, 'ACTORS_STATE_DIR')
   if (named !== undefined && named !== '' && stateDirKey(named) === stateDirKey(dir)) return true
-  return supervisor !== undefined && readProcStat(pid)?.ppid === supervisor
+  const parent = readProcStat(pid)?.ppid
+  if (parent === undefined || parent <= 1) return false
+  if (parent === supervisor) return true
+  // The child of a supervisor of this very dir, whatever run.json now names (a Run may record a stand-in there).
+  const args = supervisorOfProcess(parent)
+  return args !== undefined && sameStateDir(args.dir, dir)
 }
 
 /** The live processes of one state dir (liveStateDirs). */

@@ -12,7 +12,8 @@
 import {readFileSync, readlinkSync} from 'node:fs'
 import {basename, isAbsolute, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
-import {isSameProcess} from '../platform/process-identity.js'
+import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
+import {processEnvValue} from '../platform/process-environ.js'
 import type {RunMeta} from './run.js'
 
 /** How the supervisor script's path ends, whichever install of this package started it. */
@@ -60,13 +61,45 @@ export function supervisorOfProcess(pid: number, args?: readonly string[]): Supe
 
 /**
  * The launch arguments of the supervisor run.json records for the Run in
- * `dir`, when that process is alive (identity checked), is a supervisor and
- * names this very state dir; undefined otherwise.
+ * `dir`, when that process is alive (identity checked), is a supervisor,
+ * names this very state dir and is not a process of the Run (a stand-in its
+ * command started and wrote into run.json); undefined otherwise.
  */
-export function supervisorArgs(meta: Pick<RunMeta, 'process_identity'>, dir: string): SupervisorArgs | undefined {
+export function supervisorArgs(
+  meta: Pick<RunMeta, 'process_identity' | 'run_instance_id' | 'children_processes'>,
+  dir: string,
+): SupervisorArgs | undefined {
   const identity = meta.process_identity
   if (!identity || !isSameProcess(identity)) return undefined
+  // A process of the Run itself carries its instance marker, which no supervisor does (executors/supervisor-env.ts).
+  if (processEnvValue(identity.pid, 'ACTORS_RUN_INSTANCE') === meta.run_instance_id) return undefined
+  // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
+  if (commandsBefore(meta, identity)) return undefined
   const args = supervisorOfProcess(identity.pid)
   if (!args) return undefined
   return sameStateDir(args.dir, dir) ? args : undefined
+}
+
+/** Whether a recorded command process is `identity`'s process or started before it (start times in clock ticks). */
+function commandsBefore(meta: Pick<RunMeta, 'children_processes'>, identity: ProcessIdentity): boolean {
+  const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
+  const start = Number(identity.start)
+  return records.some((record) => {
+    if (record?.pid === identity.pid) return true
+    const recorded = Number(record?.identity?.start)
+    return Number.isFinite(start) && Number.isFinite(recorded) && recorded < start
+  })
+}
+
+/**
+ * The pids a sweep of the Run's processes leaves alone: its supervisor, once
+ * proven (supervisorArgs). Never run.json's `pid` as written: a Run that
+ * wrote its own command's pid there hid that command from every kill.
+ */
+export function supervisorExclusion(
+  meta: Pick<RunMeta, 'process_identity' | 'run_instance_id' | 'children_processes'>,
+  dir: string,
+): number[] {
+  const pid = meta.process_identity?.pid
+  return pid !== undefined && supervisorArgs(meta, dir) ? [pid] : []
 }

@@ -10,7 +10,7 @@
  * the verified processes' groups and to every process of the Run found in the
  * process table (setsid'd and re-parented descendants included).
  */
-import {supervisorArgs} from '../records/supervisor-args.js'
+import {supervisorArgs, supervisorExclusion} from '../records/supervisor-args.js'
 import {notActiveError} from '../platform/errors.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {sleepSync} from '../platform/sleep.js'
@@ -100,7 +100,7 @@ export function runQuery(meta: RunMeta, dir: string, live: ChildProcessRecord[])
     pgids: ledGroups(live),
     runInstanceId: meta.run_instance_id,
     stateDir: dir,
-    exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+    exclude: supervisorExclusion(meta, dir),
   }
 }
 

@@ -4,6 +4,7 @@
  * process of the Run, declared actions, the endpoint and the journal. Reading
  * it never signals anything and never fails on a mismatched pid: it reports it.
  */
+import {supervisorExclusion} from '../records/supervisor-args.js'
 import {ledGroups, readProcessIdentity, isSameProcess} from '../platform/process-identity.js'
 import {openUnit, runUnitOwner, type ContainmentRecord, type UnitUsage} from '../containment/index.js'
 import type {RunState} from '../runs/store.js'
@@ -68,7 +69,7 @@ export function kernelStatus(state: RunState): RunControlStatus {
       pgids: ledGroups(verified),
       runInstanceId: meta.run_instance_id,
       stateDir: dir,
-      exclude: typeof meta.pid === 'number' ? [meta.pid] : [],
+      exclude: supervisorExclusion(meta, dir),
     }),
     runUnitOwner(dir, meta),
   )
