@@ -12,10 +12,8 @@ import {stepTemplates, templateWords} from './steps.js'
 import {placeholdersOf} from './template.js'
 import {yamlLibrary} from './yaml.js'
 import type {Recipe} from './types.js'
-import {RECIPE_FIELDS, recipeFileSchema} from './schema.js'
+import {recipeFields, recipeFileSchema} from './schema.js'
 import {fieldName, recipeIssue} from './issues.js'
-
-export {RECIPE_FIELDS}
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024
@@ -93,7 +91,7 @@ function parseRecipeText(file: string): Record<string, unknown> {
       file,
       null,
       'is not a mapping of Recipe fields',
-      `write fields such as template: and description: at the top level (allowed: ${RECIPE_FIELDS.join(', ')})`,
+      `write fields such as template: and description: at the top level (allowed: ${recipeFields().join(', ')})`,
     )
   }
   return data as Record<string, unknown>

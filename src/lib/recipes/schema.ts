@@ -18,35 +18,17 @@ import {locksSchema} from './locks-field.js'
 import {type Ctx, refuse, type Said, says, saysBy, show, unknownKey} from './issues.js'
 import {zodLibrary, type Zod} from './zod.js'
 
-export const RECIPE_FIELDS = [
-  'description',
-  'args',
-  'template',
-  'sequence',
-  'parallel',
-  'timeout',
-  'retry',
-  'kill_grace',
-  'cwd',
-  'env',
-  'control',
-  'artifacts',
-  'singleton',
-  'notification',
-  'locks',
-  'executor',
-  'inbox',
-  'resume',
-  'limits',
-  'option_args',
-] as const
-
 let schema: ReturnType<typeof buildSchema> | undefined
 
 /** The schema of a Recipe file, made once per process (zod is loaded then: zod.ts). */
 export function recipeFileSchema(): ReturnType<typeof buildSchema> {
   schema ??= buildSchema(zodLibrary())
   return schema
+}
+
+/** The fields a Recipe file may have, in the order messages list them. */
+export function recipeFields(): string[] {
+  return Object.keys(recipeFileSchema()._zod.def.shape)
 }
 
 /** The JSON Schema (draft-07, as YAML language servers read it) of a Recipe file as written. */
@@ -67,49 +49,51 @@ function buildSchema(z: Zod) {
       ),
     )
   const duration = z.optional(
-    z.union([z.string(), z.number()], says(DURATION.problem, DURATION.fix)).check(durationCheck(z)),
+    z.union([z.string(), z.number()], says('is not a duration', DURATION_FIX)).check(durationCheck(z)),
   )
   const times = says((v) => `${show(v)} is not a whole number of attempts from 1 to 100`, RETRY_FIX)
   const nonEmpty = says('is not a non-empty string', 'give a directory, e.g. cwd: "{recipe_dir}"')
+  const shape = {
+    description: z.optional(
+      z.pipe(
+        z.string(says('is not a string', 'write one line of text')),
+        z.transform((s) => s.trim()),
+      ),
+    ),
+    args: z.optional(z.nullable(argsSchema(z))),
+    template: z.optional(templateSchema(z, scalar)),
+    sequence: z.optional(steps('sequence')),
+    parallel: z.optional(steps('parallel')),
+    timeout: duration,
+    retry: z.optional(z.int(times).check(z.gte(1, times), z.lte(100, times))),
+    kill_grace: duration,
+    cwd: z.optional(z.string(nonEmpty).check(z.minLength(1, nonEmpty))),
+    env: z.optional(nameMap(z, scalar, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")')),
+    control: z.optional(controlSchema(z)),
+    artifacts: z.optional(
+      nameMap(z, scalar, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")'),
+    ),
+    singleton: bool('write singleton: true or singleton: false'),
+    notification: oneOf(['normal', 'silent'], 'write notification: normal or notification: silent'),
+    locks: z.optional(locksSchema(z)),
+    executor: z.optional(reader(z, readRecipeExecutor)),
+    inbox: oneOf(['stdin', 'file'], INBOX_FIX),
+    resume: bool('write resume: false to refuse resuming a finished Run with `actors send`'),
+    limits: z.optional(reader(z, readRecipeLimits)),
+    option_args: z.optional(z.array(z.string(optionArgs), optionArgs)),
+  }
+  const fields = Object.keys(shape)
   return z
     .strictObject(
-      {
-        description: z.optional(
-          z.pipe(
-            z.string(says('is not a string', 'write one line of text')),
-            z.transform((s) => s.trim()),
-          ),
-        ),
-        args: z.optional(z.nullable(argsSchema(z))),
-        template: z.optional(templateSchema(z, scalar)),
-        sequence: z.optional(steps('sequence')),
-        parallel: z.optional(steps('parallel')),
-        timeout: duration,
-        kill_grace: duration,
-        retry: z.optional(z.int(times).check(z.gte(1, times), z.lte(100, times))),
-        cwd: z.optional(z.string(nonEmpty).check(z.minLength(1, nonEmpty))),
-        env: z.optional(nameMap(z, scalar, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")')),
-        control: z.optional(controlSchema(z)),
-        artifacts: z.optional(
-          nameMap(z, scalar, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")'),
-        ),
-        singleton: bool('write singleton: true or singleton: false'),
-        notification: oneOf(['normal', 'silent'], 'write notification: normal or notification: silent'),
-        locks: z.optional(locksSchema(z)),
-        executor: z.optional(reader(z, readRecipeExecutor)),
-        inbox: oneOf(['stdin', 'file'], INBOX_FIX),
-        resume: bool('write resume: false to refuse resuming a finished Run with `actors send`'),
-        limits: z.optional(reader(z, readRecipeLimits)),
-        option_args: z.optional(z.array(z.string(optionArgs), optionArgs)),
-      },
-      saysBy((_, issue) => unknownKey(issue, 'is not a Recipe field', RECIPE_FIELDS)),
+      shape,
+      saysBy((_, issue) => unknownKey(issue, 'is not a Recipe field', fields)),
     )
     .check(z.superRefine(checkAcrossFields))
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/
 const ARTIFACT_NAME = /^[A-Za-z0-9_.-]+$/
-const DURATION: Said = {problem: 'is not a duration', fix: 'use 500ms, 30s, 5m, 1h or a number of seconds'}
+const DURATION_FIX = 'use 500ms, 30s, 5m, 1h or a number of seconds'
 const optionArgs = says('is not a list of arg names', 'write option_args: [NAME, ...] with args declared under args', {
   field: 'option_args',
 })
