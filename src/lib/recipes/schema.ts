@@ -3,14 +3,14 @@
  * Schema `actors recipes --schema` prints for editors. Each part says what a refusal names (issues.ts).
  * Where a check needs more than a type (durations, arg declarations, action names), a refinement or
  * transform adds it; steps and locks have their own modules (steps.ts, locks-field.ts), and the
- * executors and the limits keep their own readers (executors/choice.ts, containment/limits.ts).
+ * executors keep their own reader of their options (executors/choice.ts).
  */
 import {isActorsError, usageError, type ActorsError} from '../platform/errors.js'
 import {parseDuration} from '../platform/duration.js'
 import {didYouMean} from '../platform/did-you-mean.js'
 import {isActionName, RUNTIME_ACTIONS} from '../records/actions.js'
 import {readRecipeExecutor} from '../executors/index.js'
-import {readRecipeLimits} from '../containment/limits.js'
+import {LIMIT_FIXES, parseCpus, parseMemorySize, parsePids} from '../containment/limits.js'
 import {parseArgSpec} from './args.js'
 import type {ArgSpec} from './types.js'
 import {stepListSchema, templateSchema} from './steps.js'
@@ -79,7 +79,7 @@ function buildSchema(z: Zod) {
     executor: z.optional(reader(z, readRecipeExecutor)),
     inbox: oneOf(['stdin', 'file'], INBOX_FIX),
     resume: bool('write resume: false to refuse resuming a finished Run with `actors send`'),
-    limits: z.optional(reader(z, readRecipeLimits)),
+    limits: z.optional(limitsSchema(z)),
     option_args: z.optional(z.array(z.string(optionArgs), optionArgs)),
   }
   const fields = Object.keys(shape)
@@ -218,9 +218,35 @@ function nameMap(z: Zod, scalar: ReturnType<Zod['union']>, field: string, patter
   )
 }
 
+/** `limits: {memory, cpu, pids}`, as containment/limits.ts reads each (SPEC: Containment). */
+function limitsSchema(z: Zod) {
+  const limit = (parse: (v: unknown) => unknown, fix: string) => {
+    const bad: [(v: unknown) => string, string] = [(v) => `${show(v)} is not valid`, `give ${fix}`]
+    return z.optional(
+      z.pipe(
+        z.union([z.string(), z.number()], says(...bad)),
+        z.transform((v, ctx) => parse(v) ?? (refuse(ctx, {problem: bad[0](v), fix: bad[1]}), z.NEVER)),
+      ),
+    )
+  }
+  const memory = (v: unknown) => (parseMemorySize(v) === undefined ? undefined : v)
+  return z.strictObject(
+    {
+      memory: limit(memory, LIMIT_FIXES.memory),
+      cpu: limit(parseCpus, LIMIT_FIXES.cpu),
+      pids: limit(parsePids, LIMIT_FIXES.pids),
+    },
+    saysBy((_, issue) =>
+      issue.code === 'unrecognized_keys'
+        ? {at: [issue.keys?.[0] ?? ''], problem: 'is not a limit', fix: 'limits takes memory, cpu and pids'}
+        : {problem: 'is not a mapping', fix: 'write limits: {memory: 512M, cpu: 1.5, pids: 256}'},
+    ),
+  )
+}
+
 /**
- * A field read by its own layer's reader (`executor`, `limits`): a mapping as far as the schema says,
- * the reader's refusal becomes the issue.
+ * A field read by its own layer's reader (`executor`, executors/choice.ts): the schema takes any value, and the
+ * reader's refusal becomes the issue.
  */
 function reader<T>(
   z: Zod,
