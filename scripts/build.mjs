@@ -19,7 +19,8 @@
 //    read no Recipe never evaluate it.
 //  - dist/zod.cjs: the parts of zod the Recipe schema uses (src/lib/recipes/zod-bundle.ts), loaded the
 //    same way the first time a Recipe is validated (src/lib/recipes/zod.ts), so `run -- CMD` and the
-//    other hot commands that read no Recipe never evaluate it. `actors recipes --schema` prints it.
+//    other hot commands that read no Recipe never evaluate it. dist/zod-json.cjs: zod's JSON Schema
+//    generator (src/lib/recipes/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/index-worker.cjs: the worker thread a large index rebuild shares
@@ -119,13 +120,13 @@ const noOclif = {
   },
 }
 
-/** A library that lives in dist/NAME.cjs alone (built from `entry`): any other importer is refused, naming how to load it. */
-function onDemand(name, filter, entry, how) {
+/** A library that lives in bundles of its own (built from `entries`): any other importer is refused, naming how to load it. */
+function onDemand(name, filter, entries, how) {
   return {
     name: `${name}-on-demand`,
     setup(b) {
       b.onResolve({filter}, (args) =>
-        args.importer === resolve(entry)
+        entries.some((entry) => args.importer === resolve(entry))
           ? undefined
           : {errors: [{text: `${args.importer} imports ${args.path}: ${how}`}]},
       )
@@ -136,14 +137,14 @@ function onDemand(name, filter, entry, how) {
 const yamlOnDemand = onDemand(
   'yaml',
   /^yaml(\/|$)/,
-  'src/lib/recipes/yaml-bundle.ts',
+  ['src/lib/recipes/yaml-bundle.ts'],
   'load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)',
 )
-/** zod for the Recipe schema: dist/zod.cjs (src/lib/recipes/zod-bundle.ts); only dist/mcp-server.cjs bundles its own. */
+/** zod for the Recipe schema: dist/zod.cjs and dist/zod-json.cjs (src/lib/recipes/zod-bundle.ts, zod-json-bundle.ts); only dist/mcp-server.cjs bundles its own. */
 const zodOnDemand = onDemand(
   'zod',
   /^zod(\/|$)/,
-  'src/lib/recipes/zod-bundle.ts',
+  ['src/lib/recipes/zod-bundle.ts', 'src/lib/recipes/zod-json-bundle.ts'],
   'load zod with zodLibrary() from src/lib/recipes/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
 )
 
@@ -232,6 +233,7 @@ await build({
 })
 await build({...commonJs, entryPoints: {yaml: 'src/lib/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
 await build({...commonJs, entryPoints: {zod: 'src/lib/recipes/zod-bundle.ts'}, plugins: [zodOnDemand]})
+await build({...commonJs, entryPoints: {'zod-json': 'src/lib/recipes/zod-json-bundle.ts'}, plugins: [zodOnDemand]})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
 await build({
   ...commonJs,

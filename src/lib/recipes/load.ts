@@ -115,7 +115,7 @@ export function recipeNameOf(file: string, root: string): string {
 export function loadRecipeFile(file: string, root: string): Recipe {
   const data = parseRecipeText(file)
   const fail = (field: string, problem: string, fix: string) => recipeError(file, field, problem, fix)
-  const parsed = recipeFileSchema().safeParse(data)
+  const parsed = recipeFileSchema(Object.keys(data)).safeParse(data)
   if (!parsed.success) {
     // An unknown field is named first: the rest of the file may be a typo's consequence.
     const issues = parsed.error.issues

@@ -16,79 +16,96 @@ import type {ArgSpec} from './types.js'
 import {stepListSchema, templateSchema} from './steps.js'
 import {locksSchema} from './locks-field.js'
 import {type Ctx, refuse, type Said, says, saysBy, show, unknownKey} from './issues.js'
-import {zodLibrary, type Zod} from './zod.js'
+import {zodJsonSchema, zodLibrary, type Zod} from './zod.js'
+import type {SomeType} from 'zod/v4/core'
 
-let schema: ReturnType<typeof buildSchema> | undefined
+let fields: ReturnType<typeof fieldSchemas> | undefined
+const made = new Map<string, SomeType>()
 
-/** The schema of a Recipe file, made once per process (zod is loaded then: zod.ts). */
-export function recipeFileSchema(): ReturnType<typeof buildSchema> {
-  schema ??= buildSchema(zodLibrary())
-  return schema
+/**
+ * The schema of a Recipe file that has `keys` (every field by default, as the JSON Schema has): each
+ * field's schema is made the first time a Recipe has the field, so a launch pays for the few its Recipe
+ * uses (zod itself is loaded on first use: zod.ts). A key that is no field is refused by name.
+ */
+export function recipeFileSchema(keys: string[] = recipeFields()) {
+  const z = zodLibrary()
+  const makers = fieldMakers()
+  const all = Object.keys(makers)
+  const known = keys.filter((key) => all.includes(key))
+  for (const key of known) if (!made.has(key)) made.set(key, makers[key as keyof typeof makers]())
+  return z
+    .strictObject(
+      Object.fromEntries(known.map((key) => [key, made.get(key)!])),
+      saysBy((_, issue) => unknownKey(issue, 'is not a Recipe field', all)),
+    )
+    .check(z.superRefine(checkAcrossFields))
 }
 
 /** The fields a Recipe file may have, in the order messages list them. */
 export function recipeFields(): string[] {
-  return Object.keys(recipeFileSchema()._zod.def.shape)
+  return Object.keys(fieldMakers())
+}
+
+function fieldMakers(): ReturnType<typeof fieldSchemas> {
+  fields ??= fieldSchemas(zodLibrary())
+  return fields
 }
 
 /** The JSON Schema (draft-07, as YAML language servers read it) of a Recipe file as written. */
 export function recipeJsonSchema(): Record<string, unknown> {
-  const json = zodLibrary().toJSONSchema(recipeFileSchema(), {target: 'draft-07', io: 'input', unrepresentable: 'any'})
+  const json = zodJsonSchema()(recipeFileSchema(), {target: 'draft-07', io: 'input', unrepresentable: 'any'})
   return {...json, title: 'actors Recipe', description: 'A Recipe file of actors (SPEC: Recipes; docs/recipes.md)'}
 }
 
-function buildSchema(z: Zod) {
-  const scalar = z.union([z.string(), z.number(), z.boolean()])
-  const steps = stepListSchema(z, scalar)
-  const bool = (fix: string) => z.optional(z.boolean(says((v) => `${show(v)} is not true or false`, fix)))
-  const oneOf = (values: [string, string], fix: string) =>
+/** How to make the schema of each field. */
+function fieldSchemas(z: Zod) {
+  let scalarSchema: ReturnType<Zod['union']> | undefined
+  const scalar = () => (scalarSchema ??= z.union([z.string(), z.number(), z.boolean()]))
+  let stepList: ReturnType<typeof stepListSchema> | undefined
+  const steps = (field: string) => z.optional((stepList ??= stepListSchema(z, scalar()))(field))
+  const bool = (fix: string) => () => z.optional(z.boolean(says((v) => `${show(v)} is not true or false`, fix)))
+  const oneOf = (values: [string, string], fix: string) => () =>
     z.optional(
       z.enum(
         values,
         says((v) => `${show(v)} is not ${values.join(' or ')}`, fix),
       ),
     )
-  const duration = z.optional(
-    z.union([z.string(), z.number()], says('is not a duration', DURATION_FIX)).check(durationCheck(z)),
-  )
+  const duration = () =>
+    z.optional(z.union([z.string(), z.number()], says('is not a duration', DURATION_FIX)).check(durationCheck(z)))
   const times = says((v) => `${show(v)} is not a whole number of attempts from 1 to 100`, RETRY_FIX)
   const nonEmpty = says('is not a non-empty string', 'give a directory, e.g. cwd: "{recipe_dir}"')
-  const shape = {
-    description: z.optional(
-      z.pipe(
-        z.string(says('is not a string', 'write one line of text')),
-        z.transform((s) => s.trim()),
+  return {
+    description: () =>
+      z.optional(
+        z.pipe(
+          z.string(says('is not a string', 'write one line of text')),
+          z.transform((s) => s.trim()),
+        ),
       ),
-    ),
-    args: z.optional(z.nullable(argsSchema(z))),
-    template: z.optional(templateSchema(z, scalar)),
-    sequence: z.optional(steps('sequence')),
-    parallel: z.optional(steps('parallel')),
+    args: () => z.optional(z.nullable(argsSchema(z))),
+    template: () => z.optional(templateSchema(z, scalar())),
+    sequence: () => steps('sequence'),
+    parallel: () => steps('parallel'),
     timeout: duration,
-    retry: z.optional(z.int(times).check(z.gte(1, times), z.lte(100, times))),
+    retry: () => z.optional(z.int(times).check(z.gte(1, times), z.lte(100, times))),
     kill_grace: duration,
-    cwd: z.optional(z.string(nonEmpty).check(z.minLength(1, nonEmpty))),
-    env: z.optional(nameMap(z, scalar, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")')),
-    control: z.optional(controlSchema(z)),
-    artifacts: z.optional(
-      nameMap(z, scalar, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")'),
-    ),
+    cwd: () => z.optional(z.string(nonEmpty).check(z.minLength(1, nonEmpty))),
+    env: () => z.optional(nameMap(z, scalar(), 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")')),
+    control: () => z.optional(controlSchema(z)),
+    artifacts: () =>
+      z.optional(
+        nameMap(z, scalar(), 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")'),
+      ),
     singleton: bool('write singleton: true or singleton: false'),
     notification: oneOf(['normal', 'silent'], 'write notification: normal or notification: silent'),
-    locks: z.optional(locksSchema(z)),
-    executor: z.optional(reader(z, readRecipeExecutor)),
+    locks: () => z.optional(locksSchema(z)),
+    executor: () => z.optional(reader(z, readRecipeExecutor)),
     inbox: oneOf(['stdin', 'file'], INBOX_FIX),
     resume: bool('write resume: false to refuse resuming a finished Run with `actors send`'),
-    limits: z.optional(limitsSchema(z)),
-    option_args: z.optional(z.array(z.string(optionArgs), optionArgs)),
+    limits: () => z.optional(limitsSchema(z)),
+    option_args: () => z.optional(z.array(z.string(optionArgs), optionArgs)),
   }
-  const fields = Object.keys(shape)
-  return z
-    .strictObject(
-      shape,
-      saysBy((_, issue) => unknownKey(issue, 'is not a Recipe field', fields)),
-    )
-    .check(z.superRefine(checkAcrossFields))
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/

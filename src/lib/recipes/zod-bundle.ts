@@ -3,7 +3,8 @@
  * that the Recipe schema uses (src/lib/recipes/schema.ts): dist/zod.cjs, a
  * bundle of its own so that only an invocation that reads a Recipe evaluates
  * it. Only src/lib/recipes/zod.ts loads it. Add a name here when the schema
- * needs one more.
+ * needs one more. The JSON Schema generator is ./zod-json-bundle.ts: only
+ * `actors recipes --schema` needs it, and it is most of zod/mini's weight.
  */
 export {
   array,
@@ -22,7 +23,6 @@ export {
   strictObject,
   string,
   superRefine,
-  toJSONSchema,
   transform,
   union,
   unknown,

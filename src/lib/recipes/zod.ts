@@ -9,6 +9,7 @@ import {nodeModule} from '../platform/builtins.js'
 
 /** What dist/zod.cjs (./zod-bundle.ts) exports of zod/mini. */
 export type Zod = typeof import('./zod-bundle.js')
+type ZodJson = typeof import('./zod-json-bundle.js')
 
 let zod: Zod | undefined
 
@@ -16,4 +17,9 @@ let zod: Zod | undefined
 export function zodLibrary(): Zod {
   zod ??= loadBundle<Zod>('zod', () => nodeModule().createRequire(import.meta.url)('zod/mini'))
   return zod
+}
+
+/** zod's JSON Schema generator (dist/zod-json.cjs, built from ./zod-json-bundle.ts), for `actors recipes --schema`. */
+export function zodJsonSchema(): ZodJson['toJSONSchema'] {
+  return loadBundle<ZodJson>('zod-json', () => nodeModule().createRequire(import.meta.url)('zod/mini')).toJSONSchema
 }
