@@ -17,6 +17,10 @@
 //    bundles would weigh; loaded through the same code cache the first time a
 //    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
 //    read no Recipe never evaluate it.
+//  - dist/zod.cjs: the parts of zod the Recipe schema uses (src/lib/recipes/zod-bundle.ts), loaded the
+//    same way the first time a Recipe is validated (src/lib/recipes/zod.ts), so `run -- CMD` and the
+//    other hot commands that read no Recipe never evaluate it. dist/zod-json.cjs: zod's JSON Schema
+//    generator (src/lib/recipes/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/index-worker.cjs: the worker thread a large index rebuild shares
@@ -116,23 +120,33 @@ const noOclif = {
   },
 }
 
-/** yaml lives in dist/yaml.cjs alone (src/lib/recipes/yaml-bundle.ts): every other bundle reaches it through src/lib/recipes/yaml.ts. */
-const yamlOnDemand = {
-  name: 'yaml-on-demand',
-  setup(b) {
-    b.onResolve({filter: /^yaml(\/|$)/}, (args) =>
-      args.importer === resolve('src/lib/recipes/yaml-bundle.ts')
-        ? undefined
-        : {
-            errors: [
-              {
-                text: `${args.importer} imports ${args.path}: load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)`,
-              },
-            ],
-          },
-    )
-  },
+/** A library that lives in bundles of its own (built from `entries`): any other importer is refused, naming how to load it. */
+function onDemand(name, filter, entries, how) {
+  return {
+    name: `${name}-on-demand`,
+    setup(b) {
+      b.onResolve({filter}, (args) =>
+        entries.some((entry) => args.importer === resolve(entry))
+          ? undefined
+          : {errors: [{text: `${args.importer} imports ${args.path}: ${how}`}]},
+      )
+    },
+  }
 }
+/** yaml: dist/yaml.cjs (src/lib/recipes/yaml-bundle.ts); every other bundle reaches it through src/lib/recipes/yaml.ts. */
+const yamlOnDemand = onDemand(
+  'yaml',
+  /^yaml(\/|$)/,
+  ['src/lib/recipes/yaml-bundle.ts'],
+  'load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)',
+)
+/** zod for the Recipe schema: dist/zod.cjs and dist/zod-json.cjs (src/lib/recipes/zod-bundle.ts, zod-json-bundle.ts); only dist/mcp-server.cjs bundles its own. */
+const zodOnDemand = onDemand(
+  'zod',
+  /^zod(\/|$)/,
+  ['src/lib/recipes/zod-bundle.ts', 'src/lib/recipes/zod-json-bundle.ts'],
+  'load zod with zodLibrary() from src/lib/recipes/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
+)
 
 const shared = {
   bundle: true,
@@ -171,14 +185,14 @@ const commonJs = {
 await build({
   ...commonJs,
   entryPoints: {cli: 'src/boot/cli.ts'},
-  plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand],
+  plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand, zodOnDemand],
 })
 // The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
 // dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
 await build({
   ...commonJs,
   entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'},
-  plugins: [viewsStayOut, noOclif, yamlOnDemand],
+  plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand],
 })
 const hotCommandNames = Object.keys(createRequire(import.meta.url)(resolve(out, 'hot-commands.cjs')).HOT_COMMANDS)
 rmSync(resolve(out, 'hot-commands.cjs'))
@@ -200,7 +214,7 @@ const hotEntries = {
 await build({
   ...commonJs,
   entryPoints: hotCommandNames.map((name) => ({in: `hot-entry:${name}`, out: `fast-${name}`})),
-  plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand],
+  plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand, zodOnDemand],
 })
 for (const name of hotCommandNames) {
   const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
@@ -210,14 +224,16 @@ for (const name of hotCommandNames) {
     )
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
-await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand, zodOnDemand]})
 // The worker thread of a large index rebuild (src/boot/index-worker.ts): started only by one, never loaded otherwise.
 await build({
   ...commonJs,
   entryPoints: {'index-worker': 'src/boot/index-worker.ts'},
-  plugins: [viewsStayOut, noOclif, yamlOnDemand],
+  plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand],
 })
 await build({...commonJs, entryPoints: {yaml: 'src/lib/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {zod: 'src/lib/recipes/zod-bundle.ts'}, plugins: [zodOnDemand]})
+await build({...commonJs, entryPoints: {'zod-json': 'src/lib/recipes/zod-json-bundle.ts'}, plugins: [zodOnDemand]})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
 await build({
   ...commonJs,

@@ -259,6 +259,29 @@ describe('the fast path', () => {
     }
   }, 120_000)
 
+  it('starts an ad-hoc Run and reads Runs without the zod bundle, which validating a Recipe loads', () => {
+    // zod is its own bundle (dist/zod.cjs), loaded only when a Recipe is validated (src/lib/recipes/zod.ts).
+    const lean = packageWithout(['cli', 'mcp', 'zod'])
+    try {
+      const leanCli = (args: string[]) =>
+        spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {
+          env: cliEnv(home),
+          encoding: 'utf8',
+          timeout: 30_000,
+        })
+      const adHoc = leanCli(['run', '--json', '--name', 'lean-zod', '--wait', '--', 'echo', 'no zod'])
+      expect(adHoc.stderr).toBe('')
+      expect(JSON.parse(adHoc.stdout).rows[0]).toMatchObject({run: 'lean-zod', status: 'done', output: 'no zod\n'})
+      expect(leanCli(['inspect', 'lean-zod', '--json']).status).toBe(0)
+      expect(leanCli(['logs', 'lean-zod']).stdout).toBe('no zod\n')
+      // The package really lacks it: a Recipe cannot start there, and starts where the bundle is.
+      expect(leanCli(['run', '--json', '--wait', 'echo', 'word=hi']).status).not.toBe(0)
+      expect(cli(['run', '--json', '--wait', 'echo', 'word=again']).status).toBe(0)
+    } finally {
+      removeDir(lean)
+    }
+  }, 120_000)
+
   it('serves each hot command from its own bundle, without the other hot commands', () => {
     const hot: string[] = JSON.parse(readFileSync(join(ROOT, 'dist', 'hot-commands.json'), 'utf8'))
     const only = packageWithout([

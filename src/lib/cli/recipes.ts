@@ -2,7 +2,7 @@
 import {EXIT} from '../platform/errors.js'
 import {resolveHome} from '../platform/home.js'
 import {recipesDocument} from '../recipes/document.js'
-import {validateRecipeFiles} from '../recipes/index.js'
+import {recipeJsonSchema, validateRecipeFiles} from '../recipes/index.js'
 import {plainRecipes, plainValidated} from '../present/recipes.js'
 import {documentResult} from '../present/result.js'
 import {defineCommand} from './definition.js'
@@ -16,11 +16,19 @@ export const recipesCommand = defineCommand({
     '<%= config.bin %> recipes',
     '<%= config.bin %> recipes hello',
     '<%= config.bin %> recipes --json | jq -r ".recipes[].name"',
+    '<%= config.bin %> recipes --schema > recipe.schema.json',
   ],
   args: {name: {description: 'a Recipe name (e.g. music/playback) or a path to a Recipe file'}},
-  flags: {recipes: {type: 'string', description: 'search this recipe directory first'}},
+  flags: {
+    recipes: {type: 'string', description: 'search this recipe directory first'},
+    schema: {
+      type: 'boolean',
+      description: "print the JSON Schema of a Recipe file (for an editor's YAML language server)",
+    },
+  },
 
   async run({args, flags}) {
+    if (flags.schema) return documentResult(recipeJsonSchema(), (schema, to) => to.json(schema))
     return documentResult(
       recipesDocument(resolveHome(flags.home), {name: args.name, recipesFlag: flags.recipes}),
       plainRecipes,

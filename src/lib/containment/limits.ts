@@ -4,7 +4,7 @@
  * before anything starts and normalised to what a cgroup takes. Limits need
  * a cgroup: under tracked containment a Run with limits is refused (exit 2).
  */
-import {usageError, type ActorsError} from '../platform/errors.js'
+import {usageError} from '../platform/errors.js'
 import {containmentKind} from './index.js'
 import type {UnitLimits} from './unit.js'
 
@@ -14,8 +14,6 @@ export interface RecipeLimits {
   cpu?: number
   pids?: number
 }
-
-type Fail = (field: string, problem: string, fix: string) => ActorsError
 
 const SIZE = /^(\d+(?:\.\d+)?)\s*([KMGT]?)(i?B?)?$/i
 const UNIT: Record<string, number> = {'': 1, K: 1024, M: 1024 ** 2, G: 1024 ** 3, T: 1024 ** 4}
@@ -44,26 +42,11 @@ export function parsePids(value: unknown): number | undefined {
   return typeof n === 'number' && Number.isSafeInteger(n) && n >= 1 ? n : undefined
 }
 
-const FIXES = {
+/** What to give for each limit, in messages about the Recipe field and the flags. */
+export const LIMIT_FIXES = {
   memory: 'a size such as 512M, 2G or 1.5G (powers of 1024; at least 1M)',
   cpu: 'a number of CPUs such as 1, 0.5 or 1.5',
   pids: 'a whole number of processes, at least 1, e.g. 256',
-}
-
-/** Validate the Recipe field `limits`; `fail` names the file and field. */
-export function readRecipeLimits(data: unknown, fail: Fail): RecipeLimits {
-  if (!data || typeof data !== 'object' || Array.isArray(data))
-    throw fail('limits', 'is not a mapping', 'write limits: {memory: 512M, cpu: 1.5, pids: 256}')
-  const limits: RecipeLimits = {}
-  for (const [key, value] of Object.entries(data)) {
-    if (key === 'memory' && parseMemorySize(value) !== undefined) limits.memory = value as string | number
-    else if (key === 'cpu' && parseCpus(value) !== undefined) limits.cpu = parseCpus(value)
-    else if (key === 'pids' && parsePids(value) !== undefined) limits.pids = parsePids(value)
-    else if (key in FIXES)
-      throw fail(`limits.${key}`, `${JSON.stringify(value)} is not valid`, `give ${FIXES[key as keyof typeof FIXES]}`)
-    else throw fail(`limits.${key}`, 'is not a limit', 'limits takes memory, cpu and pids')
-  }
-  return limits
 }
 
 /** The Recipe's limits as a cgroup takes them. */
@@ -83,9 +66,9 @@ export function limitFlags(flags: {memory?: string; cpus?: string; pids?: number
     if (parsed === undefined) throw usageError(`--${flag} ${JSON.stringify(value)} is not valid`, `give ${fix}`)
     return parsed
   }
-  if (flags.memory !== undefined) out.memory_bytes = check('memory', flags.memory, parseMemorySize, FIXES.memory)
-  if (flags.cpus !== undefined) out.cpus = check('cpus', flags.cpus, parseCpus, FIXES.cpu)
-  if (flags.pids !== undefined) out.pids = check('pids', flags.pids, parsePids, FIXES.pids)
+  if (flags.memory !== undefined) out.memory_bytes = check('memory', flags.memory, parseMemorySize, LIMIT_FIXES.memory)
+  if (flags.cpus !== undefined) out.cpus = check('cpus', flags.cpus, parseCpus, LIMIT_FIXES.cpu)
+  if (flags.pids !== undefined) out.pids = check('pids', flags.pids, parsePids, LIMIT_FIXES.pids)
   return out
 }
 

@@ -9,32 +9,11 @@
  * are absolute once resolved.
  */
 import type {ActorsError} from '../platform/errors.js'
-import {didYouMean} from '../platform/did-you-mean.js'
 import {templateWords, type Template} from './steps.js'
 import {leadingValues} from './template.js'
-import type {ArgSpec, Recipe} from './types.js'
+import type {Recipe} from './types.js'
 
 type Fail = (field: string, problem: string, fix: string) => ActorsError
-
-/** The `option_args` field: a list of declared arg names whose values may start with "-". */
-export function readOptionArgs(value: unknown, args: ArgSpec[], fail: Fail): string[] {
-  if (!Array.isArray(value) || value.some((name) => typeof name !== 'string'))
-    throw fail(
-      'option_args',
-      'is not a list of arg names',
-      'write option_args: [NAME, ...] with args declared under args',
-    )
-  const names = args.map((arg) => arg.name)
-  for (const name of value as string[]) {
-    if (!names.includes(name))
-      throw fail(
-        'option_args',
-        `names "${name}", which is not a declared arg`,
-        `${didYouMean(name, names)}list only args declared under args${names.length ? ` (${names.join(', ')})` : ''}`,
-      )
-  }
-  return value as string[]
-}
 
 /**
  * Refuse (through `fail`: exit 2, naming the arg and the value) a value that

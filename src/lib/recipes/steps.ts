@@ -1,14 +1,15 @@
 /**
  * The steps that may stand wherever a template stands inside `sequence` and
  * `parallel` (SPEC: Recipes): a template, `repeat: {times, template |
- * sequence, continue_on_failure}` and `use: RECIPE` with `with:`. This
- * module reads their syntax; which Recipe a `use` names is checked by use.ts,
- * and rendering them into a plan is plan.ts's.
+ * sequence, continue_on_failure}` and `use: RECIPE` with `with:`. Their
+ * syntax is checked by schema.ts; which Recipe a `use` names by use.ts, and
+ * rendering them into a plan is plan.ts's.
  */
-import type {ActorsError} from '../platform/errors.js'
-import {ARG_NAME} from './arg-name.js'
-import {didYouMean} from '../platform/did-you-mean.js'
 import {shellSplit} from '../platform/shell-split.js'
+import {ARG_NAME} from './arg-name.js'
+import {isMapping, recipeIssue, refuse, type Said, says, saysBy, show, unknownKey} from './issues.js'
+import type {Zod} from './zod.js'
+import type {ZodMiniType} from 'zod/mini'
 
 export type Template = string[] | string
 
@@ -26,10 +27,8 @@ export type Step = Template | RepeatStep | UseStep
 
 /** The most iterations one `repeat` may have: every iteration is rendered before start. */
 export const MAX_REPEAT_TIMES = 1000
-const REPEAT_FIELDS = ['times', 'template', 'sequence', 'continue_on_failure'] as const
-const USE_FIELDS = ['use', 'with'] as const
-
-type Fail = (field: string, problem: string, fix: string) => ActorsError
+const TIMES_FIX = 'give how many times the body runs, e.g. times: 3'
+const COF_FIX = 'write continue_on_failure: true to run every iteration even after one fails'
 
 /** Whether a step is a `repeat`. */
 export function isRepeat(step: Step): step is RepeatStep {
@@ -39,146 +38,6 @@ export function isRepeat(step: Step): step is RepeatStep {
 /** Whether a step is a `use`. */
 export function isUse(step: Step): step is UseStep {
   return typeof step === 'object' && !Array.isArray(step) && 'use' in step
-}
-
-/** A template is a non-empty argv list or a string split like a shell; scalars in a list become strings. */
-export function readTemplate(value: unknown, field: string, fail: Fail): Template {
-  if (typeof value === 'string') {
-    let words: string[]
-    try {
-      words = shellSplit(value)
-    } catch (error) {
-      throw fail(
-        field,
-        `cannot be split into words: ${(error as Error).message}`,
-        'close every quote; or write the template as a list of argv words',
-      )
-    }
-    if (words.length === 0) throw fail(field, 'is empty', 'give the command to run, e.g. echo hello')
-    return value
-  }
-  if (Array.isArray(value)) {
-    if (value.length === 0)
-      throw fail(field, 'is an empty list', 'give the command and its arguments, e.g. [echo, hello]')
-    return value.map((word) => {
-      if (typeof word === 'string') return word
-      if (typeof word === 'number' || typeof word === 'boolean') return String(word)
-      throw fail(field, `word ${JSON.stringify(word)} is not a string`, 'write every argv word as a string')
-    })
-  }
-  throw fail(field, 'is not a string or a list of strings', 'write template: echo hello, or template: [echo, hello]')
-}
-
-/** One entry of a `sequence`/`parallel` list (or of a repeat's `sequence`): a template, a repeat or a use. */
-export function readStep(value: unknown, field: string, fail: Fail): Step {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
-    const keys = Object.keys(value)
-    if (keys.includes('repeat')) return readRepeat(value as Record<string, unknown>, `${field}.repeat`, fail)
-    if (keys.includes('use')) return readUse(value as Record<string, unknown>, field, fail)
-    throw fail(
-      field,
-      `is a mapping without repeat or use (keys: ${keys.join(', ') || 'none'})`,
-      'write a template (echo hi), a repeat: {times: 3, template: ...} or a use: RECIPE step',
-    )
-  }
-  return readTemplate(value, field, fail)
-}
-
-/** A list of steps (`sequence`, `parallel`, a repeat's `sequence`): non-empty. */
-export function readStepList(value: unknown, field: string, fail: Fail): Step[] {
-  if (!Array.isArray(value) || value.length === 0)
-    throw fail(field, 'is not a non-empty list of templates', `write ${field}: followed by "- command ..." lines`)
-  return value.map((step, i) => readStep(step, `${field}[${i}]`, fail))
-}
-
-function readRepeat(step: Record<string, unknown>, field: string, fail: Fail): RepeatStep {
-  if (Object.keys(step).length !== 1) {
-    const extra = Object.keys(step).find((k) => k !== 'repeat')
-    throw fail(
-      field,
-      `cannot stand beside "${extra}" in one step`,
-      'put times, template or sequence and continue_on_failure inside repeat: {...}',
-    )
-  }
-  const body = step.repeat
-  if (body === null || typeof body !== 'object' || Array.isArray(body))
-    throw fail(field, 'is not a mapping', 'write repeat: {times: 3, template: "echo {iteration}"}')
-  const spec = body as Record<string, unknown>
-  for (const key of Object.keys(spec)) {
-    if (!(REPEAT_FIELDS as readonly string[]).includes(key))
-      throw fail(
-        `${field}.${key}`,
-        'is not a repeat field',
-        `${didYouMean(key, REPEAT_FIELDS)}allowed: ${REPEAT_FIELDS.join(', ')}`,
-      )
-  }
-  const times = spec.times
-  if (typeof times !== 'number' || !Number.isInteger(times) || times < 1 || times > MAX_REPEAT_TIMES) {
-    throw fail(
-      `${field}.times`,
-      `${JSON.stringify(times)} is not a whole number from 1 to ${MAX_REPEAT_TIMES}`,
-      'give how many times the body runs, e.g. times: 3',
-    )
-  }
-  const hasTemplate = spec.template !== undefined
-  const hasSequence = spec.sequence !== undefined
-  if (hasTemplate === hasSequence)
-    throw fail(
-      field,
-      hasTemplate ? 'has both template and sequence' : 'has neither template nor sequence',
-      'give exactly one body: template: ... or sequence: [...]',
-    )
-  const cof = spec.continue_on_failure
-  if (cof !== undefined && typeof cof !== 'boolean')
-    throw fail(
-      `${field}.continue_on_failure`,
-      `${JSON.stringify(cof)} is not true or false`,
-      'write continue_on_failure: true to run every iteration even after one fails',
-    )
-  const repeat: RepeatStep['repeat'] = {times, continue_on_failure: cof === true}
-  if (hasTemplate) repeat.template = readTemplate(spec.template, `${field}.template`, fail)
-  else repeat.sequence = readStepList(spec.sequence, `${field}.sequence`, fail)
-  return {repeat}
-}
-
-function readUse(step: Record<string, unknown>, field: string, fail: Fail): UseStep {
-  for (const key of Object.keys(step)) {
-    if (!(USE_FIELDS as readonly string[]).includes(key))
-      throw fail(
-        `${field}.${key}`,
-        'is not a use field',
-        `${didYouMean(key, USE_FIELDS)}allowed: ${USE_FIELDS.join(', ')}`,
-      )
-  }
-  if (typeof step.use !== 'string' || step.use.trim() === '')
-    throw fail(
-      `${field}.use`,
-      'is not a Recipe name',
-      'write use: NAME, a Recipe below the same root (e.g. use: hello)',
-    )
-  const given = step.with ?? {}
-  if (given === null || typeof given !== 'object' || Array.isArray(given))
-    throw fail(`${field}.with`, 'is not a mapping of arg names to values', 'write with: {name: value}')
-  const values: Record<string, string | string[]> = {}
-  for (const [name, value] of Object.entries(given)) {
-    if (!ARG_NAME.test(name))
-      throw fail(
-        `${field}.with`,
-        `"${name}" is not an arg name`,
-        'use the used Recipe\'s arg names (letters, digits, "_")',
-      )
-    const scalar = (v: unknown) =>
-      typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : undefined
-    const list = Array.isArray(value) ? value.map(scalar) : [scalar(value)]
-    if (list.some((v) => v === undefined))
-      throw fail(
-        `${field}.with.${name}`,
-        `${JSON.stringify(value)} is not a string, number, bool or list of them`,
-        'write a plain value, e.g. name: world',
-      )
-    values[name] = Array.isArray(value) ? (list as string[]) : (list[0] as string)
-  }
-  return {use: step.use.trim(), with: values}
 }
 
 /** Every template in a list of steps with its field name and whether `{iteration}` is known there (placeholder checks). */
@@ -227,4 +86,156 @@ export function stepWords(step: Step): string[] {
 /** The argv words of a template as written (strings are split, lists kept). */
 export function templateWords(template: Template): string[] {
   return typeof template === 'string' ? shellSplit(template) : template
+}
+
+/** A template as written (schema.ts): a string split like a shell, or a non-empty list of argv words. */
+export function templateSchema(z: Zod, scalar: ReturnType<Zod['union']>) {
+  const notTemplate = saysBy((v) =>
+    Array.isArray(v)
+      ? {
+          problem: `word ${show(v.find((w) => !['string', 'number', 'boolean'].includes(typeof w)))} is not a string`,
+          fix: 'write every argv word as a string',
+        }
+      : {
+          problem: 'is not a string or a list of strings',
+          fix: 'write template: echo hello, or template: [echo, hello]',
+        },
+  )
+  return z.pipe(
+    z.union([z.string(), z.array(scalar)], notTemplate),
+    z.transform((value, ctx): Template => {
+      if (Array.isArray(value)) {
+        if (value.length === 0)
+          refuse(ctx, {problem: 'is an empty list', fix: 'give the command and its arguments, e.g. [echo, hello]'})
+        return value.map(String)
+      }
+      try {
+        if (shellSplit(value).length === 0)
+          refuse(ctx, {problem: 'is empty', fix: 'give the command to run, e.g. echo hello'})
+      } catch (error) {
+        refuse(ctx, {
+          problem: `cannot be split into words: ${(error as Error).message}`,
+          fix: 'close every quote; or write the template as a list of argv words',
+        })
+      }
+      return value
+    }),
+  )
+}
+
+type StepList = ZodMiniType<Step[], unknown>
+
+/**
+ * The steps of `sequence` and `parallel` (schema.ts): each a template, a `repeat` or a `use`. A union
+ * refuses with every branch's issues: the step's shape chooses the branch whose issue is named.
+ */
+export function stepListSchema(z: Zod, scalar: ReturnType<Zod['union']>): (field: string) => StepList {
+  const template = templateSchema(z, scalar)
+  const list = (field: string): StepList => {
+    const notList = says('is not a non-empty list of templates', `write ${field}: followed by "- command ..." lines`)
+    return z.array(step, notList).check(z.minLength(1, notList)) as StepList
+  }
+  const step = z.union(
+    [template, repeatSchema(z, template, () => list('sequence')), useSchema(z, scalar)],
+    saysBy((v, issue) => {
+      const branch = !isMapping(v) ? 0 : 'repeat' in v ? 1 : 'use' in v ? 2 : -1
+      if (branch === -1)
+        return {
+          problem: `is a mapping without repeat or use (keys: ${Object.keys(v as object).join(', ') || 'none'})`,
+          fix: 'write a template (echo hi), a repeat: {times: 3, template: ...} or a use: RECIPE step',
+        }
+      const first = issue.errors?.[branch]?.[0]
+      return first && recipeIssue(first)
+    }),
+  )
+  return list
+}
+
+/** `repeat: {times, template | sequence, continue_on_failure}`, alone in its step. */
+function repeatSchema(z: Zod, template: ReturnType<typeof templateSchema>, sequence: () => StepList) {
+  const times = says((v) => `${show(v)} is not a whole number from 1 to ${MAX_REPEAT_TIMES}`, TIMES_FIX)
+  const cof = says((v) => `${show(v)} is not true or false`, COF_FIX)
+  const body = z.strictObject(
+    {
+      times: z.int(times).check(z.gte(1, times), z.lte(MAX_REPEAT_TIMES, times)),
+      template: z.optional(template),
+      get sequence() {
+        return z.optional(sequence())
+      },
+      continue_on_failure: z.optional(z.boolean(cof)),
+    },
+    saysBy((_, issue) =>
+      issue.code === 'invalid_type'
+        ? {problem: 'is not a mapping', fix: 'write repeat: {times: 3, template: "echo {iteration}"}'}
+        : unknownKey(issue, 'is not a repeat field', ['times', 'template', 'sequence', 'continue_on_failure']),
+    ),
+  )
+  const repeat = z.pipe(
+    body,
+    z.transform(({times, template, sequence, continue_on_failure}, ctx): RepeatStep['repeat'] => {
+      if ((template === undefined) === (sequence === undefined))
+        refuse(ctx, {
+          problem: template !== undefined ? 'has both template and sequence' : 'has neither template nor sequence',
+          fix: 'give exactly one body: template: ... or sequence: [...]',
+        })
+      const out = {times, continue_on_failure: continue_on_failure === true}
+      return template !== undefined ? {...out, template} : {...out, sequence}
+    }),
+  )
+  return z.strictObject(
+    {repeat},
+    saysBy((_, issue) =>
+      issue.code === 'unrecognized_keys'
+        ? {
+            at: ['repeat'],
+            problem: `cannot stand beside "${issue.keys?.[0]}" in one step`,
+            fix: 'put times, template or sequence and continue_on_failure inside repeat: {...}',
+          }
+        : undefined,
+    ),
+  )
+}
+
+/** A `use: RECIPE` step with its `with:` values (which Recipe it names is use.ts's to check). */
+function useSchema(z: Zod, scalar: ReturnType<Zod['union']>) {
+  const value = says(
+    (v) => `${show(v)} is not a string, number, bool or list of them`,
+    'write a plain value, e.g. name: world',
+  )
+  return z.pipe(
+    z.strictObject(
+      {
+        use: z.string(says(USE_NAME.problem, USE_NAME.fix)),
+        with: z.optional(
+          z.nullable(
+            z.record(
+              z.string(),
+              z.union([scalar, z.array(scalar)], value),
+              says('is not a mapping of arg names to values', 'write with: {name: value}'),
+            ),
+          ),
+        ),
+      },
+      saysBy((_, issue) => unknownKey(issue, 'is not a use field', ['use', 'with'])),
+    ),
+    z.transform((step, ctx) => {
+      if (step.use.trim() === '') refuse(ctx, USE_NAME)
+      const given = (step.with ?? {}) as Record<string, unknown>
+      const bad = Object.keys(given).find((name) => !ARG_NAME.test(name))
+      if (bad !== undefined)
+        refuse(ctx, {
+          at: ['with'],
+          problem: `"${bad}" is not an arg name`,
+          fix: 'use the used Recipe\'s arg names (letters, digits, "_")',
+        })
+      const values = Object.entries(given).map(([k, v]) => [k, Array.isArray(v) ? v.map(String) : String(v)])
+      return {use: step.use.trim(), with: Object.fromEntries(values) as Record<string, string | string[]>}
+    }),
+  )
+}
+
+const USE_NAME: Said = {
+  at: ['use'],
+  problem: 'is not a Recipe name',
+  fix: 'write use: NAME, a Recipe below the same root (e.g. use: hello)',
 }
