@@ -9,14 +9,14 @@
  * not cross machines, so readers poll its Runs.
  */
 import {jobWhere, type Executor} from './executor.js'
-import type {RuntimeActionResult} from '../signals/runtime-actions.js'
+import type {EndMode, RuntimeActionResult} from '../signals/runtime-actions.js'
 import {slurmJobEnding, supervisorStartFields, termIsJobTimeLimit} from './on-node.js'
 import {controlSlurmRun, needsSlurmControl} from './slurm-control.js'
 import {requireSlurmClient, submitSlurmRun} from './slurm-submit.js'
 import {checkSlurmSupervisor, isSlurmRun, REMOTE_POLL_MS, slurmJobId, slurmQueuedWhy} from './slurm.js'
 import {localVerbs} from './local-verbs.js'
 import {readSlurmOptions, SLURM_FIELDS} from './slurm-options.js'
-import {readRunState} from '../runs/store.js'
+import {readRunState, type RunState} from '../runs/store.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 
 export const slurmExecutor: Executor = {
@@ -41,7 +41,11 @@ export const slurmExecutor: Executor = {
   // A tree's cascade ends a Slurm descendant inside its job (or through Slurm), from wherever the cascade runs.
   end: async (home, dir, mode, options) => {
     const state = readRunState(dir)
-    if (!state || !needsSlurmControl(state.meta)) return localVerbs.end(home, dir, mode, options)
+    // A tree's shared grace (tree/cascade.ts) leaves Slurm Runs out: each is stopped in its turn with a grace of
+    // its own, since on its node the stopping step runs inside its job, which ends with it.
+    const slurmRun = state !== undefined && isSlurmRun(state.meta)
+    if (slurmRun && options?.signalOnly) return notEnded(state, mode)
+    if (!state || !needsSlurmControl(state.meta)) return localVerbs.end(home, dir, mode, slurmRun ? {} : options)
     // The node's `actors control` answers with the document a local end returns (plus how it got there).
     return (await controlSlurmRun(home, state, mode, undefined)) as unknown as RuntimeActionResult
   },
@@ -52,4 +56,10 @@ export const slurmExecutor: Executor = {
     termIsTimeLimit: termIsJobTimeLimit,
     ending: slurmJobEnding,
   },
+}
+
+/** What a Slurm Run's end reports when it was not asked for yet. */
+function notEnded(state: RunState, mode: EndMode): RuntimeActionResult {
+  const {run, run_instance_id} = state.meta
+  return {action: mode, run, run_instance_id, status: state.meta.status, signalled: [], changed: false}
 }
