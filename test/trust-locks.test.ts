@@ -40,6 +40,24 @@ describe('locks a Run can make or keep', () => {
     expect(wait.json.rows).toMatchObject([{run: 'v', exit_code: 3}])
   }, 30_000)
 
+  it('a .lock naming its own supervisor, which does not hold it: the end (exit 3) is recorded at once, not after the 30 s lock wait', async () => {
+    const h = home()
+    // What a dir renamed while its lock was held leaves behind, or a Run writes on purpose.
+    const code = [
+      "const fs=require('fs'),d=process.env.ACTORS_STATE_DIR",
+      "const {pid,start,boot}=JSON.parse(fs.readFileSync(d+'/run.json','utf8')).process_identity",
+      "fs.rmSync(d+'/.lock',{force:true});fs.symlinkSync(JSON.stringify({pid,start,boot}),d+'/.lock')",
+      'process.exit(3)',
+    ].join(';')
+    const r = actors(h, ['run', '--name', 'v', '--json', '--', process.execPath, '-e', code])
+    expect(r.code, r.stderr).toBe(0)
+    const started = Date.now()
+    const result = await waitForResult(r.json.state_dir, 20_000)
+    expect(result).toMatchObject({status: 'failed', exit_code: 3})
+    expect(Date.now() - started).toBeLessThan(10_000)
+    expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).not.toContain('recorded without it')
+  }, 40_000)
+
   it('a FIFO made at its own .lock: control kill ends it at once, and it reads killed', async () => {
     const h = home()
     const fifo =

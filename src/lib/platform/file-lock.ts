@@ -22,6 +22,14 @@ import {testHookNumber} from './test-hooks.js'
 let selfIdentity: ProcessIdentity | undefined
 
 /**
+ * The lock files this process holds now. A lock that names this process and
+ * is not among them is not held: its dir was renamed while it was (a Run may
+ * swap state dirs), or a Run wrote it to stall its own supervisor. Waited
+ * for as live, it cost that supervisor 30 s at its end.
+ */
+const heldHere = new Set<string>()
+
+/**
  * Create the lock with its holder's identity already in it, in one system
  * call: a symbolic link whose target is the identity (symlink() fails with
  * EEXIST when the lock is taken, and a link is never seen half-made). So a
@@ -38,12 +46,16 @@ function tryAcquire(lockFile: string): boolean {
   const identity = JSON.stringify(selfIdentity)
   try {
     symlinkSync(identity, lockFile)
+    heldHere.add(lockFile)
     return true
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EEXIST') return false
-    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS')
-      return tryCreate(lockFile, identity)
+    if (code === 'EPERM' || code === 'ENOTSUP' || code === 'EOPNOTSUPP' || code === 'ENOSYS') {
+      const taken = tryCreate(lockFile, identity)
+      if (taken) heldHere.add(lockFile)
+      return taken
+    }
     throw error
   }
 }
@@ -110,8 +122,8 @@ function readLockText(lockFile: string): string {
 
 /** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
 function breakIfStale(lockFile: string, holder: ProcessIdentity): void {
-  if (holder.pid === process.pid) return
-  if (isSameProcess(holder)) return
+  const mine = holder.pid === process.pid
+  if (mine ? heldHere.has(lockFile) : isSameProcess(holder)) return
   const aside = `${lockFile}.stale.${process.pid}`
   try {
     renameSync(lockFile, aside)
@@ -214,9 +226,12 @@ function busyError(lockFile: string, state: LockFileState | undefined, waitedMs:
   )
 }
 
+/** Remove the lock, unless what is at its path now is not this process's (its dir was swapped for another's). */
 function release(lockFile: string): void {
+  heldHere.delete(lockFile)
   try {
-    unlinkSync(lockFile)
+    const holder = JSON.parse(readLockText(lockFile)) as ProcessIdentity
+    if (holder.pid === process.pid) unlinkSync(lockFile)
   } catch {}
 }
 
