@@ -11,10 +11,11 @@
  * reported, exit 1, naming what was damaged. A refusal that is the answer (a
  * finished Run, a recycled pid, a bad action) stays as it is.
  */
-import {closeSync, constants, lstatSync, openSync, readFileSync, readlinkSync} from 'node:fs'
+import {lstatSync} from 'node:fs'
 import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../platform/errors.js'
 import {sleep} from '../platform/sleep.js'
+import {readLockText} from '../platform/file-lock.js'
 import {resolveRunRef, runDir} from '../platform/home.js'
 import {homeKey} from '../containment/index.js'
 import {findUnitByFacts, killUnitByFacts} from '../containment/unit-facts.js'
@@ -95,16 +96,6 @@ const OWN_LOCK_GRACE_MS = 2000
  * child launched from inside holds it for as long as its launch takes, and a
  * stop of the tree waits for that launch on purpose.)
  */
-/** A file's text, opened so that it never follows a link nor waits for a writer (a file swapped for a FIFO meanwhile). */
-function readWithoutWaiting(file: string): string {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
-  try {
-    return readFileSync(fd, 'utf8')
-  } finally {
-    closeSync(fd)
-  }
-}
-
 async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError | undefined> {
   const deadline = Date.now() + OWN_LOCK_GRACE_MS
   for (;;) {
@@ -130,7 +121,7 @@ function lockHolderPid(file: string): number | undefined {
   try {
     const stat = lstatSync(file)
     if (!stat.isSymbolicLink() && !stat.isFile()) return undefined
-    const text = stat.isSymbolicLink() ? readlinkSync(file) : readWithoutWaiting(file)
+    const text = readLockText(file)
     const pid = (JSON.parse(text) as {pid?: unknown}).pid
     return typeof pid === 'number' && Number.isInteger(pid) && pid > 1 ? pid : undefined
   } catch {

@@ -5,6 +5,7 @@
  */
 import {
   closeSync,
+  constants,
   lstatSync,
   openSync,
   readFileSync,
@@ -110,14 +111,24 @@ function readLockFile(lockFile: string): LockFileState | undefined {
   }
 }
 
-/** The identity text a lock holds: a symbolic link's target, or the content of a lock file of the older kind. */
-function readLockText(lockFile: string): string {
+/**
+ * The identity text a lock holds: a symbolic link's target, or the content of
+ * a lock file of the older kind, opened so that it never follows a link nor
+ * waits for a writer (a Run may swap its `.lock` for a FIFO at any moment:
+ * a blocking read held kill, stop and a supervisor's release for ever).
+ */
+export function readLockText(lockFile: string): string {
   try {
     return readlinkSync(lockFile)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EINVAL') throw error
   }
-  return readFileSync(lockFile, 'utf8')
+  const fd = openSync(lockFile, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    return readFileSync(fd, 'utf8')
+  } finally {
+    closeSync(fd)
+  }
 }
 
 /** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
