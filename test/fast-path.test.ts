@@ -160,12 +160,14 @@ describe('the fast path', () => {
     removeDir(pkg)
   })
 
-  const cli = (args: string[]) =>
-    spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {
+  /** `actors ARGS` from the package copy in `dir` (this state root). */
+  const cliOf = (dir: string) => (args: string[]) =>
+    spawnSync(process.execPath, [join(dir, 'bin', 'actors'), ...args], {
       env: cliEnv(home),
       encoding: 'utf8',
       timeout: 30_000,
     })
+  const cli = (args: string[]) => cliOf(pkg)(args)
 
   it('launches, waits, inspects, controls and reads logs without loading oclif', () => {
     const launched = cli(['run', '--json', '--wait', 'echo', 'word=hi'])
@@ -214,12 +216,7 @@ describe('the fast path', () => {
     // The yaml library is its own bundle (dist/yaml.cjs), loaded only when a YAML Recipe is parsed.
     const lean = packageWithout(['cli', 'mcp', 'yaml'])
     try {
-      const leanCli = (args: string[]) =>
-        spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {
-          env: cliEnv(home),
-          encoding: 'utf8',
-          timeout: 30_000,
-        })
+      const leanCli = cliOf(lean)
       // An ad-hoc Run whose command emits through the same lean CLI: run, emit (inside the Run) and wait.
       const emitting = leanCli([
         'run',
@@ -263,12 +260,7 @@ describe('the fast path', () => {
     // zod is its own bundle (dist/zod.cjs), loaded only when a Recipe is validated (src/lib/recipes/zod.ts).
     const lean = packageWithout(['cli', 'mcp', 'zod'])
     try {
-      const leanCli = (args: string[]) =>
-        spawnSync(process.execPath, [join(lean, 'bin', 'actors'), ...args], {
-          env: cliEnv(home),
-          encoding: 'utf8',
-          timeout: 30_000,
-        })
+      const leanCli = cliOf(lean)
       const adHoc = leanCli(['run', '--json', '--name', 'lean-zod', '--wait', '--', 'echo', 'no zod'])
       expect(adHoc.stderr).toBe('')
       expect(JSON.parse(adHoc.stdout).rows[0]).toMatchObject({run: 'lean-zod', status: 'done', output: 'no zod\n'})
