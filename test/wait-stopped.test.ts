@@ -73,6 +73,20 @@ describe('wait: Runs ended by an explicit stop or kill', () => {
     expect(r.json.stopped_runs.map((s: any) => s.run)).toEqual(['par', 'kid'])
   })
 
+  it('a child whose supervisor is still starting when its parent stops is cancelled too, not lost', async () => {
+    const h = home()
+    // The child's supervisor sleeps before its start (no SIGTERM handler yet), where the parent's stop reaches it.
+    launch(h, 'par', 'ACTORS_TEST_START_DELAY_MS=4000 actors run --name kid -- sleep 60 >/dev/null; sleep 60')
+    await waitFor(() => readJson(join(h, 'runs', 'kid', 'run.json')).process_identity, 15_000, 'the child launched')
+    const stop = actors(h, ['control', 'par', 'stop', '--json'])
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(statusOf(h, 'kid')).toBe('cancelled')
+    const r = actors(h, ['wait', '--json', '--timeout', '30s'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(rowsOf(r.json)).toEqual([])
+    expect(r.json.stopped_runs.map((s: any) => `${s.run}:${s.status}`)).toEqual(['par:cancelled', 'kid:cancelled'])
+  })
+
   it('a Run that stops or kills itself, or writes a stop into its own Trace, keeps its row', async () => {
     const h = home()
     // From inside its unit the kill takes the caller with it: the Run ends, whatever it is recorded as, with a row.

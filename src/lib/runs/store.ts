@@ -257,19 +257,33 @@ function reconcileLostRun(dir: string): RunState | undefined {
     if (isTerminal(meta.status)) return {dir, meta}
     const check: SupervisorCheck = askExecutor().check(meta, dir)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
-    // [containment] The lost supervisor's command is ended first: only then is the Run `exited` and its locks free.
+    const status = askedEnding(meta) ?? check.status
+    // [containment] The lost supervisor's command is ended first: only then is the Run settled and its locks free.
     const result = {
-      ...settledResult(meta, check.status, check.reason),
+      ...settledResult(meta, status, check.reason),
       ...check.details,
       ...askExecutor().endLost(meta, dir),
     }
-    if (writeResultLocked(dir, meta, result)) settled = {...meta, status: check.status}
-    return {dir, meta: {...meta, status: check.status}, result}
+    if (writeResultLocked(dir, meta, result)) settled = {...meta, status}
+    return {dir, meta: {...meta, status}, result}
   })
   // Reads may run under other locks (a parent's children lock): the follow-ups
   // of this end (queued siblings start) are only noted, and run outside every lock.
   if (settled) noteEndedRun(dirname(dirname(dir)), settled)
   return state
+}
+
+/**
+ * The end a control asked for (run.json `ending`, written under the Run's
+ * lock before its first signal) of a Run whose supervisor went before
+ * recording it: that stop or kill is what ended the Run. A parent's stop
+ * signals its child's supervisor too, and one still starting (no handler
+ * yet) dies of the SIGTERM its child's own stop was about to answer.
+ */
+function askedEnding(meta: RunMeta): TerminalStatus | undefined {
+  const ending = meta.ending
+  if (typeof ending?.by !== 'string' || !ending.by.startsWith('control')) return undefined
+  return ending.status === 'cancelled' || ending.status === 'killed' ? ending.status : undefined
 }
 
 /** Read a Run by id, or throw "not found" (exit 4). */
