@@ -6,7 +6,7 @@
  * was never timed out. Readers now continue a stopped supervisor, and count
  * as a supervisor only node running the supervisor script for that dir.
  */
-import {existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
@@ -81,21 +81,34 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
   )
 
   // PTRACE_ATTACH through perl's syscall (perl-base is on every Debian): x86-64's number for ptrace is 101.
-  for (const _ of process.arch === 'x64' ? [1] : [])
+  // `holding`: the Run's lock is first made to name the supervisor, as if the Run had caught it holding the lock.
+  for (const holding of process.arch === 'x64' ? [false, true] : [])
     it.skipIf(skip)(
-      'one that ptraces it (it cannot be continued): lost, and its processes ended',
+      `one that ptraces it (it cannot be continued)${holding ? ', holding the Run lock' : ''}: lost, and its processes ended`,
       async () => {
         const h = home()
         // Once the supervisor has recorded the command and let go of the Run's lock (it then only waits), as a Run
-        // would time it: stopped while it held the lock, readers wait that lock out first (a documented limit).
+        // would time it: readers continue or kill a supervisor the Run holds before they wait for its lock.
         const recorded =
           'sub recorded { return 0 if -l "$ENV{ACTORS_STATE_DIR}/.lock"; open(my $f, "<", "$ENV{ACTORS_STATE_DIR}/run.json") or return 0; local $/; <$f> =~ /children_processes/ }'
-        const attach = `${recorded} select(undef, undef, undef, 0.05) until recorded(); syscall(101, 16, getppid(), 0, 0) == 0 or die "ptrace: $!"; sleep 300`
+        const plant =
+          'open(my $s, "<", "/proc/" . getppid() . "/stat") or die; my $st = <$s>; $st =~ s/.*\\) //s; my $start = (split / /, $st)[19]; open(my $b, "<", "/proc/sys/kernel/random/boot_id") or die; chomp(my $boot = <$b>); symlink(sprintf(\'{"pid":%d,"start":"%s","boot":"%s"}\', getppid(), $start, $boot), "$ENV{ACTORS_STATE_DIR}/.lock") or die "lock: $!";'
+        const attach = `${recorded} select(undef, undef, undef, 0.05) until recorded(); ${holding ? plant : ''} syscall(101, 16, getppid(), 0, 0) == 0 or die "ptrace: $!"; sleep 300`
         const r = actors(h, ['run', '--name', 'v', '--timeout', '60s', '--json', '--', 'perl', '-e', attach], {env})
         expect(r.code, r.stderr).toBe(0)
         try {
+          // A link to no file: lstat, not existsSync.
+          if (holding)
+            await waitFor(
+              () => lstatSync(join(h, 'runs', 'v', '.lock'), {throwIfNoEntry: false}),
+              10_000,
+              'the planted lock',
+            )
+          const began = Date.now()
           const ended = await inspectUntilEnded(h, 10_000)
           expect(ended).toMatchObject({status: 'exited', result: {reason: 'supervisor_lost'}})
+          // Not the 30 s a lock held by a live process is waited for.
+          expect(Date.now() - began).toBeLessThan(10_000)
         } finally {
           actors(h, ['control', 'v', 'kill'])
         }

@@ -46,7 +46,7 @@ function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHos
  * one the Run put in its place, and the Run is lost (its unit is ended). A
  * supervisor found stopped (SIGSTOP: no kernel action stops one) is
  * continued: its Run froze it to outlive its own timeout, which lives in
- * the supervisor.
+ * the supervisor. One its Run traces cannot be: it is killed, the Run lost.
  */
 function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
   if (!supervisorArgs(meta, dir)) return false
@@ -55,8 +55,14 @@ function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
   const cgroup = runCgroupOf(pid)
   if (cgroup?.instance === meta.run_instance_id) return false
   // Held by a process of its own Run (ptrace): it cannot be continued, so the Run is lost and its unit ended.
+  // It is killed first: caught holding the Run's lock, it would hold it for ever, and every reader would wait it out.
   const tracer = tracerOf(pid)
-  if (tracer && isRunsProcess(tracer, dir, pid)) return false
+  if (tracer && isRunsProcess(tracer, dir, pid)) {
+    try {
+      process.kill(pid, 'SIGKILL')
+    } catch {}
+    return false
+  }
   if (readProcStat(pid)?.state === 'T') {
     try {
       process.kill(pid, 'SIGCONT')
