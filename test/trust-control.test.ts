@@ -219,6 +219,31 @@ describe('a Run whose endpoint names a socket not its own', () => {
     }
   }, 40_000)
 
+  it("its socket swapped for a plain file before the request goes: nothing is sent, and the stop is the kernel's", async () => {
+    const h = home()
+    const code = [
+      "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,sock=d+'/svc.sock'",
+      "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
+    ].join(';')
+    try {
+      const dir = await launchService(h, code)
+      // The control pauses 1.5 s between reading the endpoint and opening its socket; the swap lands in that moment.
+      const asked = actorsAsync(h, ['control', 'v', 'stop', '--json'], {
+        env: {ACTORS_TEST_ENDPOINT_PIN_DELAY_MS: '1500'},
+      })
+      await new Promise((done) => setTimeout(done, 700))
+      const sock = join(dir, 'svc.sock')
+      renameSync(sock, `${sock}.moved`)
+      writeFileSync(sock, 'not a socket')
+      const stop = await asked
+      expect(stop.code, stop.stderr).toBe(0)
+      expect(stop.json).toMatchObject({handled_by: 'kernel'})
+      expect(readJson(join(dir, 'run.json')).status).toBe('cancelled')
+    } finally {
+      actors(h, ['control', 'v', 'kill'])
+    }
+  }, 40_000)
+
   it("a state dir too deep for a socket path: the service's temp-dir socket (actors-HASH-NAME) is its own, and answers", async () => {
     const deep = join(home(), 'd'.repeat(90))
     mkdirSync(deep)

@@ -25,6 +25,8 @@ const HOOKS = {
   generationMoveDelayMs: 'ACTORS_TEST_GENERATION_MOVE_DELAY_MS',
   /** Control: sleep this long between pinning a Run's endpoint socket and connecting to it (signals/endpoint.ts). */
   endpointConnectDelayMs: 'ACTORS_TEST_ENDPOINT_CONNECT_DELAY_MS',
+  /** Control: sleep this long between reading a Run's endpoint and pinning its socket (signals/endpoint.ts). */
+  endpointPinDelayMs: 'ACTORS_TEST_ENDPOINT_PIN_DELAY_MS',
   /** Locks: wait this long (not 30 s) for a lock held by a live process before answering busy (file-lock.ts). */
   lockWaitMs: 'ACTORS_TEST_LOCK_WAIT_MS',
 } as const

@@ -93,7 +93,8 @@ function notOwnSocket(stat: Stats): string | undefined {
 /**
  * Send one request to a Run's endpoint and resolve with the parsed reply.
  * Rejects with an EndpointError: `unreachable` when the socket does not
- * accept (missing, refused: nothing was delivered), `timeout` after
+ * accept (missing, refused, no socket of the Run's own by the time it is
+ * opened: nothing was delivered), `timeout` after
  * `timeoutMs`, `protocol` for an oversized or non-JSON reply.
  */
 export async function sendControlRequest(
@@ -101,6 +102,7 @@ export async function sendControlRequest(
   request: ControlRequest,
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<ControlReply> {
+  testHookPause('endpointPinDelayMs', 10_000) // test-only: the moment a Run could swap its socket for another file
   const fd = pinSocket(endpoint.path)
   const via = `/proc/self/fd/${fd}`
   try {
@@ -140,12 +142,13 @@ function pinSocket(path: string): number {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') throw new LineSocketError(`${path}: ENOENT`, 'unreachable', code)
-    throw new LineSocketError(`${path}: its state dir is not a directory of its own (${code})`, 'protocol', code)
+    throw new LineSocketError(`${path}: its state dir is not a directory of its own (${code})`, 'unreachable', code)
   }
   const wrong = notOwnSocket(fstatSync(fd))
   if (!wrong) return fd
   closeSync(fd)
-  throw new LineSocketError(`${path} ${wrong}`, 'protocol')
+  // Nothing was sent: unreachable, so a runtime action (stop, pause) is the kernel's, as with no socket at all.
+  throw new LineSocketError(`${path} ${wrong}`, 'unreachable')
 }
 
 /**
