@@ -84,6 +84,12 @@ async function expectKernelStop(h: string, dir: string, ready: string): Promise<
  * command is the Node `code` (it is given `ready` as its last argument, and
  * marks it once it serves); returns its state dir once it is ready.
  */
+/** A service on a socket of its own (svc.sock in its state dir) that answers every request `{ok: true, from: 'own'}`. */
+const OWN_SOCKET_SERVICE = [
+  "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,sock=d+'/svc.sock'",
+  "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
+].join(';')
+
 async function launchService(h: string, code: string): Promise<string> {
   const ready = join(h, 'ready')
   mkdirSync(join(h, 'recipes'))
@@ -195,12 +201,8 @@ describe('a Run whose endpoint names a socket not its own', () => {
       }),
     )
     await new Promise<void>((done) => listener.listen(other, done))
-    const code = [
-      "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,sock=d+'/svc.sock'",
-      "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
-    ].join(';')
     try {
-      const dir = await launchService(h, code)
+      const dir = await launchService(h, OWN_SOCKET_SERVICE)
       // The control pauses 1.5 s between its check of the socket and its connect; the swap lands in that moment.
       const asked = actorsAsync(h, ['control', 'v', 'status', '--json'], {
         env: {ACTORS_TEST_ENDPOINT_CONNECT_DELAY_MS: '1500'},
@@ -221,12 +223,8 @@ describe('a Run whose endpoint names a socket not its own', () => {
 
   it("its socket swapped for a plain file before the request goes: nothing is sent, and the stop is the kernel's", async () => {
     const h = home()
-    const code = [
-      "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,sock=d+'/svc.sock'",
-      "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(process.argv[process.argv.length-1],'')})",
-    ].join(';')
     try {
-      const dir = await launchService(h, code)
+      const dir = await launchService(h, OWN_SOCKET_SERVICE)
       // The control pauses 1.5 s between reading the endpoint and opening its socket; the swap lands in that moment.
       const asked = actorsAsync(h, ['control', 'v', 'stop', '--json'], {
         env: {ACTORS_TEST_ENDPOINT_PIN_DELAY_MS: '1500'},
