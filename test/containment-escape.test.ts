@@ -8,7 +8,9 @@
  * by a sleep of an odd length no other test uses.
  */
 import {spawnSync} from 'node:child_process'
-import {readFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
 import {actors, homesPerTest, waitFor, waitForResult} from './helpers.js'
@@ -91,6 +93,45 @@ describe.skipIf(!CGROUPS || !ROOT_USER || !CGROUP2_ROOT)('a root Run that moves 
       )
     }, 60_000)
   }
+})
+
+describe.skipIf(!CGROUPS || !ROOT_USER || !CGROUP2_ROOT)("a paused root Run's helper in the root cgroup", () => {
+  it("cannot thaw the Run's cgroup: it is stopped with the Run, continued on resume and killed with it", async () => {
+    const d = marker()
+    const h = home()
+    const count = join(h, 'count')
+    // The helper leaves for the root cgroup (its marker kept; `sleep d` tells it is there) and writes 0 to the Run's
+    // cgroup.freeze every 50 ms.
+    writeFileSync(
+      join(h, 'thaw.sh'),
+      `echo $$ > ${CGROUP2_ROOT}/cgroup.procs || exit 99\nsleep ${d} &\nwhile :; do echo 0 > "$1/cgroup.freeze"; sleep 0.05; done\n`,
+    )
+    const cgroupOf = `node -p "require(process.env.ACTORS_STATE_DIR+'/run.json').containment.path"`
+    const script = `sh ${join(h, 'thaw.sh')} "$(${cgroupOf})" & i=0; while :; do i=$((i+1)); echo $i > ${count}; sleep 0.1; done`
+    const r = actors(h, ['run', '--json', '--cwd', h, '--', 'sh', '-c', script], {env: {ACTORS_CONTAINMENT: 'cgroup'}})
+    expect(r.code, r.stderr).toBe(0)
+    const counted = () => Number(readFileSync(count, 'utf8') || 0)
+    try {
+      await waitFor(
+        () => survivors(d).length > 0 && existsSync(count) && counted() > 2,
+        20_000,
+        'the helper and counter',
+      )
+      expect(actors(h, ['control', r.json.run, 'pause']).code).toBe(0)
+      await sleep(300)
+      const paused = counted()
+      await sleep(1500)
+      expect(counted()).toBe(paused)
+      expect(actors(h, ['control', r.json.run, 'resume']).code).toBe(0)
+      await waitFor(() => counted() > paused + 2, 10_000, 'the counter to go on')
+      expect(actors(h, ['control', r.json.run, 'kill']).code).toBe(0)
+      const result = await waitForResult(r.json.state_dir, 20_000)
+      expect(result.status).toBe('killed')
+      expect(survivors(d)).toEqual([])
+    } finally {
+      actors(h, ['control', r.json.run, 'kill'])
+    }
+  }, 60_000)
 })
 
 describe.each(MODES)('escapes under $mode containment', ({mode, env, skip}) => {

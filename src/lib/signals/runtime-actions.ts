@@ -17,7 +17,7 @@ import {sleepSync} from '../platform/sleep.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess, ledGroups, readProcStat, readProcessIdentity} from '../platform/process-identity.js'
 import {findRunProcesses, isAnotherRunsProcess, signalPids, type RunProcessQuery} from '../platform/process-tree.js'
-import {openUnit, runUnitOwner, type Unit} from '../containment/index.js'
+import {openUnit, outsideUnit, runMarkOf, runUnitOwner, type RunMark, type Unit} from '../containment/index.js'
 import {isRunsProcess} from '../containment/unit-facts.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, writeRunMetaLocked, type RunState} from '../runs/store.js'
 import {isTerminal, type ChildProcessRecord, type RunMeta} from '../records/run.js'
@@ -150,12 +150,33 @@ export function runUnit(meta: RunMeta, dir: string, live?: ChildProcessRecord[])
   )
 }
 
-/** Pause or resume the whole unit: a cgroup freezes at once; a tracked unit is stopped sweep by sweep until stable. */
-function freezeOrThaw(unit: Unit, action: 'pause' | 'resume'): number[] {
+/**
+ * Pause or resume the whole unit: a cgroup freezes at once; a tracked unit is
+ * stopped sweep by sweep until stable. [containment] What carries the Run's
+ * marker outside its unit (a root Run's helper that wrote itself into
+ * another cgroup) is stopped before the freeze and continued after the thaw,
+ * as a kill's marker sweep ends it: left running, it thawed the Run's cgroup
+ * while the Run read `paused`.
+ */
+function freezeOrThaw(unit: Unit, action: 'pause' | 'resume', mark: RunMark): number[] {
   const members = unit.members()
-  if (action === 'pause') unit.freeze()
-  else unit.thaw()
-  return [...new Set([...members, ...unit.members()])]
+  const outside = new Set<number>()
+  const outsiders = () => outsideUnit(unit, mark).map((item) => item.pid)
+  if (action === 'pause') {
+    // Again while new carriers appear: one may have thawed the cgroup before its stop landed.
+    for (let round = 0; round < 3; round++) {
+      const fresh = outsiders().filter((pid) => !outside.has(pid))
+      signalPids(fresh, 'SIGSTOP')
+      for (const pid of fresh) outside.add(pid)
+      unit.freeze()
+      if (fresh.length === 0) break
+    }
+  } else {
+    unit.thaw()
+    for (const pid of outsiders()) outside.add(pid)
+    signalPids([...outside], 'SIGCONT')
+  }
+  return [...new Set([...members, ...outside, ...unit.members()])]
 }
 
 export function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
@@ -218,7 +239,8 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
           'it is between steps or ending; retry in a moment',
         )
       }
-      const signalled = live.length === 0 ? [] : freezeOrThaw(runUnit(meta, dir, live), action)
+      const mark = runMarkOf(dir, meta.run_instance_id)
+      const signalled = live.length === 0 ? [] : freezeOrThaw(runUnit(meta, dir, live), action, mark)
       const wanted = action === 'pause' ? 'paused' : 'running'
       const changed = meta.status !== wanted
       const next: RunMeta = {...meta, status: wanted}
