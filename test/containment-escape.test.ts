@@ -13,7 +13,7 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
-import {actors, homesPerTest, waitFor, waitForResult} from './helpers.js'
+import {actors, cgroup2Root, homesPerTest, waitFor, waitForResult} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const ROOT_USER = process.getuid?.() === 0
@@ -28,14 +28,6 @@ afterEach(() => {
   for (const text of started.splice(0)) for (const pid of survivors(text)) kill(pid)
 })
 
-/** The cgroup2 mount's own root (found as the kernel lists it, like cgroup-fs.ts): writing a pid there leaves every unit. */
-function cgroup2Root(): string | undefined {
-  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
-    const dash = line.indexOf(' - ')
-    if (dash >= 0 && line.slice(dash + 3).startsWith('cgroup2 ')) return line.slice(0, dash).split(' ')[4]
-  }
-  return undefined
-}
 const CGROUP2_ROOT = cgroup2Root()
 
 /** A sleep length nobody else uses: its command line is this test's marker (cleaned up after each test). */

@@ -459,3 +459,12 @@ export function refusal(action: () => unknown): ActorsError {
   }
   throw new Error('expected a refusal')
 }
+
+/** The cgroup2 mount's own root (found as the kernel lists it, like cgroup-fs.ts): writing a pid there leaves every unit. */
+export function cgroup2Root(): string | undefined {
+  for (const line of readFileSync('/proc/self/mountinfo', 'utf8').split('\n')) {
+    const dash = line.indexOf(' - ')
+    if (dash >= 0 && line.slice(dash + 3).startsWith('cgroup2 ')) return line.slice(0, dash).split(' ')[4]
+  }
+  return undefined
+}

@@ -14,7 +14,7 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
-import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
+import {actors, cgroup2Root, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const MODES = [
   {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
@@ -126,32 +126,36 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
       40_000,
     )
 
-  // A sibling is told apart by its cgroup; under tracked containment it cannot be (docs/containment.md).
-  for (const _ of underCgroup)
-    it.skipIf(skip)(
-      "a sibling whose processes name the Run's state dir (environment, a supervisor's command line) does not hold its end",
-      async () => {
-        const h = home()
-        const w = actors(h, ['run', '--name', 'w', '--json', '--', 'sh', '-c', 'exit 5'], {env})
-        expect(w.code, w.stderr).toBe(0)
-        await waitForResult(w.json.state_dir, 10_000)
-        const dir = w.json.state_dir
-        // node running a file named like the supervisor script, for w's dir, and a sleep carrying w's dir.
-        const fake = join(h, 'x', 'dist', 'supervisor.cjs')
-        const script = `mkdir -p '${join(h, 'x', 'dist')}' && echo 'setInterval(()=>{},1e6)' > '${fake}' && (${process.execPath} '${fake}' '${dir}' local 5000 &) && (ACTORS_STATE_DIR='${dir}' sleep 300 &) && sleep 0.3 && touch '${h}/forged'; sleep 300`
-        const s = actors(h, ['run', '--name', 's', '--json', '--', 'sh', '-c', script], {env})
-        expect(s.code, s.stderr).toBe(0)
-        try {
-          await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the sibling')
-          const got = actors(h, ['wait', 'w', '--timeout', '5s', '--json'], {env})
-          expect(got.code, got.stdout + got.stderr).toBe(1)
-          expect(got.json.rows).toMatchObject([{run: 'w', status: 'failed', exit_code: 5}])
-        } finally {
-          actors(h, ['control', 's', 'kill'], {env})
-        }
-      },
-      40_000,
-    )
+  // A sibling is told apart by its cgroup, by its own Run identity in its environment, or by its parents.
+  it.skipIf(skip)(
+    "a sibling whose processes name the Run's state dir (environment, a supervisor's command line) does not hold its end",
+    async () => {
+      const h = home()
+      const w = actors(h, ['run', '--name', 'w', '--json', '--', 'sh', '-c', 'exit 5'], {env})
+      expect(w.code, w.stderr).toBe(0)
+      await waitForResult(w.json.state_dir, 10_000)
+      const dir = w.json.state_dir
+      // node running a file named like the supervisor script, for w's dir, and a sleep carrying w's dir, both orphaned
+      // (their own Run's identity still in their environment); then a sleep with w's dir and no Run identity, a child
+      // of the sibling's shell: as root under cgroup containment, written into the root cgroup first.
+      const fake = join(h, 'x', 'dist', 'supervisor.cjs')
+      const root = mode === 'cgroup' && process.getuid?.() === 0 ? cgroup2Root() : undefined
+      const leave = root ? `echo \\$\\$ > '${root}/cgroup.procs' && ` : ''
+      const anonymous = `sh -c "${leave}exec env -u ACTORS_RUN -u ACTORS_RUN_INSTANCE ACTORS_STATE_DIR='${dir}' sleep 301" &`
+      const script = `mkdir -p '${join(h, 'x', 'dist')}' && echo 'setInterval(()=>{},1e6)' > '${fake}' && (${process.execPath} '${fake}' '${dir}' local 5000 &) && (ACTORS_STATE_DIR='${dir}' sleep 300 &) && ${anonymous} sleep 0.3 && touch '${h}/forged'; sleep 300`
+      const s = actors(h, ['run', '--name', 's', '--json', '--', 'sh', '-c', script], {env})
+      expect(s.code, s.stderr).toBe(0)
+      try {
+        await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the sibling')
+        const got = actors(h, ['wait', 'w', '--timeout', '5s', '--json'], {env})
+        expect(got.code, got.stdout + got.stderr).toBe(1)
+        expect(got.json.rows).toMatchObject([{run: 'w', status: 'failed', exit_code: 5}])
+      } finally {
+        actors(h, ['control', 's', 'kill'], {env})
+      }
+    },
+    40_000,
+  )
 
   it.skipIf(skip)(
     'its supervisor killed and its own end written while its command runs: no new generation over it until kill ends that',

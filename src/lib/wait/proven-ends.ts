@@ -21,12 +21,15 @@ import {stateDirKey} from '../platform/home.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../records/run.js'
 import {readRunResult} from '../runs/store.js'
 import {readFileSync} from 'node:fs'
-import {basename, join} from 'node:path'
+import {basename, dirname, join} from 'node:path'
 import {readProcStat} from '../platform/process-identity.js'
 import {processEnvValue} from '../platform/process-environ.js'
 import {isOwnUnitCgroup} from '../containment/proof.js'
 import {runUnitName} from '../containment/unit-path.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
+import {isAnotherRunsProcess} from '../platform/process-tree.js'
+import {sameStateDir} from '../platform/home.js'
+import {supervisorOfProcess} from '../records/supervisor-args.js'
 import type {RunEntry} from './select.js'
 
 /** Looks in a row that held an end back (see unprovenPollMs). */
@@ -90,10 +93,43 @@ function inRunsReach(pid: number, entry: RunEntry): boolean {
   const run = runCgroupOf(pid)
   const own = entry.meta.run_instance_id
   const parent = (entry.meta.parent as {run_instance_id?: unknown} | null | undefined)?.run_instance_id
-  if (run === undefined || run.instance === own || run.instance === parent) return true
+  if (run === undefined) return !tiedToAnotherRun(pid, entry)
+  if (run.instance === own || run.instance === parent) return true
   // Unless it carries this very Run's marker: a Run (as root) moved its own command into a sibling's cgroup,
   // kept its marker and wrote its own end, which was delivered while that command ran on.
   return processEnvValue(pid, 'ACTORS_RUN_INSTANCE') === own
+}
+
+/** How far up its parents a process in no Run's cgroup is followed (a Run's tree is rarely deeper). */
+const MAX_ANCESTORS = 32
+
+/**
+ * Whether a process in no Run's cgroup (tracked containment, or the root
+ * cgroup a root Run wrote it into) shows itself another Run's: its
+ * environment names another Run that holds its instance, or a parent up the
+ * line is another Run's supervisor, sits in another Run's cgroup, or is
+ * another Run's by its environment. Such a process (a sibling that put this
+ * Run's dir in its environment or on a node command line of its own) held
+ * this Run's end back for as long as it lived. One that cut every tie
+ * (a double fork, its environment forged whole) cannot be told from this
+ * Run's own escaped process, and still holds the end: `control RUN kill`
+ * ends it (docs/containment.md).
+ */
+function tiedToAnotherRun(pid: number, entry: RunEntry): boolean {
+  const parent = entry.meta.parent as {run?: unknown; run_instance_id?: unknown} | null | undefined
+  const ours = new Set([entry.meta.run_instance_id, parent?.run_instance_id])
+  const ourDirs = [entry.dir, ...(typeof parent?.run === 'string' ? [join(dirname(entry.dir), parent.run)] : [])]
+  if (isAnotherRunsProcess(pid, entry.dir)) return true
+  let at = readProcStat(pid)?.ppid
+  for (let hops = 0; at !== undefined && at > 1 && hops < MAX_ANCESTORS; hops++) {
+    const supervisor = supervisorOfProcess(at)
+    if (supervisor) return !ourDirs.some((dir) => sameStateDir(supervisor.dir, dir))
+    const run = runCgroupOf(at)
+    if (run) return !ours.has(run.instance)
+    if (isAnotherRunsProcess(at, entry.dir)) return true
+    at = readProcStat(at)?.ppid
+  }
+  return false
 }
 
 /** The pids the Run's recorded end names as outliving it. */
