@@ -100,4 +100,37 @@ suite('a Slurm Run acts only on its own job', () => {
     await waitFor(() => liveState(own) === '', 30_000, 'own job gone')
     expect(liveState(foreign)).toBe('RUNNING')
   }, 180_000)
+
+  it("one that SIGSTOPs its supervisor is still timed out, once anything reads it (not at the job's time limit)", async () => {
+    const h = home()
+    const r = actors(h, [
+      'run',
+      '--name',
+      'stopper',
+      '--on',
+      'slurm',
+      '--timeout',
+      '3s',
+      '--json',
+      '--',
+      'sh',
+      '-c',
+      'kill -STOP $PPID; exec sleep 300',
+    ])
+    expect(r.code, r.stderr).toBe(0)
+    jobs.push(r.json.executor.job_id)
+    await waitFor(() => liveState(r.json.executor.job_id) === 'RUNNING', 60_000, 'its job to run')
+    const began = Date.now()
+    const ended = await waitFor(
+      () => {
+        const seen = actors(h, ['inspect', 'stopper', '--json'])
+        return seen.json && !['running', 'paused', 'queued'].includes(seen.json.status) ? seen.json : undefined
+      },
+      50_000,
+      'the timeout',
+    )
+    expect(ended).toMatchObject({status: 'failed', result: {reason: 'timeout'}})
+    // Slurm's own limit (a whole minute) would have come later.
+    expect(Date.now() - began).toBeLessThan(30_000)
+  }, 120_000)
 })

@@ -4,7 +4,7 @@
  */
 import {childProcess} from '../platform/builtins.js'
 import {supervisorScript} from '../platform/package-root.js'
-import {readProcessIdentity, readProcStat} from '../platform/process-identity.js'
+import {readProcessIdentity} from '../platform/process-identity.js'
 import {supervisorArgs} from '../records/supervisor-args.js'
 import {dropTestHooks} from '../platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
@@ -12,10 +12,7 @@ import type {Executor, JobHost} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {endLostRunUnit} from '../containment/lost.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
-import {unifiedCgroupDirOf} from '../containment/cgroup-fs.js'
-import {isRunsProcess} from '../containment/unit-facts.js'
-import {readFileSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {letHeldSupervisorGo} from './held-supervisor.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../records/run.js'
@@ -44,9 +41,7 @@ function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHos
  * Run, and running: identity checked, node running the supervisor script
  * for this dir (records/supervisor-args.ts). Any other process there is
  * one the Run put in its place, and the Run is lost (its unit is ended). A
- * supervisor found stopped (SIGSTOP: no kernel action stops one) is
- * continued: its Run froze it to outlive its own timeout, which lives in
- * the supervisor. One its Run traces cannot be: it is killed, the Run lost.
+ * supervisor its Run holds is let go first (held-supervisor.ts).
  */
 function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
   if (!supervisorArgs(meta, dir)) return false
@@ -54,48 +49,7 @@ function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
   // A supervisor runs beside its Run's cgroup, never in it: one found there is a process the Run started.
   const cgroup = runCgroupOf(pid)
   if (cgroup?.instance === meta.run_instance_id) return false
-  // Held by a process of its own Run (ptrace): it cannot be continued, so the Run is lost and its unit ended.
-  // It is killed first: caught holding the Run's lock, it would hold it for ever, and every reader would wait it out.
-  const tracer = tracerOf(pid)
-  if (tracer && isRunsProcess(tracer, dir, pid)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
-    return false
-  }
-  if (readProcStat(pid)?.state === 'T') {
-    try {
-      process.kill(pid, 'SIGCONT')
-    } catch {}
-  }
-  // Frozen in a cgroup no Run owns (a Run's own pause freezes only Runs' cgroups): thawed, as a SIGSTOP is continued.
-  if (!cgroup) thawForeignFreeze(pid)
-  return true
-}
-
-/** The pid tracing `pid` (TracerPid of /proc/PID/status); undefined when none. */
-function tracerOf(pid: number): number | undefined {
-  try {
-    const tracer = Number(/^TracerPid:\s*(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1])
-    return tracer > 0 ? tracer : undefined
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * Write 0 to the cgroup.freeze of the cgroup holding `pid` when it reads 1
- * and holds nothing but `pid`: a cgroup made to freeze the supervisor alone
- * (a Run with the rights to), never a frozen session of the user's.
- */
-function thawForeignFreeze(pid: number): void {
-  const dir = unifiedCgroupDirOf(pid)
-  if (!dir) return
-  try {
-    if (readFileSync(join(dir, 'cgroup.freeze'), 'utf8').trim() !== '1') return
-    if (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() !== String(pid)) return
-    writeFileSync(join(dir, 'cgroup.freeze'), '0')
-  } catch {}
+  return letHeldSupervisorGo(pid, dir, cgroup !== undefined)
 }
 
 let host: string | undefined

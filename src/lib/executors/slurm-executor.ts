@@ -28,7 +28,7 @@ export const slurmExecutor: Executor = {
   startsQueued: true,
   start: (home, dir) => submitSlurmRun(home, dir),
   handedOver: (meta) => slurmJobId(meta) !== undefined,
-  check: (meta) => (isSlurmRun(meta) ? checkSlurmSupervisor(meta) : {alive: true}),
+  check: (meta, dir) => (isSlurmRun(meta) ? checkSlurmSupervisor(meta, dir) : {alive: true}),
   // The job is the unit: Slurm ends what is left of it.
   endLost: () => ({}),
   // Read as a local Run's unit: on the job's node it is found; elsewhere nothing of it is, and none is shown.

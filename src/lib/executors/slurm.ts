@@ -10,6 +10,10 @@ import type {SlurmOptions} from './slurm-options.js'
 import {JOB_FORGOTTEN, jobHasEnded, jobIsWaiting, querySlurmJob} from './slurm-cli.js'
 import type {SupervisorCheck} from '../records/supervisor-check.js'
 import type {JobHost} from './executor.js'
+import {letHeldSupervisorGo} from './held-supervisor.js'
+import {supervisorArgs} from '../records/supervisor-args.js'
+import {runCgroupOf} from '../containment/caller-cgroup.js'
+import {nodeOs} from '../platform/builtins.js'
 
 /** How often a reader re-reads a Slurm Run's files (at most): the node's writes notify nobody here. */
 export const REMOTE_POLL_MS = 500
@@ -53,7 +57,7 @@ const SUBMIT_GRACE_MS = 30_000
  * Slurm's answer for a live Slurm Run. When Slurm cannot be asked (no
  * squeue, controller down) nobody can tell, and the Run stays as it is.
  */
-export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
+export function checkSlurmSupervisor(meta: SlurmRunMeta, dir: string): SupervisorCheck {
   const jobId = slurmJobId(meta)
   if (!jobId) {
     // Never submitted yet: held by its parent's max-parallel queue, or `run` is submitting it right now.
@@ -70,7 +74,10 @@ export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
   }
   if (jobIsWaiting(job)) return {alive: true, status: 'queued'}
   if (job.state === 'SUSPENDED') return {alive: true, status: 'paused'}
-  if (!jobHasEnded(job)) return {alive: true}
+  if (!jobHasEnded(job)) {
+    letSupervisorHereGo(meta, dir)
+    return {alive: true}
+  }
   const details = {executor_state: job.state, ...(job.reason ? {executor_reason: job.reason} : {})}
   // A stop or kill that went through Slurm itself (no job step could start) marked the Run first.
   if (meta.ending)
@@ -84,6 +91,18 @@ export function checkSlurmSupervisor(meta: SlurmRunMeta): SupervisorCheck {
     return {alive: false, status: 'failed', reason: 'timeout', details}
   if (job.state === 'CANCELLED') return {alive: false, status: 'cancelled', reason: 'slurm_cancelled', details}
   return {alive: false, status: 'exited', reason: 'supervisor_lost', details}
+}
+
+/**
+ * A running job's supervisor on this very machine (a one-node cluster, a
+ * node that is also where `actors` is asked) is let go as a local one is
+ * (held-supervisor.ts): the job's time limit would end a Run that stopped
+ * its supervisor, but only at the next whole minute Slurm counts in.
+ */
+function letSupervisorHereGo(meta: SlurmRunMeta, dir: string): void {
+  if (meta.host !== nodeOs().hostname() || !supervisorArgs(meta, dir)) return
+  const pid = meta.process_identity!.pid
+  letHeldSupervisorGo(pid, dir, runCgroupOf(pid) !== undefined)
 }
 
 /**
