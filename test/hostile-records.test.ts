@@ -129,6 +129,32 @@ describe('what a Run leaves in its state dir', () => {
     expect(readJson(join(w, 'result.json'))).toMatchObject({status: 'failed', exit_code: 5})
   }, 40_000)
 
+  it('hard links at its trace, children journal and inbox: nothing the kernel writes goes through them', async () => {
+    const h = home()
+    const victims = ['trace', 'children', 'inbox'].map((name) => join(h, `victim-${name}`))
+    for (const victim of victims) writeFileSync(victim, 'victim\n')
+    const [trace, children, inbox] = victims
+    const ready = join(h, 'ready')
+    const script = `ln -f '${trace}' "$ACTORS_STATE_DIR/trace.jsonl" && ln -f '${children}' "$ACTORS_STATE_DIR/children.jsonl" && ln -f '${inbox}' "$ACTORS_STATE_DIR/inbox.jsonl" && touch '${ready}'; sleep 60`
+    const r = actors(h, ['run', '--name', 'v', '--inbox', 'file', '--json', '--', 'sh', '-c', script])
+    expect(r.code, r.stderr).toBe(0)
+    await waitFor(() => existsSync(ready), 10_000, 'the links')
+    expect(actors(h, ['control', 'v', 'pause']).code).toBe(0)
+    expect(actors(h, ['control', 'v', 'resume']).code).toBe(0)
+    const sent = actors(h, ['send', 'v', 'for v only'])
+    expect(sent.code).not.toBe(0)
+    expect(sent.stderr).toContain('inbox.jsonl: is a second name of another file (a hard link)')
+    // A child of v (launched with v's lineage, as from inside it) is journaled in children.jsonl: refused, named.
+    const child = actors(h, ['run', '--name', 'c', '--json', '--', 'true'], {
+      env: {ACTORS_RUN: 'v', ACTORS_RUN_INSTANCE: r.json.run_instance_id, ACTORS_STATE_DIR: r.json.state_dir},
+    })
+    expect(child.code).toBe(1)
+    expect(child.stderr).toContain('children.jsonl: is a second name of another file (a hard link)')
+    expect(actors(h, ['control', 'v', 'stop']).code).toBe(0)
+    await waitForResult(r.json.state_dir, 15_000)
+    for (const victim of victims) expect(readFileSync(victim, 'utf8')).toBe('victim\n')
+  }, 40_000)
+
   it('a dir under runs/ named as no Run id can be (250 characters): wait and prune go on, inspect names it as damage', async () => {
     const h = home()
     const e = actors(h, ['run', '--name', 'e', '--json', '--', 'true'])

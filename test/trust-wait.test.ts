@@ -42,6 +42,20 @@ function launch(h: string, env: NodeJS.ProcessEnv, forge: string): {dir: string;
   return {dir: r.json.state_dir, go}
 }
 
+/**
+ * Launch Run `v` running `script`, which forges its end and then touches `forged` in `h`; once it has, a wait
+ * for v still times out with no member (the end is held back while v runs). v's state dir.
+ */
+async function forgeryHeldBack(h: string, env: NodeJS.ProcessEnv, script: string): Promise<string> {
+  const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
+  expect(r.code, r.stderr).toBe(0)
+  await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+  const early = actors(h, ['wait', 'v', '--timeout', '1s', '--json'], {env})
+  expect(early.code, early.stdout + early.stderr).toBe(124)
+  expect(early.json.members).toBe(0)
+  return r.json.state_dir
+}
+
 describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) => {
   const forgeries = [
     {what: 'its own result.json (done, exit 0)', forge: FORGED_RESULT},
@@ -80,13 +94,8 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
         const h = home()
         const length = `302.${process.pid}${Math.floor(Math.random() * 1e6)}`
         const script = `kill -9 $(${process.execPath} -p "require(process.env.ACTORS_STATE_DIR+'/run.json').pid"); ${FORGED_RESULT} && touch '${h}/forged'; exec env -i sleep ${length}`
-        const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
-        expect(r.code, r.stderr).toBe(0)
         try {
-          await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
-          const early = actors(h, ['wait', 'v', '--timeout', '1s', '--json'], {env})
-          expect(early.code, early.stdout + early.stderr).toBe(124)
-          expect(early.json.members).toBe(0)
+          await forgeryHeldBack(h, env, script)
         } finally {
           actors(h, ['control', 'v', 'kill'], {env})
           spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
@@ -125,6 +134,32 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
       },
       40_000,
     )
+
+  it.skipIf(skip)(
+    'its own result.json naming its supervisor and its processes as left over: not delivered while they run; kill records killed',
+    async () => {
+      const h = home()
+      const length = `305.${process.pid}${Math.floor(Math.random() * 1e6)}`
+      const forged = `printf '{"status":"done","exit_code":0,"run_instance_id":"%s","artifacts":[],"leftover":[{"pid":%d,"command":"x"},{"pid":%d,"command":"x"},{"pid":%d,"command":"x"}]}' "$ACTORS_RUN_INSTANCE" $PPID $$ $! > "$ACTORS_STATE_DIR/r.x" && mv "$ACTORS_STATE_DIR/r.x" "$ACTORS_STATE_DIR/result.json"`
+      const script = `sleep ${length} & ${forged} && touch '${h}/forged'; wait`
+      try {
+        const dir = await forgeryHeldBack(h, env, script)
+        expect(actors(h, ['control', 'v', 'kill'], {env}).code).toBe(0)
+        const result = await waitFor(
+          () => (readJson(join(dir, 'result.json')).status === 'killed' ? true : undefined),
+          15_000,
+          'the real end, recorded by its supervisor',
+        )
+        expect(result).toBe(true)
+        const got = actors(h, ['wait', 'v', '--timeout', '10s', '--json'], {env})
+        expect(got.json.rows).toMatchObject([{run: 'v', status: 'killed'}])
+      } finally {
+        actors(h, ['control', 'v', 'kill'], {env})
+        spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+      }
+    },
+    40_000,
+  )
 
   // A sibling is told apart by its cgroup, by its own Run identity in its environment, or by its parents.
   it.skipIf(skip)(

@@ -99,7 +99,10 @@ export type StateOpenMode = keyof typeof OPEN_FLAGS
  * through. O_NONBLOCK and the fstat after it: a FIFO (or device) planted by
  * a Run where a state file belongs is named as damage too, where a plain
  * open would block until someone reads it (a `control kill` that never
- * returned). Other errors are thrown as they are.
+ * returned). So is a hard link: a Run that made its trace or inbox a second
+ * name of a file elsewhere (a sibling's inbox, a file outside the state
+ * root) had the kernel append the user's messages and records there. Other
+ * errors are thrown as they are.
  */
 export function openStateFile(file: string, how: StateOpenMode): number {
   let fd: number
@@ -112,9 +115,13 @@ export function openStateFile(file: string, how: StateOpenMode): number {
     if (code === 'ENXIO') throw corruptStateError(file, 'is not a regular file')
     throw error
   }
-  if (!fstatSync(fd).isFile()) {
+  const stat = fstatSync(fd)
+  if (!stat.isFile() || stat.nlink > 1) {
     closeSync(fd)
-    throw corruptStateError(file, 'is not a regular file')
+    throw corruptStateError(
+      file,
+      stat.isFile() ? 'is a second name of another file (a hard link)' : 'is not a regular file',
+    )
   }
   return fd
 }

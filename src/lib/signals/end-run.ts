@@ -5,7 +5,7 @@
  * for, deepest first, until the grace that began with the first signal ends.
  */
 import {noteEndedRun} from '../records/ended-runs.js'
-import {supervisorArgs} from '../records/supervisor-args.js'
+import {supervisorArgs, supervisorExclusion} from '../records/supervisor-args.js'
 import {withLockSync} from '../platform/file-lock.js'
 import {notifyStateChange} from '../bell/notify.js'
 import {isSameProcess} from '../platform/process-identity.js'
@@ -112,8 +112,12 @@ function endForgedEnd(
   ended: string,
   mode: EndMode,
 ): RuntimeActionResult | undefined {
-  const pids = livePidsOfEnded(dir, meta)
+  // Its proven supervisor is spared, told to record the kill: a Run that wrote its own end had it killed as a
+  // leftover, and the real end was never recorded.
+  const spared = supervisorExclusion(meta, dir)
+  const pids = livePidsOfEnded(dir, meta).filter((pid) => !spared.includes(pid))
   if (pids.length === 0) return undefined
+  if (spared.length > 0) markKilled(dir)
   signalPids(pids, 'SIGKILL')
   trace(dir, meta, `${mode}_leftovers`, {pids})
   notifyStateChange(home)
@@ -128,6 +132,17 @@ function endForgedEnd(
     settled: true,
     result,
   }
+}
+
+/** Mark run.json's `ending` as a kill by control, so a supervisor that lives records `killed`. */
+function markKilled(dir: string): void {
+  try {
+    withLockSync(runFile(dir, 'lock'), () => {
+      const meta = readRunMetaRaw(dir)
+      if (meta && meta.ending?.status !== 'killed')
+        writeRunMetaLocked(dir, {...meta, ending: {status: 'killed', at: new Date().toISOString(), by: 'control'}})
+    })
+  } catch {} // a run.json it cannot write: the kill goes on, and the supervisor records what it saw
 }
 
 /**

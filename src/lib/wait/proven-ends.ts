@@ -73,8 +73,11 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
       : []
     const pids = named.length > 0 ? named : local ? unitCgroupMembers(entry) : []
     if (pids.length === 0) continue
+    // A supervisor that still runs as one has not recorded the end (it renames itself once it has): that end is not
+    // its, whatever the result names as left over (a Run's own result listed its supervisor there).
+    const supervising = found?.supervisors.some((pid) => pids.includes(pid)) === true
     const leftover = namedLeftover(entry)
-    if (pids.every((pid) => leftover.has(pid))) continue
+    if (!supervising && pids.every((pid) => leftover.has(pid))) continue
     runs.set(entry.meta.run, {...entry, meta: {...entry.meta, status: 'running'}})
     held++
   }
