@@ -5,7 +5,7 @@
  * of every job Slurm remembers is cached for a moment so reading many Slurm
  * Runs costs one `squeue`, not one per Run.
  */
-import {childProcess} from '../platform/builtins.js'
+import {execaLibrary} from '../platform/execa.js'
 import {statSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
 
@@ -35,20 +35,24 @@ export function runSlurmCommand(
   args: string[],
   options: {input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number} = {},
 ): SlurmCommandResult {
-  const out = childProcess().spawnSync(command, args, {
-    encoding: 'utf8',
+  const out = execaLibrary().execaSync(command, args, {
     input: options.input,
+    // Exactly this environment (execa would add process.env to it), and the output as printed, final newline too.
     env: options.env ?? process.env,
+    extendEnv: false,
     timeout: options.timeoutMs ?? 30_000,
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stripFinalNewline: false,
+    reject: false,
   })
-  const spawnError = out.error ? out.error.message : undefined
+  // A command that could not start, or ran past its timeout: Node's own words (`spawnSync sbatch ENOENT`).
+  const spawnError = out.failed && (out.code !== undefined || out.timedOut) ? out.originalMessage : undefined
   return {
-    ok: !out.error && out.status === 0,
-    stdout: out.stdout ?? '',
-    stderr: (out.stderr ?? '').trim(),
+    ok: !out.failed,
+    stdout: typeof out.stdout === 'string' ? out.stdout : '',
+    stderr: (typeof out.stderr === 'string' ? out.stderr : '').trim(),
     spawnError,
-    status: out.status,
+    status: out.exitCode ?? null,
   }
 }
 
