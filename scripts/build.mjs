@@ -21,6 +21,10 @@
 //    same way the first time a Recipe is validated (src/lib/recipes/zod.ts), so `run -- CMD` and the
 //    other hot commands that read no Recipe never evaluate it. dist/zod-json.cjs: zod's JSON Schema
 //    generator (src/lib/recipes/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
+//  - dist/execa.cjs: execa (src/lib/platform/execa-bundle.ts), loaded the same way the first time a child
+//    process is started off the hot paths (src/lib/platform/execa.ts: players, ffprobe, Slurm's commands,
+//    `lock exec`). It costs about 40 ms and 10 MB to evaluate: the launch and the supervisor keep
+//    node:child_process and never load it.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
 //    CommonJS bundle (no ES module loader: less memory per live Run).
 //  - dist/index-worker.cjs: the worker thread a large index rebuild shares
@@ -147,6 +151,13 @@ const zodOnDemand = onDemand(
   ['src/lib/recipes/zod-bundle.ts', 'src/lib/recipes/zod-json-bundle.ts'],
   'load zod with zodLibrary() from src/lib/recipes/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
 )
+/** execa: dist/execa.cjs (src/lib/platform/execa-bundle.ts); every other bundle reaches it through src/lib/platform/execa.ts. */
+const execaOnDemand = onDemand(
+  'execa',
+  /^execa(\/|$)/,
+  ['src/lib/platform/execa-bundle.ts'],
+  'start child processes with execaLibrary() from src/lib/platform/execa.ts (it is dist/execa.cjs, loaded only when one is started), or node:child_process on the hot paths',
+)
 
 const shared = {
   bundle: true,
@@ -185,14 +196,14 @@ const commonJs = {
 await build({
   ...commonJs,
   entryPoints: {cli: 'src/boot/cli.ts'},
-  plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand, zodOnDemand],
+  plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
 // The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
 // dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
 await build({
   ...commonJs,
   entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'},
-  plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand],
+  plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
 const hotCommandNames = Object.keys(createRequire(import.meta.url)(resolve(out, 'hot-commands.cjs')).HOT_COMMANDS)
 rmSync(resolve(out, 'hot-commands.cjs'))
@@ -214,7 +225,7 @@ const hotEntries = {
 await build({
   ...commonJs,
   entryPoints: hotCommandNames.map((name) => ({in: `hot-entry:${name}`, out: `fast-${name}`})),
-  plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand, zodOnDemand],
+  plugins: [hotEntries, viewsStayOut, noOclif, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
 for (const name of hotCommandNames) {
   const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
@@ -224,26 +235,31 @@ for (const name of hotCommandNames) {
     )
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
-await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand, zodOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: {supervisor: 'src/boot/supervisor.ts'},
+  plugins: [yamlOnDemand, zodOnDemand, execaOnDemand],
+})
 // The worker thread of a large index rebuild (src/boot/index-worker.ts): started only by one, never loaded otherwise.
 await build({
   ...commonJs,
   entryPoints: {'index-worker': 'src/boot/index-worker.ts'},
-  plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand],
+  plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
 await build({...commonJs, entryPoints: {yaml: 'src/lib/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
 await build({...commonJs, entryPoints: {zod: 'src/lib/recipes/zod-bundle.ts'}, plugins: [zodOnDemand]})
+await build({...commonJs, entryPoints: {execa: 'src/lib/platform/execa-bundle.ts'}, plugins: [execaOnDemand]})
 await build({...commonJs, entryPoints: {'zod-json': 'src/lib/recipes/zod-json-bundle.ts'}, plugins: [zodOnDemand]})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
 await build({
   ...commonJs,
   entryPoints: {mcp: 'src/boot/mcp.ts'},
-  plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand],
+  plugins: [viewsStayOut, noOclif, noMcpSdk, yamlOnDemand, execaOnDemand],
 })
 await build({
   ...commonJs,
   entryPoints: {'mcp-server': 'src/boot/mcp-server.ts'},
-  plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand],
+  plugins: [viewsStayOut, noOclif, mcpWithoutAjv, yamlOnDemand, execaOnDemand],
 })
 const mcpServer = createRequire(import.meta.url)(resolve(out, 'mcp-server.cjs'))
 writeFileSync(`${out}/mcp-tool-schemas.json`, JSON.stringify(mcpServer.builtToolSchemas()) + '\n')
@@ -254,6 +270,7 @@ await build({
   splitting: true,
   format: 'esm',
   chunkNames: 'chunks/[name]-[hash]',
+  plugins: [execaOnDemand],
   // Bundled CommonJS dependencies still call require() for Node built-ins.
   banner: {
     js: "import {createRequire as __actorsRequire} from 'node:module'; const require = __actorsRequire(import.meta.url);",

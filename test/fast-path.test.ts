@@ -274,6 +274,29 @@ describe('the fast path', () => {
     }
   }, 120_000)
 
+  it('launches, supervises, stops, inspects and waits without the execa bundle, which `lock exec` loads', () => {
+    // execa is its own bundle (dist/execa.cjs, src/lib/platform/execa.ts), about 40 ms and 10 MB to evaluate: the
+    // launch, the supervisor and the reading commands start processes with node:child_process, if at all.
+    const lean = packageWithout(['execa'])
+    try {
+      const leanCli = cliOf(lean)
+      const done = leanCli(['run', '--json', '--name', 'lean-execa', '--wait', '--', 'sh', '-c', 'echo no execa'])
+      expect(done.stderr).toBe('')
+      expect(JSON.parse(done.stdout).rows[0]).toMatchObject({run: 'lean-execa', status: 'done', output: 'no execa\n'})
+      const live = JSON.parse(leanCli(['run', '--json', '--', 'sleep', '60']).stdout).run
+      expect(leanCli(['control', live, 'status']).stdout).toMatch(/status: +running/)
+      expect(leanCli(['control', live, 'stop']).status).toBe(0)
+      expect(leanCli(['wait', live, '--json']).stderr).toBe('')
+      expect(JSON.parse(leanCli(['inspect', live, '--json']).stdout)).toMatchObject({status: 'cancelled'})
+      expect(leanCli(['inspect', '--json']).status).toBe(0)
+      // The package really lacks it: `lock exec` cannot start its command there, and can where the bundle is.
+      expect(leanCli(['lock', 'exec', 'lean', '--', 'true']).status).not.toBe(0)
+      expect(cliOf(ROOT)(['lock', 'exec', 'lean', '--', 'true']).status).toBe(0)
+    } finally {
+      removeDir(lean)
+    }
+  }, 120_000)
+
   it('serves each hot command from its own bundle, without the other hot commands', () => {
     const hot: string[] = JSON.parse(readFileSync(join(ROOT, 'dist', 'hot-commands.json'), 'utf8'))
     const only = packageWithout([

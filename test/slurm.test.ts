@@ -10,7 +10,19 @@ import {existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync,
 import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it, onTestFinished} from 'vitest'
-import {ROOT, actors, actorsAsync, homeWithRecipes, homesPerTest, readJson, removeHome, waitFor} from './helpers.js'
+import {
+  ROOT,
+  actors,
+  actorsAsync,
+  cliEnv,
+  homeWithRecipes,
+  homesPerTest,
+  packageWithout,
+  readJson,
+  removeDir,
+  removeHome,
+  waitFor,
+} from './helpers.js'
 import {findRunProcesses} from '../src/lib/platform/process-tree.js'
 import {HAS_PRIVATE_SLURM, SLURM_DEV_DIR} from './slurm-cluster.js'
 
@@ -286,6 +298,34 @@ suite('Runs on Slurm', () => {
       'the job gone',
     )
     expect(findRunProcesses({rootPids: [], pgids: [], runInstanceId: launched.run_instance_id})).toEqual([])
+  })
+
+  it('reading a Slurm Run, and its supervisor on the node, never evaluate the execa bundle that submitting loads', async () => {
+    // dist/execa.cjs costs about 30 ms an invocation (src/lib/platform/execa.ts): squeue and scontrol show go through
+    // node:child_process. The Run is submitted from a copy of the package (sbatch goes through execa), whose bundle
+    // is then removed: its supervisor, its inspect and its wait must not need it.
+    const h = home()
+    const pkg = packageWithout([])
+    onTestFinished(() => removeDir(pkg))
+    const lean = (args: string[]) =>
+      spawnSync(process.execPath, [join(pkg, 'bin', 'actors'), ...args], {
+        env: cliEnv(h),
+        encoding: 'utf8',
+        timeout: 70_000,
+      })
+    const launched = JSON.parse(lean(['run', '--on', 'slurm', '--json', '--name', 'lean', '--', 'sleep', '300']).stdout)
+    jobs.push(launched.executor.job_id)
+    rmSync(join(pkg, 'dist', 'execa.cjs'))
+    await waitFor(() => JSON.parse(lean(['inspect', 'lean', '--json']).stdout).status === 'running', 30_000, 'running')
+    // Ended from outside: the supervisor asks Slurm whether it is a time limit or a cancel, and records cancelled.
+    expect(spawnSync('scancel', [launched.executor.job_id]).status).toBe(0)
+    const waited = lean(['wait', 'lean', '--json', '--timeout', '60s'])
+    expect(waited.stderr).toBe('')
+    expect(JSON.parse(waited.stdout).rows[0]).toMatchObject({run: 'lean', status: 'cancelled'})
+    // Recorded by the supervisor itself (`stop`), not settled by a reader after it died (`slurm_cancelled`).
+    expect(readJson(join(launched.state_dir, 'result.json'))).toMatchObject({status: 'cancelled', reason: 'stop'})
+    // The copy really lacks it: what goes through execa fails there.
+    expect(lean(['run', '--on', 'slurm', '--json', '--', 'true']).status).not.toBe(0)
   })
 
   it('scancel from outside: the supervisor records cancelled; a killed batch script is settled exited with the Slurm state', async () => {

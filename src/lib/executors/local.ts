@@ -73,6 +73,8 @@ function startLocalSupervisor(home: string, dir: string): number {
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
   // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
   const grace = String(recordedKillGraceMs(readRunMetaRaw(dir) ?? {}))
+  // node:child_process, not execa (src/lib/platform/execa.ts): this is every launch's path, and evaluating execa
+  // would add about 40 ms to `actors run -- true`, as much as Node's own start.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace], {
     detached: true,
     stdio: 'ignore',

@@ -3,9 +3,12 @@
  * `scancel`, `srun`), never its files or /proc: the submit host may not be the
  * node. Each call is one short synchronous child process (~20 ms); a listing
  * of every job Slurm remembers is cached for a moment so reading many Slurm
- * Runs costs one `squeue`, not one per Run.
+ * Runs costs one `squeue`, not one per Run. What reading a Slurm Run asks
+ * (inspect, wait, the supervisor on the node) goes through node:child_process,
+ * every other command through execa (src/lib/platform/execa.ts).
  */
 import {childProcess} from '../platform/builtins.js'
+import {execaLibrary} from '../platform/execa.js'
 import {statSync} from 'node:fs'
 import {delimiter, join} from 'node:path'
 
@@ -29,25 +32,51 @@ export interface SlurmCommandResult {
   status: number | null
 }
 
-/** Run a Slurm client command; never throws. */
+/** Run a Slurm client command (through execa: not for the reading paths, see askSlurm); never throws. */
 export function runSlurmCommand(
   command: string,
   args: string[],
   options: {input?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number} = {},
 ): SlurmCommandResult {
-  const out = childProcess().spawnSync(command, args, {
-    encoding: 'utf8',
+  const out = execaLibrary().execaSync(command, args, {
     input: options.input,
+    // Exactly this environment (execa would add process.env to it), and the output as printed, final newline too.
     env: options.env ?? process.env,
+    extendEnv: false,
     timeout: options.timeoutMs ?? 30_000,
     stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    stripFinalNewline: false,
+    reject: false,
   })
-  const spawnError = out.error ? out.error.message : undefined
+  // A command that could not start, or ran past its timeout: Node's own words (`spawnSync sbatch ENOENT`).
+  const spawnError = out.failed && (out.code !== undefined || out.timedOut) ? out.originalMessage : undefined
+  return {
+    ok: !out.failed,
+    stdout: typeof out.stdout === 'string' ? out.stdout : '',
+    stderr: (typeof out.stderr === 'string' ? out.stderr : '').trim(),
+    spawnError,
+    status: out.exitCode ?? null,
+  }
+}
+
+/**
+ * A question asked whenever a Slurm Run is read (`squeue`, `scontrol show
+ * job`: inspect, wait, the supervisor on the node), as runSlurmCommand asks
+ * it but through node:child_process: execa would cost each such invocation
+ * about 30 ms (src/lib/platform/execa.ts). Never throws.
+ */
+function askSlurm(command: string, args: string[], timeoutMs = 30_000): SlurmCommandResult {
+  const out = childProcess().spawnSync(command, args, {
+    encoding: 'utf8',
+    env: process.env,
+    timeout: timeoutMs,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   return {
     ok: !out.error && out.status === 0,
     stdout: out.stdout ?? '',
     stderr: (out.stderr ?? '').trim(),
-    spawnError,
+    spawnError: out.error?.message,
     status: out.status,
   }
 }
@@ -93,7 +122,7 @@ let listing: {at: number; jobs: Map<string, SlurmJob>} | undefined
 export function querySlurmJob(jobId: string): SlurmJob | typeof JOB_FORGOTTEN | undefined {
   const now = Date.now()
   if (!listing || now - listing.at > LISTING_TTL_MS) {
-    const all = runSlurmCommand('squeue', ['-h', '-t', 'all', '-o', FORMAT])
+    const all = askSlurm('squeue', ['-h', '-t', 'all', '-o', FORMAT])
     listing = all.ok ? {at: now, jobs: parseJobLines(all.stdout)} : undefined
   }
   const cached = listing?.jobs.get(jobId)
@@ -106,7 +135,7 @@ export function querySlurmJob(jobId: string): SlurmJob | typeof JOB_FORGOTTEN | 
 
 /** Slurm's view of job `jobId` right now (one `squeue`, no cache); the same answers as querySlurmJob. */
 export function askSlurmAboutJob(jobId: string): SlurmJob | typeof JOB_FORGOTTEN | undefined {
-  const one = runSlurmCommand('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', FORMAT])
+  const one = askSlurm('squeue', ['-h', '-t', 'all', '-j', jobId, '-o', FORMAT])
   if (one.ok) return parseJobLines(one.stdout).get(jobId) ?? JOB_FORGOTTEN
   if (/invalid job id/i.test(one.stderr)) return JOB_FORGOTTEN
   return undefined
@@ -172,7 +201,7 @@ export function parseSlurmDuration(text: string | undefined): number | undefined
 
 /** `scontrol show job -o ID` as a map of its Key=Value fields; undefined when Slurm cannot say. */
 export function showSlurmJob(jobId: string): Record<string, string> | undefined {
-  const out = runSlurmCommand('scontrol', ['show', 'job', '-o', jobId], {timeoutMs: 10_000})
+  const out = askSlurm('scontrol', ['show', 'job', '-o', jobId], 10_000)
   if (!out.ok) return undefined
   const fields: Record<string, string> = {}
   for (const word of out.stdout.trim().split(/\s+/)) {

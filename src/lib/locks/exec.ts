@@ -10,7 +10,7 @@ import {randomUUID} from 'node:crypto'
 import {constants} from 'node:os'
 import {commandStartError} from '../containment/command-check.js'
 import {createUnit, endUnit, type Unit} from '../containment/index.js'
-import {childProcess} from '../platform/builtins.js'
+import {execaLibrary} from '../platform/execa.js'
 import {ActorsError, EXIT} from '../platform/errors.js'
 import {inertText} from '../platform/text.js'
 import {releaseLocks} from './core.js'
@@ -58,9 +58,15 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
       const missing = argv !== options.argv ? commandStartError(options.argv[0], process.env, process.cwd()) : undefined
       try {
         if (missing) throw new Error(missing)
-        child = childProcess().spawn(argv[0], argv.slice(1), {
+        child = execaLibrary().execa(argv[0], argv.slice(1), {
           stdio: options.stdoutToStderr ? ['inherit', process.stderr.fd, 'inherit'] : 'inherit',
           env: {...process.env, ...unit.memberEnv()},
+          extendEnv: false,
+          // Its end is the 'exit' below; a forwarded signal is all it gets (no SIGKILL after); if this process dies
+          // first, the unit ends it at the next lock operation (execa would kill it on this process's exit).
+          reject: false,
+          cleanup: false,
+          forceKillAfterDelay: false,
         })
         childPid = child.pid
       } catch (error) {
@@ -76,9 +82,11 @@ export async function execWithLock(home: string, options: ExecOptions): Promise<
         forward.set(signal, handler)
         process.on(signal, handler)
       }
-      child.once('error', (error) => {
+      // A command that never started (not found, not executable) has no pid: execa settles with spawn's own words.
+      void child.then((result) => {
+        if (child.pid !== undefined) return
         process.stderr.write(
-          inertText(`actors: could not start ${JSON.stringify(options.argv[0])}: ${error.message}`) + '\n',
+          inertText(`actors: could not start ${JSON.stringify(options.argv[0])}: ${result.originalMessage}`) + '\n',
         )
         resolve({lock, exit_code: EXIT.notInstalled, signal: null})
       })

@@ -5,7 +5,7 @@
  * order), always killed as a whole group, continued first if stopped.
  */
 import type {ChildProcess} from 'node:child_process'
-import {childProcess} from '../platform/builtins.js'
+import {execaLibrary} from '../platform/execa.js'
 import {readProcessIdentity, type ProcessIdentity, isSameProcess} from '../platform/process-identity.js'
 import type {PlayerName, Track} from './types.js'
 
@@ -93,10 +93,17 @@ export function spawnPlayer(
   keepStderr = false,
 ): SpawnedPlayer {
   const stderr = keepStderr ? 'pipe' : 'ignore'
-  const child = childProcess().spawn(command, args, {
+  const child = execaLibrary().execa(command, args, {
     detached: true,
     stdio: controlPipe ? ['ignore', 'ignore', stderr, 'pipe'] : ['ignore', 'ignore', stderr],
     env: {...process.env, ...env},
+    extendEnv: false,
+    // Its stderr is read below and fd 3 is the player's, both as they come; its end is the 'exit' below, not a rejection;
+    // killPlayer decides when it gets SIGKILL.
+    buffer: false,
+    reject: false,
+    cleanup: false,
+    forceKillAfterDelay: false,
   })
   let tail = ''
   child.stderr?.setEncoding('utf8')
@@ -112,7 +119,10 @@ export function spawnPlayer(
         setTimeout(done, 200).unref()
       }
     })
-    child.once('error', () => resolve({code: 127, signal: null}))
+    // A player that never started (not found, not executable) has no pid, and no 'exit'.
+    void child.then(() => {
+      if (child.pid === undefined) resolve({code: 127, signal: null})
+    })
   })
   // A detached child must not keep the service alive by itself, but we do wait for it explicitly.
   const pid = child.pid ?? -1

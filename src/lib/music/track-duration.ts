@@ -3,18 +3,25 @@
  * asked of ffprobe or soxi when installed, cached per track, unknown
  * otherwise (then seek by percent is refused with the reason).
  */
-import {childProcess} from '../platform/builtins.js'
+import {execaLibrary} from '../platform/execa.js'
 import {findExecutable} from './players.js'
 import type {Track} from './types.js'
 
 const cache = new Map<Track, number | undefined>()
 
-function run(command: string, args: string[]): Promise<string | undefined> {
-  return new Promise((resolve) => {
-    childProcess().execFile(command, args, {timeout: 5000, encoding: 'utf8'}, (error, stdout) =>
-      resolve(error ? undefined : stdout),
-    )
+/**
+ * What `command` printed, or undefined when it failed or took over 5 s (then
+ * it gets SIGTERM and no SIGKILL after, nor any when this process exits).
+ */
+async function run(command: string, args: string[]): Promise<string | undefined> {
+  const out = await execaLibrary().execa(command, args, {
+    timeout: 5000,
+    forceKillAfterDelay: false,
+    cleanup: false,
+    stripFinalNewline: false,
+    reject: false,
   })
+  return out.failed ? undefined : String(out.stdout)
 }
 
 /** The duration of `track` in seconds, or undefined when no prober knows it. */

@@ -4,7 +4,7 @@
  * the boot id is unique for the life of the machine; elsewhere we fall back to
  * `ps -o lstart=`, which is coarser but still changes when a pid is reused.
  */
-import {childProcess} from './builtins.js'
+import {execaLibrary} from './execa.js'
 import {readFileSync} from 'node:fs'
 
 export interface ProcessIdentity {
@@ -83,9 +83,10 @@ export function readProcessIdentity(pid: number): ProcessIdentity | undefined {
     return {pid, start: stat.start, boot: bootId()}
   }
   try {
-    const start = childProcess()
-      .execFileSync('ps', ['-o', 'lstart=', '-p', String(pid)], {encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore']})
-      .trim()
+    // Only where /proc is missing (macOS): execa is loaded by this fallback alone; it throws when ps exits non-zero.
+    const start = execaLibrary()
+      .execaSync('ps', ['-o', 'lstart=', '-p', String(pid)], {stdio: ['ignore', 'pipe', 'ignore']})
+      .stdout.trim()
     return start ? {pid, start} : undefined
   } catch {
     return undefined

@@ -8,7 +8,7 @@
  *    marker (inherited by everything the command starts, even daemons).
  * Elsewhere, `ps -A -o pid=,ppid=,pgid=` provides the first two.
  */
-import {childProcess} from './builtins.js'
+import {execaLibrary} from './execa.js'
 import {closeSync, constants, fstatSync, openSync, readdirSync, readFileSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {readProcStat, type ProcStat} from './process-identity.js'
@@ -33,8 +33,11 @@ export function listProcStats(): ProcStat[] {
 
 function listWithPs(): ProcStat[] {
   try {
-    const out = childProcess().execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {encoding: 'utf8'})
-    return out
+    // Only where /proc is missing (macOS): execa is loaded by this fallback alone. ps's complaints show, as execFileSync's did.
+    const {stdout} = execaLibrary().execaSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    })
+    return stdout
       .split('\n')
       .filter(Boolean)
       .map((line) => {
