@@ -17,7 +17,6 @@ import {policyFromFlags} from '../lib/mcp/policy.js'
 import {packageRoot} from '../lib/platform/package-root.js'
 import {loadBundle} from '../lib/platform/bundles.js'
 import {nodeModule} from '../lib/platform/builtins.js'
-import {fdSink, fdSource} from '../lib/platform/fd-stdio.js'
 
 type ServerBundle = typeof import('./mcp-server.js')
 
@@ -55,13 +54,11 @@ export async function serve(flags: {
     if (stdinIsTerminal()) process.stderr.write(TERMINAL_NOTE)
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
-    // The session is read and written on the descriptors, not process.stdin and process.stdout (net.Socket
-    // streams on a pipe: node:net and the stream modules, about 2 ms of the start; platform/fd-stdio.ts).
-    const output = fdSink(1, () => process.stdout)
+    const output = process.stdout
     // Every line is checked before the SDK reads the session (lib/mcp/line-guard.ts): bad JSON, invalid
     // requests and lines over 4 MiB are answered with JSON-RPC errors there and never reach the SDK.
     const input = guardMcpLines(
-      fdSource(0, () => process.stdin),
+      process.stdin,
       (line) => output.write(`${line}\n`),
       (text) => process.stderr.write(text),
     )

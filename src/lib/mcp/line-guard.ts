@@ -12,11 +12,30 @@
  *    is not a JSON-RPC request, notification or response with -32600, and
  *    passes neither on;
  *  - passes every other line on unchanged, one line per chunk.
- * Node built-ins only, and no stream: it runs before the SDK has loaded, on
- * stdin read as a file descriptor (platform/fd-stdio.ts).
+ * Node built-ins only, and no stream of its own: it runs before the SDK has loaded.
  */
 import {EventEmitter} from 'node:events'
-import {emitErrorIfHeard, type ByteSource} from '../platform/fd-stdio.js'
+
+/** What a reader of the session's input uses of a Readable (the MCP SDK's stdio transport: events and pause). */
+export interface ByteSource {
+  on(event: 'data', listener: (chunk: Buffer) => void): this
+  on(event: 'end' | 'close', listener: () => void): this
+  on(event: 'error', listener: (error: Error) => void): this
+  off(event: string, listener: (...args: any[]) => void): this
+  listenerCount(event: string): number
+  pause(): this
+  readonly readableEnded: boolean
+  readonly destroyed: boolean
+}
+
+/**
+ * Emit 'error' only to whoever listens: an EventEmitter throws an 'error'
+ * nobody listens to, and a client that closed its pipe before the server
+ * listened must not crash it with a stack trace (what failed stays failed).
+ */
+export function emitErrorIfHeard(emitter: EventEmitter, error: Error): void {
+  if (emitter.listenerCount('error') > 0) emitter.emit('error', error)
+}
 
 /** The longest line the server reads. */
 export const MAX_LINE_BYTES = 4 * 1024 * 1024

@@ -14,7 +14,7 @@ import './zod-jitless.js'
 import {McpServer} from '@modelcontextprotocol/server'
 import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
 import type {Readable, Writable} from 'node:stream'
-import type {ByteSink, ByteSource} from '../platform/fd-stdio.js'
+import type {ByteSource} from './line-guard.js'
 import {isActorsError} from '../platform/errors.js'
 import {ensureHome} from '../platform/home.js'
 import {fits, resultText, tooLarge} from './bound.js'
@@ -33,8 +33,8 @@ export interface McpServeOptions {
   version: string
   /** The session's input (stdin behind the line guard, line-guard.ts); default stdin itself. */
   input?: ByteSource
-  /** Where the session's messages go (stdout's descriptor, platform/fd-stdio.ts); default stdout itself. */
-  output?: ByteSink
+  /** Where the session's messages go; default stdout. */
+  output?: NodeJS.WritableStream
 }
 
 type ToolResult = {

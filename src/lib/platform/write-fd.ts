@@ -1,8 +1,8 @@
 /**
  * write(2) to a descriptor until the bytes are out or it would block: the
  * one loop behind a command's result on stdout (present/output-guard.ts
- * writeWhole) and the MCP session's stdout (./fd-stdio.ts), both of which
- * hand what is left to process.stdout when the descriptor is non-blocking.
+ * writeWhole), which hands what is left to process.stdout when the
+ * descriptor is non-blocking, and a control request (./line-socket.ts).
  */
 import {writeSync} from 'node:fs'
 
