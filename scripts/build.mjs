@@ -225,6 +225,8 @@ for (const name of hotCommandNames) {
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
 await build({...commonJs, entryPoints: {supervisor: 'src/boot/supervisor.ts'}, plugins: [yamlOnDemand, zodOnDemand]})
+// The bundles' code cache (src/boot/code-cache.ts), which bin/actors loads first.
+await build({...commonJs, entryPoints: {'code-cache': 'src/boot/code-cache.ts'}})
 // The worker thread of a large index rebuild (src/boot/index-worker.ts): started only by one, never loaded otherwise.
 await build({
   ...commonJs,
