@@ -240,6 +240,8 @@ await build({
   entryPoints: {supervisor: 'src/boot/supervisor.ts'},
   plugins: [yamlOnDemand, zodOnDemand, execaOnDemand],
 })
+// The bundles' code cache (src/boot/code-cache.ts), which bin/actors loads first.
+await build({...commonJs, entryPoints: {'code-cache': 'src/boot/code-cache.ts'}, plugins: [execaOnDemand]})
 // The worker thread of a large index rebuild (src/boot/index-worker.ts): started only by one, never loaded otherwise.
 await build({
   ...commonJs,

@@ -2,10 +2,11 @@
  * Dynamic import() of ES modules from the CommonJS CLI bundle.
  *
  * bin/actors compiles dist/cli.cjs through vm.Script with V8's code cache for
- * fast start-up, and on Node 20 an import() inside such a script has no
- * loader ("A dynamic import callback was not specified"). bin/actors therefore
- * lends the bundle its own import() as `globalThis.__actorsImport`; outside the
- * bundle (tests running the sources) the plain import() is used.
+ * fast start-up (src/boot/code-cache.ts), and on Node 20 an import() inside
+ * such a script has no loader ("A dynamic import callback was not
+ * specified"). The code cache therefore lends the bundles its own import()
+ * as `globalThis.__actorsImport`; outside the bundles (tests running the
+ * sources) the plain import() is used.
  */
 import {pathToFileURL} from 'node:url'
 import {dirname, join} from 'node:path'
