@@ -1,7 +1,7 @@
 // Bundle with esbuild for fast start-up.
 //  - dist/fast-<command>.cjs: each hot command without oclif (src/boot/fast.ts
-//    and the command's definition, src/lib/cli/<command>.ts; the hot commands
-//    are those of src/lib/cli/hot-commands.ts), which bin/actors tries first
+//    and the command's definition, src/lib/surface/cli/<command>.ts; the hot commands
+//    are those of src/lib/surface/cli/hot-commands.ts), which bin/actors tries first
 //    for the commands dist/hot-commands.json names. One bundle per command:
 //    each compiles and evaluates only what its command imports.
 //  - dist/cli.cjs: the whole CLI (oclif) as one CommonJS file, for everything
@@ -12,17 +12,17 @@
 //    MCP SDK and zod, as published). bin/actors loads both for that command only, through
 //    the same code cache. dist/mcp-tool-schemas.json holds every tool's input
 //    as JSON Schema, made here from the built server, so that a session's
-//    tools/list shows it without converting (src/lib/mcp/input-schema.ts).
-//  - dist/yaml.cjs: the yaml library (src/lib/recipes/yaml-bundle.ts), most of what the other
+//    tools/list shows it without converting (src/lib/surface/mcp/input-schema.ts).
+//  - dist/yaml.cjs: the yaml library (src/lib/kernel/recipes/yaml-bundle.ts), most of what the other
 //    bundles would weigh; loaded through the same code cache the first time a
-//    YAML Recipe is parsed (src/lib/recipes/yaml.ts), so the hot commands that
+//    YAML Recipe is parsed (src/lib/kernel/recipes/yaml.ts), so the hot commands that
 //    read no Recipe never evaluate it.
-//  - dist/zod.cjs: the parts of zod the Recipe schema uses (src/lib/recipes/zod-bundle.ts), loaded the
-//    same way the first time a Recipe is validated (src/lib/recipes/zod.ts), so `run -- CMD` and the
+//  - dist/zod.cjs: the parts of zod the Recipe schema uses (src/lib/kernel/recipes/zod-bundle.ts), loaded the
+//    same way the first time a Recipe is validated (src/lib/kernel/recipes/zod.ts), so `run -- CMD` and the
 //    other hot commands that read no Recipe never evaluate it. dist/zod-json.cjs: zod's JSON Schema
-//    generator (src/lib/recipes/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
-//  - dist/execa.cjs: execa (src/lib/platform/execa-bundle.ts), loaded the same way the first time a child
-//    process is started off the hot paths (src/lib/platform/execa.ts: players, ffprobe, Slurm's commands,
+//    generator (src/lib/kernel/recipes/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
+//  - dist/execa.cjs: execa (src/lib/base/platform/execa-bundle.ts), loaded the same way the first time a child
+//    process is started off the hot paths (src/lib/base/platform/execa.ts: players, ffprobe, Slurm's commands,
 //    `lock exec`). It costs about 40 ms and 10 MB to evaluate: the launch and the supervisor keep
 //    node:child_process and never load it.
 //  - dist/supervisor.cjs: the detached supervisor of every Run, its own small
@@ -47,7 +47,7 @@ for (const file of readdirSync('src/views').filter((f) => /\.tsx?$/.test(f))) {
 
 /**
  * The CommonJS CLI must never bundle a view (they import ESM-only ink): views
- * are loaded at run time with importView() from src/lib/platform/esm-import.ts.
+ * are loaded at run time with importView() from src/lib/base/platform/esm-import.ts.
  */
 const viewsStayOut = {
   name: 'views-stay-out',
@@ -58,7 +58,7 @@ const viewsStayOut = {
       return {
         errors: [
           {
-            text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/platform/esm-import.ts`,
+            text: `${args.importer} imports ${args.path}: load views with importView('${basename(target, '.js')}') from src/lib/base/platform/esm-import.ts`,
           },
         ],
       }
@@ -103,7 +103,7 @@ const noMcpSdk = {
     b.onResolve({filter: /^(@modelcontextprotocol\/|zod(\/|$))/}, (args) => ({
       errors: [
         {
-          text: `${args.importer} imports ${args.path}: dist/mcp.cjs must not load the MCP SDK or zod (they belong in dist/mcp-server.cjs, src/lib/mcp/server.ts)`,
+          text: `${args.importer} imports ${args.path}: dist/mcp.cjs must not load the MCP SDK or zod (they belong in dist/mcp-server.cjs, src/lib/surface/mcp/server.ts)`,
         },
       ],
     }))
@@ -137,26 +137,26 @@ function onDemand(name, filter, entries, how) {
     },
   }
 }
-/** yaml: dist/yaml.cjs (src/lib/recipes/yaml-bundle.ts); every other bundle reaches it through src/lib/recipes/yaml.ts. */
+/** yaml: dist/yaml.cjs (src/lib/kernel/recipes/yaml-bundle.ts); every other bundle reaches it through src/lib/kernel/recipes/yaml.ts. */
 const yamlOnDemand = onDemand(
   'yaml',
   /^yaml(\/|$)/,
-  ['src/lib/recipes/yaml-bundle.ts'],
-  'load the yaml library with yamlLibrary() from src/lib/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)',
+  ['src/lib/kernel/recipes/yaml-bundle.ts'],
+  'load the yaml library with yamlLibrary() from src/lib/kernel/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)',
 )
-/** zod for the Recipe schema: dist/zod.cjs and dist/zod-json.cjs (src/lib/recipes/zod-bundle.ts, zod-json-bundle.ts); only dist/mcp-server.cjs bundles its own. */
+/** zod for the Recipe schema: dist/zod.cjs and dist/zod-json.cjs (src/lib/kernel/recipes/zod-bundle.ts, zod-json-bundle.ts); only dist/mcp-server.cjs bundles its own. */
 const zodOnDemand = onDemand(
   'zod',
   /^zod(\/|$)/,
-  ['src/lib/recipes/zod-bundle.ts', 'src/lib/recipes/zod-json-bundle.ts'],
-  'load zod with zodLibrary() from src/lib/recipes/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
+  ['src/lib/kernel/recipes/zod-bundle.ts', 'src/lib/kernel/recipes/zod-json-bundle.ts'],
+  'load zod with zodLibrary() from src/lib/kernel/recipes/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
 )
-/** execa: dist/execa.cjs (src/lib/platform/execa-bundle.ts); every other bundle reaches it through src/lib/platform/execa.ts. */
+/** execa: dist/execa.cjs (src/lib/base/platform/execa-bundle.ts); every other bundle reaches it through src/lib/base/platform/execa.ts. */
 const execaOnDemand = onDemand(
   'execa',
   /^execa(\/|$)/,
-  ['src/lib/platform/execa-bundle.ts'],
-  'start child processes with execaLibrary() from src/lib/platform/execa.ts (it is dist/execa.cjs, loaded only when one is started), or node:child_process on the hot paths',
+  ['src/lib/base/platform/execa-bundle.ts'],
+  'start child processes with execaLibrary() from src/lib/base/platform/execa.ts (it is dist/execa.cjs, loaded only when one is started), or node:child_process on the hot paths',
 )
 
 const shared = {
@@ -198,16 +198,16 @@ await build({
   entryPoints: {cli: 'src/boot/cli.ts'},
   plugins: [viewsStayOut, oclifSubpathsOnly, debugOnlyWhenAsked, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
-// The hot commands, from src/lib/cli/hot-commands.ts itself: bin/actors reads
+// The hot commands, from src/lib/surface/cli/hot-commands.ts itself: bin/actors reads
 // dist/hot-commands.json to decide which bundle to load, so there is no second copy to keep in step.
 await build({
   ...commonJs,
-  entryPoints: {'hot-commands': 'src/lib/cli/hot-commands.ts'},
+  entryPoints: {'hot-commands': 'src/lib/surface/cli/hot-commands.ts'},
   plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
 const hotCommandNames = Object.keys(createRequire(import.meta.url)(resolve(out, 'hot-commands.cjs')).HOT_COMMANDS)
 rmSync(resolve(out, 'hot-commands.cjs'))
-/** Entry `hot-entry:NAME`: the fast front of NAME with its definition (`NAMECommand` of src/lib/cli/NAME.ts). */
+/** Entry `hot-entry:NAME`: the fast front of NAME with its definition (`NAMECommand` of src/lib/surface/cli/NAME.ts). */
 const hotEntries = {
   name: 'hot-entries',
   setup(b) {
@@ -218,7 +218,7 @@ const hotEntries = {
     b.onLoad({filter: /.*/, namespace: 'hot-entry'}, (args) => ({
       resolveDir: resolve('.'),
       loader: 'ts',
-      contents: `import {fastFront} from './src/boot/fast.ts'\nimport {${args.path}Command} from './src/lib/cli/${args.path}.ts'\nexport const {command, run} = fastFront(${args.path}Command)\n`,
+      contents: `import {fastFront} from './src/boot/fast.ts'\nimport {${args.path}Command} from './src/lib/surface/cli/${args.path}.ts'\nexport const {command, run} = fastFront(${args.path}Command)\n`,
     }))
   },
 }
@@ -231,7 +231,7 @@ for (const name of hotCommandNames) {
   const front = createRequire(import.meta.url)(resolve(out, `fast-${name}.cjs`))
   if (front.command !== name)
     throw new Error(
-      `dist/fast-${name}.cjs serves ${front.command}: src/lib/cli/${name}.ts must export ${name}Command, the definition of ${name}`,
+      `dist/fast-${name}.cjs serves ${front.command}: src/lib/surface/cli/${name}.ts must export ${name}Command, the definition of ${name}`,
     )
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
@@ -248,10 +248,14 @@ await build({
   entryPoints: {'index-worker': 'src/boot/index-worker.ts'},
   plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
-await build({...commonJs, entryPoints: {yaml: 'src/lib/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
-await build({...commonJs, entryPoints: {zod: 'src/lib/recipes/zod-bundle.ts'}, plugins: [zodOnDemand]})
-await build({...commonJs, entryPoints: {execa: 'src/lib/platform/execa-bundle.ts'}, plugins: [execaOnDemand]})
-await build({...commonJs, entryPoints: {'zod-json': 'src/lib/recipes/zod-json-bundle.ts'}, plugins: [zodOnDemand]})
+await build({...commonJs, entryPoints: {yaml: 'src/lib/kernel/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
+await build({...commonJs, entryPoints: {zod: 'src/lib/kernel/recipes/zod-bundle.ts'}, plugins: [zodOnDemand]})
+await build({...commonJs, entryPoints: {execa: 'src/lib/base/platform/execa-bundle.ts'}, plugins: [execaOnDemand]})
+await build({
+  ...commonJs,
+  entryPoints: {'zod-json': 'src/lib/kernel/recipes/zod-json-bundle.ts'},
+  plugins: [zodOnDemand],
+})
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.
 await build({
   ...commonJs,

@@ -35,8 +35,8 @@ import {
   waitFor,
   waitForResult,
 } from './helpers.js'
-import {serveLines} from '../src/lib/platform/line-socket.js'
-import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
+import {serveLines} from '../src/lib/base/platform/line-socket.js'
+import {writeJsonAtomic} from '../src/lib/base/platform/state-files.js'
 
 const home = homesPerTest('actors-authority-')
 

@@ -8,7 +8,7 @@ import {spawnSync} from 'node:child_process'
 import {mkdirSync, readdirSync, statSync, unlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {markerTag} from '../src/lib/history/index-markers.js'
+import {markerTag} from '../src/lib/kernel/history/index-markers.js'
 import {actors, actorsUmask000, homesPerTest, writeFinishedRun} from './helpers.js'
 
 const home = homesPerTest('actors-bookkeeping-')

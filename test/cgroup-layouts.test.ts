@@ -10,8 +10,8 @@
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {cgroupBasesFrom} from '../src/lib/containment/cgroup-fs.js'
-import {createCgroupUnit, unitsDir} from '../src/lib/containment/cgroup-unit.js'
+import {cgroupBasesFrom} from '../src/lib/kernel/containment/cgroup-fs.js'
+import {createCgroupUnit, unitsDir} from '../src/lib/kernel/containment/cgroup-unit.js'
 import {removeDir, tempDir} from './helpers.js'
 
 let dirs: string[] = []

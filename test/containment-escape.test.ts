@@ -12,7 +12,7 @@ import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, cgroup2Root, homesPerTest, waitFor, waitForResult} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null

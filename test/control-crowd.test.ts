@@ -8,9 +8,9 @@ import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, symlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {readProcessIdentity} from '../src/lib/platform/process-identity.js'
-import {LOCK_SCHEMA} from '../src/lib/records/lock.js'
-import {writeLockState} from '../src/lib/locks/store.js'
+import {readProcessIdentity} from '../src/lib/base/platform/process-identity.js'
+import {LOCK_SCHEMA} from '../src/lib/base/records/lock.js'
+import {writeLockState} from '../src/lib/kernel/locks/store.js'
 import {actors, actorsAsync, BIN, cliEnv, homesPerTest, waitFor} from './helpers.js'
 
 const home = homesPerTest('actors-crowd-')

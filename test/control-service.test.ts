@@ -16,7 +16,7 @@ import {
   claimControl,
   completeControl,
   readControlRecords,
-} from '../src/lib/signals/journal.js'
+} from '../src/lib/kernel/signals/journal.js'
 
 let home: string
 let recipes: string

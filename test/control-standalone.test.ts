@@ -10,16 +10,16 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {controlRun} from '../src/lib/control/control.js'
-import {socketPathIn} from '../src/lib/platform/line-socket.js'
+import {controlRun} from '../src/lib/services/control/control.js'
+import {socketPathIn} from '../src/lib/base/platform/line-socket.js'
 import {
   serveStandaloneEndpoint,
   standaloneEndpointFile,
   type ServiceKind,
   type StandaloneServer,
-} from '../src/lib/signals/standalone.js'
-import {ActorsError, usageError} from '../src/lib/platform/errors.js'
-import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
+} from '../src/lib/kernel/signals/standalone.js'
+import {ActorsError, usageError} from '../src/lib/base/platform/errors.js'
+import {MpvIpcClient} from '../src/lib/services/music/mpv-ipc.js'
 import {BIN, actors, cliEnv, processAlive, readJson, removeHome, tempDir, waitFor, writeTone} from './helpers.js'
 
 let root: string

@@ -6,7 +6,7 @@
 import {spawnSync} from 'node:child_process'
 import {dirname} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {completions, type CompletionCommand} from '../src/lib/cli/complete.js'
+import {completions, type CompletionCommand} from '../src/lib/surface/cli/complete.js'
 import {actors, BIN, cliEnv, homesPerTest, homeWithRecipes, removeHome} from './helpers.js'
 
 const home = homesPerTest('actors-conv-')

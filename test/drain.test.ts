@@ -9,7 +9,7 @@
 import {existsSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {markerTag} from '../src/lib/history/index-markers.js'
+import {markerTag} from '../src/lib/kernel/history/index-markers.js'
 import {
   actors,
   actorsAsync,

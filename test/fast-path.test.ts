@@ -8,8 +8,8 @@ import {spawnSync} from 'node:child_process'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
-import {parseInvocation} from '../src/lib/cli/parse-argv.js'
+import {HOT_COMMANDS} from '../src/lib/surface/cli/hot-commands.js'
+import {parseInvocation} from '../src/lib/surface/cli/parse-argv.js'
 import {
   actors,
   cliEnv,
@@ -180,7 +180,7 @@ describe('the fast path', () => {
     expect(JSON.parse(cli(['inspect', '--json']).stdout).runs.map((r: {run: string}) => r.run)).toEqual([run])
     expect(cli(['control', run, 'status']).stdout).toMatch(/status: +done/)
     expect(cli(['wait', '--json']).status).toBe(0)
-    // ...and the reading commands load none of the built-ins that cost milliseconds (src/lib/platform/builtins.ts),
+    // ...and the reading commands load none of the built-ins that cost milliseconds (src/lib/base/platform/builtins.ts),
     // nor node:module with its share of the ES module loader (bin/actors and the bundles need neither), nor Node's
     // file watcher (about 10 ms) when what a wait waits for is there at its first look...
     const loadedBy = (args: string[]) => {
@@ -257,7 +257,7 @@ describe('the fast path', () => {
   }, 120_000)
 
   it('starts an ad-hoc Run and reads Runs without the zod bundle, which validating a Recipe loads', () => {
-    // zod is its own bundle (dist/zod.cjs), loaded only when a Recipe is validated (src/lib/recipes/zod.ts).
+    // zod is its own bundle (dist/zod.cjs), loaded only when a Recipe is validated (src/lib/kernel/recipes/zod.ts).
     const lean = packageWithout(['cli', 'mcp', 'zod'])
     try {
       const leanCli = cliOf(lean)
@@ -275,7 +275,7 @@ describe('the fast path', () => {
   }, 120_000)
 
   it('launches, supervises, stops, inspects and waits without the execa bundle, which `lock exec` loads', () => {
-    // execa is its own bundle (dist/execa.cjs, src/lib/platform/execa.ts), about 40 ms and 10 MB to evaluate: the
+    // execa is its own bundle (dist/execa.cjs, src/lib/base/platform/execa.ts), about 40 ms and 10 MB to evaluate: the
     // launch, the supervisor and the reading commands start processes with node:child_process, if at all.
     const lean = packageWithout(['execa'])
     try {

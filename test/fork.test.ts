@@ -9,7 +9,7 @@
 import {existsSync, readFileSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {appendInboxRecords} from '../src/lib/runs/inbox.js'
+import {appendInboxRecords} from '../src/lib/kernel/runs/inbox.js'
 import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 import {INIT, INITIALIZED} from './mcp-raw.js'
 

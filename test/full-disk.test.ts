@@ -9,7 +9,7 @@ import {spawnSync} from 'node:child_process'
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
 
 const ROOT_USER = process.getuid?.() === 0

@@ -1,6 +1,9 @@
 /**
- * SPEC, "Stack": no import cycles in src/; and src/ stacks by layer: each
- * folder imports only from folders below it in src/layers.json. The graph is
+ * SPEC, "Stack": no import cycles in src/; and src/ stacks by tier, read from
+ * the tree: src/lib/ holds tier folders whose names sort bottom-up, src/views/
+ * sits between services and surface, src/commands/ and src/boot/ on top. A
+ * folder imports from any folder of a lower tier, and from folders of its own
+ * tier as long as they tie to one another without a circle. The graph is
  * built here from the source text, every tie a module has: static
  * `import`/`export ... from` and side-effect imports of relative modules,
  * type-only ones included (a type is a dependency of the design even though
@@ -120,28 +123,28 @@ describe('import graph of src/', () => {
     expect(staticImports(text)).toEqual(['./a.js', './e.js', '../f.js', './side.js'])
     expect(staticImports(text, true)).toEqual(['./a.js', './c.js', './d.js', './e.js', '../f.js', './side.js'])
     // Every tie: the lazy import, a type taken from a module, views and bundles loaded by name.
-    const file = join(SRC, 'lib/present/x.ts')
+    const file = join(SRC, 'lib/surface/present/x.ts')
     const more = [
       text,
-      "type V = typeof import('../../views/runs-live.js')",
-      "await importView<typeof import('../../views/wait-live.js')>('wait-live')",
+      "type V = typeof import('../../../views/runs-live.js')",
+      "await importView<typeof import('../../../views/wait-live.js')>('wait-live')",
       "loadBundle<Y>('yaml', () => 0)",
     ].join('\n')
     expect(
-      everyTie(more, file, new Map([['yaml', 'src/lib/recipes/yaml-bundle.ts']])).map((t) => relative(SRC, t)),
+      everyTie(more, file, new Map([['yaml', 'src/lib/kernel/recipes/yaml-bundle.ts']])).map((t) => relative(SRC, t)),
     ).toEqual([
       ...['./a.js', './c.js', './d.js', './e.js', '../f.js', './side.js'].map((s) =>
         relative(SRC, resolve(dirname(file), s)),
       ),
-      'lib/present/lazy.js',
+      'lib/surface/present/lazy.js',
       'views/runs-live.js',
       'views/wait-live.js',
       'views/wait-live',
-      'lib/recipes/yaml-bundle.ts',
+      'lib/kernel/recipes/yaml-bundle.ts',
     ])
     const graph = importGraph()
     // The scan sees real edges: reads depend on locks and state files.
-    expect(graph.get(join(SRC, 'lib/runs/store.ts'))).toContain(join(SRC, 'lib/platform/file-lock.ts'))
+    expect(graph.get(join(SRC, 'lib/kernel/runs/store.ts'))).toContain(join(SRC, 'lib/base/platform/file-lock.ts'))
     expect(graph.size).toBeGreaterThan(50)
   })
 
@@ -151,91 +154,161 @@ describe('import graph of src/', () => {
   })
 })
 
-/** The layer ("room") of a file: its folder under src/lib/, else its folder under src/. */
-function layerOf(file: string): string {
+/** The tiers of src/lib/, lowest first: the folders of src/lib/, whose names sort in that order. */
+const LIB_TIERS = readdirSync(join(SRC, 'lib'), {withFileTypes: true})
+  .filter((entry) => entry.isDirectory())
+  .map((entry) => `lib/${entry.name}`)
+  .sort()
+
+/**
+ * Every tier of src/, lowest first: those of src/lib/, with src/views/ just below surface (the views draw
+ * from services' view-state, surface's present loads them by name), then src/commands/ and src/boot/.
+ */
+const TIERS = [
+  ...LIB_TIERS.filter((tier) => tier < 'lib/surface'),
+  'views',
+  ...LIB_TIERS.filter((tier) => tier >= 'lib/surface'),
+  'commands',
+  'boot',
+]
+
+const EXECUTORS = 'lib/kernel/executors'
+
+/** The folder ("room") of a file: its folder in a tier of src/lib/, else its folder under src/. */
+function folderOf(file: string): string {
   const parts = relative(SRC, file).split('/')
-  if (parts[0] === 'lib') return `lib/${parts[1]}`
+  if (parts[0] === 'lib') return parts.slice(0, 3).join('/')
   return parts.length > 1 ? parts[0] : '(top)'
 }
 
-/** Imports that point up the order of src/layers.json: `from → to` with both layers. */
-export function upwardImports(graph: Map<string, string[]>, order: string[]): string[] {
-  const rank = new Map(order.map((layer, index) => [layer, index]))
+/** The tier of a folder: `lib/TIER` for the folders of src/lib/, else the folder itself. */
+function tierOf(folder: string): string {
+  return folder.startsWith('lib/') ? folder.split('/').slice(0, 2).join('/') : folder
+}
+
+/** Ties that point up the tiers (or leave them): `from → to` with both folders. */
+export function upwardImports(graph: Map<string, string[]>, tiers: string[]): string[] {
+  const rank = new Map(tiers.map((tier, index) => [tier, index]))
   const found: string[] = []
   for (const [file, targets] of graph) {
     for (const target of targets) {
-      const from = rank.get(layerOf(file))
-      const to = rank.get(layerOf(target))
+      const from = rank.get(tierOf(folderOf(file)))
+      const to = rank.get(tierOf(folderOf(target)))
       if (from === undefined || to === undefined || to > from)
-        found.push(`${relative(SRC, file)} (${layerOf(file)}) → ${relative(SRC, target)} (${layerOf(target)})`)
+        found.push(`${relative(SRC, file)} (${folderOf(file)}) → ${relative(SRC, target)} (${folderOf(target)})`)
     }
   }
   return found
 }
 
-describe('the layers of src/ (src/layers.json, lowest first)', () => {
-  const order = JSON.parse(readFileSync(join(SRC, 'layers.json'), 'utf8')) as string[]
+/** Circles between the folders of one tier: each as the chain of folders that closes it, a tie for each step. */
+export function tierCircles(graph: Map<string, string[]>): string[] {
+  const folders = new Map<string, string[]>()
+  const example = new Map<string, string>()
+  for (const [file, targets] of graph) {
+    for (const target of targets) {
+      const [from, to] = [folderOf(file), folderOf(target)]
+      if (from === to || tierOf(from) !== tierOf(to)) continue
+      if (!folders.get(from)?.includes(to)) folders.set(from, [...(folders.get(from) ?? []), to])
+      example.set(`${from} ${to}`, `${relative(SRC, file)} → ${relative(SRC, target)}`)
+    }
+  }
+  return findCycles(folders).map((cycle) =>
+    cycle
+      .slice(1)
+      .map((to, i) => example.get(`${cycle[i]} ${to}`))
+      .join(', '),
+  )
+}
 
-  it('lists every folder of src/ once, and nothing else', () => {
-    const folders = readdirSync(SRC, {withFileTypes: true})
-      .filter((entry) => entry.isDirectory())
-      .flatMap((entry) =>
-        entry.name === 'lib'
-          ? readdirSync(join(SRC, 'lib'), {withFileTypes: true})
-              .filter((e) => e.isDirectory())
-              .map((e) => `lib/${e.name}`)
-          : [entry.name],
-      )
-    expect([...order].sort()).toEqual(folders.sort())
-    expect(new Set(order).size).toBe(order.length)
-    // No module loose at the top of src/: each belongs to a layer.
-    expect(
-      readdirSync(SRC, {withFileTypes: true}).filter((entry) => entry.isFile() && /\.tsx?$/.test(entry.name)),
-    ).toEqual([])
+describe(`the tiers of src/ (${TIERS.join(', ')}: lowest first)`, () => {
+  it('hold every folder of src/: src/lib/ holds tiers of folders, nothing loose (no manifest of the order either)', () => {
+    const dirs = (dir: string) =>
+      readdirSync(dir, {withFileTypes: true})
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => entry.name)
+    const files = (dir: string) =>
+      readdirSync(dir, {withFileTypes: true})
+        .filter((entry) => entry.isFile())
+        .map((entry) => entry.name)
+    // src/views/ is placed just below surface/: that tier must be there.
+    expect(LIB_TIERS).toContain('lib/surface')
+    expect(['lib', ...TIERS.filter((tier) => !tier.startsWith('lib/'))].sort()).toEqual(dirs(SRC).sort())
+    expect(files(SRC)).toEqual([])
+    expect(files(join(SRC, 'lib'))).toEqual([])
+    for (const tier of LIB_TIERS) {
+      expect(files(join(SRC, tier)), tier).toEqual([])
+      expect(dirs(join(SRC, tier)).length, tier).toBeGreaterThan(0)
+    }
   })
 
-  it('has no tie that points up the order, every tie read', () => {
-    expect(upwardImports(importGraph(true), order)).toEqual([])
+  it('has no tie that points up a tier, every tie read', () => {
+    expect(upwardImports(importGraph(true), TIERS)).toEqual([])
+  })
+
+  it('has no circle between the folders of one tier, every tie read', () => {
+    expect(tierCircles(importGraph(true))).toEqual([])
   })
 
   it('catches a `typeof import()` that points up (the reading of ties itself can fail)', () => {
-    const store = join(SRC, 'lib/runs/store.ts')
-    const ties = everyTie("type C = typeof import('../control/control.js')", store, new Map())
-    expect(upwardImports(new Map([[store, ties.map((t) => t.replace(/\.js$/, '.ts'))]]), order)).toEqual([
-      `lib/runs/store.ts (lib/runs) → lib/control/control.ts (lib/control)`,
+    const store = join(SRC, 'lib/kernel/runs/store.ts')
+    const ties = everyTie("type C = typeof import('../../services/control/control.js')", store, new Map())
+    expect(upwardImports(new Map([[store, ties.map((t) => t.replace(/\.js$/, '.ts'))]]), TIERS)).toEqual([
+      `lib/kernel/runs/store.ts (lib/kernel/runs) → lib/services/control/control.ts (lib/services/control)`,
     ])
   })
 
   it('catches an import that points up (the check itself can fail)', () => {
-    const store = join(SRC, 'lib/runs/store.ts')
-    const control = join(SRC, 'lib/control/control.ts')
-    expect(upwardImports(new Map([[store, [control]]]), order)).toEqual([
-      `lib/runs/store.ts (lib/runs) → lib/control/control.ts (lib/control)`,
+    const store = join(SRC, 'lib/kernel/runs/store.ts')
+    const control = join(SRC, 'lib/services/control/control.ts')
+    expect(upwardImports(new Map([[store, [control]]]), TIERS)).toEqual([
+      `lib/kernel/runs/store.ts (lib/kernel/runs) → lib/services/control/control.ts (lib/services/control)`,
     ])
-    expect(upwardImports(new Map([[control, [store]]]), order)).toEqual([])
+    expect(upwardImports(new Map([[control, [store]]]), TIERS)).toEqual([])
+    // views sits between services and surface.
+    const view = join(SRC, 'views/wait-live.tsx')
+    const present = join(SRC, 'lib/surface/present/present.ts')
+    expect(upwardImports(new Map([[present, [view]]]), TIERS)).toEqual([])
+    expect(upwardImports(new Map([[control, [view]]]), TIERS)).toHaveLength(1)
+  })
+
+  it('catches a circle between two folders of one tier (ties each way within a tier can fail)', () => {
+    const store = join(SRC, 'lib/kernel/runs/store.ts')
+    const executors = join(SRC, EXECUTORS, 'index.ts')
+    expect(tierCircles(new Map([[executors, [store]]]))).toEqual([])
+    expect(
+      tierCircles(
+        new Map([
+          [executors, [store]],
+          [store, [executors]],
+        ]),
+      ),
+    ).toEqual([
+      'lib/kernel/executors/index.ts → lib/kernel/runs/store.ts, lib/kernel/runs/store.ts → lib/kernel/executors/index.ts',
+    ])
   })
 
   it('keeps every executor behind the seam: outside executors/, only executors/index.ts and executor.ts are imported', () => {
-    const seam = new Set([join(SRC, 'lib/executors/index.ts'), join(SRC, 'lib/executors/executor.ts')])
+    const seam = new Set([join(SRC, EXECUTORS, 'index.ts'), join(SRC, EXECUTORS, 'executor.ts')])
     const reaching: string[] = []
     for (const [file, targets] of importGraph(true)) {
-      if (layerOf(file) === 'lib/executors') continue
+      if (folderOf(file) === EXECUTORS) continue
       for (const target of targets)
-        if (layerOf(target) === 'lib/executors' && !seam.has(target))
+        if (folderOf(target) === EXECUTORS && !seam.has(target))
           reaching.push(`${relative(SRC, file)} → ${relative(SRC, target)}`)
     }
     expect(reaching).toEqual([])
   })
 
   it("keeps the kinds inside executors/: no other file names one in code (run.json's default kind lives in records/run.ts)", () => {
-    const kinds = readdirSync(join(SRC, 'lib/executors'))
+    const kinds = readdirSync(join(SRC, EXECUTORS))
       .map((name) => /^(\w+)-executor\.ts$|^(local)\.ts$/.exec(name))
       .filter((m) => m !== null)
       .map((m) => m[1] ?? m[2])
     expect(kinds.sort()).toEqual(['local', 'slurm'])
     const naming: string[] = []
     for (const file of importGraph().keys()) {
-      if (layerOf(file) === 'lib/executors' || file === join(SRC, 'lib/records/run.ts')) continue
+      if (folderOf(file) === EXECUTORS || file === join(SRC, 'lib/base/records/run.ts')) continue
       // Code only: comments may name a kind.
       const code = readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\/|\/\/.*$/gm, '')
       for (const kind of kinds)
@@ -246,20 +319,24 @@ describe('the layers of src/ (src/layers.json, lowest first)', () => {
 })
 
 describe('the folders of src/lib/', () => {
-  it('hold every kernel module (none loose at the top) and are each described in the README Layout table, which names no folder that is gone', () => {
-    const lib = join(SRC, 'lib')
-    const entries = readdirSync(lib, {withFileTypes: true})
-    expect(entries.filter((entry) => entry.isFile()).map((entry) => entry.name)).toEqual([])
-    const folders = entries
-      .filter((entry) => entry.isDirectory())
-      .map((entry) => entry.name)
-      .sort()
+  it('are each described under their tier in the README Layout tables, which name no folder that is gone', () => {
+    const folders = LIB_TIERS.flatMap((tier) =>
+      readdirSync(join(SRC, tier), {withFileTypes: true})
+        .filter((entry) => entry.isDirectory())
+        .map((entry) => `${tier}/${entry.name}`),
+    ).sort()
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8')
     const layout = readme.slice(readme.indexOf('## Layout'), readme.indexOf('\n## ', readme.indexOf('## Layout') + 1))
-    const described = [...layout.matchAll(/^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/gm)]
-      .flatMap((m) => [...m[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => n[1]))
-      .sort()
-    expect(described).toEqual(folders)
+    // A tier's table follows its line `**`TIER/`** ...`; each row names one or more folders of that tier.
+    const described: string[] = []
+    let tier = '(no tier)'
+    for (const line of layout.split('\n')) {
+      const heading = /^\*\*`([a-z-]+)\/`\*\*/.exec(line)
+      if (heading) tier = `lib/${heading[1]}`
+      const row = /^\| ((?:`[a-z-]+\/`(?:, )?)+) \|/.exec(line)
+      if (row) described.push(...[...row[1].matchAll(/`([a-z-]+)\/`/g)].map((n) => `${tier}/${n[1]}`))
+    }
+    expect(described.sort()).toEqual(folders)
   })
 })
 
@@ -273,7 +350,7 @@ describe('comments in src/', () => {
       })),
     )
 
-  it("name only files that exist (a path from src/, src/lib/, the file's folder or the repository; a bare name anywhere in src/)", () => {
+  it("name only files that exist (a path from src/, src/lib/ or a tier of it, the file's folder or the repository; a bare name anywhere in src/)", () => {
     const all = sourceFiles(SRC)
     const stale: string[] = []
     for (const file of all) {
@@ -283,6 +360,7 @@ describe('comments in src/', () => {
           join(ROOT, name),
           join(SRC, name),
           join(SRC, 'lib', name),
+          ...LIB_TIERS.map((tier) => join(SRC, tier, name)),
           join(dirname(file), name),
           join(ROOT, 'docs', name),
         ]

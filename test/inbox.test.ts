@@ -6,7 +6,7 @@
 import {readFileSync, statSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {parseGenerationRef} from '../src/lib/records/generation-layout.js'
+import {parseGenerationRef} from '../src/lib/base/records/generation-layout.js'
 import {
   MAX_INBOX_BYTES,
   MAX_INBOX_RECORDS,
@@ -16,7 +16,7 @@ import {
   saveCursor,
   unreadRecords,
   validateMessage,
-} from '../src/lib/runs/inbox.js'
+} from '../src/lib/kernel/runs/inbox.js'
 import {removeDir, tempDir} from './helpers.js'
 
 let dirs: string[] = []

@@ -4,16 +4,16 @@
  * what stays, and that tables measure the escaped text, not the raw.
  */
 import {describe, expect, it} from 'vitest'
-import {foldedLine, formatTable, inertText, printableLine} from '../src/lib/platform/text.js'
-import {renderBatchPlain} from '../src/lib/present/batch-card.js'
-import {cardModel} from '../src/lib/view-state/card-model.js'
-import {rowCells} from '../src/lib/view-state/run-rows.js'
-import type {BatchDocument} from '../src/lib/wait/batch.js'
-import {formatTrackLine} from '../src/lib/present/playback.js'
-import {formatLockTable} from '../src/lib/present/locks.js'
-import {attentionText} from '../src/lib/view-state/attention-feed.js'
-import {nowPlayingModel} from '../src/lib/view-state/now-playing.js'
-import type {PlaybackStatus} from '../src/lib/music/types.js'
+import {foldedLine, formatTable, inertText, printableLine} from '../src/lib/base/platform/text.js'
+import {renderBatchPlain} from '../src/lib/surface/present/batch-card.js'
+import {cardModel} from '../src/lib/services/view-state/card-model.js'
+import {rowCells} from '../src/lib/services/view-state/run-rows.js'
+import type {BatchDocument} from '../src/lib/services/wait/batch.js'
+import {formatTrackLine} from '../src/lib/surface/present/playback.js'
+import {formatLockTable} from '../src/lib/surface/present/locks.js'
+import {attentionText} from '../src/lib/services/view-state/attention-feed.js'
+import {nowPlayingModel} from '../src/lib/services/view-state/now-playing.js'
+import type {PlaybackStatus} from '../src/lib/services/music/types.js'
 import {ACTIVE, HOSTILE, HOSTILE_SHOWN} from './inert-support.js'
 
 describe('inertText', () => {

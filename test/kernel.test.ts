@@ -22,15 +22,15 @@ import {join} from 'node:path'
 import {pathToFileURL} from 'node:url'
 import {build} from 'esbuild'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {Doorbell} from '../src/lib/bell/doorbell.js'
-import {isoTime, randomHex, randomUuid} from '../src/lib/platform/builtins.js'
-import {parseDuration} from '../src/lib/platform/duration.js'
-import {isActorsError} from '../src/lib/platform/errors.js'
-import {resolveRunRef, validateRunId} from '../src/lib/platform/home.js'
-import {withLockSync} from '../src/lib/platform/file-lock.js'
-import {isSameProcess, readProcessIdentity} from '../src/lib/platform/process-identity.js'
-import {readJsonFile, readJsonLines, writeJsonAtomic} from '../src/lib/platform/state-files.js'
-import {appendTraceEvent, readTraceTail} from '../src/lib/runs/trace.js'
+import {Doorbell} from '../src/lib/base/bell/doorbell.js'
+import {isoTime, randomHex, randomUuid} from '../src/lib/base/platform/builtins.js'
+import {parseDuration} from '../src/lib/base/platform/duration.js'
+import {isActorsError} from '../src/lib/base/platform/errors.js'
+import {resolveRunRef, validateRunId} from '../src/lib/base/platform/home.js'
+import {withLockSync} from '../src/lib/base/platform/file-lock.js'
+import {isSameProcess, readProcessIdentity} from '../src/lib/base/platform/process-identity.js'
+import {readJsonFile, readJsonLines, writeJsonAtomic} from '../src/lib/base/platform/state-files.js'
+import {appendTraceEvent, readTraceTail} from '../src/lib/kernel/runs/trace.js'
 import {nobodyRunsNode, ROOT, removeDir, tempDir} from './helpers.js'
 
 let dir: string
@@ -41,7 +41,7 @@ beforeAll(async () => {
   bundleDir = tempDir('actors-bundle-')
   stateFilesBundle = join(bundleDir, 'state-files.mjs')
   await build({
-    entryPoints: [join(ROOT, 'src/lib/platform/state-files.ts')],
+    entryPoints: [join(ROOT, 'src/lib/base/platform/state-files.ts')],
     bundle: true,
     platform: 'node',
     format: 'esm',
@@ -190,7 +190,7 @@ describe('state files', () => {
     const file = join(dir, 'hot.json')
     const stop = join(dir, 'stop')
     writeJsonAtomic(file, {n: 0, pad: 'x'.repeat(200_000)})
-    // A tight loop of writeJsonAtomic (src/lib/platform/state-files.ts, bundled in beforeAll) in a child process while we read.
+    // A tight loop of writeJsonAtomic (src/lib/base/platform/state-files.ts, bundled in beforeAll) in a child process while we read.
     const child = spawn(
       process.execPath,
       [

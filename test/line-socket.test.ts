@@ -1,6 +1,6 @@
 /**
  * The line-socket transport every Unix-socket endpoint speaks
- * (src/lib/platform/line-socket.ts), on real sockets in a temp dir: one line
+ * (src/lib/base/platform/line-socket.ts), on real sockets in a temp dir: one line
  * each way, replies bounded at 4 KiB on both sides, bounded requests, a stale
  * socket file left by a killed server, peers that close mid-line, timeouts,
  * and a close that does not wait on idle clients.
@@ -10,14 +10,14 @@ import {existsSync, lstatSync, readFileSync, writeFileSync} from 'node:fs'
 import {connect, createServer, type Server} from 'node:net'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {requestJsonReply} from '../src/lib/signals/endpoint.js'
+import {requestJsonReply} from '../src/lib/kernel/signals/endpoint.js'
 import {
   LineSocketError,
   MAX_REPLY_BYTES,
   requestLine,
   serveLines,
   type LineServer,
-} from '../src/lib/platform/line-socket.js'
+} from '../src/lib/base/platform/line-socket.js'
 import {homesPerTest, waitFor} from './helpers.js'
 
 const dirOf = homesPerTest('actors-line-socket-')

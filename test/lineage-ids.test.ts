@@ -7,7 +7,7 @@
 import {mkdirSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {nextLineageId} from '../src/lib/launch/lineage-id.js'
+import {nextLineageId} from '../src/lib/services/launch/lineage-id.js'
 import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-lineage-ids-')

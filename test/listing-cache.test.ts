@@ -1,7 +1,7 @@
 /**
  * The listing caches must never change what `inspect` shows: the rows of
- * src/lib/history/listing-cache.ts (filtered listings, the table) and the
- * printed text of src/lib/history/listing-text.ts (a plain `inspect
+ * src/lib/kernel/history/listing-cache.ts (filtered listings, the table) and the
+ * printed text of src/lib/kernel/history/listing-text.ts (a plain `inspect
  * --json`). Every listing below is compared with one made with the cache
  * files removed, after the ways a Run's run.json can change under it.
  */
@@ -9,7 +9,7 @@ import {readFileSync, rmSync, statSync, truncateSync, writeFileSync} from 'node:
 import {join} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
 import {actors, readJson, removeHome, tempDir, waitFor, waitForResult, writeFinishedRun} from './helpers.js'
-import {LIVE_STATUSES, TERMINAL_STATUSES} from '../src/lib/records/run.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES} from '../src/lib/base/records/run.js'
 
 let home: string
 beforeEach(() => {
@@ -23,7 +23,7 @@ const textFile = () => join(home, 'runs', '.cache', 'listing-text')
 const cachedRows = (): Record<string, unknown[]> =>
   Object.fromEntries((readJson(cacheFile()).rows as unknown[][]).map((row) => [row[0], row]))
 /**
- * The text cache read by its layout (src/lib/history/listing-text.ts):
+ * The text cache read by its layout (src/lib/kernel/history/listing-text.ts):
  * the header, the Run dirs it lists, and each entry (Run id, its Run dir's
  * name, created_at, key, text), with where the sections lie in the file.
  */

@@ -7,9 +7,9 @@ import {spawn, spawnSync, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {releaseLocks, takeLocks} from '../src/lib/locks/core.js'
-import {MAX_JOURNAL_RECORDS} from '../src/lib/locks/journal.js'
-import {readProcessIdentity} from '../src/lib/platform/process-identity.js'
+import {releaseLocks, takeLocks} from '../src/lib/kernel/locks/core.js'
+import {MAX_JOURNAL_RECORDS} from '../src/lib/kernel/locks/journal.js'
+import {readProcessIdentity} from '../src/lib/base/platform/process-identity.js'
 import {BIN, actors, actorsAsync, cliEnv, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
 
 let homes: string[] = []

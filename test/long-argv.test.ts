@@ -1,15 +1,15 @@
 /**
  * Linear argv: 30,000 words on the command line finish within 10 s on both
  * front ends (the fast parser and oclif), accepted or refused; and oclif's
- * reading of a long argv, shortened before its parse (src/lib/cli/long-argv.ts),
+ * reading of a long argv, shortened before its parse (src/lib/surface/cli/long-argv.ts),
  * is the reading it gives of the whole argv.
  */
 import {Parser} from '@oclif/core'
 import {describe, expect, it} from 'vitest'
 import {commandFromDefinition} from '../src/commands/base-command.js'
-import type {AnyCommandDefinition} from '../src/lib/cli/definition.js'
-import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
-import {restoreArgv, shortenArgv} from '../src/lib/cli/long-argv.js'
+import type {AnyCommandDefinition} from '../src/lib/surface/cli/definition.js'
+import {HOT_COMMANDS} from '../src/lib/surface/cli/hot-commands.js'
+import {restoreArgv, shortenArgv} from '../src/lib/surface/cli/long-argv.js'
 import {actors, homesPerTest} from './helpers.js'
 
 const home = homesPerTest('actors-long-argv-')

@@ -9,7 +9,7 @@ import {Client} from '@modelcontextprotocol/client'
 import {StdioClientTransport} from '@modelcontextprotocol/client/stdio'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {clientOwner} from '../src/lib/mcp/policy.js'
+import {clientOwner} from '../src/lib/surface/mcp/policy.js'
 import {actors, BIN, cliEnv, homesPerTest, readJson, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-mcp-client-owner-')

@@ -10,8 +10,8 @@ import {cpSync, existsSync, readFileSync, readdirSync, writeFileSync} from 'node
 import {join} from 'node:path'
 import {randomUUID} from 'node:crypto'
 import {afterEach, describe, expect, it} from 'vitest'
-import {builtJsonSchemas, lazyInputSchema, toolJsonSchemas} from '../src/lib/mcp/input-schema.js'
-import {TOOLS} from '../src/lib/mcp/tools.js'
+import {builtJsonSchemas, lazyInputSchema, toolJsonSchemas} from '../src/lib/surface/mcp/input-schema.js'
+import {TOOLS} from '../src/lib/surface/mcp/tools.js'
 import {actors, BIN, cliEnv, homeWithRecipes, processAlive, readJson, removeHome, waitFor} from './helpers.js'
 
 const CAP = 64 * 1024

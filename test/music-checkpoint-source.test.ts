@@ -9,7 +9,7 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, realpathSync, statSync, symlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {sourceKey} from '../src/lib/music/source-key.js'
+import {sourceKey} from '../src/lib/services/music/source-key.js'
 import {BIN, actors, cliEnv, readJson, removeHome, tempDir, waitFor, writeTone} from './helpers.js'
 
 let root: string

@@ -10,8 +10,8 @@ import {existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync} from 'n
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
 import {BIN, actors, removeHome, tempDir, waitFor, writeTone} from './helpers.js'
-import {notAudioReason} from '../src/lib/music/audio-sniff.js'
-import {trackFailure} from '../src/lib/music/track-outcome.js'
+import {notAudioReason} from '../src/lib/services/music/audio-sniff.js'
+import {trackFailure} from '../src/lib/services/music/track-outcome.js'
 
 const SOCKET = `actors-music-ends-${process.pid}`
 let root: string

@@ -10,8 +10,8 @@ import {spawn, type ChildProcess} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
-import {sendPlaybackRequest} from '../src/lib/music/playback-kind.js'
+import {MpvIpcClient} from '../src/lib/services/music/mpv-ipc.js'
+import {sendPlaybackRequest} from '../src/lib/services/music/playback-kind.js'
 import {BIN, actors, cliEnv, processAlive, readJson, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
 
 let root: string

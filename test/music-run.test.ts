@@ -8,7 +8,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
+import {MpvIpcClient} from '../src/lib/services/music/mpv-ipc.js'
 import {actors, processAlive, readJson, tempDir, waitFor, waitForResult, writeTone, removeHome} from './helpers.js'
 import {isPaused} from './frozen.js'
 

@@ -8,8 +8,8 @@ import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, describe, expect, it} from 'vitest'
-import {m3uEntry} from '../src/lib/music/mpv-backend.js'
-import {MpvIpcClient} from '../src/lib/music/mpv-ipc.js'
+import {m3uEntry} from '../src/lib/services/music/mpv-backend.js'
+import {MpvIpcClient} from '../src/lib/services/music/mpv-ipc.js'
 import {BIN, actors, cliEnv, readJson, removeHome, tempDir, waitFor, writeTone} from './helpers.js'
 
 const root = tempDir('actors-track-names-')

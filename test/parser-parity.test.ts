@@ -1,5 +1,5 @@
 /**
- * The fast parser (src/lib/cli/parse-argv.ts) against oclif's own, on
+ * The fast parser (src/lib/surface/cli/parse-argv.ts) against oclif's own, on
  * generated argv for every command definition: whenever the fast parser
  * accepts an invocation, oclif must accept it too and give the same
  * arguments, positional words and flags (defaults included). The fast parser
@@ -10,13 +10,13 @@
 import {Flags, Parser} from '@oclif/core'
 import {describe, expect, it} from 'vitest'
 import {commandFromDefinition} from '../src/commands/base-command.js'
-import {withFlagDefaults, type AnyCommandDefinition, type FlagDefinition} from '../src/lib/cli/definition.js'
-import {HOT_COMMANDS} from '../src/lib/cli/hot-commands.js'
-import {mcpCommand} from '../src/lib/cli/mcp.js'
-import {musicPlayCommand, musicServeCommand} from '../src/lib/cli/music.js'
-import {parseInvocation} from '../src/lib/cli/parse-argv.js'
-import {pruneCommand} from '../src/lib/cli/prune.js'
-import {recipesCommand, recipesValidateCommand} from '../src/lib/cli/recipes.js'
+import {withFlagDefaults, type AnyCommandDefinition, type FlagDefinition} from '../src/lib/surface/cli/definition.js'
+import {HOT_COMMANDS} from '../src/lib/surface/cli/hot-commands.js'
+import {mcpCommand} from '../src/lib/surface/cli/mcp.js'
+import {musicPlayCommand, musicServeCommand} from '../src/lib/surface/cli/music.js'
+import {parseInvocation} from '../src/lib/surface/cli/parse-argv.js'
+import {pruneCommand} from '../src/lib/surface/cli/prune.js'
+import {recipesCommand, recipesValidateCommand} from '../src/lib/surface/cli/recipes.js'
 
 const DEFINITIONS: AnyCommandDefinition[] = [
   ...Object.values(HOT_COMMANDS),

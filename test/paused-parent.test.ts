@@ -5,7 +5,7 @@
  * from the child's own cgroup (`frozen`), and says running again once thawed.
  */
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, homesPerTest, waitFor} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null

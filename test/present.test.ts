@@ -1,5 +1,5 @@
 /**
- * Output in one place (src/lib/present/): the output mode is decided once,
+ * Output in one place (src/lib/surface/present/): the output mode is decided once,
  * by one function, for every command; a definition returns its result and
  * never writes stdout; the JSON document (and NDJSON) comes from one writer.
  */
@@ -7,17 +7,17 @@ import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join, relative} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {COMMANDS} from '../src/boot/cli.js'
-import type {AnyCommandDefinition} from '../src/lib/cli/definition.js'
-import {inspectCommand} from '../src/lib/cli/inspect.js'
-import {lockAcquireCommand, lockReleaseCommand, lockStatusCommand} from '../src/lib/cli/lock.js'
-import {parseInvocation} from '../src/lib/cli/parse-argv.js'
-import {pruneCommand} from '../src/lib/cli/prune.js'
-import {recipesCommand, recipesValidateCommand} from '../src/lib/cli/recipes.js'
-import {decideOutput, type OutputMode} from '../src/lib/present/mode.js'
-import {show} from '../src/lib/present/present.js'
-import {documentResult, liveResult, type CommandResult, type TextSinks} from '../src/lib/present/result.js'
+import type {AnyCommandDefinition} from '../src/lib/surface/cli/definition.js'
+import {inspectCommand} from '../src/lib/surface/cli/inspect.js'
+import {lockAcquireCommand, lockReleaseCommand, lockStatusCommand} from '../src/lib/surface/cli/lock.js'
+import {parseInvocation} from '../src/lib/surface/cli/parse-argv.js'
+import {pruneCommand} from '../src/lib/surface/cli/prune.js'
+import {recipesCommand, recipesValidateCommand} from '../src/lib/surface/cli/recipes.js'
+import {decideOutput, type OutputMode} from '../src/lib/surface/present/mode.js'
+import {show} from '../src/lib/surface/present/present.js'
+import {documentResult, liveResult, type CommandResult, type TextSinks} from '../src/lib/surface/present/result.js'
 import {removeHome, ROOT, tempDir} from './helpers.js'
-import {jsonAtDepth, jsonDocument} from '../src/lib/present/write.js'
+import {jsonAtDepth, jsonDocument} from '../src/lib/surface/present/write.js'
 
 const SRC = join(ROOT, 'src')
 
@@ -94,11 +94,11 @@ describe('the output mode', () => {
     for (const file of sourceFiles(SRC)) {
       const text = code(file)
       const rel = relative(ROOT, file)
-      if (/\bdecideOutput\s*\(/.test(text) && rel !== 'src/lib/present/mode.ts') callers.push(rel)
-      if (/stdout\.isTTY|env\.CI\b|\.TERM\b/.test(text) && rel !== 'src/lib/present/mode.ts') readers.push(rel)
+      if (/\bdecideOutput\s*\(/.test(text) && rel !== 'src/lib/surface/present/mode.ts') callers.push(rel)
+      if (/stdout\.isTTY|env\.CI\b|\.TERM\b/.test(text) && rel !== 'src/lib/surface/present/mode.ts') readers.push(rel)
     }
-    expect(callers).toEqual(['src/lib/present/present.ts'])
-    expect(readers).toEqual(['src/lib/present/present.ts'])
+    expect(callers).toEqual(['src/lib/surface/present/present.ts'])
+    expect(readers).toEqual(['src/lib/surface/present/present.ts'])
   })
 })
 
@@ -194,14 +194,15 @@ describe('commands return their results', () => {
     for (const file of sourceFiles(SRC)) {
       const text = code(file)
       const rel = relative(ROOT, file)
-      if (rel.startsWith('src/lib/cli/') && /\brun\s*\(\s*\{[^}]*\bjson\b/.test(text)) readsJson.push(rel)
+      if (rel.startsWith('src/lib/surface/cli/') && /\brun\s*\(\s*\{[^}]*\bjson\b/.test(text)) readsJson.push(rel)
       // A direct write, a console log, or process.stdout handed on as a default stream
       // (the output guard takes it so, to wrap its write, and the stdout reader to watch its
       // drain and its pipe; neither writes). `actors mcp` is no command output: its stdout
-      // is the JSON-RPC channel (src/boot/mcp.ts, src/lib/mcp/).
-      const mcp = rel === 'src/boot/mcp.ts' || rel.startsWith('src/lib/mcp/')
-      const readers = rel === 'src/lib/present/output-guard.ts' || rel === 'src/lib/present/stdout-reader.ts'
-      const allowed = rel === 'src/lib/present/write.ts' || readers || rel.startsWith('src/views/') || mcp
+      // is the JSON-RPC channel (src/boot/mcp.ts, src/lib/surface/mcp/).
+      const mcp = rel === 'src/boot/mcp.ts' || rel.startsWith('src/lib/surface/mcp/')
+      const readers =
+        rel === 'src/lib/surface/present/output-guard.ts' || rel === 'src/lib/surface/present/stdout-reader.ts'
+      const allowed = rel === 'src/lib/surface/present/write.ts' || readers || rel.startsWith('src/views/') || mcp
       if (/process\.stdout\.write\s*\(|console\.(log|info)\s*\(|=\s*process\.stdout\b/.test(text) && !allowed)
         writers.push(rel)
     }

@@ -10,8 +10,8 @@ import {spawnSync} from 'node:child_process'
 import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {globMatches} from '../src/lib/mcp/policy.js'
-import {recipeNames, recipeRoots} from '../src/lib/recipes/roots.js'
+import {globMatches} from '../src/lib/surface/mcp/policy.js'
+import {recipeNames, recipeRoots} from '../src/lib/kernel/recipes/roots.js'
 import {BIN, ROOT, cliEnv, homesPerTest, removeDir, tempDir} from './helpers.js'
 
 const home = homesPerTest('actors-readme-')

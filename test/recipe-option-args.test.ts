@@ -9,7 +9,13 @@ import {mkdtempSync, realpathSync, rmSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {describeRecipe, findRecipe, loadRecipeFile, resolveRecipe, type Recipe} from '../src/lib/recipes/index.js'
+import {
+  describeRecipe,
+  findRecipe,
+  loadRecipeFile,
+  resolveRecipe,
+  type Recipe,
+} from '../src/lib/kernel/recipes/index.js'
 import {refusal} from './helpers.js'
 
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1', cwd: '/work'}

@@ -4,7 +4,7 @@ import {homedir, tmpdir} from 'node:os'
 import {dirname, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
 import {afterEach, beforeEach, describe, expect, it} from 'vitest'
-import {isActorsError} from '../src/lib/platform/errors.js'
+import {isActorsError} from '../src/lib/base/platform/errors.js'
 import {
   findRecipe,
   listRecipes,
@@ -14,7 +14,7 @@ import {
   shellSplit,
   validateRecipeFiles,
   type Recipe,
-} from '../src/lib/recipes/index.js'
+} from '../src/lib/kernel/recipes/index.js'
 
 const PACKAGE = resolve(dirname(fileURLToPath(import.meta.url)), '..')
 const RUNTIME = {run_id: 'r1', state_dir: '/state/r1'}

@@ -23,7 +23,7 @@ import {
   removeHome,
   waitFor,
 } from './helpers.js'
-import {findRunProcesses} from '../src/lib/platform/process-tree.js'
+import {findRunProcesses} from '../src/lib/base/platform/process-tree.js'
 import {HAS_PRIVATE_SLURM, SLURM_DEV_DIR} from './slurm-cluster.js'
 
 function clusterState(): string {
@@ -301,7 +301,7 @@ suite('Runs on Slurm', () => {
   })
 
   it('reading a Slurm Run, and its supervisor on the node, never evaluate the execa bundle that submitting loads', async () => {
-    // dist/execa.cjs costs about 30 ms an invocation (src/lib/platform/execa.ts): squeue and scontrol show go through
+    // dist/execa.cjs costs about 30 ms an invocation (src/lib/base/platform/execa.ts): squeue and scontrol show go through
     // node:child_process. The Run is submitted from a copy of the package (sbatch goes through execa), whose bundle
     // is then removed: its supervisor, its inspect and its wait must not need it.
     const h = home()

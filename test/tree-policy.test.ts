@@ -6,8 +6,8 @@
  */
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {applyTreePolicy} from '../src/lib/launch/tree-policy.js'
-import type {LaunchSpec} from '../src/lib/launch/launch.js'
+import {applyTreePolicy} from '../src/lib/services/launch/tree-policy.js'
+import type {LaunchSpec} from '../src/lib/services/launch/launch.js'
 import {homesPerTest, refusal, ROOT, writeFinishedRun} from './helpers.js'
 
 const home = homesPerTest('actors-tree-policy-')

@@ -12,7 +12,7 @@ import {existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, sy
 import {join} from 'node:path'
 import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
-import {socketPathIn} from '../src/lib/platform/line-socket.js'
+import {socketPathIn} from '../src/lib/base/platform/line-socket.js'
 import {actors, actorsAsync, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-trust-control-')

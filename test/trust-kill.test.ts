@@ -23,9 +23,9 @@ import {
 } from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, homesPerTest, processState, readJson, waitFor} from './helpers.js'
-import {recordedKillGraceMs} from '../src/lib/records/run.js'
+import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const MODES = [

@@ -9,9 +9,9 @@
 import {existsSync, readFileSync, rmSync, symlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {runOfCgroupPath} from '../src/lib/containment/caller-cgroup.js'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
-import {homeKey} from '../src/lib/containment/index.js'
+import {runOfCgroupPath} from '../src/lib/kernel/containment/caller-cgroup.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
+import {homeKey} from '../src/lib/kernel/containment/index.js'
 import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const MODES = [

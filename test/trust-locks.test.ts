@@ -10,7 +10,7 @@ import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, BIN, cliEnv, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-trust-locks-')

@@ -9,7 +9,7 @@
 import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, homesPerTest, processAlive, waitFor} from './helpers.js'
 
 const MODES = [

@@ -13,7 +13,7 @@ import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/containment/cgroup-fs.js'
+import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, cgroup2Root, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
 
 const MODES = [

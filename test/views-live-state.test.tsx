@@ -1,5 +1,5 @@
 /**
- * The state behind the live views, kept in src/lib/view-state/: attention events
+ * The state behind the live views, kept in src/lib/services/view-state/: attention events
  * as they happen (read from real Traces in a temp dir), every finished Run's
  * line in the live wait (also one no look caught live), a "waiting for N"
  * count that does not rise as Runs start inside a tree, and the live list
@@ -10,16 +10,16 @@ import {join} from 'node:path'
 import {stripVTControlCharacters as strip} from 'node:util'
 import {render} from 'ink-testing-library'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import type {RunSummary} from '../src/lib/runs/summary.js'
-import {appendTraceEvent} from '../src/lib/runs/trace.js'
-import {AttentionFeed} from '../src/lib/view-state/attention-feed.js'
-import {nestByParent, nestedTableRows} from '../src/lib/view-state/run-nesting.js'
-import {rowCells} from '../src/lib/view-state/run-rows.js'
-import {WaitTracker} from '../src/lib/view-state/wait-tracker.js'
+import type {RunSummary} from '../src/lib/kernel/runs/summary.js'
+import {appendTraceEvent} from '../src/lib/kernel/runs/trace.js'
+import {AttentionFeed} from '../src/lib/services/view-state/attention-feed.js'
+import {nestByParent, nestedTableRows} from '../src/lib/services/view-state/run-nesting.js'
+import {rowCells} from '../src/lib/services/view-state/run-rows.js'
+import {WaitTracker} from '../src/lib/services/view-state/wait-tracker.js'
 import {WaitView} from '../src/views/wait-view.js'
 import {actors, removeDir, tempDir, waitForResult} from './helpers.js'
-import {listActiveSummaries} from '../src/lib/history/inspect.js'
-import {importView} from '../src/lib/platform/esm-import.js'
+import {listActiveSummaries} from '../src/lib/kernel/history/inspect.js'
+import {importView} from '../src/lib/base/platform/esm-import.js'
 
 let root: string
 beforeAll(() => (root = tempDir('actors-live-state-')))

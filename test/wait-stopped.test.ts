@@ -8,8 +8,8 @@
 import {appendFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {renderBatchPlain} from '../src/lib/present/batch-card.js'
-import {cardModel} from '../src/lib/view-state/card-model.js'
+import {renderBatchPlain} from '../src/lib/surface/present/batch-card.js'
+import {cardModel} from '../src/lib/services/view-state/card-model.js'
 import {actors, homesPerTest, readJson, waitFor} from './helpers.js'
 
 const home = homesPerTest('actors-wait-stopped-')

@@ -8,7 +8,7 @@
 import {existsSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {pendingWhy} from '../src/lib/executors/index.js'
+import {pendingWhy} from '../src/lib/kernel/executors/index.js'
 import {actors, homesPerTest, homeWithRecipes, removeHome, waitFor} from './helpers.js'
 
 const home = homesPerTest('actors-wait-why-')

@@ -8,7 +8,7 @@ import {randomUUID} from 'node:crypto'
 import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {writeJsonAtomic} from '../src/lib/platform/state-files.js'
+import {writeJsonAtomic} from '../src/lib/base/platform/state-files.js'
 import {
   BIN,
   actors,

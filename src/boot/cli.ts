@@ -5,16 +5,16 @@
  * the TTY path only.
  */
 import {execute} from '@oclif/core'
-import {jsonRequested} from '../lib/cli/definition.js'
-import {reportError} from '../lib/present/report-error.js'
-import {usageError} from '../lib/platform/errors.js'
-import {installExecutors} from '../lib/executors/index.js'
+import {jsonRequested} from '../lib/surface/cli/definition.js'
+import {reportError} from '../lib/surface/present/report-error.js'
+import {usageError} from '../lib/base/platform/errors.js'
+import {installExecutors} from '../lib/kernel/executors/index.js'
 import Adopt from '../commands/adopt.js'
 import Autocomplete from '../commands/autocomplete/index.js'
 import AutocompleteScript from '../commands/autocomplete/script.js'
-import {serveCompletion} from '../lib/cli/complete-serve.js'
-import {didYouMean} from '../lib/platform/did-you-mean.js'
-import {guardStdout} from '../lib/present/output-guard.js'
+import {serveCompletion} from '../lib/surface/cli/complete-serve.js'
+import {didYouMean} from '../lib/base/platform/did-you-mean.js'
+import {guardStdout} from '../lib/surface/present/output-guard.js'
 import Close from '../commands/close.js'
 import Control from '../commands/control.js'
 import Emit from '../commands/emit.js'
@@ -73,7 +73,7 @@ export async function run(argv: string[]): Promise<void> {
   installExecutors()
   // `actors help [COMMAND]`, as in pm2 and pueue: the same text as --help.
   if (argv[0] === 'help') argv = [...argv.slice(1), '--help']
-  // The completion scripts' helper (src/lib/cli/complete-serve.ts): hidden, never an error.
+  // The completion scripts' helper (src/lib/surface/cli/complete-serve.ts): hidden, never an error.
   if (argv[0] === '__complete') return serveCompletion(COMMANDS, argv.slice(1))
   const unknown = unknownCommand(argv)
   if (unknown) {

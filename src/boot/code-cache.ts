@@ -29,7 +29,7 @@ export function codeCacheLoader(dist: string, parent: NodeJS.Module): (name: str
   // The CommonJS loader's Module class itself: require('node:module') would load the public module and the parts of
   // the ES module loader it pulls in (most of a millisecond of every command).
   const Module = parent.constructor as unknown as ModuleClass
-  // import() inside a vm.Script has no loader on Node 20; lend the bundles one (src/lib/platform/esm-import.ts).
+  // import() inside a vm.Script has no loader on Node 20; lend the bundles one (src/lib/base/platform/esm-import.ts).
   ;(globalThis as {__actorsImport?: unknown}).__actorsImport = (specifier: string) => import(specifier)
   return (name) => {
     const file = join(dist, `${name}.cjs`)

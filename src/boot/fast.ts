@@ -6,20 +6,20 @@
  * and without the code of the other hot commands (a bundle carries only what
  * its command imports: `inspect` never compiles the launcher, `run -- CMD`
  * never the listing). scripts/build.mjs makes each bundle's entry from
- * fastFront() and the command's definition in src/lib/cli/<command>.ts.
+ * fastFront() and the command's definition in src/lib/surface/cli/<command>.ts.
  *
  * A front takes only invocations it can parse exactly as oclif would
- * (src/lib/cli/parse-argv.ts); anything else (help, a bad flag) returns false
+ * (src/lib/surface/cli/parse-argv.ts); anything else (help, a bad flag) returns false
  * and bin/actors hands the argv to the oclif CLI, so help and every parse
  * error still come from oclif.
  */
-import {installExecutors} from '../lib/executors/index.js'
-import {followUpEndedRuns} from '../lib/tree/after-run.js'
-import type {AnyCommandDefinition} from '../lib/cli/definition.js'
-import {parseInvocation} from '../lib/cli/parse-argv.js'
-import {exitIfFlushed, guardStdout} from '../lib/present/output-guard.js'
-import {present} from '../lib/present/present.js'
-import {reportError} from '../lib/present/report-error.js'
+import {installExecutors} from '../lib/kernel/executors/index.js'
+import {followUpEndedRuns} from '../lib/services/tree/after-run.js'
+import type {AnyCommandDefinition} from '../lib/surface/cli/definition.js'
+import {parseInvocation} from '../lib/surface/cli/parse-argv.js'
+import {exitIfFlushed, guardStdout} from '../lib/surface/present/output-guard.js'
+import {present} from '../lib/surface/present/present.js'
+import {reportError} from '../lib/surface/present/report-error.js'
 
 /** What dist/fast-<command>.cjs exports: the command it serves and the front that serves it. */
 export interface FastFront {

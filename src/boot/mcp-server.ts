@@ -3,12 +3,12 @@
  * `actors mcp` front (src/boot/mcp.ts) once it has checked the invocation. No
  * other command loads it.
  */
-import {installExecutors} from '../lib/executors/index.js'
-import {toolJsonSchemas} from '../lib/mcp/input-schema.js'
-import {serveMcp as serve, type McpServeOptions} from '../lib/mcp/server.js'
-import {TOOLS} from '../lib/mcp/tools.js'
+import {installExecutors} from '../lib/kernel/executors/index.js'
+import {toolJsonSchemas} from '../lib/surface/mcp/input-schema.js'
+import {serveMcp as serve, type McpServeOptions} from '../lib/surface/mcp/server.js'
+import {TOOLS} from '../lib/surface/mcp/tools.js'
 
-/** Serve the session (see lib/mcp/server.ts), with the executors installed for every Run it reads. */
+/** Serve the session (see lib/surface/mcp/server.ts), with the executors installed for every Run it reads. */
 export function serveMcp(options: McpServeOptions): Promise<void> {
   installExecutors()
   return serve(options)

@@ -8,15 +8,15 @@
  */
 import {existsSync, readFileSync, readlinkSync} from 'node:fs'
 import {join} from 'node:path'
-import {reportError} from '../lib/present/report-error.js'
-import {mcpCommand} from '../lib/cli/mcp.js'
-import {parseInvocation} from '../lib/cli/parse-argv.js'
-import {ensureHome, resolveHome} from '../lib/platform/home.js'
-import {guardMcpLines} from '../lib/mcp/line-guard.js'
-import {policyFromFlags} from '../lib/mcp/policy.js'
-import {packageRoot} from '../lib/platform/package-root.js'
-import {loadBundle} from '../lib/platform/bundles.js'
-import {nodeModule} from '../lib/platform/builtins.js'
+import {reportError} from '../lib/surface/present/report-error.js'
+import {mcpCommand} from '../lib/surface/cli/mcp.js'
+import {parseInvocation} from '../lib/surface/cli/parse-argv.js'
+import {ensureHome, resolveHome} from '../lib/base/platform/home.js'
+import {guardMcpLines} from '../lib/surface/mcp/line-guard.js'
+import {policyFromFlags} from '../lib/surface/mcp/policy.js'
+import {packageRoot} from '../lib/base/platform/package-root.js'
+import {loadBundle} from '../lib/base/platform/bundles.js'
+import {nodeModule} from '../lib/base/platform/builtins.js'
 
 type ServerBundle = typeof import('./mcp-server.js')
 
@@ -55,7 +55,7 @@ export async function serve(flags: {
     const serverFile = join(root, 'dist', 'mcp-server.cjs')
     if (!existsSync(serverFile)) throw new Error(`${serverFile} is missing: run npm run build`)
     const output = process.stdout
-    // Every line is checked before the SDK reads the session (lib/mcp/line-guard.ts): bad JSON, invalid
+    // Every line is checked before the SDK reads the session (lib/surface/mcp/line-guard.ts): bad JSON, invalid
     // requests and lines over 4 MiB are answered with JSON-RPC errors there and never reach the SDK.
     const input = guardMcpLines(
       process.stdin,

@@ -3,8 +3,8 @@
  * an ES module: docs/control.md), with the executors installed for every Run
  * it reads.
  */
-import {installExecutors} from '../lib/executors/index.js'
+import {installExecutors} from '../lib/kernel/executors/index.js'
 
 installExecutors()
 
-export * from '../lib/signals/service.js'
+export * from '../lib/kernel/signals/service.js'

@@ -7,9 +7,9 @@
  * Kept separate from the CLI bundle so a live Run costs one small Node process
  * (no oclif, no ink, no execa): its memory is measured by `npm run bench`.
  */
-import {installExecutors} from '../lib/executors/index.js'
-import {superviseRun} from '../lib/supervisor/supervise.js'
-import {noteSupervisorDeath} from '../lib/supervisor/no-space.js'
+import {installExecutors} from '../lib/kernel/executors/index.js'
+import {superviseRun} from '../lib/services/supervisor/supervise.js'
+import {noteSupervisorDeath} from '../lib/services/supervisor/no-space.js'
 
 const dir = process.argv[2]
 if (!dir) {

@@ -2,12 +2,12 @@
  * The base of every oclif command: the global flags (`--home`, `--json`) and
  * errors turned into messages and exit codes (by reportError, shared with the
  * fast front end). `commandFromDefinition` makes an oclif command out of a
- * plain command definition (src/lib/cli/definition.ts).
+ * plain command definition (src/lib/surface/cli/definition.ts).
  */
 import {Args, Command, Flags} from '@oclif/core'
 import type {Interfaces} from '@oclif/core'
-import {followUpEndedRuns} from '../lib/tree/after-run.js'
-import {restoreArgv, shortenArgv} from '../lib/cli/long-argv.js'
+import {followUpEndedRuns} from '../lib/services/tree/after-run.js'
+import {restoreArgv, shortenArgv} from '../lib/surface/cli/long-argv.js'
 import {
   HOME_FLAG,
   withFlagDefaults,
@@ -15,11 +15,11 @@ import {
   type ArgDefinition,
   type FlagDefinition,
   type Invocation,
-} from '../lib/cli/definition.js'
-import {resolveHome} from '../lib/platform/home.js'
-import {present} from '../lib/present/present.js'
-import {reportError} from '../lib/present/report-error.js'
-import {printJson} from '../lib/present/write.js'
+} from '../lib/surface/cli/definition.js'
+import {resolveHome} from '../lib/base/platform/home.js'
+import {present} from '../lib/surface/present/present.js'
+import {reportError} from '../lib/surface/present/report-error.js'
+import {printJson} from '../lib/surface/present/write.js'
 
 type FlagOutput = {[name: string]: unknown}
 type ArgOutput = {[name: string]: unknown}
@@ -95,10 +95,10 @@ export function commandFromDefinition(definition: AnyCommandDefinition): typeof 
       Object.entries(definition.flags as Record<string, FlagDefinition>).map(([name, flag]) => [name, oclifFlag(flag)]),
     )
 
-    /** Runs the definition and shows its result (src/lib/present/present.ts); returns nothing, so oclif prints nothing of its own. */
+    /** Runs the definition and shows its result (src/lib/surface/present/present.ts); returns nothing, so oclif prints nothing of its own. */
     async run(): Promise<undefined> {
       const argv = definition.normalizeArgv ? definition.normalizeArgv(this.argv) : this.argv
-      // oclif is quadratic in positional words: it parses only the ones that can matter (src/lib/cli/long-argv.ts).
+      // oclif is quadratic in positional words: it parses only the ones that can matter (src/lib/surface/cli/long-argv.ts).
       const {parsed: shortened, left} = shortenArgv(definition, argv)
       const parsed = await this.parse(undefined, shortened).catch((error) => {
         throw unexpectedArgsInFull(error, argv, left)

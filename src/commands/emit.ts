@@ -1,5 +1,5 @@
-// `actors emit` is defined in src/lib/cli/emit.ts, which the fast front end (src/boot/fast.ts) serves too.
+// `actors emit` is defined in src/lib/surface/cli/emit.ts, which the fast front end (src/boot/fast.ts) serves too.
 import {commandFromDefinition} from './base-command.js'
-import {emitCommand} from '../lib/cli/emit.js'
+import {emitCommand} from '../lib/surface/cli/emit.js'
 
 export default commandFromDefinition(emitCommand)

@@ -1,5 +1,5 @@
-// `actors inspect` is defined in src/lib/cli/inspect.ts, which the fast front end (src/boot/fast.ts) serves too.
+// `actors inspect` is defined in src/lib/surface/cli/inspect.ts, which the fast front end (src/boot/fast.ts) serves too.
 import {commandFromDefinition} from './base-command.js'
-import {inspectCommand} from '../lib/cli/inspect.js'
+import {inspectCommand} from '../lib/surface/cli/inspect.js'
 
 export default commandFromDefinition(inspectCommand)

@@ -1,5 +1,5 @@
-// `actors rerun` is defined in src/lib/cli/rerun.ts.
+// `actors rerun` is defined in src/lib/surface/cli/rerun.ts.
 import {commandFromDefinition} from './base-command.js'
-import {rerunCommand} from '../lib/cli/rerun.js'
+import {rerunCommand} from '../lib/surface/cli/rerun.js'
 
 export default commandFromDefinition(rerunCommand)

@@ -1,5 +1,5 @@
-// `actors send` is defined in src/lib/cli/send.ts.
+// `actors send` is defined in src/lib/surface/cli/send.ts.
 import {commandFromDefinition} from './base-command.js'
-import {sendCommand} from '../lib/cli/send.js'
+import {sendCommand} from '../lib/surface/cli/send.js'
 
 export default commandFromDefinition(sendCommand)

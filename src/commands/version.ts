@@ -1,5 +1,5 @@
-// `actors version` is defined in src/lib/cli/version.ts.
+// `actors version` is defined in src/lib/surface/cli/version.ts.
 import {commandFromDefinition} from './base-command.js'
-import {versionCommand} from '../lib/cli/version.js'
+import {versionCommand} from '../lib/surface/cli/version.js'
 
 export default commandFromDefinition(versionCommand)

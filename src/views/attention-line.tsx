@@ -1,6 +1,6 @@
 /** One attention event as it happened (`actors emit --attention`): drawn once, into scrollback. */
 import {Text} from 'ink'
-import {attentionText, type AttentionNote} from '../lib/view-state/attention-feed.js'
+import {attentionText, type AttentionNote} from '../lib/services/view-state/attention-feed.js'
 
 export function AttentionLine({note}: {note: AttentionNote}) {
   return (

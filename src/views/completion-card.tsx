@@ -1,8 +1,8 @@
 /** The completion card of `actors wait` on a TTY: counts, one row per member (indented forest), notes, the hint. */
 import {Box, Text} from 'ink'
-import type {CardModel} from '../lib/view-state/card-model.js'
-import {printableLine} from '../lib/platform/text.js'
-import {statusStyle} from '../lib/view-state/run-rows.js'
+import type {CardModel} from '../lib/services/view-state/card-model.js'
+import {printableLine} from '../lib/base/platform/text.js'
+import {statusStyle} from '../lib/services/view-state/run-rows.js'
 import {StatusCounts} from './status-counts.js'
 
 /** Under a coordinator's row: the Runs its own waits collected (reported to it), status and first output line. */

@@ -4,7 +4,7 @@
  * user interrupts, and leaves the result line to the caller.
  */
 import {render} from 'ink'
-import type {FollowStore} from '../lib/view-state/follow-store.js'
+import type {FollowStore} from '../lib/services/view-state/follow-store.js'
 import {FollowView} from './follow-view.js'
 
 /** Show `store` until `following` (its run()) ends with the Run; resolves true when interrupted (SIGINT/SIGTERM) instead. */

@@ -4,8 +4,8 @@
  * with the Run's status and running time, gone when the Run ends.
  */
 import {Box, Static, Text} from 'ink'
-import {elapsed, statusStyle} from '../lib/view-state/run-rows.js'
-import type {FollowLine, FollowSnapshot} from '../lib/view-state/follow-store.js'
+import {elapsed, statusStyle} from '../lib/services/view-state/run-rows.js'
+import type {FollowLine, FollowSnapshot} from '../lib/services/view-state/follow-store.js'
 
 export function OutputLine({line}: {line: FollowLine}) {
   if (line.stream === 'stderr') {

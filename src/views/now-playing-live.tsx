@@ -5,8 +5,8 @@
  * takes). q and Ctrl-C ask the service to stop; playback ending unmounts.
  */
 import {render} from 'ink'
-import type {PlaybackService} from '../lib/music/service.js'
-import {keyToCommand, nowPlayingModel} from '../lib/view-state/now-playing.js'
+import type {PlaybackService} from '../lib/services/music/service.js'
+import {keyToCommand, nowPlayingModel} from '../lib/services/view-state/now-playing.js'
 import {NowPlaying} from './now-playing.js'
 import {PlayerKeys} from './player-keys.js'
 

@@ -1,7 +1,7 @@
 /** The now-playing panel of `music play` on a TTY: track, place, progress, volume, state, keys. */
 import {Box, Text} from 'ink'
-import type {NowPlayingModel} from '../lib/view-state/now-playing.js'
-import {inertText} from '../lib/platform/text.js'
+import type {NowPlayingModel} from '../lib/services/view-state/now-playing.js'
+import {inertText} from '../lib/base/platform/text.js'
 
 const STATE_COLOR: Record<string, string> = {playing: 'green', paused: 'yellow', stopped: 'gray', starting: 'cyan'}
 const STATE_GLYPH: Record<string, string> = {playing: '▶', paused: '‖', stopped: '■', starting: '…'}

@@ -8,9 +8,9 @@ import {
   type Clock,
   type Layout,
   type RunRow,
-} from '../lib/view-state/run-rows.js'
-import {cutCell, droppedNote, fitColumns, screenWidth} from '../lib/platform/fit-width.js'
-import {columnWidths} from '../lib/platform/text.js'
+} from '../lib/services/view-state/run-rows.js'
+import {cutCell, droppedNote, fitColumns, screenWidth} from '../lib/base/platform/fit-width.js'
+import {columnWidths} from '../lib/base/platform/text.js'
 
 export interface RunTableProps {
   rows: RunRow[]

@@ -4,11 +4,11 @@
  * Escape, Ctrl-C, SIGINT or SIGTERM unmount it and leave the terminal clean.
  */
 import {Static, render} from 'ink'
-import {AttentionFeed, type AttentionNote} from '../lib/view-state/attention-feed.js'
+import {AttentionFeed, type AttentionNote} from '../lib/services/view-state/attention-feed.js'
 import {AttentionLine} from './attention-line.js'
-import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/view-state/run-rows.js'
-import type {StateStore} from '../lib/view-state/runs-store.js'
-import type {WatchedListing} from '../lib/view-state/runs-store.js'
+import {countByStatus, fitRows, type Layout, type RunRow} from '../lib/services/view-state/run-rows.js'
+import type {StateStore} from '../lib/services/view-state/runs-store.js'
+import type {WatchedListing} from '../lib/services/view-state/runs-store.js'
 import {QuitKeys} from './quit-keys.js'
 import {RunsScreen} from './runs-screen.js'
 

@@ -1,6 +1,6 @@
 /** The whole `inspect --watch` screen: title, the fitted rows, what is off-screen, the keys. */
 import {Box, Text} from 'ink'
-import type {Clock, Layout, RunRow} from '../lib/view-state/run-rows.js'
+import type {Clock, Layout, RunRow} from '../lib/services/view-state/run-rows.js'
 import {RunTable} from './run-table.js'
 import {StatusCounts} from './status-counts.js'
 

@@ -1,6 +1,6 @@
 /** One summary line: how many Runs per status, coloured like the rows. */
 import {Text} from 'ink'
-import {statusStyle} from '../lib/view-state/run-rows.js'
+import {statusStyle} from '../lib/services/view-state/run-rows.js'
 
 export function StatusCounts({counts}: {counts: Array<[string, number]>}) {
   if (!counts.length) return <Text dimColor>no Runs yet</Text>

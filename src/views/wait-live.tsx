@@ -5,12 +5,12 @@
  * resolves once it is written, so members are marked reported only then.
  */
 import {render} from 'ink'
-import type {RunListing} from '../lib/history/inspect.js'
-import {AttentionFeed} from '../lib/view-state/attention-feed.js'
-import {cardModel} from '../lib/view-state/card-model.js'
-import type {StateStore} from '../lib/view-state/runs-store.js'
-import {WaitTracker, type WaitScope} from '../lib/view-state/wait-tracker.js'
-import type {BatchDocument} from '../lib/wait/batch.js'
+import type {RunListing} from '../lib/kernel/history/inspect.js'
+import {AttentionFeed} from '../lib/services/view-state/attention-feed.js'
+import {cardModel} from '../lib/services/view-state/card-model.js'
+import type {StateStore} from '../lib/services/view-state/runs-store.js'
+import {WaitTracker, type WaitScope} from '../lib/services/view-state/wait-tracker.js'
+import type {BatchDocument} from '../lib/services/wait/batch.js'
 import {WaitView, type WaitItem} from './wait-view.js'
 
 /** Show progress from `store` while `wait` runs; `wait` gets the printer for its batch. */

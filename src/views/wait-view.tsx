@@ -4,14 +4,14 @@
  * end, the completion card, also into scrollback.
  */
 import {Box, Static, Text} from 'ink'
-import type {CardModel} from '../lib/view-state/card-model.js'
-import type {RunSummary} from '../lib/runs/summary.js'
-import {displayDuration, statusStyle, type Clock} from '../lib/view-state/run-rows.js'
+import type {CardModel} from '../lib/services/view-state/card-model.js'
+import type {RunSummary} from '../lib/kernel/runs/summary.js'
+import {displayDuration, statusStyle, type Clock} from '../lib/services/view-state/run-rows.js'
 import {CompletionCard} from './completion-card.js'
-import {inertText} from '../lib/platform/text.js'
+import {inertText} from '../lib/base/platform/text.js'
 import {AttentionLine} from './attention-line.js'
-import type {AttentionNote} from '../lib/view-state/attention-feed.js'
-import type {Nested} from '../lib/view-state/run-nesting.js'
+import type {AttentionNote} from '../lib/services/view-state/attention-feed.js'
+import type {Nested} from '../lib/services/view-state/run-nesting.js'
 
 export type WaitItem =
   | {kind: 'finished'; run: RunSummary}

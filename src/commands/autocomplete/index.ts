@@ -1,5 +1,5 @@
-// `actors autocomplete` is defined in src/lib/cli/autocomplete.ts.
+// `actors autocomplete` is defined in src/lib/surface/cli/autocomplete.ts.
 import {commandFromDefinition} from '../base-command.js'
-import {autocompleteCommand} from '../../lib/cli/autocomplete.js'
+import {autocompleteCommand} from '../../lib/surface/cli/autocomplete.js'
 
 export default commandFromDefinition(autocompleteCommand)

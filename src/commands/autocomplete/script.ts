@@ -1,5 +1,5 @@
-// `actors autocomplete script` is defined in src/lib/cli/autocomplete.ts.
+// `actors autocomplete script` is defined in src/lib/surface/cli/autocomplete.ts.
 import {commandFromDefinition} from '../base-command.js'
-import {autocompleteScriptCommand} from '../../lib/cli/autocomplete.js'
+import {autocompleteScriptCommand} from '../../lib/surface/cli/autocomplete.js'
 
 export default commandFromDefinition(autocompleteScriptCommand)

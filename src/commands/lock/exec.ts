@@ -1,5 +1,5 @@
-// `actors lock exec` is defined in src/lib/cli/lock.ts.
+// `actors lock exec` is defined in src/lib/surface/cli/lock.ts.
 import {commandFromDefinition} from '../base-command.js'
-import {lockExecCommand} from '../../lib/cli/lock.js'
+import {lockExecCommand} from '../../lib/surface/cli/lock.js'
 
 export default commandFromDefinition(lockExecCommand)

@@ -1,5 +1,5 @@
-// `actors lock renew` is defined in src/lib/cli/lock.ts.
+// `actors lock renew` is defined in src/lib/surface/cli/lock.ts.
 import {commandFromDefinition} from '../base-command.js'
-import {lockRenewCommand} from '../../lib/cli/lock.js'
+import {lockRenewCommand} from '../../lib/surface/cli/lock.js'
 
 export default commandFromDefinition(lockRenewCommand)

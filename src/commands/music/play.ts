@@ -1,5 +1,5 @@
-// `actors music play` is defined in src/lib/cli/music.ts.
+// `actors music play` is defined in src/lib/surface/cli/music.ts.
 import {commandFromDefinition} from '../base-command.js'
-import {musicPlayCommand} from '../../lib/cli/music.js'
+import {musicPlayCommand} from '../../lib/surface/cli/music.js'
 
 export default commandFromDefinition(musicPlayCommand)

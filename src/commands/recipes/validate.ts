@@ -1,5 +1,5 @@
-// `actors recipes validate` is defined in src/lib/cli/recipes.ts.
+// `actors recipes validate` is defined in src/lib/surface/cli/recipes.ts.
 import {commandFromDefinition} from '../base-command.js'
-import {recipesValidateCommand} from '../../lib/cli/recipes.js'
+import {recipesValidateCommand} from '../../lib/surface/cli/recipes.js'
 
 export default commandFromDefinition(recipesValidateCommand)

@@ -1,0 +1,99 @@
+/**
+ * What a unit's end looks for beyond the unit (SPEC: Containment,
+ * `leftover`). A process may leave its unit: as root it can write itself into
+ * another cgroup, and under tracking `setsid` plus a cleared environment plus
+ * a double fork leaves group, session, marker and ancestry at once. Two nets:
+ *  - the `ACTORS_RUN_INSTANCE` marker: a process of this user that carries
+ *    the Run's marker outside its cgroup is the Run's (only the Run's own
+ *    processes inherit it); it is killed, and named in `leftover`;
+ *  - orphans: a process of this user, started since the unit began in its
+ *    working directory, whose parent is gone (re-parented to init or to the
+ *    reaper above the supervisor) and that carries no Run's marker, may be one that left
+ *    unseen. Nothing proves it is the Run's, so it is never signalled: it is
+ *    named as `unknown` so the Run does not claim an empty unit.
+ * See docs/containment.md for what neither can catch.
+ */
+import {readlinkSync, statSync} from 'node:fs'
+import {findRunProcesses, listProcStats} from '../../base/platform/process-tree.js'
+import {readProcStat} from '../../base/platform/process-identity.js'
+import {environOf} from '../../base/platform/process-environ.js'
+import {commandOf, type Leftover} from './unit.js'
+
+/** Variables that put a process in a unit of its own (another Run, a supervisor, a `lock exec` unit). */
+const UNIT_MARKS = ['ACTORS_RUN_INSTANCE=', 'ACTORS_SUPERVISOR=1', 'ACTORS_UNIT='].map((m) => Buffer.from(`\0${m}`))
+
+function cwdOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`)
+  } catch {
+    return undefined
+  }
+}
+
+/** Whether `pid` belongs to this user (the owner of /proc/<pid> is its effective uid). */
+function ownProcess(pid: number): boolean {
+  try {
+    return typeof process.getuid !== 'function' || statSync(`/proc/${pid}`).uid === process.getuid()
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Processes of this user carrying `ACTORS_RUN_INSTANCE=<id>` (and their
+ * descendants), except `exclude`; with `stateDir` (as the kernel resolved it),
+ * none that another Run of the state root holds (process-tree.ts).
+ */
+export function markerCarriers(runInstanceId: string, exclude: number[] = [], stateDir?: string): number[] {
+  return findRunProcesses({rootPids: [], pgids: [], runInstanceId, exclude, ...(stateDir ? {stateDir} : {})}).filter(
+    ownProcess,
+  )
+}
+
+/** Whether `pid` carries a marker of some unit (any Run's instance, a supervisor, a lock exec unit) but those in `own`. */
+export function carriesUnitMark(pid: number, own: string[] = []): boolean {
+  const environ = environOf(pid)
+  if (environ === undefined) return false
+  let text = environ
+  for (const mark of own) {
+    const at = text.indexOf(`\0${mark}\0`)
+    if (at >= 0) text = Buffer.concat([text.subarray(0, at), text.subarray(at + mark.length + 1)])
+  }
+  return UNIT_MARKS.some((mark) => text.indexOf(mark) >= 0)
+}
+
+/** Where a unit's processes come from: when it began (clock ticks since boot, as /proc/<pid>/stat's start time) and its working directory. */
+export interface UnitOrigin {
+  sinceTicks: number
+  cwd: string
+}
+
+/**
+ * Orphans of this user started since the unit began, still in its working
+ * directory, that carry no unit's marker: what may have left the unit
+ * unseen. The working directory keeps out what the rest of the machine
+ * daemonises meanwhile (a busy machine has many such orphans); a process
+ * that also changed directory is beyond this (docs/containment.md).
+ * `exclude`: pids accounted for already.
+ */
+export function unaccountedOrphans(origin: UnitOrigin, exclude: Iterable<number> = []): Leftover[] {
+  const skip = new Set([process.pid, ...exclude])
+  // Orphans go to init or to the nearest reaper above: the one this (detached) process was handed to.
+  const reapers = new Set([1, readProcStat(process.pid)?.ppid ?? 1])
+  const found: Leftover[] = []
+  for (const stat of listProcStats()) {
+    if (skip.has(stat.pid) || stat.state === 'Z' || !reapers.has(stat.ppid) || reapers.has(stat.pid)) continue
+    if (!(Number(stat.start) >= origin.sinceTicks) || cwdOf(stat.pid) !== origin.cwd) continue
+    if (!ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
+    const command = commandOf(stat.pid)
+    if (command === '?') continue // gone meanwhile
+    found.push({
+      pid: stat.pid,
+      command,
+      unknown: true,
+      reason:
+        'an orphan of this user started during the Run in its working directory, carrying no Run marker: it may have left the unit (setsid with a cleared environment); not signalled, as nothing proves it is the Run',
+    })
+  }
+  return found
+}

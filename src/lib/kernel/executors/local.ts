@@ -1,0 +1,143 @@
+/**
+ * The local executor: the supervisor is a detached process on this machine,
+ * started by `run` and alive while its recorded process identity matches.
+ */
+import {childProcess} from '../../base/platform/builtins.js'
+import {supervisorScript} from '../../base/platform/package-root.js'
+import {readProcessIdentity} from '../../base/platform/process-identity.js'
+import {supervisorArgs} from '../../base/records/supervisor-args.js'
+import {dropTestHooks} from '../../base/platform/test-hooks.js'
+import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
+import type {Executor, JobHost} from './executor.js'
+import {supervisorEnvironment} from './supervisor-env.js'
+import {endLostRunUnit} from '../containment/lost.js'
+import {runCgroupOf} from '../containment/caller-cgroup.js'
+import {letHeldSupervisorGo} from './held-supervisor.js'
+import {requireEnforceableLimits} from '../containment/limits.js'
+import {liveRunUsage} from '../containment/live-usage.js'
+import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
+import type {SupervisorCheck} from '../../base/records/supervisor-check.js'
+import {nodeOs} from '../../base/platform/builtins.js'
+import {localVerbs} from './local-verbs.js'
+
+/** How long a Run may sit with no supervisor identity recorded before we call it lost. */
+export const LAUNCH_GRACE_MS = 30_000
+
+/** Whether the local supervisor of a live Run is still there (a queued Run has none yet and is alive). */
+function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHost[]): SupervisorCheck {
+  // A queued Run has no supervisor yet, unless one is waiting for the Run's locks ([locks]).
+  if (meta.status === 'queued' && !meta.process_identity) return {alive: true}
+  // On another machine (launched inside an engine's job, on its node) this /proc says nothing of it:
+  // it lives as long as the job it was launched in, as that job's engine tells.
+  if (typeof meta.host === 'string' && meta.host !== thisHost())
+    return hosts.map((host) => host.checkJobOf(meta)).find(Boolean) ?? {alive: true}
+  if (meta.process_identity) return isLiveSupervisor(meta, dir) ? {alive: true} : lost()
+  // Launched but the supervisor's identity was never recorded: lost only after a grace period.
+  return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
+}
+
+/**
+ * Whether the process run.json records as the supervisor is one, of this
+ * Run, and running: identity checked, node running the supervisor script
+ * for this dir (records/supervisor-args.ts). Any other process there is
+ * one the Run put in its place, and the Run is lost (its unit is ended). A
+ * supervisor its Run holds is let go first (held-supervisor.ts).
+ */
+function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
+  if (!supervisorArgs(meta, dir)) return false
+  const pid = meta.process_identity!.pid
+  // A supervisor runs beside its Run's cgroup, never in it: one found there is a process the Run started.
+  const cgroup = runCgroupOf(pid)
+  if (cgroup?.instance === meta.run_instance_id) return false
+  return letHeldSupervisorGo(pid, dir, cgroup !== undefined)
+}
+
+let host: string | undefined
+/** This machine's name, read once (listings check every live Run). */
+function thisHost(): string {
+  host ??= nodeOs().hostname()
+  return host
+}
+
+function lost(): SupervisorCheck {
+  return {alive: false, status: 'exited', reason: 'supervisor_lost'}
+}
+
+/**
+ * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
+ * allowed to run) and record its pid and process identity in run.json.
+ */
+function startLocalSupervisor(home: string, dir: string): number {
+  const env = supervisorEnvironment(home)
+  // A supervisor starting a queued Run passes on no fault meant for itself.
+  if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
+  // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
+  const grace = String(recordedKillGraceMs(readRunMetaRaw(dir) ?? {}))
+  // node:child_process, not execa (src/lib/base/platform/execa.ts): this is every launch's path, and evaluating execa
+  // would add about 40 ms to `actors run -- true`, as much as Node's own start.
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  })
+  child.unref()
+  const pid = child.pid
+  if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
+  const identity = readProcessIdentity(pid)
+  // Not fsynced: after a crash of the machine this pid and identity name nothing, and a Run whose
+  // identity was never recorded is settled as lost after the launch grace (checkLocalSupervisor).
+  updateRunMeta(
+    dir,
+    (meta) => ({
+      ...meta,
+      status: meta.status === 'queued' && !meta.waiting_for ? 'running' : meta.status, // [locks] still waiting for its locks
+      pid: meta.pid ?? pid,
+      process_identity: meta.process_identity ?? identity,
+    }),
+    {durable: false},
+  )
+  return pid
+}
+
+/** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
+function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
+  const {leftover, usage} = endLostRunUnit(meta, dir, thisHost())
+  return {
+    ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),
+    ...(leftover.length > 0 ? {leftover} : {}),
+  }
+}
+
+/**
+ * The local executor (see executor.ts): everything happens on this machine,
+ * watched by file notifications. `hosts` (registry.ts): the engines whose
+ * jobs can hold a local Run launched inside them.
+ */
+export function localExecutorWith(hosts: readonly JobHost[]): Executor {
+  return {
+    kind: 'local',
+    recipeFields: [],
+    readRecipeOptions: () => ({kind: 'local'}),
+    // A local Run launched inside an engine's job records that job: it lives on the job's node, and no longer than the job.
+    choose: (_recipe, env) => Object.assign({kind: 'local'}, ...hosts.map((host) => host.jobOf(env))),
+    // Limits need a cgroup: refused where none can be made (tracked containment).
+    preflight: requireEnforceableLimits,
+    startsQueued: false,
+    start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
+    handedOver: () => false,
+    check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
+    endLost: endLostLocalRun,
+    // The Run's cgroup counters, or its recorded command processes (tracked).
+    usage: liveRunUsage,
+    pollMs: () => undefined,
+    relay: () => undefined,
+    ...localVerbs,
+    describe: () => '',
+    queuedWhy: () => undefined,
+    supervisor: {
+      startFields: () => ({host: thisHost()}),
+      termIsTimeLimit: () => false,
+      ending: () => undefined,
+    },
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Whether holders and waiters are still there, checked lazily at every lock
+ * operation so that correctness never depends on a clean-up hook having run:
+ * a Run holder is gone once its Run is terminal (or its supervisor vanished,
+ * which reconciliation will record as `exited`), a process holder once its
+ * identity no longer matches a live process, any holder once its lease ran
+ * out; a waiter is gone once its waiting process died.
+ */
+import {join} from 'node:path'
+import {isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {RUN_SCHEMA, isTerminal, type RunMeta} from '../../base/records/run.js'
+import {readJsonFile} from '../../base/platform/state-files.js'
+import {endLostRunUnit} from '../containment/lost.js'
+import {leftoverAlive} from '../containment/unit.js'
+import {killUnitSync, openUnit} from '../containment/index.js'
+import {nodeOs} from '../../base/platform/builtins.js'
+import type {HolderEntry, HolderRef, LockState, WaiterEntry} from '../../base/records/lock.js'
+
+/**
+ * True while the Run instance `ref` names is live. Reads run.json and
+ * result.json directly, without run-store's reconciliation: that would call
+ * back into lock release (a Run-end follow-up) while a lock's mutex is held,
+ * and run-store imports the Run-end follow-ups, this module among them.
+ * A damaged run.json counts as live: fail closed.
+ */
+function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
+  try {
+    const meta = readJsonFile<RunMeta>(join(ref.state_dir, 'run.json'), {schema: RUN_SCHEMA})
+    if (!meta || meta.run_instance_id !== ref.run_instance_id || isTerminal(meta.status)) return false
+    const result = readJsonFile<{run_instance_id?: string}>(join(ref.state_dir, 'result.json'))
+    if (result && (result.run_instance_id === undefined || result.run_instance_id === ref.run_instance_id)) return false
+    // A supervisor that vanished: the Run is as good as `exited`, once nothing of its unit is left
+    // ([containment]: ended here, so the slot never passes while its command still runs).
+    if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
+    return endLostRunUnit(meta, ref.state_dir, nodeOs().hostname()).leftover.some(leftoverAlive)
+  } catch {
+    return true
+  }
+}
+
+/** How a `lock exec` unit's name starts: `lock-<holder pid>-<holder start>-` (then a random id). */
+export function lockUnitPrefix(holder: Pick<ProcessIdentity, 'pid' | 'start'>): string {
+  return `lock-${holder.pid}-${String(holder.start).replace(/[^0-9A-Za-z]/g, '')}-`
+}
+
+/**
+ * A `lock exec` that died may have left COMMAND running in its unit
+ * ([containment]): end it now; the holder counts as live while anything of
+ * the unit cannot be ended. The unit must be the one named after this very
+ * holder (its tracked marker or its cgroup's name): locks/ is writable by any
+ * Run, and a record pairing a dead holder with another lock exec's unit, or
+ * with anything else, proves nothing to end, so the slot passes on.
+ */
+function lostUnitRemains(record: unknown, holder: Pick<ProcessIdentity, 'pid' | 'start'>): boolean {
+  if (record === undefined) return false
+  const {marker, path} = (record ?? {}) as {marker?: unknown; path?: unknown}
+  const named = typeof path === 'string' ? path.slice(path.lastIndexOf('/') + 1) : ''
+  const instance = typeof marker === 'string' && marker.startsWith('ACTORS_UNIT=') ? marker.slice(12) : named
+  if (!instance.startsWith(lockUnitPrefix(holder))) return false
+  const unit = openUnit(record, () => ({rootPids: [], pgids: []}), {unit: instance, file: 'the lock holder record'})
+  const left = killUnitSync(unit)
+  if (left.length === 0) unit.remove()
+  return left.length > 0
+}
+
+/** Whether the holder itself (Run, process) still exists; named holders live by their lease alone. */
+export function holderExists(ref: HolderRef): boolean {
+  if (ref.kind === 'run') return runIsLive(ref)
+  if (ref.kind === 'process') return isSameProcess(ref) || lostUnitRemains(ref.unit, ref)
+  return true
+}
+
+export function leaseExpired(entry: HolderEntry, now: number): boolean {
+  return entry.lease_expires_at !== undefined && Date.parse(entry.lease_expires_at) <= now
+}
+
+export function waiterExists(entry: WaiterEntry): boolean {
+  return isSameProcess(entry.waiter) && holderExists(entry.holder)
+}
+
+/** Why an entry left a lock at settle time (journal `op`, and the Trace kind for Run holders). */
+export type Departure = {op: 'expired' | 'freed'; entry: HolderEntry} | {op: 'left'; entry: WaiterEntry}
+
+/**
+ * Drop expired leases, dead holders and dead waiters from `state` (in place).
+ * Returns what left, for the journal and the Traces.
+ */
+export function settleLockState(state: LockState, now = Date.now()): Departure[] {
+  const gone: Departure[] = []
+  state.holders = state.holders.filter((entry) => {
+    if (leaseExpired(entry, now)) gone.push({op: 'expired', entry})
+    else if (!holderExists(entry.holder)) gone.push({op: 'freed', entry})
+    else return true
+    return false
+  })
+  state.queue = state.queue.filter((entry) => {
+    if (waiterExists(entry)) return true
+    gone.push({op: 'left', entry})
+    return false
+  })
+  return gone
+}
+
+/** The earliest lease expiry among the holders (ms since the epoch), for a waiter's next re-check. */
+export function nextExpiry(state: LockState): number {
+  let earliest = Infinity
+  for (const entry of state.holders)
+    if (entry.lease_expires_at) earliest = Math.min(earliest, Date.parse(entry.lease_expires_at))
+  return earliest
+}

@@ -1,0 +1,101 @@
+/**
+ * A parent Run's children journal (`children.jsonl` in its state dir): one
+ * line per child launched from inside it, in launch order. Counting running
+ * children, starting queued ones FIFO, rolling up usage and cascading a stop
+ * all walk these journals instead of scanning the whole state root.
+ */
+import {join} from 'node:path'
+import {withLockSync} from '../../base/platform/file-lock.js'
+import {runDir} from '../../base/platform/home.js'
+import {readRunState, runFile, type RunState} from './store.js'
+import {appendJsonLine, readJsonLines} from '../../base/platform/state-files.js'
+import {refuseLinkedDir} from '../../base/platform/private-files.js'
+import type {RunMeta} from '../../base/records/run.js'
+
+export interface ChildRecord {
+  run: string
+  run_instance_id: string
+  state_dir: string
+  created_at: string
+  queued: boolean
+}
+
+/** Lock serialising admission (count, queue, start) of one parent's children. */
+export function childrenLock(parentDir: string): string {
+  return join(parentDir, '.children.lock')
+}
+
+/** Append a child to its parent's journal. Callers hold childrenLock(parentDir). */
+export function recordChild(parentDir: string, child: ChildRecord): void {
+  // O_NOFOLLOW guards children.jsonl itself; a link in the parent's state dir place is refused here.
+  refuseLinkedDir(parentDir)
+  appendJsonLine(runFile(parentDir, 'children'), child)
+}
+
+/**
+ * The parent's children that still belong to it, in launch order (FIFO; a
+ * child launched again counts from its latest record). A child id relaunched
+ * elsewhere since (another instance, another parent) is not this parent's any
+ * more and is skipped; damaged lines are skipped too.
+ */
+export function readChildren(home: string, parentDir: string, parent: Pick<RunMeta, 'run_instance_id'>): RunState[] {
+  const {records} = readJsonLines<ChildRecord>(runFile(parentDir, 'children'))
+  // A child resumed as a new generation is recorded again: its latest record (and place in the queue) counts.
+  const latest = new Map<string, ChildRecord>()
+  for (const record of records) {
+    if (typeof record.run !== 'string') continue
+    latest.delete(record.run)
+    latest.set(record.run, record)
+  }
+  const children: RunState[] = []
+  for (const record of latest.values()) {
+    let state: RunState | undefined
+    try {
+      // A link in the child's state dir place is skipped like a damaged child, never read through.
+      state = readRunState(runDir(home, record.run), {withResult: false, refuseLink: true})
+    } catch {
+      continue
+    }
+    if (!state || state.meta.run_instance_id !== record.run_instance_id) continue
+    if (state.meta.parent?.run_instance_id !== parent.run_instance_id) continue
+    children.push(state)
+  }
+  return children
+}
+
+export interface Descendant extends RunState {
+  /** Distance below the Run the walk started from (children are 1). */
+  level: number
+}
+
+/**
+ * Every descendant of the Run in `dir`, breadth first (so deeper Runs come
+ * later). `settled`: each journal is read under its children lock, so a
+ * child being launched right now (created, started, not yet journaled) is
+ * waited for and found: a tree's stop must not miss it.
+ */
+export function collectDescendants(
+  home: string,
+  dir: string,
+  meta: Pick<RunMeta, 'run_instance_id'>,
+  options: {settled?: boolean} = {},
+): Descendant[] {
+  const out: Descendant[] = []
+  let frontier: Array<{dir: string; meta: Pick<RunMeta, 'run_instance_id'>; level: number}> = [{dir, meta, level: 0}]
+  const visited = new Set<string>([dir])
+  while (frontier.length > 0) {
+    const next: typeof frontier = []
+    for (const node of frontier) {
+      const read = () => readChildren(home, node.dir, node.meta)
+      for (const child of options.settled ? withLockSync(childrenLock(node.dir), read) : read()) {
+        if (visited.has(child.dir)) continue
+        visited.add(child.dir)
+        const descendant = {...child, level: node.level + 1}
+        out.push(descendant)
+        next.push({dir: child.dir, meta: child.meta, level: descendant.level})
+      }
+    }
+    frontier = next
+  }
+  return out
+}

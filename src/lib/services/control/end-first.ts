@@ -1,0 +1,130 @@
+/**
+ * Nothing in a state dir can block an end (issue: a Run that keeps a link at
+ * its own children.jsonl, result.json or a garbage run.json was unkillable;
+ * one that deleted its state dir was "not found"). When `stop`, `kill` or
+ * `close` cannot go the usual way because of what it found in the state dir
+ * (damage: exit 1; a state dir gone: exit 4; a lock held past its wait:
+ * exit 5; anything unexpected), or when a lock of its state dir is kept by
+ * the Run itself (which would hold the usual way for its whole wait), the
+ * Run's unit is found from facts the machine keeps
+ * (containment/unit-facts.ts) and killed first; then the refusal is
+ * reported, exit 1, naming what was damaged. A refusal that is the answer (a
+ * finished Run, a recycled pid, a bad action) stays as it is.
+ */
+import {lstatSync} from 'node:fs'
+import {join} from 'node:path'
+import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
+import {sleep} from '../../base/platform/sleep.js'
+import {readLockText} from '../../base/platform/file-lock.js'
+import {resolveRunRef, runDir} from '../../base/platform/home.js'
+import {homeKey} from '../../kernel/containment/index.js'
+import {findUnitByFacts, killUnitByFacts} from '../../kernel/containment/unit-facts.js'
+import {cancelSlurmJobsByFacts} from '../../kernel/executors/index.js'
+
+/** Whether `error` (from an end that went the usual way) may have left the Run's unit running. */
+function mayBlockAnEnd(error: unknown): boolean {
+  if (!isActorsError(error)) return true
+  return error.exitCode === EXIT.failed || error.exitCode === EXIT.notFound || error.exitCode === EXIT.refused
+}
+
+/** Run `end` (a stop, kill or close of the Run `ref`); if it fails in a way that may leave the unit running, kill the unit by facts, then report. */
+export async function endFirst<T>(home: string, ref: string, verb: string, end: () => Promise<T>): Promise<T> {
+  let id: string | undefined
+  try {
+    id = resolveRunRef(home, ref)
+  } catch {}
+  // A lock of its state dir that the Run itself keeps would hold the usual way for its whole wait.
+  const held = id === undefined ? undefined : await lockKeptByItsUnit(home, runDir(home, id))
+  if (held && id !== undefined) throw killFirst(home, id, ref, verb, held)
+  try {
+    return await end()
+  } catch (error) {
+    if (id === undefined) throw error
+    if (mayBlockAnEnd(error)) throw killFirst(home, id, ref, verb, error)
+    if (!unitLivesOn(home, id, error)) throw error
+    const file = join(runDir(home, id), 'run.json')
+    const claim = new ActorsError(
+      `${file}: ${(error as Error).message}, yet its unit still runs`,
+      EXIT.failed,
+      'the Run wrote its own end; inspect run.json and result.json by hand',
+    )
+    throw killFirst(home, id, ref, verb, claim)
+  }
+}
+
+/**
+ * Whether a refusal that the Run is finished (exit 3) came while something of
+ * its unit still runs: run.json and result.json are the Run's to write, so one
+ * that marks itself `done` must not keep a kill away from its command. (A
+ * recorded process whose identity does not match stays refused, exit 3:
+ * never signalled, as the SPEC says.)
+ */
+function unitLivesOn(home: string, id: string, error: unknown): boolean {
+  if (!isActorsError(error) || error.exitCode !== EXIT.notActive || error.details?.pid !== undefined) return false
+  return findUnitByFacts(runDir(home, id), homeKey(home)).pids.length > 0
+}
+
+/** Kill the unit of Run `id` by facts; the error to report: `error` as it was when nothing of the Run was found. */
+function killFirst(home: string, id: string, ref: string, verb: string, error: unknown): unknown {
+  const dir = runDir(home, id)
+  const {signalled, leftover} = killUnitByFacts(dir, homeKey(home))
+  // A Slurm Run's unit is its job, wherever it runs: the one Slurm lists under the Run's name and instance.
+  const jobs = cancelSlurmJobsByFacts(home, id)
+  if (signalled.length === 0 && jobs.length === 0) return error
+  const reason = (error as Error).message
+  const ended = [
+    signalled.length ? `SIGKILL to ${signalled.length} process(es)` : '',
+    jobs.length ? `Slurm job ${jobs.join(', ')} cancelled` : '',
+  ].filter(Boolean)
+  const left = leftover.length ? `; still alive: ${leftover.map((l) => `${l.pid} (${l.command})`).join(', ')}` : ''
+  return new ActorsError(
+    `could not ${verb} ${ref} the usual way (${reason}); its unit was killed first: ${ended.join('; ')}${left}`,
+    EXIT.failed,
+    isActorsError(error) && error.fix ? error.fix : `inspect ${dir} by hand`,
+    {signalled, leftover, ...(jobs.length ? {cancelled_jobs: jobs} : {})},
+  )
+}
+
+/** How long the lock may stay held by a process of the Run itself before the end stops waiting for it. */
+const OWN_LOCK_GRACE_MS = 2000
+
+/**
+ * The Run's lifecycle lock (`.lock`) held by a process of the Run's own unit
+ * for over OWN_LOCK_GRACE_MS: the Run keeps it (an `actors emit` inside the
+ * Run holds it only for a moment). Returns the damage to report; undefined
+ * when no such lock is kept. (`.children.lock` is left to its own wait: a
+ * child launched from inside holds it for as long as its launch takes, and a
+ * stop of the tree waits for that launch on purpose.)
+ */
+async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError | undefined> {
+  const deadline = Date.now() + OWN_LOCK_GRACE_MS
+  for (;;) {
+    const file = join(dir, '.lock')
+    const pid = lockHolderPid(file)
+    if (pid === undefined || !findUnitByFacts(dir, homeKey(home)).pids.includes(pid)) return undefined
+    if (Date.now() >= deadline)
+      return new ActorsError(
+        `${file} is held by pid ${pid}, a process of the Run itself`,
+        EXIT.failed,
+        `remove the lock (rm "${file}") once nothing of the Run is left`,
+      )
+    await sleep(20)
+  }
+}
+
+/**
+ * The pid a lock file names (a link whose target is the holder's identity, or
+ * a file of the older kind), never read through a link, and never blocking:
+ * a FIFO a Run put at its `.lock` held kill, stop and close for ever.
+ */
+function lockHolderPid(file: string): number | undefined {
+  try {
+    const stat = lstatSync(file)
+    if (!stat.isSymbolicLink() && !stat.isFile()) return undefined
+    const text = readLockText(file)
+    const pid = (JSON.parse(text) as {pid?: unknown}).pid
+    return typeof pid === 'number' && Number.isInteger(pid) && pid > 1 ? pid : undefined
+  } catch {
+    return undefined
+  }
+}

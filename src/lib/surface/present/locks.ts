@@ -1,0 +1,58 @@
+/** The plain faces of `actors lock ...`: what was taken, released or renewed on stderr; `lock status` one line per lock. */
+import type {AcquireReply} from '../../kernel/locks/ops.js'
+import type {LockView} from '../../kernel/locks/views.js'
+import type {TextSinks} from './result.js'
+import {screenWidth} from '../../base/platform/fit-width.js'
+import {formatTable} from '../../base/platform/text.js'
+
+function held(reply: AcquireReply, verb: string, to: TextSinks): void {
+  to.note(
+    `actors: ${reply.holder} ${verb} lock ${reply.lock} (${reply.held}/${reply.slots}${reply.lease_expires_at ? `, lease until ${reply.lease_expires_at}` : ''})\n`,
+  )
+}
+
+/** `lock acquire`. */
+export function plainAcquired(reply: AcquireReply, to: TextSinks): void {
+  held(reply, reply.already ? 'already holds' : 'holds', to)
+}
+
+/** `lock renew`. */
+export function plainRenewed(reply: AcquireReply, to: TextSinks): void {
+  held(reply, 'renewed', to)
+}
+
+/** `lock release`. */
+export function plainReleased(reply: LockView & {holder: string}, to: TextSinks): void {
+  to.note(`actors: ${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
+}
+
+/** `lock status`: a table, one row per lock. */
+export function plainLockStatus(status: LockView | {locks: LockView[]}, to: TextSinks): void {
+  const views: LockView[] = 'locks' in status ? status.locks : [status]
+  to.out(views.length ? `${formatLockTable(views)}\n` : '')
+  if (views.length === 0) to.note('actors: no locks yet\n')
+}
+
+/**
+ * The locks as an aligned table for people: `repo  1/1  run:build-1 (lease
+ * 30s)  pid:4242`. Lock names come from Recipes and holders from lock files:
+ * formatTable makes every cell inert.
+ */
+export function formatLockTable(views: LockView[], now = Date.now()): string {
+  const rows = views.map((view) => [
+    view.lock,
+    `${view.held}/${view.slots}`,
+    view.holders
+      .map((h) =>
+        h.lease_expires_at
+          ? `${h.holder} (lease ${Math.max(0, Math.round((Date.parse(h.lease_expires_at) - now) / 1000))}s)`
+          : h.holder,
+      )
+      .join(', ') || '-',
+    view.queue.map((w) => w.holder).join(', ') || '-',
+  ])
+  return formatTable(['LOCK', 'HELD', 'HOLDERS', 'QUEUE'], rows, screenWidth(), {
+    key: ['LOCK', 'HELD'],
+    free: ['HOLDERS', 'QUEUE'],
+  })
+}
