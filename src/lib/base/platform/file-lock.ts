@@ -246,15 +246,40 @@ function release(lockFile: string): void {
   } catch {}
 }
 
+/**
+ * The longest a synchronous wait may block in this process, when set: a
+ * process that serves many callers on one thread (`actors mcp`) answers busy
+ * sooner rather than let one Run that keeps a lock stall every other call.
+ */
+let syncWaitCapMs: number | undefined
+
+export function capSyncLockWaits(ms: number | undefined): void {
+  syncWaitCapMs = ms
+}
+
 /** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
 export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
-  const backoff = contention(lockFile, options)
+  const waitMs = options.timeoutMs ?? (testHookNumber('lockWaitMs') || DEFAULT_LOCK_WAIT_MS)
+  const backoff = contention(lockFile, {
+    timeoutMs: syncWaitCapMs === undefined ? waitMs : Math.min(waitMs, syncWaitCapMs),
+  })
   while (!tryAcquire(lockFile)) sleepSync(backoff())
   try {
     return fn()
   } finally {
     release(lockFile)
   }
+}
+
+/**
+ * Wait, without blocking the event loop, until nobody holds `lockFile` (a
+ * stale or junk lock is cleared as a waiter would), then return without taking
+ * it: what a single-threaded server does before synchronous work that takes
+ * the lock, so its other callers go on meanwhile. Busy (exit 5) at the deadline.
+ */
+export async function lockFreed(lockFile: string, options: LockOptions = {}): Promise<void> {
+  const backoff = contention(lockFile, options)
+  while (readLockFile(lockFile) !== undefined) await sleep(backoff())
 }
 
 /** Async variant: waits without blocking the event loop; `fn` may be async. */

@@ -11,9 +11,10 @@
  */
 import * as z from 'zod/v4'
 import {parseDuration} from '../../base/platform/duration.js'
+import {lockFreed} from '../../base/platform/file-lock.js'
 import {usageError} from '../../base/platform/errors.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../../kernel/locks/ops.js'
-import type {HolderRef} from '../../base/records/lock.js'
+import {lockMutexFile, validateLockName, type HolderRef} from '../../base/records/lock.js'
 import type {LockView} from '../../kernel/locks/views.js'
 import {boundList} from './bound.js'
 import {defineTool, durationInput, type ToolContext, type ToolOutcome} from './tool.js'
@@ -106,6 +107,9 @@ export const lockTool = defineTool({
         `e.g. {"op": "${op}", "name": "repo", "holder": "agent-7"${op === 'acquire' ? ', "lease": "10m"' : ''}}`,
       )
     const ref = mcpHolder(holder, op)
+    // The op takes the lock's mutex synchronously: wait for it here first, so the session's other calls go on
+    // meanwhile (a Run keeping the mutex stalled the whole server for 30 s per call).
+    await lockFreed(lockMutexFile(context.home, validateLockName(name)))
     if (op === 'release') {
       const reply = releaseLock(context.home, name, ref)
       return {
