@@ -13,7 +13,17 @@ import {setTimeout as sleep} from 'node:timers/promises'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {INIT, INITIALIZED, killRawServers, open as openRaw, ping} from './mcp-raw.js'
-import {actors, BIN, cliEnv, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+import {
+  actors,
+  BIN,
+  cgroup2Root,
+  cliEnv,
+  homesPerTest,
+  processAlive,
+  readJson,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-trust-locks-')
 const SHORT_LOCK_WAIT = {ACTORS_TEST_LOCK_WAIT_MS: '2000'}
@@ -146,6 +156,35 @@ describe('locks a Run can make or keep', () => {
         expect(pause.code, pause.stderr).toBe(5)
         expect(pause.stderr).toContain(namedHolder(v, 'v'))
         expect(pause.stderr).toContain('actors control v kill')
+        expect(pause.stderr).not.toContain('actors control w kill')
+      } finally {
+        for (const run of ['v', 'w', 'u']) actors(h, ['control', run, 'kill'])
+      }
+    }, 40_000)
+  }
+
+  // A Run (here as root) may make cgroups below its own and name one after another Run's unit: the name proves nothing.
+  for (const _ of discoverCgroupBases() && process.getuid?.() === 0 && cgroup2Root() ? ['cgroup'] : []) {
+    it("a holder in a cgroup its Run made and named after another Run's: busy names the Run it is in", async () => {
+      const h = home()
+      const u = launch(h, 'u', ['sleep', '30'])
+      const w = launch(h, 'w', ['sleep', '30'])
+      const unit = `w@${readJson(join(w, 'run.json')).run_instance_id}`
+      const held = join(h, 'held')
+      const script = [
+        `own="${cgroup2Root()}$(sed -n 's/^0:://p' /proc/self/cgroup)"`,
+        // The kernel's layout, actors/<state root key>/<run>@<instance>, again below its own cgroup.
+        `fake="$own/actors/$(basename "$(dirname "$own")")/${unit}"`,
+        'mkdir -p "$fake"',
+        'echo $$ > "$fake/cgroup.procs"',
+        'exec "$@"',
+      ].join('; ')
+      const v = launch(h, 'v', ['sh', '-c', script, 'sh', process.execPath, '-e', HOLD_LOCK, join(u, '.lock'), held])
+      await waitFor(() => existsSync(held), 10_000, 'the hold on the lock')
+      try {
+        const pause = actors(h, ['control', 'u', 'pause'], {env: SHORT_LOCK_WAIT})
+        expect(pause.code, pause.stderr).toBe(5)
+        expect(pause.stderr).toContain(namedHolder(v, 'v'))
         expect(pause.stderr).not.toContain('actors control w kill')
       } finally {
         for (const run of ['v', 'w', 'u']) actors(h, ['control', run, 'kill'])

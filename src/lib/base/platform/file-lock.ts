@@ -208,14 +208,14 @@ export interface LockHolderNote {
   fix: string
 }
 
-let describeHolder: (pid: number) => LockHolderNote | undefined = () => undefined
+let describeHolder: (pid: number, lockFile: string) => LockHolderNote | undefined = () => undefined
 
 /**
  * How busy errors name a holder: the kernel's entry points install the
  * containment layer's answer (which Run's cgroup the holder is in), which
  * this layer cannot know by itself.
  */
-export function describeLockHoldersWith(describe: (pid: number) => LockHolderNote | undefined): void {
+export function describeLockHoldersWith(describe: (pid: number, lockFile: string) => LockHolderNote | undefined): void {
   describeHolder = describe
 }
 
@@ -227,7 +227,7 @@ export function describeLockHoldersWith(describe: (pid: number) => LockHolderNot
  */
 function busyError(lockFile: string, state: LockFileState | undefined, waitedMs: number): ActorsError {
   const pid = state && 'holder' in state ? state.holder.pid : undefined
-  const note = pid === undefined ? undefined : describeHolder(pid)
+  const note = pid === undefined ? undefined : describeHolder(pid, lockFile)
   const holder = pid === undefined ? '' : note ? ` (pid ${pid}, ${note.what})` : ` (pid ${pid})`
   return new ActorsError(
     `busy: another actors process${holder} held ${lockFile} for over ${Math.round(waitedMs / 1000)}s`,
