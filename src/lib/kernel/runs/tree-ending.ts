@@ -57,16 +57,23 @@ function endingState(meta: RunMeta, dir: string, isParent: boolean): string | un
 /**
  * The refusal of a launch under the parent `parent` (its state dir
  * `parentDir`) when it or an ancestor is being stopped or killed, was
- * stopped or killed, or (the parent alone) has ended; undefined otherwise.
- * Exit 3: the tree it would join is no longer active.
+ * stopped or killed, or (the parent alone, unless `endedParent` is false)
+ * has ended; undefined otherwise. Exit 3: the tree it would join is no
+ * longer active. (Children queued before their parent's normal end still
+ * start after it: `endedParent: false`.)
  */
-export function endingTreeRefusal(home: string, parentDir: string, parent: RunMeta): ActorsError | undefined {
+export function endingTreeRefusal(
+  home: string,
+  parentDir: string,
+  parent: RunMeta,
+  options: {endedParent?: boolean} = {},
+): ActorsError | undefined {
   const line = [
     {meta: parent, dir: parentDir},
     ...ancestorMetas(home, parent).map((m) => ({meta: m, dir: runDir(home, m.run)})),
   ]
   for (const [index, {meta, dir}] of line.entries()) {
-    const state = endingState(meta, dir, index === 0)
+    const state = endingState(meta, dir, index === 0 && options.endedParent !== false)
     if (!state) continue
     const who = index === 0 ? `its parent Run ${meta.run}` : `its ancestor Run ${meta.run} (above parent ${parent.run})`
     return notActiveError(

@@ -93,7 +93,7 @@ function fillSlotsLocked(home: string, parentDir: string, parent: RunMeta): void
   const queued = children.filter((c) => waitsForSlot(c.meta))
   if (queued.length === 0) return
   // An ancestor being stopped or killed ends this parent's tree too: its queued children never start.
-  if (parentIsEnding(parent) || endingTreeRefusal(home, parentDir, parent)) {
+  if (parentIsEnding(parent) || endingTreeRefusal(home, parentDir, parent, {endedParent: false})) {
     for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
     return
   }
