@@ -89,7 +89,7 @@ describe.each(MODES)('a tree that launches while it is ended ($mode)', ({env, sk
       const go = join(h, 'go')
       // The launch runs with SIGTERM blocked (node resets an ignored one): the stop's sweep does not end it first.
       const launch = `python3 -c "import signal,os; signal.pthread_sigmask(signal.SIG_BLOCK,[signal.SIGTERM]); os.execvp('actors',['actors','run','--','true'])"`
-      const script = `trap '' TERM; touch '${h}/ready'; while [ ! -e '${go}' ]; do sleep 0.05; done; ${launch} >/dev/null 2>'${h}/err'; echo $? >'${h}/rc'; sleep 30`
+      const script = `trap '' TERM; touch '${h}/ready'; while [ ! -e '${go}' ]; do sleep 0.05; done; ${launch} >/dev/null 2>'${h}/err'; echo $? >'${h}/rc.x'; mv '${h}/rc.x' '${h}/rc'; sleep 30`
       const r = actors(h, ['run', '--name', 'p', '--json', '--', 'sh', '-c', script], {env})
       expect(r.code, r.stderr).toBe(0)
       await waitFor(() => existsSync(join(h, 'ready')), 10_000, 'p ignoring SIGTERM')
@@ -100,7 +100,8 @@ describe.each(MODES)('a tree that launches while it is ended ($mode)', ({env, sk
         await waitFor(() => readJson(join(h, 'runs', 'p', 'run.json')).ending, 10_000, 'p marked as ending')
         spawnSync('touch', [go])
         await waitFor(() => existsSync(join(h, 'rc')), 10_000, 'the launch inside p')
-        expect(readFileSync(join(h, 'rc'), 'utf8').trim()).toBe('3')
+        const said = readFileSync(join(h, 'err'), 'utf8')
+        expect(readFileSync(join(h, 'rc'), 'utf8').trim(), said).toBe('3')
         expect(readFileSync(join(h, 'err'), 'utf8')).toContain('its parent Run p is being stopped')
         expect(Object.keys(statuses(h))).toEqual(['p'])
       } finally {
