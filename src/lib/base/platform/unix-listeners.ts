@@ -1,0 +1,65 @@
+/**
+ * Which process listens on a Unix socket, from facts the kernel (Linux) keeps
+ * and no file can change (issue 35: a socket file proves nothing about its
+ * listener; a Run that renamed another process's socket into its own place
+ * had control records reach that process). /proc/net/unix lists every bound
+ * socket of this network namespace with the path it was bound at (a rename of
+ * its file leaves that path as it was) and its sockfs inode, which each
+ * process holding it shows as a `socket:[INODE]` link in /proc/PID/fd.
+ */
+import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
+
+/** `__SO_ACCEPTCON` in the Flags column: the socket listens. */
+const LISTENING = 0x10000
+
+/**
+ * The sockfs inodes of the sockets listening at exactly the bound path
+ * `path`; empty when none does, undefined when /proc/net/unix cannot be read.
+ * A line whose path holds a newline is split by /proc itself: it never
+ * matches a path read from a JSON field that has none, and one that has is
+ * never proven.
+ */
+export function listenersBoundAt(path: string): Set<number> | undefined {
+  let table: string
+  try {
+    table = readFileSync('/proc/net/unix', 'utf8')
+  } catch {
+    return undefined
+  }
+  const found = new Set<number>()
+  if (path.includes('\n')) return found
+  for (const line of table.split('\n')) {
+    // Num: RefCount Protocol Flags Type St Inode Path; the path is the rest of the line, spaces and all.
+    const match =
+      /^\s*[0-9A-Fa-f]+: [0-9A-Fa-f]+ [0-9A-Fa-f]+ ([0-9A-Fa-f]+) [0-9A-Fa-f]+ [0-9A-Fa-f]+ +(\d+) (.*)$/.exec(line)
+    if (!match || match[3] !== path) continue
+    if ((Number.parseInt(match[1], 16) & LISTENING) !== 0) found.add(Number(match[2]))
+  }
+  return found
+}
+
+/**
+ * Whether process `pid` holds one of the sockets `inodes` (an fd linking to
+ * `socket:[INODE]`). Reads that one process's fd table; false when it cannot
+ * be read (gone, or another user's).
+ */
+export function holdsSocket(pid: number, inodes: ReadonlySet<number>): boolean {
+  if (inodes.size === 0) return false
+  let fds: string[]
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return false
+  }
+  for (const fd of fds) {
+    let target: string
+    try {
+      target = readlinkSync(`/proc/${pid}/fd/${fd}`)
+    } catch {
+      continue
+    }
+    const inode = /^socket:\[(\d+)\]$/.exec(target)?.[1]
+    if (inode !== undefined && inodes.has(Number(inode))) return true
+  }
+  return false
+}
