@@ -286,6 +286,9 @@ async function foreignListener(sock: string, log: string): Promise<ChildProcess>
   return child
 }
 
+/** Whether iproute2's `ss` is here: without it, which file a listener bound is unknown (docs/control.md). */
+const SS = ['/usr/sbin/ss', '/sbin/ss', '/usr/bin/ss', '/bin/ss'].some((path) => existsSync(path))
+
 /** Containments to run each case under: the cgroup a Run gets where this machine allows, and tracked. */
 const MODES = [
   {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
@@ -324,7 +327,9 @@ async function expectUnprovenListener(h: string, dir: string, sock: string, log:
   expect(status.code, status.stderr).toBe(0)
   expect(status.json.service).toMatchObject({ok: false})
   expect(status.json.service.error).toContain(sock)
-  expect(status.json.service.error).toMatch(/no listener bound at that path|no process of the Run/)
+  expect(status.json.service.error).toMatch(
+    /no listener bound at that path|no process of the Run|not the file its path's listener bound/,
+  )
   const stop = actors(h, ['control', 'v', 'stop', '--json'], {env, timeout: 40_000})
   expect(stop.code, stop.stderr).toBe(0)
   expect(stop.json).toMatchObject({handled_by: 'kernel'})
@@ -343,6 +348,29 @@ describe.each(MODES)('control records reach only a listener of the Run ($mode)',
       const foreign = await foreignListener(other, log)
       try {
         const dir = await launchNamed(h, 'v', PUBLISH_FOREIGN, [other, 'rename', String(foreign.pid)], env)
+        await expectUnprovenListener(h, dir, join(dir, 'svc.sock'), log, env)
+      } finally {
+        actors(h, ['control', 'v', 'kill'])
+        foreign.kill('SIGKILL')
+      }
+    },
+    60_000,
+  )
+
+  it.skipIf(skip || !SS)(
+    "the Run's own listener, and another process's socket renamed over its file: nothing is sent to it",
+    async () => {
+      const h = home()
+      const other = join(h, 'other.sock')
+      const log = join(h, 'foreign.log')
+      const foreign = await foreignListener(other, log)
+      // The Run listens at its svc.sock (a listener of its own is bound at that path), then moves the foreign file over it.
+      const code = [
+        "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,[other,ready]=process.argv.slice(2),sock=d+'/svc.sock'",
+        "net.createServer((c)=>c.on('data',()=>c.end(JSON.stringify({ok:true,from:'own'})+'\\n'))).listen(sock,()=>{fs.renameSync(other,sock);fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString(),pid:process.pid}));fs.writeFileSync(ready,'')})",
+      ].join(';')
+      try {
+        const dir = await launchNamed(h, 'v', code, [other], env)
         await expectUnprovenListener(h, dir, join(dir, 'svc.sock'), log, env)
       } finally {
         actors(h, ['control', 'v', 'kill'])

@@ -6,8 +6,11 @@
  * socket of this network namespace with the path it was bound at (a rename of
  * its file leaves that path as it was) and its sockfs inode, which each
  * process holding it shows as a `socket:[INODE]` link in /proc/PID/fd.
+ * Which FILE a listener bound is not in /proc at all: only the sock_diag
+ * netlink interface tells it, which `ss -e` (iproute2) prints as `ino:N`.
  */
-import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
+import {spawnSync} from 'node:child_process'
+import {existsSync, readdirSync, readFileSync, readlinkSync} from 'node:fs'
 
 /** `__SO_ACCEPTCON` in the Flags column: the socket listens. */
 const LISTENING = 0x10000
@@ -36,6 +39,29 @@ export function listenersBoundAt(path: string): Set<number> | undefined {
     if ((Number.parseInt(match[1], 16) & LISTENING) !== 0) found.add(Number(match[2]))
   }
   return found
+}
+
+/** Where iproute2 installs `ss`: looked up there only, never on a PATH the caller's environment chose. */
+const SS_PATHS = ['/usr/sbin/ss', '/sbin/ss', '/usr/bin/ss', '/bin/ss']
+
+/**
+ * The file each listening Unix socket was bound to: sockfs inode → the inode
+ * number of its socket file (`ss -xlHe`, UNIX_DIAG_VFS), so a file can be
+ * told from another listener's file moved into its place. Undefined when
+ * `ss` is not installed or fails (then only the bound path is known).
+ */
+export function boundFileInodes(): Map<number, number> | undefined {
+  const ss = SS_PATHS.find((path) => existsSync(path))
+  if (!ss) return undefined
+  const r = spawnSync(ss, ['-x', '-l', '-H', '-n', '-e'], {encoding: 'utf8', timeout: 2000, env: {LC_ALL: 'C'}})
+  if (r.status !== 0 || typeof r.stdout !== 'string') return undefined
+  const files = new Map<number, number>()
+  for (const line of r.stdout.split('\n')) {
+    // `u_str LISTEN 0 511 PATH SOCKINO * 0 <-> ino:FILEINO dev:A/B peers:`; the path may hold spaces, so match from the end.
+    const match = /^.*\s(\d+)\s+\*\s+0\s+<->\s+ino:(\d+)\s+dev:/.exec(line)
+    if (match) files.set(Number(match[1]), Number(match[2]))
+  }
+  return files
 }
 
 /**

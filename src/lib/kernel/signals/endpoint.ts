@@ -109,7 +109,7 @@ export async function sendControlRequest(
   return requestProvenListener(
     endpoint.path,
     request,
-    () => unprovenRunListener(endpoint.path, dir, endpoint.pid),
+    (file) => unprovenRunListener(endpoint.path, file, dir, endpoint.pid),
     timeoutMs,
   )
 }
@@ -117,21 +117,22 @@ export async function sendControlRequest(
 /**
  * One request to the socket at `path`, sent only once `unproven` finds its
  * listener proven (undefined; else the reason, and `unreachable`: nothing was
- * sent). The file is pinned first, so whoever listens on it when it is proven
- * is who the request reaches: a Run and a standalone service are proven each
- * their own way (signals/listener-proof.ts).
+ * sent). The file is pinned first and proven as pinned (`file`: its stat),
+ * so the file proven is the file connected to, whatever is put at the path
+ * meanwhile: a Run and a standalone service are proven each their own way
+ * (signals/listener-proof.ts).
  */
 export async function requestProvenListener(
   path: string,
   request: object,
-  unproven: () => string | undefined,
+  unproven: (file: Stats) => string | undefined,
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<ControlReply> {
   testHookPause('endpointPinDelayMs', 10_000) // test-only: the moment a Run could swap its socket for another file
   const fd = pinSocket(path)
   const via = `/proc/self/fd/${fd}`
   try {
-    const why = unproven()
+    const why = unproven(fstatSync(fd))
     if (why) throw new LineSocketError(`${path} ${why}; nothing was sent`, 'unreachable')
     testHookPause('endpointConnectDelayMs', 10_000) // test-only: the moment a Run could swap its socket
     return await requestJsonReply(via, request, timeoutMs)

@@ -13,26 +13,40 @@
  * published the endpoint, checked by identity before.
  */
 import {dirname} from 'node:path'
-import {holdsSocket, listenersBoundAt} from '../../base/platform/unix-listeners.js'
+import type {Stats} from 'node:fs'
+import {boundFileInodes, holdsSocket, listenersBoundAt} from '../../base/platform/unix-listeners.js'
 import {homeKey} from '../containment/index.js'
 import {findUnitByFacts, isRunsProcess} from '../containment/unit-facts.js'
 
-/** Bound sockets listening at `path`, or the reason none is to be trusted. */
-function listeners(path: string): Set<number> | string {
+/**
+ * The sockets listening at `path` as bound whose socket file is `file` (the
+ * pinned one), or the reason none is to be trusted. Where `ss` is missing,
+ * which file a listener bound is unknown: any listener bound at the path.
+ */
+function listeners(path: string, file: Pick<Stats, 'ino'>): Set<number> | string {
   const inodes = listenersBoundAt(path)
   if (!inodes) return 'cannot be proven: /proc/net/unix is unreadable'
   if (inodes.size === 0)
     return 'has no listener bound at that path (a socket file renamed there from elsewhere, or a stale one)'
-  return inodes
+  const files = boundFileInodes()
+  if (!files) return inodes
+  const bound = new Set([...inodes].filter((inode) => files.get(inode) === file.ino))
+  if (bound.size === 0) return "is not the file its path's listener bound (another socket's file, renamed over it)"
+  return bound
 }
 
 /**
  * Why the socket at `path` is not proven to be listened on by the Run in
- * `dir`, or undefined when it is. `hint`: the pid the endpoint names (a
+ * `dir`, or undefined when it is (`file`: the socket file pinned). `hint`: the pid the endpoint names (a
  * claim, checked like any other process; it spares a search of the unit).
  */
-export function unprovenRunListener(path: string, dir: string, hint?: unknown): string | undefined {
-  const inodes = listeners(path)
+export function unprovenRunListener(
+  path: string,
+  file: Pick<Stats, 'ino'>,
+  dir: string,
+  hint?: unknown,
+): string | undefined {
+  const inodes = listeners(path, file)
   if (typeof inodes === 'string') return inodes
   if (typeof hint === 'number' && Number.isInteger(hint) && hint > 1 && hint !== process.pid) {
     if (holdsSocket(hint, inodes) && isRunsProcess(hint, dir)) return undefined
@@ -45,8 +59,8 @@ export function unprovenRunListener(path: string, dir: string, hint?: unknown): 
 }
 
 /** Why the socket at `path` is not proven to be listened on by process `pid` (a standalone service), or undefined. */
-export function unprovenServiceListener(path: string, pid: number): string | undefined {
-  const inodes = listeners(path)
+export function unprovenServiceListener(path: string, file: Pick<Stats, 'ino'>, pid: number): string | undefined {
+  const inodes = listeners(path, file)
   if (typeof inodes === 'string') return inodes
   if (holdsSocket(pid, inodes)) return undefined
   return `is not listened on by the service's process (pid ${pid}), but by another process`

@@ -12,7 +12,7 @@
  * carrying another service_instance_id is refused (`code: "foreign-instance"`),
  * so a client holding an old endpoint file never steers a newer service.
  */
-import {unlinkSync} from 'node:fs'
+import {type Stats, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {randomUuid} from '../../base/platform/builtins.js'
 import {
@@ -259,7 +259,7 @@ export async function controlStandaloneService(
     reply = await requestProvenListener(
       endpoint.path,
       {service_instance_id: endpoint.service_instance_id, action, value: value ?? null} satisfies StandaloneRequest,
-      () => (unproven = unprovenStandalone(dir, endpoint)),
+      (file) => (unproven = unprovenStandalone(dir, endpoint, file)),
     )
   } catch (error) {
     if (!(error instanceof LineSocketError)) throw error
@@ -292,11 +292,11 @@ export async function controlStandaloneService(
  * gives one of `dir`'s), listening at exactly that path as bound, held by the
  * process the file names, which standaloneAlive checked by identity.
  */
-function unprovenStandalone(dir: string, endpoint: StandaloneEndpoint): string | undefined {
+function unprovenStandalone(dir: string, endpoint: StandaloneEndpoint, file: Stats): string | undefined {
   if (typeof endpoint.path !== 'string' || !isOwnSocketPath(dir, endpoint.path))
     return `is not a socket in ${dir} (nor the temp-dir name of one)`
   if (!Number.isInteger(endpoint.service_pid)) return 'names no service process (service_pid)'
-  return unprovenServiceListener(endpoint.path, endpoint.service_pid)
+  return unprovenServiceListener(endpoint.path, file, endpoint.service_pid)
 }
 
 /** Whether any of `kinds` has its files in `dir` (the router's test for a standalone service dir). */
