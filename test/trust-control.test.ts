@@ -245,7 +245,7 @@ describe('a Run whose endpoint names a socket not its own', () => {
     }
   }, 40_000)
 
-  it("a state dir too deep for a socket path: the service's temp-dir socket (actors-HASH-NAME) is its own, and answers", async () => {
+  it('a state dir too deep for a socket path: a service on the stable temp-dir name of earlier versions (actors-HASH-NAME) is its own, and answers', async () => {
     const deep = join(home(), 'd'.repeat(90))
     mkdirSync(deep)
     // The name socketPathIn gives a socket whose path in the state dir is over 100 bytes.
