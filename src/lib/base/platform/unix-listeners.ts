@@ -48,7 +48,8 @@ const SS_PATHS = ['/usr/sbin/ss', '/sbin/ss', '/usr/bin/ss', '/bin/ss']
  * The file each listening Unix socket was bound to: sockfs inode → the inode
  * number of its socket file (`ss -xlHe`, UNIX_DIAG_VFS), so a file can be
  * told from another listener's file moved into its place. Undefined when
- * `ss` is not installed or fails (then only the bound path is known).
+ * `ss` is not installed, fails or names no file (then only the bound path is
+ * known).
  */
 export function boundFileInodes(): Map<number, number> | undefined {
   const ss = SS_PATHS.find((path) => existsSync(path))
@@ -61,7 +62,8 @@ export function boundFileInodes(): Map<number, number> | undefined {
     const match = /^.*\s(\d+)\s+\*\s+0\s+<->\s+ino:(\d+)\s+dev:/.exec(line)
     if (match) files.set(Number(match[1]), Number(match[2]))
   }
-  return files
+  // None at all: this ss read /proc/net/unix itself (a kernel without unix_diag), which names no files.
+  return files.size > 0 ? files : undefined
 }
 
 /**

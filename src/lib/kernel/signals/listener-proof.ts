@@ -20,8 +20,9 @@ import {findUnitByFacts, isRunsProcess} from '../containment/unit-facts.js'
 
 /**
  * The sockets listening at `path` as bound whose socket file is `file` (the
- * pinned one), or the reason none is to be trusted. Where `ss` is missing,
- * which file a listener bound is unknown: any listener bound at the path.
+ * pinned one), or the reason none is to be trusted. Where `ss` is missing (or
+ * does not list a listener), which file it bound is unknown: any listener
+ * bound at the path.
  */
 function listeners(path: string, file: Pick<Stats, 'ino'>): Set<number> | string {
   const inodes = listenersBoundAt(path)
@@ -30,15 +31,17 @@ function listeners(path: string, file: Pick<Stats, 'ino'>): Set<number> | string
     return 'has no listener bound at that path (a socket file renamed there from elsewhere, or a stale one)'
   const files = boundFileInodes()
   if (!files) return inodes
-  const bound = new Set([...inodes].filter((inode) => files.get(inode) === file.ino))
+  // A listener ss did not list (a kernel without unix_diag, or one gone meanwhile) is known by its bound path only.
+  const bound = new Set([...inodes].filter((inode) => (files.get(inode) ?? file.ino) === file.ino))
   if (bound.size === 0) return "is not the file its path's listener bound (another socket's file, renamed over it)"
   return bound
 }
 
 /**
  * Why the socket at `path` is not proven to be listened on by the Run in
- * `dir`, or undefined when it is (`file`: the socket file pinned). `hint`: the pid the endpoint names (a
- * claim, checked like any other process; it spares a search of the unit).
+ * `dir`, or undefined when it is (`file`: the socket file pinned). `hint`:
+ * the pid the endpoint names (a claim, checked like any other process; it
+ * spares a search of the unit).
  */
 export function unprovenRunListener(
   path: string,
