@@ -313,6 +313,13 @@ async function launchNamed(h: string, name: string, code: string, args: string[]
   return r.json.state_dir as string
 }
 
+/** A Run's service on its own svc.sock that logs what it receives (to argv[2]) and names its pid in its endpoint. */
+const SIBLING_SERVICE = [
+  "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,[log,ready]=process.argv.slice(2),sock=d+'/svc.sock'",
+  "net.createServer((c)=>c.on('data',(x)=>{fs.appendFileSync(log,String(x));c.end(JSON.stringify({ok:true,from:'sibling'})+'\\n')})).listen(sock,()=>{fs.writeFileSync(log,'');fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString(),pid:process.pid}));fs.writeFileSync(ready,'')})",
+  'setInterval(()=>{},1e6)',
+].join(';')
+
 /** The Run's code: publish `path` (its argv[2], or its own svc.sock when `rename` moves argv[2] there) as its endpoint, with `pid` argv[3]. */
 const PUBLISH_FOREIGN = [
   "const fs=require('fs'),d=process.env.ACTORS_STATE_DIR,[from,how,pid,ready]=process.argv.slice(2)",
@@ -385,14 +392,8 @@ describe.each(MODES)('control records reach only a listener of the Run ($mode)',
     async () => {
       const h = home()
       const log = join(h, 'sibling.log')
-      // The sibling: a service of its own on svc.sock that logs what it receives and names its pid in its endpoint.
-      const sibling = [
-        "const fs=require('fs'),net=require('net'),d=process.env.ACTORS_STATE_DIR,[log,ready]=process.argv.slice(2),sock=d+'/svc.sock'",
-        "net.createServer((c)=>c.on('data',(x)=>{fs.appendFileSync(log,String(x));c.end(JSON.stringify({ok:true,from:'sibling'})+'\\n')})).listen(sock,()=>{fs.writeFileSync(log,'');fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:sock,run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString(),pid:process.pid}));fs.writeFileSync(ready,'')})",
-        'setInterval(()=>{},1e6)',
-      ].join(';')
       try {
-        const sib = await launchNamed(h, 's', sibling, [log], env)
+        const sib = await launchNamed(h, 's', SIBLING_SERVICE, [log], env)
         const sibPid = readJson(join(sib, 'control-endpoint.json')).pid
         // The Run moves the sibling's socket into its own place and names the sibling's service as its own pid.
         const dir = await launchNamed(h, 'v', PUBLISH_FOREIGN, [join(sib, 'svc.sock'), 'rename', String(sibPid)], env)
@@ -401,6 +402,31 @@ describe.each(MODES)('control records reach only a listener of the Run ($mode)',
       } finally {
         actors(h, ['control', 'v', 'kill'])
         actors(h, ['control', 's', 'kill'])
+      }
+    },
+    60_000,
+  )
+
+  it.skipIf(skip)(
+    "a child Run's live socket taken into its parent's place: the child receives nothing",
+    async () => {
+      const h = home()
+      const log = join(h, 'child.log')
+      writeFileSync(join(h, 'child.js'), SIBLING_SERVICE)
+      // The parent starts child Run `c` (an ad-hoc Run serving svc.sock), then moves c's socket into its own place.
+      const parent = [
+        "const fs=require('fs'),cp=require('child_process'),path=require('path'),d=process.env.ACTORS_STATE_DIR",
+        "const [childJs,log,ready]=process.argv.slice(2),childReady=ready+'.child'",
+        "cp.execFileSync('actors',['run','--name','c','--',process.execPath,childJs,log,childReady],{stdio:'ignore'})",
+        "const go=()=>{if(!fs.existsSync(childReady))return setTimeout(go,50);fs.renameSync(path.join(path.dirname(d),'c','svc.sock'),d+'/svc.sock');fs.writeFileSync(d+'/control-endpoint.json',JSON.stringify({type:'unix',path:d+'/svc.sock',run_instance_id:process.env.ACTORS_RUN_INSTANCE,ready_at:new Date().toISOString()}));fs.writeFileSync(ready,'')}",
+        'go();setInterval(()=>{},1e6)',
+      ].join(';')
+      try {
+        const dir = await launchNamed(h, 'v', parent, [join(h, 'child.js'), log], env)
+        await expectUnprovenListener(h, dir, join(dir, 'svc.sock'), log, env)
+      } finally {
+        actors(h, ['control', 'v', 'kill'])
+        actors(h, ['control', 'c', 'kill'])
       }
     },
     60_000,

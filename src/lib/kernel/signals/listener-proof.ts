@@ -14,6 +14,7 @@
  */
 import {dirname} from 'node:path'
 import type {Stats} from 'node:fs'
+import {isAnotherRunsProcess} from '../../base/platform/process-tree.js'
 import {boundFileInodes, holdsSocket, listenersBoundAt} from '../../base/platform/unix-listeners.js'
 import {homeKey} from '../containment/index.js'
 import {findUnitByFacts, isRunsProcess} from '../containment/unit-facts.js'
@@ -55,8 +56,9 @@ export function unprovenRunListener(
     if (holdsSocket(hint, inodes) && isRunsProcess(hint, dir)) return undefined
   }
   // A state dir is `<home>/runs/<id>`: the unit's cgroups are named under that home's key.
+  // The unit by facts may reach into a child Run (a nested cgroup, a descendant): that Run's processes are not this one's.
   for (const pid of findUnitByFacts(dir, homeKey(dirname(dirname(dir)))).pids) {
-    if (holdsSocket(pid, inodes)) return undefined
+    if (holdsSocket(pid, inodes) && !isAnotherRunsProcess(pid, dir)) return undefined
   }
   return "is listened on by no process of the Run (another process's socket)"
 }
