@@ -220,4 +220,21 @@ describe('what a Run leaves in its state dir', () => {
       expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
       expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
     })
+  it('dirs planted in runs/ named with a newline or led by "-": shown escaped, never as a Run or a flag', async () => {
+    const h = home()
+    const base = actors(h, ['run', '--name', 'base', '--json', '--', 'true'])
+    await waitForResult(base.json.state_dir)
+    const record = readJson(join(base.json.state_dir, 'run.json'))
+    for (const id of ['n\nactors: all fine', '-rf']) {
+      const dir = join(h, 'runs', id)
+      mkdirSync(dir)
+      writeFileSync(join(dir, 'run.json'), JSON.stringify({...record, run: id, state_dir: dir}))
+    }
+    const inspect = actors(h, ['inspect'])
+    expect(inspect.stderr).toContain('runs/n\\x0aactors: all fine')
+    expect(inspect.stderr.split('\n').filter((line) => line.startsWith('actors: all fine'))).toEqual([])
+    expect(inspect.stdout).toMatch(/^-rf\s+-\s+damaged/m)
+    const wait = actors(h, ['wait', '--timeout', '0'])
+    expect(wait.stdout).not.toContain('actors inspect -rf')
+  })
 })

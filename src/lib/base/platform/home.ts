@@ -136,7 +136,9 @@ function refuseForeignDir(dir: string): void {
  * characters. Anything else could escape the directory it is joined to.
  */
 export function isPlainName(name: string): boolean {
-  return RUN_ID_PATTERN.test(name) && name !== '.' && name !== '..' && name.length <= 128
+  // Not led by "-": every command would read such an id as a flag (a dir planted as `-rf` was listed, and hinted as
+  // `actors inspect -rf`).
+  return RUN_ID_PATTERN.test(name) && name !== '.' && name !== '..' && name.length <= 128 && name[0] !== '-'
 }
 
 /** Refuse ids that are not plain names (`..`, `/`, empty, overlong): they could escape the root. */
@@ -152,7 +154,7 @@ export function validateRunId(id: string, what = 'Run id'): string {
   if (!isPlainName(id)) {
     throw usageError(
       `${what} ${JSON.stringify(id.length > 80 ? id.slice(0, 80) + '…' : id)} is not valid`,
-      'use letters, digits, "_", "." and "-" only (at most 128 characters), e.g. build-1',
+      'use letters, digits, "_", "." and "-" only, not first "-" (at most 128 characters), e.g. build-1',
     )
   }
   return id

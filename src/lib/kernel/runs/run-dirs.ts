@@ -62,7 +62,7 @@ function addRunDir(found: RunEntries, base: string, name: string): void {
       dir: base + sep + name,
       error: corruptStateError(
         base + sep + name,
-        'is not named as a Run id can be (letters, digits, "_", "." and "-", at most 128 characters)',
+        'is not named as a Run id can be (letters, digits, "_", "." and "-", not first "-", at most 128 characters)',
       ).message,
     })
 }

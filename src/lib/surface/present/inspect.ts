@@ -27,7 +27,7 @@ import {jsonAtDepth, jsonDocument, writeNdjson, writeOut} from './write.js'
 const NO_RUNS = 'no Runs yet; start one with `actors run demo`\n'
 
 function noteDamaged(damaged: Array<{state_dir: string; error: string}>, to: TextSinks): void {
-  for (const d of damaged) to.note(`actors: skipped ${d.state_dir}: ${d.error}\n`)
+  for (const d of damaged) to.note(`actors: skipped ${inertText(d.state_dir)}: ${inertText(d.error)}\n`)
 }
 
 /** `inspect`: the table of Runs; `filters` (`--status running`): what narrowed it, named when nothing matched. */
