@@ -12,6 +12,7 @@ import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
 import {MpvIpcClient} from '../src/lib/services/music/mpv-ipc.js'
 import {sendPlaybackRequest} from '../src/lib/services/music/playback-kind.js'
+import {readProcessIdentity} from '../src/lib/base/platform/process-identity.js'
 import {BIN, actors, cliEnv, processAlive, readJson, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
 
 let root: string
@@ -265,6 +266,63 @@ describe('music serve with mpv', () => {
       service: 'not running',
       track: tracks[0],
     })
+  })
+
+  it('the next service ends an mpv its SIGKILLed predecessor left behind (a stopped mpv cannot quit by itself)', async () => {
+    const dir = join(root, 'state-orphan')
+    const first = serve([tracks[0], '--state-dir', dir])
+    const {pid, ipc} = await ready(dir, first)
+    ipc.close()
+    process.kill(pid, 'SIGSTOP')
+    first.child.kill('SIGKILL')
+    await first.exit
+    await sleep(300)
+    expect(processAlive(pid)).toBe(true)
+    const second = serve([tracks[0], '--state-dir', dir])
+    // Until the new mpv is up, playback.json still names the orphan: wait for the service's word instead.
+    const said = `ended player pid ${pid} left behind by an earlier service`
+    await waitFor(() => second.stderr().includes(said), 15_000, 'the new service to end the orphan')
+    await waitFor(() => !processAlive(pid), 5000, 'the orphan mpv to be ended')
+    const newer = () => readJson(join(dir, 'playback.json')).player_process?.pid
+    expect(await waitFor(() => newer() && newer() !== pid, 15_000, 'a new mpv')).toBe(true)
+    expect(control(dir, 'stop').code).toBe(0)
+    expect(await second.exit).toBe(0)
+  })
+
+  it('leaves alone a process playback.json names that is not its player: a sleep, or an mpv of no dir', async () => {
+    const dir = join(root, 'state-forged')
+    const first = serve([tracks[0], '--state-dir', dir])
+    const a = await ready(dir, first)
+    a.ipc.close()
+    expect(control(dir, 'stop').code).toBe(0)
+    expect(await first.exit).toBe(0)
+    // Group leaders a neighbour could name: their identity (pid, start, boot id) is public in /proc.
+    const victims = [
+      spawn('sleep', ['300'], {detached: true, stdio: 'ignore'}),
+      spawn('mpv', ['--idle=yes', '--no-config', '--ao=null', '--vo=null', '--really-quiet'], {
+        detached: true,
+        stdio: 'ignore',
+      }),
+    ]
+    children.push(...victims)
+    for (const victim of victims) {
+      const vpid = victim.pid!
+      await waitFor(() => readProcessIdentity(vpid), 3000, 'the victim to start')
+      const checkpoint = readJson(join(dir, 'playback.json'))
+      const identity = readProcessIdentity(vpid)!
+      checkpoint.player_process = identity
+      checkpoint.service_identity = {pid: 1, start: '1', boot: identity.boot}
+      writeFileSync(join(dir, 'playback.json'), JSON.stringify(checkpoint))
+      const served = serve([tracks[0], '--state-dir', dir])
+      const b = await ready(dir, served)
+      b.ipc.close()
+      expect(processAlive(vpid), `victim ${vpid} (${victim.spawnargs[0]}) was killed`).toBe(true)
+      expect(served.stderr()).toContain(`playback.json names pid ${vpid}, which is not this dir's player: left alone`)
+      expect(served.stderr()).not.toContain('left behind')
+      expect(control(dir, 'stop').code).toBe(0)
+      expect(await served.exit).toBe(0)
+      expect(processAlive(vpid)).toBe(true)
+    }
   })
 
   it("refuses a second service on the same state dir (exit 5), touching none of the live one's files", async () => {

@@ -5,8 +5,11 @@
  * order), always killed as a whole group, continued first if stopped.
  */
 import type {ChildProcess} from 'node:child_process'
+import {readFileSync, readlinkSync, realpathSync} from 'node:fs'
+import {basename} from 'node:path'
 import {execaLibrary} from '../../base/platform/execa.js'
 import {readProcessIdentity, type ProcessIdentity, isSameProcess} from '../../base/platform/process-identity.js'
+import {PLAYER_EXECUTABLE} from './players.js'
 import type {PlayerName, Track} from './types.js'
 
 /** What the backend tells the service. */
@@ -157,11 +160,58 @@ export function killPlayerNow(pid: number): void {
 }
 
 /**
- * Kill a player left behind by a service that crashed (its identity is in
- * the checkpoint). The identity check means a recycled pid is never touched.
+ * What a player's environment carries: the real path of the dir whose service
+ * started it. A same-user process can set it only on processes it starts
+ * itself, so it proves "started for this dir" without trusting playback.json.
  */
-export function reapOrphanPlayer(identity: ProcessIdentity | undefined): boolean {
-  if (!identity || !isSameProcess(identity)) return false
+export const PLAYER_DIR_VAR = 'ACTORS_MUSIC_DIR'
+
+/** The marker environment for a player started for `workDir`. */
+export function playerMarker(workDir: string): NodeJS.ProcessEnv {
+  return {[PLAYER_DIR_VAR]: realDir(workDir)}
+}
+
+function realDir(dir: string): string {
+  try {
+    return realpathSync(dir)
+  } catch {
+    return dir
+  }
+}
+
+/** What /proc/PID/exe names for each player (cvlc is a script that execs vlc, play is a link to sox). */
+const PLAYER_PROGRAMS = new Set<string>([...Object.values(PLAYER_EXECUTABLE), 'vlc', 'sox', 'pwsh'])
+
+/**
+ * Whether the live process `pid` is a player the service of `workDir` started:
+ * its real executable (not its argv[0], which any process sets) is a known
+ * player and its environment carries this dir's marker. Unreadable means
+ * unproven (another user's process, or no /proc).
+ */
+export function isPlayerOf(pid: number, workDir: string): boolean {
+  try {
+    const exe = basename(readlinkSync(`/proc/${pid}/exe`).replace(/ \(deleted\)$/, ''))
+    if (!PLAYER_PROGRAMS.has(exe)) return false
+    const marker = `${PLAYER_DIR_VAR}=${realDir(workDir)}`
+    return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(marker)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Kill a player left behind by a service on `workDir` that crashed (its
+ * identity is in the checkpoint). The identity check means a recycled pid is
+ * never touched; the player check means a checkpoint a Run rewrote to name
+ * another process (pid, start and boot id are public) never decides what is
+ * killed: such a process is `not-ours` and left alone.
+ */
+export function reapOrphanPlayer(
+  identity: ProcessIdentity | undefined,
+  workDir: string,
+): 'reaped' | 'not-ours' | 'gone' {
+  if (!identity || !isSameProcess(identity)) return 'gone'
+  if (!isPlayerOf(identity.pid, workDir)) return 'not-ours'
   signalPlayer(identity.pid, 'SIGKILL')
-  return true
+  return 'reaped'
 }

@@ -11,6 +11,7 @@ import {socketPathIn} from '../../base/platform/line-socket.js'
 import {writeFileAtomic} from '../../base/platform/state-files.js'
 import {
   killPlayer,
+  playerMarker,
   spawnPlayer,
   type BackendOptions,
   type BackendProbe,
@@ -126,7 +127,7 @@ export class MpvBackend implements PlayerBackend {
       loop: this.options.loop,
       output: this.options.output,
     })
-    const player = spawnPlayer(this.options.executable, args, {}, true)
+    const player = spawnPlayer(this.options.executable, args, playerMarker(this.options.workDir), true)
     this.player = player
     void player.exited.then(({code, signal}) => {
       if (!this.stopping) this.options.events.onFailed(`mpv exited unexpectedly (${signal ?? `code ${code}`})`)

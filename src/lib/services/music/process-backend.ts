@@ -12,6 +12,7 @@ import {trackFailure} from './track-outcome.js'
 import {
   killPlayer,
   signalPlayer,
+  playerMarker,
   spawnPlayer,
   type BackendOptions,
   type BackendProbe,
@@ -76,7 +77,13 @@ export class ProcessBackend implements PlayerBackend {
       output: this.options.output,
     })
     // Its stderr is kept: ffplay exits 0 on a file or a device it cannot open and says so only there.
-    const player = spawnPlayer(command.command, command.args, command.env, false, true)
+    const player = spawnPlayer(
+      command.command,
+      command.args,
+      {...command.env, ...playerMarker(this.options.workDir)},
+      false,
+      true,
+    )
     this.current = player
     this.offsetSeconds = positionSeconds
     this.clockStartedAt = Date.now()

@@ -161,6 +161,19 @@ function stopOnSignals(service: PlaybackService): () => void {
   }
 }
 
+/**
+ * End a player left behind by a service that crashed on `stateDir`, before
+ * ours starts; a process playback.json names that is not proven this dir's
+ * player (a Run can rewrite the checkpoint) is left alone, and said so.
+ */
+function endOrphanPlayer(checkpoint: PlaybackCheckpoint, stateDir: string, warn: (message: string) => void): void {
+  if (isSameProcess(checkpoint.service_identity)) return
+  const pid = checkpoint.player_process?.pid
+  const reaped = reapOrphanPlayer(checkpoint.player_process, stateDir)
+  if (reaped === 'reaped') warn(`ended player pid ${pid} left behind by an earlier service`)
+  if (reaped === 'not-ours') warn(`playback.json names pid ${pid}, which is not this dir's player: left alone`)
+}
+
 /** Play until stopped, the queue ends, or a signal arrives. Throws ActorsErrors with SPEC exit codes. */
 export async function runPlayback(options: RunPlaybackOptions): Promise<PlaybackRunResult> {
   const cwd = options.cwd ?? process.cwd()
@@ -208,10 +221,7 @@ export async function runPlayback(options: RunPlaybackOptions): Promise<Playback
     }
     claimed = true
     for (const note of checkpointNotes) options.warn(note)
-    // A player left behind by a service that crashed on this dir is ended before ours starts.
-    if (checkpoint && !isSameProcess(checkpoint.service_identity) && reapOrphanPlayer(checkpoint.player_process)) {
-      options.warn(`ended player pid ${checkpoint.player_process?.pid} left behind by an earlier service`)
-    }
+    if (checkpoint && stateDir) endOrphanPlayer(checkpoint, stateDir, options.warn)
     try {
       await service.start()
     } catch (error) {
