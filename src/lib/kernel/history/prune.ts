@@ -47,7 +47,9 @@ export interface PruneReport {
  * The exit code of a prune: named Runs that could not be pruned make it fail
  * like the commands that act on one Run would (4 not found, 5 a live Run is
  * refused), and a damaged Run dir (named or met along the way) is exit 1 so
- * it gets looked at. Live Runs met while pruning everything are simply kept.
+ * it gets looked at. Live Runs met while pruning everything are simply kept;
+ * one recorded as ended whose processes still run is refused like a named
+ * live one (its run.json was written by the Run, or a neighbour).
  */
 export function pruneExitCode(report: PruneReport): number {
   const problems = new Set(report.skipped.map((s) => s.problem))
