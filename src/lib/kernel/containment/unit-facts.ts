@@ -153,9 +153,15 @@ export function killUnitByFacts(dir: string, homeKey: string): {signalled: numbe
  * state dir, and the members of the cgroup the kernel named after it
  * (`containment` as its run.json records it, proven by name), which catches
  * one that dropped its environment. None for a Run that really ended.
+ * `live`: a liveStateDirs() taken already (a prune over many Runs reads
+ * /proc once, not once per Run).
  */
-export function livePidsOfEnded(dir: string, meta: {run_instance_id: string; containment?: unknown}): number[] {
-  const named = liveStateDirs().get(stateDirKey(dir))
+export function livePidsOfEnded(
+  dir: string,
+  meta: {run_instance_id: string; containment?: unknown},
+  live: ReadonlyMap<string, LiveOfDir> = liveStateDirs(),
+): number[] {
+  const named = live.get(stateDirKey(dir))
   const pids = new Set([...(named?.supervisors ?? []), ...(named?.carriers ?? [])])
   const path = (meta.containment as {path?: unknown} | undefined)?.path
   if (typeof path === 'string' && isOwnUnitCgroup(path, {unit: runUnitName(basename(dir), meta.run_instance_id)}))

@@ -3,13 +3,14 @@
  * lock after a re-check, so a Run that is live (or being relaunched) is never
  * touched. Artifacts that live inside a state dir go with it unless kept.
  */
-import {renameSync} from 'node:fs'
+import {existsSync, renameSync} from 'node:fs'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import {keepArtifacts} from '../runs/artifacts.js'
 import {listUnitCgroups, removeUnitCgroups} from '../containment/prune-cgroups.js'
+import {liveStateDirs, livePidsOfEnded, type LiveOfDir} from '../containment/unit-facts.js'
 import {join} from 'node:path'
 import {EXIT} from '../../base/platform/errors.js'
-import {resolveRunRef, runDir} from '../../base/platform/home.js'
+import {resolveRunRef, runDir, stateDirKey} from '../../base/platform/home.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import {removeTree} from '../../base/platform/remove-tree.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
@@ -47,7 +48,9 @@ export interface PruneReport {
  * The exit code of a prune: named Runs that could not be pruned make it fail
  * like the commands that act on one Run would (4 not found, 5 a live Run is
  * refused), and a damaged Run dir (named or met along the way) is exit 1 so
- * it gets looked at. Live Runs met while pruning everything are simply kept.
+ * it gets looked at. Live Runs met while pruning everything are simply kept;
+ * one recorded as ended whose processes still run is refused like a named
+ * live one (its run.json was written by the Run, or a neighbour).
  */
 export function pruneExitCode(report: PruneReport): number {
   const problems = new Set(report.skipped.map((s) => s.problem))
@@ -71,6 +74,7 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
   if (options.earlierGenerations) return pruneEarlierGenerations(home, ids, options, report)
   const cutoff = options.olderThanMs === undefined ? undefined : Date.now() - options.olderThanMs
   const live = new Set<string>()
+  const facts = new ProcFacts()
   for (const id of ids) {
     const dir = runDir(home, id)
     const state = readPruneCandidate(dir, id, options, report)
@@ -79,6 +83,14 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
       live.add(state.meta.run_instance_id)
       if (options.refs.length)
         report.skipped.push({run: id, reason: `still ${state.meta.status}; stop it first`, problem: 'live'})
+      continue
+    }
+    // run.json is the Run's to write: one that says it ended while a process of its unit lives is live, whatever
+    // it says (a neighbour's forged `done` had its dir deleted, and under cgroups its unit killed).
+    const running = livePidsOfTerminal(state, facts)
+    if (running.length) {
+      live.add(state.meta.run_instance_id)
+      report.skipped.push({run: id, reason: stillRunsReason(id, state, running), problem: 'live'})
       continue
     }
     if (cutoff !== undefined && endedAt(state) > cutoff) continue
@@ -118,6 +130,35 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
     notifyStateChange(home)
   }
   return report
+}
+
+/** What is alive of every state dir, read from /proc once per prune, and only once a Run recorded as ended asks. */
+class ProcFacts {
+  private named?: Map<string, LiveOfDir>
+  get(): Map<string, LiveOfDir> {
+    this.named ??= liveStateDirs()
+    return this.named
+  }
+}
+
+/**
+ * The live processes of a Run recorded as ended (containment/unit-facts.ts
+ * livePidsOfEnded: its supervisor, a process carrying its state dir, one in
+ * its cgroup tree). Its cgroup tree is walked only while its cgroup dir
+ * exists: a prune over thousands of ended Runs reads /proc once and makes one
+ * stat per Run.
+ */
+function livePidsOfTerminal(state: RunState, facts: ProcFacts): number[] {
+  const {dir, meta} = state
+  const path = (meta.containment as {path?: unknown} | undefined)?.path
+  const cgroupLeft = typeof path === 'string' && existsSync(path)
+  if (!cgroupLeft && !facts.get().has(stateDirKey(dir))) return []
+  return livePidsOfEnded(dir, meta, facts.get())
+}
+
+function stillRunsReason(id: string, state: RunState, pids: number[]): string {
+  const shown = pids.slice(0, 5).join(', ')
+  return `recorded as ${state.meta.status}, but processes of it still run (pid ${shown}); end them first (actors control ${id} kill)`
 }
 
 /** When a finished Run ended: run.json's mirror of its result (result.json for a Run written before the mirror), else when it was created. */

@@ -14,6 +14,8 @@ import {isTerminal, type RunMeta} from '../../base/records/run.js'
 import {appendTraceEvent} from '../../kernel/runs/trace.js'
 import {generationOf} from '../../base/records/generation-layout.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
+import {sleep} from '../../base/platform/sleep.js'
+import {livePidsOfEnded} from '../../kernel/containment/unit-facts.js'
 import {controlRun} from './control.js'
 import {endFirst} from './end-first.js'
 import type {ServiceKind} from '../../kernel/signals/standalone.js'
@@ -45,11 +47,17 @@ async function closeLiveRun(home: string, ref: string, services: readonly Servic
   let stopped = false
   for (let round = 0; round <= STOP_ROUNDS; round++) {
     const {dir, meta} = requireRun(home, id)
-    if (meta.closed === true) return reply(meta, stopped, !stopped)
-    const marked = markClosedIfTerminal(dir)
-    if (marked) {
-      notifyStateChange(home)
-      return reply(marked.meta, stopped, marked.already)
+    // run.json is the Run's (and a neighbour's) to write: an end or a `closed` it claims while a process of its
+    // unit lives is not one, and the Run is stopped first like any live Run (docs/containment.md).
+    const claimsEnd = meta.closed === true || isTerminal(meta.status) || readRunResult(dir, meta) !== undefined
+    const running = claimsEnd ? livePidsOfEnded(dir, meta) : []
+    if (running.length === 0) {
+      if (meta.closed === true) return reply(meta, stopped, !stopped)
+      const marked = markClosedIfTerminal(dir)
+      if (marked) {
+        notifyStateChange(home)
+        return reply(marked.meta, stopped, marked.already)
+      }
     }
     if (round === STOP_ROUNDS) break
     try {
@@ -59,11 +67,22 @@ async function closeLiveRun(home: string, ref: string, services: readonly Servic
       // It ended on its own between the read and the stop: mark it on the next round.
       if (!isActorsError(error) || error.exitCode !== EXIT.notActive) throw error
     }
+    // A forged end's processes are killed, and its supervisor (spared) then records the real end: wait for it.
+    if (running.length) await supervisorGone(dir, meta)
   }
   throw notActiveError(
     `Run ${id} did not end after stop; it was not closed`,
     `inspect it (actors inspect ${id}); end it with actors control ${id} kill, then close it again`,
   )
+}
+
+/** How long close waits for a Run stopped over a forged end to leave (its supervisor records the real end). */
+const FORGED_END_WAIT_MS = 10_000
+
+/** Resolves once nothing of the Run in `dir` lives, or after FORGED_END_WAIT_MS (the next round then stops it again). */
+async function supervisorGone(dir: string, meta: RunMeta): Promise<void> {
+  const deadline = Date.now() + FORGED_END_WAIT_MS
+  while (livePidsOfEnded(dir, meta).length > 0 && Date.now() < deadline) await sleep(20)
 }
 
 /** Under the Run's lock: mark a terminal Run closed (or find it closed already); undefined while it is live. */
