@@ -15,7 +15,7 @@ import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../../base/records/run.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {collectDescendants} from '../runs/children.js'
-import {askedFrom} from '../runs/end-request.js'
+import {askedFrom, controlEnding} from '../runs/end-request.js'
 import {kernelStatus} from '../signals/status.js'
 import {endedOutcome, type EndMode} from '../signals/runtime-actions.js'
 import {watchUntil} from '../../base/bell/watch-until.js'
@@ -159,7 +159,7 @@ async function slurmFallback(
   updateRunMeta(state.dir, (m) =>
     isTerminal(m.status) || m.ending?.status === 'killed'
       ? undefined
-      : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm', asked_from: from}},
+      : {...m, ending: controlEnding(status, from, 'control:slurm')},
   )
   trace(state, action, {via: 'slurm', job_id: jobId})
   if (action === 'kill' || job?.state !== 'RUNNING') {

@@ -24,7 +24,7 @@ import {
 import {recordedKillGraceMs, isTerminal, type RunMeta, type TerminalStatus} from '../../base/records/run.js'
 import {leftUnitOf, noteLeftUnit} from '../runs/left-unit.js'
 import {awaitRunEnd} from '../runs/await-run.js'
-import {askedFrom, type AskedFrom} from '../runs/end-request.js'
+import {askedFrom, type AskedFrom, controlEnding} from '../runs/end-request.js'
 import {
   endedOutcome,
   RESULT_WAIT_MS,
@@ -139,8 +139,7 @@ function markKilled(dir: string): void {
   try {
     withLockSync(runFile(dir, 'lock'), () => {
       const meta = readRunMetaRaw(dir)
-      if (meta && meta.ending?.status !== 'killed')
-        writeRunMetaLocked(dir, {...meta, ending: {status: 'killed', at: new Date().toISOString(), by: 'control'}})
+      if (meta && meta.ending?.status !== 'killed') writeRunMetaLocked(dir, {...meta, ending: controlEnding('killed')})
     })
   } catch {} // a run.json it cannot write: the kill goes on, and the supervisor records what it saw
 }
@@ -167,10 +166,7 @@ function markAndSignal(dir: string, mode: EndMode, from: AskedFrom): MarkedEnd {
     const meta = requireLiveLocked(dir, mode)
     const live = verifyCommandProcesses(meta, dir)
     // A kill may overtake a stop in progress; a stop never downgrades a kill.
-    const ending =
-      meta.ending?.status === 'killed'
-        ? meta.ending
-        : {status, at: new Date().toISOString(), by: 'control', asked_from: from}
+    const ending = meta.ending?.status === 'killed' ? meta.ending : controlEnding(status, from)
     const marked: RunMeta = {...meta, ending}
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
