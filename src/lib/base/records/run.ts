@@ -28,7 +28,6 @@ export const LIVE_STATUSES = ['queued', 'running', 'paused'] as const
 export const TERMINAL_STATUSES = ['done', 'failed', 'cancelled', 'killed', 'exited'] as const
 export type LiveStatus = (typeof LIVE_STATUSES)[number]
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number]
-export type RunStatus = LiveStatus | TerminalStatus
 
 /** Whether run.json's `ending` was asked through the kernel's control (`by` is `control` or `control:...`). */
 export function askedByControl(ending: unknown): ending is NonNullable<RunMeta['ending']> {
