@@ -27,6 +27,7 @@ import {awaitRunEnd} from '../runs/await-run.js'
 import {askedFrom, type AskedFrom, controlEnding} from '../runs/end-request.js'
 import {
   endedOutcome,
+  actionResult,
   RESULT_WAIT_MS,
   requireLiveLocked,
   runQuery,
@@ -87,16 +88,13 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
   const remaining = await sweepRun(meta, dir, mode)
   notifyStateChange(home)
-  return {
-    action: mode,
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
+  return actionResult(mode, meta, {
     status: ended,
     signalled: [...new Set([...signalled, ...remaining])],
     changed: false,
     settled: true,
     result: readRunResult(dir, meta) ?? null,
-  }
+  })
 }
 
 /**
@@ -121,17 +119,13 @@ function endForgedEnd(
   signalPids(pids, 'SIGKILL')
   trace(dir, meta, `${mode}_leftovers`, {pids})
   notifyStateChange(home)
-  const result = readRunResult(dir, meta) ?? null
-  return {
-    action: mode,
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
+  return actionResult(mode, meta, {
     status: ended,
     signalled: pids,
     changed: false,
     settled: true,
-    result,
-  }
+    result: readRunResult(dir, meta) ?? null,
+  })
 }
 
 /** Mark run.json's `ending` as a kill by control, so a supervisor that lives records `killed`. */
@@ -231,14 +225,11 @@ export async function endRun(
   const remaining = options.signalOnly ? [] : await sweepRun(first.meta, dir, mode, options.graceFrom)
   const final = options.signalOnly ? readRunState(dir) : await awaitRunEnd(home, dir, RESULT_WAIT_MS)
   const settled = Boolean(final && isTerminal(final.meta.status))
-  return {
-    action: mode,
-    run: first.meta.run,
-    run_instance_id: first.meta.run_instance_id,
+  return actionResult(mode, first.meta, {
     status: final?.meta.status ?? first.meta.status,
     signalled: [...new Set([...first.signalled, ...remaining])],
     changed: true,
     settled,
     result: final?.result ?? null,
-  }
+  })
 }
