@@ -26,7 +26,7 @@ import {openUnit, outsideUnit, runMarkOf, runUnitOwner, type RunMark, type Unit}
 import {isRunsProcess} from '../containment/unit-facts.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, writeRunMetaLocked, type RunState} from '../runs/store.js'
 import {isTerminal, type ChildProcessRecord, type RunMeta} from '../../base/records/run.js'
-import {appendTraceEvent} from '../runs/trace.js'
+import {traceQuietly} from '../runs/trace.js'
 
 export type EndMode = 'stop' | 'kill'
 
@@ -191,14 +191,7 @@ function freezeOrThaw(unit: Unit, action: 'pause' | 'resume', mark: RunMark): nu
 }
 
 export function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
-  try {
-    appendTraceEvent(dir, {
-      kind: 'runtime.control',
-      summary: action,
-      data: {action, ...data},
-      run_instance_id: meta.run_instance_id,
-    })
-  } catch {}
+  traceQuietly(dir, meta, {kind: 'runtime.control', summary: action, data: {action, ...data}})
 }
 
 /** Read run.json under the lock and refuse a Run that is finished or ending (exit 3). */
