@@ -23,6 +23,7 @@ export {
   optional,
   pipe,
   record,
+  regex,
   strictObject,
   string,
   superRefine,

@@ -6,7 +6,7 @@
 import type {ActorsError} from '../../base/platform/errors.js'
 import {parseDuration} from '../../base/platform/duration.js'
 import {shellSplit} from '../../base/platform/shell-split.js'
-import {type Ctx, refuse, says, show} from '../../base/platform/zod-issues.js'
+import {type Ctx, refuse, says, saysBy, show} from '../../base/platform/zod-issues.js'
 import type {Zod} from '../../base/platform/zod.js'
 
 /** The `sbatch` options a Recipe (or a site) may set for a Slurm Run. */
@@ -29,20 +29,22 @@ const TIME_FIX = 'use 30s, 5m, 1h or a number of seconds (Slurm rounds up to who
 /** The schema of each Slurm option of a Recipe's `executor` mapping, in the order messages list them. */
 export function slurmOptionsSchema(z: Zod) {
   const word = (field: string) => {
-    const problem = (v: unknown) => `${show(v)} is not a single word`
-    const fix = `write ${field}: VALUE, as you would pass it to sbatch --${field}`
-    return z.optional(
-      z.pipe(
-        z.union([z.string(), z.number()], says(problem, fix)),
-        z.transform((v, ctx) =>
-          /^\S+$/.test(String(v)) ? String(v) : (refuse(ctx, {problem: problem(v), fix}), z.NEVER),
-        ),
-      ),
+    const bad = says(
+      (v) => `${show(v)} is not a single word`,
+      `write ${field}: VALUE, as you would pass it to sbatch --${field}`,
     )
+    return z.optional(z.pipe(z.union([z.string().check(z.regex(/^\S+$/, bad)), z.number()], bad), z.transform(String)))
   }
   const cpus = says((v) => `${show(v)} is not a whole number of CPUs`, 'write cpus: 2')
   const notDuration = (v: unknown) => `${show(v)} is not a duration`
-  const words = says('is not a list of words', 'write sbatch_args: ["--qos=short", "--constraint=avx2"]')
+  const words = saysBy((v) =>
+    Array.isArray(v)
+      ? {
+          problem: `word ${show(v.find((w) => !['string', 'number'].includes(typeof w)))} is not a string`,
+          fix: 'write every word as a string',
+        }
+      : {problem: 'is not a list of words', fix: 'write sbatch_args: ["--qos=short", "--constraint=avx2"]'},
+  )
   return {
     partition: word('partition'),
     time: z.optional(
@@ -64,14 +66,9 @@ export function slurmOptionsSchema(z: Zod) {
     account: word('account'),
     sbatch_args: z.optional(
       z.pipe(
-        z.union([z.string(), z.array(z.unknown())], words),
+        z.union([z.string(), z.array(z.union([z.string(), z.number()]))], words),
         z.transform((v, ctx) => {
-          if (Array.isArray(v)) {
-            const bad = v.find((word) => typeof word !== 'string' && typeof word !== 'number')
-            if (bad === undefined) return v.map(String)
-            refuse(ctx, {problem: `word ${show(bad)} is not a string`, fix: 'write every word as a string'})
-            return z.NEVER
-          }
+          if (Array.isArray(v)) return v.map(String)
           try {
             return shellSplit(v)
           } catch (error) {
