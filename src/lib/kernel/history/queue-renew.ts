@@ -29,7 +29,6 @@ export const RENEW_ABOVE_BYTES = 16 * 1024
 /** What an earlier version kept inside a queue directory: removed before the directory is renewed. */
 const LEFTOVERS = new Set([CURSOR_FILE, POSITION_FILE, CHANGED_FILE])
 
-
 /**
  * Replace every queue directory that grew and has emptied with a fresh one
  * (see the module comment). Returns the owner tags renewed. Never throws:
