@@ -23,7 +23,7 @@ import {
 } from '../../services/launch/run-launcher.js'
 import {requireRun, runFile} from '../../kernel/runs/store.js'
 import {LIVE_STATUSES, TERMINAL_STATUSES} from '../../base/records/run.js'
-import {buildForest} from '../../kernel/history/forest.js'
+import {buildForest, flatten} from '../../kernel/history/forest.js'
 import {unknownRunsProblem, type BatchDocument} from '../../services/wait/batch.js'
 import {BatchNotShown, waitForBatch} from '../../services/wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
@@ -182,14 +182,7 @@ const inspectTool = defineTool({
   async call({run, tree, status, limit}, {home}) {
     if (tree) {
       const forest = buildForest(home, run)
-      let count = 0
-      const visit = (nodes: typeof forest.forest): void => {
-        for (const n of nodes) {
-          count++
-          visit(n.children)
-        }
-      }
-      visit(forest.forest)
+      const count = forest.forest.flatMap(flatten).length
       return {
         document: forest,
         summary: `${forest.forest.length} tree(s), ${count} Run(s)`,
