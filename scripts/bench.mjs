@@ -3,13 +3,15 @@
 // (mostly `node -e 0`), so figures compare across machines.
 // actors is started as a shell starts it (bin/actors through its #! line, node from PATH).
 // Not part of the test suite. Usage: node scripts/bench.mjs [--quick] [--mcp-only] [--only history]
-// (`--only history` runs just the 20,000-Run history section; `--only containment` the containment rows).
+// (`--only history` runs just the 20,000-Run history section; `--only containment` the containment rows;
+// `--only supervision` what supervising Runs costs, scripts/bench-supervision.mjs).
 import {spawn, spawnSync} from 'node:child_process'
 import {cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync} from 'node:fs'
 import {tmpdir} from 'node:os'
 import {join, resolve} from 'node:path'
 import {randomUUID} from 'node:crypto'
 import {benchContainment} from './bench-containment.mjs'
+import {benchSupervision} from './bench-supervision.mjs'
 
 // The baseline of every ratio is Node's own start: `node -e 0` without NODE_EXTRA_CA_CERTS (Node 20 parses the
 // certificates it names while it starts, a cost of one machine's environment, not of actors). Everything this
@@ -310,6 +312,12 @@ try {
   if (only === 'containment' || !only) await benchContainment({bin: BIN, tmp, env, record, repeat: quick ? 5 : 11})
   if (only === 'containment') {
     console.log(JSON.stringify({node: process.version, repeat: REPEAT, results}, null, 2))
+    rmSync(tmp, {recursive: true, force: true})
+    process.exit(0)
+  }
+  if (only === 'supervision' || !only) await benchSupervision({bin: BIN, root: ROOT, tmp, env, record})
+  if (only === 'supervision') {
+    console.log(JSON.stringify({node: process.version, results}, null, 2))
     rmSync(tmp, {recursive: true, force: true})
     process.exit(0)
   }

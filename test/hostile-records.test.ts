@@ -204,4 +204,20 @@ describe('what a Run leaves in its state dir', () => {
     expect(tree.code, tree.stderr).toBe(0)
     for (const run of ['c0', 'c2999', 'x', 'y', 'e']) expect(tree.stdout).toMatch(new RegExp(`(^|\\s)${run}\\s`, 'm'))
   }, 60_000)
+  // The Run damages its own record, then exits 7: the end is still recorded, from the supervisor's own copy.
+  for (const [what, damage] of [
+    ['made over 1 MiB', 'head -c 1200000 /dev/zero | tr "\\0" x > "$ACTORS_STATE_DIR/run.json"'],
+    ['truncated', ': > "$ACTORS_STATE_DIR/run.json"'],
+  ])
+    it(`its own run.json ${what}: exit 7 is recorded and delivered, and run.json reads again`, async () => {
+      const h = home()
+      const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', `${damage}; exit 7`])
+      expect(r.code, r.stderr).toBe(0)
+      const result = await waitForResult(r.json.state_dir)
+      expect(result).toMatchObject({status: 'failed', exit_code: 7})
+      expect(readJson(join(r.json.state_dir, 'run.json'))).toMatchObject({run: 'v', status: 'failed', exit_code: 7})
+      const wait = actors(h, ['wait', 'v', '--timeout', '5s', '--json'])
+      expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
+      expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
+    })
 })

@@ -9,6 +9,8 @@ import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, lstatSync, readFileSync, writeFileSync} from 'node:fs'
 import {connect, createServer, type Server} from 'node:net'
 import {join} from 'node:path'
+import {tmpdir} from 'node:os'
+import {createHash} from 'node:crypto'
 import {afterEach, describe, expect, it} from 'vitest'
 import {requestJsonReply} from '../src/lib/kernel/signals/endpoint.js'
 import {
@@ -17,6 +19,8 @@ import {
   requestLine,
   serveLines,
   type LineServer,
+  isTempSocketOf,
+  socketPathIn,
 } from '../src/lib/base/platform/line-socket.js'
 import {homesPerTest, waitFor} from './helpers.js'
 
@@ -232,5 +236,24 @@ describe('a server that answers before it reads', () => {
     } finally {
       server.kill('SIGKILL')
     }
+  })
+})
+
+describe('socketPathIn', () => {
+  it('keeps a short path in its dir; moves a deep one to an unforeseeable temp-dir name that isTempSocketOf knows', () => {
+    expect(socketPathIn('/run/x', 'control.sock')).toBe('/run/x/control.sock')
+    const deep = `/${'d'.repeat(100)}`
+    const one = socketPathIn(deep, 'control.sock')
+    const two = socketPathIn(deep, 'control.sock')
+    expect(one).toMatch(/^.*\/actors-[0-9a-f]{16}-[0-9a-f]{16}-control\.sock$/)
+    expect(one.startsWith(`${tmpdir()}/`)).toBe(true)
+    expect(two).not.toBe(one)
+    expect(isTempSocketOf(deep, one)).toBe(true)
+    expect(isTempSocketOf(`${deep}x`, one)).toBe(false)
+    // The stable name of earlier versions is still the dir's; another dir's is not.
+    const hash = createHash('sha256').update(join(deep, 'control.sock')).digest('hex').slice(0, 16)
+    expect(isTempSocketOf(deep, join(tmpdir(), `actors-${hash}-control.sock`))).toBe(true)
+    expect(isTempSocketOf(deep, join(tmpdir(), `actors-${'0'.repeat(16)}-control.sock`))).toBe(false)
+    expect(isTempSocketOf(deep, join('/elsewhere', `actors-${hash}-control.sock`))).toBe(false)
   })
 })

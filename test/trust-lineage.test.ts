@@ -293,6 +293,22 @@ describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
     expect(readJson(join(otherDir, 'run.json')).status).toBe('running')
   })
 
+  it.skipIf(skip)('lock acquire inside a Run holds as that Run: never as the one a forged lineage names', async () => {
+    const h = home()
+    const other = actors(h, ['run', '--name', 'other', '--json', '--', 'sleep', '60'], {env})
+    expect(other.code, other.stderr).toBe(0)
+    const otherDir = join(h, 'runs', 'other')
+    const forged = `ACTORS_RUN=other ACTORS_RUN_INSTANCE=${other.json.run_instance_id} ACTORS_STATE_DIR=${otherDir}`
+    const script = `${forged} actors lock acquire lk; note forged $?; ${CLEARED} actors lock acquire own >/dev/null; note cleared $?; actors lock status own --json > '${join(h, 'own.json')}'`
+    const seen = await runScript(h, 'va', script, {env})
+    expect([seen.forged, seen.cleared], stderrOf(h, 'va')).toEqual(['5', '0'])
+    expect(stderrOf(h, 'va')).toContain('says this process runs in another Run, but it runs inside Run va')
+    // Held by va while it ran (its end then freed the slot).
+    expect(readJson(join(h, 'own.json')).holders).toMatchObject([{holder: 'run:va'}])
+    expect(existsSync(join(h, 'locks', 'lk.json')) ? readJson(join(h, 'locks', 'lk.json')).holders : []).toEqual([])
+    actors(h, ['control', 'other', 'kill'], {env})
+  })
+
   // A tracked Run launched from inside a cgroup Run stays in that cgroup: its own launches are still its children.
   cgroupOnly?.('a tracked Run nested in a cgroup Run launches as itself', async () => {
     const h = home()

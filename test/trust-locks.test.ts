@@ -9,9 +9,21 @@
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
+import {setTimeout as sleep} from 'node:timers/promises'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, BIN, cliEnv, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+import {INIT, INITIALIZED, killRawServers, open as openRaw, ping} from './mcp-raw.js'
+import {
+  actors,
+  BIN,
+  cgroup2Root,
+  cliEnv,
+  homesPerTest,
+  processAlive,
+  readJson,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
 
 const home = homesPerTest('actors-trust-locks-')
 const SHORT_LOCK_WAIT = {ACTORS_TEST_LOCK_WAIT_MS: '2000'}
@@ -151,6 +163,35 @@ describe('locks a Run can make or keep', () => {
     }, 40_000)
   }
 
+  // A Run (here as root) may make cgroups below its own and name one after another Run's unit: the name proves nothing.
+  for (const _ of discoverCgroupBases() && process.getuid?.() === 0 && cgroup2Root() ? ['cgroup'] : []) {
+    it("a holder in a cgroup its Run made and named after another Run's: busy names the Run it is in", async () => {
+      const h = home()
+      const u = launch(h, 'u', ['sleep', '30'])
+      const w = launch(h, 'w', ['sleep', '30'])
+      const unit = `w@${readJson(join(w, 'run.json')).run_instance_id}`
+      const held = join(h, 'held')
+      const script = [
+        `own="${cgroup2Root()}$(sed -n 's/^0:://p' /proc/self/cgroup)"`,
+        // The kernel's layout, actors/<state root key>/<run>@<instance>, again below its own cgroup.
+        `fake="$own/actors/$(basename "$(dirname "$own")")/${unit}"`,
+        'mkdir -p "$fake"',
+        'echo $$ > "$fake/cgroup.procs"',
+        'exec "$@"',
+      ].join('; ')
+      const v = launch(h, 'v', ['sh', '-c', script, 'sh', process.execPath, '-e', HOLD_LOCK, join(u, '.lock'), held])
+      await waitFor(() => existsSync(held), 10_000, 'the hold on the lock')
+      try {
+        const pause = actors(h, ['control', 'u', 'pause'], {env: SHORT_LOCK_WAIT})
+        expect(pause.code, pause.stderr).toBe(5)
+        expect(pause.stderr).toContain(namedHolder(v, 'v'))
+        expect(pause.stderr).not.toContain('actors control w kill')
+      } finally {
+        for (const run of ['v', 'w', 'u']) actors(h, ['control', run, 'kill'])
+      }
+    }, 40_000)
+  }
+
   it("a lock's mutex kept by a Run: a try-once acquire answers busy in the lock wait, naming that Run", async () => {
     const h = home()
     const mutex = join(h, 'locks', '.mutex', 'db.lock')
@@ -167,6 +208,65 @@ describe('locks a Run can make or keep', () => {
       actors(h, ['control', 'v', 'kill'])
     }
   }, 40_000)
+
+  it("a lock's mutex kept by a Run stalls no other call of an MCP session: ping answers while acquire waits, then busy", async () => {
+    const h = home()
+    const mutex = join(h, 'locks', '.mutex', 'db.lock')
+    mkdirSync(dirname(mutex), {recursive: true, mode: 0o700})
+    await holdWithRun(h, mutex)
+    const saved = process.env.ACTORS_TEST_LOCK_WAIT_MS
+    process.env.ACTORS_TEST_LOCK_WAIT_MS = '4000'
+    const session = openRaw(h)
+    try {
+      session.send(INIT)
+      await session.reply(1)
+      session.send(INITIALIZED)
+      const args = {op: 'acquire', name: 'db', holder: 'agent-7', lease: '1m'}
+      session.send(
+        JSON.stringify({jsonrpc: '2.0', id: 2, method: 'tools/call', params: {name: 'lock', arguments: args}}),
+      )
+      await sleep(300)
+      const asked = Date.now()
+      session.send(ping(3))
+      await session.reply(3)
+      // Blocked in a synchronous wait, the server answered nothing for the whole lock wait (4 s here, 30 s by default).
+      expect(Date.now() - asked).toBeLessThan(1500)
+      const busy = await session.reply(2)
+      expect(busy.result.isError).toBe(true)
+      expect(busy.result.structuredContent.error).toMatchObject({exit_code: 5})
+      expect(busy.result.structuredContent.error.fix).toContain('actors control v kill')
+    } finally {
+      if (saved === undefined) delete process.env.ACTORS_TEST_LOCK_WAIT_MS
+      else process.env.ACTORS_TEST_LOCK_WAIT_MS = saved
+      killRawServers()
+      actors(h, ['control', 'v', 'kill'])
+    }
+  }, 40_000)
+
+  it("a Run's .lock kept by another Run blocks an MCP session for 5 s at most, not the 30 s lock wait: busy, naming the keeper", async () => {
+    const h = home()
+    const w = launch(h, 'w', ['sleep', '60'])
+    await holdWithRun(h, join(w, '.lock'))
+    const session = openRaw(h, ['--owner', 'default', '--allow-adhoc'])
+    try {
+      session.send(INIT)
+      await session.reply(1)
+      session.send(INITIALIZED)
+      const started = Date.now()
+      const args = {run: 'w', message: 'hello'}
+      session.send(
+        JSON.stringify({jsonrpc: '2.0', id: 2, method: 'tools/call', params: {name: 'send', arguments: args}}),
+      )
+      const busy = await session.reply(2, 25_000)
+      expect(busy.result.structuredContent.error).toMatchObject({exit_code: 5})
+      expect(busy.result.structuredContent.error.fix).toContain('actors control v kill')
+      expect(Date.now() - started).toBeLessThan(12_000)
+    } finally {
+      killRawServers()
+      actors(h, ['control', 'v', 'kill'])
+      actors(h, ['control', 'w', 'kill'])
+    }
+  }, 60_000)
 
   it("a lock record pairing a dead holder with another lock exec's unit: the slot passes on, that unit's command lives", async () => {
     const h = home()

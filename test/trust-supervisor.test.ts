@@ -6,6 +6,7 @@
  * was never timed out. Readers now continue a stopped supervisor, and count
  * as a supervisor only node running the supervisor script for that dir.
  */
+import {spawnSync} from 'node:child_process'
 import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -114,6 +115,40 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
         }
       },
       40_000,
+    )
+
+  // A tracer that cut every tie to the Run (its own session, parent pid 1, no environment) cannot be told from
+  // someone else's debugger, so no reader kills it; the Run's timeout is still enforced once it is overdue.
+  for (const _ of mode === 'tracked' && process.arch === 'x64' ? [1] : [])
+    it.skipIf(skip)(
+      'one that has an untied tracer hold it is still timed out once overdue, by whoever reads it',
+      async () => {
+        const h = home()
+        const tracerPid = join(h, 'tracer.pid')
+        const recorded =
+          'sub recorded { my $d = $ARGV[0]; return 0 if -l "$d/.lock"; open(my $f, "<", "$d/run.json") or return 0; local $/; <$f> =~ /children_processes/ }'
+        const tracer = `${recorded} open(my $p, ">", $ARGV[2]) or die; print $p $$; close $p; select(undef, undef, undef, 0.05) until recorded(); syscall(101, 16, 0 + $ARGV[1], 0, 0) == 0 or die "ptrace: $!"; sleep 300`
+        const run = `use POSIX; my $sup = getppid(); if (fork() == 0) { POSIX::setsid(); exec("env", "-i", "/usr/bin/perl", "-e", $ARGV[0], $ENV{ACTORS_STATE_DIR}, $sup, $ARGV[1]) if fork() == 0; exit 0 } sleep 300`
+        const r = actors(
+          h,
+          ['run', '--name', 'v', '--timeout', '2s', '--json', '--', 'perl', '-e', run, tracer, tracerPid],
+          {env},
+        )
+        expect(r.code, r.stderr).toBe(0)
+        try {
+          const began = Date.now()
+          const ended = await inspectUntilEnded(h, 40_000)
+          expect(ended).toMatchObject({status: 'failed', result: {reason: 'timeout'}})
+          // Overdue: its 2 s timeout, the 5 s kill grace and the room left for both (overdue.ts), not sooner.
+          expect(Date.now() - began).toBeGreaterThan(8_000)
+          const supervisor = (r.json as {pid: number}).pid
+          await waitFor(() => !processAlive(supervisor), 5_000, 'the held supervisor to be gone')
+        } finally {
+          actors(h, ['control', 'v', 'kill'])
+          if (existsSync(tracerPid)) spawnSync('kill', ['-9', readFileSync(tracerPid, 'utf8')])
+        }
+      },
+      60_000,
     )
 
   // Moving a process to a cgroup of one's own needs write access there: root here (CI runs as root).

@@ -208,14 +208,14 @@ export interface LockHolderNote {
   fix: string
 }
 
-let describeHolder: (pid: number) => LockHolderNote | undefined = () => undefined
+let describeHolder: (pid: number, lockFile: string) => LockHolderNote | undefined = () => undefined
 
 /**
  * How busy errors name a holder: the kernel's entry points install the
  * containment layer's answer (which Run's cgroup the holder is in), which
  * this layer cannot know by itself.
  */
-export function describeLockHoldersWith(describe: (pid: number) => LockHolderNote | undefined): void {
+export function describeLockHoldersWith(describe: (pid: number, lockFile: string) => LockHolderNote | undefined): void {
   describeHolder = describe
 }
 
@@ -227,7 +227,7 @@ export function describeLockHoldersWith(describe: (pid: number) => LockHolderNot
  */
 function busyError(lockFile: string, state: LockFileState | undefined, waitedMs: number): ActorsError {
   const pid = state && 'holder' in state ? state.holder.pid : undefined
-  const note = pid === undefined ? undefined : describeHolder(pid)
+  const note = pid === undefined ? undefined : describeHolder(pid, lockFile)
   const holder = pid === undefined ? '' : note ? ` (pid ${pid}, ${note.what})` : ` (pid ${pid})`
   return new ActorsError(
     `busy: another actors process${holder} held ${lockFile} for over ${Math.round(waitedMs / 1000)}s`,
@@ -246,15 +246,40 @@ function release(lockFile: string): void {
   } catch {}
 }
 
+/**
+ * The longest a synchronous wait may block in this process, when set: a
+ * process that serves many callers on one thread (`actors mcp`) answers busy
+ * sooner rather than let one Run that keeps a lock stall every other call.
+ */
+let syncWaitCapMs: number | undefined
+
+export function capSyncLockWaits(ms: number | undefined): void {
+  syncWaitCapMs = ms
+}
+
 /** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
 export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
-  const backoff = contention(lockFile, options)
+  const waitMs = options.timeoutMs ?? (testHookNumber('lockWaitMs') || DEFAULT_LOCK_WAIT_MS)
+  const backoff = contention(lockFile, {
+    timeoutMs: syncWaitCapMs === undefined ? waitMs : Math.min(waitMs, syncWaitCapMs),
+  })
   while (!tryAcquire(lockFile)) sleepSync(backoff())
   try {
     return fn()
   } finally {
     release(lockFile)
   }
+}
+
+/**
+ * Wait, without blocking the event loop, until nobody holds `lockFile` (a
+ * stale or junk lock is cleared as a waiter would), then return without taking
+ * it: what a single-threaded server does before synchronous work that takes
+ * the lock, so its other callers go on meanwhile. Busy (exit 5) at the deadline.
+ */
+export async function lockFreed(lockFile: string, options: LockOptions = {}): Promise<void> {
+  const backoff = contention(lockFile, options)
+  while (readLockFile(lockFile) !== undefined) await sleep(backoff())
 }
 
 /** Async variant: waits without blocking the event loop; `fn` may be async. */

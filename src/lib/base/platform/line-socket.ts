@@ -26,12 +26,41 @@ const CLOSE_FLUSH_MS = 500
 /** Unix socket paths are limited to ~104-108 bytes; longer ones move to the temp dir. */
 const MAX_SOCKET_PATH = 100
 
-/** A socket path inside `dir`, or a short stable one in the temp dir when `dir` is too deep for a socket name. */
+/**
+ * A socket path inside `dir`, or, when `dir` is too deep for a socket name, a
+ * short one in the temp dir: `actors-HASH-RANDOM-NAME`, HASH naming the path
+ * in `dir` it stands for and RANDOM fresh for every call. The temp dir is
+ * everyone's: a stable name there could be bound by any local process before
+ * the service, which then received its requests (issue 35); a random one
+ * cannot be foreseen. The server publishes the name it got (its endpoint
+ * file); a client checks it with isTempSocketOf and, for a Run, proves who
+ * listens on it (signals/listener-proof.ts).
+ */
 export function socketPathIn(dir: string, name: string): string {
   const inside = join(dir, name)
   if (Buffer.byteLength(inside) <= MAX_SOCKET_PATH) return inside
-  const hash = nodeCrypto().createHash('sha256').update(inside).digest('hex').slice(0, 16)
-  return join(nodeOs().tmpdir(), `actors-${hash}-${name}`)
+  const random = nodeCrypto().randomBytes(8).toString('hex')
+  return join(nodeOs().tmpdir(), `actors-${pathHash(inside)}-${random}-${name}`)
+}
+
+function pathHash(path: string): string {
+  return nodeCrypto().createHash('sha256').update(path).digest('hex').slice(0, 16)
+}
+
+/**
+ * Whether `path` is a temp-dir name socketPathIn gives a socket of `dir`:
+ * `actors-HASH-RANDOM-NAME`, or the stable `actors-HASH-NAME` of earlier
+ * versions, HASH naming `dir/NAME`.
+ */
+export function isTempSocketOf(dir: string, path: string): boolean {
+  const at = path.lastIndexOf('/')
+  if (at < 0 || path.slice(0, at) !== nodeOs().tmpdir()) return false
+  const match = /^actors-([0-9a-f]{16})-(.+)$/.exec(path.slice(at + 1))
+  if (!match) return false
+  const [, hash, rest] = match
+  if (pathHash(join(dir, rest)) === hash) return true
+  const named = /^[0-9a-f]{16}-(.+)$/.exec(rest)?.[1]
+  return named !== undefined && pathHash(join(dir, named)) === hash
 }
 
 /** Errors that mean the server is not there: nothing was delivered, so a caller may safely do something else. */

@@ -1,6 +1,6 @@
 /**
  * A Run's supervisor, told by its own process: node running this package's
- * `dist/supervisor.cjs DIR KIND GRACE_MS`, as the local executor spawns it
+ * `dist/supervisor.cjs DIR KIND GRACE_MS [OVERDUE_MS]`, as the local executor spawns it
  * and the Slurm batch script execs it. These are facts of the launch that a
  * Run cannot rewrite, unlike its run.json (issue: a Run that rewrote its
  * `executor` or `kill_grace_ms` steered where `kill` went, or how long `stop`
@@ -26,6 +26,13 @@ export interface SupervisorArgs {
   kind?: string
   /** The kill_grace of the launch, ms (absent for supervisors started without it). */
   killGraceMs?: number
+  /**
+   * How long after its own start the supervisor must have ended a Run with
+   * a timeout (every attempt timed out and terminated, with room to spare);
+   * absent for a Run without one. A reader that finds it still running past
+   * this has a supervisor the Run holds, in whatever way (overdue.ts).
+   */
+  overdueAfterMs?: number
 }
 
 /**
@@ -34,14 +41,21 @@ export interface SupervisorArgs {
  * path and its arguments; undefined for anything else.
  */
 export function parseSupervisorCommandLine(args: readonly string[]): SupervisorArgs | undefined {
-  const [, script, dir, kind, graceText] = args
+  const [, script, dir, kind, graceText, overdueText] = args
   if (!script || !isAbsolute(script) || !script.endsWith(SUPERVISOR_SCRIPT_TAIL) || !dir) return undefined
-  const grace = Number(graceText)
+  const grace = msArg(graceText)
+  const overdue = msArg(overdueText)
   return {
     dir: resolve(dir),
     ...(kind ? {kind} : {}),
-    ...(graceText && Number.isFinite(grace) && grace >= 0 ? {killGraceMs: grace} : {}),
+    ...(grace !== undefined ? {killGraceMs: grace} : {}),
+    ...(overdue ? {overdueAfterMs: overdue} : {}),
   }
+}
+
+function msArg(text: string | undefined): number | undefined {
+  const ms = Number(text)
+  return text && Number.isFinite(ms) && ms >= 0 ? ms : undefined
 }
 
 /** The launch arguments of live process `pid` when it is a supervisor: node, running the script (parseSupervisorCommandLine). */

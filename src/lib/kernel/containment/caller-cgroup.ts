@@ -8,9 +8,6 @@
  * (`lock-<id>`) is not a Run: the walk looks past it to the Run around it.
  */
 import {readFileSync} from 'node:fs'
-import {basename} from 'node:path'
-import type {LockHolderNote} from '../../base/platform/file-lock.js'
-import {processEnvValue} from '../../base/platform/process-environ.js'
 import {parseRunUnitName, unitAt} from './unit-path.js'
 
 /** A Run's cgroup as its path names it. */
@@ -25,13 +22,24 @@ export interface RunCgroup {
 
 /** The innermost Run whose cgroup is `path` or one of its ancestors; undefined when none is. */
 export function runOfCgroupPath(path: string): RunCgroup | undefined {
+  return runCgroupsOfPath(path)[0]
+}
+
+/**
+ * Every cgroup along `path` named like a Run's unit, innermost first. A
+ * nested Run's unit lies below its parent's in the same layout, so a name
+ * alone cannot tell it from a cgroup a Run made below its own and named
+ * after another Run: a caller that acts on the name checks the Run's record.
+ */
+export function runCgroupsOfPath(path: string): RunCgroup[] {
   const parts = path.split('/')
+  const found: RunCgroup[] = []
   for (let index = parts.length - 1; index >= 2; index--) {
     const unit = unitAt(parts, index)
     const named = unit && parseRunUnitName(unit.unit)
-    if (named) return {instance: named.instance, homeKey: unit.homeKey, path: parts.slice(0, index + 1).join('/')}
+    if (named) found.push({instance: named.instance, homeKey: unit.homeKey, path: parts.slice(0, index + 1).join('/')})
   }
-  return undefined
+  return found
 }
 
 /**
@@ -45,32 +53,18 @@ export function callerRunCgroup(): RunCgroup | undefined {
 
 /** The Run whose cgroup process `pid` is in, as callerRunCgroup for any process; undefined when none is (or it is gone). */
 export function runCgroupOf(pid: number | 'self'): RunCgroup | undefined {
+  const path = cgroupPathOf(pid)
+  return path === undefined ? undefined : runOfCgroupPath(path)
+}
+
+/** Process `pid`'s cgroup2 path (`0::PATH` of /proc/PID/cgroup); undefined when it has none or is gone. */
+export function cgroupPathOf(pid: number | 'self'): string | undefined {
   let text: string
   try {
     text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
   } catch {
     return undefined
   }
-  for (const line of text.split('\n')) if (line.startsWith('0::')) return runOfCgroupPath(line.slice(3))
+  for (const line of text.split('\n')) if (line.startsWith('0::')) return line.slice(3)
   return undefined
-}
-
-/**
- * Which Run a lock's holder belongs to, for a busy error (platform/file-lock.ts):
- * its cgroup says so where Runs have cgroups; only a process in no Run's
- * cgroup is taken at its environment's word (tracked containment), and the
- * note says which of the two it went by.
- */
-export function lockHolderNote(pid: number): LockHolderNote | undefined {
-  const cgroup = runCgroupOf(pid)
-  const run = cgroup && parseRunUnitName(cgroup.path.slice(cgroup.path.lastIndexOf('/') + 1))?.run
-  if (run)
-    return {what: `a process in the cgroup of Run ${run}`, fix: `end that Run (actors control ${run} kill), or retry`}
-  const dir = cgroup ? undefined : processEnvValue(pid, 'ACTORS_STATE_DIR')
-  if (!dir) return undefined
-  const named = basename(dir)
-  return {
-    what: `a process whose environment names the Run in ${dir}`,
-    fix: `end that Run (actors control ${named} kill), or retry`,
-  }
 }

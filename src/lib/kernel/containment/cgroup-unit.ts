@@ -7,9 +7,9 @@
  * touches another's. The command joins every cgroup before it execs (a
  * one-line sh wrapper), so nothing it forks is ever outside.
  */
-import {existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, rmdirSync} from 'node:fs'
+import {isNestedRunCgroup, procsOf, removeCgroupTree, walkCgroups} from './cgroup-tree.js'
 import {basename, dirname, join} from 'node:path'
-import {readProcStat} from '../../base/platform/process-identity.js'
 import {sleepSync} from '../../base/platform/sleep.js'
 import {signalPids} from '../../base/platform/process-tree.js'
 import {readCgroupFile, readKeyedNumbers, writeCgroupFile, type CgroupBases} from './cgroup-fs.js'
@@ -38,32 +38,15 @@ export class CgroupUnit implements Unit {
     return {}
   }
 
+  /** Every live process of the unit's cgroup tree, the cgroups it made below its own included (cgroup-tree.ts). */
   members(): number[] {
-    const pids = new Set<number>()
-    const walk = (dir: string, depth: number) => {
-      for (const line of (readCgroupFile(dir, 'cgroup.procs') ?? '').split('\n')) {
-        const pid = Number(line)
-        const state = pid > 0 ? readProcStat(pid)?.state : undefined
-        if (state !== undefined && state !== 'Z') pids.add(pid)
-      }
-      if (depth > 8) return
-      try {
-        for (const entry of readdirSync(dir, {withFileTypes: true}))
-          if (entry.isDirectory()) walk(join(dir, entry.name), depth + 1)
-      } catch {}
-    }
-    walk(this.record.path, 0)
-    return [...pids]
+    return procsOf(walkCgroups(this.record.path).dirs)
   }
 
+  /** What a normal end sweeps: the tree but for nested Runs' units, their supervisors and commands on their way in. */
   strays(): number[] {
-    const pids: number[] = []
-    for (const line of (readCgroupFile(this.record.path, 'cgroup.procs') ?? '').split('\n')) {
-      const pid = Number(line)
-      const state = pid > 0 ? readProcStat(pid)?.state : undefined
-      if (state !== undefined && state !== 'Z' && !isSupervisor(pid) && !isJoining(pid)) pids.push(pid)
-    }
-    return pids
+    const dirs = walkCgroups(this.record.path, isNestedRunCgroup).dirs
+    return procsOf(dirs, (pid) => !isSupervisor(pid) && !isJoining(pid))
   }
 
   signal(signal: NodeJS.Signals): number[] {
@@ -141,10 +124,11 @@ export class CgroupUnit implements Unit {
   remove(): boolean {
     let removed = true
     for (const dir of this.dirs()) {
-      try {
-        rmdirSync(dir)
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== 'ENOENT') removed = false
+      // A tree that still holds a process is kept whole: a Run launched from inside may be making its unit there.
+      const walk = walkCgroups(dir)
+      if (procsOf(walk.dirs).length > 0 || !removeCgroupTree(dir)) {
+        removed = false
+        continue
       }
       // The state root's folder goes with its last unit, and the `actors` folder with its last root: inside a
       // parent Run's cgroup that folder was all that kept the parent's from being removed at its own end. A

@@ -11,7 +11,9 @@
  * Run's cgroup never qualifies, since its name is that Run's instance.
  */
 import {readdirSync, readFileSync} from 'node:fs'
-import {basename, join} from 'node:path'
+import {basename, dirname, join} from 'node:path'
+import {readBoundedText} from '../../base/platform/state-files.js'
+import {isNestedRunCgroup, procsOf, walkCgroups} from './cgroup-tree.js'
 import {sleepSync} from '../../base/platform/sleep.js'
 import {sameStateDir, stateDirKey} from '../../base/platform/home.js'
 import {environOf, envValue, processEnvValue} from '../../base/platform/process-environ.js'
@@ -20,7 +22,7 @@ import {findRunProcesses, signalPids} from '../../base/platform/process-tree.js'
 import {unifiedCgroupDirOf} from './cgroup-fs.js'
 import {CgroupUnit} from './cgroup-unit.js'
 import {isOwnUnitCgroup} from './proof.js'
-import {runUnitName} from './unit-path.js'
+import {parseRunUnitName, runUnitName, unitAt} from './unit-path.js'
 import {commandOf, type Leftover} from './unit.js'
 import {parseSupervisorCommandLine, supervisorOfProcess} from '../../base/records/supervisor-args.js'
 
@@ -157,28 +159,47 @@ export function livePidsOfEnded(dir: string, meta: {run_instance_id: string; con
   const pids = new Set([...(named?.supervisors ?? []), ...(named?.carriers ?? [])])
   const path = (meta.containment as {path?: unknown} | undefined)?.path
   if (typeof path === 'string' && isOwnUnitCgroup(path, {unit: runUnitName(basename(dir), meta.run_instance_id)}))
-    for (const pid of ownCgroupProcs(path, dir)) pids.add(pid)
+    for (const pid of ownCgroupTreeProcs(path, dir, meta.run_instance_id).pids) pids.add(pid)
   return [...pids].filter((pid) => (readProcStat(pid)?.state ?? 'Z') !== 'Z')
 }
 
 /**
- * The processes of the cgroup at `path` itself, not of the cgroups below it:
- * Runs launched from inside live on there after their parent's end (their
- * cgroups nest below it, their supervisors sit in it), and are not its.
+ * The live processes of the cgroup tree at `path`, the Run's in `dir`
+ * (instance `instance`), but for Runs launched from inside it: they live on
+ * there after their parent's end (their cgroups nest below it, their
+ * supervisors sit in it), and are not its. A cgroup below it counts as a
+ * nested Run's only when it is named after a Run of this state root that
+ * holds that instance and names this Run as its parent: any other the Run
+ * made is its own (cgroup-tree.ts). `complete` false: the walk reached its
+ * bounds, and the caller counts the Run as live.
  */
-function ownCgroupProcs(path: string, dir: string): number[] {
-  let text: string
-  try {
-    text = readFileSync(join(path, 'cgroup.procs'), 'utf8')
-  } catch {
-    return []
+export function ownCgroupTreeProcs(path: string, dir: string, instance: string): {pids: number[]; complete: boolean} {
+  const parts = path.split('/')
+  const key = unitAt(parts, parts.length - 1)?.homeKey
+  const nested = (below: string): boolean => {
+    const at = below.split('/')
+    const unit = isNestedRunCgroup(below) ? unitAt(at, at.length - 1) : undefined
+    const named = unit && unit.homeKey === key ? parseRunUnitName(unit.unit) : undefined
+    if (!named) return false
+    const meta = readJsonQuietly(join(dirname(dir), named.run, 'run.json'))
+    const parent = meta?.parent as {run_instance_id?: unknown} | undefined
+    return meta?.run_instance_id === named.instance && parent?.run_instance_id === instance
   }
-  const pids = text
-    .split('\n')
-    .map(Number)
-    .filter((pid) => pid > 0)
-  return pids.filter((pid) => {
+  const walk = walkCgroups(path, nested)
+  const pids = procsOf(walk.dirs, (pid) => {
     const supervisor = supervisorOfProcess(pid)
     return !supervisor || stateDirKey(supervisor.dir) === stateDirKey(dir)
   })
+  return {pids, complete: walk.complete}
+}
+
+/** A small JSON document read as it is (undefined when absent, a link, oversized or not JSON). */
+function readJsonQuietly(file: string): Record<string, unknown> | undefined {
+  try {
+    const text = readBoundedText(file, 1024 * 1024)
+    const value: unknown = text === undefined ? undefined : JSON.parse(text)
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined
+  } catch {
+    return undefined
+  }
 }

@@ -11,6 +11,7 @@
 import {readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {unifiedCgroupDirOf} from '../containment/cgroup-fs.js'
+import {procsOf, walkCgroups} from '../containment/cgroup-tree.js'
 import {isRunsProcess} from '../containment/unit-facts.js'
 import {readProcStat} from '../../base/platform/process-identity.js'
 import {signalPids} from '../../base/platform/process-tree.js'
@@ -52,7 +53,10 @@ function thawForeignFreeze(pid: number): void {
   if (!dir) return
   try {
     if (readFileSync(join(dir, 'cgroup.freeze'), 'utf8').trim() !== '1') return
-    if (readFileSync(join(dir, 'cgroup.procs'), 'utf8').trim() !== String(pid)) return
+    // Nothing else in it, nor in a cgroup below (cgroup.freeze holds those too).
+    const walk = walkCgroups(dir)
+    const held = procsOf(walk.dirs)
+    if (!walk.complete || held.length !== 1 || held[0] !== pid) return
     writeFileSync(join(dir, 'cgroup.freeze'), '0')
   } catch {}
 }

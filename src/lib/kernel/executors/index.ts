@@ -7,7 +7,7 @@
  */
 import {installExecutorQuestions} from '../runs/executor-questions.js'
 import {describeLockHoldersWith} from '../../base/platform/file-lock.js'
-import {lockHolderNote} from '../containment/caller-cgroup.js'
+import {lockHolderNote} from '../runs/lock-holder.js'
 import {EXECUTORS, executorNamed, executorOf, provenExecutorOf} from './registry.js'
 import {jobWhere} from './executor.js'
 

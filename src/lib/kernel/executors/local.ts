@@ -13,6 +13,7 @@ import {supervisorEnvironment} from './supervisor-env.js'
 import {endLostRunUnit} from '../containment/lost.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {letHeldSupervisorGo} from './held-supervisor.js'
+import {aliveLongerThan, overdueAfterMs} from './overdue.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
@@ -31,7 +32,7 @@ function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHos
   // it lives as long as the job it was launched in, as that job's engine tells.
   if (typeof meta.host === 'string' && meta.host !== thisHost())
     return hosts.map((host) => host.checkJobOf(meta)).find(Boolean) ?? {alive: true}
-  if (meta.process_identity) return isLiveSupervisor(meta, dir) ? {alive: true} : lost()
+  if (meta.process_identity) return checkRecordedSupervisor(meta, dir)
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
 }
@@ -41,15 +42,21 @@ function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHos
  * Run, and running: identity checked, node running the supervisor script
  * for this dir (records/supervisor-args.ts). Any other process there is
  * one the Run put in its place, and the Run is lost (its unit is ended). A
- * supervisor its Run holds is let go first (held-supervisor.ts).
+ * supervisor its Run holds is let go first (held-supervisor.ts); one still
+ * there past the Run's timeout is held in a way that was not undone, and
+ * the Run is ended as timed out (overdue.ts).
  */
-function isLiveSupervisor(meta: RunMeta, dir: string): boolean {
-  if (!supervisorArgs(meta, dir)) return false
+function checkRecordedSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
+  const args = supervisorArgs(meta, dir)
+  if (!args) return lost()
   const pid = meta.process_identity!.pid
   // A supervisor runs beside its Run's cgroup, never in it: one found there is a process the Run started.
   const cgroup = runCgroupOf(pid)
-  if (cgroup?.instance === meta.run_instance_id) return false
-  return letHeldSupervisorGo(pid, dir, cgroup !== undefined)
+  if (cgroup?.instance === meta.run_instance_id) return lost()
+  if (!letHeldSupervisorGo(pid, dir, cgroup !== undefined)) return lost()
+  if (args.overdueAfterMs !== undefined && aliveLongerThan(pid, args.overdueAfterMs))
+    return {alive: false, status: 'failed', reason: 'timeout'}
+  return {alive: true}
 }
 
 let host: string | undefined
@@ -57,6 +64,12 @@ let host: string | undefined
 function thisHost(): string {
   host ??= nodeOs().hostname()
   return host
+}
+
+function killProcess(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL')
+  } catch {}
 }
 
 function lost(): SupervisorCheck {
@@ -72,14 +85,21 @@ function startLocalSupervisor(home: string, dir: string): number {
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
   // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
-  const grace = String(recordedKillGraceMs(readRunMetaRaw(dir) ?? {}))
+  const meta = readRunMetaRaw(dir) ?? {}
+  const grace = String(recordedKillGraceMs(meta))
+  // So is the time by which a Run with a timeout must have ended, for readers to enforce (overdue.ts).
+  const overdue = overdueAfterMs(meta as RunMeta)
   // node:child_process, not execa (src/lib/base/platform/execa.ts): this is every launch's path, and evaluating execa
   // would add about 40 ms to `actors run -- true`, as much as Node's own start.
-  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace], {
-    detached: true,
-    stdio: 'ignore',
-    env,
-  })
+  const child = childProcess().spawn(
+    process.execPath,
+    [supervisorScript(), dir, 'local', grace, ...(overdue ? [String(overdue)] : [])],
+    {
+      detached: true,
+      stdio: 'ignore',
+      env,
+    },
+  )
   child.unref()
   const pid = child.pid
   if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
@@ -101,6 +121,9 @@ function startLocalSupervisor(home: string, dir: string): number {
 
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
 function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
+  // A supervisor still proven here is an overdue one its Run holds (checkRecordedSupervisor): it goes first, so
+  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws).
+  if (supervisorArgs(meta, dir)) killProcess(meta.process_identity!.pid)
   const {leftover, usage} = endLostRunUnit(meta, dir, thisHost())
   return {
     ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),

@@ -3,10 +3,11 @@
  * lock after a re-check, so a Run that is live (or being relaunched) is never
  * touched. Artifacts that live inside a state dir go with it unless kept.
  */
-import {chmodSync, cpSync, lstatSync, renameSync} from 'node:fs'
-import {makePrivateDir, PRIVATE_FILE_MODE, refuseLinkedDir} from '../../base/platform/private-files.js'
+import {renameSync} from 'node:fs'
+import {refuseLinkedDir} from '../../base/platform/private-files.js'
+import {keepArtifacts} from '../runs/artifacts.js'
 import {listUnitCgroups, removeUnitCgroups} from '../containment/prune-cgroups.js'
-import {basename, join, relative} from 'node:path'
+import {join} from 'node:path'
 import {EXIT} from '../../base/platform/errors.js'
 import {resolveRunRef, runDir} from '../../base/platform/home.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
@@ -91,19 +92,9 @@ export function pruneRuns(home: string, options: PruneOptions): PruneReport {
         return
       }
       if (!again || !isTerminal(again.meta.status)) return
-      if (options.keepArtifacts) {
-        for (const artifact of again.result?.artifacts ?? []) {
-          const inside = !relative(dir, artifact.path).startsWith('..')
-          if (!inside || artifact.missing) continue
-          const keptDir = join(home, 'artifacts', id)
-          makePrivateDir(keptDir)
-          const target = join(keptDir, basename(artifact.path))
-          cpSync(artifact.path, target)
-          // A copy keeps its source's mode: private, as everything the kernel makes in the state root.
-          if (lstatSync(target).isFile()) chmodSync(target, PRIVATE_FILE_MODE)
-          report.kept_artifacts.push({run: id, name: artifact.name, path: target})
-        }
-      }
+      if (options.keepArtifacts)
+        for (const kept of keepArtifacts(home, id, dir, again.result?.artifacts ?? []))
+          report.kept_artifacts.push({run: id, ...kept})
       // Rename first (out of runs/, under the run index's lock) so a half-deleted dir never looks like a Run.
       const doomed = join(home, `.pruning-${id}-${process.pid}`)
       removeTree(doomed)

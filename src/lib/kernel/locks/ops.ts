@@ -6,6 +6,7 @@
 import {readdirSync} from 'node:fs'
 import {ActorsError, EXIT, refusedError, usageError} from '../../base/platform/errors.js'
 import {readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {unitOfCaller} from '../runs/lineage.js'
 import {appendTraceEvent} from '../runs/trace.js'
 import {releaseLocks, renewLock, settleLock, takeLocks, type LockRequest, type LockTrace} from './core.js'
 import {lockView, type LockView} from './views.js'
@@ -54,8 +55,12 @@ export function selfIdentity(): ProcessIdentity {
  * the current Run, when called inside one; else the calling process, which is
  * the shell (or script) that ran `actors`, by its process identity.
  */
-export function callerHolder(holderId: string | undefined): HolderRef {
+export function callerHolder(home: string, holderId: string | undefined): HolderRef {
   if (holderId !== undefined) return {kind: 'named', id: validateHolderId(holderId)}
+  // Inside a Run's unit that Run holds, whatever the environment says: a process that named another Run
+  // there held as that Run, past its own Run's end, and a busy answer blamed the other one (exit 5 instead).
+  const unit = unitOfCaller(home, process.env, 'holding a lock as a Run', {foreignUnitIsOutside: true})
+  if (unit) return {kind: 'run', run: unit.run, run_instance_id: unit.run_instance_id, state_dir: unit.state_dir}
   const {ACTORS_RUN: run, ACTORS_RUN_INSTANCE: instance, ACTORS_STATE_DIR: stateDir} = process.env
   if (run && instance && stateDir) return {kind: 'run', run, run_instance_id: instance, state_dir: stateDir}
   const parent = readProcessIdentity(process.ppid)
@@ -77,7 +82,7 @@ export function callerHolder(holderId: string | undefined): HolderRef {
  * this process's own identity is the caller, and pid reuse cannot fake it.
  */
 export function callerHolderOfLock(home: string, name: string, holderId: string | undefined): HolderRef {
-  const caller = callerHolder(holderId)
+  const caller = callerHolder(home, holderId)
   if (caller.kind !== 'process') return caller
   const held = readLockState(home, validateLockName(name)).holders
   if (held.some((e) => sameHolder(e.holder, caller))) return caller

@@ -1,7 +1,20 @@
 /** Recording a Run's declared artifacts in its result: size and sha256 of each file. */
 import {nodeCrypto} from '../../base/platform/builtins.js'
-import {openSync, readSync, closeSync, statSync} from 'node:fs'
-import {isAbsolute, resolve} from 'node:path'
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  fchmodSync,
+  fstatSync,
+  openSync,
+  readlinkSync,
+  readSync,
+  realpathSync,
+  statSync,
+  unlinkSync,
+} from 'node:fs'
+import {basename, isAbsolute, join, relative, resolve} from 'node:path'
+import {makePrivateDir, PRIVATE_FILE_MODE, refuseLinkedDir} from '../../base/platform/private-files.js'
 import type {ArtifactRecord} from '../../base/records/run.js'
 
 function sha256File(file: string): string {
@@ -31,4 +44,71 @@ export function collectArtifacts(declared: Record<string, string> | undefined, c
     }
   }
   return records
+}
+
+/** An artifact kept by `prune --keep-artifacts`: where its copy is. */
+export interface KeptArtifact {
+  name: string
+  path: string
+}
+
+/**
+ * Copy the artifacts of the Run `id` (state dir `dir`) that lie inside that
+ * dir to `<home>/artifacts/<id>/`, before the dir is removed. A Run can link
+ * anything it can write: `artifacts/` itself (the copies went wherever it
+ * pointed) and any folder of its own dir (a file outside the state root was
+ * copied in). So `artifacts/` and the Run's folder there must be no links,
+ * and each source is opened without following a link and kept only when the
+ * file it opened lies inside the state dir.
+ */
+export function keepArtifacts(
+  home: string,
+  id: string,
+  dir: string,
+  artifacts: readonly ArtifactRecord[],
+): KeptArtifact[] {
+  const kept: KeptArtifact[] = []
+  const root = join(home, 'artifacts')
+  const keptDir = join(root, id)
+  let realDir: string | undefined
+  for (const artifact of artifacts) {
+    if (artifact.missing || relative(dir, artifact.path).startsWith('..')) continue
+    realDir ??= realpathSync(dir)
+    let source: number
+    try {
+      source = openSync(artifact.path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+    } catch {
+      continue // gone, or a link in its own place
+    }
+    try {
+      // Where the opened file really is, whatever links led there: it must be the Run's own.
+      const opened = readlinkSync(`/proc/self/fd/${source}`)
+      if (relative(realDir, opened).startsWith('..') || !fstatSync(source).isFile()) continue
+      refuseLinkedDir(root)
+      makePrivateDir(root)
+      refuseLinkedDir(keptDir)
+      makePrivateDir(keptDir)
+      const target = join(keptDir, basename(artifact.path))
+      try {
+        unlinkSync(target)
+      } catch {}
+      // COPYFILE_EXCL: a link planted at the target after the unlink is never written through.
+      copyFileSync(`/proc/self/fd/${source}`, target, constants.COPYFILE_EXCL)
+      chmodPrivate(target)
+      kept.push({name: artifact.name, path: target})
+    } finally {
+      closeSync(source)
+    }
+  }
+  return kept
+}
+
+/** A copy keeps its source's mode: made private (0600) as everything the kernel makes in the state root, never through a link. */
+function chmodPrivate(file: string): void {
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
+  try {
+    fchmodSync(fd, PRIVATE_FILE_MODE)
+  } finally {
+    closeSync(fd)
+  }
 }

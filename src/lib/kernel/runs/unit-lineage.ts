@@ -47,7 +47,7 @@ export function callerUnit(home: string, env: NodeJS.ProcessEnv = process.env): 
  * process made for itself and named after another Run's instance (below its
  * own, the only place it may make one) is not that Run's.
  */
-function recordsCgroup(meta: RunMeta, path: string): boolean {
+export function recordsCgroup(meta: RunMeta, path: string): boolean {
   const record = meta.containment as {kind?: unknown; path?: unknown} | undefined
   return record?.kind === 'cgroup' && typeof record.path === 'string' && record.path.endsWith(path)
 }

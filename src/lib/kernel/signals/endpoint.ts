@@ -10,7 +10,8 @@ import {basename, dirname, isAbsolute, resolve} from 'node:path'
 import {runFile} from '../runs/store.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
 import {testHookPause} from '../../base/platform/test-hooks.js'
-import {LineSocketError, MAX_REPLY_BYTES, requestLine, socketPathIn} from '../../base/platform/line-socket.js'
+import {isTempSocketOf, LineSocketError, MAX_REPLY_BYTES, requestLine} from '../../base/platform/line-socket.js'
+import {unprovenRunListener} from './listener-proof.js'
 
 export const REQUEST_TIMEOUT_MS = 5000
 /** Largest control-endpoint.json we read: it holds a path and three short fields. */
@@ -94,23 +95,50 @@ function notOwnSocket(stat: Stats): string | undefined {
  * Send one request to a Run's endpoint and resolve with the parsed reply.
  * Rejects with an EndpointError: `unreachable` when the socket does not
  * accept (missing, refused, no socket of the Run's own by the time it is
- * opened: nothing was delivered), `timeout` after
- * `timeoutMs`, `protocol` for an oversized or non-JSON reply.
+ * opened, or one whose listener is not proven to be the Run's: nothing was
+ * delivered), `timeout` after `timeoutMs`, `protocol` for an oversized or
+ * non-JSON reply. `dir`: the Run's state dir, whose unit must hold the
+ * listener (signals/listener-proof.ts).
  */
 export async function sendControlRequest(
-  endpoint: Pick<ControlEndpoint, 'path'>,
+  endpoint: Pick<ControlEndpoint, 'path' | 'pid'>,
   request: ControlRequest,
+  dir: string,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<ControlReply> {
+  return requestProvenListener(
+    endpoint.path,
+    request,
+    (file) => unprovenRunListener(endpoint.path, file, dir, endpoint.pid),
+    timeoutMs,
+  )
+}
+
+/**
+ * One request to the socket at `path`, sent only once `unproven` finds its
+ * listener proven (undefined; else the reason, and `unreachable`: nothing was
+ * sent). The file is pinned first and proven as pinned (`file`: its stat),
+ * so the file proven is the file connected to, whatever is put at the path
+ * meanwhile: a Run and a standalone service are proven each their own way
+ * (signals/listener-proof.ts).
+ */
+export async function requestProvenListener(
+  path: string,
+  request: object,
+  unproven: (file: Stats) => string | undefined,
   timeoutMs = REQUEST_TIMEOUT_MS,
 ): Promise<ControlReply> {
   testHookPause('endpointPinDelayMs', 10_000) // test-only: the moment a Run could swap its socket for another file
-  const fd = pinSocket(endpoint.path)
+  const fd = pinSocket(path)
   const via = `/proc/self/fd/${fd}`
   try {
+    const why = unproven(fstatSync(fd))
+    if (why) throw new LineSocketError(`${path} ${why}; nothing was sent`, 'unreachable')
     testHookPause('endpointConnectDelayMs', 10_000) // test-only: the moment a Run could swap its socket
     return await requestJsonReply(via, request, timeoutMs)
   } catch (error) {
     if (!(error instanceof LineSocketError)) throw error
-    throw new LineSocketError(error.message.replaceAll(via, endpoint.path), error.kind, error.code)
+    throw new LineSocketError(error.message.replaceAll(via, path), error.kind, error.code)
   } finally {
     closeSync(fd)
   }
@@ -186,9 +214,7 @@ function parseReply(text: string, where: string): ControlReply {
   return reply
 }
 
-/** A path directly in `dir`, or the temp-dir name socketPathIn gives `dir`'s socket NAME (`actors-HASH-NAME`). */
-function isOwnSocketPath(dir: string, path: string): boolean {
-  if (dirname(path) === resolve(dir)) return true
-  const name = /^actors-[0-9a-f]{16}-(.+)$/.exec(basename(path))?.[1]
-  return name !== undefined && socketPathIn(dir, name) === path
+/** A path directly in `dir`, or a temp-dir name socketPathIn gives one of `dir`'s sockets (`actors-HASH-RANDOM-NAME`). */
+export function isOwnSocketPath(dir: string, path: string): boolean {
+  return dirname(path) === resolve(dir) || isTempSocketOf(resolve(dir), path)
 }

@@ -12,7 +12,7 @@
  * carrying another service_instance_id is refused (`code: "foreign-instance"`),
  * so a client holding an old endpoint file never steers a newer service.
  */
-import {unlinkSync} from 'node:fs'
+import {type Stats, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {randomUuid} from '../../base/platform/builtins.js'
 import {
@@ -26,7 +26,8 @@ import {
 import {withLock} from '../../base/platform/file-lock.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {readJsonFile, writeJsonAtomic} from '../../base/platform/state-files.js'
-import {REQUEST_TIMEOUT_MS, requestJsonReply, type ControlReply} from './endpoint.js'
+import {isOwnSocketPath, REQUEST_TIMEOUT_MS, requestProvenListener, type ControlReply} from './endpoint.js'
+import {unprovenServiceListener} from './listener-proof.js'
 import {validateControlInput} from './journal.js'
 import {LineSocketError, serveLines} from '../../base/platform/line-socket.js'
 
@@ -235,25 +236,34 @@ export async function controlStandaloneService(
       {actions: endpoint.actions},
     )
   }
-  const notRunning = (): StandaloneControlResult => {
+  const notRunning = (unproven?: string): StandaloneControlResult => {
     if (action === 'status' && kind.lastKnownStatus)
-      return {ok: true, action, status: kind.lastKnownStatus(dir), source: 'checkpoint'}
+      return {
+        ok: true,
+        action,
+        status: kind.lastKnownStatus(dir),
+        source: 'checkpoint',
+        ...(unproven ? {unproven} : {}),
+      }
+    if (unproven)
+      throw notActiveError(unproven, `only the service that published ${file} is asked; start one with its own socket`)
     throw notActiveError(
       `no ${kind.name} service is running for ${dir}`,
       kind.startHint?.(dir) ?? 'start its service again',
     )
   }
   if (!endpoint || !standaloneAlive(endpoint)) return notRunning()
+  let unproven: string | undefined
   let reply: ControlReply
   try {
-    reply = await requestJsonReply(endpoint.path, {
-      service_instance_id: endpoint.service_instance_id,
-      action,
-      value: value ?? null,
-    } satisfies StandaloneRequest)
+    reply = await requestProvenListener(
+      endpoint.path,
+      {service_instance_id: endpoint.service_instance_id, action, value: value ?? null} satisfies StandaloneRequest,
+      (file) => (unproven = unprovenStandalone(dir, endpoint, file)),
+    )
   } catch (error) {
     if (!(error instanceof LineSocketError)) throw error
-    if (error.kind === 'unreachable') return notRunning()
+    if (error.kind === 'unreachable') return notRunning(unproven ? error.message : undefined)
     if (error.kind === 'timeout') {
       throw notActiveError(
         `the ${kind.name} service did not answer within ${REQUEST_TIMEOUT_MS / 1000}s`,
@@ -273,6 +283,20 @@ export async function controlStandaloneService(
     throw new ActorsError(refused, reply.exit_code === EXIT.usage ? EXIT.usage : EXIT.failed, undefined, {reply})
   }
   return {...reply, ok: true, action: typeof reply.action === 'string' ? reply.action : action, source: 'service'}
+}
+
+/**
+ * Why the socket a standalone endpoint names is not proven to be its
+ * service's, or undefined (issue 35: a planted endpoint file was followed to
+ * any socket). Proven: a socket in `dir` (or the temp-dir name socketPathIn
+ * gives one of `dir`'s), listening at exactly that path as bound, held by the
+ * process the file names, which standaloneAlive checked by identity.
+ */
+function unprovenStandalone(dir: string, endpoint: StandaloneEndpoint, file: Stats): string | undefined {
+  if (typeof endpoint.path !== 'string' || !isOwnSocketPath(dir, endpoint.path))
+    return `is not a socket in ${dir} (nor the temp-dir name of one)`
+  if (!Number.isInteger(endpoint.service_pid)) return 'names no service process (service_pid)'
+  return unprovenServiceListener(endpoint.path, file, endpoint.service_pid)
 }
 
 /** Whether any of `kinds` has its files in `dir` (the router's test for a standalone service dir). */

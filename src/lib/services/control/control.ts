@@ -14,6 +14,7 @@ import {awaitRunEnd} from '../../kernel/runs/await-run.js'
 import {followUpEndedRuns} from '../tree/after-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
 import {askedFrom, controlEnding} from '../../kernel/runs/end-request.js'
+import {markEnding} from '../../kernel/runs/tree-ending.js'
 import {validateControlInput} from '../../kernel/signals/journal.js'
 import {kindHolding, type ServiceKind} from '../../kernel/signals/standalone.js'
 import {controlStandalone, standaloneServiceDir} from './standalone-route.js'
@@ -175,6 +176,8 @@ async function kernelAction(
   let cascade: CascadeOutcome = {ended: [], cancelled_queued: [], errors: []}
   let damage: unknown
   const graceFrom = Date.now() // a stop gives the whole tree one grace (tree/cascade.ts)
+  // Marked ending before the walk: a launch anywhere below is refused from now on, or found by the walk (tree-ending.ts).
+  markEnding(home, state.dir, action)
   try {
     cascade = await cascadeEnd(home, state.dir, action, endRunAnywhere, {graceFrom, signalSelf: true})
   } catch (error) {
@@ -213,9 +216,10 @@ async function serviceStop(
   state: RunState,
   value: string | undefined,
 ): Promise<ServiceActionResult | Unreachable> {
-  const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)
   const mark = controlEnding('cancelled', askedFrom(home, state.meta.run), 'control:service-stop')
+  // Marked before the walk, so no Run is launched below it meanwhile (kernel/runs/tree-ending.ts).
   updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
+  const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)
   const withdraw = () =>
     updateRunMeta(state.dir, (meta) =>
       meta.ending?.by === mark.by && !isTerminal(meta.status) ? {...meta, ending: undefined} : undefined,

@@ -104,12 +104,16 @@ export async function serviceAction(
 
   let reply: ControlReply
   try {
-    reply = await sendControlRequest(endpoint, {
-      id: record.id,
-      run_instance_id: meta.run_instance_id,
-      action,
-      ...(value !== undefined ? {input: value} : {}),
-    })
+    reply = await sendControlRequest(
+      endpoint,
+      {
+        id: record.id,
+        run_instance_id: meta.run_instance_id,
+        action,
+        ...(value !== undefined ? {input: value} : {}),
+      },
+      dir,
+    )
   } catch (error) {
     if (!(error instanceof EndpointError)) throw error
     return failedSend(error, state, record, action, fallbackAllowed)

@@ -85,12 +85,16 @@ export async function statusAction(
     } catch {}
   }
   try {
-    view.service = await sendControlRequest(endpoint, {
-      id: record?.id ?? randomUuid(),
-      run_instance_id: state.meta.run_instance_id,
-      action: 'status',
-      ...(value !== undefined ? {input: value} : {}),
-    })
+    view.service = await sendControlRequest(
+      endpoint,
+      {
+        id: record?.id ?? randomUuid(),
+        run_instance_id: state.meta.run_instance_id,
+        action: 'status',
+        ...(value !== undefined ? {input: value} : {}),
+      },
+      state.dir,
+    )
     if (record)
       completeControl(state.dir, record.id, (view.service as ControlReply).ok ? 'handled' : 'failed', {
         reply: view.service,

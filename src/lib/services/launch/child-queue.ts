@@ -20,6 +20,7 @@ import {
 import type {RunMeta} from '../../base/records/run.js'
 import {childrenLock, readChildren, recordChild} from '../../kernel/runs/children.js'
 import {traceChildEnded, traceChildStarted} from '../../kernel/runs/child-events.js'
+import {endingTreeRefusal} from '../../kernel/runs/tree-ending.js'
 
 const LIVE_RUNNING = new Set(['running', 'paused'])
 
@@ -56,18 +57,23 @@ function parentIsEnding(parent: RunMeta): boolean {
 export function launchChild(parentDir: string, spec: LaunchSpec): LaunchResult {
   return withLockSync(childrenLock(parentDir), () => {
     const parent = readRunMetaRaw(parentDir)
+    // Under this lock, which a tree's stop takes to read this journal: refused here, or found by that walk (tree-ending.ts).
+    const refusal = parent && endingTreeRefusal(spec.home, parentDir, parent)
+    if (refusal) throw refusal
     const children = parent ? readChildren(spec.home, parentDir, parent) : []
     const running = children.filter((c) => holdsSlot(c.meta)).length
     const waiting = children.some((c) => waitsForSlot(c.meta))
     const queued = parent !== undefined && (waiting || running >= capOf(parent))
-    const launched = launchRun({...spec, queued})
-    recordChild(parentDir, {
-      run: launched.run,
-      run_instance_id: launched.run_instance_id,
-      state_dir: launched.state_dir,
-      created_at: new Date().toISOString(),
-      queued,
-    })
+    // Journaled before it starts: a launching process killed in between leaves no started child the journal misses.
+    const launched = launchRun({...spec, queued}, (dir, meta) =>
+      recordChild(parentDir, {
+        run: meta.run,
+        run_instance_id: meta.run_instance_id,
+        state_dir: dir,
+        created_at: new Date().toISOString(),
+        queued,
+      }),
+    )
     let result = launched
     // A slot may be free with children still queued (the read above settled a lost
     // running child, and a read starts nobody): start them now, oldest first.
@@ -86,7 +92,8 @@ function fillSlotsLocked(home: string, parentDir: string, parent: RunMeta): void
   const children = readChildren(home, parentDir, parent)
   const queued = children.filter((c) => waitsForSlot(c.meta))
   if (queued.length === 0) return
-  if (parentIsEnding(parent)) {
+  // An ancestor being stopped or killed ends this parent's tree too: its queued children never start.
+  if (parentIsEnding(parent) || endingTreeRefusal(home, parentDir, parent, {endedParent: false})) {
     for (const child of queued) cancelQueuedRun(home, child, 'parent_stopped')
     return
   }

@@ -213,12 +213,17 @@ function refuseOversizedMeta(spec: LaunchSpec, id: string): void {
   }
 }
 
-/** Create the Run's files and, unless it is queued, start its supervisor. */
-export function launchRun(spec: LaunchSpec): LaunchResult {
+/**
+ * Create the Run's files and, unless it is queued, start its supervisor.
+ * `created`: told of the Run once its run.json is written, before it starts
+ * (a parent's children journal records it there).
+ */
+export function launchRun(spec: LaunchSpec, created?: (dir: string, meta: RunMeta) => void): LaunchResult {
   ensureHome(spec.home)
   const id = validateRunId(spec.id)
   refuseOversizedMeta(spec, id)
   const {dir, meta} = claimRunDir(spec, id)
+  created?.(dir, meta)
   // A new generation of a parent takes over its earlier generations' live children.
   if (meta.generation !== undefined && meta.generation > 1) adoptEarlierChildren(spec.home, dir, meta)
   if (spec.queued) {

@@ -51,3 +51,20 @@ function isPlainDir(path: string): boolean {
     return false
   }
 }
+
+/**
+ * Whether `dir` is a plain directory whose run.json is a file that cannot be
+ * read as a Run's record at all (made oversized, truncated, not JSON): a Run
+ * that did so to its own record had its exit status lost, since its
+ * supervisor found no run.json of its own to write the end beside.
+ */
+export function isRunJsonDamaged(dir: string): boolean {
+  if (!isPlainDir(dir)) return false
+  try {
+    if (!lstatSync(runFile(dir, 'meta')).isFile()) return false
+    readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code !== 'ENOENT'
+  }
+}

@@ -40,7 +40,7 @@ import {StdinPump} from './stdin-pump.js'
 import {isNoRoomForLock, releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
 import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
-import {ownMeta, ownStateDir} from './own-dir.js'
+import {isRunJsonDamaged, ownMeta, ownStateDir} from './own-dir.js'
 import type {ChildProcessRecord, RunMeta} from '../../base/records/run.js'
 
 class Supervisor {
@@ -340,7 +340,7 @@ class Supervisor {
 
   /** Write the end, the Run's lock held or not to be had (a Run kept it past its wait, or left no inode to take it). */
   private recordEnd(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
-    const found = ownMeta(this.dir, this.meta.run_instance_id)
+    const found = ownMeta(this.dir, this.meta.run_instance_id) ?? this.ownCopyOfDamagedRecord()
     if (!found) return // another Run's, or a link: left alone (own-dir.ts)
     // Whose the end is, and whether it is delivered, are the launch's: run.json is the Run's to rewrite.
     const meta: RunMeta = {...found, owner: this.meta.owner, notification: this.meta.notification}
@@ -359,6 +359,19 @@ class Supervisor {
     // Written: a wait proving ends by live supervisors (wait/proven-ends.ts) need not wait out this one's exit.
     process.title = 'actors-supervisor: ended'
     this.meta = {...meta, status}
+  }
+
+  /**
+   * This supervisor's own copy of the Run's record, when the run.json in its
+   * dir is there but unreadable (the Run made it oversized or truncated it):
+   * the end is still this Run's, and writing it restores a readable run.json.
+   */
+  private ownCopyOfDamagedRecord(): RunMeta | undefined {
+    if (!isRunJsonDamaged(this.dir)) return undefined
+    this.appendStderr(
+      `actors: ${runFile(this.dir, 'meta')} could not be read; the end is recorded from the supervisor's own copy of it\n`,
+    )
+    return this.meta
   }
 
   private trace(kind: string, summary: string, data?: unknown): void {

@@ -29,10 +29,16 @@ export interface CascadeOutcome {
   errors: Array<{run: string; error: string}>
 }
 
+/** Passes over the tree: the first ends what it finds; each later one what appeared meanwhile. */
+const PASSES = 4
+
 /**
  * End every live descendant of the Run in `dir`, deepest first, with `endRun`.
- * Repeats (at most 3 rounds) while Runs launched during the cascade appear.
- * Does not end the Run in `dir` itself: the caller does that after.
+ * Walks the tree again until a pass finds no live Run it has not ended (at
+ * most PASSES; a launch under a tree marked ending is refused, so a second
+ * pass normally finds nothing); what is still live after the last is
+ * reported in `errors`. Does not end the Run in `dir` itself: the caller
+ * does that after.
  */
 export async function cascadeEnd(
   home: string,
@@ -45,11 +51,19 @@ export async function cascadeEnd(
   const meta = readRunMetaRaw(dir)
   if (!meta) return outcome
   const done = new Set<string>()
-  for (let round = 0; round < 3; round++) {
-    const live = collectDescendants(home, dir, meta, {settled: true}).filter(
-      (d) => !isTerminal(d.meta.status) && !done.has(d.dir),
-    )
+  const liveNow = () =>
+    collectDescendants(home, dir, meta, {settled: true}).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
+  for (let round = 0; ; round++) {
+    const live = liveNow()
     if (live.length === 0) break
+    if (round === PASSES) {
+      for (const left of live)
+        outcome.errors.push({
+          run: left.meta.run,
+          error: `still ${left.meta.status} after ${PASSES} passes over the tree; end it with actors control ${left.meta.run} kill`,
+        })
+      break
+    }
     // Queued ones first: ending a running sibling frees a slot, which would start them.
     for (const descendant of live.filter((d) => d.meta.status === 'queued')) {
       if (cancelQueuedRun(home, descendant, mode === 'kill' ? 'parent_killed' : 'parent_stopped')) {

@@ -16,11 +16,10 @@
  * supervisor is looked for here (a one-node cluster shows the job's
  * processes too, and those are Slurm's to end).
  */
-import {liveStateDirs} from '../../kernel/containment/unit-facts.js'
+import {liveStateDirs, ownCgroupTreeProcs} from '../../kernel/containment/unit-facts.js'
 import {sameStateDir, stateDirKey} from '../../base/platform/home.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../../base/records/run.js'
 import {readRunResult} from '../../kernel/runs/store.js'
-import {readFileSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {readProcStat} from '../../base/platform/process-identity.js'
 import {processEnvValue} from '../../base/platform/process-environ.js'
@@ -70,13 +69,15 @@ export function holdUnprovenEnds(runs: Map<string, RunEntry>, entries: readonly 
     const named = found
       ? [...found.supervisors, ...(local ? found.carriers : [])].filter((p) => inRunsReach(p, entry))
       : []
-    const pids = named.length > 0 ? named : local ? unitCgroupMembers(entry) : []
-    if (pids.length === 0) continue
+    const tree = named.length > 0 || !local ? undefined : unitCgroupMembers(entry)
+    const pids = tree?.pids ?? named
+    // A cgroup tree past the walk's bounds (a Run that made thousands below its own) is not proven empty.
+    if (pids.length === 0 && tree?.complete !== false) continue
     // A supervisor that still runs as one has not recorded the end (it renames itself once it has): that end is not
     // its, whatever the result names as left over (a Run's own result listed its supervisor there).
     const supervising = found?.supervisors.some((pid) => pids.includes(pid)) === true
     const leftover = namedLeftover(entry)
-    if (!supervising && pids.every((pid) => leftover.has(pid))) continue
+    if (!supervising && tree?.complete !== false && pids.every((pid) => leftover.has(pid))) continue
     runs.set(entry.meta.run, {...entry, meta: {...entry.meta, status: 'running'}})
     held++
   }
@@ -146,21 +147,16 @@ function namedLeftover(entry: RunEntry): Set<number> {
 }
 
 /**
- * The live processes in the cgroup the kernel made for the Run (run.json
- * `containment.path`, proven by its name); none without one. Its own
- * members only: Runs it launched have cgroups of their own below it, and may
- * go on after its end.
+ * The live processes in the cgroup tree the kernel made for the Run
+ * (run.json `containment.path`, proven by its name), the cgroups it made
+ * below its own included; none without one. Runs it launched have cgroups
+ * of their own below it, and may go on after its end: not its
+ * (containment/unit-facts.ts ownCgroupTreeProcs).
  */
-function unitCgroupMembers(entry: RunEntry): number[] {
-  try {
-    const path = (entry.meta.containment as {path?: unknown} | undefined)?.path
-    if (typeof path !== 'string') return []
-    if (!isOwnUnitCgroup(path, {unit: runUnitName(basename(entry.dir), entry.meta.run_instance_id)})) return []
-    return readFileSync(join(path, 'cgroup.procs'), 'utf8')
-      .split('\n')
-      .map(Number)
-      .filter((pid) => pid > 0 && (readProcStat(pid)?.state ?? 'Z') !== 'Z')
-  } catch {
-    return []
-  }
+function unitCgroupMembers(entry: RunEntry): {pids: number[]; complete: boolean} {
+  const path = (entry.meta.containment as {path?: unknown} | undefined)?.path
+  if (typeof path !== 'string') return {pids: [], complete: true}
+  if (!isOwnUnitCgroup(path, {unit: runUnitName(basename(entry.dir), entry.meta.run_instance_id)}))
+    return {pids: [], complete: true}
+  return ownCgroupTreeProcs(path, entry.dir, entry.meta.run_instance_id)
 }

@@ -61,12 +61,13 @@ export const lockAcquireCommand = defineCommand({
   },
 
   async run({args, flags}) {
-    const reply = await acquireLock(resolveHome(flags.home), {
+    const home = resolveHome(flags.home)
+    const reply = await acquireLock(home, {
       name: args.name!,
       slots: flags.slots,
       leaseMs: optionalDuration(flags.lease, '--lease'),
       waitMs: optionalDuration(flags.wait, '--wait'),
-      holder: refuseInitHolder(callerHolder(flags.holder)),
+      holder: refuseInitHolder(callerHolder(home, flags.holder)),
     })
     return documentResult(reply, plainAcquired)
   },

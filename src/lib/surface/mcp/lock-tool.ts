@@ -11,9 +11,10 @@
  */
 import * as z from 'zod/v4'
 import {parseDuration} from '../../base/platform/duration.js'
+import {lockFreed} from '../../base/platform/file-lock.js'
 import {usageError} from '../../base/platform/errors.js'
 import {acquireLock, callerHolder, lockStatus, releaseLock, renewLockLease} from '../../kernel/locks/ops.js'
-import type {HolderRef} from '../../base/records/lock.js'
+import {lockMutexFile, validateLockName, type HolderRef} from '../../base/records/lock.js'
 import type {LockView} from '../../kernel/locks/views.js'
 import {boundList} from './bound.js'
 import {defineTool, durationInput, type ToolContext, type ToolOutcome} from './tool.js'
@@ -23,10 +24,10 @@ export const MAX_LOCK_WAIT = '45s'
 const HEARTBEAT_MS = 5000
 
 /** The holder a call acts for: the named `holder`, else the Run this server runs in; the server process itself never holds. */
-function mcpHolder(holder: string | undefined, op: string): HolderRef {
-  if (holder !== undefined) return callerHolder(holder)
+function mcpHolder(home: string, holder: string | undefined, op: string): HolderRef {
+  if (holder !== undefined) return callerHolder(home, holder)
   if (process.env.ACTORS_RUN && process.env.ACTORS_RUN_INSTANCE && process.env.ACTORS_STATE_DIR)
-    return callerHolder(undefined)
+    return callerHolder(home, undefined)
   throw usageError(
     `lock ${op} over MCP needs a holder: this server process is not a durable holder (it ends with the session)`,
     `name one and give it a lease, e.g. {"op": "acquire", "name": "repo", "holder": "agent-7", "lease": "10m"}; release with the same holder`,
@@ -105,7 +106,10 @@ export const lockTool = defineTool({
         `lock ${op} needs a name`,
         `e.g. {"op": "${op}", "name": "repo", "holder": "agent-7"${op === 'acquire' ? ', "lease": "10m"' : ''}}`,
       )
-    const ref = mcpHolder(holder, op)
+    const ref = mcpHolder(context.home, holder, op)
+    // The op takes the lock's mutex synchronously: wait for it here first, so the session's other calls go on
+    // meanwhile (a Run keeping the mutex stalled the whole server for 30 s per call).
+    await lockFreed(lockMutexFile(context.home, validateLockName(name)))
     if (op === 'release') {
       const reply = releaseLock(context.home, name, ref)
       return {

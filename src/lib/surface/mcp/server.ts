@@ -16,6 +16,7 @@ import {StdioServerTransport} from '@modelcontextprotocol/server/stdio'
 import type {Readable, Writable} from 'node:stream'
 import type {ByteSource} from './line-guard.js'
 import {isActorsError} from '../../base/platform/errors.js'
+import {capSyncLockWaits} from '../../base/platform/file-lock.js'
 import {ensureHome} from '../../base/platform/home.js'
 import {fits, resultText, tooLarge} from './bound.js'
 import {clientOwner, type McpPolicy} from './policy.js'
@@ -43,6 +44,9 @@ type ToolResult = {
   isError?: boolean
 }
 
+/** The longest one synchronous lock wait blocks the server (tools that know their lock wait for it without blocking first). */
+const SYNC_LOCK_WAIT_CAP_MS = 5000
+
 /**
  * Serve until the client closes stdin. Resolves when the session has ended
  * (the caller exits: a wait still blocked on a vanished client must not keep
@@ -52,6 +56,8 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
   ensureHome(options.home)
   // Runs started here belong to the policy's owner: the launch kernel reads it from the environment (lineage.ts).
   process.env.ACTORS_OWNER = options.policy.owner
+  // One thread serves every call of the session: a lock some Run keeps may stall it for this long at most, not 30 s.
+  capSyncLockWaits(SYNC_LOCK_WAIT_CAP_MS)
   // The transport uses only events, pause, write and the end flags of the streams it is given (see ByteSource).
   const transport = new StdioServerTransport(
     (options.input ?? process.stdin) as Readable,
