@@ -17,10 +17,10 @@
 //    bundles would weigh; loaded through the same code cache the first time a
 //    YAML Recipe is parsed (src/lib/kernel/recipes/yaml.ts), so the hot commands that
 //    read no Recipe never evaluate it.
-//  - dist/zod.cjs: the parts of zod the Recipe schema uses (src/lib/kernel/recipes/zod-bundle.ts), loaded the
-//    same way the first time a Recipe is validated (src/lib/kernel/recipes/zod.ts), so `run -- CMD` and the
+//  - dist/zod.cjs: the parts of zod the Recipe schema uses (src/lib/base/platform/zod-bundle.ts), loaded the
+//    same way the first time a Recipe is validated (src/lib/base/platform/zod.ts), so `run -- CMD` and the
 //    other hot commands that read no Recipe never evaluate it. dist/zod-json.cjs: zod's JSON Schema
-//    generator (src/lib/kernel/recipes/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
+//    generator (src/lib/base/platform/zod-json-bundle.ts), loaded by `actors recipes --schema` alone.
 //  - dist/execa.cjs: execa (src/lib/base/platform/execa-bundle.ts), loaded the same way the first time a child
 //    process is started off the hot paths (src/lib/base/platform/execa.ts: players, ffprobe, Slurm's commands,
 //    `lock exec`). It costs about 40 ms and 10 MB to evaluate: the launch and the supervisor keep
@@ -144,12 +144,12 @@ const yamlOnDemand = onDemand(
   ['src/lib/kernel/recipes/yaml-bundle.ts'],
   'load the yaml library with yamlLibrary() from src/lib/kernel/recipes/yaml.ts (it is dist/yaml.cjs, loaded only when a YAML Recipe is parsed)',
 )
-/** zod for the Recipe schema: dist/zod.cjs and dist/zod-json.cjs (src/lib/kernel/recipes/zod-bundle.ts, zod-json-bundle.ts); only dist/mcp-server.cjs bundles its own. */
+/** zod for the Recipe schema: dist/zod.cjs and dist/zod-json.cjs (src/lib/base/platform/zod-bundle.ts, zod-json-bundle.ts); only dist/mcp-server.cjs bundles its own. */
 const zodOnDemand = onDemand(
   'zod',
   /^zod(\/|$)/,
-  ['src/lib/kernel/recipes/zod-bundle.ts', 'src/lib/kernel/recipes/zod-json-bundle.ts'],
-  'load zod with zodLibrary() from src/lib/kernel/recipes/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
+  ['src/lib/base/platform/zod-bundle.ts', 'src/lib/base/platform/zod-json-bundle.ts'],
+  'load zod with zodLibrary() from src/lib/base/platform/zod.ts (it is dist/zod.cjs, loaded only when a Recipe is validated)',
 )
 /** execa: dist/execa.cjs (src/lib/base/platform/execa-bundle.ts); every other bundle reaches it through src/lib/base/platform/execa.ts. */
 const execaOnDemand = onDemand(
@@ -249,11 +249,11 @@ await build({
   plugins: [viewsStayOut, noOclif, yamlOnDemand, zodOnDemand, execaOnDemand],
 })
 await build({...commonJs, entryPoints: {yaml: 'src/lib/kernel/recipes/yaml-bundle.ts'}, plugins: [yamlOnDemand]})
-await build({...commonJs, entryPoints: {zod: 'src/lib/kernel/recipes/zod-bundle.ts'}, plugins: [zodOnDemand]})
+await build({...commonJs, entryPoints: {zod: 'src/lib/base/platform/zod-bundle.ts'}, plugins: [zodOnDemand]})
 await build({...commonJs, entryPoints: {execa: 'src/lib/base/platform/execa-bundle.ts'}, plugins: [execaOnDemand]})
 await build({
   ...commonJs,
-  entryPoints: {'zod-json': 'src/lib/kernel/recipes/zod-json-bundle.ts'},
+  entryPoints: {'zod-json': 'src/lib/base/platform/zod-json-bundle.ts'},
   plugins: [zodOnDemand],
 })
 // `actors mcp` only: the front, and the server with the SDK (and zod); never loaded by any other command.

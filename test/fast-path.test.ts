@@ -257,7 +257,7 @@ describe('the fast path', () => {
   }, 120_000)
 
   it('starts an ad-hoc Run and reads Runs without the zod bundle, which validating a Recipe loads', () => {
-    // zod is its own bundle (dist/zod.cjs), loaded only when a Recipe is validated (src/lib/kernel/recipes/zod.ts).
+    // zod is its own bundle (dist/zod.cjs), loaded only when a Recipe is validated (src/lib/base/platform/zod.ts).
     const lean = packageWithout(['cli', 'mcp', 'zod'])
     try {
       const leanCli = cliOf(lean)

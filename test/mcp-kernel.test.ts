@@ -9,8 +9,6 @@ import {isActorsError} from '../src/lib/base/platform/errors.js'
 import {readLogPage} from '../src/lib/kernel/runs/logs.js'
 import {boundBatch, boundForest, resultBytes, MAX_RESULT_BYTES} from '../src/lib/surface/mcp/bound.js'
 import {enforceLaunchPolicy, globMatches, policyFromFlags} from '../src/lib/surface/mcp/policy.js'
-import {limitListing} from '../src/lib/surface/mcp/tools.js'
-import type {RunSummary} from '../src/lib/kernel/runs/summary.js'
 import type {TreeNode} from '../src/lib/kernel/history/forest.js'
 import type {BatchDocument, BatchRow} from '../src/lib/services/wait/batch.js'
 import {removeDir, tempDir} from './helpers.js'
@@ -84,30 +82,6 @@ describe('log pages', () => {
 })
 
 describe('bounded documents', () => {
-  const summary = (i: number, status = 'done'): RunSummary => ({
-    run: `r-${i}`,
-    run_instance_id: `i-${i}`,
-    recipe: 'x',
-    status,
-    owner: 'default',
-    parent: null,
-    root: `r-${i}`,
-    depth: 0,
-    created_at: new Date(1e12 + i * 1000).toISOString(),
-    started_at: new Date(1e12 + i * 1000).toISOString(),
-    ended_at: null,
-    duration_ms: 1,
-    exit_code: 0,
-    pid: 1,
-    notification: 'normal',
-    state_dir: `/tmp/x/r-${i}`.padEnd(300, '-'),
-  })
-
-  it('limit keeps the N most recent and every live Run', () => {
-    const runs = [summary(0, 'running'), ...Array.from({length: 10}, (_, i) => summary(i + 1))]
-    expect(limitListing({runs, damaged: []}, 3).runs.map((r) => r.run)).toEqual(['r-0', 'r-8', 'r-9', 'r-10'])
-  })
-
   it('a forest keeps parents before children and the newest trees', () => {
     const node = (i: number, children: TreeNode[] = []): TreeNode => ({
       run: `r-${i}`,

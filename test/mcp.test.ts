@@ -296,6 +296,7 @@ describe('actors mcp', () => {
     expect(limited.structuredContent.cut).toBeUndefined()
     const tree = await call(client, 'inspect', {tree: true})
     expect(tree.structuredContent.forest.length).toBeGreaterThan(20)
+    expect(tree.content[0].text).toMatch(/tree\(s\), 301 Run\(s\)/)
     const batch = await call(client, 'wait', {timeout: '30s'})
     expect(batch.structuredContent.members).toBe(256)
     expect(batch.structuredContent.cut).toMatchObject({hint: expect.stringMatching(/logs/)})

@@ -173,6 +173,72 @@ describe('loading', () => {
     }
   })
 
+  it("reads a Recipe's executor and its Slurm options, refusing a bad one by executor field with a fix", () => {
+    const ok = load(
+      'template: x\nexecutor: {kind: slurm, partition: debug, time: 90, cpus: 2, mem: 4G, gres: "gpu:1", account: 7, ' +
+        `sbatch_args: '--qos=short --comment="a b"'}\n`,
+    )
+    expect(ok.executor).toEqual({
+      kind: 'slurm',
+      ...{partition: 'debug', time: 90, cpus: 2, mem: '4G', gres: 'gpu:1', account: '7'},
+      sbatch_args: ['--qos=short', '--comment=a b'],
+    })
+    expect(load('template: x\nexecutor: {kind: slurm, sbatch_args: [--hold, 3]}\n').executor).toEqual({
+      kind: 'slurm',
+      sbatch_args: ['--hold', '3'],
+    })
+    expect(load('template: x\nexecutor: {kind: local}\n').executor).toEqual({kind: 'local'})
+    // [the executor mapping (`slurm, ` reads `{kind: slurm, `), the field below executor, the problem, the fix]
+    const kinds = 'write kind: local or kind: slurm'
+    const word = (field: string) => `write ${field}: VALUE, as you would pass it to sbatch --${field}`
+    const minutes = 'use 30s, 5m, 1h or a number of seconds (Slurm rounds up to whole minutes)'
+    const allowed = 'did you mean "partition"? allowed: kind, partition, time, cpus, mem, gres, account, sbatch_args'
+    const [time, mapping] = [
+      'use 500ms, 30s, 5m, 1h or a number of seconds',
+      'write executor: {kind: local | slurm, ...}',
+    ]
+    const [quotes, list] = [
+      'close every quote, or write a list of words',
+      'write sbatch_args: ["--qos=short", "--constraint=avx2"]',
+    ]
+    const cases: Array<[string, string, string, string]> = [
+      ['[slurm]', '', 'is not a mapping', mapping],
+      ['null', '', 'is not a mapping', mapping],
+      ['slurm, partiton: x}', '.partiton', 'is not an executor field', allowed],
+      ['{cpus: 2}', '.kind', 'is missing', kinds],
+      ['{kind: pbs}', '.kind', '"pbs" is not local or slurm', kinds],
+      ['{kind: 3}', '.kind', '3 is not local or slurm', kinds],
+      ['{kind: local, cpus: 2}', '.cpus', 'applies to kind: slurm only', 'drop it, or write kind: slurm'],
+      ['slurm, partition: "a b"}', '.partition', '"a b" is not a single word', word('partition')],
+      ['slurm, gres: ""}', '.gres', '"" is not a single word', word('gres')],
+      ['slurm, mem: [1]}', '.mem', '[1] is not a single word', word('mem')],
+      ['slurm, cpus: 0}', '.cpus', '0 is not a whole number of CPUs', 'write cpus: 2'],
+      ['slurm, cpus: 1.5}', '.cpus', '1.5 is not a whole number of CPUs', 'write cpus: 2'],
+      ['slurm, cpus: "2"}', '.cpus', '"2" is not a whole number of CPUs', 'write cpus: 2'],
+      ['slurm, time: forever}', '.time', '"forever" is not a duration', time],
+      ['slurm, time: 0}', '.time', '0 is not a duration', minutes],
+      ['slurm, time: true}', '.time', 'true is not a duration', minutes],
+      [
+        `slurm, sbatch_args: '--a "b'}`,
+        '.sbatch_args',
+        'cannot be split into words: unterminated double quote',
+        quotes,
+      ],
+      ['slurm, sbatch_args: {a: 1}}', '.sbatch_args', 'is not a list of words', list],
+      [
+        'slurm, sbatch_args: [--a, {b: 1}]}',
+        '.sbatch_args',
+        'word {"b":1} is not a string',
+        'write every word as a string',
+      ],
+    ]
+    for (const [executor, field, problem, fix] of cases) {
+      const file = write('case.yaml', `template: x\nexecutor: ${executor.replace(/^slurm, /, '{kind: slurm, ')}\n`)
+      const error = usage(() => loadRecipeFile(file, dir))
+      expect([error.message, error.fix], executor).toEqual([`${file}: field "executor${field}" ${problem}`, fix])
+    }
+  })
+
   it('refuses unknown placeholders in every templated field', () => {
     const cases: Array<[string, string]> = [
       ['template: echo {nme}\nargs: [name]\n', 'template'],

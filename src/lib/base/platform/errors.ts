@@ -15,8 +15,6 @@ export const EXIT = {
   timeout: 124,
 } as const
 
-export type ExitCode = (typeof EXIT)[keyof typeof EXIT]
-
 export class ActorsError extends Error {
   readonly exitCode: number
   readonly fix?: string

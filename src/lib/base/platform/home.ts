@@ -5,6 +5,7 @@
 import {basename, dirname, join, resolve, sep} from 'node:path'
 import {accessSync, constants, existsSync, realpathSync, statSync} from 'node:fs'
 import {makePrivateDir} from './private-files.js'
+import {isDirectory} from './state-files.js'
 import {ActorsError, EXIT, readOnlyRootError, usageError} from './errors.js'
 import {nodeOs} from './builtins.js'
 
@@ -72,14 +73,6 @@ export function ensureHome(home: string): void {
     accessSync(runsDir(home), constants.W_OK)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EROFS') throw readOnlyRootError(home)
-  }
-}
-
-function isDirectory(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
   }
 }
 

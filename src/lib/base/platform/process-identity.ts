@@ -30,6 +30,8 @@ function bootId(): string | undefined {
 
 export interface ProcStat {
   pid: number
+  /** The process's name (field 2, without its parens); absent where ps stands in for /proc. */
+  comm?: string
   state: string
   ppid: number
   pgid: number
@@ -51,6 +53,7 @@ export function readProcStat(pid: number): ProcStat | undefined {
   // fields[0] is field 3 (state); start time is field 22 → fields[19].
   return {
     pid,
+    comm: text.slice(text.indexOf('(') + 1, close),
     state: fields[0],
     ppid: Number(fields[1]),
     pgid: Number(fields[2]),

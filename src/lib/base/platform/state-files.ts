@@ -277,6 +277,15 @@ export function fileSize(file: string): number {
   }
 }
 
+/** Whether `path` is a directory (a link to one counts); false when nothing is there. */
+export function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /** Unlink `file` if it is there; whether it was (nothing else is said: a file already gone is the wanted state). */
 export function unlinkQuietly(file: string): boolean {
   try {

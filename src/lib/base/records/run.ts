@@ -28,7 +28,12 @@ export const LIVE_STATUSES = ['queued', 'running', 'paused'] as const
 export const TERMINAL_STATUSES = ['done', 'failed', 'cancelled', 'killed', 'exited'] as const
 export type LiveStatus = (typeof LIVE_STATUSES)[number]
 export type TerminalStatus = (typeof TERMINAL_STATUSES)[number]
-export type RunStatus = LiveStatus | TerminalStatus
+
+/** Whether run.json's `ending` was asked through the kernel's control (`by` is `control` or `control:...`). */
+export function askedByControl(ending: unknown): ending is NonNullable<RunMeta['ending']> {
+  const by = (ending as {by?: unknown} | null | undefined)?.by
+  return typeof by === 'string' && by.startsWith('control')
+}
 
 export function isTerminal(status: string): status is TerminalStatus {
   return (TERMINAL_STATUSES as readonly string[]).includes(status)

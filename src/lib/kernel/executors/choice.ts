@@ -6,7 +6,9 @@
  */
 import {usageError} from '../../base/platform/errors.js'
 import {didYouMean} from '../../base/platform/did-you-mean.js'
-import type {ExecutorChoice, FieldFail} from './executor.js'
+import {isMapping, type Said, saysBy, show, unknownKey} from '../../base/platform/zod-issues.js'
+import type {Zod} from '../../base/platform/zod.js'
+import type {ExecutorChoice} from './executor.js'
 import {EXECUTORS, executorNamed} from './registry.js'
 
 /** The executor kinds there are (`local`, `slurm`). */
@@ -37,33 +39,40 @@ export function chooseExecutor(
   return executorNamed(kind).choose(recipe?.kind === kind ? recipe : undefined, env)
 }
 
-/** Validate a Recipe's `executor` field (already parsed from YAML/JSON). */
-export function readRecipeExecutor(value: unknown, fail: FieldFail): ExecutorChoice {
-  const example = `write executor: {kind: ${EXECUTOR_KINDS.join(' | ')}, ...}`
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw fail('executor', 'is not a mapping', example)
-  const data = value as Record<string, unknown>
-  const fields = ['kind', ...new Set(Object.values(EXECUTORS).flatMap((executor) => executor.recipeFields))]
-  for (const key of Object.keys(data)) {
-    if (!fields.includes(key))
-      throw fail(
-        `executor.${key}`,
-        'is not an executor field',
-        `${didYouMean(key, fields)}allowed: ${fields.join(', ')}`,
-      )
-  }
-  if (typeof data.kind !== 'string' || !EXECUTOR_KINDS.includes(data.kind)) {
-    throw fail(
-      'executor.kind',
-      data.kind === undefined ? 'is missing' : `${JSON.stringify(data.kind)} is not ${EXECUTOR_KINDS.join(' or ')}`,
-      `write ${EXECUTOR_KINDS.map((kind) => `kind: ${kind}`).join(' or ')}`,
-    )
-  }
-  const executor = executorNamed(data.kind)
-  for (const key of Object.keys(data)) {
-    if (key === 'kind' || executor.recipeFields.includes(key)) continue
-    const takers = EXECUTOR_KINDS.filter((kind) => executorNamed(kind).recipeFields.includes(key))
-    throw fail(`executor.${key}`, `applies to kind: ${takers.join(', ')} only`, `drop it, or write kind: ${takers[0]}`)
-  }
-  return executor.readRecipeOptions(data, fail)
+/**
+ * A Recipe's `executor` field: a mapping of `kind` and that kind's options
+ * (each executor's recipeOptions()). A field of another kind is named as
+ * such, any other by the nearest executor field.
+ */
+export function recipeExecutorSchema(z: Zod) {
+  const options = Object.fromEntries(EXECUTOR_KINDS.map((kind) => [kind, executorNamed(kind).recipeOptions(z)]))
+  const fields = ['kind', ...new Set(Object.values(options).flatMap((shape) => Object.keys(shape)))]
+  const otherField = (kind: string) =>
+    saysBy((_, issue) => {
+      const key = issue.keys?.[0] ?? ''
+      const takers = EXECUTOR_KINDS.filter((other) => other !== kind && Object.hasOwn(options[other], key))
+      if (takers.length === 0) return unknownKey(issue, 'is not an executor field', fields)
+      return {
+        at: [key],
+        problem: `applies to kind: ${takers.join(', ')} only`,
+        fix: `drop it, or write kind: ${takers[0]}`,
+      }
+    })
+  // The kind's own issue stands at `executor.kind`.
+  const kinds = (kind: unknown): Said => ({
+    problem: kind === undefined ? 'is missing' : `${show(kind)} is not ${EXECUTOR_KINDS.join(' or ')}`,
+    fix: `write ${EXECUTOR_KINDS.map((kind) => `kind: ${kind}`).join(' or ')}`,
+  })
+  const [first, ...rest] = EXECUTOR_KINDS.map((kind) =>
+    z.strictObject({kind: z.literal(kind), ...options[kind]}, otherField(kind)),
+  )
+  return z.discriminatedUnion(
+    'kind',
+    [first, ...rest],
+    saysBy((value) =>
+      isMapping(value)
+        ? kinds(value.kind)
+        : {problem: 'is not a mapping', fix: `write executor: {kind: ${EXECUTOR_KINDS.join(' | ')}, ...}`},
+    ),
+  )
 }

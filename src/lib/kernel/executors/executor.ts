@@ -12,16 +12,14 @@ import type {UnitLimits, UnitUsage} from '../containment/unit.js'
 import type {EndMode, RuntimeActionResult} from '../signals/runtime-actions.js'
 import type {EndOptions} from '../signals/end-run.js'
 import type {InterruptResult} from '../signals/interrupt.js'
-import type {ActorsError} from '../../base/platform/errors.js'
+import type {Zod} from '../../base/platform/zod.js'
+import type {SomeType} from 'zod/v4/core'
 
 /** A launch's choice of executor, as run.json's `executor` record starts: the kind and that kind's options. */
 export interface ExecutorChoice {
   kind: string
   [option: string]: unknown
 }
-
-/** How a Recipe field is refused: the field, what is wrong, the fix (exit 2, naming the Recipe file). */
-export type FieldFail = (field: string, problem: string, fix: string) => ActorsError
 
 /** What starting a created Run reports back to `run`. */
 export interface StartOutcome {
@@ -59,10 +57,8 @@ export interface JobHost {
 export interface Executor {
   /** run.json's `executor.kind`. */
   readonly kind: string
-  /** The fields a Recipe's `executor: {kind: <this kind>, ...}` may set besides `kind`. */
-  readonly recipeFields: readonly string[]
-  /** Validate a Recipe's `executor` mapping of this kind (only `recipeFields` in it) into the choice a launch records. */
-  readRecipeOptions(data: Record<string, unknown>, fail: FieldFail): ExecutorChoice
+  /** The schema of each field a Recipe's `executor: {kind: <this kind>, ...}` may set besides `kind` (choice.ts). */
+  recipeOptions(z: Zod): Record<string, SomeType>
   /** The `executor` record of a launch on this executor; `recipe`: the Recipe's choice when it names this kind too. */
   choose(recipe: ExecutorChoice | undefined, env: NodeJS.ProcessEnv): ExecutorChoice
   /** Refuse a launch before anything is created when this executor cannot run it here, limits included (exit 2, with the fix). */

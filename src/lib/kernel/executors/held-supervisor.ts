@@ -14,6 +14,7 @@ import {unifiedCgroupDirOf} from '../containment/cgroup-fs.js'
 import {procsOf, walkCgroups} from '../containment/cgroup-tree.js'
 import {isRunsProcess} from '../containment/unit-facts.js'
 import {readProcStat} from '../../base/platform/process-identity.js'
+import {signalPids} from '../../base/platform/process-tree.js'
 
 /**
  * Let the proven supervisor `pid` of the Run in `dir` go on; false when it
@@ -23,16 +24,10 @@ import {readProcStat} from '../../base/platform/process-identity.js'
 export function letHeldSupervisorGo(pid: number, dir: string, inRunCgroup: boolean): boolean {
   const tracer = tracerOf(pid)
   if (tracer && isRunsProcess(tracer, dir, pid)) {
-    try {
-      process.kill(pid, 'SIGKILL')
-    } catch {}
+    signalPids([pid], 'SIGKILL')
     return false
   }
-  if (readProcStat(pid)?.state === 'T') {
-    try {
-      process.kill(pid, 'SIGCONT')
-    } catch {}
-  }
+  if (readProcStat(pid)?.state === 'T') signalPids([pid], 'SIGCONT')
   // Frozen in a cgroup no Run owns (a Run's own pause freezes only Runs' cgroups): thawed, as a SIGSTOP is continued.
   if (!inRunCgroup) thawForeignFreeze(pid)
   return true

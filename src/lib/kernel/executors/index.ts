@@ -11,9 +11,9 @@ import {lockHolderNote} from '../runs/lock-holder.js'
 import {EXECUTORS, executorNamed, executorOf, provenExecutorOf} from './registry.js'
 import {jobWhere} from './executor.js'
 
-export type {Executor, ExecutorChoice, FieldFail} from './executor.js'
+export type {Executor, ExecutorChoice} from './executor.js'
 export {executorNamed, executorOf, provenExecutorOf}
-export {chooseExecutor, EXECUTOR_KINDS, readRecipeExecutor} from './choice.js'
+export {chooseExecutor, EXECUTOR_KINDS, recipeExecutorSchema} from './choice.js'
 export {cancelSlurmJobsByFacts} from './slurm-facts.js'
 
 /** What the WHERE column shows for a Run on this machine: the local executor's name. */

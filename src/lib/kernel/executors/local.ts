@@ -139,8 +139,7 @@ function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
 export function localExecutorWith(hosts: readonly JobHost[]): Executor {
   return {
     kind: 'local',
-    recipeFields: [],
-    readRecipeOptions: () => ({kind: 'local'}),
+    recipeOptions: () => ({}),
     // A local Run launched inside an engine's job records that job: it lives on the job's node, and no longer than the job.
     choose: (_recipe, env) => Object.assign({kind: 'local'}, ...hosts.map((host) => host.jobOf(env))),
     // Limits need a cgroup: refused where none can be made (tracked containment).

@@ -13,11 +13,10 @@ import {ActorsError, EXIT, notActiveError} from '../../base/platform/errors.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
 import {readRunState, updateRunMeta, type RunState} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, isTerminal, type RunMeta} from '../../base/records/run.js'
-import {appendTraceEvent} from '../runs/trace.js'
 import {collectDescendants} from '../runs/children.js'
-import {askedFrom} from '../runs/end-request.js'
+import {askedFrom, controlEnding} from '../runs/end-request.js'
 import {kernelStatus} from '../signals/status.js'
-import {endedOutcome, type EndMode} from '../signals/runtime-actions.js'
+import {endedOutcome, trace, type EndMode} from '../signals/runtime-actions.js'
 import {watchUntil} from '../../base/bell/watch-until.js'
 import {
   forgetSlurmListing,
@@ -110,17 +109,6 @@ function requireOwnJob(state: RunState, jobId: string): void {
   )
 }
 
-function trace(state: RunState, action: string, data: Record<string, unknown>): void {
-  try {
-    appendTraceEvent(state.dir, {
-      kind: 'runtime.control',
-      summary: action,
-      data: {action, ...data},
-      run_instance_id: state.meta.run_instance_id,
-    })
-  } catch {}
-}
-
 /** A Slurm command that must succeed for the fallback; a refusal is exit 3 with Slurm's words. */
 function slurm(state: RunState, args: string[], note: string): void {
   const out = runSlurmCommand(args[0], args.slice(1), {timeoutMs: 30_000})
@@ -159,9 +147,9 @@ async function slurmFallback(
   updateRunMeta(state.dir, (m) =>
     isTerminal(m.status) || m.ending?.status === 'killed'
       ? undefined
-      : {...m, ending: {status, at: new Date().toISOString(), by: 'control:slurm', asked_from: from}},
+      : {...m, ending: controlEnding(status, from, 'control:slurm')},
   )
-  trace(state, action, {via: 'slurm', job_id: jobId})
+  trace(state.dir, state.meta, action, {via: 'slurm', job_id: jobId})
   if (action === 'kill' || job?.state !== 'RUNNING') {
     slurm(state, ['scancel', ...(action === 'kill' ? ['--signal=KILL'] : []), jobId], note)
   } else {

@@ -15,14 +15,13 @@ import {controlSlurmRun, needsSlurmControl} from './slurm-control.js'
 import {requireSlurmClient, submitSlurmRun} from './slurm-submit.js'
 import {checkSlurmSupervisor, isSlurmRun, REMOTE_POLL_MS, slurmJobId, slurmQueuedWhy} from './slurm.js'
 import {localVerbs} from './local-verbs.js'
-import {readSlurmOptions, SLURM_FIELDS} from './slurm-options.js'
+import {slurmOptionsSchema} from './slurm-options.js'
 import {readRunState, type RunState} from '../runs/store.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 
 export const slurmExecutor: Executor = {
   kind: 'slurm',
-  recipeFields: SLURM_FIELDS,
-  readRecipeOptions: (data, fail) => ({kind: 'slurm', ...readSlurmOptions(data, fail)}),
+  recipeOptions: slurmOptionsSchema,
   choose: (recipe) => recipe ?? {kind: 'slurm'},
   preflight: () => requireSlurmClient(),
   startsQueued: true,

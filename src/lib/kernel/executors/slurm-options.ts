@@ -6,7 +6,8 @@
 import type {ActorsError} from '../../base/platform/errors.js'
 import {parseDuration} from '../../base/platform/duration.js'
 import {shellSplit} from '../../base/platform/shell-split.js'
-import type {FieldFail} from './executor.js'
+import {type Ctx, refuse, says, saysBy, show} from '../../base/platform/zod-issues.js'
+import type {Zod} from '../../base/platform/zod.js'
 
 /** The `sbatch` options a Recipe (or a site) may set for a Slurm Run. */
 export interface SlurmOptions {
@@ -23,74 +24,60 @@ export interface SlurmOptions {
   sbatch_args?: string[]
 }
 
-export const SLURM_FIELDS = ['partition', 'time', 'cpus', 'mem', 'gres', 'account', 'sbatch_args'] as const
+const TIME_FIX = 'use 30s, 5m, 1h or a number of seconds (Slurm rounds up to whole minutes)'
 
-const TEXT_OPTIONS = ['partition', 'mem', 'gres', 'account'] as const
-
-/** Validate the Slurm options of a Recipe's `executor` mapping (its fields are known to be Slurm's). */
-export function readSlurmOptions(data: Record<string, unknown>, fail: FieldFail): SlurmOptions {
-  const options: SlurmOptions = {}
-  for (const field of TEXT_OPTIONS) {
-    const v = data[field]
-    if (v === undefined) continue
-    if ((typeof v !== 'string' && typeof v !== 'number') || String(v).trim() === '' || /\s/.test(String(v))) {
-      throw fail(
-        `executor.${field}`,
-        `${JSON.stringify(v)} is not a single word`,
-        `write ${field}: VALUE, as you would pass it to sbatch --${field}`,
-      )
-    }
-    options[field] = String(v)
-  }
-  if (data.cpus !== undefined) {
-    if (typeof data.cpus !== 'number' || !Number.isInteger(data.cpus) || data.cpus < 1) {
-      throw fail('executor.cpus', `${JSON.stringify(data.cpus)} is not a whole number of CPUs`, 'write cpus: 2')
-    }
-    options.cpus = data.cpus
-  }
-  if (data.time !== undefined) options.time = readTime(data.time, fail)
-  if (data.sbatch_args !== undefined) options.sbatch_args = readSbatchArgs(data.sbatch_args, fail)
-  return options
-}
-
-function readTime(value: unknown, fail: FieldFail): string | number {
-  try {
-    if (typeof value !== 'string' && typeof value !== 'number') throw new Error()
-    if (parseDuration(value, 'executor.time') <= 0) throw new Error()
-  } catch (error) {
-    throw fail(
-      'executor.time',
-      `${JSON.stringify(value)} is not a duration`,
-      (error as ActorsError).fix ?? 'use 30s, 5m, 1h or a number of seconds (Slurm rounds up to whole minutes)',
+/** The schema of each Slurm option of a Recipe's `executor` mapping, in the order messages list them. */
+export function slurmOptionsSchema(z: Zod) {
+  const word = (field: string) => {
+    const bad = says(
+      (v) => `${show(v)} is not a single word`,
+      `write ${field}: VALUE, as you would pass it to sbatch --${field}`,
     )
+    return z.optional(z.pipe(z.union([z.string().check(z.regex(/^\S+$/, bad)), z.number()], bad), z.transform(String)))
   }
-  return value
-}
-
-function readSbatchArgs(value: unknown, fail: FieldFail): string[] {
-  let words: unknown[]
-  if (typeof value === 'string') {
-    try {
-      words = shellSplit(value)
-    } catch (error) {
-      throw fail(
-        'executor.sbatch_args',
-        `cannot be split into words: ${(error as Error).message}`,
-        'close every quote, or write a list of words',
-      )
-    }
-  } else if (Array.isArray(value)) {
-    words = value
-  } else {
-    throw fail(
-      'executor.sbatch_args',
-      'is not a list of words',
-      'write sbatch_args: ["--qos=short", "--constraint=avx2"]',
-    )
+  const cpus = says((v) => `${show(v)} is not a whole number of CPUs`, 'write cpus: 2')
+  const notDuration = (v: unknown) => `${show(v)} is not a duration`
+  const words = saysBy((v) =>
+    Array.isArray(v)
+      ? {
+          problem: `word ${show(v.find((w) => !['string', 'number'].includes(typeof w)))} is not a string`,
+          fix: 'write every word as a string',
+        }
+      : {problem: 'is not a list of words', fix: 'write sbatch_args: ["--qos=short", "--constraint=avx2"]'},
+  )
+  return {
+    partition: word('partition'),
+    time: z.optional(
+      z.union([z.string(), z.number()], says(notDuration, TIME_FIX)).check(
+        z.superRefine((v: string | number, ctx: Ctx) => {
+          let fix = TIME_FIX
+          try {
+            if (parseDuration(v, 'executor.time') > 0) return
+          } catch (error) {
+            fix = (error as ActorsError).fix ?? fix
+          }
+          refuse(ctx, {problem: notDuration(v), fix})
+        }),
+      ),
+    ),
+    cpus: z.optional(z.int(cpus).check(z.gte(1, cpus))),
+    mem: word('mem'),
+    gres: word('gres'),
+    account: word('account'),
+    sbatch_args: z.optional(
+      z.pipe(
+        z.union([z.string(), z.array(z.union([z.string(), z.number()]))], words),
+        z.transform((v, ctx) => {
+          if (Array.isArray(v)) return v.map(String)
+          try {
+            return shellSplit(v)
+          } catch (error) {
+            const problem = `cannot be split into words: ${(error as Error).message}`
+            refuse(ctx, {problem, fix: 'close every quote, or write a list of words'})
+            return z.NEVER
+          }
+        }),
+      ),
+    ),
   }
-  return words.map((word) => {
-    if (typeof word !== 'string' && typeof word !== 'number')
-      throw fail('executor.sbatch_args', `word ${JSON.stringify(word)} is not a string`, 'write every word as a string')
-    return String(word)
-  })
 }

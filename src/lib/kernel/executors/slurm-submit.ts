@@ -16,7 +16,7 @@ import {supervisorScript} from '../../base/platform/package-root.js'
 import {readRunMetaRaw, readRunResult, runFile, settledResult, updateRunMeta, writeResultLocked} from '../runs/store.js'
 import {DEFAULT_KILL_GRACE_MS, type RunMeta} from '../../base/records/run.js'
 import {supervisorEnvironment} from './supervisor-env.js'
-import {appendTraceEvent} from '../runs/trace.js'
+import {traceQuietly} from '../runs/trace.js'
 import {forgetSlurmListing, onPath, runSlurmCommand} from './slurm-cli.js'
 import {isSlurmRun, slurmJobId, type SlurmExecutorRecord} from './slurm.js'
 
@@ -84,12 +84,6 @@ function batchScript(dir: string): string {
   return `#!/bin/sh\nexec ${shellQuote(process.execPath)} ${shellQuote(supervisorScript())} ${shellQuote(dir)} slurm\n`
 }
 
-function trace(dir: string, meta: RunMeta, kind: string, summary: string, data: Record<string, unknown>): void {
-  try {
-    appendTraceEvent(dir, {kind, summary, data, run_instance_id: meta.run_instance_id})
-  } catch {}
-}
-
 /**
  * Submit the Slurm Run in `dir` (created `queued`) and record its job id.
  * Returns what `run` reports; a Run that already has a job is left alone.
@@ -130,7 +124,7 @@ export function submitSlurmRun(
         }
       : undefined,
   )
-  trace(dir, marked, 'runtime.submitted', `Slurm job ${jobId}`, {job_id: jobId})
+  traceQuietly(dir, marked, {kind: 'runtime.submitted', summary: `Slurm job ${jobId}`, data: {job_id: jobId}})
   const executor = submitted && isSlurmRun(submitted) ? submitted.executor : {...marked.executor, job_id: jobId}
   return {pid: null, status: submitted?.status ?? 'queued', executor}
 }
@@ -142,7 +136,7 @@ function failSubmission(home: string, dir: string, message: string): {pid: null;
   withLockSync(runFile(dir, 'lock'), () => {
     const meta = readRunMetaRaw(dir)
     if (!meta || readRunResult(dir, meta)) return
-    trace(dir, meta, 'runtime.submit_failed', text, {error: text})
+    traceQuietly(dir, meta, {kind: 'runtime.submit_failed', summary: text, data: {error: text}})
     try {
       appendStateFile(runFile(dir, 'stderr'), `actors: sbatch refused the job: ${text}\n`)
     } catch {}

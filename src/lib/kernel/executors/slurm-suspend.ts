@@ -18,7 +18,7 @@ import {notActiveError} from '../../base/platform/errors.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
 import {updateRunMeta, type RunState} from '../runs/store.js'
 import {isTerminal, type RunMeta} from '../../base/records/run.js'
-import {appendTraceEvent} from '../runs/trace.js'
+import {trace} from '../signals/runtime-actions.js'
 import {
   askSlurmAboutJob,
   forgetSlurmListing,
@@ -104,17 +104,6 @@ function askSlurm(verb: Verb, jobId: string): string | undefined {
   const out = runSlurmCommand('scontrol', [SLURM_VERB[verb], jobId], {timeoutMs: 30_000})
   forgetSlurmListing()
   return out.ok ? undefined : out.spawnError || out.stderr || `scontrol ${SLURM_VERB[verb]} exited with ${out.status}`
-}
-
-function trace(state: RunState, verb: Verb, data: Record<string, unknown>): void {
-  try {
-    appendTraceEvent(state.dir, {
-      kind: 'runtime.control',
-      summary: verb,
-      data: {action: verb, ...data},
-      run_instance_id: state.meta.run_instance_id,
-    })
-  } catch {}
 }
 
 /** Record the Run `paused` (with how) or `running` in run.json, unless it has ended meanwhile. */
@@ -211,7 +200,7 @@ async function pauseSlurmRun(
     )
   }
   const next = recordStatus(state, 'pause', step.document ? 'srun' : 'slurm')
-  trace(state, 'pause', {via: 'slurm', job_id: jobId, confirmed_ms: seen.ms})
+  trace(state.dir, state.meta, 'pause', {via: 'slurm', job_id: jobId, confirmed_ms: seen.ms})
   notifyStateChange(home)
   return {
     ...base,
@@ -273,7 +262,7 @@ async function resumeSlurmRun(
   const step: StepOutcome = live ? runInJob(home, state, jobId, 'resume', undefined) : {problem: note}
   if (step.document) {
     recordStatus(state, 'resume')
-    trace(state, 'resume', {
+    trace(state.dir, state.meta, 'resume', {
       via: 'slurm',
       job_id: jobId,
       ...(confirmedMs !== undefined ? {confirmed_ms: confirmedMs} : {}),
@@ -320,7 +309,7 @@ async function resumeWithoutStep(
       slurm: seen.words,
     })
   const next = recordStatus(state, 'resume')
-  trace(state, 'resume', {via: 'slurm', job_id: jobId, confirmed_ms: seen.ms})
+  trace(state.dir, state.meta, 'resume', {via: 'slurm', job_id: jobId, confirmed_ms: seen.ms})
   notifyStateChange(home)
   return {
     ...base,

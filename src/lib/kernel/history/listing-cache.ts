@@ -1,17 +1,16 @@
 /**
- * Caches of what a finished Run's run.json says, so that reading thousands of
- * finished Runs stats each run.json instead of opening and parsing it
- * (measured: about half the cost of a 2,000-Run listing). Two users: the
- * `inspect` listing (summaries of every finished Run, `runs/.cache/`) and the
- * run index (the fields `wait` needs of finished, unreported Runs).
+ * The `inspect` listing's cache of what a finished Run's run.json says
+ * (`runs/.cache/`), so that listing thousands of finished Runs stats each
+ * run.json instead of opening and parsing it (measured: about half the cost
+ * of a 2,000-Run listing).
  *
  * Why it is safe: a terminal Run's run.json is only ever replaced by rename
  * (state-files.ts), so a cached entry is valid exactly while run.json keeps
  * the inode, size and times it had when the entry was made (a hand edit in
  * place changes its times). Live Runs are never cached (they are reconciled
  * on every read). A cache is disposable: a missing, damaged, foreign or
- * oversized file is ignored and rebuilt, an entry that fails its owner's
- * check is a miss, and it is written without fsync.
+ * oversized file is ignored and rebuilt, an entry that fails its check is a
+ * miss, and it is written without fsync.
  *
  * Why one stat per Run, not one per directory: an edit in place (an editor
  * that writes over the file, `sed -i` aside, or a test's writeFileSync)
@@ -29,136 +28,11 @@ import {historyCacheDir, runsDir} from '../../base/platform/home.js'
 import {isTerminal, TERMINAL_STATUSES} from '../../base/records/run.js'
 import type {RunSummary} from '../runs/summary.js'
 import {readJsonFile, writeFileAtomic} from '../../base/platform/state-files.js'
-import {fileKey, type FileKey} from '../../base/platform/file-key.js'
+import type {FileKey} from '../../base/platform/file-key.js'
 
 /** Past this a cache costs more to parse than it saves; readers then read every run.json. */
 const MAX_CACHE_BYTES = 64 * 1024 * 1024
-
-/** inode, size, mtime and ctime (ms) of run.json when the value was made (platform/file-key.ts). */
-export type Key = FileKey
-
-interface Entry<T> {
-  key: Key
-  value: T
-}
-
-/** A cache file's entries by name, and back: how a cache lays its entries out in its file. */
-interface Layout<Stored> {
-  /** The entries of a parsed file that has the cache's schema (anything unusable: none). */
-  read(data: Record<string, unknown>): Map<string, Stored>
-  /** The file's fields besides `schema`. */
-  write(entries: Map<string, Stored>): Record<string, unknown>
-}
-
-/** `entries: {name: stored}`: simple, for small caches (a JSON object of thousands of keys parses slowly). */
-function keyedLayout<Stored>(): Layout<Stored> {
-  return {
-    read: (data) => {
-      const entries = data.entries
-      return entries && typeof entries === 'object' && !Array.isArray(entries)
-        ? new Map(Object.entries(entries as Record<string, Stored>))
-        : new Map()
-    },
-    write: (entries) => ({entries: Object.fromEntries(entries)}),
-  }
-}
-
-const sameKey = (a: unknown, b: Key) =>
-  Array.isArray(a) && a.length === 4 && a[0] === b[0] && a[1] === b[1] && a[2] === b[2] && a[3] === b[3]
-
-/**
- * Entries by name, valid while a run.json is unchanged; `stored` is whatever
- * `encode` makes of an entry, laid out in the file by a Layout. Subclasses
- * pick a compact encoding and layout for big caches.
- */
-abstract class StatKeyedCache<T, Stored> {
-  private readonly previous: Map<string, Stored>
-  /** Names whose previous entry was served (kept as they are when the file is rewritten). */
-  private readonly hits: string[] = []
-  private readonly added = new Map<string, Stored>()
-  private readonly keys = new Map<string, Key>()
-
-  constructor(
-    private readonly file: string,
-    private readonly schema: string,
-    private readonly layout: Layout<Stored>,
-  ) {
-    this.previous = readEntries(file, schema, layout)
-  }
-
-  protected abstract decode(name: string, stored: Stored, key: Key): T | undefined
-  protected abstract encode(key: Key, value: T): Stored
-
-  /** The cached value for `name` when `metaFile` is unchanged since; stats `metaFile` either way. */
-  lookup(name: string, metaFile: string): T | undefined {
-    return this.lookupKey(name, fileKey(metaFile))
-  }
-
-  /** lookup() with the key taken by the caller (fileKey(); undefined: no regular run.json). */
-  lookupKey(name: string, key: Key | undefined): T | undefined {
-    if (!key) return undefined
-    const stored = this.previous.get(name)
-    const value = stored === undefined ? undefined : this.decode(name, stored, key)
-    if (value === undefined) {
-      this.keys.set(name, key)
-      return undefined
-    }
-    this.hits.push(name)
-    return value
-  }
-
-  /** Keep a value just read from run.json, keyed by the stat taken in lookup() (none: not kept). */
-  remember(name: string, value: T): void {
-    const key = this.keys.get(name)
-    if (key !== undefined) this.added.set(name, this.encode(key, value))
-  }
-
-  /**
-   * Write the cache when it gained entries, or when most of its entries were
-   * not used (their Runs pruned or reported): a stale entry only costs its
-   * parse, so shrinking the file is not worth a rewrite every time. Best
-   * effort: it is only a cache.
-   */
-  save(): void {
-    if (this.added.size === 0 && this.hits.length * 2 >= this.previous.size) return
-    const entries = new Map<string, Stored>()
-    for (const name of this.hits) entries.set(name, this.previous.get(name)!)
-    for (const [name, stored] of this.added) entries.set(name, stored)
-    try {
-      makePrivateDir(dirname(this.file))
-      writeFileAtomic(this.file, JSON.stringify({schema: this.schema, ...this.layout.write(entries)}), {durable: false})
-    } catch {}
-  }
-}
-
-function readEntries<Stored>(file: string, schema: string, layout: Layout<Stored>): Map<string, Stored> {
-  try {
-    const cache = readJsonFile(file, {schema, maxBytes: MAX_CACHE_BYTES})
-    if (cache) return layout.read(cache)
-  } catch {}
-  return new Map()
-}
-
-/** Values derived from finished Runs' run.json, keyed by a name and valid while that run.json is unchanged. */
-export class RunJsonCache<T> extends StatKeyedCache<T, Entry<T>> {
-  /** `valid(name, value)` rejects an entry that is damaged or lies about its Run (a miss, never a wrong answer). */
-  constructor(
-    file: string,
-    schema: string,
-    private readonly valid: (name: string, value: T) => boolean,
-  ) {
-    super(file, schema, keyedLayout())
-  }
-
-  protected decode(name: string, stored: Entry<T>, key: Key): T | undefined {
-    if (!stored || !sameKey(stored.key, key) || !stored.value || !this.valid(name, stored.value)) return undefined
-    return stored.value
-  }
-
-  protected encode(key: Key, value: T): Entry<T> {
-    return {key, value}
-  }
-}
+const SCHEMA = 'actors-listing-cache-v5'
 
 /**
  * The summary fields a listing row stores, in order, after the Run id and
@@ -197,22 +71,23 @@ const CREATED_AT = 5 + ROW_FIELDS.indexOf('created_at')
 const TERMINAL: ReadonlySet<unknown> = new Set(TERMINAL_STATUSES)
 
 /**
- * `rows: [row, ...]`, each row starting with its Run id: a JSON array of
- * arrays parses about three times faster than an object with thousands of
- * keys (2,000 Runs: 7 ms against 20 ms), and that parse was most of a warm
- * listing's own cost.
+ * The file's rows by Run id. It holds `rows: [row, ...]`, each row starting
+ * with its Run id: a JSON array of arrays parses about three times faster
+ * than an object with thousands of keys (2,000 Runs: 7 ms against 20 ms), and
+ * that parse was most of a warm listing's own cost. A missing, damaged,
+ * foreign or oversized file has none.
  */
-const rowsLayout: Layout<unknown[]> = {
-  read: (data) => {
-    const entries = new Map<string, unknown[]>()
-    if (!Array.isArray(data.rows)) return entries
-    for (const row of data.rows as unknown[]) {
+function readRows(file: string): Map<string, unknown[]> {
+  const entries = new Map<string, unknown[]>()
+  try {
+    const cache = readJsonFile(file, {schema: SCHEMA, maxBytes: MAX_CACHE_BYTES})
+    if (!cache || !Array.isArray(cache.rows)) return entries
+    for (const row of cache.rows as unknown[]) {
       // Damaged rows are dropped here; a row that names the wrong Run fails its key check in decode().
       if (Array.isArray(row) && typeof row[0] === 'string') entries.set(row[0], row)
     }
-    return entries
-  },
-  write: (entries) => ({rows: [...entries.values()]}),
+  } catch {}
+  return entries
 }
 
 /**
@@ -220,15 +95,63 @@ const rowsLayout: Layout<unknown[]> = {
  * (runs/.cache/listing.json), each a flat row (Run id, key numbers, then
  * ROW_FIELDS): about half the bytes of named fields, in rowsLayout.
  */
-export class ListingCache extends StatKeyedCache<RunSummary, unknown[]> {
+export class ListingCache {
   private readonly base: string
+  private readonly file: string
+  private readonly previous: Map<string, unknown[]>
+  /** Run ids whose previous row was served (kept as they are when the file is rewritten). */
+  private readonly hits: string[] = []
+  private readonly added = new Map<string, unknown[]>()
+  private readonly keys = new Map<string, FileKey>()
 
   constructor(home: string) {
-    super(join(historyCacheDir(home), 'listing.json'), 'actors-listing-cache-v5', rowsLayout)
+    this.file = join(historyCacheDir(home), 'listing.json')
     this.base = runsDir(home) + sep
+    this.previous = readRows(this.file)
   }
 
-  protected decode(id: string, row: unknown[], key: Key): RunSummary | undefined {
+  /** The cached summary of Run `id` when its run.json's key (fileKey(); undefined: no regular run.json) is unchanged since. */
+  lookupKey(id: string, key: FileKey | undefined): RunSummary | undefined {
+    if (!key) return undefined
+    const row = this.previous.get(id)
+    const summary = row === undefined ? undefined : this.decode(id, row, key)
+    if (summary === undefined) {
+      this.keys.set(id, key)
+      return undefined
+    }
+    this.hits.push(id)
+    return summary
+  }
+
+  /**
+   * Keep a summary just read from run.json, keyed by the stat taken in
+   * lookupKey() (none: not kept): finished Runs whose run.json names this id
+   * and state dir only.
+   */
+  remember(id: string, summary: RunSummary): void {
+    const key = this.keys.get(id)
+    if (key !== undefined && isListingCacheable(summary, id, this.base))
+      this.added.set(id, [summary.run, ...key, ...ROW_FIELDS.map((field) => summary[field] ?? null)])
+  }
+
+  /**
+   * Write the cache when it gained rows, or when most of its rows were not
+   * used (their Runs pruned or reported): a stale row only costs its parse,
+   * so shrinking the file is not worth a rewrite every time. Best effort: it
+   * is only a cache.
+   */
+  save(): void {
+    if (this.added.size === 0 && this.hits.length * 2 >= this.previous.size) return
+    const rows = new Map<string, unknown[]>()
+    for (const id of this.hits) rows.set(id, this.previous.get(id)!)
+    for (const [id, row] of this.added) rows.set(id, row)
+    try {
+      makePrivateDir(dirname(this.file))
+      writeFileAtomic(this.file, JSON.stringify({schema: SCHEMA, rows: [...rows.values()]}), {durable: false})
+    } catch {}
+  }
+
+  private decode(id: string, row: unknown[], key: FileKey): RunSummary | undefined {
     if (
       !Array.isArray(row) ||
       row.length !== ROW_LENGTH ||
@@ -267,15 +190,6 @@ export class ListingCache extends StatKeyedCache<RunSummary, unknown[]> {
       command: r[23],
       resources: r[24],
     }
-  }
-
-  protected encode(key: Key, summary: RunSummary): unknown[] {
-    return [summary.run, ...key, ...ROW_FIELDS.map((field) => summary[field] ?? null)]
-  }
-
-  /** Keep a summary just read: finished Runs whose run.json names this id and state dir only. */
-  override remember(id: string, summary: RunSummary): void {
-    if (isListingCacheable(summary, id, this.base)) super.remember(id, summary)
   }
 }
 

@@ -56,14 +56,14 @@
  * checking it; matching its entries with the Run dirs now (the join);
  * printing; writing the file anew.
  */
-import {closeSync, constants, fstatSync, openSync, readSync, unlinkSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readSync} from 'node:fs'
 import {isAscii} from 'node:buffer'
 import {dirname, join, sep} from 'node:path'
 import {historyCacheDir} from '../../base/platform/home.js'
 import {EXACT_KEY_LENGTH, exactFileKeysInto} from '../../base/platform/file-key.js'
 import {compareText} from '../../base/platform/compare.js'
 import {makePrivateDir} from '../../base/platform/private-files.js'
-import {writeFileAtomic} from '../../base/platform/state-files.js'
+import {unlinkQuietly, writeFileAtomic} from '../../base/platform/state-files.js'
 import {RUN_FILES} from '../runs/store.js'
 
 /** A Run's printed text read from its state dir (a cache miss), with what orders it in the listing. */
@@ -613,9 +613,7 @@ function saveCache(
     makePrivateDir(dirname(file))
     writeFileAtomic(file, buildCache(base, list, cache, joined, printed), {durable: false})
   } catch {
-    try {
-      unlinkSync(file)
-    } catch {}
+    unlinkQuietly(file)
   }
 }
 

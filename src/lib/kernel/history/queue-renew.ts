@@ -14,12 +14,12 @@
  * files beside it); an earlier version kept them inside, and such leftovers
  * are removed first.
  */
-import {readdirSync, renameSync, rmdirSync, statSync} from 'node:fs'
+import {readdirSync, renameSync, rmdirSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {randomHex} from '../../base/platform/builtins.js'
 import {indexDir} from '../../base/platform/home.js'
 import {claimPrivateDir} from '../../base/platform/private-files.js'
-import {unlinkQuietly} from '../../base/platform/state-files.js'
+import {fileSize, unlinkQuietly} from '../../base/platform/state-files.js'
 import {CHANGED_FILE, CURSOR_FILE, ownerQueueDir, queueOwnerTags} from './index-queue.js'
 import {POSITION_FILE} from './queue-cursor.js'
 import {withIndexLock} from './live-index.js'
@@ -28,15 +28,6 @@ import {withIndexLock} from './live-index.js'
 export const RENEW_ABOVE_BYTES = 16 * 1024
 /** What an earlier version kept inside a queue directory: removed before the directory is renewed. */
 const LEFTOVERS = new Set([CURSOR_FILE, POSITION_FILE, CHANGED_FILE])
-
-/** Whether the queue directory of `ownerTag` grew past what a fresh one takes (one stat, no listing). */
-function grew(dir: string): boolean {
-  try {
-    return statSync(dir).size > RENEW_ABOVE_BYTES
-  } catch {
-    return false
-  }
-}
 
 /**
  * Replace every queue directory that grew and has emptied with a fresh one
@@ -47,7 +38,8 @@ export function renewEmptiedQueues(home: string, ownerTags: string[] = queueOwne
   const renewed: string[] = []
   for (const tag of ownerTags) {
     const dir = ownerQueueDir(home, tag)
-    if (!grew(dir)) continue
+    // Only a directory that grew past what a fresh one takes (one stat, no listing).
+    if (fileSize(dir) <= RENEW_ABOVE_BYTES) continue
     try {
       if (withIndexLock(home, () => renewIfEmpty(home, dir))) renewed.push(tag)
     } catch {}

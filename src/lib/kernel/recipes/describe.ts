@@ -3,11 +3,7 @@ import {formatArgSpec, formatArgType} from './args.js'
 import {stepWords} from './steps.js'
 import type {Recipe} from './types.js'
 
-export interface RecipeDescription {
-  name: string
-  file: string
-  root: string
-  description: string
+export interface RecipeDescription extends Pick<Recipe, 'name' | 'file' | 'root' | 'description'> {
   args: Array<{name: string; type: string; required: boolean; default?: unknown; spec: string}>
   /** Args whose values may begin an argv word with "-" (option-args.ts); any other such value is refused. */
   option_args: string[]
@@ -20,7 +16,7 @@ export interface RecipeDescription {
   control: string[]
   artifacts: Record<string, string>
   singleton: boolean
-  notification: 'normal' | 'silent'
+  notification: Recipe['notification']
   /** How `actors send` steers the live Run, or null when it is not steerable. */
   inbox: 'stdin' | 'file' | null
   /** Whether `actors send` may resume the finished Run. */

@@ -13,7 +13,7 @@ import {placeholdersOf} from './template.js'
 import {yamlLibrary} from './yaml.js'
 import type {Recipe} from './types.js'
 import {recipeFields, recipeFileSchema} from './schema.js'
-import {fieldName, recipeIssue} from './issues.js'
+import {fieldName, recipeIssue} from '../../base/platform/zod-issues.js'
 
 export const RECIPE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const
 export const MAX_RECIPE_BYTES = 256 * 1024

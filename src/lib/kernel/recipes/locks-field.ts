@@ -8,8 +8,8 @@ import type {ActorsError} from '../../base/platform/errors.js'
 import {renderString} from './template.js'
 import type {Recipe} from './types.js'
 import {isLockName, type LockSpec} from '../../base/records/lock.js'
-import {refuse, says, saysBy, show} from './issues.js'
-import type {Zod} from './zod.js'
+import {refuse, says, saysBy, show} from '../../base/platform/zod-issues.js'
+import type {Zod} from '../../base/platform/zod.js'
 
 type Fail = (field: string, problem: string, fix: string) => ActorsError
 

@@ -7,6 +7,7 @@ import {existsSync, readdirSync, realpathSync, statSync} from 'node:fs'
 import {delimiter, extname, isAbsolute, join, resolve} from 'node:path'
 import {isActorsError, usageError} from '../../base/platform/errors.js'
 import {packageRoot} from '../../base/platform/package-root.js'
+import {isDirectory} from '../../base/platform/state-files.js'
 import {formatArgSpec} from './args.js'
 import {loadRecipeFile, RECIPE_EXTENSIONS, recipeNameOf} from './load.js'
 import type {Recipe} from './types.js'
@@ -17,14 +18,6 @@ export interface RecipeRoot {
   dir: string
   /** Why this root is searched: `flag`, `env`, `cwd`, `home` or `package`. */
   origin: string
-}
-
-function isDir(path: string): boolean {
-  try {
-    return statSync(path).isDirectory()
-  } catch {
-    return false
-  }
 }
 
 /**
@@ -48,7 +41,7 @@ export function recipeRoots(options: {recipesFlag?: string; home: string; cwd?: 
   const seen = new Set<string>()
   const roots: RecipeRoot[] = []
   for (const root of candidates) {
-    if (!isDir(root.dir)) continue
+    if (!isDirectory(root.dir)) continue
     const real = realpathSync(root.dir)
     if (seen.has(real)) continue
     seen.add(real)

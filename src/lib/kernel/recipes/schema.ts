@@ -1,22 +1,22 @@
 /**
  * The Recipe file format as one zod schema (SPEC: Recipes): what loadRecipeFile() checks, and the JSON
- * Schema `actors recipes --schema` prints for editors. Each part says what a refusal names (issues.ts).
+ * Schema `actors recipes --schema` prints for editors. Each part says what a refusal names (base/platform/zod-issues.ts).
  * Where a check needs more than a type (durations, arg declarations, action names), a refinement or
  * transform adds it; steps and locks have their own modules (steps.ts, locks-field.ts), and the
- * executors keep their own reader of their options (executors/choice.ts).
+ * executors keep the schema of their options (executors/choice.ts).
  */
-import {isActorsError, usageError, type ActorsError} from '../../base/platform/errors.js'
+import type {ActorsError} from '../../base/platform/errors.js'
 import {parseDuration} from '../../base/platform/duration.js'
 import {didYouMean} from '../../base/platform/did-you-mean.js'
 import {isActionName, RUNTIME_ACTIONS} from '../../base/records/actions.js'
-import {readRecipeExecutor} from '../executors/index.js'
+import {recipeExecutorSchema} from '../executors/index.js'
 import {LIMIT_FIXES, parseCpus, parseMemorySize, parsePids} from '../containment/limits.js'
 import {parseArgSpec} from './args.js'
 import type {ArgSpec} from './types.js'
 import {stepListSchema, templateSchema} from './steps.js'
 import {locksSchema} from './locks-field.js'
-import {type Ctx, refuse, type Said, says, saysBy, show, unknownKey} from './issues.js'
-import {zodJsonSchema, zodLibrary, type Zod} from './zod.js'
+import {type Ctx, refuse, type Said, says, saysBy, show, unknownKey} from '../../base/platform/zod-issues.js'
+import {zodJsonSchema, zodLibrary, type Zod} from '../../base/platform/zod.js'
 import type {SomeType} from 'zod/v4/core'
 
 let fields: ReturnType<typeof fieldSchemas> | undefined
@@ -25,7 +25,7 @@ const made = new Map<string, SomeType>()
 /**
  * The schema of a Recipe file that has `keys` (every field by default, as the JSON Schema has): each
  * field's schema is made the first time a Recipe has the field, so a launch pays for the few its Recipe
- * uses (zod itself is loaded on first use: zod.ts). A key that is no field is refused by name.
+ * uses (zod itself is loaded on first use: base/platform/zod.ts). A key that is no field is refused by name.
  */
 export function recipeFileSchema(keys: string[] = recipeFields()) {
   const z = zodLibrary()
@@ -100,7 +100,7 @@ function fieldSchemas(z: Zod) {
     singleton: bool('write singleton: true or singleton: false'),
     notification: oneOf(['normal', 'silent'], 'write notification: normal or notification: silent'),
     locks: () => z.optional(locksSchema(z)),
-    executor: () => z.optional(reader(z, readRecipeExecutor)),
+    executor: () => z.optional(recipeExecutorSchema(z)),
     inbox: oneOf(['stdin', 'file'], INBOX_FIX),
     resume: bool('write resume: false to refuse resuming a finished Run with `actors send`'),
     limits: () => z.optional(limitsSchema(z)),
@@ -258,27 +258,5 @@ function limitsSchema(z: Zod) {
         ? {at: [issue.keys?.[0] ?? ''], problem: 'is not a limit', fix: 'limits takes memory, cpu and pids'}
         : {problem: 'is not a mapping', fix: 'write limits: {memory: 512M, cpu: 1.5, pids: 256}'},
     ),
-  )
-}
-
-/**
- * A field read by its own layer's reader (`executor`, executors/choice.ts): the schema takes any value, and the
- * reader's refusal becomes the issue.
- */
-function reader<T>(
-  z: Zod,
-  read: (value: unknown, fail: (field: string, problem: string, fix: string) => ActorsError) => T,
-) {
-  return z.pipe(
-    z.unknown(),
-    z.transform((value, ctx) => {
-      try {
-        return read(value, (field, problem, fix) => usageError(problem, fix, {field}))
-      } catch (error) {
-        if (!isActorsError(error) || typeof error.details?.field !== 'string') throw error
-        refuse(ctx, {field: error.details.field, problem: error.message, fix: error.fix ?? ''})
-        return z.NEVER
-      }
-    }),
   )
 }

@@ -7,8 +7,17 @@
  */
 import {shellSplit} from '../../base/platform/shell-split.js'
 import {ARG_NAME} from './arg-name.js'
-import {isMapping, recipeIssue, refuse, type Said, says, saysBy, show, unknownKey} from './issues.js'
-import type {Zod} from './zod.js'
+import {
+  isMapping,
+  recipeIssue,
+  refuse,
+  type Said,
+  says,
+  saysBy,
+  show,
+  unknownKey,
+} from '../../base/platform/zod-issues.js'
+import type {Zod} from '../../base/platform/zod.js'
 import type {ZodMiniType} from 'zod/mini'
 
 export type Template = string[] | string

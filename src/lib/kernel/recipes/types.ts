@@ -56,8 +56,11 @@ export interface RuntimeValues {
   cwd?: string
 }
 
+/** What a launch takes of the Recipe as loaded: its locks are taken together before the command starts; no executor means local. */
+type AsLoaded = 'control' | 'artifacts' | 'singleton' | 'notification' | 'locks' | 'executor' | 'inbox' | 'resume'
+
 /** A Recipe with values bound and every template rendered: ready for launchRun(). */
-export interface ResolvedRecipe {
+export interface ResolvedRecipe extends Pick<Recipe, AsLoaded> {
   values: Record<string, unknown>
   plan: RunPlan
   cwd?: string
@@ -65,16 +68,6 @@ export interface ResolvedRecipe {
   timeoutMs?: number
   retry: number
   killGraceMs: number
-  control: string[]
-  artifacts?: Record<string, string>
-  singleton: boolean
-  notification: 'normal' | 'silent'
-  /** Resource locks, taken together before the command starts. */
-  locks?: LockSpec[]
-  /** Where the supervisor runs (SPEC: Executors); absent means local. */
-  executor?: ExecutorChoice
-  inbox?: 'stdin' | 'file'
-  resume?: boolean
   /** Resource limits, as a cgroup takes them. */
   limits?: UnitLimits
 }

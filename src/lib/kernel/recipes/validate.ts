@@ -1,7 +1,8 @@
 /** Checking Recipe files on demand (`actors recipes validate`), reporting every file rather than stopping at the first. */
-import {readdirSync, statSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {dirname, extname, join, resolve} from 'node:path'
 import {isActorsError} from '../../base/platform/errors.js'
+import {isDirectory} from '../../base/platform/state-files.js'
 import {displayPath, loadRecipeFile, RECIPE_EXTENSIONS} from './load.js'
 import {compareText} from '../../base/platform/compare.js'
 import {checkUses} from './use.js'
@@ -16,13 +17,8 @@ export interface ValidationResult {
 }
 
 function expand(path: string, out: string[]): void {
-  let isDir = false
-  try {
-    isDir = statSync(path).isDirectory()
-  } catch {
-    // A missing path is reported by loadRecipeFile with a proper message.
-  }
-  if (!isDir) {
+  // Not a directory, or missing: a missing path is reported by loadRecipeFile with a proper message.
+  if (!isDirectory(path)) {
     out.push(path)
     return
   }

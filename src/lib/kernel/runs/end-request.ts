@@ -6,9 +6,16 @@
  * below, asked from inside: that is no decision of its owner, and it must not
  * be a way for a failing Run to drop out of its owner's batch.
  */
+import type {RunMeta} from '../../base/records/run.js'
 import {isInTreeOf, verifiedCallerRun} from './emit-authority.js'
 
 export type AskedFrom = 'outside' | 'inside'
+type Ending = NonNullable<RunMeta['ending']>
+
+/** A control's mark of a Run's end, made now: the status to record, who asked (`control:slurm`, ...), from where. */
+export function controlEnding(status: Ending['status'], from?: AskedFrom, by = 'control'): Ending {
+  return {status, at: new Date().toISOString(), by, asked_from: from}
+}
 
 /** Whether the caller of this process asks from outside the tree of Run `target` (its lineage verified, never taken on trust). */
 export function askedFrom(home: string, target: string, env: NodeJS.ProcessEnv = process.env): AskedFrom {

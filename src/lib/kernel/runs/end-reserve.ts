@@ -7,9 +7,10 @@
  * filled the disk. A launch that cannot even write the reserve is refused
  * before the Run exists.
  */
-import {closeSync, openSync, rmSync, unlinkSync, writeSync} from 'node:fs'
+import {closeSync, openSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {ActorsError, EXIT} from '../../base/platform/errors.js'
+import {unlinkQuietly} from '../../base/platform/state-files.js'
 
 /** The reserve's name in a state dir (a dot name: never a Run file anyone reads). */
 export const END_RESERVE = '.end-reserve'
@@ -60,7 +61,5 @@ export function withEndReserve(dir: string, metaBytes: number, write: () => void
 
 /** Free the reserve just before an end is written (nothing when it is gone already). */
 export function releaseEndReserve(dir: string): void {
-  try {
-    unlinkSync(join(dir, END_RESERVE))
-  } catch {}
+  unlinkQuietly(join(dir, END_RESERVE))
 }

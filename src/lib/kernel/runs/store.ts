@@ -20,7 +20,14 @@ import type {SupervisorCheck} from '../../base/records/supervisor-check.js'
 import {readJsonFile, unlinkQuietly, writeJsonAtomic} from '../../base/platform/state-files.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
 import {checkRunMeta} from './meta-checks.js'
-import {RUN_SCHEMA, isTerminal, type RunMeta, type RunResult, type TerminalStatus} from '../../base/records/run.js'
+import {
+  askedByControl,
+  RUN_SCHEMA,
+  isTerminal,
+  type RunMeta,
+  type RunResult,
+  type TerminalStatus,
+} from '../../base/records/run.js'
 
 export const RUN_FILES = {
   meta: 'run.json',
@@ -280,10 +287,10 @@ function reconcileLostRun(dir: string): RunState | undefined {
  * signals its child's supervisor too, and one still starting (no handler
  * yet) dies of the SIGTERM its child's own stop was about to answer.
  */
-function askedEnding(meta: RunMeta): TerminalStatus | undefined {
-  const ending = meta.ending
-  if (typeof ending?.by !== 'string' || !ending.by.startsWith('control')) return undefined
-  return ending.status === 'cancelled' || ending.status === 'killed' ? ending.status : undefined
+function askedEnding({ending}: RunMeta): TerminalStatus | undefined {
+  return askedByControl(ending) && (ending.status === 'cancelled' || ending.status === 'killed')
+    ? ending.status
+    : undefined
 }
 
 /** Read a Run by id, or throw "not found" (exit 4). */

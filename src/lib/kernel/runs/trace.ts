@@ -86,6 +86,17 @@ function raiseAttentionFlag(dir: string): void {
   updateRunMeta(dir, (meta) => (meta.attention_raised === false ? {...meta, attention_raised: true} : undefined))
 }
 
+/** Append the kernel's own event to the Trace of the Run `meta` is, best effort: what it records goes on without it. */
+export function traceQuietly(
+  dir: string,
+  meta: {run_instance_id: string},
+  event: Omit<NewTraceEvent, 'run_instance_id'>,
+): void {
+  try {
+    appendTraceEvent(dir, {...event, run_instance_id: meta.run_instance_id})
+  } catch {}
+}
+
 /** Validate, append one event and compact when the journal outgrew its bounds. Returns the stored event. */
 export function appendTraceEvent(dir: string, input: NewTraceEvent): TraceEvent {
   if (!TRACE_KIND_PATTERN.test(input.kind) || input.kind.length > 128) {

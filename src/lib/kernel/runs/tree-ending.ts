@@ -13,7 +13,7 @@ import {withLockSync} from '../../base/platform/file-lock.js'
 import {runDir} from '../../base/platform/home.js'
 import {isTerminal, type RunMeta} from '../../base/records/run.js'
 import {ancestorMetas} from './ancestors.js'
-import {askedFrom} from './end-request.js'
+import {askedFrom, controlEnding} from './end-request.js'
 import {readRunMetaRaw, readRunResult, runFile, writeRunMetaLocked} from './store.js'
 
 /**
@@ -33,7 +33,7 @@ export function markEnding(home: string, dir: string, mode: 'stop' | 'kill'): vo
       if (meta.ending && (meta.ending.status === 'killed' || mode === 'stop')) return
       writeRunMetaLocked(dir, {
         ...meta,
-        ending: {status, at: new Date().toISOString(), by: 'control', asked_from: from},
+        ending: controlEnding(status, from),
       })
     })
   } catch {}

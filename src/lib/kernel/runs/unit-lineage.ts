@@ -8,7 +8,7 @@
  * What cannot be found this way (a process that left its group, session,
  * ancestry and environment under tracking) falls back to the environment.
  */
-import {readdirSync, readFileSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {callerRunCgroup} from '../containment/caller-cgroup.js'
 import {indexDir, isPlainName, runDir} from '../../base/platform/home.js'
@@ -96,11 +96,11 @@ function unitByAncestry(home: string): CallerUnit | undefined {
   if (!own) return undefined
   let pid = own.pid
   for (let step = 0; step < MAX_ANCESTRY && pid > 1; step++) {
-    const stat = readStatText(pid)
+    const stat = readProcStat(pid)
     if (stat === undefined) break
-    const found = mayBeSupervisor(stat) ? supervisorRun(home, pid) : undefined
+    const found = mayBeSupervisor(stat.comm ?? '') ? supervisorRun(home, pid) : undefined
     if (found) return found
-    pid = Number(stat.slice(stat.lastIndexOf(')') + 4).split(' ', 1)[0])
+    pid = stat.ppid
   }
   for (const leader of new Set([own.pgid, own.sid])) {
     const dir = leader > 1 ? processEnvValue(leader, 'ACTORS_STATE_DIR') : undefined
@@ -110,22 +110,13 @@ function unitByAncestry(home: string): CallerUnit | undefined {
   return undefined
 }
 
-function readStatText(pid: number): string | undefined {
-  try {
-    return readFileSync(`/proc/${pid}/stat`, 'utf8')
-  } catch {
-    return undefined
-  }
-}
-
 /**
  * Whether the process's name (stat's comm) could be Node's, the program a
  * supervisor runs: only those command lines are read (one read less for
  * every shell and terminal above a launch outside any Run). Node 24 and
  * later name their main thread, and so the process, `MainThread`.
  */
-function mayBeSupervisor(stat: string): boolean {
-  const comm = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))
+function mayBeSupervisor(comm: string): boolean {
   return comm.includes('node') || comm === 'MainThread'
 }
 

@@ -24,9 +24,10 @@ import {
 import {recordedKillGraceMs, isTerminal, type RunMeta, type TerminalStatus} from '../../base/records/run.js'
 import {leftUnitOf, noteLeftUnit} from '../runs/left-unit.js'
 import {awaitRunEnd} from '../runs/await-run.js'
-import {askedFrom, type AskedFrom} from '../runs/end-request.js'
+import {askedFrom, type AskedFrom, controlEnding} from '../runs/end-request.js'
 import {
   endedOutcome,
+  actionResult,
   RESULT_WAIT_MS,
   requireLiveLocked,
   runQuery,
@@ -87,16 +88,13 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
   const remaining = await sweepRun(meta, dir, mode)
   notifyStateChange(home)
-  return {
-    action: mode,
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
+  return actionResult(mode, meta, {
     status: ended,
     signalled: [...new Set([...signalled, ...remaining])],
     changed: false,
     settled: true,
     result: readRunResult(dir, meta) ?? null,
-  }
+  })
 }
 
 /**
@@ -121,17 +119,13 @@ function endForgedEnd(
   signalPids(pids, 'SIGKILL')
   trace(dir, meta, `${mode}_leftovers`, {pids})
   notifyStateChange(home)
-  const result = readRunResult(dir, meta) ?? null
-  return {
-    action: mode,
-    run: meta.run,
-    run_instance_id: meta.run_instance_id,
+  return actionResult(mode, meta, {
     status: ended,
     signalled: pids,
     changed: false,
     settled: true,
-    result,
-  }
+    result: readRunResult(dir, meta) ?? null,
+  })
 }
 
 /** Mark run.json's `ending` as a kill by control, so a supervisor that lives records `killed`. */
@@ -139,8 +133,7 @@ function markKilled(dir: string): void {
   try {
     withLockSync(runFile(dir, 'lock'), () => {
       const meta = readRunMetaRaw(dir)
-      if (meta && meta.ending?.status !== 'killed')
-        writeRunMetaLocked(dir, {...meta, ending: {status: 'killed', at: new Date().toISOString(), by: 'control'}})
+      if (meta && meta.ending?.status !== 'killed') writeRunMetaLocked(dir, {...meta, ending: controlEnding('killed')})
     })
   } catch {} // a run.json it cannot write: the kill goes on, and the supervisor records what it saw
 }
@@ -167,10 +160,7 @@ function markAndSignal(dir: string, mode: EndMode, from: AskedFrom): MarkedEnd {
     const meta = requireLiveLocked(dir, mode)
     const live = verifyCommandProcesses(meta, dir)
     // A kill may overtake a stop in progress; a stop never downgrades a kill.
-    const ending =
-      meta.ending?.status === 'killed'
-        ? meta.ending
-        : {status, at: new Date().toISOString(), by: 'control', asked_from: from}
+    const ending = meta.ending?.status === 'killed' ? meta.ending : controlEnding(status, from)
     const marked: RunMeta = {...meta, ending}
     // [locks] A queued Run whose supervisor waits for its locks ends through that supervisor too.
     const supervised = (meta.status !== 'queued' || meta.pid !== undefined) && isSameProcess(meta.process_identity)
@@ -235,14 +225,11 @@ export async function endRun(
   const remaining = options.signalOnly ? [] : await sweepRun(first.meta, dir, mode, options.graceFrom)
   const final = options.signalOnly ? readRunState(dir) : await awaitRunEnd(home, dir, RESULT_WAIT_MS)
   const settled = Boolean(final && isTerminal(final.meta.status))
-  return {
-    action: mode,
-    run: first.meta.run,
-    run_instance_id: first.meta.run_instance_id,
+  return actionResult(mode, first.meta, {
     status: final?.meta.status ?? first.meta.status,
     signalled: [...new Set([...first.signalled, ...remaining])],
     changed: true,
     settled,
     result: final?.result ?? null,
-  }
+  })
 }

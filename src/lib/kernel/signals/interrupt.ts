@@ -9,8 +9,7 @@ import {withLockSync} from '../../base/platform/file-lock.js'
 import {ledGroups, readProcStat} from '../../base/platform/process-identity.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../runs/store.js'
 import {isTerminal} from '../../base/records/run.js'
-import {appendTraceEvent} from '../runs/trace.js'
-import {verifyCommandProcesses} from './runtime-actions.js'
+import {trace, verifyCommandProcesses} from './runtime-actions.js'
 
 export interface InterruptResult {
   action: 'interrupt'
@@ -52,14 +51,7 @@ export function interruptRun(dir: string, fallback?: string): InterruptResult {
     }
     return {meta, signalled}
   })
-  try {
-    appendTraceEvent(dir, {
-      kind: 'runtime.control',
-      summary: 'interrupt',
-      data: {action: 'interrupt', groups: outcome.signalled},
-      run_instance_id: outcome.meta.run_instance_id,
-    })
-  } catch {}
+  trace(dir, outcome.meta, 'interrupt', {groups: outcome.signalled})
   return {
     action: 'interrupt',
     run: outcome.meta.run,

@@ -26,7 +26,7 @@ import {openUnit, outsideUnit, runMarkOf, runUnitOwner, type RunMark, type Unit}
 import {isRunsProcess} from '../containment/unit-facts.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile, writeRunMetaLocked, type RunState} from '../runs/store.js'
 import {isTerminal, type ChildProcessRecord, type RunMeta} from '../../base/records/run.js'
-import {appendTraceEvent} from '../runs/trace.js'
+import {traceQuietly} from '../runs/trace.js'
 
 export type EndMode = 'stop' | 'kill'
 
@@ -45,18 +45,24 @@ export interface RuntimeActionResult {
   result?: RunState['result'] | null
 }
 
+/** The report of `action` on the Run of `meta`: what it did (`did`), after the Run's id and instance. */
+export function actionResult(
+  action: RuntimeActionResult['action'],
+  meta: Pick<RunMeta, 'run' | 'run_instance_id'>,
+  did: Omit<RuntimeActionResult, 'action' | 'run' | 'run_instance_id'>,
+): RuntimeActionResult {
+  return {action, run: meta.run, run_instance_id: meta.run_instance_id, ...did}
+}
+
 /** What a stop or kill reports for a Run found already ended (by that stop, or by one that reached it first). */
 export function endedOutcome(state: RunState, mode: EndMode): RuntimeActionResult {
-  return {
-    action: mode,
-    run: state.meta.run,
-    run_instance_id: state.meta.run_instance_id,
+  return actionResult(mode, state.meta, {
     status: state.meta.status,
     signalled: [],
     changed: true,
     settled: true,
     result: state.result ?? null,
-  }
+  })
 }
 
 /** Time we give the supervisor to record the result after its command is gone. */
@@ -185,14 +191,7 @@ function freezeOrThaw(unit: Unit, action: 'pause' | 'resume', mark: RunMark): nu
 }
 
 export function trace(dir: string, meta: RunMeta, action: string, data: Record<string, unknown>): void {
-  try {
-    appendTraceEvent(dir, {
-      kind: 'runtime.control',
-      summary: action,
-      data: {action, ...data},
-      run_instance_id: meta.run_instance_id,
-    })
-  } catch {}
+  traceQuietly(dir, meta, {kind: 'runtime.control', summary: action, data: {action, ...data}})
 }
 
 /** Read run.json under the lock and refuse a Run that is finished or ending (exit 3). */
@@ -259,12 +258,6 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
   }
   trace(dir, outcome.meta, action, {pids: outcome.signalled})
   notifyStateChange(home)
-  return {
-    action,
-    run: outcome.meta.run,
-    run_instance_id: outcome.meta.run_instance_id,
-    status: outcome.meta.status,
-    signalled: outcome.signalled,
-    changed: outcome.changed,
-  }
+  const {meta, signalled, changed} = outcome
+  return actionResult(action, meta, {status: meta.status, signalled, changed})
 }

@@ -11,7 +11,7 @@ import {resolveRunRef} from '../../base/platform/home.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
 import {readRunResult, requireRun, runFile, writeRunMetaLocked, readRunMetaRaw} from '../../kernel/runs/store.js'
 import {isTerminal, type RunMeta} from '../../base/records/run.js'
-import {appendTraceEvent} from '../../kernel/runs/trace.js'
+import {traceQuietly} from '../../kernel/runs/trace.js'
 import {generationOf} from '../../base/records/generation-layout.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import {sleep} from '../../base/platform/sleep.js'
@@ -95,14 +95,11 @@ function markClosedIfTerminal(dir: string): {meta: RunMeta; already: boolean} | 
     if (!isTerminal(meta.status) && !result) return undefined
     const closed: RunMeta = {...meta, closed: true, closed_at: new Date().toISOString()}
     writeRunMetaLocked(dir, closed)
-    try {
-      appendTraceEvent(dir, {
-        kind: 'runtime.closed',
-        summary: 'closed: no new generation will start',
-        data: {closed_at: closed.closed_at},
-        run_instance_id: meta.run_instance_id,
-      })
-    } catch {}
+    traceQuietly(dir, meta, {
+      kind: 'runtime.closed',
+      summary: 'closed: no new generation will start',
+      data: {closed_at: closed.closed_at},
+    })
     return {meta: closed, already: false}
   })
 }

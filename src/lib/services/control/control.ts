@@ -13,7 +13,7 @@ import {isTerminal} from '../../base/records/run.js'
 import {awaitRunEnd} from '../../kernel/runs/await-run.js'
 import {followUpEndedRuns} from '../tree/after-run.js'
 import {cascadeEnd, type CascadeOutcome} from '../tree/cascade.js'
-import {askedFrom} from '../../kernel/runs/end-request.js'
+import {askedFrom, controlEnding} from '../../kernel/runs/end-request.js'
 import {markEnding} from '../../kernel/runs/tree-ending.js'
 import {validateControlInput} from '../../kernel/signals/journal.js'
 import {kindHolding, type ServiceKind} from '../../kernel/signals/standalone.js'
@@ -216,12 +216,7 @@ async function serviceStop(
   state: RunState,
   value: string | undefined,
 ): Promise<ServiceActionResult | Unreachable> {
-  const mark = {
-    status: 'cancelled' as const,
-    at: new Date().toISOString(),
-    by: 'control:service-stop',
-    asked_from: askedFrom(home, state.meta.run),
-  }
+  const mark = controlEnding('cancelled', askedFrom(home, state.meta.run), 'control:service-stop')
   // Marked before the walk, so no Run is launched below it meanwhile (kernel/runs/tree-ending.ts).
   updateRunMeta(state.dir, (meta) => (isTerminal(meta.status) || meta.ending ? undefined : {...meta, ending: mark}))
   const cascade = await cascadeEnd(home, state.dir, 'stop', endRunAnywhere)

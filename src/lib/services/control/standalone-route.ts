@@ -3,9 +3,10 @@
  * outside the state root that a service of a known kind uses is controlled
  * through that service's published endpoint, not as a Run.
  */
-import {existsSync, realpathSync, statSync} from 'node:fs'
+import {existsSync, realpathSync} from 'node:fs'
 import {dirname, resolve} from 'node:path'
 import {runsDir} from '../../base/platform/home.js'
+import {isDirectory} from '../../base/platform/state-files.js'
 import {controlStandaloneService, kindHolding, type ServiceKind} from '../../kernel/signals/standalone.js'
 
 /**
@@ -24,11 +25,7 @@ export function standaloneServiceDir(
 ): {dir: string; kind: ServiceKind} | undefined {
   if (!ref.includes('/') && ref !== '.' && ref !== '..') return undefined
   const dir = resolve(ref)
-  try {
-    if (!statSync(dir).isDirectory()) return undefined
-  } catch {
-    return undefined
-  }
+  if (!isDirectory(dir)) return undefined
   // `status` of a directory no service has used yet answers state "unknown" (SPEC: Music).
   const kind = kindHolding(dir, services) ?? (action === 'status' ? services[0] : undefined)
   if (!kind) return undefined

@@ -4,11 +4,10 @@
  * socket. Pause, seek and volume change the running track; position and
  * duration come from mpv itself.
  */
-import {unlinkSync} from 'node:fs'
 import type {Socket} from 'node:net'
 import {join} from 'node:path'
 import {socketPathIn} from '../../base/platform/line-socket.js'
-import {writeFileAtomic} from '../../base/platform/state-files.js'
+import {unlinkQuietly, writeFileAtomic} from '../../base/platform/state-files.js'
 import {
   killPlayer,
   playerMarker,
@@ -117,9 +116,7 @@ export class MpvBackend implements PlayerBackend {
 
   async start(at: StartAt): Promise<void> {
     writeFileAtomic(this.playlistFile, this.options.tracks.map(m3uEntry).join('\n') + '\n')
-    try {
-      unlinkSync(this.socket)
-    } catch {}
+    unlinkQuietly(this.socket)
     const args = buildMpvArgs({
       socket: this.socket,
       playlistFile: this.playlistFile,
@@ -246,9 +243,7 @@ export class MpvBackend implements PlayerBackend {
     await killPlayer(player)
     this.ipc?.close()
     for (const file of [this.socket, this.playlistFile]) {
-      try {
-        unlinkSync(file)
-      } catch {}
+      unlinkQuietly(file)
     }
   }
 

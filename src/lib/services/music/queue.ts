@@ -5,7 +5,7 @@
  * lists and `~`. Missing entries become warnings; an empty queue is exit 66.
  */
 import {nodeCrypto} from '../../base/platform/builtins.js'
-import {readdirSync, realpathSync, statSync} from 'node:fs'
+import {existsSync, readdirSync, realpathSync, statSync} from 'node:fs'
 import {homedir} from 'node:os'
 import {dirname, extname, isAbsolute, join, resolve} from 'node:path'
 import {fileURLToPath} from 'node:url'
@@ -72,7 +72,7 @@ export function shuffleTracks<T>(items: readonly T[]): T[] {
 export function splitSources(sources: readonly string[], cwd: string): string[] {
   const entries: string[] = []
   for (const source of sources) {
-    if (!source.includes('|') || exists(resolve(cwd, expandHome(source)))) entries.push(source)
+    if (!source.includes('|') || existsSync(resolve(cwd, expandHome(source)))) entries.push(source)
     else
       entries.push(
         ...source
@@ -102,15 +102,6 @@ export function buildQueue(sources: readonly string[], options: BuildQueueOption
     result.warnings.push(`the queue stops at ${MAX_TRACKS} tracks; the rest were not added`)
   if (options.shuffle) result.tracks = shuffleTracks(result.tracks)
   return result
-}
-
-function exists(path: string): boolean {
-  try {
-    statSync(path)
-    return true
-  } catch {
-    return false
-  }
 }
 
 function addEntry(

@@ -11,7 +11,7 @@ import {withLockSync} from '../../base/platform/file-lock.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
 import {readRunMetaRaw, readRunResult, readRunState, runFile} from '../../kernel/runs/store.js'
 import {isTerminal, type PolicyRule, type RunMeta} from '../../base/records/run.js'
-import {appendTraceEvent} from '../../kernel/runs/trace.js'
+import {traceQuietly} from '../../kernel/runs/trace.js'
 import {watchUntil} from '../../base/bell/watch-until.js'
 import {generationOf} from '../../base/records/generation-layout.js'
 import {appendInboxRecord, readStdinAck, validateMessage, type InboxRecord} from '../../kernel/runs/inbox.js'
@@ -111,14 +111,11 @@ function deliverToLive(dir: string, message: string): {meta: RunMeta; record: In
     }
     const generation = generationOf(meta)
     const record = appendInboxRecord(dir, {message, generation, via: meta.inbox === 'stdin' ? 'stdin' : 'inbox'})
-    try {
-      appendTraceEvent(dir, {
-        kind: 'runtime.message',
-        summary: `message ${record.id} (${record.via})`,
-        data: {message_id: record.id, seq: record.seq, via: record.via, bytes: Buffer.byteLength(message)},
-        run_instance_id: meta.run_instance_id,
-      })
-    } catch {}
+    traceQuietly(dir, meta, {
+      kind: 'runtime.message',
+      summary: `message ${record.id} (${record.via})`,
+      data: {message_id: record.id, seq: record.seq, via: record.via, bytes: Buffer.byteLength(message)},
+    })
     return {meta, record}
   })
 }

@@ -18,7 +18,7 @@ import {
   updateRunMeta,
   writeResultLocked,
 } from '../../kernel/runs/store.js'
-import {appendTraceEvent} from '../../kernel/runs/trace.js'
+import {traceQuietly} from '../../kernel/runs/trace.js'
 import type {RunMeta} from '../../base/records/run.js'
 
 export {releaseEndReserve}
@@ -44,14 +44,7 @@ export function noteWriteFailure(dir: string, meta: RunMeta, what: string, error
   try {
     appendStateFile(runFile(dir, 'stderr'), `actors: ${message}\n`)
   } catch {}
-  try {
-    appendTraceEvent(dir, {
-      kind: 'runtime.write_failed',
-      summary: message,
-      level: 'warn',
-      run_instance_id: meta.run_instance_id,
-    })
-  } catch {}
+  traceQuietly(dir, meta, {kind: 'runtime.write_failed', summary: message, level: 'warn'})
 }
 
 /** updateRunMeta for bookkeeping the Run can live without: a failed write is noted, never fatal. */

@@ -28,7 +28,7 @@ import {
   updateRunMeta,
   writeResultLocked,
 } from '../../kernel/runs/store.js'
-import {appendTraceEvent} from '../../kernel/runs/trace.js'
+import {traceQuietly} from '../../kernel/runs/trace.js'
 import {watchUntil} from '../../base/bell/watch-until.js'
 import {budgetMark} from '../../kernel/runs/tree-limits.js'
 import {releaseRunLocks, takeRunLocks} from '../../kernel/locks/run-locks.js'
@@ -375,9 +375,7 @@ class Supervisor {
   }
 
   private trace(kind: string, summary: string, data?: unknown): void {
-    try {
-      appendTraceEvent(this.dir, {kind, summary, data, run_instance_id: this.meta.run_instance_id})
-    } catch {}
+    traceQuietly(this.dir, this.meta, {kind, summary, data})
   }
 }
 

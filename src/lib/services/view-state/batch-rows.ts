@@ -57,7 +57,7 @@ export function collectedNote(row: Pick<BatchRow, 'collected' | 'collected_total
  * wait/ended-on-request.ts) as one note, or undefined when there are none:
  * both cards say they were delivered, though they have no row.
  */
-export function stoppedNote(doc: Pick<BatchDocument, 'stopped_runs'>): string | undefined {
+function stoppedNote(doc: Pick<BatchDocument, 'stopped_runs'>): string | undefined {
   const stopped = doc.stopped_runs ?? []
   if (stopped.length === 0) return undefined
   const names = stopped
@@ -65,4 +65,28 @@ export function stoppedNote(doc: Pick<BatchDocument, 'stopped_runs'>): string | 
     .map((s) => `${s.run} ${s.status}`)
     .join(', ')
   return `stopped on request, no row: ${stopped.length} (${names}${stopped.length > 5 ? ', …' : ''})`
+}
+
+/**
+ * The notes both cards print under the rows (after the overflow line): the
+ * Runs stopped on request, deferred, pending, unknown or already reported,
+ * and the attention requests; `oneLine` makes a Run's summary one line.
+ */
+export function batchNotes(doc: BatchDocument, oneLine: (text: string) => string): string[] {
+  const notes: string[] = []
+  const stopped = stoppedNote(doc)
+  if (stopped) notes.push(stopped)
+  if (doc.deferred > 0) notes.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
+  if (doc.pending_count > 0) {
+    const names = doc.pending
+      .slice(0, 5)
+      .map((p) => p.run)
+      .join(', ')
+    notes.push(`pending: ${doc.pending_count} still live (${names}${doc.pending_count > 5 ? ', …' : ''})`)
+  }
+  if (doc.unknown.length > 0) notes.push(`unknown: ${doc.unknown.join(', ')}`)
+  if (doc.already_reported.length > 0) notes.push(`already reported: ${doc.already_reported.join(', ')}`)
+  for (const a of doc.attention)
+    notes.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
+  return notes
 }

@@ -5,7 +5,7 @@
  */
 import {formatDuration} from '../../base/platform/duration.js'
 import type {BatchDocument} from '../wait/batch.js'
-import {collectedNote, rowLabel, rowLevels, rowSummary, stoppedNote, type CollectedNote} from './batch-rows.js'
+import {batchNotes, collectedNote, rowLabel, rowLevels, rowSummary, type CollectedNote} from './batch-rows.js'
 import {countByStatus} from './run-rows.js'
 import {inertText, printableLine} from '../../base/platform/text.js'
 
@@ -60,22 +60,7 @@ export function cardModel(doc: BatchDocument): CardModel {
     ],
     collected: collectedNote(row),
   }))
-  const notes: string[] = []
-  if (doc.overflow > 0) notes.push(`… ${doc.overflow} more not shown`)
-  const stopped = stoppedNote(doc)
-  if (stopped) notes.push(stopped)
-  if (doc.deferred > 0) notes.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
-  if (doc.pending_count > 0)
-    notes.push(
-      `pending: ${doc.pending_count} still live (${doc.pending
-        .slice(0, 5)
-        .map((p) => p.run)
-        .join(', ')}${doc.pending_count > 5 ? ', …' : ''})`,
-    )
-  if (doc.unknown.length > 0) notes.push(`unknown: ${doc.unknown.join(', ')}`)
-  if (doc.already_reported.length > 0) notes.push(`already reported: ${doc.already_reported.join(', ')}`)
-  for (const a of doc.attention)
-    notes.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
+  const notes = [...(doc.overflow > 0 ? [`… ${doc.overflow} more not shown`] : []), ...batchNotes(doc, oneLine)]
   // Run names, kinds and statuses come from files a Run can write.
   return {title, counts, rows, notes: notes.map((note) => inertText(note)), hint: doc.hint}
 }

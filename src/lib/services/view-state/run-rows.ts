@@ -57,11 +57,6 @@ export function displayDuration(run: {status: string; duration_ms: number | null
   return formatDuration(run.duration_ms + (live ? Math.max(0, clock.now - clock.readAt) : 0))
 }
 
-/** `2025-01-02T03:04:05.678Z` → `2025-01-02 03:04:05` (UTC, as stored). */
-export function displayTime(iso: string | null): string {
-  return iso ? iso.replace('T', ' ').slice(0, 19) : '-'
-}
-
 /** One line of a Run table or tree, whichever listing it came from. */
 export interface RunRow {
   key: string

@@ -38,7 +38,8 @@ export interface RowUsage {
   completion_tokens: number
 }
 
-export interface BatchRow {
+/** A member's row: where it stands, and the facts of its end (RowFacts). */
+export interface BatchRow extends RowFacts {
   run: string
   run_instance_id: string
   /** Which launch of the Run id (run.json's `generation`; absent means 1); a row above 1 is a resumed (or rerun) generation. */
@@ -48,19 +49,6 @@ export interface BatchRow {
   status: string
   depth: number
   parent: string | null
-  summary: string
-  output: string
-  artifacts: ArtifactRecord[]
-  artifacts_total: number
-  /** What the Run reported, or null when it reported none. */
-  usage: RowUsage | null
-  /** Runs this Run's own waits collected (reported to it, so not rows here): at most 10 (wait/collected.ts). */
-  collected: CollectedRun[]
-  collected_total: number
-  exit_code: number | null
-  duration_ms: number | null
-  /** The Run's own usage took its tree past --budget-tokens (result.json `budget_exceeded`). */
-  budget_exceeded: boolean
   ended_at: string | null
   state_dir: string
 }
@@ -115,11 +103,14 @@ export interface RowFacts {
   /** The first ones (at least MAX_ROW_ARTIFACTS of them when there are that many). */
   artifacts: ArtifactRecord[]
   artifacts_total: number
+  /** What the Run reported, or null when it reported none. */
   usage: RowUsage | null
+  /** Runs this Run's own waits collected (reported to it, so not rows here): at most 10 (wait/collected.ts). */
   collected: CollectedRun[]
   collected_total: number
   exit_code: number | null
   duration_ms: number | null
+  /** The Run's own usage took its tree past --budget-tokens (result.json `budget_exceeded`). */
   budget_exceeded: boolean
 }
 
@@ -265,16 +256,10 @@ export function buildBatchDocument(input: BatchInput): BatchDocument {
       status: entry.meta.status,
       depth: entry.meta.depth,
       parent: entry.meta.parent?.run ?? null,
-      summary: facts.summary,
+      ...facts,
+      // Bounded here whatever facts were given (result.json lists every artifact); the spread keeps each field's place.
       output: facts.output.length > MAX_OUTPUT_CHARS ? facts.output.slice(-MAX_OUTPUT_CHARS) : facts.output,
       artifacts: facts.artifacts.slice(0, MAX_ROW_ARTIFACTS),
-      artifacts_total: facts.artifacts_total,
-      usage: facts.usage,
-      collected: facts.collected,
-      collected_total: facts.collected_total,
-      exit_code: facts.exit_code,
-      duration_ms: facts.duration_ms,
-      budget_exceeded: facts.budget_exceeded,
       ended_at: typeof entry.meta.ended_at === 'string' ? entry.meta.ended_at : null,
       state_dir: entry.dir,
     }

@@ -12,14 +12,13 @@
  * could forge the mark; such a Run could as well write its reported.json, so
  * this is no new hole: the state root trusts its user's processes' files.
  */
+import {askedByControl} from '../../base/records/run.js'
 import type {BatchMeta, RunEntry} from './select.js'
 
 /** Whether the Run ended because someone outside its tree asked the kernel to stop or kill it. */
 export function endedOnRequest(meta: BatchMeta): boolean {
   const ending: unknown = meta.ending
-  if (!ending || typeof ending !== 'object') return false
-  const {status, by, asked_from: from} = ending as Record<string, unknown>
-  return from === 'outside' && typeof by === 'string' && by.startsWith('control') && meta.status === status
+  return askedByControl(ending) && ending.asked_from === 'outside' && meta.status === ending.status
 }
 
 /** The members that get rows: all but those ended on request, unless the wait named them (`wait RUN` answers RUN). */

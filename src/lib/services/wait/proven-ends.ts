@@ -17,7 +17,7 @@
  * processes too, and those are Slurm's to end).
  */
 import {liveStateDirs, ownCgroupTreeProcs} from '../../kernel/containment/unit-facts.js'
-import {stateDirKey} from '../../base/platform/home.js'
+import {sameStateDir, stateDirKey} from '../../base/platform/home.js'
 import {DEFAULT_EXECUTOR_KIND, isTerminal} from '../../base/records/run.js'
 import {readRunResult} from '../../kernel/runs/store.js'
 import {basename, dirname, join} from 'node:path'
@@ -27,7 +27,6 @@ import {isOwnUnitCgroup} from '../../kernel/containment/proof.js'
 import {runUnitName} from '../../kernel/containment/unit-path.js'
 import {runCgroupOf} from '../../kernel/containment/caller-cgroup.js'
 import {isAnotherRunsProcess} from '../../base/platform/process-tree.js'
-import {sameStateDir} from '../../base/platform/home.js'
 import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
 import type {RunEntry} from './select.js'
 

@@ -15,90 +15,51 @@ import {compareText} from '../../base/platform/compare.js'
 export const MAX_MEMBERS = 256
 
 /**
- * What a wait uses of a Run's run.json. A wait keeps a batch's worth of Runs
- * (about 272) alive while it reads on; whole documents (plans, env, process
- * records) would cost the busiest command GC copying and page faults for
- * fields it never reads (snapshot.ts keeps just these).
+ * What a wait uses of a Run's run.json, in the order batchMeta() copies it. A
+ * wait keeps a batch's worth of Runs (about 272) alive while it reads on;
+ * whole documents (plans, env, process records) would cost the busiest
+ * command GC copying and page faults for fields it never reads (snapshot.ts
+ * keeps just these).
  */
-export type BatchMeta = Pick<
-  RunMeta,
-  | 'run'
-  | 'run_instance_id'
-  | 'status'
-  | 'owner'
-  | 'parent'
-  | 'root'
-  | 'depth'
-  | 'notification'
-  | 'generation'
-  | 'executor'
-  | 'attention_flag'
-  | 'attention_raised'
-  | 'ending'
-  | 'containment'
-> & {
-  ended_at?: unknown
-  exit_code?: unknown
-  duration_ms?: unknown
-  reason?: unknown
-  artifacts_head?: unknown
-  artifacts_total?: unknown
-  budget_exceeded?: unknown
-  /** A queued Run's locks, for what holds it back (batch.ts pending rows). */
-  waiting_for?: unknown
-}
+const TYPED_FIELDS = [
+  'run',
+  'run_instance_id',
+  'status',
+  'owner',
+  'parent',
+  'root',
+  'depth',
+  'notification',
+  'generation',
+  'executor',
+  'attention_flag',
+  'attention_raised',
+  'ending',
+  // Where a finished Run's unit was, for the proof that nothing of it lives (proven-ends.ts): no second read.
+  'containment',
+] as const
+/** Fields a wait takes as they are, whatever run.json says of them. */
+const LOOSE_FIELDS = [
+  'ended_at',
+  'exit_code',
+  'duration_ms',
+  'reason',
+  'artifacts_head',
+  'artifacts_total',
+  'budget_exceeded',
+  // A queued Run's locks, for what holds it back (batch.ts pending rows); copied only when there.
+  'waiting_for',
+] as const
+const BATCH_FIELDS = [...TYPED_FIELDS, ...LOOSE_FIELDS]
+
+export type BatchMeta = Pick<RunMeta, (typeof TYPED_FIELDS)[number]> & {[F in (typeof LOOSE_FIELDS)[number]]?: unknown}
 
 /** A copy of `meta` with just the fields of BatchMeta. */
 export function batchMeta(meta: RunMeta): BatchMeta {
-  const {
-    run,
-    run_instance_id,
-    status,
-    owner,
-    parent,
-    root,
-    depth,
-    notification,
-    generation,
-    executor,
-    attention_flag,
-    attention_raised,
-    ending,
-    containment,
-    ended_at,
-    exit_code,
-    duration_ms,
-    reason,
-    artifacts_head,
-    artifacts_total,
-    budget_exceeded,
-    waiting_for,
-  } = meta
-  return {
-    run,
-    run_instance_id,
-    status,
-    owner,
-    parent,
-    root,
-    depth,
-    notification,
-    generation,
-    executor,
-    attention_flag,
-    attention_raised,
-    ending,
-    // Where a finished Run's unit was, for the proof that nothing of it lives (proven-ends.ts): no second read.
-    containment,
-    ended_at,
-    exit_code,
-    duration_ms,
-    reason,
-    artifacts_head,
-    artifacts_total,
-    budget_exceeded,
-    ...(waiting_for === undefined ? {} : {waiting_for}),
-  }
+  const copy: Record<string, unknown> = {}
+  for (const field of BATCH_FIELDS)
+    if (field !== 'waiting_for' || meta.waiting_for !== undefined) copy[field] = meta[field]
+  return copy as BatchMeta
 }
 
 export interface RunEntry {

@@ -1,10 +1,10 @@
 /** `actors logs`: a Run's stdout or stderr, whole, tailed or followed. */
-import {statSync} from 'node:fs'
 import {followRun, plainLogText} from '../present/follow.js'
 import {copyLogAsJsonString, copyLogToStdout} from '../present/log-stream.js'
 import {jsonDocument, writeNote, writeStdout} from '../present/write.js'
 import {documentResult, liveResult} from '../present/result.js'
 import {resolveHome} from '../../base/platform/home.js'
+import {fileSize} from '../../base/platform/state-files.js'
 import {requireGeneration} from '../../kernel/runs/generation-list.js'
 import {tailFile, type StreamName} from '../../kernel/runs/logs.js'
 import {runFile} from '../../kernel/runs/store.js'
@@ -12,15 +12,6 @@ import {defineCommand} from './definition.js'
 
 /** Most of a log one `logs --json` document carries (its end). */
 const JSON_LOG_BYTES = 64 * 1024 * 1024
-
-/** A log's size in bytes, 0 before it exists. */
-function logBytes(file: string): number {
-  try {
-    return statSync(file).size
-  } catch {
-    return 0
-  }
-}
 
 /**
  * The `logs --json` document ({run, stream, text}, as jsonDocument prints it)
@@ -72,7 +63,7 @@ export const logsCommand = defineCommand({
     return liveResult({
       // One JSON document holds text, so at most the last 64 MiB; stderr says where it starts.
       json: async () => {
-        const size = logBytes(file)
+        const size = fileSize(file) // 0 before the log exists
         const notes =
           size > JSON_LOG_BYTES
             ? `actors: ${file} is ${size} bytes; --json shows its end from byte ${size - JSON_LOG_BYTES}; without --json, logs prints all of it\n`

@@ -22,8 +22,8 @@ import {
   prepareRecipe,
 } from '../../services/launch/run-launcher.js'
 import {requireRun, runFile} from '../../kernel/runs/store.js'
-import {isTerminal, LIVE_STATUSES, TERMINAL_STATUSES} from '../../base/records/run.js'
-import {buildForest} from '../../kernel/history/forest.js'
+import {LIVE_STATUSES, TERMINAL_STATUSES} from '../../base/records/run.js'
+import {buildForest, flatten} from '../../kernel/history/forest.js'
 import {unknownRunsProblem, type BatchDocument} from '../../services/wait/batch.js'
 import {BatchNotShown, waitForBatch} from '../../services/wait/deliver.js'
 import {boundBatch, boundDetail, boundForest, boundList, boundListing, fits, MAX_RESULT_BYTES} from './bound.js'
@@ -182,14 +182,7 @@ const inspectTool = defineTool({
   async call({run, tree, status, limit}, {home}) {
     if (tree) {
       const forest = buildForest(home, run)
-      let count = 0
-      const visit = (nodes: typeof forest.forest): void => {
-        for (const n of nodes) {
-          count++
-          visit(n.children)
-        }
-      }
-      visit(forest.forest)
+      const count = forest.forest.flatMap(flatten).length
       return {
         document: forest,
         summary: `${forest.forest.length} tree(s), ${count} Run(s)`,
@@ -210,13 +203,6 @@ const inspectTool = defineTool({
     return {document: listing, summary: listingSummary(listing), bound: (doc, s) => boundListing(doc, s)}
   },
 })
-
-/** The N most recent Runs by start time, plus every live Run older than those (live Runs are never cut). */
-export function limitListing(listing: RunListing, limit: number): RunListing {
-  const startOf = (r: RunListing['runs'][number]) => r.started_at ?? r.created_at
-  const recent = new Set([...listing.runs].sort((a, b) => startOf(b).localeCompare(startOf(a))).slice(0, limit))
-  return {...listing, runs: listing.runs.filter((r) => recent.has(r) || !isTerminal(r.status))}
-}
 
 /** "12 Runs: 2 running, 10 done". */
 export function listingSummary(listing: RunListing): string {

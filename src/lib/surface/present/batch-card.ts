@@ -8,7 +8,7 @@ import {formatDuration} from '../../base/platform/duration.js'
 import type {BatchDocument} from '../../services/wait/batch.js'
 import {compareText} from '../../base/platform/compare.js'
 import {inertText, printableLine} from '../../base/platform/text.js'
-import {collectedNote, rowLabel, rowLevels, rowSummary, stoppedNote} from '../../services/view-state/batch-rows.js'
+import {batchNotes, collectedNote, rowLabel, rowLevels, rowSummary} from '../../services/view-state/batch-rows.js'
 
 const ONE_LINE = 100
 
@@ -44,20 +44,7 @@ export function renderBatchPlain(doc: BatchDocument): string {
     }
   })
   if (doc.overflow > 0) lines.push(`  … ${doc.overflow} more not shown`)
-  const stopped = stoppedNote(doc)
-  if (stopped) lines.push(stopped)
-  if (doc.deferred > 0) lines.push(`next batch: ${doc.deferred} more finished Runs (run actors wait again)`)
-  if (doc.pending_count > 0) {
-    const names = doc.pending
-      .slice(0, 5)
-      .map((p) => p.run)
-      .join(', ')
-    lines.push(`pending: ${doc.pending_count} still live (${names}${doc.pending_count > 5 ? ', …' : ''})`)
-  }
-  if (doc.unknown.length > 0) lines.push(`unknown: ${doc.unknown.join(', ')}`)
-  if (doc.already_reported.length > 0) lines.push(`already reported: ${doc.already_reported.join(', ')}`)
-  for (const a of doc.attention)
-    lines.push(`attention: ${a.run} ${a.attention} ${a.kind}${a.summary ? `: ${oneLine(a.summary)}` : ''}`)
+  lines.push(...batchNotes(doc, oneLine))
   lines.push(`more: ${doc.hint}`)
   // Names, kinds and statuses come from files a Run can write: every line inert, whatever it holds.
   return lines.map((line) => inertText(line)).join('\n') + '\n'

@@ -4,8 +4,8 @@
  * so `run -- CMD`, inspect, wait and the other hot commands that read no
  * Recipe never evaluate it.
  */
-import {loadBundle} from '../../base/platform/bundles.js'
-import {nodeModule} from '../../base/platform/builtins.js'
+import {loadBundle} from './bundles.js'
+import {nodeModule} from './builtins.js'
 
 /** What dist/zod.cjs (./zod-bundle.ts) exports of zod/mini. */
 export type Zod = typeof import('./zod-bundle.js')

@@ -1,9 +1,10 @@
 /**
- * What the Recipe schema's issues say (schema.ts, steps.ts, locks-field.ts). zod keeps one message per
- * issue, so each message packs what a refusal says: the problem, the fix, and where below the issue's
- * path; recipeIssue() reads it back, so a refusal still names the file, the field and a fix (load.ts).
+ * What the Recipe schema's issues say (kernel/recipes/schema.ts, steps.ts, locks-field.ts, and each
+ * executor's options: kernel/executors/choice.ts). zod keeps one message per issue, so each message
+ * packs what a refusal says: the problem, the fix, and where below the issue's path; recipeIssue()
+ * reads it back, so a refusal still names the file, the field and a fix (kernel/recipes/load.ts).
  */
-import {didYouMean} from '../../base/platform/did-you-mean.js'
+import {didYouMean} from './did-you-mean.js'
 
 /** What an issue says: its problem and fix, and a field to name instead of its path, or keys below it. */
 export interface Said {
