@@ -9,8 +9,8 @@
  * Which FILE a listener bound is not in /proc at all: only the sock_diag
  * netlink interface tells it, which `ss -e` (iproute2) prints as `ino:N`.
  */
-import {spawnSync} from 'node:child_process'
 import {existsSync, readdirSync, readFileSync, readlinkSync} from 'node:fs'
+import {childProcess} from './builtins.js'
 
 /** `__SO_ACCEPTCON` in the Flags column: the socket listens. */
 const LISTENING = 0x10000
@@ -54,7 +54,13 @@ const SS_PATHS = ['/usr/sbin/ss', '/sbin/ss', '/usr/bin/ss', '/bin/ss']
 export function boundFileInodes(): Map<number, number> | undefined {
   const ss = SS_PATHS.find((path) => existsSync(path))
   if (!ss) return undefined
-  const r = spawnSync(ss, ['-x', '-l', '-H', '-n', '-e'], {encoding: 'utf8', timeout: 2000, env: {LC_ALL: 'C'}})
+  // node:child_process loaded on first use, not execa (./execa.ts): `control RUN ACTION` is a hot command, and
+  // evaluating execa would add about 40 ms to every control of a Run with an endpoint.
+  const r = childProcess().spawnSync(ss, ['-x', '-l', '-H', '-n', '-e'], {
+    encoding: 'utf8',
+    timeout: 2000,
+    env: {LC_ALL: 'C'},
+  })
   if (r.status !== 0 || typeof r.stdout !== 'string') return undefined
   const files = new Map<number, number>()
   for (const line of r.stdout.split('\n')) {
