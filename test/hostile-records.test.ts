@@ -211,7 +211,9 @@ describe('what a Run leaves in its state dir', () => {
   ])
     it(`its own run.json ${what}: exit 7 is recorded and delivered, and run.json reads again`, async () => {
       const h = home()
-      const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', `${damage}; exit 7`])
+      // After the supervisor's last write of run.json (the command's pid), which would otherwise undo the damage.
+      const recorded = 'until grep -q children_processes "$ACTORS_STATE_DIR/run.json"; do sleep 0.01; done'
+      const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', `${recorded}; ${damage}; exit 7`])
       expect(r.code, r.stderr).toBe(0)
       const result = await waitForResult(r.json.state_dir)
       expect(result).toMatchObject({status: 'failed', exit_code: 7})
