@@ -113,7 +113,8 @@ describe("children in the parent's Trace", () => {
     await waitForResult(join(h, 'runs', 'boss'))
     expect(childEvents(h, 'boss').map((e) => e.kind)).toEqual(['runtime.child_started'])
     // Generation 2 adopts it; a top-level Run is adopted by `actors adopt` too.
-    expect(actors(h, ['run', '--name', 'boss', '--', 'sleep', '300']).code).toBe(0)
+    const relaunch = actors(h, ['run', '--name', 'boss', '--', 'sleep', '300'])
+    expect(relaunch.code, relaunch.stderr).toBe(0)
     expect(actors(h, ['run', '--name', 'solo', '--', 'sleep', '300']).code).toBe(0)
     const boss2 = await waitFor(
       () => {

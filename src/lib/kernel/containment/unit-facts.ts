@@ -192,10 +192,17 @@ export function ownCgroupTreeProcs(path: string, dir: string, instance: string):
     return meta?.run_instance_id === named.instance && parent?.run_instance_id === instance
   }
   const walk = walkCgroups(path, nested)
-  const pids = procsOf(walk.dirs, (pid) => {
-    const supervisor = supervisorOfProcess(pid)
-    return !supervisor || stateDirKey(supervisor.dir) === stateDirKey(dir)
-  })
+  const anotherRunsSupervisor = (pid: number | undefined): boolean => {
+    const supervisor = pid === undefined ? undefined : supervisorOfProcess(pid)
+    return supervisor !== undefined && stateDirKey(supervisor.dir) !== stateDirKey(dir)
+  }
+  // A nested Run's supervisor, and its command between spawn and join (the join wrapper starts in the
+  // supervisor's cgroup, this one, for a moment): that Run's, not this one's. A relaunch of a finished
+  // parent was refused as still running when it looked in that moment.
+  const pids = procsOf(
+    walk.dirs,
+    (pid) => !anotherRunsSupervisor(pid) && !anotherRunsSupervisor(readProcStat(pid)?.ppid),
+  )
   return {pids, complete: walk.complete}
 }
 
