@@ -334,6 +334,20 @@ export function processAlive(pid: number): boolean {
 }
 
 /** The state letter of a process (R, S, T, Z...), or undefined when gone. */
+/** Live (non-zombie) pids whose command line contains `text`. */
+export function survivors(text: string): number[] {
+  const found: number[] = []
+  for (const entry of readdirSync('/proc')) {
+    const pid = Number(entry)
+    if (!Number.isInteger(pid) || pid === process.pid) continue
+    try {
+      if (processState(pid) === 'Z') continue
+      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(text)) found.push(pid)
+    } catch {}
+  }
+  return found
+}
+
 export function processState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')

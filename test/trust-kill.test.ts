@@ -15,7 +15,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  readdirSync,
   readFileSync,
   renameSync,
   rmdirSync,
@@ -24,7 +23,7 @@ import {
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, homesPerTest, processState, readJson, waitFor} from './helpers.js'
+import {actors, homesPerTest, processState, readJson, survivors, waitFor} from './helpers.js'
 import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
 
 const CGROUPS = discoverCgroupBases() !== null
@@ -38,20 +37,6 @@ const home = homesPerTest('actors-trust-')
 /** A token nobody else uses: the command line of this test's processes carries it. */
 function token(): string {
   return `trust${process.pid}x${Math.floor(Math.random() * 1e9)}`
-}
-
-/** Live (non-zombie) pids whose command line contains `text`. */
-function survivors(text: string): number[] {
-  const found: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry)
-    if (!Number.isInteger(pid) || pid === process.pid) continue
-    try {
-      if (processState(pid) === 'Z') continue
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(text)) found.push(pid)
-    } catch {}
-  }
-  return found
 }
 
 function isLink(file: string): boolean {

@@ -8,11 +8,11 @@
  * machine and again under tracked containment; their processes are found by a
  * unique token in their command line, never by name.
  */
-import {readdirSync, readFileSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, homesPerTest, processState, readJson, waitFor} from './helpers.js'
+import {actors, homesPerTest, readJson, survivors, waitFor} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const MODES = [
@@ -32,20 +32,6 @@ function token(): string {
   const tag = `trustprune${process.pid}x${Math.floor(Math.random() * 1e9)}`
   tokens.push(tag)
   return tag
-}
-
-/** Live (non-zombie) pids whose command line contains `text`. */
-function survivors(text: string): number[] {
-  const found: number[] = []
-  for (const entry of readdirSync('/proc')) {
-    const pid = Number(entry)
-    if (!Number.isInteger(pid) || pid === process.pid) continue
-    try {
-      if (processState(pid) === 'Z') continue
-      if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(text)) found.push(pid)
-    } catch {}
-  }
-  return found
 }
 
 /** A node script that marks the run.json at argv[1] done, ended in 2020 (the red-team's neighbour). */
