@@ -133,7 +133,7 @@ describe('a full disk', () => {
         const r = await toFullDisk(h, args, env)
         expect([args.join(' '), r.code]).toEqual([args.join(' '), 1])
         expect(r.stderr).toContain('actors: cannot write the output: no space left on the device')
-        expect(r.stderr).not.toMatch(/internal error|    at |node:internal|Node\.js v/)
+        expect(r.stderr).not.toMatch(/internal error| {4}at |node:internal|Node\.js v/)
         // Said once, not once per failed write.
         expect(r.stderr.match(/cannot write the output/g)).toHaveLength(1)
       }

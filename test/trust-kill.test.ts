@@ -11,15 +11,7 @@
  * token in their command line, never by name.
  */
 import {spawn} from 'node:child_process'
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  rmdirSync,
-  writeFileSync,
-} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
