@@ -57,3 +57,28 @@ describe('prune --keep-artifacts and links a Run made', () => {
     expect(existsSync(join(h, 'artifacts', 'K', 'report.txt'))).toBe(false)
   })
 })
+
+describe("recording a Run's artifacts at its end (the Run chooses what it declares)", () => {
+  it('a 300 MiB sparse file is recorded with its size and no hash, without holding the end; a FIFO is missing, not waited on', async () => {
+    const h = home()
+    mkdirSync(join(h, 'recipes'), {recursive: true})
+    const script =
+      'mkdir -p "$ACTORS_STATE_DIR/sub"; truncate -s 300M "$ACTORS_STATE_DIR/sub/big.bin"; ' +
+      'mkfifo "$ACTORS_STATE_DIR/sub/pipe"; echo small > "$ACTORS_STATE_DIR/sub/small.txt"'
+    writeFileSync(
+      join(h, 'recipes', 'art.yaml'),
+      `description: artifacts\ntemplate: ${JSON.stringify(['sh', '-c', script])}\nartifacts:\n` +
+        '  big: "{state_dir}/sub/big.bin"\n  pipe: "{state_dir}/sub/pipe"\n  small: "{state_dir}/sub/small.txt"\n',
+    )
+    const started = Date.now()
+    expect(actors(h, ['run', 'art', '--name', 'A']).code).toBe(0)
+    const result = await waitForResult(join(h, 'runs', 'A'), 20_000)
+    // Hashing 300 MiB takes about a second here; a FIFO opened for reading would block for good.
+    expect(Date.now() - started).toBeLessThan(10_000)
+    const byName = Object.fromEntries(result.artifacts.map((a: {name: string}) => [a.name, a]))
+    expect(byName.big).toMatchObject({bytes: 300 * 1024 * 1024, sha256: null, hash_skipped: 'too_large'})
+    expect(byName.pipe).toMatchObject({bytes: null, sha256: null, missing: true})
+    expect(byName.small).toMatchObject({bytes: 6, sha256: expect.stringMatching(/^[0-9a-f]{64}$/)})
+    expect(result.status).toBe('done')
+  })
+})

@@ -188,6 +188,8 @@ export interface ArtifactRecord {
   bytes: number | null
   sha256: string | null
   missing?: boolean
+  /** Why `sha256` is null for a file that is there: over the hashing limit (kernel/runs/artifacts.ts). */
+  hash_skipped?: 'too_large'
 }
 
 export interface RunResult {

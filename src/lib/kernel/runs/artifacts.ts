@@ -10,38 +10,67 @@ import {
   readlinkSync,
   readSync,
   realpathSync,
-  statSync,
   unlinkSync,
 } from 'node:fs'
 import {basename, isAbsolute, join, relative, resolve} from 'node:path'
 import {makePrivateDir, PRIVATE_FILE_MODE, refuseLinkedDir} from '../../base/platform/private-files.js'
 import type {ArtifactRecord} from '../../base/records/run.js'
 
-function sha256File(file: string): string {
-  const hash = nodeCrypto().createHash('sha256')
-  const fd = openSync(file, 'r')
+/**
+ * The most of one artifact hashed (256 MiB, about a second here). The hash is
+ * taken after the command ended, by the supervisor, outside the Run's unit
+ * and timeout, and the end waits for it: a Run that declares a huge (or
+ * sparse) file must not hold its own end, or the machine, for minutes.
+ */
+export const ARTIFACT_HASH_LIMIT = 256 * 1024 * 1024
+
+/**
+ * Size and sha256 of the regular file at `full`, opened once and checked on
+ * that descriptor (a FIFO swapped in after a check would block an open for
+ * reading, and one never written would hold the end for good).
+ */
+function describeFile(full: string): {bytes: number; sha256: string | null} | undefined {
+  let fd: number
   try {
+    fd = openSync(full, constants.O_RDONLY | constants.O_NONBLOCK)
+  } catch {
+    return undefined
+  }
+  try {
+    const stat = fstatSync(fd)
+    if (!stat.isFile()) return undefined
+    if (stat.size > ARTIFACT_HASH_LIMIT) return {bytes: stat.size, sha256: null}
+    const hash = nodeCrypto().createHash('sha256')
     const buffer = Buffer.allocUnsafe(1 << 16)
+    let total = 0
     let read: number
-    while ((read = readSync(fd, buffer, 0, buffer.length, null)) > 0) hash.update(buffer.subarray(0, read))
+    // A file that grows while it is read is cut at the limit too.
+    while ((read = readSync(fd, buffer, 0, buffer.length, null)) > 0) {
+      total += read
+      if (total > ARTIFACT_HASH_LIMIT) return {bytes: stat.size, sha256: null}
+      hash.update(buffer.subarray(0, read))
+    }
+    return {bytes: stat.size, sha256: hash.digest('hex')}
+  } catch {
+    return undefined
   } finally {
     closeSync(fd)
   }
-  return hash.digest('hex')
 }
 
-/** Describe each declared artifact (paths relative to the Run's cwd); missing files are recorded as missing. */
+/**
+ * Describe each declared artifact (paths relative to the Run's cwd); missing
+ * files (or anything but a regular file) are recorded as missing, and one over
+ * ARTIFACT_HASH_LIMIT with its size and `sha256: null, hash_skipped: "too_large"`.
+ */
 export function collectArtifacts(declared: Record<string, string> | undefined, cwd: string): ArtifactRecord[] {
   const records: ArtifactRecord[] = []
   for (const [name, path] of Object.entries(declared ?? {})) {
     const full = isAbsolute(path) ? path : resolve(cwd, path)
-    try {
-      const stat = statSync(full)
-      if (!stat.isFile()) throw new Error('not a file')
-      records.push({name, path: full, bytes: stat.size, sha256: sha256File(full)})
-    } catch {
-      records.push({name, path: full, bytes: null, sha256: null, missing: true})
-    }
+    const described = describeFile(full)
+    if (!described) records.push({name, path: full, bytes: null, sha256: null, missing: true})
+    else if (described.sha256 === null) records.push({name, path: full, ...described, hash_skipped: 'too_large'})
+    else records.push({name, path: full, ...described})
   }
   return records
 }
