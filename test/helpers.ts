@@ -348,6 +348,16 @@ export function survivors(text: string): number[] {
   return found
 }
 
+/** The parent pid of `pid` (field 4 of /proc/<pid>/stat), or undefined once it is gone. */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1])
+  } catch {
+    return undefined
+  }
+}
+
 export function processState(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')

@@ -15,7 +15,7 @@ import {existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmdirSync, w
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, homesPerTest, processState, readJson, survivors, waitFor} from './helpers.js'
+import {actors, homesPerTest, parentOf, processState, readJson, survivors, waitFor} from './helpers.js'
 import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
 
 const CGROUPS = discoverCgroupBases() !== null
@@ -231,7 +231,9 @@ describe('only proven targets', () => {
           expect(killed.code, killed.stderr).toBe(1)
           expect(killed.stderr).toContain(`${join(dir, 'run.json')}: containment names`)
           expect(survivors(tag)).toEqual([])
-          expect(survivors(other)).toEqual([pid])
+          // The victim lives; a copy of its shell forked to exec `sleep` carries its tag for a moment, and is its child.
+          expect(survivors(other).filter((found) => found !== pid && parentOf(found) !== pid)).toEqual([])
+          expect(survivors(other)).toContain(pid)
           if (cgroup) expect(existsSync(cgroup)).toBe(true)
         } finally {
           try {
