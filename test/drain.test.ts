@@ -128,7 +128,8 @@ describe('draining a backlog through the delivery queue', () => {
 
   it('ignores foreign names in the index and takes markers of the earlier form (finished Runs not queued yet)', () => {
     const h = home()
-    const ids = ['e-0', 'e-1', 'e-2'].map((id, i) => (writeFinishedRun(h, id, {ended: at(i)}), id))
+    const ids = ['e-0', 'e-1', 'e-2']
+    for (const [i, id] of ids.entries()) writeFinishedRun(h, id, {ended: at(i)})
     expect(actors(h, ['inspect', '--status', 'running', '--json']).code).toBe(0)
     // Back to the earlier form: `<run>@<instance>` for finished Runs; plus names no kernel wrote.
     for (const path of indexEntryPaths(h))

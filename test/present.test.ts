@@ -167,9 +167,20 @@ describe('showing a result', () => {
     const ran: string[] = []
     const live = (withInk: boolean) =>
       liveResult({
-        json: async () => (ran.push('json'), documentResult({done: true})),
-        plain: async () => (ran.push('plain'), documentResult({done: true}, (_d, to) => to.out('done\n'))),
-        ink: withInk ? async () => (ran.push('ink'), undefined) : undefined,
+        json: async () => {
+          ran.push('json')
+          return documentResult({done: true})
+        },
+        plain: async () => {
+          ran.push('plain')
+          return documentResult({done: true}, (_d, to) => to.out('done\n'))
+        },
+        ink: withInk
+          ? async () => {
+              ran.push('ink')
+              return undefined
+            }
+          : undefined,
       })
     const cases: Array<[OutputMode, boolean, string, string[]]> = [
       ['json', true, 'json', ['json:{"done":true}']],
@@ -230,7 +241,10 @@ describe('commands return their results', () => {
       expect(invocation, argv.join(' ')).toBeDefined()
       const write = process.stdout.write
       const written: string[] = []
-      process.stdout.write = ((chunk: string) => (written.push(String(chunk)), true)) as typeof process.stdout.write
+      process.stdout.write = ((chunk: string) => {
+        written.push(String(chunk))
+        return true
+      }) as typeof process.stdout.write
       try {
         const result = await definition.run(invocation!)
         expect(written, `${definition.id} wrote to stdout itself`).toEqual([])

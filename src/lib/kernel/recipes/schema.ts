@@ -91,12 +91,10 @@ function fieldSchemas(z: Zod) {
     retry: () => z.optional(z.int(times).check(z.gte(1, times), z.lte(100, times))),
     kill_grace: duration,
     cwd: () => z.optional(z.string(nonEmpty).check(z.minLength(1, nonEmpty))),
-    env: () => z.optional(nameMap(z, scalar(), 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")')),
+    env: () => z.optional(nameMap(z, 'env', ENV_NAME, 'an environment variable name (letters, digits, "_")')),
     control: () => z.optional(controlSchema(z)),
     artifacts: () =>
-      z.optional(
-        nameMap(z, scalar(), 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")'),
-      ),
+      z.optional(nameMap(z, 'artifacts', ARTIFACT_NAME, 'an artifact name (letters, digits, "_", "." and "-")')),
     singleton: bool('write singleton: true or singleton: false'),
     notification: oneOf(['normal', 'silent'], 'write notification: normal or notification: silent'),
     locks: () => z.optional(locksSchema(z)),
@@ -213,7 +211,7 @@ function controlSchema(z: Zod) {
 }
 
 /** `env` and `artifacts`: names (matching `pattern`) to strings; numbers and bools become strings. */
-function nameMap(z: Zod, scalar: ReturnType<Zod['union']>, field: string, pattern: RegExp, what: string) {
+function nameMap(z: Zod, field: string, pattern: RegExp, what: string) {
   const value = saysBy((_, issue) => {
     const key = issue.path?.at(-1)
     return {field, problem: `value of "${String(key)}" is not a string`, fix: `quote it: ${String(key)}: "..."`}
@@ -242,7 +240,12 @@ function limitsSchema(z: Zod) {
     return z.optional(
       z.pipe(
         z.union([z.string(), z.number()], says(...bad)),
-        z.transform((v, ctx) => parse(v) ?? (refuse(ctx, {problem: bad[0](v), fix: bad[1]}), z.NEVER)),
+        z.transform((v, ctx) => {
+          const parsed = parse(v)
+          if (parsed !== undefined) return parsed
+          refuse(ctx, {problem: bad[0](v), fix: bad[1]})
+          return z.NEVER
+        }),
       ),
     )
   }

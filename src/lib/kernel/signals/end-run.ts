@@ -83,7 +83,9 @@ export async function endLeftovers(home: string, dir: string, mode: EndMode): Pr
   const unit = runUnit(meta, dir)
   const found = unit.members()
   if (found.length === 0) return undefined
-  const signalled = [...found, ...(mode === 'kill' ? (unit.kill(), []) : unit.signal('SIGTERM'))]
+  const signalled = [...found]
+  if (mode === 'kill') unit.kill()
+  else signalled.push(...unit.signal('SIGTERM'))
   if (mode === 'stop') unit.thaw()
   trace(dir, meta, `${mode}_leftovers`, {pids: signalled})
   const remaining = await sweepRun(meta, dir, mode)

@@ -125,8 +125,7 @@ export function cancelQueuedRun(home: string, child: RunState, reason: string): 
   const settled = withLockSync(runFile(child.dir, 'lock'), () => {
     const meta = readRunMetaRaw(child.dir)
     // A Run handed to its executor (a submitted Slurm job) is pending in that engine's queue, not ours: it is ended through it.
-    if (!meta || meta.status !== 'queued' || executorOf(meta).handedOver(meta) || readRunResult(child.dir, meta))
-      return false
+    if (meta?.status !== 'queued' || executorOf(meta).handedOver(meta) || readRunResult(child.dir, meta)) return false
     return writeResultLocked(child.dir, meta, settledResult(meta, 'cancelled', reason))
   })
   if (settled) {
