@@ -444,7 +444,7 @@ describe('actors lock', () => {
     writeFileSync(file, '{"schema": "actors-lock-v1", "lock": "c", "slots": 1, "holders": [')
     for (const args of [
       ['lock', 'acquire', 'c'],
-      ['lock', 'status'],
+      ['lock', 'status', 'c'],
       ['lock', 'exec', 'c', '--', 'true'],
     ]) {
       const r = actors(dir, args)
@@ -459,6 +459,38 @@ describe('actors lock', () => {
     expect(actors(dir, ['lock', 'acquire', 'c']).stderr).toContain('something-else')
     writeFileSync(file, JSON.stringify({schema: 'actors-lock-v1', lock: 'c', slots: 0, holders: [], queue: []}))
     expect(actors(dir, ['lock', 'status', 'c']).stderr).toContain(file)
+  })
+
+  it('a damaged lock (over 256 KiB, or cut short) is listed as damaged by `lock status`; the others list as usual', () => {
+    const dir = home()
+    expect(actors(dir, ['lock', 'acquire', 'P', '--holder', 'h', '--lease', '1m']).code).toBe(0)
+    // What a Run can do: rewrite a lock file of the shared root with 20,000 holders (over 256 KiB).
+    const file = join(dir, 'locks', 'P.json')
+    const state = readJson(file)
+    state.holders = Array.from({length: 20_000}, (_, i) => ({
+      ...state.holders[0],
+      holder: {kind: 'named', id: `x${i}`},
+    }))
+    writeFileSync(file, JSON.stringify(state))
+    expect(actors(dir, ['lock', 'acquire', 'Q', '--holder', 'h', '--lease', '1m']).code).toBe(0)
+    writeFileSync(join(dir, 'locks', 'R.json'), '{"schema": "actors-lock-v1", "lock": "R", "slots": 1, "holders": [')
+    const listing = actors(dir, ['lock', 'status', '--json'])
+    expect(listing.code, listing.stderr).toBe(0)
+    expect(listing.json.locks).toEqual([expect.objectContaining({lock: 'Q', held: 1, slots: 1})])
+    expect(listing.json.damaged).toEqual([
+      {lock: 'P', file, error: expect.stringContaining(file), fix: expect.any(String)},
+      {lock: 'R', file: join(dir, 'locks', 'R.json'), error: expect.any(String), fix: expect.any(String)},
+    ])
+    const plain = actors(dir, ['lock', 'status'])
+    expect(plain.code, plain.stderr).toBe(0)
+    expect(plain.stdout).toMatch(/^P +damaged/m)
+    expect(plain.stdout).toMatch(/^Q +1\/1 +h \(lease/m)
+    expect(plain.stderr).toContain(`actors: lock P is damaged: ${file}`)
+    expect(plain.stderr).toContain('remove the file by hand')
+    // By name, the damaged lock still fails closed with its own error.
+    const one = actors(dir, ['lock', 'status', 'P'])
+    expect(one.code).toBe(1)
+    expect(one.stderr).toContain(file)
   })
 
   it('the journal stays bounded (512 records), compacted to the newest records', () => {

@@ -254,7 +254,7 @@ describe('actors mcp: JSON-RPC errors carry {error: {message, exit_code, fix}}',
   const rpc = (id: number, method: string, params?: unknown) =>
     JSON.stringify({jsonrpc: '2.0', id, method, ...(params ? {params} : {})})
 
-  it('an unknown method, a missing Run, an invalid Run id and an unknown URI', async () => {
+  it('an unknown method, a missing Run, an invalid Run id (dot segments, encoded or not, included) and an unknown URI', async () => {
     const {home} = newHome()
     const session = await initialized(home)
     session.send(rpc(2, 'nope/nothing'))
@@ -264,6 +264,10 @@ describe('actors mcp: JSON-RPC errors carry {error: {message, exit_code, fix}}',
     session.send(rpc(6, 'resources/subscribe', {uri: 'actors://runs/..%2Fx'}))
     session.send(rpc(7, 'resources/read', {uri: 'actors://elsewhere'}))
     session.send(rpc(8, 'resources/read', {uri: 'actors://runs/%E0'}))
+    // The SDK's URL parser resolves percent-encoded dot segments: these read as the table and as Run nosuch.
+    session.send(rpc(9, 'resources/read', {uri: 'actors://runs/%2e%2e'}))
+    session.send(rpc(10, 'resources/read', {uri: 'actors://runs/.'}))
+    session.send(rpc(11, 'resources/read', {uri: 'actors://runs/x/%2E%2E/nosuch'}))
     const expected: Array<[number, number, number, string]> = [
       [2, -32601, 2, 'Method not found'],
       [3, -32602, 4, 'Run nosuch not found'],
@@ -272,6 +276,9 @@ describe('actors mcp: JSON-RPC errors carry {error: {message, exit_code, fix}}',
       [6, -32602, 2, 'Run id "../x" is not valid'],
       [7, -32602, 4, 'actors://elsewhere'],
       [8, -32602, 2, 'not valid percent-encoding'],
+      [9, -32602, 2, 'Run id ".." is not valid'],
+      [10, -32602, 2, 'Run id "." is not valid'],
+      [11, -32602, 2, 'Run id "x/../nosuch" is not valid'],
     ]
     for (const [id, code, exitCode, message] of expected) {
       const reply = await session.reply(id)

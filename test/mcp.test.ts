@@ -306,6 +306,34 @@ describe('actors mcp', () => {
     expect(rest.structuredContent.members).toBe(44)
   })
 
+  it('inspect {run} of a Run with a 400 KB argv leaves out the big fields, not the id, status and times', async () => {
+    const {home} = newHome()
+    const words = Array.from({length: 4000}, (_, i) => `w${i}`.padEnd(100, 'x'))
+    const launched = actors(home, ['run', '--name', 'huge', '--wait', '--', 'true', ...words])
+    expect(launched.code, launched.stderr).toBe(0)
+    const {client} = await connect(home, ['--owner', 'default'])
+    const detail = (await call(client, 'inspect', {run: 'huge'})).structuredContent
+    const meta = readJson(join(home, 'runs', 'huge', 'run.json'))
+    expect(detail).toMatchObject({
+      run: 'huge',
+      status: 'done',
+      exit_code: 0,
+      run_instance_id: meta.run_instance_id,
+      started_at: expect.any(String),
+      ended_at: expect.any(String),
+      meta: {run: 'huge', status: 'done', run_instance_id: meta.run_instance_id},
+      result: {status: 'done', exit_code: 0},
+    })
+    expect(detail.cut.omitted).toEqual(expect.arrayContaining(['meta.argv']))
+    expect(detail.meta.argv).toBeUndefined()
+    expect(detail.cut.hint).toMatch(/run\.json/)
+    // The resource of the Run is bounded the same way.
+    const read = await client.readResource({uri: 'actors://runs/huge'})
+    const text = (read.contents[0] as {text: string}).text
+    expect(Buffer.byteLength(text)).toBeLessThanOrEqual(CAP)
+    expect(JSON.parse(text)).toMatchObject({run: 'huge', status: 'done', cut: {omitted: expect.any(Array)}})
+  })
+
   it('sends a resource update when a subscribed Run ends, driven by the doorbell', async () => {
     const {home} = newHome()
     const {client} = await connect(home)

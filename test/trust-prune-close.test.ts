@@ -8,7 +8,7 @@
  * machine and again under tracked containment; their processes are found by a
  * unique token in their command line, never by name.
  */
-import {readdirSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
@@ -138,4 +138,51 @@ describe.each(MODES)('a live Run that marks itself done ($mode)', ({env, skip}) 
       40_000,
     )
   }
+})
+
+/** The one-letter state of a process (R, S, T...), from /proc/PID/stat; undefined once it is gone. */
+function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3)
+  } catch {
+    return undefined
+  }
+}
+
+describe.each(MODES)('pause of a live Run that marked itself done ($mode)', ({env, skip}) => {
+  it.skipIf(skip)(
+    'freezes its processes (not its supervisor) and resume thaws them; the record stays, stop still ends it',
+    async () => {
+      const h = home()
+      const tag = token()
+      const mark = MARK_DONE.replace('j.ended_at="2020-01-01T00:00:00Z";', 'j.ended_at=new Date().toISOString();')
+      const script = `node -e '${mark}' "$ACTORS_STATE_DIR/run.json"; sleep 60; exit 3 # ${tag}`
+      const launched = actors(h, ['run', '--name', 'p1', '--json', '--', 'sh', '-c', script], {env})
+      expect(launched.code, launched.stderr).toBe(0)
+      const dir = launched.json.state_dir
+      await waitFor(() => readJson(join(dir, 'run.json')).status === 'done' && survivors(tag).length > 0)
+      const [command] = survivors(tag)
+      const supervisor = readJson(join(dir, 'run.json')).process_identity.pid
+      const paused = actors(h, ['control', 'p1', 'pause', '--json'], {env})
+      expect(paused.code, paused.stderr).toBe(0)
+      expect(paused.json).toMatchObject({action: 'pause', run: 'p1', status: 'done', handled_by: 'kernel'})
+      expect(paused.json.signalled).toContain(command)
+      expect(paused.json.signalled).not.toContain(supervisor)
+      expect(procState(command)).toBe('T')
+      expect(procState(supervisor)).not.toBe('T')
+      const resumed = actors(h, ['control', 'p1', 'resume', '--json'], {env})
+      expect(resumed.code, resumed.stderr).toBe(0)
+      expect(resumed.json.signalled).toContain(command)
+      await waitFor(() => procState(command) !== 'T', 5000, 'the command thawed')
+      expect(readJson(join(dir, 'run.json')).status).toBe('done')
+      expect(actors(h, ['control', 'p1', 'stop'], {env, timeout: 30_000}).code).toBe(0)
+      await waitFor(() => survivors(tag).length === 0, 10_000, 'p1 gone')
+      // Nothing of it runs now: pause is refused as for any finished Run.
+      const again = actors(h, ['control', 'p1', 'pause'], {env})
+      expect(again.code).toBe(3)
+      expect(again.stderr).toMatch(/cannot pause it/)
+    },
+    40_000,
+  )
 })

@@ -5,7 +5,7 @@
  */
 import {spawn} from 'node:child_process'
 import {randomUUID} from 'node:crypto'
-import {existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {writeJsonAtomic} from '../src/lib/base/platform/state-files.js'
@@ -366,12 +366,50 @@ describe('wait', () => {
     expect(fresh.code, fresh.stderr).toBe(0)
     expect(runsOf(fresh)).toEqual(['later'])
     expect(readJson(journal).delivered).toHaveLength(1)
-    // A directory where the journal belongs fails closed, naming it.
+    // A directory where the journal belongs is moved aside, never read into: the journal starts again.
     rmSync(journal)
     mkdirSync(journal)
     const planted = actors(h, ['wait', '--json', '--timeout', '1s'])
-    expect(planted.code).toBe(1)
-    expect(planted.json.error.message).toContain(`${journal}: is a directory`)
+    expect(planted.code, planted.stderr).toBe(0)
+    expect(planted.stderr).toContain(`actors: ${journal} was a directory: moved aside to ${journal}.damaged-`)
+    expect(existsSync(journal)).toBe(false)
+    const aside = readdirSync(join(h, 'delivery')).filter((f) => f.startsWith('default.json.damaged-'))
+    expect(aside).toHaveLength(1)
+    expect(lstatSync(join(h, 'delivery', aside[0])).isDirectory()).toBe(true)
+  })
+
+  it('a FIFO or a link a Run put in place of the delivery journal is moved aside, never read or followed; wait goes on', async () => {
+    const h = home()
+    await waitForResult(launch(h, 'first', 'true'))
+    expect(actors(h, ['wait', '--json']).code).toBe(0)
+    const journal = join(h, 'delivery', 'default.json')
+    const outside = join(h, 'outside.json')
+    writeFileSync(outside, 'not yours\n')
+    const asides = () => readdirSync(join(h, 'delivery')).filter((f) => f.startsWith('default.json.damaged-'))
+    for (const [name, plant, what] of [
+      ['fifo', `rm -f "${journal}"; mkfifo "${journal}"`, 'a FIFO'],
+      ['link', `rm -f "${journal}"; ln -s "${outside}" "${journal}"`, 'a symbolic link'],
+    ]) {
+      // The Run itself plants it: the state root is its user's to write.
+      await waitForResult(launch(h, name, 'sh', '-c', plant))
+      const started = Date.now()
+      const r = actors(h, ['wait', '--json', '--timeout', '10s'])
+      expect(r.code, r.stderr).toBe(0)
+      expect(Date.now() - started).toBeLessThan(8000)
+      expect(runsOf(r)).toEqual([name])
+      expect(r.stderr).toContain(`actors: ${journal} was ${what}: moved aside to ${journal}.damaged-`)
+      expect(r.stderr.match(/moved aside/g)).toHaveLength(1)
+      expect(lstatSync(journal).isFile()).toBe(true)
+      // Said once: the next wait finds the journal it wrote.
+      const quiet = actors(h, ['wait', '--json', '--timeout', '1s'])
+      expect(quiet.code, quiet.stderr).toBe(0)
+      expect(runsOf(quiet)).toEqual([])
+      expect(quiet.stderr).not.toContain('moved aside')
+    }
+    const [fifo, link] = asides().sort((a, b) => a.localeCompare(b, 'en', {numeric: true}))
+    expect(lstatSync(join(h, 'delivery', fifo)).isFIFO()).toBe(true)
+    expect(lstatSync(join(h, 'delivery', link)).isSymbolicLink()).toBe(true)
+    expect(readFileSync(outside, 'utf8')).toBe('not yours\n')
   })
 
   it('bounds batches: 300 finished Runs come as 256 members (64 rows + overflow) then 44', () => {

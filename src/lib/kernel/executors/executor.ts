@@ -105,6 +105,8 @@ export interface Executor {
   end(home: string, dir: string, mode: EndMode, options?: EndOptions): Promise<RuntimeActionResult>
   /** End what a finished Run left running (its supervisor was lost); undefined when nothing was left. */
   endLeftovers(home: string, dir: string, mode: EndMode): Promise<RuntimeActionResult | undefined>
+  /** Pause or resume what a finished Run's record leaves running (it wrote its own end); undefined when nothing runs. */
+  pauseLeftovers(home: string, dir: string, action: 'pause' | 'resume'): RuntimeActionResult | undefined
   /** SIGINT to the live Run's command (`fallback`: why the kernel stands in for the Run's service). */
   interrupt(dir: string, fallback?: string): InterruptResult
   /** Where the Run runs, for listings: '' for this machine, `slurm 12@node1` for a job (its id and node once known). */

@@ -8,13 +8,18 @@
 import {pauseOrResumeRun, verifyCommandProcesses} from '../signals/runtime-actions.js'
 import {endLeftovers, endRun} from '../signals/end-run.js'
 import {interruptRun} from '../signals/interrupt.js'
+import {pauseOrResumeLeftovers} from '../signals/pause-leftovers.js'
 import type {Executor} from './executor.js'
 
-export const localVerbs: Pick<Executor, 'pauseOrResume' | 'checkEnd' | 'end' | 'endLeftovers' | 'interrupt'> = {
+export const localVerbs: Pick<
+  Executor,
+  'pauseOrResume' | 'checkEnd' | 'end' | 'endLeftovers' | 'pauseLeftovers' | 'interrupt'
+> = {
   pauseOrResume: (home, state, action) => pauseOrResumeRun(home, state.dir, action),
   // The identity guard: a recycled pid refuses the whole action before any descendant is ended.
   checkEnd: (meta) => void verifyCommandProcesses(meta),
   end: endRun,
   endLeftovers,
+  pauseLeftovers: pauseOrResumeLeftovers,
   interrupt: interruptRun,
 }

@@ -16,6 +16,7 @@ import {
   holderLabel,
   isLockName,
   locksDir,
+  lockStateFile,
   sameHolder,
   validateHolderId,
   validateLockName,
@@ -200,13 +201,44 @@ export function listLockNames(home: string): string[] {
     .sort()
 }
 
-/** The settled state of one lock, or of every lock (a lock operation: dead holders lose their slots now). */
-export function lockStatus(home: string, name?: string): LockView | {locks: LockView[]} {
+/** A lock whose state file could not be read (corrupt, oversized, a link...): listed apart, never guessed at. */
+export interface DamagedLock {
+  lock: string
+  file: string
+  error: string
+  fix: string
+}
+
+/** `lock status` without a name: every lock, the damaged ones apart. */
+export interface LockListing {
+  locks: LockView[]
+  damaged: DamagedLock[]
+}
+
+/**
+ * The settled state of one lock, or of every lock (a lock operation: dead
+ * holders lose their slots now). In the listing a damaged lock is named with
+ * its error and fix and the others are listed: a Run can write any lock file
+ * (one over 256 KiB made the listing of every lock fail); one lock by name
+ * still fails with its error.
+ */
+export function lockStatus(home: string, name?: string): LockView | LockListing {
   const view = (n: string) => {
     const outcome = settleLock(home, n)
     appendLockTraces(outcome.traces)
     return lockView(outcome.state)
   }
   if (name !== undefined) return view(validateLockName(name))
-  return {locks: listLockNames(home).map(view)}
+  const listing: LockListing = {locks: [], damaged: []}
+  for (const lock of listLockNames(home)) {
+    try {
+      listing.locks.push(view(lock))
+    } catch (error) {
+      // Only a lock's own damage (exit 1, naming its file); busy mutexes and the like still fail the command.
+      if (!(error instanceof ActorsError) || error.exitCode !== EXIT.failed) throw error
+      const fix = error.fix ?? 'inspect or remove the file by hand'
+      listing.damaged.push({lock, file: lockStateFile(home, lock), error: error.message, fix})
+    }
+  }
+  return listing
 }

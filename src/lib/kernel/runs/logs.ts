@@ -58,13 +58,13 @@ function logSize(file: string): number {
 }
 
 /** A log's size and when it was last written (0 and 0 when it does not exist yet). */
-function logStat(file: string): {size: number; mtimeMs: number} {
+function logStat(file: string): {size: number; mtimeMs: number; ino: number} {
   let stat
   try {
     // lstat: a link where a log belongs is not a regular file, and is named (never read through).
     stat = lstatSync(file)
   } catch {
-    return {size: 0, mtimeMs: 0}
+    return {size: 0, mtimeMs: 0, ino: 0}
   }
   if (!stat.isFile())
     throw corruptStateError(file, stat.isDirectory() ? 'is a directory, not a file' : 'is not a regular file')
@@ -117,22 +117,61 @@ export interface OutputChunk {
   bytes?: Buffer
 }
 
-/** A followed log found shorter than what was already read from it (truncated in place). */
+/**
+ * A followed log that no longer holds what was read from it: `shrank`
+ * (shorter than what was read: truncated in place), `rewritten` (truncated
+ * and written past the old size between two looks: the bytes before the
+ * offset changed), `replaced` (another file under its name).
+ */
 export interface LogShrank {
   file: string
   /** Bytes read from it so far. */
   read: number
   /** Its size now. */
   size: number
+  how: 'shrank' | 'rewritten' | 'replaced'
+}
+
+/** How many bytes before the read offset a follower keeps to see that a log was rewritten under it. */
+const TAIL_BYTES = 64
+
+/** What a follower knows of one log: where it read to, the bytes just before, the file and its mtime then. */
+interface FollowedLog {
+  offset: number
+  tail: Buffer
+  ino: number
+  mtimeMs: number
+}
+
+/** A log just opened for following at `offset`. */
+function followedLog(file: string, offset: number): FollowedLog {
+  const {ino, mtimeMs} = logStat(file)
+  return {offset, tail: readBytes(file, Math.max(0, offset - TAIL_BYTES), offset), ino, mtimeMs}
+}
+
+/**
+ * Whether the log no longer holds what was read from it (see LogShrank), or
+ * undefined. A size check alone misses a log truncated and written past its
+ * old size between two looks (its first lines after the cut were lost
+ * unsaid): so the file's identity, and, when it changed since the last look,
+ * the bytes just before the offset are checked too.
+ */
+function cutUnder(file: string, stat: {size: number; mtimeMs: number; ino: number}, log: FollowedLog) {
+  if (log.offset === 0) return undefined
+  if (stat.size < log.offset) return 'shrank'
+  if (stat.ino !== log.ino) return 'replaced'
+  if (stat.size === log.offset && stat.mtimeMs === log.mtimeMs) return undefined
+  return readBytes(file, log.offset - log.tail.length, log.offset).equals(log.tail) ? undefined : 'rewritten'
 }
 
 /**
  * Yield output of the Run in `dir` as it is written, from `fromStart` (or the
  * current end), until the Run is terminal and everything written was yielded.
- * A log that shrank (`truncate -s 0 stdout.log`, a rotation in place) is
- * followed again from its start, as `tail -f` does: all it holds now was
- * written after the cut (to nothing, the usual case), and output written
- * between the cut and our look is not lost. `onShrink` hears of each cut.
+ * A log that shrank (`truncate -s 0 stdout.log`, a rotation in place), or
+ * was rewritten or replaced under us (cutUnder), is followed again from its
+ * start, as `tail -F` does: all it holds now was written after the cut (to
+ * nothing, the usual case), and output written between the cut and our look
+ * is not lost. `onShrink` hears of each cut.
  */
 export async function* followRunOutput(
   dir: string,
@@ -141,9 +180,10 @@ export async function* followRunOutput(
   signal?: AbortSignal,
   onShrink?: (shrank: LogShrank) => void,
 ): AsyncGenerator<OutputChunk> {
-  const offsets = new Map<StreamName, number>()
+  const logs = new Map<StreamName, FollowedLog>()
   for (const stream of streams) {
-    offsets.set(stream, fromStart ? 0 : logSize(runFile(dir, stream)))
+    const file = runFile(dir, stream)
+    logs.set(stream, followedLog(file, fromStart ? 0 : logSize(file)))
   }
   // Woken by changes in the Run's dir (log appends, run.json rewritten at the end), else a 1 s safety poll;
   // a remote Run's writes notify nobody here, so it is polled as often as its executor says.
@@ -164,20 +204,26 @@ export async function* followRunOutput(
       const gained: Array<OutputChunk & {mtimeMs: number}> = []
       for (const stream of streams) {
         const file = runFile(dir, stream)
-        const {size, mtimeMs} = logStat(file)
-        let from = offsets.get(stream)!
-        if (size < from) {
-          onShrink?.({file, read: from, size})
-          from = 0
-          offsets.set(stream, 0)
+        const stat = logStat(file)
+        const {size, mtimeMs} = stat
+        const log = logs.get(stream)!
+        const how = cutUnder(file, stat, log)
+        if (how) {
+          onShrink?.({file, read: log.offset, size, how})
+          log.offset = 0
+          log.tail = Buffer.alloc(0)
         }
+        log.ino = stat.ino
+        log.mtimeMs = mtimeMs
+        const from = log.offset
         if (size > from) {
           // Cut at the last newline so lines are never split across chunks (unless the Run ended).
           const bytes = readBytes(file, from, Math.min(size, from + MAX_FOLLOW_CHUNK))
           const length = completeLength(bytes, ended && size <= from + MAX_FOLLOW_CHUNK)
           if (length > 0) {
-            offsets.set(stream, from + length)
             const piece = bytes.subarray(0, length)
+            log.offset = from + length
+            log.tail = Buffer.from(Buffer.concat([log.tail, piece]).subarray(-TAIL_BYTES))
             gained.push({stream, text: piece.toString('utf8'), bytes: piece, mtimeMs})
           }
         }

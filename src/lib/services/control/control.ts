@@ -160,9 +160,12 @@ async function kernelAction(
   fallback?: string,
 ): Promise<KernelActionResult> {
   if (isTerminal(state.meta.status)) {
-    // An `exited` Run (its supervisor vanished) may have left its command running: stop/kill end that.
+    // An `exited` Run (its supervisor vanished) may have left its command running: stop/kill end that. So may a
+    // Run that wrote its own end: pause/resume reach its processes too (pause is no end).
     const leftovers =
-      action === 'stop' || action === 'kill' ? await executor.endLeftovers(home, state.dir, action) : undefined
+      action === 'stop' || action === 'kill'
+        ? await executor.endLeftovers(home, state.dir, action)
+        : executor.pauseLeftovers(home, state.dir, action)
     if (leftovers) return {...leftovers, handled_by: 'kernel'}
     throw finishedError(state, action)
   }

@@ -8,11 +8,12 @@
  * losing one. Which Runs were reported is recorded in each Run's own state
  * dir (reported.ts), so the journal stays small however long the history.
  */
-import {renameSync} from 'node:fs'
+import {lstatSync, renameSync} from 'node:fs'
 import {makePrivateDir, writeStateFile} from '../../base/platform/private-files.js'
 import {basename, dirname, join} from 'node:path'
 import {LowSync, type SyncAdapter} from 'lowdb'
 import {corruptStateError} from '../../base/platform/errors.js'
+import {inertText} from '../../base/platform/text.js'
 import {validateOwner} from '../../kernel/runs/lineage.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import type {ProcessIdentity} from '../../base/platform/process-identity.js'
@@ -119,7 +120,8 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
   }
 
   read(): DeliveryJournal | null {
-    // Bounded, and a directory or FIFO planted in its place is named as such (never a hang, never a stack trace).
+    setAsideUnlessFile(this.file)
+    // Bounded, and anything planted in its place since is named as such (never a hang, never a stack trace).
     const text = readBoundedText(this.file, MAX_JOURNAL_BYTES)
     if (text !== undefined) return this.parse(text)
     let journal: DeliveryJournal
@@ -135,10 +137,40 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
   }
 
   write(journal: DeliveryJournal): void {
+    setAsideUnlessFile(this.next)
     writeStateFile(this.next, JSON.stringify(journal))
     unlinkQuietly(this.file)
     renameSync(this.next, this.file)
   }
+}
+
+/**
+ * Move what is not a plain file (a FIFO, a symbolic link, a directory, a
+ * second name of another file) out of a journal path: a Run can put one
+ * there (the root is its user's to write), and every later `wait` of the
+ * owner failed on it until removed by hand. It is renamed beside it as
+ * damaged, never opened (no blocking on a FIFO) nor followed, and the
+ * journal starts again empty: which Runs were reported lives in their own
+ * dirs (reported.ts), so nothing is delivered twice; at worst an attention
+ * event is. Said once on stderr: the next wait finds a plain file or none.
+ */
+function setAsideUnlessFile(file: string): void {
+  const there = lstatSync(file, {throwIfNoEntry: false})
+  if (!there || (there.isFile() && there.nlink === 1)) return
+  const what = there.isSymbolicLink()
+    ? 'a symbolic link'
+    : there.isFIFO()
+      ? 'a FIFO'
+      : there.isDirectory()
+        ? 'a directory'
+        : there.isFile()
+          ? 'a second name of another file (a hard link)'
+          : 'not a regular file'
+  const aside = `${file}.damaged-${process.pid}-${Date.now()}`
+  renameSync(file, aside)
+  process.stderr.write(
+    inertText(`actors: ${file} was ${what}: moved aside to ${aside}; the delivery record starts again empty`) + '\n',
+  )
 }
 
 /**

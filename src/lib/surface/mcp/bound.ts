@@ -111,23 +111,71 @@ export function boundForest(
   return build(largestFitting(order.length, (k) => fits(summary, build(k), cap)))
 }
 
-/** One Run's detail within the cap: fewer trace events (the newest kept). */
+/** A field of a Run's detail larger than this may be left out when the detail does not fit otherwise. */
+const BIG_FIELD_BYTES = 1024
+
+/**
+ * One Run's detail within the cap: fewer trace events (the newest kept); when
+ * no trace at all is not enough (a Run's argv, values or command line can be
+ * hundreds of KB, and a Run writes its own run.json), its big fields are left
+ * out, largest first, and named in `cut.omitted`, so the small ones (id,
+ * status, run_instance_id, exit code, times) always come back.
+ */
 export function boundDetail(
   detail: RunDetail,
   summary: string,
   cap = MAX_RESULT_BYTES - NOTE_BYTES,
 ): RunDetail & {cut?: unknown} {
   if (fits(summary, detail, cap)) return detail
+  const omitted: string[] = []
+  let kept: RunDetail = detail
   const build = (k: number) => ({
-    ...detail,
-    trace: detail.trace.slice(detail.trace.length - k),
+    ...kept,
+    trace: kept.trace.slice(kept.trace.length - k),
     cut: {
-      trace_total: detail.trace.length,
+      trace_total: kept.trace.length,
       trace_shown: k,
-      hint: "the Run's trace.jsonl in its state_dir holds every event",
+      ...(omitted.length ? {omitted: [...omitted]} : {}),
+      hint: omitted.length
+        ? "the Run's run.json in its state_dir holds the omitted fields, its trace.jsonl every event"
+        : "the Run's trace.jsonl in its state_dir holds every event",
     },
   })
-  return build(largestFitting(detail.trace.length, (k) => fits(summary, build(k), cap)))
+  for (const field of bigFields(detail)) {
+    if (fits(summary, build(0), cap)) break
+    kept = withoutField(kept, field)
+    omitted.push(field)
+  }
+  return build(largestFitting(kept.trace.length, (k) => fits(summary, build(k), cap)))
+}
+
+/** The detail's fields (top level, and one level into meta and result) over BIG_FIELD_BYTES, largest first. */
+function bigFields(detail: RunDetail): string[] {
+  const sized: Array<[string, number]> = []
+  const add = (path: string, value: unknown) => {
+    const bytes = Buffer.byteLength(JSON.stringify(value) ?? '')
+    if (bytes > BIG_FIELD_BYTES) sized.push([path, bytes])
+  }
+  for (const [key, value] of Object.entries(detail)) {
+    if (key === 'trace') continue
+    const nested = (key === 'meta' || key === 'result') && value !== null && typeof value === 'object'
+    if (!nested) add(key, value)
+    else for (const [inner, innerValue] of Object.entries(value)) add(`${key}.${inner}`, innerValue)
+  }
+  return sized.sort((a, b) => b[1] - a[1]).map(([path]) => path)
+}
+
+/** A copy of the detail without the field at `path` (`key` or `meta.key` / `result.key`). */
+function withoutField(detail: RunDetail, path: string): RunDetail {
+  const [key, inner] = path.split('.') as [keyof RunDetail, string | undefined]
+  const copy = {...detail} as Record<string, unknown>
+  if (inner === undefined) delete copy[key]
+  else {
+    const nested = {...(copy[key] as Record<string, unknown>)}
+    delete nested[inner]
+    copy[key] = nested
+  }
+  return copy as unknown as RunDetail
 }
 
 const OUTPUT_STEPS = [4000, 2000, 1000, 500, 200, 0]

@@ -95,7 +95,9 @@ export const lockTool = defineTool({
       if ('locks' in status) {
         return {
           document: status,
-          summary: `${status.locks.length} lock(s)${status.locks.length ? `: ${status.locks.map((v) => `${v.lock} ${v.held}/${v.slots}`).join(', ')}` : ''}`,
+          summary:
+            `${status.locks.length} lock(s)${status.locks.length ? `: ${status.locks.map((v) => `${v.lock} ${v.held}/${v.slots}`).join(', ')}` : ''}` +
+            (status.damaged.length ? `; damaged: ${status.damaged.map((d) => d.lock).join(', ')} (see damaged)` : ''),
           bound: (d, s) => boundList(d, 'locks', s, 'lock {op: "status", name} shows one lock'),
         }
       }

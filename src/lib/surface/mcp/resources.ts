@@ -7,7 +7,7 @@
  * which changes whenever run.json is rewritten) and sends
  * `notifications/resources/updated` when what a read returns has changed.
  */
-import {ResourceTemplate, type McpServer} from '@modelcontextprotocol/server'
+import {ResourceTemplate, type JSONRPCMessage, type McpServer, type Transport} from '@modelcontextprotocol/server'
 import {statSync} from 'node:fs'
 import {join} from 'node:path'
 import {notFoundError, usageError} from '../../base/platform/errors.js'
@@ -20,7 +20,8 @@ import {Doorbell} from '../../base/bell/doorbell.js'
 import {boundDetail, boundListing} from './bound.js'
 import {listingSummary} from './tools.js'
 import {sleep} from '../../base/platform/sleep.js'
-import {protocolErrorOf} from './rpc-errors.js'
+import {errorResponseOf, protocolErrorOf} from './rpc-errors.js'
+import {isActorsError} from '../../base/platform/errors.js'
 
 const RUNS_URI = 'actors://runs'
 const RUN_PREFIX = `${RUNS_URI}/`
@@ -105,6 +106,35 @@ export function registerRunResources(server: McpServer, home: string): {close():
       for (const stop of watches.values()) stop.abort()
       watches.clear()
     },
+  }
+}
+
+/**
+ * Check the Run id of every `resources/read` under `actors://runs/` on the URI
+ * as sent, before the SDK parses it: its URL parser resolves dot segments,
+ * percent-encoded ones too, so `actors://runs/%2e%2e` reached the table's
+ * handler as `actors://runs` and `x/%2e%2e/y` would have read Run y. Such a
+ * URI is refused as `..%2Fx` is (-32602). Install after the server connected
+ * the transport (it wraps onmessage, which connect sets).
+ */
+export function guardResourceUris(transport: Transport): void {
+  const onmessage = transport.onmessage
+  transport.onmessage = (message: JSONRPCMessage, ...rest: unknown[]) => {
+    const request = message as {id?: string | number; method?: unknown; params?: {uri?: unknown}}
+    const uri = request.params?.uri
+    if (request.method === 'resources/read' && request.id !== undefined && typeof uri === 'string') {
+      // The scheme is case-insensitive to the parser (`ACTORS://runs/%2e%2e` resolves the same way).
+      if (uri.toLowerCase().startsWith(RUN_PREFIX)) {
+        try {
+          runIdOf(uri.slice(RUN_PREFIX.length))
+        } catch (error) {
+          if (!isActorsError(error)) throw error
+          void transport.send(errorResponseOf(request.id, error, {uri}))
+          return
+        }
+      }
+    }
+    ;(onmessage as ((m: JSONRPCMessage, ...r: unknown[]) => void) | undefined)?.(message, ...rest)
   }
 }
 

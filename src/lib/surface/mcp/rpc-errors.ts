@@ -9,7 +9,7 @@
  * serves) get the shape on their way out.
  */
 import {ProtocolError, type JSONRPCMessage, type Transport} from '@modelcontextprotocol/server'
-import {EXIT, isActorsError} from '../../base/platform/errors.js'
+import {type ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {INVALID_PARAMS} from './params-guard.js'
 
 const METHOD_NOT_FOUND = -32601
@@ -23,6 +23,24 @@ export function protocolErrorOf(error: unknown, data: Record<string, unknown> = 
     ...data,
     error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null},
   })
+}
+
+/** The JSON-RPC error response to request `id` for an ActorsError, for a guard that answers before the SDK does. */
+export function errorResponseOf(
+  id: string | number,
+  error: ActorsError,
+  data: Record<string, unknown> = {},
+): JSONRPCMessage {
+  const asked = error.exitCode === EXIT.usage || error.exitCode === EXIT.notFound
+  return {
+    jsonrpc: '2.0',
+    id,
+    error: {
+      code: asked ? INVALID_PARAMS : INTERNAL_ERROR,
+      message: error.message,
+      data: {...data, error: {message: error.message, exit_code: error.exitCode, fix: error.fix ?? null}},
+    },
+  } as JSONRPCMessage
 }
 
 /** The CLI's error shape for an error the SDK made, by its code. */

@@ -22,7 +22,7 @@ import {fits, resultText, tooLarge} from './bound.js'
 import {clientOwner, type McpPolicy} from './policy.js'
 import {builtJsonSchemas, lazyInputSchema} from './input-schema.js'
 import {guardToolParams} from './params-guard.js'
-import {registerRunResources} from './resources.js'
+import {guardResourceUris, registerRunResources} from './resources.js'
 import {shapeErrorResponses} from './rpc-errors.js'
 import type {McpTool, ToolContext, ToolOutcome} from './tool.js'
 import {TOOLS} from './tools.js'
@@ -73,6 +73,7 @@ export async function serveMcp(options: McpServeOptions): Promise<void> {
   server.server.oninitialized = () => adoptClientOwner(server, options.policy)
   await server.connect(transport)
   guardToolParams(transport, TOOLS)
+  guardResourceUris(transport)
   await ended
   session.abort()
   resources.close()

@@ -42,10 +42,14 @@ export function followRun(dir: string, options: FollowOptions): LiveResult {
     if (options.head?.text) write(options.head)
     // A reader that went away (`| head`) ends the follow; the Run goes on. Each piece waits for stdout to take
     // it (stdout-reader.ts), so a fast writer into a closed pipe is heard of at once instead of piling up.
-    const shrank = ({file, read, size}: LogShrank) =>
-      writeNote(
-        `actors: ${inertText(file)} shrank from ${read} to ${size} bytes (truncated); following it from its start\n`,
-      )
+    const what = ({read, size, how}: LogShrank) =>
+      how === 'shrank'
+        ? `shrank from ${read} to ${size} bytes (truncated)`
+        : how === 'rewritten'
+          ? `was truncated and written again (${size} bytes now; the ${read} bytes read before changed)`
+          : `was replaced by another file (${size} bytes)`
+    const shrank = (cut: LogShrank) =>
+      writeNote(`actors: ${inertText(cut.file)} ${what(cut)}; following it from its start\n`)
     for await (const chunk of followRunOutput(dir, streams, options.fromStart, stdoutGone(), shrank)) {
       write(chunk)
       await stdoutCaughtUp()

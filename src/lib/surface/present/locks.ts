@@ -1,9 +1,9 @@
 /** The plain faces of `actors lock ...`: what was taken, released or renewed on stderr; `lock status` one line per lock. */
-import type {AcquireReply} from '../../kernel/locks/ops.js'
+import type {AcquireReply, LockListing} from '../../kernel/locks/ops.js'
 import type {LockView} from '../../kernel/locks/views.js'
 import type {TextSinks} from './result.js'
 import {screenWidth} from '../../base/platform/fit-width.js'
-import {formatTable} from '../../base/platform/text.js'
+import {formatTable, inertText} from '../../base/platform/text.js'
 
 function held(reply: AcquireReply, verb: string, to: TextSinks): void {
   to.note(
@@ -27,10 +27,15 @@ export function plainReleased(reply: LockView & {holder: string}, to: TextSinks)
 }
 
 /** `lock status`: a table, one row per lock. */
-export function plainLockStatus(status: LockView | {locks: LockView[]}, to: TextSinks): void {
+export function plainLockStatus(status: LockView | LockListing, to: TextSinks): void {
   const views: LockView[] = 'locks' in status ? status.locks : [status]
-  to.out(views.length ? `${formatLockTable(views)}\n` : '')
-  if (views.length === 0) to.note('actors: no locks yet\n')
+  const damaged = 'locks' in status ? status.damaged : []
+  const rows = formatLockTable(views, Date.now(), damaged)
+  to.out(views.length + damaged.length ? `${rows}\n` : '')
+  // A damaged lock keeps its row (HELD damaged); what is wrong and the fix go to stderr.
+  for (const d of damaged)
+    to.note(`actors: lock ${inertText(d.lock)} is damaged: ${inertText(d.error)}; ${inertText(d.fix)}\n`)
+  if (views.length + damaged.length === 0) to.note('actors: no locks yet\n')
 }
 
 /**
@@ -38,7 +43,7 @@ export function plainLockStatus(status: LockView | {locks: LockView[]}, to: Text
  * 30s)  pid:4242`. Lock names come from Recipes and holders from lock files:
  * formatTable makes every cell inert.
  */
-export function formatLockTable(views: LockView[], now = Date.now()): string {
+export function formatLockTable(views: LockView[], now = Date.now(), damaged: LockListing['damaged'] = []): string {
   const rows = views.map((view) => [
     view.lock,
     `${view.held}/${view.slots}`,
@@ -51,6 +56,8 @@ export function formatLockTable(views: LockView[], now = Date.now()): string {
       .join(', ') || '-',
     view.queue.map((w) => w.holder).join(', ') || '-',
   ])
+  for (const d of damaged) rows.push([d.lock, 'damaged', '-', '-'])
+  rows.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0))
   return formatTable(['LOCK', 'HELD', 'HOLDERS', 'QUEUE'], rows, screenWidth(), {
     key: ['LOCK', 'HELD'],
     free: ['HOLDERS', 'QUEUE'],
