@@ -208,6 +208,10 @@ describe('what a Run leaves in its state dir', () => {
   for (const [what, damage] of [
     ['made over 1 MiB', 'head -c 1200000 /dev/zero | tr "\\0" x > "$ACTORS_STATE_DIR/run.json"'],
     ['truncated', ': > "$ACTORS_STATE_DIR/run.json"'],
+    ['made a FIFO', 'rm "$ACTORS_STATE_DIR/run.json"; mkfifo "$ACTORS_STATE_DIR/run.json"'],
+    ['made a directory', 'rm "$ACTORS_STATE_DIR/run.json"; mkdir "$ACTORS_STATE_DIR/run.json"'],
+    ['made a link to /dev/zero', 'ln -sfn /dev/zero "$ACTORS_STATE_DIR/run.json"'],
+    ['deleted', 'rm "$ACTORS_STATE_DIR/run.json"'],
   ])
     it(`its own run.json ${what}: exit 7 is recorded and delivered, and run.json reads again`, async () => {
       const h = home()
@@ -222,6 +226,19 @@ describe('what a Run leaves in its state dir', () => {
       expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
       expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
     })
+  it("a neighbour's directory where a live Run's result.json goes: wait waits, and the end is recorded over it", async () => {
+    const h = home()
+    const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', 'sleep 1; exit 4'])
+    expect(r.code, r.stderr).toBe(0)
+    mkdirSync(join(r.json.state_dir, 'result.json'))
+    const early = actors(h, ['wait', 'v', '--timeout', '0', '--json'])
+    expect(early.code, early.stderr).not.toBe(4)
+    const wait = actors(h, ['wait', 'v', '--timeout', '15s', '--json'])
+    expect(wait.json?.rows, wait.stderr).toMatchObject([{run: 'v', status: 'failed', exit_code: 4}])
+    expect(readJson(join(r.json.state_dir, 'result.json'))).toMatchObject({status: 'failed', exit_code: 4})
+    // Moved aside, not removed: what was planted stays to be looked at.
+    expect(readdirSync(r.json.state_dir).filter((name) => name.startsWith('result.json.damaged-'))).toHaveLength(1)
+  })
   it('dirs planted in runs/ named with a newline or led by "-": shown escaped, never as a Run or a flag', async () => {
     const h = home()
     const base = actors(h, ['run', '--name', 'base', '--json', '--', 'true'])

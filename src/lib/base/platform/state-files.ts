@@ -54,11 +54,28 @@ export function writeFileAtomic(file: string, text: string | Uint8Array, options
       closeSync(fd)
     }
     // rename() replaces a link at `file` itself, never writes through it.
-    renameSync(temp, file)
+    renameOver(temp, file)
   } catch (error) {
     // A full disk (ENOSPC) or any other failure leaves no temporary file behind.
     unlinkQuietly(temp)
     throw error
+  }
+}
+
+/**
+ * rename(), and a directory someone made where the file goes (a Run can make
+ * one in its state dir, or a neighbour's: a directory at `result.json` lost
+ * the end) is moved aside as `<file>.damaged-<pid>-<hex>` and the rename done
+ * again. A file, FIFO or link there is replaced by the rename itself.
+ */
+function renameOver(temp: string, file: string): void {
+  try {
+    renameSync(temp, file)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error
+    renameSync(file, `${file}.damaged-${process.pid}-${randomHex(4)}`)
+    renameSync(temp, file)
   }
 }
 

@@ -5,7 +5,7 @@
  * only settles files and starts nothing: the follow-ups of that end are noted
  * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
-import {existsSync} from 'node:fs'
+import {existsSync, lstatSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {archiveAndStartLocked, completeMove} from './generation-move.js'
 import {releaseEndReserve, withEndReserve} from './end-reserve.js'
@@ -69,7 +69,15 @@ export function readRunMetaById(home: string, id: string): RunMeta | undefined {
 
 /** Read result.json of the Run's current generation, if written. */
 export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id'>): RunResult | undefined {
-  const result = readJsonFile<RunResult>(runFile(dir, 'result'))
+  let result: RunResult | undefined
+  try {
+    result = readJsonFile<RunResult>(runFile(dir, 'result'))
+  } catch (error) {
+    // The kernel writes result.json as a file, only: a directory or FIFO made in its place is no end (the writer of
+    // the real one moves it aside, state-files.ts), and must not make the Run unknown to a wait meanwhile.
+    if (!isDirectoryOrSpecial(runFile(dir, 'result'))) throw error
+    return undefined
+  }
   if (!result) return undefined
   if (typeof result.status !== 'string' || !isTerminal(result.status)) {
     throw corruptStateError(runFile(dir, 'result'), `has unknown status ${JSON.stringify(result.status)}`)
@@ -77,6 +85,12 @@ export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id
   // A result left over from an earlier launch of the same id is not this Run's.
   if (meta && result.run_instance_id && result.run_instance_id !== meta.run_instance_id) return undefined
   return result
+}
+
+/** A directory, FIFO, socket or device at `file` (a link or file is read, and named when damaged, as before). */
+function isDirectoryOrSpecial(file: string): boolean {
+  const stat = lstatSync(file, {throwIfNoEntry: false})
+  return stat !== undefined && !stat.isFile() && !stat.isSymbolicLink()
 }
 
 /** What a result.json already in `dir` claims (its status), or why it is none; undefined when there is none. */

@@ -53,18 +53,21 @@ function isPlainDir(path: string): boolean {
 }
 
 /**
- * Whether `dir` is a plain directory whose run.json is a file that cannot be
- * read as a Run's record at all (made oversized, truncated, not JSON): a Run
- * that did so to its own record had its exit status lost, since its
- * supervisor found no run.json of its own to write the end beside.
+ * Whether `dir` is a plain directory whose run.json cannot be read as a
+ * Run's record at all: gone, made a FIFO, a directory or a link, oversized,
+ * truncated, not JSON. A Run that did so to its own record had its exit
+ * status lost, since its supervisor found no run.json of its own to write the
+ * end beside. (A run.json of another Run is no damage: that dir is not this
+ * Run's any more, own-dir's search found none of its own, and it is left alone.)
  */
 export function isRunJsonDamaged(dir: string): boolean {
   if (!isPlainDir(dir)) return false
+  const stat = lstatSync(runFile(dir, 'meta'), {throwIfNoEntry: false})
+  if (!stat?.isFile()) return true
   try {
-    if (!lstatSync(runFile(dir, 'meta')).isFile()) return false
     readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
     return false
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code !== 'ENOENT'
+  } catch {
+    return true
   }
 }
