@@ -33,6 +33,8 @@ export interface SupervisorArgs {
    * this has a supervisor the Run holds, in whatever way (overdue.ts).
    */
   overdueAfterMs?: number
+  /** Started to take over a Run whose supervisor was lost (`... OVERDUE_MS adopt`): its commands started before it. */
+  adopt?: true
 }
 
 /**
@@ -41,7 +43,7 @@ export interface SupervisorArgs {
  * path and its arguments; undefined for anything else.
  */
 export function parseSupervisorCommandLine(args: readonly string[]): SupervisorArgs | undefined {
-  const [, script, dir, kind, graceText, overdueText] = args
+  const [, script, dir, kind, graceText, overdueText, mode] = args
   if (!script || !isAbsolute(script) || !script.endsWith(SUPERVISOR_SCRIPT_TAIL) || !dir) return undefined
   const grace = msArg(graceText)
   const overdue = msArg(overdueText)
@@ -50,6 +52,7 @@ export function parseSupervisorCommandLine(args: readonly string[]): SupervisorA
     ...(kind ? {kind} : {}),
     ...(grace !== undefined ? {killGraceMs: grace} : {}),
     ...(overdue ? {overdueAfterMs: overdue} : {}),
+    ...(mode === 'adopt' ? {adopt: true as const} : {}),
   }
 }
 
@@ -87,21 +90,26 @@ export function supervisorArgs(
   if (!identity || !isSameProcess(identity)) return undefined
   // A process of the Run itself carries its instance marker, which no supervisor does (executors/supervisor-env.ts).
   if (processEnvValue(identity.pid, 'ACTORS_RUN_INSTANCE') === meta.run_instance_id) return undefined
-  // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
-  if (commandsBefore(meta, identity)) return undefined
   const args = supervisorOfProcess(identity.pid)
   if (!args) return undefined
+  // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
+  // An adopter (supervise.ts adoptRun) came after the commands it took over, as readers start it.
+  if (!args.adopt && commandsBefore(meta, identity)) return undefined
   return sameStateDir(args.dir, dir) ? args : undefined
 }
 
-/** Whether a recorded command process is `identity`'s process or started before it (start times in clock ticks). */
+/**
+ * Whether a recorded command process is `identity`'s process or started before it, or in the same clock tick (start
+ * times in clock ticks: a command's wrapper and the process it starts can share one; a supervisor starts its first
+ * command far later than that).
+ */
 function commandsBefore(meta: Pick<RunMeta, 'children_processes'>, identity: ProcessIdentity): boolean {
   const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
   const start = Number(identity.start)
   return records.some((record) => {
     if (record?.pid === identity.pid) return true
     const recorded = Number(record?.identity?.start)
-    return Number.isFinite(start) && Number.isFinite(recorded) && recorded < start
+    return Number.isFinite(start) && Number.isFinite(recorded) && recorded <= start
   })
 }
 
