@@ -74,6 +74,31 @@ for (const containment of ['cgroup', 'tracked'] as const) {
       expect(readJson(join(r.state_dir, 'result.json'))).toMatchObject({status: 'failed', exit_code: 3})
     })
 
+    it('a signal death is recorded as the signal; another attempt and a parallel plan go on', async () => {
+      const home = homeWith({'par.yaml': `parallel: ["sleep 1", "sh -c 'sleep 1.2; exit 4'"]\n`})
+      const signalled = launch(home, ['--', 'sh', '-c', 'sleep 1; kill -USR1 $$'], env)
+      const retried = launch(home, ['--retry', '2', '--', 'sh', '-c', 'sleep 1; exit 3'], env)
+      const parallel = launch(home, ['par'], env)
+      for (const r of [signalled, retried]) readAndAdopt(home, r.run, (await killSupervisor(r.state_dir)).pid)
+      readAndAdopt(home, parallel.run, (await killSupervisor(parallel.state_dir, 1)).pid)
+      expect(await waitForResult(signalled.state_dir)).toMatchObject({
+        status: 'failed',
+        signal: 'SIGUSR1',
+        reason: 'signal',
+      })
+      expect(await waitForResult(retried.state_dir)).toMatchObject({status: 'failed', exit_code: 3, attempts: 2})
+      expect(await waitForResult(parallel.state_dir)).toMatchObject({status: 'failed', exit_code: 4})
+    })
+
+    it('with its supervisor alive, a signal death reads as before, and the command ignores no signal', async () => {
+      const home = homeWith()
+      const signalled = launch(home, ['--', 'sh', '-c', 'kill -USR1 $$'], env)
+      expect(await waitForResult(signalled.state_dir)).toMatchObject({status: 'failed', signal: 'SIGUSR1'})
+      const ignored = launch(home, ['--', 'sh', '-c', 'grep SigIgn /proc/self/status'], env)
+      expect(await waitForResult(ignored.state_dir)).toMatchObject({status: 'done'})
+      expect(readFileSync(join(ignored.state_dir, 'stdout.log'), 'utf8')).toBe('SigIgn:\t0000000000000000\n')
+    })
+
     it('the timeout still ends it: failed, reason timeout', async () => {
       const home = homeWith()
       const r = launch(home, ['--timeout', '2s', '--', 'sleep', '30'], env)
