@@ -36,13 +36,19 @@ const SUPERVISOR_PERL =
  * argument, and idle. The stand-in (`tail`) is GNU tail given the script
  * path, the dir and `-F` (it waits for missing files for ever) under the
  * name `node`; or (`node`) node itself running a file of the Run's own at a
- * path ending in `dist/supervisor.cjs`.
+ * path ending in `dist/supervisor.cjs`; or (`adopter`) the same file as an
+ * adopting supervisor (`... adopt`), with no environment, in a session of
+ * its own: no marker, no group, no recorded command ties it to the Run.
  */
-function standIn(fake: 'tail' | 'node'): string {
+function standIn(fake: 'tail' | 'node' | 'adopter'): string {
+  const own = (args: string, env: string) =>
+    `(fs.mkdirSync(d+'/x/dist',{recursive:true}),fs.writeFileSync(d+'/x/dist/supervisor.cjs','setInterval(()=>{},1e6)'),cp.spawn(process.execPath,[d+'/x/dist/supervisor.cjs',d,${args}],{detached:true,stdio:'ignore'${env}}))`
   const spawn =
     fake === 'tail'
       ? "cp.spawn('tail',['/x/dist/supervisor.cjs',d,'local','5000','-F'],{argv0:'node',detached:true,stdio:'ignore'})"
-      : "(fs.mkdirSync(d+'/x/dist',{recursive:true}),fs.writeFileSync(d+'/x/dist/supervisor.cjs','setInterval(()=>{},1e6)'),cp.spawn(process.execPath,[d+'/x/dist/supervisor.cjs',d,'local','5000'],{detached:true,stdio:'ignore'}))"
+      : fake === 'node'
+        ? own("'local','5000'", '')
+        : own("'local','5000','0','adopt'", ',env:{}')
   return [
     "const fs=require('fs'),cp=require('child_process'),d=process.env.ACTORS_STATE_DIR",
     "const sup=Number(fs.readFileSync('/proc/'+process.ppid+'/stat','utf8').split(') ')[1].split(' ')[1])",
@@ -204,7 +210,7 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
     )
 
   // node running a file of the Run's own is told apart by its cgroup, and (tracked too) by the Run's marker it carries.
-  for (const fake of ['tail', 'node'] as const)
+  for (const fake of ['tail', 'node', 'adopter'] as const)
     it.skipIf(skip)(
       `one that kills it and records a stand-in (${fake}): taken over, and its processes ended at its timeout`,
       async () => {
@@ -232,7 +238,8 @@ describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, e
           expect(ended).toMatchObject({status: 'failed', result: {reason: 'timeout'}})
           expect(readJson(join(h, 'runs', 'v', 'run.json')).adopted_at).toBeDefined()
           await waitFor(
-            () => pids.every((pid) => !processAlive(pid)) || undefined,
+            // The env-less adopter left every tie to the Run (tracked): only its command is the Run's to end.
+            () => pids.slice(0, fake === 'adopter' ? 1 : 2).every((pid) => !processAlive(pid)) || undefined,
             10_000,
             "the Run's processes to end",
           )

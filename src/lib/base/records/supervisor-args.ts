@@ -9,7 +9,8 @@
  * recorded `exec -a node sh -c … dist/supervisor.cjs DIR` in its place was
  * never timed out).
  */
-import {readFileSync, readlinkSync} from 'node:fs'
+import {readFileSync, readlinkSync, realpathSync} from 'node:fs'
+import {supervisorScript} from '../platform/package-root.js'
 import {basename, isAbsolute, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
 import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
@@ -35,6 +36,8 @@ export interface SupervisorArgs {
   overdueAfterMs?: number
   /** Started to take over a Run whose supervisor was lost (`... OVERDUE_MS adopt`): its commands started before it. */
   adopt?: true
+  /** The supervisor script's path, as given. */
+  script: string
 }
 
 /**
@@ -48,6 +51,7 @@ export function parseSupervisorCommandLine(args: readonly string[]): SupervisorA
   const grace = msArg(graceText)
   const overdue = msArg(overdueText)
   return {
+    script,
     dir: resolve(dir),
     ...(kind ? {kind} : {}),
     ...(grace !== undefined ? {killGraceMs: grace} : {}),
@@ -93,9 +97,32 @@ export function supervisorArgs(
   const args = supervisorOfProcess(identity.pid)
   if (!args) return undefined
   // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
-  // An adopter (supervise.ts adoptRun) came after the commands it took over, as readers start it.
-  if (!args.adopt && commandsBefore(meta, identity)) return undefined
+  // An adopter (supervise.ts adoptRun) came after the commands it took over, as readers start it; so may a process
+  // the Run started, which must then be this very install's script with no code put into it.
+  if (args.adopt ? !provenAdopter(identity.pid, args.script) : commandsBefore(meta, identity)) return undefined
   return sameStateDir(args.dir, dir) ? args : undefined
+}
+
+/**
+ * The variables a reader starts an adopting supervisor without
+ * (executors/local.ts): either would run code of the Run's choosing in a
+ * process that passes for the real script.
+ */
+export const ADOPTER_DROPPED_ENV = ['NODE_OPTIONS', 'LD_PRELOAD'] as const
+
+/**
+ * Whether the adopter `pid` runs this install's own supervisor script, with
+ * nothing injected: a script a Run wrote at a path ending in
+ * `dist/supervisor.cjs`, or the real one given NODE_OPTIONS or LD_PRELOAD,
+ * is a stand-in.
+ */
+function provenAdopter(pid: number, script: string): boolean {
+  if (ADOPTER_DROPPED_ENV.some((name) => processEnvValue(pid, name) !== undefined)) return false
+  try {
+    return realpathSync(script) === realpathSync(supervisorScript())
+  } catch {
+    return false
+  }
 }
 
 /**

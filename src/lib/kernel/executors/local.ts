@@ -5,7 +5,7 @@
 import {childProcess} from '../../base/platform/builtins.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {readProcessIdentity} from '../../base/platform/process-identity.js'
-import {supervisorArgs} from '../../base/records/supervisor-args.js'
+import {ADOPTER_DROPPED_ENV, supervisorArgs} from '../../base/records/supervisor-args.js'
 import {dropTestHooks} from '../../base/platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor, JobHost} from './executor.js'
@@ -91,6 +91,8 @@ function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adop
   // So is the time by which a Run with a timeout must have ended, for readers to enforce (overdue.ts).
   const overdue = overdueAfterMs(meta as RunMeta)
   const tail = adopt ? [String(overdue ?? 0), 'adopt'] : overdue ? [String(overdue)] : []
+  // An adopter is proven with neither (records/supervisor-args.ts): a process of the Run could inject code with them.
+  if (adopt) for (const name of ADOPTER_DROPPED_ENV) delete env[name]
   // node:child_process, not execa (src/lib/base/platform/execa.ts): this is every launch's path, and evaluating execa
   // would add about 40 ms to `actors run -- true`, as much as Node's own start.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace, ...tail], {

@@ -180,16 +180,9 @@ class Supervisor {
       : undefined
     try {
       const {mode, steps, tree} = this.meta.plan
-      let first = 0
-      if (resume) {
-        const stopping = () => this.timedOut || this.ending || Boolean(this.requestedEnding())
-        const taken = await awaitAdoptedSteps(this.unit, this.dir, this.meta, resume, stopping)
-        first = Math.max(...resume.steps) + 1
-        // A plan of repeat/use steps walked in the lost supervisor: where it was is not known, nor is its end.
-        const lost = taken.lost || (tree !== undefined && taken.exitCode === 0) ? {lost: true as const} : {}
-        if (tree || mode === 'parallel' || taken.exitCode !== 0 || first >= steps.length || 'lost' in lost)
-          return {...taken, ...lost, timedOut: this.timedOut}
-      }
+      const taken = resume ? await this.takeOverSteps(resume) : undefined
+      if (taken && 'outcome' in taken) return taken.outcome
+      const first = taken?.next ?? 0
       if (tree) return {...(await runStepTree(tree, this.stepTreeHooks())), timedOut: this.timedOut} // repeat/use steps
       if (mode === 'parallel') {
         const outcomes = await Promise.all(steps.map((argv, index) => this.runStep(argv, index)))
@@ -209,6 +202,22 @@ class Supervisor {
     } finally {
       if (timer) clearTimeout(timer)
     }
+  }
+
+  /**
+   * [supervision] Wait out the steps a lost supervisor left running: the attempt's outcome when it ends with them
+   * (a failure, the last step, a parallel plan, no recorded end), else the sequence's next step.
+   */
+  private async takeOverSteps(resume: Resume): Promise<{outcome: AttemptOutcome} | {next: number}> {
+    const stopping = () => this.timedOut || this.ending || Boolean(this.requestedEnding())
+    const taken = await awaitAdoptedSteps(this.unit, this.dir, this.meta, resume, stopping)
+    const {mode, steps, tree} = this.meta.plan
+    const next = Math.max(...resume.steps) + 1
+    // A plan of repeat/use steps walked in the lost supervisor: where it was is not known, nor is its end.
+    const lost = taken.lost || (tree !== undefined && taken.exitCode === 0)
+    if (lost || tree || mode === 'parallel' || taken.exitCode !== 0 || next >= steps.length)
+      return {outcome: {...taken, ...(lost ? {lost: true} : {}), timedOut: this.timedOut}}
+    return {next}
   }
 
   /** How the walk of a plan with repeat/use steps (step-tree.ts) runs commands, pauses, stops and records. */
