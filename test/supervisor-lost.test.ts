@@ -4,10 +4,10 @@
  * starts a supervisor that takes the Run over (timeout, stop, locks, the next
  * step, queued children), and the end is the one the command's unit recorded.
  */
-import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+import {actors, actorsAsync, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const newHome = homesPerTest('actors-lost-')
 
@@ -137,6 +137,24 @@ for (const containment of ['cgroup', 'tracked'] as const) {
 }
 
 describe('a lost supervisor keeps what the Run holds', () => {
+  it('readers that find it lost at once start one supervisor for it, never two', async () => {
+    const home = homeWith()
+    const r = launch(home, ['--', 'sleep', '3'])
+    const lost = await killSupervisor(r.state_dir)
+    await Promise.all([1, 2, 3, 4, 5, 6].map(() => actorsAsync(home, ['inspect', r.run, '--json'])))
+    const adopters = readdirSync('/proc').filter((pid) => {
+      try {
+        const line = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+        return line.includes(r.state_dir) && line.includes('adopt')
+      } catch {
+        return false
+      }
+    })
+    expect(adopters).toEqual([String(readJson(join(r.state_dir, 'run.json')).pid)])
+    expect(adopters).not.toContain(String(lost.pid))
+    expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
+  })
+
   it('its Recipe lock is not taken by a waiting Run until its command ends, then it is', async () => {
     const home = homeWith({
       'hold.yaml': "locks: [k]\ntemplate: [sh, -c, 'sleep 2; date +%s%N > {mark}']\nargs: [mark:string]",
