@@ -4,7 +4,7 @@
  * starts a supervisor that takes the Run over (timeout, stop, locks, the next
  * step, queued children), and the end is the one the command's unit recorded.
  */
-import {mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, actorsAsync, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
@@ -97,6 +97,18 @@ for (const containment of ['cgroup', 'tracked'] as const) {
       const ignored = launch(home, ['--', 'sh', '-c', 'grep SigIgn /proc/self/status'], env)
       expect(await waitForResult(ignored.state_dir)).toMatchObject({status: 'done'})
       expect(readFileSync(join(ignored.state_dir, 'stdout.log'), 'utf8')).toBe('SigIgn:\t0000000000000000\n')
+    })
+
+    it('a read by the Run itself starts no supervisor inside its own unit; a read from outside does', async () => {
+      const home = homeWith()
+      const mark = join(home, 'read')
+      const script = `kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); sleep 0.3; actors inspect "$ACTORS_RUN" --json >/dev/null; touch ${mark}; sleep 1.5; exit 5`
+      const r = launch(home, ['--', 'sh', '-c', script], env)
+      const first = await waitFor(() => readJson(join(r.state_dir, 'run.json')).pid, 10_000, 'the supervisor')
+      await waitFor(() => existsSync(mark), 10_000, 'the read from inside')
+      expect(readJson(join(r.state_dir, 'run.json'))).toMatchObject({pid: first, status: 'running'})
+      readAndAdopt(home, r.run, first)
+      expect(await waitForResult(r.state_dir)).toMatchObject({status: 'failed', exit_code: 5})
     })
 
     it('the timeout still ends it: failed, reason timeout', async () => {
