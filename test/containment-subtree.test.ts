@@ -71,7 +71,7 @@ describe.skipIf(SKIP)('a process in a cgroup a Run made inside its own', () => {
 
   it('holds back an end the Run wrote itself (its supervisor killed); kill ends it; prune leaves no cgroup', async () => {
     const h = home()
-    const forge = `kill -9 $PPID; ${FORGED_RESULT} && touch '${h}/forged'`
+    const forge = `kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); ${FORGED_RESULT} && touch '${h}/forged'`
     const {length, cgroup} = await launchWithSubCgroup(h, forge)
     await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
     const early = actors(h, ['wait', 'v', '--timeout', '1s', '--json'], {env})

@@ -223,14 +223,14 @@ describe('run', () => {
     }
   })
 
-  it('relaunches an id whose supervisor was SIGKILLed without waiting on its own lock', async () => {
+  it('relaunches an id whose supervisor and command were SIGKILLed without waiting on its own lock', async () => {
     const first = actors(home, ['run', '--name', 'lost', '--json', '--', 'sleep', '30'])
     const meta = await waitFor(
       () =>
         readJson(join(first.json.state_dir, 'run.json')).child_pid && readJson(join(first.json.state_dir, 'run.json')),
     )
     process.kill(meta.pid, 'SIGKILL')
-    process.kill(meta.child_pid, 'SIGKILL')
+    process.kill(-meta.pgid, 'SIGKILL') // the command's wrapper and the command: nothing records the end
     await waitFor(() => !processAlive(meta.pid))
     const started = Date.now()
     const again = actors(home, ['run', '--name', 'lost', '--json', '--', 'true'])
@@ -410,13 +410,13 @@ describe('bin/actors as a command', () => {
 })
 
 describe('reconciliation', () => {
-  it('a Run whose supervisor was SIGKILLed becomes exited on the next read, with a result', async () => {
+  it('a Run whose supervisor and command were SIGKILLed becomes exited on the next read, with a result', async () => {
     const r = actors(home, ['run', '--json', '--', 'sleep', '30'])
     const dir = r.json.state_dir
     await waitFor(() => readJson(join(dir, 'run.json')).child_pid)
     const meta = readJson(join(dir, 'run.json'))
     process.kill(meta.pid, 'SIGKILL')
-    process.kill(meta.child_pid, 'SIGKILL')
+    process.kill(-meta.pgid, 'SIGKILL') // the command's wrapper and the command: no end is recorded
     await waitFor(() => !processAlive(meta.pid))
     const shown = actors(home, ['inspect', r.json.run, '--json'])
     expect(shown.json.status).toBe('exited')
@@ -457,6 +457,7 @@ describe('reconciliation', () => {
       }),
     )
     rmSync(join(r.json.state_dir, 'result.json'))
+    rmSync(join(r.json.state_dir, 'exit-0.json')) // the end its command recorded (SPEC: Supervision): none here
     const status = actors(home, ['control', 'recycled', 'status', '--json'])
     expect(status.json, status.stderr).toMatchObject({status: 'exited', supervisor_alive: false})
     expect(actors(home, ['inspect', 'recycled', '--json']).json).toMatchObject({status: 'exited'})
@@ -490,7 +491,7 @@ describe('reconciliation', () => {
     }
   })
 
-  it('the read that finds a supervisor lost ends its command before writing exited; a stop then finds nothing (exit 3)', async () => {
+  it('the read that finds a supervisor lost leaves its command running and a new supervisor takes it over; a stop ends it', async () => {
     const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'sleep 300 & wait'])
     const dir = r.json.state_dir
     await waitFor(() => readJson(join(dir, 'run.json')).child_pid)
@@ -498,10 +499,13 @@ describe('reconciliation', () => {
     process.kill(meta.pid, 'SIGKILL')
     await waitFor(() => !processAlive(meta.pid))
     expect(processAlive(meta.child_pid)).toBe(true)
-    // SPEC: Containment, lost supervisor: the unit's processes end first, then `exited` is written.
-    expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('exited')
+    // SPEC: Supervision, Containment: a lost supervisor is not a lost Run; the unit goes on, taken over.
+    expect(actors(home, ['inspect', r.json.run, '--json']).json.status).toBe('running')
+    expect(processAlive(meta.child_pid)).toBe(true)
+    expect(readJson(join(dir, 'run.json')).pid).not.toBe(meta.pid)
+    expect(actors(home, ['control', r.json.run, 'stop']).code).toBe(0)
+    expect(await waitForResult(dir)).toMatchObject({status: 'cancelled'})
     expect(processAlive(meta.child_pid)).toBe(false)
-    expect(actors(home, ['control', r.json.run, 'stop']).code).toBe(3)
   })
 
   it("the tests' removeHome ends live Runs and what a lost supervisor left running before removing the root", async () => {

@@ -115,7 +115,7 @@ suite('a Slurm Run acts only on its own job', () => {
       '--',
       'sh',
       '-c',
-      'kill -STOP $PPID; exec sleep 300',
+      "kill -STOP $(cut -d' ' -f4 /proc/$PPID/stat); exec sleep 300", // the supervisor: the parent of the command's wrapper
     ])
     expect(r.code, r.stderr).toBe(0)
     jobs.push(r.json.executor.job_id)

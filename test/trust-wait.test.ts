@@ -118,7 +118,7 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
           'the sibling',
         )
         const length = `303.${process.pid}${Math.floor(Math.random() * 1e6)}`
-        const script = `echo $$ > '${sibling}/cgroup.procs' && kill -9 $PPID && ${FORGED_RESULT} && touch '${h}/forged'; exec sleep ${length}`
+        const script = `echo $$ > '${sibling}/cgroup.procs' && kill -9 $(cut -d' ' -f4 /proc/$PPID/stat) && ${FORGED_RESULT} && touch '${h}/forged'; exec sleep ${length}`
         const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
         expect(r.code, r.stderr).toBe(0)
         try {
@@ -199,7 +199,7 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
       const length = `304.${process.pid}${Math.floor(Math.random() * 1e6)}`
       // Under cgroup containment even without its environment (the cgroup holds it); tracked, with it.
       const drop = mode === 'cgroup' ? 'env -i ' : ''
-      const script = `kill -9 $PPID; ${FORGED_RESULT} && touch '${h}/forged'; exec ${drop}sleep ${length}`
+      const script = `kill -9 $(cut -d' ' -f4 /proc/$PPID/stat); ${FORGED_RESULT} && touch '${h}/forged'; exec ${drop}sleep ${length}`
       const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', script], {env})
       expect(r.code, r.stderr).toBe(0)
       const alive = () => spawnSync('pgrep', ['-f', '-x', `sleep ${length}`]).status === 0

@@ -17,7 +17,8 @@ if (!dir) {
   process.exit(2)
 }
 installExecutors()
-superviseRun(dir).then(
+// `... GRACE_MS OVERDUE_MS adopt`: started by a reader to take over a Run whose supervisor was lost.
+superviseRun(dir, process.argv[6] === 'adopt').then(
   // The end is recorded: leave now rather than when the last timer lets go, since a `wait` delivers a Run's end only
   // once its supervisor is gone (wait/proven-ends.ts).
   () => process.exit(),

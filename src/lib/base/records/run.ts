@@ -131,6 +131,10 @@ export interface RunMeta {
   child_pid?: number
   pgid?: number
   children_processes?: ChildProcessRecord[]
+  /** When the current attempt started: a supervisor that adopts the Run enforces what is left of its timeout. */
+  attempt_started_at?: string
+  /** When a reader last started a supervisor to take the Run over from a lost one (executors/take-over.ts). */
+  adopted_at?: string
   owner: string
   parent?: ParentRef
   root: string

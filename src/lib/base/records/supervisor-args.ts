@@ -9,7 +9,8 @@
  * recorded `exec -a node sh -c … dist/supervisor.cjs DIR` in its place was
  * never timed out).
  */
-import {readFileSync, readlinkSync} from 'node:fs'
+import {readFileSync, readlinkSync, realpathSync} from 'node:fs'
+import {supervisorScript} from '../platform/package-root.js'
 import {basename, isAbsolute, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
 import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
@@ -33,6 +34,10 @@ export interface SupervisorArgs {
    * this has a supervisor the Run holds, in whatever way (overdue.ts).
    */
   overdueAfterMs?: number
+  /** Started to take over a Run whose supervisor was lost (`... OVERDUE_MS adopt`): its commands started before it. */
+  adopt?: true
+  /** The supervisor script's path, as given. */
+  script: string
 }
 
 /**
@@ -41,15 +46,17 @@ export interface SupervisorArgs {
  * path and its arguments; undefined for anything else.
  */
 export function parseSupervisorCommandLine(args: readonly string[]): SupervisorArgs | undefined {
-  const [, script, dir, kind, graceText, overdueText] = args
+  const [, script, dir, kind, graceText, overdueText, mode] = args
   if (!script || !isAbsolute(script) || !script.endsWith(SUPERVISOR_SCRIPT_TAIL) || !dir) return undefined
   const grace = msArg(graceText)
   const overdue = msArg(overdueText)
   return {
+    script,
     dir: resolve(dir),
     ...(kind ? {kind} : {}),
     ...(grace !== undefined ? {killGraceMs: grace} : {}),
     ...(overdue ? {overdueAfterMs: overdue} : {}),
+    ...(mode === 'adopt' ? {adopt: true as const} : {}),
   }
 }
 
@@ -87,21 +94,49 @@ export function supervisorArgs(
   if (!identity || !isSameProcess(identity)) return undefined
   // A process of the Run itself carries its instance marker, which no supervisor does (executors/supervisor-env.ts).
   if (processEnvValue(identity.pid, 'ACTORS_RUN_INSTANCE') === meta.run_instance_id) return undefined
-  // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
-  if (commandsBefore(meta, identity)) return undefined
   const args = supervisorOfProcess(identity.pid)
   if (!args) return undefined
+  // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
+  // An adopter (supervise.ts adoptRun) came after the commands it took over, as readers start it; so may a process
+  // the Run started, which must then be this very install's script with no code put into it.
+  if (args.adopt ? !provenAdopter(identity.pid, args.script) : commandsBefore(meta, identity)) return undefined
   return sameStateDir(args.dir, dir) ? args : undefined
 }
 
-/** Whether a recorded command process is `identity`'s process or started before it (start times in clock ticks). */
+/**
+ * The variables a reader starts an adopting supervisor without
+ * (executors/local.ts): either would run code of the Run's choosing in a
+ * process that passes for the real script.
+ */
+export const ADOPTER_DROPPED_ENV = ['NODE_OPTIONS', 'LD_PRELOAD'] as const
+
+/**
+ * Whether the adopter `pid` runs this install's own supervisor script, with
+ * nothing injected: a script a Run wrote at a path ending in
+ * `dist/supervisor.cjs`, or the real one given NODE_OPTIONS or LD_PRELOAD,
+ * is a stand-in.
+ */
+function provenAdopter(pid: number, script: string): boolean {
+  if (ADOPTER_DROPPED_ENV.some((name) => processEnvValue(pid, name) !== undefined)) return false
+  try {
+    return realpathSync(script) === realpathSync(supervisorScript())
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether a recorded command process is `identity`'s process or started before it, or in the same clock tick (start
+ * times in clock ticks: a command's wrapper and the process it starts can share one; a supervisor starts its first
+ * command far later than that).
+ */
 function commandsBefore(meta: Pick<RunMeta, 'children_processes'>, identity: ProcessIdentity): boolean {
   const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
   const start = Number(identity.start)
   return records.some((record) => {
     if (record?.pid === identity.pid) return true
     const recorded = Number(record?.identity?.start)
-    return Number.isFinite(start) && Number.isFinite(recorded) && recorded < start
+    return Number.isFinite(start) && Number.isFinite(recorded) && recorded <= start
   })
 }
 

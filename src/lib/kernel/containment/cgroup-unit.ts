@@ -13,10 +13,13 @@ import {basename, dirname, join} from 'node:path'
 import {sleepSync} from '../../base/platform/sleep.js'
 import {signalPids} from '../../base/platform/process-tree.js'
 import {readCgroupFile, readKeyedNumbers, writeCgroupFile, type CgroupBases} from './cgroup-fs.js'
-import type {ContainmentRecord, Unit, UnitLimits, UnitUsage} from './unit.js'
+import type {ContainmentRecord, EndRecordTarget, Unit, UnitLimits, UnitUsage} from './unit.js'
+import {RECORD_END} from './end-record.js'
 
 /** Joins each cgroup.procs named before `--`, then execs the rest: `sh -c JOIN actors-join FILE... -- ARGV...`. */
 const JOIN = 'while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"'
+/** JOIN, then stays the command's parent to record its end (end-record.ts): `... -- FILE TAG ARGV...`. */
+const JOIN_RECORDING = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; ${RECORD_END}`
 
 /** The folder of a state root's unit cgroups below a base: `<base>/actors/<home key>`. */
 export function unitsDir(base: string, homeKey: string): string {
@@ -30,8 +33,10 @@ export class CgroupUnit implements Unit {
     return [this.record.path, ...Object.values(this.record.v1 ?? {}).filter((d): d is string => typeof d === 'string')]
   }
 
-  wrap(argv: string[]): string[] {
-    return ['/bin/sh', '-c', JOIN, 'actors-join', ...this.dirs().map((d) => join(d, 'cgroup.procs')), '--', ...argv]
+  wrap(argv: string[], end?: EndRecordTarget): string[] {
+    const procs = this.dirs().map((d) => join(d, 'cgroup.procs'))
+    if (!end) return ['/bin/sh', '-c', JOIN, 'actors-join', ...procs, '--', ...argv]
+    return ['/bin/sh', '-c', JOIN_RECORDING, 'actors-join', ...procs, '--', end.file, end.tag, ...argv]
   }
 
   memberEnv(): Record<string, string> {
@@ -143,8 +148,8 @@ export class CgroupUnit implements Unit {
 }
 
 const SUPERVISOR_MARK = Buffer.from('\0ACTORS_SUPERVISOR=1\0')
-/** The start of the command line of a unit's join wrapper (wrap() above), as /proc/<pid>/cmdline holds it. */
-const JOINING_MARK = Buffer.from(`/bin/sh\0-c\0${JOIN}\0actors-join\0`)
+/** The start of the command line of a unit's join wrappers (wrap() above), as /proc/<pid>/cmdline holds it. */
+const JOINING_MARKS = [JOIN, JOIN_RECORDING].map((text) => Buffer.from(`/bin/sh\0-c\0${text}\0actors-join\0`))
 
 /** Whether `pid` is the supervisor of a Run launched from inside this unit (its environment says so). */
 function isSupervisor(pid: number): boolean {
@@ -164,7 +169,7 @@ function isSupervisor(pid: number): boolean {
 function isJoining(pid: number): boolean {
   try {
     const cmdline = readFileSync(`/proc/${pid}/cmdline`)
-    return cmdline.subarray(0, JOINING_MARK.length).equals(JOINING_MARK)
+    return JOINING_MARKS.some((mark) => cmdline.subarray(0, mark.length).equals(mark))
   } catch {
     return false
   }

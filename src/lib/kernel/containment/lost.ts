@@ -1,9 +1,10 @@
 /**
- * A Run whose supervisor vanished (SPEC: Containment, lost supervisor): the
- * first read that finds it lost ends whatever is left of its unit before the
- * Run is written `exited` and its locks pass on, so a lock is never held by
- * two live units. Tracked units are found through the recorded command
- * processes that still match their identities and the Run's marker.
+ * A Run whose supervisor vanished (SPEC: Containment, lost supervisor): its
+ * unit as run.json records it, for the reader that takes the Run over
+ * (executors/take-over.ts) and for ending what is left of one settled
+ * `exited` before its locks pass on, so a lock is never held by two live
+ * units. Tracked units are found through the recorded command processes that
+ * still match their identities and the Run's marker.
  */
 import {isSameProcess, ledGroups} from '../../base/platform/process-identity.js'
 import type {RunProcessQuery} from '../../base/platform/process-tree.js'
@@ -13,14 +14,20 @@ import {runUnitOwner} from './proof.js'
 import {isRunsProcess} from './unit-facts.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
 
+/**
+ * The command processes run.json records that are still those processes and
+ * the Run's: with its supervisor gone, a recorded process is the Run's only
+ * while it carries the Run's state dir.
+ */
+export function liveRecordedCommands(meta: RunMeta, dir: string): ChildProcessRecord[] {
+  const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
+  return records.filter((r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}) && isRunsProcess(r.pid, dir))
+}
+
 /** The processes of `meta`'s Run (read from `dir`), as a unit that re-verifies recorded identities on every sweep. */
 export function recordedRunUnit(meta: RunMeta, dir: string): Unit {
   const query = (): RunProcessQuery => {
-    const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
-    // Its supervisor is gone: a recorded process is the Run's only while it carries the Run's state dir.
-    const still = records.filter(
-      (r) => r?.identity && isSameProcess({...r.identity, pid: r.pid}) && isRunsProcess(r.pid, dir),
-    )
+    const still = liveRecordedCommands(meta, dir)
     return {
       rootPids: still.map((r) => r.pid),
       pgids: ledGroups(still),

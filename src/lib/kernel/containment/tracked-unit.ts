@@ -11,7 +11,8 @@ import {findRunProcesses, signalPids, type RunProcessQuery} from '../../base/pla
 import {readProcUsage} from './proc-usage.js'
 import {readProcStat} from '../../base/platform/process-identity.js'
 import {carriesUnitMark} from './escapes.js'
-import type {ContainmentRecord, Unit, UnitUsage} from './unit.js'
+import type {ContainmentRecord, EndRecordTarget, Unit, UnitUsage} from './unit.js'
+import {RECORD_END} from './end-record.js'
 
 export class TrackedUnit implements Unit {
   private peak = 0
@@ -24,8 +25,8 @@ export class TrackedUnit implements Unit {
     private readonly query: () => RunProcessQuery,
   ) {}
 
-  wrap(argv: string[]): string[] {
-    return argv
+  wrap(argv: string[], end?: EndRecordTarget): string[] {
+    return end ? ['/bin/sh', '-c', RECORD_END, 'actors-run', end.file, end.tag, ...argv] : argv
   }
 
   memberEnv(): Record<string, string> {

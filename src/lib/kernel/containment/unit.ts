@@ -49,10 +49,20 @@ export interface UnitLimits {
   pids?: number
 }
 
+/** Where a wrapper records its command's end: the file, and the record's head (end-record.ts endRecordTag). */
+export interface EndRecordTarget {
+  file: string
+  tag: string
+}
+
 export interface Unit {
   readonly record: ContainmentRecord
-  /** The argv that runs `argv` inside the unit (a cgroup joins before exec); unchanged when tracking. */
-  wrap(argv: string[]): string[]
+  /**
+   * The argv that runs `argv` inside the unit (a cgroup joins before exec;
+   * unchanged when tracking); with `end`, through a wrapper that stays its
+   * parent and records its end there (end-record.ts).
+   */
+  wrap(argv: string[], end?: EndRecordTarget): string[]
   /** Environment the command needs to be recognised as a member (the tracked marker). */
   memberEnv(): Record<string, string>
   /** Live (non-zombie) member pids now. */

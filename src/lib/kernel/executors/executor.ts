@@ -78,6 +78,8 @@ export interface Executor {
    * `dir`: the state dir the kernel read it from (its name names the unit).
    */
   endLost(meta: RunMeta, dir: string): Record<string, unknown>
+  /** A lost Run taken over (runs/executor-questions.ts takeOver); absent where the executor cannot. */
+  takeOver?(meta: RunMeta, dir: string): {adopted: RunMeta} | {result: Record<string, unknown>} | undefined
   /** CPU and memory of a live Run now, as far as this machine can read them; undefined when nothing of it can be read. */
   usage(meta: RunMeta): UnitUsage | undefined
   /** How often readers re-read the Run's files: undefined when file notifications reach this machine. */

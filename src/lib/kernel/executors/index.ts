@@ -66,5 +66,6 @@ export function installExecutors(): void {
     pollMs: (meta) => executorOf(meta).pollMs(meta),
     usage: (meta) => executorOf(meta).usage(meta),
     endLost: (meta, dir) => provenExecutorOf(meta, dir).endLost(meta, dir),
+    takeOver: (meta, dir) => provenExecutorOf(meta, dir).takeOver?.(meta, dir),
   })
 }

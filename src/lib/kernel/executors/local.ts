@@ -5,7 +5,7 @@
 import {childProcess} from '../../base/platform/builtins.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {readProcessIdentity} from '../../base/platform/process-identity.js'
-import {supervisorArgs} from '../../base/records/supervisor-args.js'
+import {ADOPTER_DROPPED_ENV, supervisorArgs} from '../../base/records/supervisor-args.js'
 import {dropTestHooks} from '../../base/platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor, JobHost} from './executor.js'
@@ -20,6 +20,8 @@ import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
 import type {SupervisorCheck} from '../../base/records/supervisor-check.js'
 import {nodeOs} from '../../base/platform/builtins.js'
 import {localVerbs} from './local-verbs.js'
+import {takeOverLocalRun} from './take-over.js'
+import {dirname} from 'node:path'
 
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */
 export const LAUNCH_GRACE_MS = 30_000
@@ -41,7 +43,7 @@ function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHos
  * Whether the process run.json records as the supervisor is one, of this
  * Run, and running: identity checked, node running the supervisor script
  * for this dir (records/supervisor-args.ts). Any other process there is
- * one the Run put in its place, and the Run is lost (its unit is ended). A
+ * one the Run put in its place, and the Run is lost (taken over: take-over.ts). A
  * supervisor its Run holds is let go first (held-supervisor.ts); one still
  * there past the Run's timeout is held in a way that was not undone, and
  * the Run is ended as timed out (overdue.ts).
@@ -77,33 +79,39 @@ function lost(): SupervisorCheck {
 }
 
 /**
- * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
- * allowed to run) and record its pid and process identity in run.json.
+ * Spawn a detached supervisor for the Run in `dir`; `adopt`: one that takes
+ * over a Run whose supervisor was lost (take-over.ts), its command running.
  */
-function startLocalSupervisor(home: string, dir: string): number {
+function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adopt = false) {
   const env = supervisorEnvironment(home)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
   // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
-  const meta = readRunMetaRaw(dir) ?? {}
   const grace = String(recordedKillGraceMs(meta))
   // So is the time by which a Run with a timeout must have ended, for readers to enforce (overdue.ts).
   const overdue = overdueAfterMs(meta as RunMeta)
+  const tail = adopt ? [String(overdue ?? 0), 'adopt'] : overdue ? [String(overdue)] : []
+  // An adopter is proven with neither (records/supervisor-args.ts): a process of the Run could inject code with them.
+  if (adopt) for (const name of ADOPTER_DROPPED_ENV) delete env[name]
   // node:child_process, not execa (src/lib/base/platform/execa.ts): this is every launch's path, and evaluating execa
   // would add about 40 ms to `actors run -- true`, as much as Node's own start.
-  const child = childProcess().spawn(
-    process.execPath,
-    [supervisorScript(), dir, 'local', grace, ...(overdue ? [String(overdue)] : [])],
-    {
-      detached: true,
-      stdio: 'ignore',
-      env,
-    },
-  )
+  const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace, ...tail], {
+    detached: true,
+    stdio: 'ignore',
+    env,
+  })
   child.unref()
   const pid = child.pid
   if (pid === undefined) throw new Error(`could not start the supervisor for ${dir}`)
-  const identity = readProcessIdentity(pid)
+  return {pid, identity: readProcessIdentity(pid)}
+}
+
+/**
+ * Start the detached supervisor for the Run in `dir` (fresh, or queued and now
+ * allowed to run) and record its pid and process identity in run.json.
+ */
+function startLocalSupervisor(home: string, dir: string): number {
+  const {pid, identity} = spawnSupervisor(home, dir, readRunMetaRaw(dir) ?? {})
   // Not fsynced: after a crash of the machine this pid and identity name nothing, and a Run whose
   // identity was never recorded is settled as lost after the launch grace (checkLocalSupervisor).
   updateRunMeta(
@@ -117,6 +125,12 @@ function startLocalSupervisor(home: string, dir: string): number {
     {durable: false},
   )
   return pid
+}
+
+/** Take over a lost local Run on this machine (take-over.ts); the caller holds the Run's lock. */
+function takeOverLocal(meta: RunMeta, dir: string) {
+  if (typeof meta.host === 'string' && meta.host !== thisHost()) return undefined
+  return takeOverLocalRun(meta, dir, () => spawnSupervisor(dirname(dirname(dir)), dir, meta, true))
 }
 
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
@@ -149,6 +163,7 @@ export function localExecutorWith(hosts: readonly JobHost[]): Executor {
     handedOver: () => false,
     check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
     endLost: endLostLocalRun,
+    takeOver: takeOverLocal,
     // The Run's cgroup counters, or its recorded command processes (tracked).
     usage: liveRunUsage,
     pollMs: () => undefined,

@@ -1,8 +1,8 @@
 /**
  * Whether holders and waiters are still there, checked lazily at every lock
  * operation so that correctness never depends on a clean-up hook having run:
- * a Run holder is gone once its Run is terminal (or its supervisor vanished,
- * which reconciliation will record as `exited`), a process holder once its
+ * a Run holder is gone once its Run is terminal (or its supervisor vanished
+ * and nothing of its unit is left, nor a plan that goes on), a process holder once its
  * identity no longer matches a live process, any holder once its lease ran
  * out; a waiter is gone once its waiting process died.
  */
@@ -10,8 +10,8 @@ import {join} from 'node:path'
 import {isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta} from '../../base/records/run.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
-import {endLostRunUnit} from '../containment/lost.js'
-import {leftoverAlive} from '../containment/unit.js'
+import {recordedRunUnit} from '../containment/lost.js'
+import {afterRecordedEnd, recordedAttemptEnd} from '../containment/end-record.js'
 import {killUnitSync, openUnit} from '../containment/index.js'
 import {nodeOs} from '../../base/platform/builtins.js'
 import type {HolderEntry, HolderRef, LockState, WaiterEntry} from '../../base/records/lock.js'
@@ -29,10 +29,13 @@ function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
     if (!meta || meta.run_instance_id !== ref.run_instance_id || isTerminal(meta.status)) return false
     const result = readJsonFile<{run_instance_id?: string}>(join(ref.state_dir, 'result.json'))
     if (result && (result.run_instance_id === undefined || result.run_instance_id === ref.run_instance_id)) return false
-    // A supervisor that vanished: the Run is as good as `exited`, once nothing of its unit is left
-    // ([containment]: ended here, so the slot never passes while its command still runs).
+    // A supervisor that vanished: the Run lives on while anything of its unit does (a reader takes it over,
+    // executors/take-over.ts), and while its recorded end says its plan goes on (the next step, another attempt).
     if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
-    return endLostRunUnit(meta, ref.state_dir, nodeOs().hostname()).leftover.some(leftoverAlive)
+    if (typeof meta.host === 'string' && meta.host !== nodeOs().hostname()) return false
+    if (recordedRunUnit(meta, ref.state_dir).members().length > 0) return true
+    const end = recordedAttemptEnd(meta, ref.state_dir)
+    return end !== undefined && afterRecordedEnd(meta, end) === 'continue'
   } catch {
     return true
   }

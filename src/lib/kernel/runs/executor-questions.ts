@@ -16,6 +16,12 @@ export interface ExecutorQuestions {
   check(meta: RunMeta, dir: string): SupervisorCheck
   /** End a lost Run's remaining processes (its unit) before it is written `exited`; result.json fields. */
   endLost(meta: RunMeta, dir: string): Record<string, unknown>
+  /**
+   * Take over a Run whose supervisor is lost (caller holds the Run's lock):
+   * `adopted`, a new supervisor has it; `result`, the end the Run recorded
+   * itself; undefined, nothing to take over (it is settled as lost).
+   */
+  takeOver(meta: RunMeta, dir: string): {adopted: RunMeta} | {result: Record<string, unknown>} | undefined
   pollMs(meta: Pick<RunMeta, 'executor'>): number | undefined
   /** CPU and memory of a live Run now; undefined when nothing of it can be read here. */
   usage(meta: RunMeta): UnitUsage | undefined

@@ -1,7 +1,9 @@
 /**
  * Reading and writing one Run's files, with reconciliation on every read: a
- * Run whose supervisor vanished without writing a result is settled as
- * `exited` (and gets its result.json) the moment anyone looks at it. A read
+ * Run whose supervisor vanished without writing a result is taken over (a new
+ * supervisor adopts it, or the end its unit recorded is written), or settled
+ * as `exited` when its unit ended with no recorded end, the moment anyone
+ * looks at it. A read
  * only settles files and starts nothing: the follow-ups of that end are noted
  * in ended-runs.ts and run later, outside every lock (after-run.ts).
  */
@@ -278,12 +280,16 @@ function reconcileLostRun(dir: string): RunState | undefined {
     if (isTerminal(meta.status)) return {dir, meta}
     const check: SupervisorCheck = askExecutor().check(meta, dir)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
-    const status = askedEnding(meta) ?? check.status
+    // A lost supervisor is not a lost Run: a new one adopts it, or its own recorded end is its result.
+    const taken = check.reason === 'supervisor_lost' ? askExecutor().takeOver(meta, dir) : undefined
+    if (taken && 'adopted' in taken) return {dir, meta: taken.adopted}
+    const status = (taken?.result.status as TerminalStatus | undefined) ?? askedEnding(meta) ?? check.status
     // [containment] The lost supervisor's command is ended first: only then is the Run settled and its locks free.
     const result = {
       ...settledResult(meta, status, check.reason),
       ...check.details,
       ...askExecutor().endLost(meta, dir),
+      ...taken?.result,
     }
     if (writeResultLocked(dir, meta, result)) settled = {...meta, status}
     return {dir, meta: {...meta, status}, result}

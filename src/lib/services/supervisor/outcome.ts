@@ -23,6 +23,8 @@ export interface AttemptOutcome extends StepOutcome {
   lockError?: string
   /** The Run's limits cannot be enforced on this machine: it fails without running. */
   unitError?: string
+  /** Taken over from a lost supervisor, its unit ended with no recorded end (SPEC: Supervision): `exited`. */
+  lost?: true
 }
 
 /**
@@ -62,6 +64,7 @@ export function endOf(meta: RunMeta, outcome: AttemptOutcome): {status: Terminal
   if (ending) return {status: ending.status, reason: ending.status === 'killed' ? 'kill' : 'stop'}
   if (outcome.lockError) return {status: 'failed', reason: 'lock_failed'}
   if (outcome.unitError) return {status: 'failed', reason: 'limits_unavailable'}
+  if (outcome.lost && !outcome.timedOut) return {status: 'exited', reason: 'supervisor_lost'}
   // The command may die of the executor's TERM (a Slurm time limit, scancel) before the supervisor's handler ran.
   const executorEnding =
     outcome.timedOut || outcome.exitCode === 0 ? undefined : executorOf(meta).supervisor.ending(meta)

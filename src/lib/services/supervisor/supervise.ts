@@ -18,7 +18,7 @@ import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import {isActorsError} from '../../base/platform/errors.js'
 import {readProcessIdentity} from '../../base/platform/process-identity.js'
-import {endUnit, runMarkOf, type Leftover, type Unit} from '../../kernel/containment/index.js'
+import {endUnit, openUnit, runMarkOf, runUnitOwner, type Leftover, type Unit} from '../../kernel/containment/index.js'
 import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from './run-unit.js'
 import {
   readRunMetaRaw,
@@ -41,7 +41,11 @@ import {isNoRoomForLock, releaseEndReserve, settleUnstartedNoSpace, updateRunMet
 import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
 import {isRunJsonDamaged, ownMeta, ownStateDir} from './own-dir.js'
-import type {ChildProcessRecord, RunMeta} from '../../base/records/run.js'
+import {isTerminal, type ChildProcessRecord, type RunMeta} from '../../base/records/run.js'
+import {awaitAdoptedSteps, resumeOf, type Resume} from './adopt-run.js'
+import {liveRecordedCommands} from '../../kernel/containment/lost.js'
+import {endRecordFile, endRecordTag} from '../../kernel/containment/end-record.js'
+import {unlinkQuietly} from '../../base/platform/state-files.js'
 
 class Supervisor {
   private readonly live = new Map<number, ChildProcess>()
@@ -56,6 +60,10 @@ class Supervisor {
   private unit!: Unit
   /** Processes an end could not get rid of within kill_grace + 5 s (result.json `leftover`). */
   private leftover: Leftover[] = []
+  /** The attempt under way (its steps' wrappers record their ends under it: end-record.ts). */
+  private attempt = 0
+  /** Taking over from a lost supervisor: the command processes it left running (adopt-run.ts). */
+  private adopted: number[] = []
 
   constructor(
     private dir: string,
@@ -72,8 +80,18 @@ class Supervisor {
     return unit
   }
 
-  /** Run the started Run (`started`: its run.json as the start wrote it) to its result; `unitError`: makeUnit's refusal. */
-  async run(started: RunMeta, unitError: string | undefined): Promise<void> {
+  /** [supervision] Take over the unit run.json records, and the command processes a lost supervisor left running. */
+  adoptUnit(): void {
+    this.records = liveRecordedCommands(this.meta, this.dir)
+    this.adopted = this.records.map((r) => r.pid)
+    this.unit = openUnit(this.meta.containment, () => this.processQuery(), runUnitOwner(this.dir, this.meta))
+  }
+
+  /**
+   * Run the started Run (`started`: its run.json as the start wrote it) to its result; `unitError`: makeUnit's
+   * refusal; `resume`: where a Run taken over from a lost supervisor is (its locks are held, its command runs).
+   */
+  async run(started: RunMeta, unitError: string | undefined, resume?: Resume): Promise<void> {
     this.meta = started
     let startedAt = new Date()
     process.on('SIGTERM', () => this.terminateFromOutside('SIGTERM'))
@@ -88,7 +106,9 @@ class Supervisor {
     const unit = this.unit
     const stopSampling = sampleTrackedUsage(unit)
     // [locks] Recipe `locks` (src/lib/kernel/locks/run-locks.ts): wait as `queued` until all are held, then start.
-    const locks = await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
+    const locks = resume
+      ? {status: 'held' as const}
+      : await takeRunLocks(this.home, this.dir, this.meta, () => this.ending)
     // [inbox] stdin messages are written once the command runs (they wait in inbox.jsonl until then).
     void this.pump?.run()
     if (locks.status !== 'held') {
@@ -107,16 +127,26 @@ class Supervisor {
       return
     }
     if (this.meta.locks) startedAt = new Date()
+    if (resume) startedAt = new Date(Date.parse(this.meta.started_at ?? '') || Date.now())
 
     const maxAttempts = Math.max(1, this.meta.retry || 1)
-    let attempt = 0
+    let attempt = resume ? resume.attempt - 1 : 0
     let outcome: AttemptOutcome = {exitCode: null, signal: null, timedOut: false}
     while (attempt < maxAttempts) {
       attempt++
+      this.attempt = attempt
       this.timedOut = false
-      updateRunMetaOrNote(this.dir, this.meta, 'the attempt', (meta) => ({...meta, attempts: attempt}))
-      if (attempt > 1) this.trace('runtime.retry', `attempt ${attempt} of ${maxAttempts}`, {attempt})
-      outcome = await this.runAttempt()
+      const resumed = resume?.attempt === attempt ? resume : undefined
+      if (!resumed) {
+        const at = new Date().toISOString()
+        updateRunMetaOrNote(this.dir, this.meta, 'the attempt', (meta) => ({
+          ...meta,
+          attempts: attempt,
+          attempt_started_at: at,
+        }))
+        if (attempt > 1) this.trace('runtime.retry', `attempt ${attempt} of ${maxAttempts}`, {attempt})
+      }
+      outcome = await this.runAttempt(resumed)
       // A timed-out attempt ends once its whole tree is gone; a retry gets a termination of its own.
       await this.terminating
       this.terminating = undefined
@@ -127,7 +157,7 @@ class Supervisor {
         this.terminating = undefined
       }
       const requested = this.requestedEnding()
-      if (requested || this.ending) break
+      if (requested || this.ending || outcome.lost) break
       if (outcome.exitCode === 0 && !outcome.timedOut) break
     }
     this.pump?.close()
@@ -136,18 +166,23 @@ class Supervisor {
     this.finish(outcome, attempt, startedAt)
   }
 
-  /** Run every step of the plan once (honouring sequence/parallel) under the timeout. */
-  private async runAttempt(): Promise<AttemptOutcome> {
+  /** Run every step of the plan once (honouring sequence/parallel) under the timeout; `resume`: from a taken-over step. */
+  private async runAttempt(resume?: Resume): Promise<AttemptOutcome> {
     const timeoutMs = this.meta.timeout_ms
+    // Taken over: what is left of the attempt's timeout.
+    const leftMs = timeoutMs && resume ? Math.max(0, timeoutMs - (Date.now() - resume.attemptStartedAt)) : timeoutMs
     const timer = timeoutMs
       ? setTimeout(() => {
           this.timedOut = true
           this.trace('runtime.timeout', `timed out after ${timeoutMs}ms`, {timeout_ms: timeoutMs})
           this.endTree()
-        }, timeoutMs)
+        }, leftMs)
       : undefined
     try {
       const {mode, steps, tree} = this.meta.plan
+      const taken = resume ? await this.takeOverSteps(resume) : undefined
+      if (taken && 'outcome' in taken) return taken.outcome
+      const first = taken?.next ?? 0
       if (tree) return {...(await runStepTree(tree, this.stepTreeHooks())), timedOut: this.timedOut} // repeat/use steps
       if (mode === 'parallel') {
         const outcomes = await Promise.all(steps.map((argv, index) => this.runStep(argv, index)))
@@ -156,6 +191,7 @@ class Supervisor {
       }
       let last: StepOutcome = {exitCode: 0, signal: null}
       for (const [index, argv] of steps.entries()) {
+        if (index < first) continue
         // A Run paused between steps stays paused: the next step waits for resume.
         if (index > 0) await this.waitWhilePaused()
         if (this.timedOut || this.ending || this.requestedEnding()) break
@@ -166,6 +202,22 @@ class Supervisor {
     } finally {
       if (timer) clearTimeout(timer)
     }
+  }
+
+  /**
+   * [supervision] Wait out the steps a lost supervisor left running: the attempt's outcome when it ends with them
+   * (a failure, the last step, a parallel plan, no recorded end), else the sequence's next step.
+   */
+  private async takeOverSteps(resume: Resume): Promise<{outcome: AttemptOutcome} | {next: number}> {
+    const stopping = () => this.timedOut || this.ending || Boolean(this.requestedEnding())
+    const taken = await awaitAdoptedSteps(this.unit, this.dir, this.meta, resume, stopping)
+    const {mode, steps, tree} = this.meta.plan
+    const next = Math.max(...resume.steps) + 1
+    // A plan of repeat/use steps walked in the lost supervisor: where it was is not known, nor is its end.
+    const lost = taken.lost || (tree !== undefined && taken.exitCode === 0)
+    if (lost || tree || mode === 'parallel' || taken.exitCode !== 0 || next >= steps.length)
+      return {outcome: {...taken, ...(lost ? {lost: true} : {}), timedOut: this.timedOut}}
+    return {next}
   }
 
   /** How the walk of a plan with repeat/use steps (step-tree.ts) runs commands, pauses, stops and records. */
@@ -183,7 +235,16 @@ class Supervisor {
     // Test-only: widen the window between the ending check and the spawn (see recordChild).
     testHookPause('spawnDelayMs', 10_000)
     const env = {...commandEnvironment(this.meta, this.home, this.dir), ...this.unit.memberEnv()}
-    const wrapped = this.unit.wrap(argv)
+    // [supervision] The wrapper records the command's end in the state dir, for whoever takes over a lost supervisor.
+    const key = {
+      run_instance_id: this.meta.run_instance_id,
+      generation: generationOf(this.meta),
+      attempt: this.attempt,
+      step,
+    }
+    const end = {file: endRecordFile(this.dir, step), tag: endRecordTag(key)}
+    unlinkQuietly(end.file)
+    const wrapped = this.unit.wrap(argv, end)
     // Started through the cgroup's join wrapper: a missing command is found here, as spawn would.
     const missing = wrapped !== argv ? commandStartError(argv[0], env, this.meta.cwd) : undefined
     if (missing) {
@@ -278,7 +339,7 @@ class Supervisor {
   /** Every process of the Run as of now: the live steps, their groups, and whatever carries the Run's marker. */
   private processQuery() {
     return {
-      rootPids: [...this.live.keys()],
+      rootPids: [...this.live.keys(), ...this.adopted.filter((pid) => this.records.some((r) => r.pid === pid))],
       pgids: this.records.map((r) => r.pgid),
       runInstanceId: this.meta.run_instance_id,
       stateDir: this.dir,
@@ -379,8 +440,12 @@ class Supervisor {
   }
 }
 
-/** Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal. */
-export async function superviseRun(dir: string): Promise<void> {
+/**
+ * Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal; `adopt`: take it
+ * over from a lost supervisor (adopt-run.ts).
+ */
+export async function superviseRun(dir: string, adopt = false): Promise<void> {
+  if (adopt) return adoptRun(dir)
   let meta = readRunMetaRaw(dir)
   // A generation move that crashed after its commit is finished before the new generation writes anything.
   if (meta?.generation_move) {
@@ -414,5 +479,17 @@ export async function superviseRun(dir: string): Promise<void> {
   }
   await supervisor.run(started ?? meta, typeof unit === 'string' ? unit : undefined)
   // Runs its reads settled on the way (a lost sibling, say): their follow-ups too.
+  followUpEndedRuns()
+}
+
+/** Take over the Run in `dir`, whose supervisor was lost, to its result (a reader started this process to). */
+async function adoptRun(dir: string): Promise<void> {
+  const meta = readRunMetaRaw(dir)
+  if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
+  if (readRunResult(dir, meta) || isTerminal(meta.status)) return
+  const supervisor = new Supervisor(dir, dirname(dirname(dir)), meta)
+  supervisor.adoptUnit()
+  traceQuietly(dir, meta, {kind: 'runtime.adopted', summary: 'a new supervisor took the Run over from a lost one'})
+  await supervisor.run(meta, undefined, resumeOf(meta))
   followUpEndedRuns()
 }

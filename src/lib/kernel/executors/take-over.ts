@@ -1,0 +1,86 @@
+/**
+ * A lost supervisor is not a lost Run (SPEC: Supervision, Containment): the
+ * reader that finds a local Run's supervisor gone, under the Run's lock,
+ * starts a new supervisor that adopts it while its unit has live members
+ * (or while its recorded end says the plan goes on), or writes the end the
+ * Run recorded itself (containment/end-record.ts). Only a unit that ended
+ * with no record of its end is left to be settled `exited`.
+ */
+import {recordedRunUnit} from '../containment/lost.js'
+import {runCgroupOf} from '../containment/caller-cgroup.js'
+import {supervisorArgs} from '../../base/records/supervisor-args.js'
+import {readProcessIdentity, readProcStat} from '../../base/platform/process-identity.js'
+import {afterRecordedEnd, recordedAttemptEnd} from '../containment/end-record.js'
+import {writeRunMetaLocked} from '../runs/store.js'
+import type {RunMeta} from '../../base/records/run.js'
+import type {ProcessIdentity} from '../../base/platform/process-identity.js'
+
+/** What a take-over did: a new supervisor adopted the Run, or the Run's own recorded end is its result. */
+export type TakeOver = {adopted: RunMeta} | {result: Record<string, unknown>}
+
+/**
+ * Take over the lost local Run in `dir` (caller holds its lock); undefined
+ * when there is nothing to take over. `startAdopter` starts the adopting
+ * supervisor and returns its pid and identity.
+ */
+export function takeOverLocalRun(
+  meta: RunMeta,
+  dir: string,
+  startAdopter: () => {pid: number; identity: ProcessIdentity | undefined},
+): TakeOver | undefined {
+  if (!meta.containment || meta.ending) return undefined // a stop or kill asked before the loss: ended as asked
+  // A process of the Run itself (it reads its own state) would start the adopter inside the Run's unit, where no
+  // supervisor is taken for one: a reader from outside takes the Run over.
+  if (process.env.ACTORS_RUN_INSTANCE === meta.run_instance_id) return {adopted: meta}
+  // run.json was made to name another process while the Run's own supervisor lives on, the parent of a command it
+  // started: that one is the Run's supervisor again, and no second one is started beside it.
+  const members = recordedRunUnit(meta, dir).members()
+  const own = liveParentSupervisor(members, meta, dir)
+  if (own) {
+    const restored: RunMeta = {...meta, pid: own.pid, process_identity: own.identity}
+    writeRunMetaLocked(dir, restored, {durable: false})
+    return {adopted: restored}
+  }
+  const end = recordedAttemptEnd(meta, dir)
+  const live = members.length > 0
+  if (!live && !end) return undefined
+  const next = !live && end ? afterRecordedEnd(meta, end) : 'continue'
+  if (next === 'unknown') return undefined
+  if (next === 'end' && end) return {result: resultFields(meta, end)}
+  const {pid, identity} = startAdopter()
+  const adopted: RunMeta = {
+    ...meta,
+    pid,
+    process_identity: identity,
+    adopted_at: new Date().toISOString(),
+  }
+  writeRunMetaLocked(dir, adopted, {durable: false})
+  return {adopted}
+}
+
+/** The Run's supervisor, alive as the parent of a process of its unit (proven as readers prove one). */
+function liveParentSupervisor(
+  members: number[],
+  meta: RunMeta,
+  dir: string,
+): {pid: number; identity: ProcessIdentity} | undefined {
+  for (const pid of members) {
+    const ppid = readProcStat(pid)?.ppid
+    const identity = ppid ? readProcessIdentity(ppid) : undefined
+    if (!ppid || !identity || runCgroupOf(ppid)?.instance === meta.run_instance_id) continue
+    if (supervisorArgs({...meta, process_identity: identity}, dir)) return {pid: ppid, identity}
+  }
+  return undefined
+}
+
+/** result.json fields of a Run whose end is the one its unit recorded. */
+function resultFields(meta: RunMeta, end: NonNullable<ReturnType<typeof recordedAttemptEnd>>): Record<string, unknown> {
+  const status = end.exitCode === 0 ? 'done' : 'failed'
+  return {
+    status,
+    exit_code: end.exitCode,
+    signal: end.signal,
+    reason: status === 'done' ? null : end.signal ? 'signal' : 'exit_code',
+    attempts: Number(meta.attempts) || 1,
+  }
+}
