@@ -81,11 +81,12 @@ function lost(): SupervisorCheck {
  * allowed to run) and record its pid and process identity in run.json.
  */
 function startLocalSupervisor(home: string, dir: string): number {
-  const env = supervisorEnvironment(home)
+  // Read before the Run's command first runs: its parent is still the launch's (runs/children.ts launchedUnder).
+  const meta = readRunMetaRaw(dir) ?? {}
+  const env = supervisorEnvironment(home, (meta as RunMeta).parent?.run_instance_id)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
   // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
-  const meta = readRunMetaRaw(dir) ?? {}
   const grace = String(recordedKillGraceMs(meta))
   // So is the time by which a Run with a timeout must have ended, for readers to enforce (overdue.ts).
   const overdue = overdueAfterMs(meta as RunMeta)
