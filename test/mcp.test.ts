@@ -224,6 +224,18 @@ describe('actors mcp', () => {
     expect(late.structuredContent.error.exit_code).toBe(3)
   })
 
+  it('wait for 20,000 unknown ids answers within 64 KiB, naming the first ids and counting the rest', async () => {
+    const {home} = newHome()
+    const {client} = await connect(home)
+    const ids = Array.from({length: 20_000}, (_, i) => `x${i}`)
+    // call() checks the cap.
+    const result = await call(client, 'wait', {runs: ids, timeout: '1s'})
+    expect(result.isError).toBe(true)
+    expect(result.content[0].text).toMatch(/^no Run x0, x1, .*, x19 \(and 19980 more\) of owner /)
+    expect(result.structuredContent.unknown).toEqual(ids.slice(0, 100))
+    expect(result.structuredContent.cut).toMatchObject({unknown_total: 20_000, unknown_shown: 100})
+  })
+
   it('pages logs by byte offset and reassembles the exact bytes of a 200 KB log', async () => {
     const {home} = newHome()
     const {client} = await connect(home, ['--allow-adhoc'])

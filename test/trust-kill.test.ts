@@ -399,3 +399,66 @@ describe('a kill_grace_ms a Run wrote into its own run.json', () => {
     expect(recordedKillGraceMs({})).toBe(5000)
   })
 })
+
+/** A child Run launched from inside `P` that, once running, deletes `parent` from its run.json (redteam pass 7 H-5). */
+const ORPHANING_CHILD = [
+  'node -e \'const fs=require("fs"),f=process.env.ACTORS_STATE_DIR+"/run.json",j=JSON.parse(fs.readFileSync(f));',
+  'delete j.parent;j.root=j.run;j.depth=0;fs.writeFileSync(f+".t",JSON.stringify(j));fs.renameSync(f+".t",f)\'',
+].join('')
+
+describe("a tree's end reaches a child whatever its run.json says of its parent", () => {
+  for (const {mode, env, skip} of MODES) {
+    for (const verb of ['kill', 'stop']) {
+      it.skipIf(skip)(
+        `${mode}: control P ${verb} ends a journaled child that deleted its parent field`,
+        async () => {
+          const h = home()
+          const [ptag, ctag] = [token(), token()]
+          const child = `${ORPHANING_CHILD}; : ${ctag}; while :; do sleep 1; done`
+          const script = `actors run --name C -- sh -c '${child.replace(/'/g, `'\\''`)}' >/dev/null; while :; do sleep 1; done`
+          const pdir = await launch(h, 'P', ptag, script, env)
+          await waitFor(() => survivors(ctag).length > 0, 10_000, 'C running')
+          const cdir = join(pdir, '..', 'C')
+          await waitFor(() => readJson(join(cdir, 'run.json')).parent === undefined, 10_000, 'C dropped its parent')
+          const r = actors(h, ['control', 'P', verb], {env, timeout: 60_000})
+          expect(r.code, r.stderr).toBe(0)
+          expect(survivors(ptag)).toEqual([])
+          expect(survivors(ctag), r.stderr).toEqual([])
+          const result = await waitFor(
+            () => existsSync(join(cdir, 'result.json')) && readJson(join(cdir, 'result.json')),
+          )
+          expect(result.status).toBe(verb === 'kill' ? 'killed' : 'cancelled')
+        },
+        60_000,
+      )
+    }
+
+    it.skipIf(skip)(
+      `${mode}: a forged children.jsonl line does not make a kill of P reach an unrelated Run`,
+      async () => {
+        const h = home()
+        const [ptag, utag] = [token(), token()]
+        const pdir = await launch(h, 'P', ptag, 'while :; do sleep 1; done', env)
+        const udir = await launch(h, 'U', utag, 'while :; do sleep 1; done', env)
+        const u = readJson(join(udir, 'run.json'))
+        // The neighbour's forgery: U named as P's child with U's real instance, U's own record untouched.
+        const line = {
+          run: 'U',
+          run_instance_id: u.run_instance_id,
+          state_dir: udir,
+          created_at: u.created_at,
+          queued: false,
+        }
+        writeFileSync(join(pdir, 'children.jsonl'), `${JSON.stringify(line)}\n`, {flag: 'a'})
+        const r = actors(h, ['control', 'P', 'kill'], {env})
+        expect(r.code, r.stderr).toBe(0)
+        expect(survivors(ptag)).toEqual([])
+        expect(survivors(utag).length).toBeGreaterThan(0)
+        expect(readJson(join(udir, 'run.json')).status).toBe('running')
+        actors(h, ['control', 'U', 'kill'], {env})
+        expect(survivors(utag)).toEqual([])
+      },
+      40_000,
+    )
+  }
+})

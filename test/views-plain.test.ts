@@ -54,6 +54,29 @@ describe('plain output without a TTY', () => {
     expect(loadedHeavyModules(specifiers)).toEqual([])
   })
 
+  it("one Run's huge argv does not pad every row of a piped inspect; --json keeps it whole", () => {
+    const huge = Array.from({length: 2}, (_, i) => `${i}`.repeat(100_000))
+    for (const [name, argv] of [
+      ['s1', ['true']],
+      ['big', ['sh', '-c', 'true', ...huge]],
+      ['s2', ['true']],
+    ] as const) {
+      const r = actors(home, ['run', '--name', name, '--wait', '--', ...argv])
+      expect(r.code, r.stderr).toBe(0)
+    }
+    const table = actors(home, ['inspect'])
+    expect(table.code, table.stderr).toBe(0)
+    const lines = table.stdout.trimEnd().split('\n')
+    expect(lines).toHaveLength(4)
+    // 200 KB of argv padded into each of 4 lines was 800 KB.
+    expect(table.stdout.length).toBeLessThan(2_000)
+    const big = lines.find((l) => l.startsWith('big '))!
+    expect(big).toMatch(/sh -c true 0{100,}…/)
+    for (const line of lines.filter((l) => /^s[12] /.test(l))) expect(line.length).toBeLessThan(400)
+    const json = actors(home, ['inspect', 'big', '--json'])
+    expect(json.json.meta.argv).toEqual(['sh', '-c', 'true', ...huge])
+  })
+
   it('a piped inspect --watch (and --tree --watch) ends soon after its reader, with nothing changing', async () => {
     actors(home, ['run', '--name', 'idle', '--', 'sleep', '60'])
     for (const args of [

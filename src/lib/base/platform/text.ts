@@ -51,11 +51,21 @@ export function columnWidths(headers: string[], rows: string[][]): number[] {
  * Render rows as aligned columns (plain text) fitted to `maxWidth` (undefined:
  * no cut) the way fitColumns() says, `roles` naming the columns that never
  * give way and the free-text ones that give way first; a table that left
- * columns out ends with a line saying which.
+ * columns out ends with a line saying which. `freeCellMax`: the widest a
+ * free-text cell is shown (with no `maxWidth`, one long cell would pad every row).
  */
-export function formatTable(headers: string[], rawRows: string[][], maxWidth?: number, roles?: ColumnRoles): string {
+export function formatTable(
+  headers: string[],
+  rawRows: string[][],
+  maxWidth?: number,
+  roles?: ColumnRoles,
+  freeCellMax?: number,
+): string {
   // Measured as printed: an escaped cell is wider than its raw text.
-  const rows = rawRows.map((row) => row.map((cell) => inertText(cell)))
+  const free = headers.map((h) => freeCellMax !== undefined && (roles?.free?.includes(h) ?? false))
+  const rows = rawRows.map((row) =>
+    row.map((cell, i) => (free[i] ? cutCell(inertText(cell), freeCellMax!) : inertText(cell))),
+  )
   const {widths, dropped} = fitColumns(headers, columnWidths(headers, rows), maxWidth, roles)
   const shown = widths.flatMap((w, i) => (w > 0 ? [i] : []))
   const line = (cells: string[]) =>

@@ -83,7 +83,9 @@ function lost(): SupervisorCheck {
  * over a Run whose supervisor was lost (take-over.ts), its command running.
  */
 function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adopt = false) {
-  const env = supervisorEnvironment(home)
+  // The parent the launch recorded, read before the Run's command first runs (runs/children.ts launchedUnder). An
+  // adopter starts long after, from a run.json the Run may have rewritten: it names no parent.
+  const env = supervisorEnvironment(home, adopt ? undefined : (meta as RunMeta).parent?.run_instance_id)
   // A supervisor starting a queued Run passes on no fault meant for itself.
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
   // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).

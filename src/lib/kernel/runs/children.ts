@@ -11,6 +11,8 @@ import {readRunState, runFile, type RunState} from './store.js'
 import {appendJsonLine, readJsonLines} from '../../base/platform/state-files.js'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import type {RunMeta} from '../../base/records/run.js'
+import {isSameProcess} from '../../base/platform/process-identity.js'
+import {processEnvValue} from '../../base/platform/process-environ.js'
 
 export interface ChildRecord {
   run: string
@@ -33,12 +35,37 @@ export function recordChild(parentDir: string, child: ChildRecord): void {
 }
 
 /**
+ * The variable a child's supervisor starts with: the instance of the parent
+ * its launch record named (executors/supervisor-env.ts). The supervisor's
+ * environment is fixed when it starts, before the child's command runs, and
+ * the command cannot rewrite it; a neighbour cannot give it to a supervisor
+ * it did not start.
+ */
+export const LAUNCH_PARENT_VAR = 'ACTORS_LAUNCH_PARENT'
+
+export interface ReadChildrenOptions {
+  /**
+   * For ending the parent's tree: a journaled child (same instance) whose
+   * run.json no longer names this parent is still this parent's when its
+   * live supervisor was started for it (launchedUnder). A child that removes
+   * or changes its `parent` must not hide from a kill of its tree.
+   */
+  treeEnd?: boolean
+}
+
+/**
  * The parent's children that still belong to it, in launch order (FIFO; a
  * child launched again counts from its latest record). A child id relaunched
- * elsewhere since (another instance, another parent) is not this parent's any
- * more and is skipped; damaged lines are skipped too.
+ * elsewhere since (another instance) is not this parent's any more and is
+ * skipped; damaged lines are skipped too. A child whose run.json names
+ * another parent (or none) is skipped, except for a tree's end (options).
  */
-export function readChildren(home: string, parentDir: string, parent: Pick<RunMeta, 'run_instance_id'>): RunState[] {
+export function readChildren(
+  home: string,
+  parentDir: string,
+  parent: Pick<RunMeta, 'run_instance_id'>,
+  options: ReadChildrenOptions = {},
+): RunState[] {
   const {records} = readJsonLines<ChildRecord>(runFile(parentDir, 'children'))
   // A child resumed as a new generation is recorded again: its latest record (and place in the queue) counts.
   const latest = new Map<string, ChildRecord>()
@@ -57,10 +84,25 @@ export function readChildren(home: string, parentDir: string, parent: Pick<RunMe
       continue
     }
     if (!state || state.meta.run_instance_id !== record.run_instance_id) continue
-    if (state.meta.parent?.run_instance_id !== parent.run_instance_id) continue
+    // The journal line is a claim anyone of this user can append: it counts only with the child's own proof,
+    // its record naming this parent back or, for a tree's end, its supervisor started for this parent.
+    const namesParent = state.meta.parent?.run_instance_id === parent.run_instance_id
+    if (!namesParent && !(options.treeEnd && launchedUnder(state.meta, parent.run_instance_id))) continue
     children.push(state)
   }
   return children
+}
+
+/**
+ * Whether the Run's live supervisor (its recorded pid, identity checked) was
+ * started for the parent instance `parentInstance` (LAUNCH_PARENT_VAR). A
+ * forged journal line naming an unrelated Run does not pass: that Run's
+ * supervisor was started for its own parent, or none.
+ */
+function launchedUnder(meta: RunMeta, parentInstance: string): boolean {
+  if (typeof meta.pid !== 'number' || meta.process_identity?.pid !== meta.pid) return false
+  if (!isSameProcess(meta.process_identity)) return false
+  return processEnvValue(meta.pid, LAUNCH_PARENT_VAR) === parentInstance
 }
 
 export interface Descendant extends RunState {
@@ -78,7 +120,7 @@ export function collectDescendants(
   home: string,
   dir: string,
   meta: Pick<RunMeta, 'run_instance_id'>,
-  options: {settled?: boolean} = {},
+  options: {settled?: boolean} & ReadChildrenOptions = {},
 ): Descendant[] {
   const out: Descendant[] = []
   let frontier: Array<{dir: string; meta: Pick<RunMeta, 'run_instance_id'>; level: number}> = [{dir, meta, level: 0}]
@@ -86,7 +128,7 @@ export function collectDescendants(
   while (frontier.length > 0) {
     const next: typeof frontier = []
     for (const node of frontier) {
-      const read = () => readChildren(home, node.dir, node.meta)
+      const read = () => readChildren(home, node.dir, node.meta, {treeEnd: options.treeEnd})
       for (const child of options.settled ? withLockSync(childrenLock(node.dir), read) : read()) {
         if (visited.has(child.dir)) continue
         visited.add(child.dir)

@@ -52,7 +52,9 @@ export async function cascadeEnd(
   if (!meta) return outcome
   const done = new Set<string>()
   const liveNow = () =>
-    collectDescendants(home, dir, meta, {settled: true}).filter((d) => !isTerminal(d.meta.status) && !done.has(d.dir))
+    collectDescendants(home, dir, meta, {settled: true, treeEnd: true}).filter(
+      (d) => !isTerminal(d.meta.status) && !done.has(d.dir),
+    )
   for (let round = 0; ; round++) {
     const live = liveNow()
     if (live.length === 0) break

@@ -357,9 +357,15 @@ export function batchExitCode(doc: BatchDocument, context: {requested: number; s
   return 0
 }
 
-/** The message and fix of a wait whose every requested Run was unknown (exit 4). */
+/** How many unknown ids the message names: a request of thousands must not make a message of as many. */
+const UNKNOWN_NAMED = 20
+
+/** The message and fix of a wait whose every requested Run was unknown (exit 4); the rest are counted, not named. */
 export function unknownRunsProblem(doc: BatchDocument): {message: string; fix: string} {
-  return {message: `no Run ${doc.unknown.join(', ')} of owner ${doc.owner}`, fix: 'list Runs with `actors inspect`'}
+  const named = doc.unknown.slice(0, UNKNOWN_NAMED).join(', ')
+  const more = doc.unknown.length - UNKNOWN_NAMED
+  const ids = more > 0 ? `${named} (and ${more} more)` : named
+  return {message: `no Run ${ids} of owner ${doc.owner}`, fix: 'list Runs with `actors inspect`'}
 }
 
 /** A pending Run as the batch lists it, with what holds it back when something does (executors pendingWhy). */

@@ -179,6 +179,8 @@ function withoutField(detail: RunDetail, path: string): RunDetail {
 }
 
 const OUTPUT_STEPS = [4000, 2000, 1000, 500, 200, 0]
+/** Unknown ids a bounded batch still lists. */
+const UNKNOWN_KEPT = 100
 
 /**
  * A completion batch within the cap: row outputs shortened first, then rows
@@ -191,12 +193,20 @@ export function boundBatch(
   cap = MAX_RESULT_BYTES - NOTE_BYTES,
 ): BatchDocument & {cut?: unknown} {
   if (fits(summary, batch, cap)) return batch
+  // Unknown ids are the caller's own request echoed back: the first ones are kept, the rest counted.
+  let unknownCut = {}
+  if (batch.unknown.length > UNKNOWN_KEPT) {
+    unknownCut = {unknown_total: batch.unknown.length, unknown_shown: UNKNOWN_KEPT}
+    batch = {...batch, unknown: batch.unknown.slice(0, UNKNOWN_KEPT)}
+    const cut = {...unknownCut, hint: 'wait for fewer Runs at once'}
+    if (fits(summary, {...batch, cut}, cap)) return {...batch, cut}
+  }
   const hint = 'logs {run} pages through a whole output; inspect {run} shows one Run'
   for (const chars of OUTPUT_STEPS) {
     const shortened = {
       ...batch,
       rows: batch.rows.map((r) => ({...r, output: r.output.slice(Math.max(0, r.output.length - chars))})),
-      cut: {output_chars: chars, hint},
+      cut: {...unknownCut, output_chars: chars, hint},
     }
     if (fits(summary, shortened, cap)) return shortened
   }
@@ -206,7 +216,7 @@ export function boundBatch(
     rows: rows.slice(0, k),
     overflow: batch.overflow + rows.length - k,
     overflow_runs: [...rows.slice(k).map((r) => r.run), ...batch.overflow_runs],
-    cut: {output_chars: 0, rows_moved_to_overflow: rows.length - k, hint},
+    cut: {...unknownCut, output_chars: 0, rows_moved_to_overflow: rows.length - k, hint},
   })
   return build(largestFitting(rows.length, (k) => fits(summary, build(k), cap)))
 }

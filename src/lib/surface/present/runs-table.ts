@@ -21,7 +21,13 @@ import {
 import {screenWidth} from '../../base/platform/fit-width.js'
 import {formatTable} from '../../base/platform/text.js'
 
-/** The plain table of `rows` ('' when there are none), fitted to `width` (default: the screen's; none piped). */
+/**
+ * The widest a free-text cell (a command, a Recipe) is printed with no screen width (piped): one Run's huge
+ * argv must not pad every row of a scripted listing; `inspect --json` keeps it whole.
+ */
+const PIPED_CELL_MAX = 200
+
+/** The plain table of `rows` ('' when there are none), fitted to `width` (default: the screen's; piped: free-text cells cut). */
 export function formatRunTable(
   rows: RunRow[],
   layout: Layout,
@@ -36,6 +42,7 @@ export function formatRunTable(
         rows.map((row) => rowCells(row, layout, clock, where)),
         width,
         LAYOUT_ROLES[layout],
+        width === undefined ? PIPED_CELL_MAX : undefined,
       ) + '\n'
     : ''
 }
