@@ -6,10 +6,12 @@
  */
 import {existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
-import {describe, expect, it} from 'vitest'
+import {afterEach, describe, expect, it} from 'vitest'
 import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
+import {initialized, killRawServers, toolCall} from './mcp-raw.js'
 
 const home = homesPerTest('actors-forged-pending-')
+afterEach(killRawServers)
 
 const launch = (h: string, name: string, ...command: string[]) => {
   const r = actors(h, ['run', '--name', name, '--', ...command])
@@ -101,6 +103,22 @@ describe('a pending batch planted in the delivery journal', () => {
     expect(real.json.redelivered).toBe(false)
     expect(real.json.rows.map((r: any) => [r.run, r.status, r.exit_code])).toEqual([['victim', 'failed', 9]])
     expect(real.json.rows[0].output).toContain('REAL-FAIL')
+  })
+
+  it('collected by an agent through `actors mcp` is not delivered either; the real end reaches a plain wait', async () => {
+    const h = home()
+    const dir = launch(h, 'victim', 'sh', '-c', 'sleep 2; exit 9')
+    plant(h, [forgedDone(h, 'victim', readJson(join(dir, 'run.json')).run_instance_id)])
+    const session = await initialized(h, ['--owner', 'default'])
+    session.send(toolCall(2, 'wait', {timeout: '0'}))
+    const reply = await session.reply(2)
+    expect(reply.result.isError, JSON.stringify(reply)).toBeFalsy()
+    expect(reply.result.structuredContent.members).toBe(0)
+    expect(JSON.stringify(reply.result)).not.toContain('412')
+    killRawServers()
+    const real = actors(h, ['wait', '--json', '--timeout', '20s'])
+    expect(real.code, real.stderr).toBe(1)
+    expect(real.json.rows.map((r: any) => [r.run, r.status, r.exit_code])).toEqual([['victim', 'failed', 9]])
   })
 
   it('naming a finished Run is redelivered with its rows read from the Run, not from the journal', async () => {

@@ -6,14 +6,14 @@
  * reported while it ran on (its real end was then lost to the owner). So its
  * rows and attention items are read again from the Runs it names: each
  * member must be the same instance of a Run of this owner, finished, not
- * reported yet, with its end proven (wait/proven-ends.ts). What does not
+ * reported by another batch, with its end proven (wait/proven-ends.ts). What does not
  * check out is dropped and stays unreported, for a later wait to deliver
  * from the Run itself; a batch left with nothing is discarded.
  */
 import {runDir} from '../../base/platform/home.js'
 import {isTerminal} from '../../base/records/run.js'
 import {archivedGenerationDir, archivedGenerations} from '../../base/records/generation-layout.js'
-import {isReported} from '../../kernel/runs/reported.js'
+import {reportedIn} from '../../kernel/runs/reported.js'
 import {readRunState} from '../../kernel/runs/store.js'
 import {findAttention} from './attention.js'
 import {buildBatchDocument, MAX_ROWS, readRowFacts, type RowFacts} from './batch.js'
@@ -59,7 +59,10 @@ export function rebuildOrphan(home: string, journal: DeliveryJournal, orphan: Pe
     seen.add(key)
     const entry = readMember(home, ref)
     if (!entry || entry.meta.owner !== owner || entry.meta.notification === 'silent') continue
-    if (!isTerminal(entry.meta.status) || isReported(entry.dir, entry.meta.run_instance_id)) continue
+    if (!isTerminal(entry.meta.status)) continue
+    // Reported by another batch: not owed. By this one: its wait died marking it, after printing (delivered again whole).
+    const reportedBy = reportedIn(entry.dir, entry.meta.run_instance_id)
+    if (reportedBy !== undefined && reportedBy !== orphan.batch_id) continue
     entries.push(entry)
   }
   // An end the Run wrote while a process of it still lives is no end yet (the same proof a fresh batch needs).
