@@ -6,7 +6,7 @@
  * generation move killed half way.
  */
 import {spawn} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
 import {
@@ -352,6 +352,30 @@ describe('generations', () => {
       expect(actors(h, ['rerun', 'nobody']).code).toBe(4)
     } finally {
       removeHome(h)
+    }
+  })
+
+  it('a generation number rewritten in run.json is never taken as an archived one: each rerun archives past the last', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'g', '--', 'sh', '-c', 'echo gen-$ACTORS_GENERATION']).code).toBe(0)
+    await waitForResult(runDirOf(h, 'g'))
+    const bad: unknown[] = [1e308, '../x', -3, 2.5, 1, 0]
+    for (const [i, value] of bad.entries()) {
+      // What the Run itself (or a neighbour) can write into its own record.
+      const file = join(runDirOf(h, 'g'), 'run.json')
+      writeFileSync(`${file}.t`, JSON.stringify({...runJson(h, 'g'), generation: value}))
+      renameSync(`${file}.t`, file)
+      const rerun = actors(h, ['rerun', 'g'])
+      expect(rerun.code, rerun.stderr).toBe(0)
+      await waitForResult(runDirOf(h, 'g'))
+      expect(runJson(h, 'g').generation).toBe(i + 2)
+      expect(stdoutOf(h, 'g')).toBe(`gen-${i + 2}\n`)
+    }
+    const archive = join(runDirOf(h, 'g'), 'generations')
+    expect(readdirSync(archive).sort()).toEqual(['1', '2', '3', '4', '5', '6'])
+    for (let n = 1; n <= bad.length; n++) {
+      expect(readFileSync(join(archive, String(n), 'stdout.log'), 'utf8')).toBe(`gen-${n}\n`)
+      expect(readJson(join(archive, String(n), 'run.json')).generation).toBe(n)
     }
   })
 

@@ -326,14 +326,13 @@ describe('wait', () => {
     expect(runsOf(next)).toEqual(['precious'])
     expect(readJson(journal).pending).toEqual([])
     expect(runsOf(actors(h, ['wait', '--json']))).toEqual([])
-    // A damaged pending batch or attention entry fails closed naming the journal: no half batch, no crash.
-    for (const damage of [{pending: [{batch_id: 'x'}]}, {pending: [null]}, {attention_reported: {precious: null}}]) {
-      writeFileSync(journal, JSON.stringify({...readJson(journal), pending: [], attention_reported: {}, ...damage}))
-      const broken = actors(h, ['wait', '--json', '--timeout', '1s'])
-      expect(broken.code, broken.stderr).toBe(1)
-      expect(broken.stderr).toContain(`${journal}: `)
-      expect(Object.keys(broken.json)).toEqual(['error'])
-    }
+    // A damaged attention entry fails closed naming the journal: no half batch, no crash (a damaged pending batch
+    // is set aside: wait-forged-pending.test.ts).
+    writeFileSync(journal, JSON.stringify({...readJson(journal), pending: [], attention_reported: {precious: null}}))
+    const broken = actors(h, ['wait', '--json', '--timeout', '1s'])
+    expect(broken.code, broken.stderr).toBe(1)
+    expect(broken.stderr).toContain(`${journal}: `)
+    expect(Object.keys(broken.json)).toEqual(['error'])
   })
 
   it('a journal writer killed between dropping the old journal and renaming the new one loses nothing', async () => {

@@ -55,6 +55,21 @@ export function archivedGenerations(dir: string): number[] {
     .sort((a, b) => a - b)
 }
 
+/**
+ * The number the generation at the top of `dir` is archived under when the
+ * next one starts: run.json's `generation` when it is a whole number above
+ * every archived one, else the one after the highest archived. run.json is
+ * the Run's to write: a `generation` of 1e308, "../x" or 2.5 (read as 1) once
+ * replaced the real generations/1 with the current generation's files.
+ */
+export function generationToArchive(dir: string, meta: Pick<RunMeta, 'generation'>): number {
+  const highest = archivedGenerations(dir).at(-1) ?? 0
+  const claimed = meta.generation
+  return Number.isSafeInteger(claimed) && (claimed as number) > highest && (claimed as number) < Number.MAX_SAFE_INTEGER
+    ? (claimed as number)
+    : highest + 1
+}
+
 /** `build@3` → {ref: 'build', generation: 3}; a plain ref has no generation. `@0`, `@x`, `@` are refused (exit 2). */
 export function parseGenerationRef(ref: string): {ref: string; generation?: number} {
   const at = ref.lastIndexOf('@')

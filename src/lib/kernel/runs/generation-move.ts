@@ -27,7 +27,7 @@ import {readJsonFile, writeJsonAtomic} from '../../base/platform/state-files.js'
 import {
   GENERATION_FILES,
   archivedGenerationDir,
-  generationOf,
+  generationToArchive,
   generationsDir,
 } from '../../base/records/generation-layout.js'
 import {testHook, testHookPause} from '../../base/platform/test-hooks.js'
@@ -64,7 +64,8 @@ export function archiveAndStartLocked(
   next: RunMeta,
   archived: Record<string, unknown> = {},
 ): void {
-  const n = generationOf(current)
+  // Never the field as it stands: a rewritten one named an existing archive (generation-layout.ts generationToArchive).
+  const n = generationToArchive(dir, current)
   removeLeftovers(dir)
   const base = generationsDir(dir)
   try {
@@ -79,7 +80,7 @@ export function archiveAndStartLocked(
   if (existsSync(clash)) renameSync(clash, join(base, `.stale-${n}-${randomHex(3)}`))
   const staging = join(base, `.staging-${n}-${process.pid}-${randomHex(3)}`)
   claimPrivateDir(staging)
-  writeJsonAtomic(join(staging, 'run.json'), {...current, ...archived})
+  writeJsonAtomic(join(staging, 'run.json'), {...current, generation: n, ...archived})
   testPause('staged')
   const mark: GenerationMoveMark = {from: n, staging: basename(staging)}
   writeJsonAtomic(metaFile(dir), {...next, generation_move: mark})

@@ -55,19 +55,25 @@ function reportedFile(dir: string): string {
 
 /** Whether the state dir `dir` records `instance` as reported (either form); false when it has no record or an unreadable one (then it is reported again rather than lost). */
 export function isReported(dir: string, instance: string): boolean {
+  return reportedIn(dir, instance) !== undefined
+}
+
+/** The batch that reported `instance` of the Run in `dir` (its batch_id, '' when the record names none); undefined as isReported is false. */
+export function reportedIn(dir: string, instance: string): string | undefined {
   // Most Runs a reader asks about are unreported: a failed open would cost an exception each.
-  if (!existsSync(reportedFile(dir))) return false
+  if (!existsSync(reportedFile(dir))) return undefined
   try {
     const text = readBoundedText(reportedFile(dir), MAX_RECORD_BYTES)
     // Cheap refusal first: a record that does not mention the instance is not its record.
-    if (text === undefined || !text.includes(instance)) return false
+    if (text === undefined || !text.includes(instance)) return undefined
     const record = JSON.parse(text) as Partial<ReportedRecord & BatchReportedRecord>
-    return (
+    const marks =
       record.run_instance_id === instance ||
       (Array.isArray(record.run_instance_ids) && record.run_instance_ids.includes(instance))
-    )
+    if (!marks) return undefined
+    return typeof record.batch_id === 'string' ? record.batch_id : ''
   } catch {
-    return false
+    return undefined
   }
 }
 

@@ -8,7 +8,7 @@
 import type {RunMeta} from '../../base/records/run.js'
 import {readRunResult, writeNewRunLocked} from '../../kernel/runs/store.js'
 import {owedAfterArchive} from '../../kernel/runs/generation-delivery.js'
-import {generationOf} from '../../base/records/generation-layout.js'
+import {generationOf, generationToArchive} from '../../base/records/generation-layout.js'
 import {completeMoveLocked} from '../../kernel/runs/generation-move.js'
 import {appendInboxRecord} from '../../kernel/runs/inbox.js'
 
@@ -25,10 +25,12 @@ export function startGenerationLocked(
   current = completeMoveLocked(dir, current)
   // A result written without its mirror in run.json (a crash in between) still says how the generation ended.
   const result = readRunResult(dir, current)
-  const ended: RunMeta =
+  const recorded: RunMeta =
     result && current.status !== result.status
       ? {...current, status: result.status, ended_at: result.completed_at, exit_code: result.exit_code}
       : current
+  // Numbered from the archive when run.json's own number is no whole number past it (never an existing archive's).
+  const ended: RunMeta = {...recorded, generation: generationToArchive(dir, recorded)}
   const next = build(generationOf(ended) + 1)
   const owed = owedAfterArchive(dir, ended)
   if (owed.length) next.unreported_generations = owed

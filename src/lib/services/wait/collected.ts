@@ -9,6 +9,8 @@
  */
 import {join} from 'node:path'
 import {runDir} from '../../base/platform/home.js'
+import {archivedGenerationDir} from '../../base/records/generation-layout.js'
+import {runGeneration} from '../../base/records/run.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import {firstOutputLine} from '../../kernel/runs/logs.js'
 import {foldedLine} from '../../base/platform/text.js'
@@ -51,7 +53,7 @@ function collectedFile(dir: string): string {
 export interface DeliveredBatch {
   members: number
   counts: Record<string, number>
-  rows: Array<{run: string; status: string; summary: string; state_dir: string}>
+  rows: Array<{run: string; status: string; summary: string; archived?: boolean; generation?: number}>
 }
 
 /**
@@ -71,7 +73,9 @@ export function recordCollected(
     const fresh = document.rows.map((row): CollectedRun => {
       let line = ''
       try {
-        line = firstOutputLine(row.state_dir)
+        // Where the kernel keeps the Run, never the row's own word (a row is as good as the journal it came from).
+        const at = runDir(home, row.run)
+        line = firstOutputLine(row.archived ? archivedGenerationDir(at, runGeneration(row)) : at)
       } catch {}
       return {run: row.run, status: row.status, summary: foldedLine(line || row.summary, MAX_COLLECTED_SUMMARY)}
     })

@@ -14,11 +14,19 @@ import {executorOf} from '../../kernel/executors/index.js'
 import {findAttention} from './attention.js'
 import {batchExitCode, buildBatchDocument, MAX_ROWS, readRowFacts, type BatchDocument, type RowFacts} from './batch.js'
 import {recordCollected} from './collected.js'
+import {rebuildOrphan} from './orphan.js'
 import {Doorbell} from '../../base/bell/doorbell.js'
 import {compareQueueKeys, dropIndexMarkers, markerTag} from '../../kernel/history/index-markers.js'
 import {markQueueChanged} from '../../kernel/history/index-queue.js'
 import {renewEmptiedQueues} from '../../kernel/history/queue-renew.js'
-import {forgetVanished, markDelivered, migrateLegacyReported, withJournal, type PendingBatch} from './journal.js'
+import {
+  forgetVanished,
+  markDelivered,
+  migrateLegacyReported,
+  withJournal,
+  type DeliveryJournal,
+  type PendingBatch,
+} from './journal.js'
 import {
   MAX_MEMBERS,
   memberKey,
@@ -92,15 +100,10 @@ function selfIdentity(): ProcessIdentity {
 function attempt(request: WaitRequest, timedOut: boolean, settle: SettleWindow): Attempt {
   return withJournal<Attempt>(request.home, request.owner, (journal) => {
     const migrated = migrateLegacyReported(request.home, journal)
-    const claimed = new Set<string>()
-    const claimedEvents = new Set<string>()
-    for (const batch of journal.pending) {
-      for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
-      for (const a of batch.attention) claimedEvents.add(a.event_id)
-    }
     // The first window: a full batch, what other waits have claimed, and a little slack (see settled()).
-    const snapshot = new WaitSnapshot(request.home, request, MAX_MEMBERS + claimed.size + WINDOW_SLACK)
-    const orphan = findOrphan(request, journal.pending, snapshot.runs, snapshot.archived, snapshot.reported)
+    const claimedCount = journal.pending.reduce((n, batch) => n + batch.members.length, 0)
+    const snapshot = new WaitSnapshot(request.home, request, MAX_MEMBERS + claimedCount + WINDOW_SLACK)
+    const {orphan, dropped} = takeOrphan(request, journal, snapshot)
     if (orphan) {
       orphan.claimer = selfIdentity()
       orphan.claimed_at = new Date().toISOString()
@@ -109,11 +112,17 @@ function attempt(request: WaitRequest, timedOut: boolean, settle: SettleWindow):
         write: true,
       }
     }
+    const claimed = new Set<string>()
+    const claimedEvents = new Set<string>()
+    for (const batch of journal.pending) {
+      for (const m of batch.members) claimed.add(memberKey(m.run, m.run_instance_id))
+      for (const a of batch.attention) claimedEvents.add(a.event_id)
+    }
     let selection = settledSelection(request, snapshot, claimed)
     // An end is the Run's word until nothing of it lives: one that still runs is read again shortly.
     const unproven = holdUnprovenEnds(snapshot.runs, [...selection.members, ...selection.silent])
     if (unproven > 0) selection = settledSelection(request, snapshot, claimed)
-    const pruned = forgetVanished(journal, (run) => snapshot.isIndexed(run)) || migrated
+    const pruned = forgetVanished(journal, (run) => snapshot.isIndexed(run)) || migrated || dropped
     // Attention comes from live Runs and this batch's members; a finished Run's requests come with its own batch.
     // An earlier generation is finished: its result row is what is owed, not its old attention requests.
     const members = new Set(selection.members)
@@ -285,6 +294,25 @@ function findOrphan(
   }).candidates
   const keys = new Set(inScope.map((c) => memberKey(c.meta.run, c.meta.run_instance_id)))
   return orphans.find((p) => [...p.members, ...p.attention].some((m) => keys.has(memberKey(m.run, m.run_instance_id))))
+}
+
+/**
+ * The orphaned pending batch this wait delivers again, rebuilt from the Runs
+ * it names (never its text: wait/orphan.ts); one left with nothing is dropped
+ * from the journal (`dropped`), and its Runs come in fresh batches.
+ */
+function takeOrphan(
+  request: WaitRequest,
+  journal: DeliveryJournal,
+  snapshot: WaitSnapshot,
+): {orphan?: PendingBatch; dropped: boolean} {
+  let dropped = false
+  for (;;) {
+    const orphan = findOrphan(request, journal.pending, snapshot.runs, snapshot.archived, snapshot.reported)
+    if (!orphan || rebuildOrphan(request.home, journal, orphan)) return {orphan, dropped}
+    journal.pending = journal.pending.filter((p) => p !== orphan)
+    dropped = true
+  }
 }
 
 /** Forget a pending batch this process claimed but could not show: its members are ready for the next wait again. */

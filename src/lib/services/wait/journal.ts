@@ -19,7 +19,7 @@ import {withLockSync} from '../../base/platform/file-lock.js'
 import type {ProcessIdentity} from '../../base/platform/process-identity.js'
 import {parseJsonDocument, readBoundedText, unlinkQuietly} from '../../base/platform/state-files.js'
 import {batchRecordScratch, markBatchReported, markInstanceReported} from '../../kernel/runs/reported.js'
-import type {BatchDocument} from './batch.js'
+import {BATCH_SCHEMA, type BatchDocument} from './batch.js'
 
 export const DELIVERY_SCHEMA = 'actors-delivery-v1'
 const MAX_JOURNAL_BYTES = 32 * 1024 * 1024
@@ -62,7 +62,12 @@ function emptyJournal(owner: string): DeliveryJournal {
   return {schema: DELIVERY_SCHEMA, owner, reported: {}, attention_reported: {}, pending: [], delivered: []}
 }
 
-function parseJournal(file: string, owner: string, text: string): DeliveryJournal {
+/**
+ * The journal in `text`; pending batches that are not whole are taken out of
+ * it into `damaged` (JournalFile sets them aside), attention entries that are
+ * not fail it.
+ */
+function parseJournal(file: string, owner: string, text: string, damaged: unknown[]): DeliveryJournal {
   const doc = parseJsonDocument<Partial<DeliveryJournal>>(file, text, DELIVERY_SCHEMA)
   if (doc.owner !== owner)
     throw corruptStateError(file, `belongs to owner ${JSON.stringify(doc.owner)}, not "${owner}"`)
@@ -77,19 +82,22 @@ function parseJournal(file: string, owner: string, text: string): DeliveryJourna
   }
   const isRef = (v: unknown) =>
     isRecord(v) && typeof (v as MemberRef).run === 'string' && typeof (v as MemberRef).run_instance_id === 'string'
-  for (const batch of doc.pending as unknown[]) {
+  const whole = (batch: unknown) => {
     const p = batch as Partial<PendingBatch>
-    const whole =
+    return (
       isRecord(p) &&
       typeof p.batch_id === 'string' &&
+      isRecord(p.claimer) &&
       Array.isArray(p.members) &&
       p.members.every(isRef) &&
       Array.isArray(p.attention) &&
       p.attention.every((a) => isRef(a) && typeof a.event_id === 'string') &&
       isRecord(p.document) &&
-      Array.isArray(p.document!.rows)
-    if (!whole) throw corruptStateError(file, 'has a damaged pending batch')
+      p.document!.schema === BATCH_SCHEMA
+    )
   }
+  damaged.push(...doc.pending.filter((batch) => !whole(batch)))
+  doc.pending = doc.pending.filter(whole)
   for (const entry of Object.values(doc.attention_reported as Record<string, unknown>)) {
     const e = entry as DeliveryJournal['attention_reported'][string]
     if (!isRecord(e) || typeof e.run_instance_id !== 'string' || !Array.isArray(e.event_ids))
@@ -114,26 +122,48 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
 
   constructor(
     private readonly file: string,
-    private readonly parse: (text: string) => DeliveryJournal,
+    private readonly parse: (text: string, damaged: unknown[]) => DeliveryJournal,
   ) {
     this.next = join(dirname(file), `.${basename(file)}.next`)
   }
 
   read(): DeliveryJournal | null {
     setAsideUnlessFile(this.file)
+    const damaged: unknown[] = []
     // Bounded, and anything planted in its place since is named as such (never a hang, never a stack trace).
     const text = readBoundedText(this.file, MAX_JOURNAL_BYTES)
-    if (text !== undefined) return this.parse(text)
     let journal: DeliveryJournal
-    try {
-      const next = readBoundedText(this.next, MAX_JOURNAL_BYTES)
-      if (next === undefined) return null
-      journal = this.parse(next)
-    } catch {
-      return null
+    if (text !== undefined) journal = this.parse(text, damaged)
+    else {
+      try {
+        const next = readBoundedText(this.next, MAX_JOURNAL_BYTES)
+        if (next === undefined) return null
+        journal = this.parse(next, damaged)
+      } catch {
+        return null
+      }
+      renameSync(this.next, this.file)
     }
-    renameSync(this.next, this.file)
+    if (damaged.length > 0) this.setAsideBatches(journal, damaged)
     return journal
+  }
+
+  /**
+   * Pending batches that are not whole (a Run can write any into the
+   * journal: every wait of the owner died on one) are written beside the
+   * journal as damaged, named once on stderr, and the journal is written
+   * without them. Their members stay unreported: the next batch reads them
+   * from the Runs themselves.
+   */
+  private setAsideBatches(journal: DeliveryJournal, damaged: unknown[]): void {
+    const aside = `${this.file}.damaged-${process.pid}-${Date.now()}`
+    writeStateFile(aside, JSON.stringify({pending: damaged}))
+    this.write(journal)
+    process.stderr.write(
+      inertText(
+        `actors: ${this.file} held ${damaged.length} damaged pending batch${damaged.length === 1 ? '' : 'es'}: moved aside to ${aside}; their Runs are delivered again from their own records`,
+      ) + '\n',
+    )
   }
 
   write(journal: DeliveryJournal): void {
@@ -189,7 +219,7 @@ export function withJournal<T>(
     `${file}.lock`,
     () => {
       const db = new LowSync<DeliveryJournal>(
-        new JournalFile(file, (text) => parseJournal(file, owner, text)),
+        new JournalFile(file, (text, damaged) => parseJournal(file, owner, text, damaged)),
         emptyJournal(owner),
       )
       db.read()
