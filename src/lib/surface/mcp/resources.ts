@@ -11,7 +11,7 @@ import {ResourceTemplate, type JSONRPCMessage, type McpServer, type Transport} f
 import {statSync} from 'node:fs'
 import {join} from 'node:path'
 import {notFoundError, usageError} from '../../base/platform/errors.js'
-import {runDir, runsDir, validateRunId} from '../../base/platform/home.js'
+import {refuseLinkedRuns, runDir, runsDir, validateRunId} from '../../base/platform/home.js'
 import {inspectRun, listRunSummaries} from '../../kernel/history/inspect.js'
 import {BELL_FILE} from '../../base/bell/notify.js'
 import {readRunState, runFile} from '../../kernel/runs/store.js'
@@ -153,6 +153,7 @@ function watchTarget(home: string, uri: string): WatchTarget {
   if (uri.startsWith(RUN_PREFIX)) {
     const id = runIdOf(uri.slice(RUN_PREFIX.length))
     const dir = runDir(home, id)
+    refuseLinkedRuns(home)
     if (!readRunState(dir, {withResult: false, refuseLink: true}))
       throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
     return {
