@@ -268,6 +268,9 @@ describe('actors mcp: JSON-RPC errors carry {error: {message, exit_code, fix}}',
     session.send(rpc(9, 'resources/read', {uri: 'actors://runs/%2e%2e'}))
     session.send(rpc(10, 'resources/read', {uri: 'actors://runs/.'}))
     session.send(rpc(11, 'resources/read', {uri: 'actors://runs/x/%2E%2E/nosuch'}))
+    // A uri that is no string: invalid params, not an internal error with the schema's issue dump.
+    session.send(rpc(12, 'resources/read', {uri: {a: 1}}))
+    session.send(rpc(13, 'resources/subscribe', {uri: 7}))
     const expected: Array<[number, number, number, string]> = [
       [2, -32601, 2, 'Method not found'],
       [3, -32602, 4, 'Run nosuch not found'],
@@ -279,6 +282,8 @@ describe('actors mcp: JSON-RPC errors carry {error: {message, exit_code, fix}}',
       [9, -32602, 2, 'Run id ".." is not valid'],
       [10, -32602, 2, 'Run id "." is not valid'],
       [11, -32602, 2, 'Run id "x/../nosuch" is not valid'],
+      [12, -32602, 2, 'params.uri must be a string, not object'],
+      [13, -32602, 2, 'params.uri must be a string, not number'],
     ]
     for (const [id, code, exitCode, message] of expected) {
       const reply = await session.reply(id)

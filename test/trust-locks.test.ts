@@ -313,4 +313,71 @@ describe('locks a Run can make or keep', () => {
       spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
     }
   }, 30_000)
+
+  it("a Run holder record naming a made-up dir as another Run's: judged by the real Run, which keeps running", async () => {
+    const h = home()
+    const tag = `red7lockvic${process.pid}${Math.floor(Math.random() * 1e6)}`
+    const vic = actors(h, ['run', '--name', 'vic', '--json', '--', 'sh', '-c', `sleep 120; exit 0 # ${tag}`])
+    expect(vic.code, vic.stderr).toBe(0)
+    try {
+      await waitFor(() => readJson(join(vic.json.state_dir, 'run.json')).process_identity, 10_000, 'the victim')
+      // A neighbour Run: a copy of vic's run.json with a dead supervisor in a dir of its own, named by the holder.
+      const code = [
+        "const fs=require('fs'),home=process.env.ACTORS_HOME,fake=process.env.ACTORS_STATE_DIR+'/x/vic'",
+        'fs.mkdirSync(fake,{recursive:true})',
+        "const j=JSON.parse(fs.readFileSync(home+'/runs/vic/run.json'))",
+        "j.pid=999999;j.process_identity={...j.process_identity,pid:999999,start:'1'}",
+        "fs.writeFileSync(fake+'/run.json',JSON.stringify(j))",
+        "fs.mkdirSync(home+'/locks',{recursive:true})",
+        'const now=new Date().toISOString()',
+        "const holder={kind:'run',run:'vic',run_instance_id:j.run_instance_id,state_dir:fake}",
+        "fs.writeFileSync(home+'/locks/LK.json',JSON.stringify({schema:'actors-lock-v1',lock:'LK',slots:1,holders:[{holder,label:'run:vic',since:now}],queue:[],updated_at:now}))",
+      ].join(';')
+      const att = actors(h, ['run', '--name', 'att', '--wait', '--', process.execPath, '-e', code])
+      expect(att.code, att.stderr).toBe(0)
+      expect(existsSync(join(h, 'locks', 'LK.json'))).toBe(true)
+      const status = actors(h, ['lock', 'status', 'LK', '--json'])
+      expect(status.code, status.stderr).toBe(0)
+      await sleep(500)
+      const alive = spawnSync('pgrep', ['-f', tag], {encoding: 'utf8'}).stdout.trim()
+      expect(alive, 'the victim Run was killed').not.toBe('')
+      expect(actors(h, ['inspect', 'vic', '--json']).json).toMatchObject({status: 'running'})
+      // Still vic's slot: the real Run is live.
+      expect(JSON.stringify(status.json)).toContain('run:vic')
+    } finally {
+      actors(h, ['control', 'vic', 'kill'])
+    }
+  }, 40_000)
+
+  it('a Run holder record with an expired lease and a state_dir outside the root: nothing is written there', () => {
+    const h = home()
+    const out = join(h, '..', `${h.split('/').pop()}-outside`)
+    mkdirSync(out, {recursive: true})
+    const donor = actors(h, ['run', '--name', 'donor', '--wait', '--json', '--', 'true'])
+    expect(donor.code, donor.stderr).toBe(0)
+    const meta = readJson(join(h, 'runs', 'donor', 'run.json'))
+    writeFileSync(join(out, 'run.json'), JSON.stringify({...meta, status: 'running'}))
+    mkdirSync(join(h, 'locks'), {recursive: true})
+    const now = new Date().toISOString()
+    const holder = {kind: 'run', run: 'donor', run_instance_id: meta.run_instance_id, state_dir: out}
+    const expired = {holder, label: 'run:donor', since: now, lease_ms: 1, lease_expires_at: '2020-01-01T00:00:00Z'}
+    const record = {schema: 'actors-lock-v1', lock: 'LT', slots: 1, holders: [expired], queue: [], updated_at: now}
+    writeFileSync(join(h, 'locks', 'LT.json'), JSON.stringify(record))
+    // A holder whose run id no Run can have: its slot is freed, nothing acted on.
+    const bad = {
+      ...record,
+      lock: 'LB',
+      holders: [{...expired, holder: {...holder, run: '../../x'}, lease_expires_at: undefined}],
+    }
+    writeFileSync(join(h, 'locks', 'LB.json'), JSON.stringify(bad))
+    try {
+      const taken = actors(h, ['lock', 'acquire', 'LT', '--holder', 'q', '--lease', '1m'])
+      expect(taken.code, taken.stderr).toBe(0)
+      expect(existsSync(join(out, 'trace.jsonl'))).toBe(false)
+      const other = actors(h, ['lock', 'acquire', 'LB', '--holder', 'q', '--lease', '1m'])
+      expect(other.code, other.stderr).toBe(0)
+    } finally {
+      spawnSync('rm', ['-rf', out])
+    }
+  }, 30_000)
 })

@@ -4,7 +4,7 @@
  */
 import {basename, dirname, join, resolve, sep} from 'node:path'
 import {accessSync, constants, existsSync, realpathSync, statSync} from 'node:fs'
-import {makePrivateDir} from './private-files.js'
+import {makePrivateDir, refuseLinkedDir} from './private-files.js'
 import {isDirectory} from './state-files.js'
 import {ActorsError, EXIT, readOnlyRootError, usageError} from './errors.js'
 import {nodeOs} from './builtins.js'
@@ -36,6 +36,15 @@ export function runsDir(home: string): string {
 }
 
 let runsMemo: {home: string; dir: string} | undefined
+
+/**
+ * Refuse a link in runs/'s place (exit 1, naming it and the fix), as a
+ * launch's ensureHome does: any Run can put one there, and a listing, a read
+ * or a prune through it would act on a dir outside the state root.
+ */
+export function refuseLinkedRuns(home: string): void {
+  refuseLinkedDir(runsDir(home))
+}
 let indexMemo: {home: string; dir: string} | undefined
 
 /**

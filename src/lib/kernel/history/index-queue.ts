@@ -32,29 +32,42 @@
  *   steps) is still delivered, at the latest once the backlog before it is.
  * - Damage (a line not as written, a position that does not fit) is a miss.
  */
-import {makePrivateDir, openStateFile} from '../../base/platform/private-files.js'
+import {makePrivateDir, openStateFile, refuseLinkedDir} from '../../base/platform/private-files.js'
 import {closeSync, readdirSync, renameSync} from 'node:fs'
 import {makeMarkerFile} from '../runs/index-entry.js'
-import {join, sep} from 'node:path'
+import {sep} from 'node:path'
 import {indexDir} from '../../base/platform/home.js'
 
 const QUEUE_DIR = 'queue'
 export const CURSOR_FILE = '.cursor'
 export const CHANGED_FILE = '.changed'
+/**
+ * `index/queue`, refused (exit 1, named with the fix) when a link is in its
+ * place: any Run can put one there, and the queue dirs, markers and flags
+ * made under it would be made wherever it points. Every path under the queue
+ * is had through here, so nothing is listed, written or removed through it.
+ */
+export function queueRootDir(home: string): string {
+  const dir = indexDir(home) + sep + QUEUE_DIR
+  refuseLinkedDir(dir)
+  return dir
+}
+
 /** Where the queue of the owner tagged `ownerTag` (markerTag of the owner) lives. */
 export function ownerQueueDir(home: string, ownerTag: string): string {
-  return indexDir(home) + sep + QUEUE_DIR + sep + ownerTag
+  return queueRootDir(home) + sep + ownerTag
 }
 
 /** Where a file about the queue of `ownerTag` lives (`.cursor`, `.cursor-at`, `.changed`): `index/queue/.<tag><name>`, beside its directory. */
 export function queueStateFile(home: string, ownerTag: string, name: string): string {
-  return indexDir(home) + sep + QUEUE_DIR + sep + '.' + ownerTag + name
+  return queueRootDir(home) + sep + '.' + ownerTag + name
 }
 
 /** The owner tags that have a queue directory. */
 export function queueOwnerTags(home: string): string[] {
+  const root = queueRootDir(home)
   try {
-    return readdirSync(join(indexDir(home), QUEUE_DIR)).filter((name) => name.length === 8 && tagValue(name, 0) !== -1)
+    return readdirSync(root).filter((name) => name.length === 8 && tagValue(name, 0) !== -1)
   } catch {
     return []
   }

@@ -4,7 +4,7 @@
  */
 import {compareText} from '../../base/platform/compare.js'
 import {usageError} from '../../base/platform/errors.js'
-import {isPlainName, resolveRunRef, runsDir} from '../../base/platform/home.js'
+import {isPlainName, refuseLinkedRuns, resolveRunRef, runsDir} from '../../base/platform/home.js'
 import {recentLaunches} from './launch-log.js'
 import {addIndexMarker} from '../runs/index-entry.js'
 import {readIndexedRuns} from './index-reader.js'
@@ -68,6 +68,8 @@ const LOG_SKEW_MS = 60_000
  * rest reads every state dir (finished Runs through the listing cache).
  */
 export function listRunSummaries(home: string, filter: ListingFilter = {}): RunListing {
+  // Before any source: the run index and the launch log name ids joined to runs/, the listing cache lives in it.
+  refuseLinkedRuns(home)
   const now = Date.now()
   const keep = (s: RunSummary) =>
     (!filter.statuses || filter.statuses.has(s.status)) &&
@@ -88,6 +90,7 @@ export function listRunSummaries(home: string, filter: ListingFilter = {}): RunL
 
 /** The live and unreported Runs (what a wait's live view follows), from the run index. */
 export function listActiveSummaries(home: string): RunListing {
+  refuseLinkedRuns(home)
   return activeListing(home, Date.now(), false)
 }
 

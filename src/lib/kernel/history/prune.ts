@@ -10,7 +10,7 @@ import {listUnitCgroups, removeUnitCgroups} from '../containment/prune-cgroups.j
 import {liveStateDirs, livePidsOfEnded, type LiveOfDir} from '../containment/unit-facts.js'
 import {join} from 'node:path'
 import {EXIT} from '../../base/platform/errors.js'
-import {resolveRunRef, runDir, stateDirKey} from '../../base/platform/home.js'
+import {refuseLinkedRuns, resolveRunRef, runDir, stateDirKey} from '../../base/platform/home.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import {removeTree} from '../../base/platform/remove-tree.js'
 import {notifyStateChange} from '../../base/bell/notify.js'
@@ -66,6 +66,8 @@ export function pruneExitCode(report: PruneReport): number {
  * ones (generations/<n>/), of live Runs too.
  */
 export function pruneRuns(home: string, options: PruneOptions): PruneReport {
+  // runs/ itself a link: nothing is removed, nor runs/.cache written, through it.
+  refuseLinkedRuns(home)
   const report: PruneReport = {pruned: [], kept_artifacts: [], skipped: []}
   // [containment] Cgroups are listed before the Runs: one made meanwhile belongs to a Run listed (and seen live) below.
   const cgroups = options.refs.length || options.earlierGenerations ? [] : listUnitCgroups(home)

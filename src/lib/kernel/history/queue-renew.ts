@@ -17,10 +17,9 @@
 import {readdirSync, renameSync, rmdirSync} from 'node:fs'
 import {join, sep} from 'node:path'
 import {randomHex} from '../../base/platform/builtins.js'
-import {indexDir} from '../../base/platform/home.js'
 import {claimPrivateDir} from '../../base/platform/private-files.js'
 import {fileSize, unlinkQuietly} from '../../base/platform/state-files.js'
-import {CHANGED_FILE, CURSOR_FILE, ownerQueueDir, queueOwnerTags} from './index-queue.js'
+import {CHANGED_FILE, CURSOR_FILE, ownerQueueDir, queueOwnerTags, queueRootDir} from './index-queue.js'
 import {POSITION_FILE} from './queue-cursor.js'
 import {withIndexLock} from './live-index.js'
 
@@ -52,7 +51,7 @@ function renewIfEmpty(home: string, dir: string): boolean {
   const names = readdirSync(dir)
   if (names.some((name) => !LEFTOVERS.has(name))) return false
   for (const name of names) unlinkQuietly(dir + sep + name)
-  const fresh = join(indexDir(home), 'queue', `.fresh-${randomHex(6)}`)
+  const fresh = join(queueRootDir(home), `.fresh-${randomHex(6)}`)
   // 0700 whatever the umask, as every dir of the state root.
   claimPrivateDir(fresh)
   try {

@@ -16,7 +16,7 @@
 import {notActiveError, refusedError, usageError} from '../../base/platform/errors.js'
 import type {ProcessIdentity} from '../../base/platform/process-identity.js'
 import {appendLockJournal, type JournalRecord} from './journal.js'
-import {settleLockState, type Departure} from './liveness.js'
+import {holderRunDir, settleLockState, type Departure} from './liveness.js'
 import {readLockState, withLockMutexes, writeLockState} from './store.js'
 import {
   holderLabel,
@@ -45,6 +45,8 @@ export interface LockTrace {
 }
 
 export interface Changes {
+  /** The state root: a Run holder's Trace is found from its Run id under it. */
+  home: string
   journal: Array<Omit<JournalRecord, 'ts'>>
   traces: LockTrace[]
 }
@@ -68,8 +70,11 @@ function noteTrace(
   data: Record<string, unknown> = {},
 ): void {
   if (holder.kind !== 'run') return
+  // The Run's own dir, never the recorded state_dir (a Run could name any dir for the kernel to write to).
+  const dir = holderRunDir(changes.home, holder)
+  if (dir === undefined) return
   changes.traces.push({
-    state_dir: holder.state_dir,
+    state_dir: dir,
     run_instance_id: holder.run_instance_id,
     kind,
     summary,
@@ -98,13 +103,13 @@ function mutate<T>(
   names: string[],
   decide: (states: Map<string, LockState>, changes: Changes, dirty: Set<string>) => T,
 ): {value: T; traces: LockTrace[]} {
-  const changes: Changes = {journal: [], traces: []}
+  const changes: Changes = {home, journal: [], traces: []}
   const value = withLockMutexes(home, names, () => {
     const states = new Map<string, LockState>()
     const dirty = new Set<string>()
     for (const name of names) {
       const state = readLockState(home, name)
-      const departures = settleLockState(state)
+      const departures = settleLockState(home, state)
       if (departures.length > 0) dirty.add(name)
       noteDepartures(changes, name, departures)
       states.set(name, state)

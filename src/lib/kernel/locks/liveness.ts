@@ -14,27 +14,42 @@ import {recordedRunUnit} from '../containment/lost.js'
 import {afterRecordedEnd, recordedAttemptEnd} from '../containment/end-record.js'
 import {killUnitSync, openUnit} from '../containment/index.js'
 import {nodeOs} from '../../base/platform/builtins.js'
+import {isPlainName, runDir} from '../../base/platform/home.js'
 import type {HolderEntry, HolderRef, LockState, WaiterEntry} from '../../base/records/lock.js'
+
+/**
+ * The state dir of a Run holder, from its Run id alone, or undefined when
+ * the id is none a Run can have. Never the record's `state_dir`: locks/ is
+ * writable by any Run, and a recorded path would let one decide whose unit
+ * the kernel ends as lost and where it appends Trace events.
+ */
+export function holderRunDir(home: string, ref: Extract<HolderRef, {kind: 'run'}>): string | undefined {
+  return typeof ref.run === 'string' && isPlainName(ref.run) ? runDir(home, ref.run) : undefined
+}
 
 /**
  * True while the Run instance `ref` names is live. Reads run.json and
  * result.json directly, without run-store's reconciliation: that would call
  * back into lock release (a Run-end follow-up) while a lock's mutex is held,
  * and run-store imports the Run-end follow-ups, this module among them.
- * A damaged run.json counts as live: fail closed.
+ * A damaged run.json counts as live: fail closed. A holder with no valid Run
+ * id, or whose Run's dir holds another instance, is gone: its slot is freed
+ * and no Run is acted on.
  */
-function runIsLive(ref: Extract<HolderRef, {kind: 'run'}>): boolean {
+function runIsLive(home: string, ref: Extract<HolderRef, {kind: 'run'}>): boolean {
+  const dir = holderRunDir(home, ref)
+  if (dir === undefined) return false
   try {
-    const meta = readJsonFile<RunMeta>(join(ref.state_dir, 'run.json'), {schema: RUN_SCHEMA})
+    const meta = readJsonFile<RunMeta>(join(dir, 'run.json'), {schema: RUN_SCHEMA})
     if (!meta || meta.run_instance_id !== ref.run_instance_id || isTerminal(meta.status)) return false
-    const result = readJsonFile<{run_instance_id?: string}>(join(ref.state_dir, 'result.json'))
+    const result = readJsonFile<{run_instance_id?: string}>(join(dir, 'result.json'))
     if (result && (result.run_instance_id === undefined || result.run_instance_id === ref.run_instance_id)) return false
     // A supervisor that vanished: the Run lives on while anything of its unit does (a reader takes it over,
     // executors/take-over.ts), and while its recorded end says its plan goes on (the next step, another attempt).
     if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
     if (typeof meta.host === 'string' && meta.host !== nodeOs().hostname()) return false
-    if (recordedRunUnit(meta, ref.state_dir).members().length > 0) return true
-    const end = recordedAttemptEnd(meta, ref.state_dir)
+    if (recordedRunUnit(meta, dir).members().length > 0) return true
+    const end = recordedAttemptEnd(meta, dir)
     return end !== undefined && afterRecordedEnd(meta, end) === 'continue'
   } catch {
     return true
@@ -67,8 +82,8 @@ function lostUnitRemains(record: unknown, holder: Pick<ProcessIdentity, 'pid' | 
 }
 
 /** Whether the holder itself (Run, process) still exists; named holders live by their lease alone. */
-export function holderExists(ref: HolderRef): boolean {
-  if (ref.kind === 'run') return runIsLive(ref)
+export function holderExists(home: string, ref: HolderRef): boolean {
+  if (ref.kind === 'run') return runIsLive(home, ref)
   if (ref.kind === 'process') return isSameProcess(ref) || lostUnitRemains(ref.unit, ref)
   return true
 }
@@ -77,8 +92,8 @@ export function leaseExpired(entry: HolderEntry, now: number): boolean {
   return entry.lease_expires_at !== undefined && Date.parse(entry.lease_expires_at) <= now
 }
 
-export function waiterExists(entry: WaiterEntry): boolean {
-  return isSameProcess(entry.waiter) && holderExists(entry.holder)
+export function waiterExists(home: string, entry: WaiterEntry): boolean {
+  return isSameProcess(entry.waiter) && holderExists(home, entry.holder)
 }
 
 /** Why an entry left a lock at settle time (journal `op`, and the Trace kind for Run holders). */
@@ -88,16 +103,16 @@ export type Departure = {op: 'expired' | 'freed'; entry: HolderEntry} | {op: 'le
  * Drop expired leases, dead holders and dead waiters from `state` (in place).
  * Returns what left, for the journal and the Traces.
  */
-export function settleLockState(state: LockState, now = Date.now()): Departure[] {
+export function settleLockState(home: string, state: LockState, now = Date.now()): Departure[] {
   const gone: Departure[] = []
   state.holders = state.holders.filter((entry) => {
     if (leaseExpired(entry, now)) gone.push({op: 'expired', entry})
-    else if (!holderExists(entry.holder)) gone.push({op: 'freed', entry})
+    else if (!holderExists(home, entry.holder)) gone.push({op: 'freed', entry})
     else return true
     return false
   })
   state.queue = state.queue.filter((entry) => {
-    if (waiterExists(entry)) return true
+    if (waiterExists(home, entry)) return true
     gone.push({op: 'left', entry})
     return false
   })

@@ -4,6 +4,8 @@
  * Run holders are appended here, after the lock mutexes are released.
  */
 import {readdirSync} from 'node:fs'
+import {join} from 'node:path'
+import {readJsonFile} from '../../base/platform/state-files.js'
 import {ActorsError, EXIT, refusedError, usageError} from '../../base/platform/errors.js'
 import {readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {unitOfCaller} from '../runs/lineage.js'
@@ -25,10 +27,16 @@ import {
   type LockState,
 } from '../../base/records/lock.js'
 
-/** Append lock events to their Run holders' Traces; a Run that is gone or damaged is skipped. */
+/**
+ * Append lock events to their Run holders' Traces; a Run that is gone or
+ * damaged is skipped, and so is a dir whose run.json is another instance's
+ * (a record in locks/ naming a Run id with an instance it never had).
+ */
 export function appendLockTraces(traces: LockTrace[]): void {
   for (const t of traces) {
     try {
+      const meta = readJsonFile<{run_instance_id?: unknown}>(join(t.state_dir, 'run.json'))
+      if (meta?.run_instance_id !== t.run_instance_id) continue
       appendTraceEvent(t.state_dir, {
         kind: t.kind,
         summary: t.summary,

@@ -52,7 +52,7 @@ function peek(home: string, specs: LockSpec[], request: LockRequest, full: boole
     }
     wakeAt = Math.min(wakeAt, nextExpiry(state))
     if (state.holders.some((e) => sameHolder(e.holder, request.holder) && !leaseExpired(e, now))) continue
-    if (full) settleLockState(state, now)
+    if (full) settleLockState(home, state, now)
     else state.holders = state.holders.filter((e) => !leaseExpired(e, now))
     const place = state.queue.findIndex((e) => sameHolder(e.holder, request.holder))
     if ((place === -1 ? state.queue.length : place) >= state.slots - state.holders.length) maybe = false

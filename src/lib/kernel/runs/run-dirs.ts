@@ -6,7 +6,7 @@
 import {readdirSync, statfsSync, statSync, type Dirent} from 'node:fs'
 import {sep} from 'node:path'
 import {corruptStateError} from '../../base/platform/errors.js'
-import {isPlainName, runsDir} from '../../base/platform/home.js'
+import {isPlainName, refuseLinkedRuns, runsDir} from '../../base/platform/home.js'
 import {linkedPathError} from '../../base/platform/private-files.js'
 
 /** One listing of runs/ (dot-names left out): its state dirs, and the entries that cannot be one. */
@@ -28,6 +28,8 @@ const DOT = 46
  * listing of thousands of Runs pays for in time and garbage.
  */
 export function listRunEntries(home: string): RunEntries {
+  // runs/ itself a link: refused, never listed through (what is there is no Run of this root).
+  refuseLinkedRuns(home)
   const base = runsDir(home)
   const found: RunEntries = {ids: [], strays: []}
   let entries: Dirent[]

@@ -14,7 +14,7 @@ import {releaseEndReserve, withEndReserve} from './end-reserve.js'
 import {addIndexMarker} from './index-entry.js'
 import {noteEndedRun} from '../../base/records/ended-runs.js'
 import {corruptStateError, isActorsError, notFoundError} from '../../base/platform/errors.js'
-import {runDir, runsDir} from '../../base/platform/home.js'
+import {refuseLinkedRuns, runDir, runsDir} from '../../base/platform/home.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import {askExecutor} from './executor-questions.js'
@@ -316,7 +316,8 @@ function askedEnding({ending}: RunMeta): TerminalStatus | undefined {
 /** Read a Run by id, or throw "not found" (exit 4). */
 export function requireRun(home: string, id: string): RunState {
   const dir = runDir(home, id)
-  // Commands on one Run (emit, control, ...) never act through a link in its state dir's place.
+  // Commands on one Run (emit, control, ...) never act through a link in its state dir's place, nor in runs/'s.
+  refuseLinkedRuns(home)
   refuseLinkedDir(dir)
   const state = readRunState(dir)
   if (!state) throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)

@@ -4,7 +4,7 @@
  * resume a finished one as its next generation with the message.
  */
 import {notActiveError, notFoundError} from '../../base/platform/errors.js'
-import {resolveRunRef, runDir, runsDir} from '../../base/platform/home.js'
+import {refuseLinkedRuns, resolveRunRef, runDir, runsDir} from '../../base/platform/home.js'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import {isBeingCreated, retryWhenCreated} from '../../kernel/runs/abandoned.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
@@ -42,6 +42,7 @@ export async function sendMessage(
   validateMessage(message)
   const id = resolveRunRef(home, ref)
   const dir = runDir(home, id)
+  refuseLinkedRuns(home)
   refuseLinkedDir(dir)
   const state = readRunState(dir)
   if (!state) {

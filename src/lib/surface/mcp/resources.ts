@@ -11,7 +11,7 @@ import {ResourceTemplate, type JSONRPCMessage, type McpServer, type Transport} f
 import {statSync} from 'node:fs'
 import {join} from 'node:path'
 import {notFoundError, usageError} from '../../base/platform/errors.js'
-import {runDir, runsDir, validateRunId} from '../../base/platform/home.js'
+import {refuseLinkedRuns, runDir, runsDir, validateRunId} from '../../base/platform/home.js'
 import {inspectRun, listRunSummaries} from '../../kernel/history/inspect.js'
 import {BELL_FILE} from '../../base/bell/notify.js'
 import {readRunState, runFile} from '../../kernel/runs/store.js'
@@ -117,11 +117,24 @@ export function registerRunResources(server: McpServer, home: string): {close():
  * URI is refused as `..%2Fx` is (-32602). Install after the server connected
  * the transport (it wraps onmessage, which connect sets).
  */
+/** The methods whose params name a resource by `uri`. */
+const URI_METHODS = new Set<unknown>(['resources/read', 'resources/subscribe', 'resources/unsubscribe'])
+
 export function guardResourceUris(transport: Transport): void {
   const onmessage = transport.onmessage
   transport.onmessage = (message: JSONRPCMessage, ...rest: unknown[]) => {
     const request = message as {id?: string | number; method?: unknown; params?: {uri?: unknown}}
     const uri = request.params?.uri
+    // A uri that is no string is invalid params as any other bad one (-32602, the CLI's shape), not the SDK's
+    // schema failure (-32603 with its issue dump).
+    if (URI_METHODS.has(request.method) && request.id !== undefined && uri !== undefined && typeof uri !== 'string') {
+      const error = usageError(
+        `${String(request.method)}: params.uri must be a string, not ${uri === null ? 'null' : Array.isArray(uri) ? 'an array' : typeof uri}`,
+        `send {"uri": "${RUNS_URI}"} or {"uri": "${RUN_PREFIX}RUN"}`,
+      )
+      void transport.send(errorResponseOf(request.id, error))
+      return
+    }
     if (request.method === 'resources/read' && request.id !== undefined && typeof uri === 'string') {
       // The scheme is case-insensitive to the parser (`ACTORS://runs/%2e%2e` resolves the same way).
       if (uri.toLowerCase().startsWith(RUN_PREFIX)) {
@@ -153,6 +166,7 @@ function watchTarget(home: string, uri: string): WatchTarget {
   if (uri.startsWith(RUN_PREFIX)) {
     const id = runIdOf(uri.slice(RUN_PREFIX.length))
     const dir = runDir(home, id)
+    refuseLinkedRuns(home)
     if (!readRunState(dir, {withResult: false, refuseLink: true}))
       throw notFoundError(`Run ${id} not found in ${runsDir(home)}`)
     return {
