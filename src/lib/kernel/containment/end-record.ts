@@ -34,7 +34,8 @@ const DEADLY = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 25, 2
 export const RECORD_END = [
   'f=$1; t=$2; shift 2; trap : HUP INT QUIT TERM USR1 USR2 ALRM',
   '"$@"; s=$?',
-  'printf "%s%d}\\n" "$t" $s >"$f.$$" && mv -f "$f.$$" "$f"',
+  // umask 077 only now: the command ran with the umask it was given; the record is private (0600) as every state file.
+  'umask 077; printf "%s%d}\\n" "$t" $s >"$f.$$" && mv -f "$f.$$" "$f"',
   `case $((s-128)) in ${DEADLY.join('|')}) trap - $((s-128)); kill -$((s-128)) $$;; esac`,
   'exit $s',
 ].join('; ')
