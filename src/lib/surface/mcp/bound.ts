@@ -195,7 +195,8 @@ export function boundBatch(
   if (fits(summary, batch, cap)) return batch
   // Unknown ids are the caller's own request echoed back: the first ones are kept, the rest counted.
   let unknownCut = {}
-  if (batch.unknown.length > UNKNOWN_KEPT) {
+  // A batch of no explicit ids (a plain wait) may carry no list at all.
+  if (Array.isArray(batch.unknown) && batch.unknown.length > UNKNOWN_KEPT) {
     unknownCut = {unknown_total: batch.unknown.length, unknown_shown: UNKNOWN_KEPT}
     batch = {...batch, unknown: batch.unknown.slice(0, UNKNOWN_KEPT)}
     const cut = {...unknownCut, hint: 'wait for fewer Runs at once'}
