@@ -62,11 +62,23 @@ export function writeFileAtomic(file: string, text: string | Uint8Array, options
   }
 }
 
+/** Where damage found at `file` is kept for a look: beside it, `<file>.damaged-<pid>-<ms>`. */
+export function damagedName(file: string): string {
+  return `${file}.damaged-${process.pid}-${Date.now()}`
+}
+
+/** Move what is at `file` out of the way, to damagedName (renamed: never followed, opened nor deleted); returns where. */
+export function moveAside(file: string): string {
+  const aside = damagedName(file)
+  renameSync(file, aside)
+  return aside
+}
+
 /**
  * rename(), and a directory someone made where the file goes (a Run can make
  * one in its state dir, or a neighbour's: a directory at `result.json` lost
- * the end) is moved aside as `<file>.damaged-<pid>-<hex>` and the rename done
- * again. A file, FIFO or link there is replaced by the rename itself.
+ * the end) is moved aside (moveAside) and the rename done again. A file,
+ * FIFO or link there is replaced by the rename itself.
  */
 function renameOver(temp: string, file: string): void {
   try {
@@ -74,7 +86,7 @@ function renameOver(temp: string, file: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code !== 'EISDIR' && code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error
-    renameSync(file, `${file}.damaged-${process.pid}-${randomHex(4)}`)
+    moveAside(file)
     renameSync(temp, file)
   }
 }

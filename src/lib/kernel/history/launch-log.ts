@@ -8,12 +8,12 @@
  * (compactLaunchLog), so it follows the Runs kept, not every launch ever.
  */
 import {appendStateFile, makePrivateDir} from '../../base/platform/private-files.js'
-import {closeSync, constants, lstatSync, openSync, readSync, fstatSync, renameSync} from 'node:fs'
+import {closeSync, constants, lstatSync, openSync, readSync, fstatSync} from 'node:fs'
 import {isActorsError} from '../../base/platform/errors.js'
 import {join} from 'node:path'
 import {isoTime} from '../../base/platform/builtins.js'
 import {historyCacheDir} from '../../base/platform/home.js'
-import {readBoundedText, writeFileAtomic} from '../../base/platform/state-files.js'
+import {moveAside, readBoundedText, writeFileAtomic} from '../../base/platform/state-files.js'
 
 const LOG_FILE = 'launches.log'
 const CHUNK = 64 * 1024
@@ -22,11 +22,6 @@ const MAX_COMPACT_BYTES = 64 * 1024 * 1024
 
 function logFile(home: string): string {
   return join(historyCacheDir(home), LOG_FILE)
-}
-
-/** Move `path` out of the way (renamed beside it under a dot-name listings skip, never followed or deleted). */
-function moveAside(path: string): void {
-  renameSync(path, `${path}.damaged-${process.pid}-${Date.now()}`)
 }
 
 /**

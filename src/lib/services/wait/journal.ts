@@ -17,7 +17,13 @@ import {inertText} from '../../base/platform/text.js'
 import {validateOwner} from '../../kernel/runs/lineage.js'
 import {withLockSync} from '../../base/platform/file-lock.js'
 import type {ProcessIdentity} from '../../base/platform/process-identity.js'
-import {parseJsonDocument, readBoundedText, unlinkQuietly} from '../../base/platform/state-files.js'
+import {
+  damagedName,
+  moveAside,
+  parseJsonDocument,
+  readBoundedText,
+  unlinkQuietly,
+} from '../../base/platform/state-files.js'
 import {batchRecordScratch, markBatchReported, markInstanceReported} from '../../kernel/runs/reported.js'
 import {BATCH_SCHEMA, type BatchDocument} from './batch.js'
 
@@ -156,7 +162,7 @@ class JournalFile implements SyncAdapter<DeliveryJournal> {
    * from the Runs themselves.
    */
   private setAsideBatches(journal: DeliveryJournal, damaged: unknown[]): void {
-    const aside = `${this.file}.damaged-${process.pid}-${Date.now()}`
+    const aside = damagedName(this.file)
     writeStateFile(aside, JSON.stringify({pending: damaged}))
     this.write(journal)
     process.stderr.write(
@@ -196,8 +202,7 @@ function setAsideUnlessFile(file: string): void {
         : there.isFile()
           ? 'a second name of another file (a hard link)'
           : 'not a regular file'
-  const aside = `${file}.damaged-${process.pid}-${Date.now()}`
-  renameSync(file, aside)
+  const aside = moveAside(file)
   process.stderr.write(
     inertText(`actors: ${file} was ${what}: moved aside to ${aside}; the delivery record starts again empty`) + '\n',
   )
