@@ -219,6 +219,13 @@ describe('what a Run leaves in its state dir', () => {
       const recorded = 'until grep -q children_processes "$ACTORS_STATE_DIR/run.json"; do sleep 0.01; done'
       const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', `${recorded}; ${damage}; exit 7`])
       expect(r.code, r.stderr).toBe(0)
+      // Not one read of run.json while it may be a FIFO (a read would block for good): first the end over it.
+      const metaIsFile = () => lstatSync(join(r.json.state_dir, 'run.json'), {throwIfNoEntry: false})?.isFile() === true
+      await waitFor(
+        () => existsSync(join(r.json.state_dir, 'result.json')) && metaIsFile(),
+        15_000,
+        'the end written over the damaged run.json',
+      )
       const result = await waitForResult(r.json.state_dir)
       expect(result).toMatchObject({status: 'failed', exit_code: 7})
       expect(readJson(join(r.json.state_dir, 'run.json'))).toMatchObject({run: 'v', status: 'failed', exit_code: 7})
