@@ -108,8 +108,11 @@ async function started(stateDir: string) {
 async function finished(name: string, ...command: string[]) {
   const launched = actors(home, ['run', '--json', '--name', name, '--', ...command])
   expect(launched.code).toBe(0)
-  await waitForResult(launched.json.state_dir)
-  return launched.json.state_dir as string
+  const dir = launched.json.state_dir as string
+  await waitForResult(dir)
+  // The end's mirror into run.json comes just after result.json: a listing before it would key the run.json it replaces.
+  await waitFor(() => readJson(join(dir, 'run.json')).ended_at, 10_000, `${dir}/run.json to say the end`)
+  return dir
 }
 
 describe('the listing cache', () => {
@@ -317,6 +320,10 @@ describe('the listing cache', () => {
       // A NUL moved into the first entry's text, lengths unchanged.
       patched(entries[0].at + 10, Buffer.from([0])),
       patched(entries[1].at + 10, Buffer.from([0])),
+      // Control bytes a JSON text never holds raw (a file edited in place): ESC, carriage return, tab.
+      patched(entries[0].at + 10, Buffer.from([0x1b])),
+      patched(entries[1].at + 10, Buffer.from([0x0d])),
+      patched(entries[1].at + 12, Buffer.from([0x09])),
       // The first entry's length lies (its field, then the header's total too).
       patched(at.fields, u32(firstLength + 2)),
       patched(at.fields, u32(firstLength - 2)),

@@ -238,6 +238,24 @@ describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) =>
   )
 
   it.skipIf(skip)(
+    'its index marker deleted and the index stamp made to match runs/: its failure still reaches a plain wait',
+    async () => {
+      const h = home()
+      // What a neighbour can do in the state root: no rebuild would bring the marker back, as runs/ looks unchanged.
+      const js = `const fs=require('fs'),h=process.env.ACTORS_HOME,ix=h+'/index';fs.unlinkSync(ix+'/v@'+process.env.ACTORS_RUN_INSTANCE);const st=fs.statSync(h+'/runs',{bigint:true});fs.writeFileSync(ix+'/.stamp.json',JSON.stringify({schema:'actors-index-v3',runs_mtime_ns:String(st.mtimeNs),runs_nlink:Number(st.nlink),runs_count:fs.readdirSync(h+'/runs').filter((n)=>n[0]!=='.').length}))`
+      const {dir, go} = launch(h, env, `'${process.execPath}' -e "${js}"`)
+      await waitFor(() => existsSync(join(h, 'forged')), 10_000, 'the forgery')
+      expect(actors(h, ['inspect', '--status', 'running', '--json'], {env}).code).toBe(0)
+      writeFileSync(go, '')
+      await waitForResult(dir, 15_000)
+      const own = actors(h, ['wait', '--timeout', '15s', '--json'], {env})
+      expect(own.code, own.stderr).toBe(1)
+      expect(own.json.rows).toMatchObject([{run: 'v', status: 'failed', exit_code: 5}])
+    },
+    40_000,
+  )
+
+  it.skipIf(skip)(
     "notification silent and another owner in its run.json: its failure still reaches its own owner's wait",
     async () => {
       const h = home()

@@ -32,6 +32,22 @@ export function addIndexMarker(home: string, id: string, instance: string): void
 }
 
 /**
+ * Keep a Run that is about to record its end in the index (its live marker
+ * made again if gone), so the end reaches its owner's plain `wait`: a marker
+ * is a file of the state root, which any Run may delete, and readers queue
+ * an end only from its marker. Before the end is written, so no reader has
+ * settled the instance yet. Best effort: a missing or linked index is a
+ * rebuild's to mend (a link is never written through: makePrivateDir
+ * refuses it), not an end's to fail on.
+ */
+export function keepIndexed(home: string, id: string, instance: string): void {
+  try {
+    makePrivateDir(indexDir(home))
+    addIndexMarker(home, id, instance)
+  } catch {}
+}
+
+/**
  * Create the empty marker `file` (live or queued): a hard link to
  * index/.marker when it can (a directory entry only: a rebuild enters
  * thousands), else a new empty file (no .marker yet, a file system without

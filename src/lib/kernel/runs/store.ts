@@ -11,7 +11,7 @@ import {existsSync, lstatSync} from 'node:fs'
 import {dirname, join, sep} from 'node:path'
 import {archiveAndStartLocked, completeMove} from './generation-move.js'
 import {releaseEndReserve, withEndReserve} from './end-reserve.js'
-import {addIndexMarker} from './index-entry.js'
+import {addIndexMarker, keepIndexed} from './index-entry.js'
 import {noteEndedRun} from '../../base/records/ended-runs.js'
 import {corruptStateError, isActorsError, notFoundError} from '../../base/platform/errors.js'
 import {refuseLinkedRuns, runDir, runsDir} from '../../base/platform/home.js'
@@ -170,6 +170,7 @@ export function writeResultLocked(dir: string, meta: RunMeta, result: RunResult,
   // No wait delivers an end before it is written (wait/proven-ends.ts): a reported mark already here is the Run's own,
   // made to keep its end from its owner.
   unlinkQuietly(runFile(dir, 'reported'))
+  keepIndexed(join(dir, '..', '..'), meta.run, meta.run_instance_id)
   releaseEndReserve(dir) // the room kept since the launch (end-reserve.ts): the end fits on a full disk
   writeJsonAtomic(runFile(dir, 'result'), result)
   // Mirror the essentials into run.json so listings read one file per Run, and a batch row (wait/batch.ts) needs no
