@@ -10,6 +10,7 @@ import {
   lstatSync,
   mkdirSync,
   openSync,
+  readFileSync,
   readSync,
   readdirSync,
   readlinkSync,
@@ -319,6 +320,27 @@ describe('doorbell', () => {
     } finally {
       bell.close()
     }
+  })
+
+  it('wakes its sleeper outside the watch callback: a watch closed by the woken code is gone at once', async () => {
+    // Closed inside libuv's read of the inotify events, a watch stays until that read returns; a `wait` that went on
+    // to exit from there left the kernel a live watch to tear down, 10-20 ms after it had printed.
+    const bell = new Doorbell(dir, 60_000)
+    await bell.next() // arms the watch
+    setTimeout(() => writeFileSync(join(dir, 'changed'), 'x'), 50)
+    await bell.next(Date.now() + 30_000)
+    bell.close()
+    const inode = statSync(dir).ino.toString(16)
+    const watching = readdirSync('/proc/self/fdinfo').filter((fd) => {
+      try {
+        return readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8')
+          .split('\n')
+          .some((line) => line.startsWith('inotify ') && line.includes(` ino:${inode} `))
+      } catch {
+        return false
+      }
+    })
+    expect(watching).toEqual([])
   })
 })
 

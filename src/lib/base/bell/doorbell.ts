@@ -46,11 +46,20 @@ export class Doorbell {
     return this.watcher !== undefined
   }
 
+  /**
+   * Noted at once; the sleeper is woken on the next turn of the event loop,
+   * never inside the watch's callback. What it does when woken (often all the
+   * rest of the command, up to process.exit()) would otherwise run inside
+   * libuv's read of the inotify events, which defers the removal of a watch
+   * closed meanwhile until that read returns: the process then exits with a
+   * live watch, and the kernel's teardown of it (an SRCU grace period) held
+   * the exit back by 10-20 ms after a `wait` had printed.
+   */
   private ring(): void {
     this.rung = true
     const wake = this.wake
-    this.wake = undefined
-    wake?.()
+    // Only the sleeper of this ring: one woken meanwhile (its poll, its deadline) may have been followed by another.
+    if (wake) setImmediate(() => this.wake === wake && wake())
   }
 
   /** Forget rings so far: call right before re-reading state, so a ring during the read is not lost. */
