@@ -379,6 +379,31 @@ describe('generations', () => {
     }
   })
 
+  it('a planted generations/ dir past what a generation can be is no archive: reruns never replace one, and the last number refuses', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'g', '--', 'sh', '-c', 'echo gen-$ACTORS_GENERATION']).code).toBe(0)
+    await waitForResult(runDirOf(h, 'g'))
+    const archive = join(runDirOf(h, 'g'), 'generations')
+    // 2^53 + 1 reads as 2^53 as a double: each rerun once archived under that same name, replacing the last.
+    for (const name of ['9007199254740993', '0012', '1000000000']) mkdirSync(join(archive, name), {recursive: true})
+    for (const n of [2, 3]) {
+      const rerun = actors(h, ['rerun', 'g'])
+      expect(rerun.code, rerun.stderr).toBe(0)
+      await waitForResult(runDirOf(h, 'g'))
+      expect(runJson(h, 'g').generation).toBe(n)
+    }
+    expect(readFileSync(join(archive, '1', 'stdout.log'), 'utf8')).toBe('gen-1\n')
+    expect(readFileSync(join(archive, '2', 'stdout.log'), 'utf8')).toBe('gen-2\n')
+    // The highest number there is: no generation can follow it, so the rerun is refused and nothing moves.
+    mkdirSync(join(archive, '999999999'))
+    const refused = actors(h, ['rerun', 'g'])
+    expect(refused.code, refused.stderr).toBe(1)
+    expect(refused.stderr).toContain(join(archive, '999999999'))
+    expect(refused.stderr).toContain('fix:')
+    expect(runJson(h, 'g').generation).toBe(3)
+    expect(stdoutOf(h, 'g')).toBe('gen-3\n')
+  })
+
   it('a resumed child obeys its parent max-parallel: queued until a slot frees', async () => {
     const h = home()
     const gate = join(h, 'gate')

@@ -233,19 +233,31 @@ describe('what a Run leaves in its state dir', () => {
       expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
       expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
     })
-  it("a neighbour's directory where a live Run's result.json goes: wait waits, and the end is recorded over it", async () => {
-    const h = home()
-    const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', 'sleep 1; exit 4'])
-    expect(r.code, r.stderr).toBe(0)
-    mkdirSync(join(r.json.state_dir, 'result.json'))
-    const early = actors(h, ['wait', 'v', '--timeout', '0', '--json'])
-    expect(early.code, early.stderr).not.toBe(4)
-    const wait = actors(h, ['wait', 'v', '--timeout', '15s', '--json'])
-    expect(wait.json?.rows, wait.stderr).toMatchObject([{run: 'v', status: 'failed', exit_code: 4}])
-    expect(readJson(join(r.json.state_dir, 'result.json'))).toMatchObject({status: 'failed', exit_code: 4})
-    // Moved aside, not removed: what was planted stays to be looked at.
-    expect(readdirSync(r.json.state_dir).filter((name) => name.startsWith('result.json.damaged-'))).toHaveLength(1)
-  })
+  it.each([
+    {what: 'directory', plant: (file: string) => mkdirSync(file), movedAside: 1},
+    {what: 'dangling link', plant: (file: string) => symlinkSync('/nonexistent/x', file), movedAside: 0},
+    {what: 'link to a file', plant: (file: string) => symlinkSync('/etc/hostname', file), movedAside: 0},
+  ])(
+    "a neighbour's $what where a live Run's result.json goes: wait waits, inspect reads it, and the end is recorded over it",
+    async ({plant, movedAside}) => {
+      const h = home()
+      const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', 'sleep 1; exit 4'])
+      expect(r.code, r.stderr).toBe(0)
+      plant(join(r.json.state_dir, 'result.json'))
+      const early = actors(h, ['wait', 'v', '--timeout', '0', '--json'])
+      expect(early.code, early.stderr).not.toBe(4)
+      const seen = actors(h, ['inspect', 'v', '--json'])
+      expect(seen.code, seen.stderr).toBe(0)
+      const wait = actors(h, ['wait', 'v', '--timeout', '15s', '--json'])
+      expect(wait.json?.rows, wait.stderr).toMatchObject([{run: 'v', status: 'failed', exit_code: 4}])
+      expect(lstatSync(join(r.json.state_dir, 'result.json')).isFile()).toBe(true)
+      expect(readJson(join(r.json.state_dir, 'result.json'))).toMatchObject({status: 'failed', exit_code: 4})
+      // A directory is moved aside, not removed: what was planted stays to be looked at (a link is replaced itself).
+      expect(readdirSync(r.json.state_dir).filter((name) => name.startsWith('result.json.damaged-'))).toHaveLength(
+        movedAside,
+      )
+    },
+  )
   it('dirs planted in runs/ named with a newline or led by "-": shown escaped, never as a Run or a flag', async () => {
     const h = home()
     const base = actors(h, ['run', '--name', 'base', '--json', '--', 'true'])

@@ -7,7 +7,7 @@
  */
 import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
-import {usageError} from '../platform/errors.js'
+import {ActorsError, EXIT, usageError} from '../platform/errors.js'
 import {runGeneration, type RunMeta} from './run.js'
 
 /** A generation's own files: what moves to `generations/<n>/` (run.json last, see runs/generation-move.ts). */
@@ -27,6 +27,14 @@ export const GENERATION_FILES = [
   'reported.json',
 ] as const
 
+/**
+ * The highest generation number: nine digits, what `RUN@N` can name. A
+ * directory under generations/ named past it (or with a leading zero, or
+ * past what a double holds exactly: 2^53 + 1 read as 2^53) is no generation.
+ */
+export const MAX_GENERATION = 999_999_999
+const GENERATION_NAME = /^[1-9]\d{0,8}$/
+
 export function generationsDir(dir: string): string {
   return join(dir, 'generations')
 }
@@ -41,7 +49,7 @@ export function generationOf(meta: Pick<RunMeta, 'generation'>): number {
   return runGeneration(meta)
 }
 
-/** The numbers of the archived generations in `dir`, ascending (staging and stale dirs are skipped). */
+/** The numbers of the archived generations in `dir`, ascending (staging, stale and misnamed dirs are skipped). */
 export function archivedGenerations(dir: string): number[] {
   let names: string[]
   try {
@@ -50,7 +58,7 @@ export function archivedGenerations(dir: string): number[] {
     return []
   }
   return names
-    .filter((name) => /^[1-9]\d*$/.test(name))
+    .filter((name) => GENERATION_NAME.test(name))
     .map(Number)
     .sort((a, b) => a - b)
 }
@@ -60,14 +68,22 @@ export function archivedGenerations(dir: string): number[] {
  * next one starts: run.json's `generation` when it is a whole number above
  * every archived one, else the one after the highest archived. run.json is
  * the Run's to write: a `generation` of 1e308, "../x" or 2.5 (read as 1) once
- * replaced the real generations/1 with the current generation's files.
+ * replaced the real generations/1 with the current generation's files. No
+ * number past MAX_GENERATION: a Run there (a neighbour can make
+ * generations/999999999) is refused (exit 1) rather than archived under a
+ * name the next rerun would not see, and replace.
  */
 export function generationToArchive(dir: string, meta: Pick<RunMeta, 'generation'>): number {
   const highest = archivedGenerations(dir).at(-1) ?? 0
   const claimed = meta.generation
-  return Number.isSafeInteger(claimed) && (claimed as number) > highest && (claimed as number) < Number.MAX_SAFE_INTEGER
-    ? (claimed as number)
-    : highest + 1
+  if (Number.isSafeInteger(claimed) && (claimed as number) > highest && (claimed as number) <= MAX_GENERATION)
+    return claimed as number
+  if (highest < MAX_GENERATION) return highest + 1
+  throw new ActorsError(
+    `${archivedGenerationDir(dir, highest)}: a Run has at most ${MAX_GENERATION} generations, so no new one can start`,
+    EXIT.failed,
+    `move that directory out of ${generationsDir(dir)} if nothing of it is yours, or launch under a new name`,
+  )
 }
 
 /** `build@3` → {ref: 'build', generation: 3}; a plain ref has no generation. `@0`, `@x`, `@` are refused (exit 2). */
@@ -77,7 +93,7 @@ export function parseGenerationRef(ref: string): {ref: string; generation?: numb
   if (at < 0 || at < ref.lastIndexOf('/')) return {ref}
   const base = ref.slice(0, at)
   const number = ref.slice(at + 1)
-  if (!/^[1-9]\d{0,8}$/.test(number) || base === '') {
+  if (!GENERATION_NAME.test(number) || base === '') {
     throw usageError(
       `${JSON.stringify(ref)} does not name a generation`,
       'write RUN@N with N a generation number from 1, e.g. build@2 (list them with `actors inspect RUN --generations`)',

@@ -75,9 +75,10 @@ export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id
   try {
     result = readJsonFile<RunResult>(runFile(dir, 'result'))
   } catch (error) {
-    // The kernel writes result.json as a file, only: a directory or FIFO made in its place is no end (the writer of
-    // the real one moves it aside, state-files.ts), and must not make the Run unknown to a wait meanwhile.
-    if (!isDirectoryOrSpecial(runFile(dir, 'result'))) throw error
+    // The kernel writes result.json as a file, only: a link, directory or FIFO made in its place is no end (the
+    // writer of the real one replaces it or moves it aside, state-files.ts), and must not make the Run unknown to a
+    // wait, nor unreadable to inspect, meanwhile.
+    if (!isNoFile(runFile(dir, 'result'))) throw error
     return undefined
   }
   if (!result) return undefined
@@ -89,10 +90,10 @@ export function readRunResult(dir: string, meta?: Pick<RunMeta, 'run_instance_id
   return result
 }
 
-/** A directory, FIFO, socket or device at `file` (a link or file is read, and named when damaged, as before). */
-function isDirectoryOrSpecial(file: string): boolean {
+/** Something at `file` that is no regular file: a link, directory, FIFO, socket or device (a damaged file is named). */
+function isNoFile(file: string): boolean {
   const stat = lstatSync(file, {throwIfNoEntry: false})
-  return stat !== undefined && !stat.isFile() && !stat.isSymbolicLink()
+  return stat !== undefined && !stat.isFile()
 }
 
 /** What a result.json already in `dir` claims (its status), or why it is none; undefined when there is none. */
