@@ -23,7 +23,7 @@ const key = {run_instance_id: 'instance-1', generation: 1, attempt: 1, step: 0}
 function wrap(script: string, env: Record<string, string> = {}): number | null {
   const r = spawnSync(
     '/bin/sh',
-    ['-c', RECORD_END, 'actors-run', endRecordFile(dir, 0), endRecordTag(key), '/bin/sh', '-c', script],
+    ['-c', RECORD_END, 'actors-run', endRecordFile(dir, 0), endRecordTag(key), '0', '0', '/bin/sh', '-c', script],
     {env, timeout: 10_000, stdio: 'ignore'},
   )
   return r.status

@@ -17,8 +17,11 @@ if (!dir) {
   process.exit(2)
 }
 installExecutors()
-// `... GRACE_MS OVERDUE_MS adopt`: started by a reader to take over a Run whose supervisor was lost.
-superviseRun(dir, process.argv[6] === 'adopt').then(
+// `... GRACE_MS OVERDUE_MS adopt DEADLINE TIMEOUT`: started by a reader to take over a Run whose supervisor was lost,
+// with the attempt's deadline and timeout the reader proved (0: none), where the Run cannot rewrite them.
+const adopt = process.argv[6] === 'adopt'
+const limit = {deadline: Number(process.argv[7]) || 0, timeoutMs: Number(process.argv[8]) || 0}
+superviseRun(dir, adopt ? limit : undefined).then(
   // The end is recorded: leave now rather than when the last timer lets go, since a `wait` delivers a Run's end only
   // once its supervisor is gone (wait/proven-ends.ts).
   () => process.exit(),

@@ -13,13 +13,20 @@ import {basename, dirname, join} from 'node:path'
 import {sleepSync} from '../../base/platform/sleep.js'
 import {signalPids} from '../../base/platform/process-tree.js'
 import {readCgroupFile, readKeyedNumbers, writeCgroupFile, type CgroupBases} from './cgroup-fs.js'
-import type {ContainmentRecord, EndRecordTarget, Unit, UnitLimits, UnitUsage} from './unit.js'
+import {
+  endRecordArgs,
+  type ContainmentRecord,
+  type EndRecordTarget,
+  type Unit,
+  type UnitLimits,
+  type UnitUsage,
+} from './unit.js'
 import {RECORD_END} from './end-record.js'
 
 /** Joins each cgroup.procs named before `--`, then execs the rest: `sh -c JOIN actors-join FILE... -- ARGV...`. */
 const JOIN = 'while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; exec "$@"'
 /** JOIN, then stays the command's parent to record its end (end-record.ts): `... -- FILE TAG ARGV...`. */
-const JOIN_RECORDING = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; ${RECORD_END}`
+export const JOIN_RECORDING = `while [ "$1" != -- ]; do echo $$ >"$1" || exit 125; shift; done; shift; ${RECORD_END}`
 
 /** The folder of a state root's unit cgroups below a base: `<base>/actors/<home key>`. */
 export function unitsDir(base: string, homeKey: string): string {
@@ -36,7 +43,7 @@ export class CgroupUnit implements Unit {
   wrap(argv: string[], end?: EndRecordTarget): string[] {
     const procs = this.dirs().map((d) => join(d, 'cgroup.procs'))
     if (!end) return ['/bin/sh', '-c', JOIN, 'actors-join', ...procs, '--', ...argv]
-    return ['/bin/sh', '-c', JOIN_RECORDING, 'actors-join', ...procs, '--', end.file, end.tag, ...argv]
+    return ['/bin/sh', '-c', JOIN_RECORDING, 'actors-join', ...procs, '--', ...endRecordArgs(end), ...argv]
   }
 
   memberEnv(): Record<string, string> {

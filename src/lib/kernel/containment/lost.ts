@@ -6,12 +6,15 @@
  * units. Tracked units are found through the recorded command processes that
  * still match their identities and the Run's marker.
  */
-import {isSameProcess, ledGroups} from '../../base/platform/process-identity.js'
+import {dirname} from 'node:path'
+import {isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
 import type {RunProcessQuery} from '../../base/platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../../base/records/run.js'
-import {killUnitSync, openUnit, runMarkOf} from './index.js'
+import {homeKey, killUnitSync, openUnit, runMarkOf} from './index.js'
 import {runUnitOwner} from './proof.js'
-import {isRunsProcess} from './unit-facts.js'
+import {findUnitByFacts, isRunsProcess} from './unit-facts.js'
+import {cgroupPathOf, runCgroupsOfPath} from './caller-cgroup.js'
+import {runWrapperOf} from './run-deadline.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
 
 /**
@@ -50,10 +53,53 @@ export function endLostRunUnit(
   dir: string,
   thisHost: string,
 ): {leftover: Leftover[]; usage?: UnitUsage} {
-  if (typeof meta.host === 'string' && meta.host !== thisHost) return {leftover: []}
+  if (typeof meta.host === 'string' && meta.host !== thisHost && !unitVisibleHere(meta, dir)) return {leftover: []}
   const unit = recordedRunUnit(meta, dir)
   const leftover = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
   if (!leftover.some(leftoverAlive)) unit.remove()
   return {leftover, usage}
+}
+
+/**
+ * Whether the Run's unit can be seen on this machine, whatever run.json's
+ * `host` says (the Run writes that file: one that named another machine was
+ * left to nobody, its timeout with it): a process carrying its state dir, the
+ * cgroup named after it that one is in, or a member of its recorded unit.
+ */
+export function unitVisibleHere(meta: RunMeta, dir: string): boolean {
+  if (findUnitByFacts(dir, homeKey(dirname(dirname(dir)))).pids.length > 0) return true
+  try {
+    return recordedRunUnit(meta, dir).members().length > 0
+  } catch {
+    return false // a record no reader opens (proof.ts refuses it): nothing of it is seen here
+  }
+}
+
+/** Ancestors looked at before giving up (a process tree is never this deep). */
+const MAX_ANCESTRY = 64
+
+/**
+ * Whether process `pid` (this one by default) runs inside the unit of the
+ * Run `meta` in `dir`, by facts its environment cannot change: its cgroup
+ * (or one above it) is named after the Run, or it, an ancestor, or the
+ * leader of its group or session is a member of the unit (`members`), a
+ * wrapper of the Run's steps, or a process carrying the Run's state dir.
+ * A process that cleared its environment (`env -i`) is still found.
+ */
+export function insideRunUnit(meta: RunMeta, dir: string, members: readonly number[], pid = process.pid): boolean {
+  const path = cgroupPathOf(pid)
+  if (path && runCgroupsOfPath(path).some((cgroup) => cgroup.instance === meta.run_instance_id)) return true
+  const ofRun = (p: number) =>
+    members.includes(p) || isRunsProcess(p, dir) || runWrapperOf(p, meta.run_instance_id, dir) !== undefined
+  const own = readProcStat(pid)
+  if (!own) return false
+  let at = pid
+  for (let step = 0; step < MAX_ANCESTRY && at > 1; step++) {
+    if (ofRun(at)) return true
+    const parent = readProcStat(at)?.ppid
+    if (parent === undefined) break
+    at = parent
+  }
+  return [own.pgid, own.sid].some((leader) => leader > 1 && ofRun(leader))
 }

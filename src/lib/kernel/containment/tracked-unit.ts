@@ -11,7 +11,7 @@ import {findRunProcesses, signalPids, type RunProcessQuery} from '../../base/pla
 import {readProcUsage} from './proc-usage.js'
 import {readProcStat} from '../../base/platform/process-identity.js'
 import {carriesUnitMark} from './escapes.js'
-import type {ContainmentRecord, EndRecordTarget, Unit, UnitUsage} from './unit.js'
+import {endRecordArgs, type ContainmentRecord, type EndRecordTarget, type Unit, type UnitUsage} from './unit.js'
 import {RECORD_END} from './end-record.js'
 
 export class TrackedUnit implements Unit {
@@ -26,7 +26,7 @@ export class TrackedUnit implements Unit {
   ) {}
 
   wrap(argv: string[], end?: EndRecordTarget): string[] {
-    return end ? ['/bin/sh', '-c', RECORD_END, 'actors-run', end.file, end.tag, ...argv] : argv
+    return end ? ['/bin/sh', '-c', RECORD_END, 'actors-run', ...endRecordArgs(end), ...argv] : argv
   }
 
   memberEnv(): Record<string, string> {

@@ -49,10 +49,21 @@ export interface UnitLimits {
   pids?: number
 }
 
-/** Where a wrapper records its command's end: the file, and the record's head (end-record.ts endRecordTag). */
+/**
+ * Where a wrapper records its command's end: the file, and the record's head
+ * (end-record.ts endRecordTag); and the attempt's deadline and timeout it
+ * carries on its command line (run-deadline.ts), absent for none.
+ */
 export interface EndRecordTarget {
   file: string
   tag: string
+  deadline?: number
+  timeoutMs?: number
+}
+
+/** The wrapper's arguments after the join's: FILE TAG DEADLINE TIMEOUT (end-record.ts RECORD_END). */
+export function endRecordArgs(end: EndRecordTarget): string[] {
+  return [end.file, end.tag, String(end.deadline ?? 0), String(end.timeoutMs ?? 0)]
 }
 
 export interface Unit {

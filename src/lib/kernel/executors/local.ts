@@ -10,10 +10,11 @@ import {dropTestHooks} from '../../base/platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor, JobHost} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
-import {endLostRunUnit} from '../containment/lost.js'
+import {endLostRunUnit, unitVisibleHere} from '../containment/lost.js'
+import type {AttemptLimit} from '../containment/run-deadline.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {letHeldSupervisorGo} from './held-supervisor.js'
-import {aliveLongerThan, overdueAfterMs} from './overdue.js'
+import {adopterOverdueMs, aliveLongerThan, overdueAfterMs} from './overdue.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
@@ -32,8 +33,7 @@ function checkLocalSupervisor(meta: RunMeta, dir: string, hosts: readonly JobHos
   if (meta.status === 'queued' && !meta.process_identity) return {alive: true}
   // On another machine (launched inside an engine's job, on its node) this /proc says nothing of it:
   // it lives as long as the job it was launched in, as that job's engine tells.
-  if (typeof meta.host === 'string' && meta.host !== thisHost())
-    return hosts.map((host) => host.checkJobOf(meta)).find(Boolean) ?? {alive: true}
+  if (!runsHere(meta, dir)) return hosts.map((host) => host.checkJobOf(meta)).find(Boolean) ?? {alive: true}
   if (meta.process_identity) return checkRecordedSupervisor(meta, dir)
   // Launched but the supervisor's identity was never recorded: lost only after a grace period.
   return Date.now() - Date.parse(meta.created_at) > LAUNCH_GRACE_MS ? lost() : {alive: true}
@@ -61,6 +61,15 @@ function checkRecordedSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
   return {alive: true}
 }
 
+/**
+ * Whether the Run is this machine's: run.json's `host` says so, or its unit is
+ * seen here whatever `host` says (a Run that wrote another name there was
+ * left unsupervised, its timeout with it).
+ */
+function runsHere(meta: RunMeta, dir: string): boolean {
+  return typeof meta.host !== 'string' || meta.host === thisHost() || unitVisibleHere(meta, dir)
+}
+
 let host: string | undefined
 /** This machine's name, read once (listings check every live Run). */
 function thisHost(): string {
@@ -80,9 +89,10 @@ function lost(): SupervisorCheck {
 
 /**
  * Spawn a detached supervisor for the Run in `dir`; `adopt`: one that takes
- * over a Run whose supervisor was lost (take-over.ts), its command running.
+ * over a Run whose supervisor was lost (take-over.ts), its command running,
+ * under the attempt's limit as the reader proved it (run-deadline.ts).
  */
-function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adopt = false) {
+function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adopt?: AttemptLimit) {
   // The parent the launch recorded, read before the Run's command first runs (runs/children.ts launchedUnder). An
   // adopter starts long after, from a run.json the Run may have rewritten: it names no parent.
   const env = supervisorEnvironment(home, adopt ? undefined : (meta as RunMeta).parent?.run_instance_id)
@@ -90,9 +100,11 @@ function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adop
   if (process.env.ACTORS_SUPERVISOR === '1') dropTestHooks(env)
   // The launch's kill_grace rides in the command line, where the Run cannot rewrite it (records/supervisor-args.ts).
   const grace = String(recordedKillGraceMs(meta))
-  // So is the time by which a Run with a timeout must have ended, for readers to enforce (overdue.ts).
-  const overdue = overdueAfterMs(meta as RunMeta)
-  const tail = adopt ? [String(overdue ?? 0), 'adopt'] : overdue ? [String(overdue)] : []
+  // So is the time by which a Run with a timeout must have ended, for readers to enforce (overdue.ts); an adopter's
+  // also carries the proven deadline and timeout it enforces (`... OVERDUE adopt DEADLINE TIMEOUT`).
+  const overdue = adopt ? adopterOverdueMs(meta as RunMeta, adopt) : overdueAfterMs(meta as RunMeta)
+  const limit = adopt ? [String(adopt.deadline ?? 0), String(adopt.timeoutMs ?? 0)] : []
+  const tail = adopt ? [String(overdue ?? 0), 'adopt', ...limit] : overdue ? [String(overdue)] : []
   // An adopter is proven with neither (records/supervisor-args.ts): a process of the Run could inject code with them.
   if (adopt) for (const name of ADOPTER_DROPPED_ENV) delete env[name]
   // node:child_process, not execa (src/lib/base/platform/execa.ts): this is every launch's path, and evaluating execa
@@ -131,8 +143,8 @@ function startLocalSupervisor(home: string, dir: string): number {
 
 /** Take over a lost local Run on this machine (take-over.ts); the caller holds the Run's lock. */
 function takeOverLocal(meta: RunMeta, dir: string) {
-  if (typeof meta.host === 'string' && meta.host !== thisHost()) return undefined
-  return takeOverLocalRun(meta, dir, () => spawnSupervisor(dirname(dirname(dir)), dir, meta, true))
+  if (!runsHere(meta, dir)) return undefined
+  return takeOverLocalRun(meta, dir, (limit) => spawnSupervisor(dirname(dirname(dir)), dir, meta, limit))
 }
 
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */

@@ -34,6 +34,23 @@ export function overdueAfterMs(
   return attempts * (timeout + recordedKillGraceMs(meta) + ATTEMPT_ROOM_MS) + RUN_ROOM_MS
 }
 
+/**
+ * An adopter's OVERDUE_MS (take-over.ts): from its own start, the rest of
+ * the attempt under way until its proven deadline, then every attempt left,
+ * each with its kill grace and room; undefined when no deadline is proven.
+ */
+export function adopterOverdueMs(
+  meta: Pick<RunMeta, 'retry' | 'kill_grace_ms'> & {attempts?: unknown},
+  limit: {deadline?: number; timeoutMs?: number},
+): number | undefined {
+  if (limit.deadline === undefined) return undefined
+  const grace = recordedKillGraceMs(meta)
+  const attempt = Math.max(1, Number(meta.attempts) || 1)
+  const left = Math.max(0, Math.max(1, Number(meta.retry) || 1) - attempt)
+  const perAttempt = (limit.timeoutMs ?? 0) + grace + ATTEMPT_ROOM_MS
+  return Math.max(0, limit.deadline - Date.now()) + grace + ATTEMPT_ROOM_MS + left * perAttempt + RUN_ROOM_MS
+}
+
 /** Clock ticks per second of /proc's start times (USER_HZ: 100 on every Linux architecture Node runs on). */
 const TICKS_PER_SECOND = 100
 

@@ -6,7 +6,8 @@
  * Run recorded itself (containment/end-record.ts). Only a unit that ended
  * with no record of its end is left to be settled `exited`.
  */
-import {recordedRunUnit} from '../containment/lost.js'
+import {insideRunUnit, recordedRunUnit} from '../containment/lost.js'
+import {provenAttemptLimit, type AttemptLimit} from '../containment/run-deadline.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
 import {readProcessIdentity, readProcStat} from '../../base/platform/process-identity.js'
@@ -15,7 +16,10 @@ import {writeRunMetaLocked} from '../runs/store.js'
 import type {RunMeta} from '../../base/records/run.js'
 import type {ProcessIdentity} from '../../base/platform/process-identity.js'
 
-/** What a take-over did: a new supervisor adopted the Run, or the Run's own recorded end is its result. */
+/**
+ * What a take-over did: a new supervisor adopted the Run, or the Run's end is
+ * `result` (its recorded end, its timeout, or nothing left to record one).
+ */
 export type TakeOver = {adopted: RunMeta} | {result: Record<string, unknown>}
 
 /**
@@ -26,15 +30,15 @@ export type TakeOver = {adopted: RunMeta} | {result: Record<string, unknown>}
 export function takeOverLocalRun(
   meta: RunMeta,
   dir: string,
-  startAdopter: () => {pid: number; identity: ProcessIdentity | undefined},
+  startAdopter: (limit: AttemptLimit) => {pid: number; identity: ProcessIdentity | undefined},
 ): TakeOver | undefined {
   if (!meta.containment || meta.ending) return undefined // a stop or kill asked before the loss: ended as asked
-  // A process of the Run itself (it reads its own state) would start the adopter inside the Run's unit, where no
-  // supervisor is taken for one: a reader from outside takes the Run over.
-  if (process.env.ACTORS_RUN_INSTANCE === meta.run_instance_id) return {adopted: meta}
+  const members = recordedRunUnit(meta, dir).members()
+  // A process of the Run itself (it reads its own state, its environment cleared or not) would start the adopter
+  // inside the Run's unit, which it would wait to empty: a reader from outside takes the Run over.
+  if (insideRunUnit(meta, dir, members)) return {adopted: meta}
   // run.json was made to name another process while the Run's own supervisor lives on, the parent of a command it
   // started: that one is the Run's supervisor again, and no second one is started beside it.
-  const members = recordedRunUnit(meta, dir).members()
   const own = liveParentSupervisor(members, meta, dir)
   if (own) {
     const restored: RunMeta = {...meta, pid: own.pid, process_identity: own.identity}
@@ -44,10 +48,17 @@ export function takeOverLocalRun(
   const end = recordedAttemptEnd(meta, dir)
   const live = members.length > 0
   if (!live && !end) return undefined
+  // The deadline is the earliest its wrappers' command lines and run.json prove (run-deadline.ts): past it, the
+  // reader ends the unit as a timeout would, rather than start one more adopter a Run could kill again.
+  const limit = provenAttemptLimit(meta, dir, members)
+  if (live && limit.deadline !== undefined && Date.now() >= limit.deadline) return {result: TIMED_OUT}
+  // Neither supervisor nor wrapper is left to record the running step's end, nor to prove its deadline: the unit is
+  // ended now, settled `exited` as it would be once it emptied (docs/containment.md).
+  if (live && !end && !limit.wrapper) return {result: {status: 'exited', reason: 'supervisor_lost'}}
   const next = !live && end ? afterRecordedEnd(meta, end) : 'continue'
   if (next === 'unknown') return undefined
   if (next === 'end' && end) return {result: resultFields(meta, end)}
-  const {pid, identity} = startAdopter()
+  const {pid, identity} = startAdopter(limit)
   const adopted: RunMeta = {
     ...meta,
     pid,
@@ -72,6 +83,9 @@ function liveParentSupervisor(
   }
   return undefined
 }
+
+/** result.json fields of a Run ended at its deadline by a reader: as its supervisor's timeout words it. */
+const TIMED_OUT = {status: 'failed', exit_code: null, signal: null, reason: 'timeout'}
 
 /** result.json fields of a Run whose end is the one its unit recorded. */
 function resultFields(meta: RunMeta, end: NonNullable<ReturnType<typeof recordedAttemptEnd>>): Record<string, unknown> {

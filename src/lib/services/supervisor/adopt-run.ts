@@ -14,22 +14,44 @@ import {generationOf} from '../../base/records/generation-layout.js'
 import type {Unit} from '../../kernel/containment/index.js'
 import type {StepOutcome} from './outcome.js'
 
-/** Where an adopted Run is: its attempt, the steps it awaits, and how much of the attempt's timeout is left. */
+/** The attempt's deadline and timeout the reader proved (run-deadline.ts) and gave the adopter; 0: none proven. */
+export interface AdoptLimit {
+  deadline: number
+  timeoutMs: number
+}
+
+/** Where an adopted Run is: its attempt, the steps it awaits, and its timeout and when the attempt times out. */
 export interface Resume {
   attempt: number
   steps: number[]
-  /** When the attempt started (ms since the epoch); its timeout runs from there. */
-  attemptStartedAt: number
+  /** The timeout of each attempt, ms (undefined: none). */
+  timeoutMs: number | undefined
+  /** When the attempt under way times out (ms since the epoch); only read with a timeout. */
+  deadline: number
 }
 
-/** The adopted Run's place in its plan, from run.json as the lost supervisor left it. */
-export function resumeOf(meta: RunMeta): Resume {
+/**
+ * The adopted Run's place in its plan, from run.json as the lost supervisor
+ * left it, and its timeout: the earliest of `limit`'s and run.json's (a Run
+ * may have raised or deleted its own, never lowered the proven one).
+ */
+export function resumeOf(meta: RunMeta, limit: AdoptLimit): Resume {
   const started = Date.parse(meta.attempt_started_at ?? meta.started_at ?? '')
+  const recorded = Number(meta.timeout_ms) > 0 ? Number(meta.timeout_ms) : undefined
+  const timeoutMs = earliest(limit.timeoutMs || undefined, recorded)
+  const recordedDeadline =
+    recorded !== undefined ? (Number.isFinite(started) ? started : Date.now()) + recorded : undefined
+  const deadline = earliest(limit.deadline || undefined, recordedDeadline)
   return {
     attempt: currentAttempt(meta),
     steps: currentSteps(meta),
-    attemptStartedAt: Number.isFinite(started) ? started : Date.now(),
+    timeoutMs,
+    deadline: deadline ?? (timeoutMs !== undefined ? Date.now() + timeoutMs : 0),
   }
+}
+
+function earliest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.min(a, b)
 }
 
 /** How often the unit is looked at while it runs: a cgroup's member list is cheap, a tracked sweep reads /proc. */
@@ -48,7 +70,9 @@ export async function awaitAdoptedSteps(
   resume: Resume,
   stopping: () => boolean,
 ): Promise<StepOutcome & {lost?: true}> {
-  while (unit.members().length > 0 && !stopping()) await sleep(POLL_MS[unit.record.kind])
+  // This process is never a member it waits for (a reader inside the unit starts no adopter: take-over.ts).
+  const others = () => unit.members().filter((pid) => pid !== process.pid)
+  while (others().length > 0 && !stopping()) await sleep(POLL_MS[unit.record.kind])
   let outcome: (StepOutcome & {lost?: true}) | undefined
   for (const step of resume.steps) {
     const key = {run_instance_id: meta.run_instance_id, generation: generationOf(meta), attempt: resume.attempt, step}

@@ -42,7 +42,7 @@ import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} fro
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
 import {isRunJsonDamaged, ownMeta, ownStateDir} from './own-dir.js'
 import {isTerminal, type ChildProcessRecord, type RunMeta} from '../../base/records/run.js'
-import {awaitAdoptedSteps, resumeOf, type Resume} from './adopt-run.js'
+import {awaitAdoptedSteps, resumeOf, type AdoptLimit, type Resume} from './adopt-run.js'
 import {liveRecordedCommands} from '../../kernel/containment/lost.js'
 import {endRecordFile, endRecordTag} from '../../kernel/containment/end-record.js'
 import {unlinkQuietly} from '../../base/platform/state-files.js'
@@ -64,6 +64,8 @@ class Supervisor {
   private attempt = 0
   /** Taking over from a lost supervisor: the command processes it left running (adopt-run.ts). */
   private adopted: number[] = []
+  /** When the attempt under way times out (ms since the epoch), 0 for never. */
+  private deadline = 0
 
   constructor(
     private dir: string,
@@ -169,8 +171,10 @@ class Supervisor {
   /** Run every step of the plan once (honouring sequence/parallel) under the timeout; `resume`: from a taken-over step. */
   private async runAttempt(resume?: Resume): Promise<AttemptOutcome> {
     const timeoutMs = this.meta.timeout_ms
-    // Taken over: what is left of the attempt's timeout.
-    const leftMs = timeoutMs && resume ? Math.max(0, timeoutMs - (Date.now() - resume.attemptStartedAt)) : timeoutMs
+    // Taken over: what is left of the attempt's timeout, until the deadline the reader proved.
+    const leftMs = timeoutMs && resume ? Math.max(0, resume.deadline - Date.now()) : timeoutMs
+    // Every step's wrapper carries the deadline, for whoever takes this Run over (run-deadline.ts).
+    this.deadline = timeoutMs && leftMs !== undefined ? Date.now() + leftMs : 0
     const timer = timeoutMs
       ? setTimeout(() => {
           this.timedOut = true
@@ -242,7 +246,12 @@ class Supervisor {
       attempt: this.attempt,
       step,
     }
-    const end = {file: endRecordFile(this.dir, step), tag: endRecordTag(key)}
+    const end = {
+      file: endRecordFile(this.dir, step),
+      tag: endRecordTag(key),
+      deadline: this.deadline,
+      timeoutMs: this.meta.timeout_ms ?? 0,
+    }
     unlinkQuietly(end.file)
     const wrapped = this.unit.wrap(argv, end)
     // Started through the cgroup's join wrapper: a missing command is found here, as spawn would.
@@ -444,8 +453,8 @@ class Supervisor {
  * Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal; `adopt`: take it
  * over from a lost supervisor (adopt-run.ts).
  */
-export async function superviseRun(dir: string, adopt = false): Promise<void> {
-  if (adopt) return adoptRun(dir)
+export async function superviseRun(dir: string, adopt?: AdoptLimit): Promise<void> {
+  if (adopt) return adoptRun(dir, adopt)
   let meta = readRunMetaRaw(dir)
   // A generation move that crashed after its commit is finished before the new generation writes anything.
   if (meta?.generation_move) {
@@ -483,13 +492,16 @@ export async function superviseRun(dir: string, adopt = false): Promise<void> {
 }
 
 /** Take over the Run in `dir`, whose supervisor was lost, to its result (a reader started this process to). */
-async function adoptRun(dir: string): Promise<void> {
-  const meta = readRunMetaRaw(dir)
-  if (!meta) throw new Error(`${join(dir, 'run.json')}: missing`)
-  if (readRunResult(dir, meta) || isTerminal(meta.status)) return
+async function adoptRun(dir: string, limit: AdoptLimit): Promise<void> {
+  const recorded = readRunMetaRaw(dir)
+  if (!recorded) throw new Error(`${join(dir, 'run.json')}: missing`)
+  if (readRunResult(dir, recorded) || isTerminal(recorded.status)) return
+  // The timeout is the one the reader proved, never a longer one run.json now says (adopt-run.ts resumeOf).
+  const resume = resumeOf(recorded, limit)
+  const meta: RunMeta = {...recorded, timeout_ms: resume.timeoutMs}
   const supervisor = new Supervisor(dir, dirname(dirname(dir)), meta)
   supervisor.adoptUnit()
   traceQuietly(dir, meta, {kind: 'runtime.adopted', summary: 'a new supervisor took the Run over from a lost one'})
-  await supervisor.run(meta, undefined, resumeOf(meta))
+  await supervisor.run(meta, undefined, resume)
   followUpEndedRuns()
 }

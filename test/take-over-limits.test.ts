@@ -1,0 +1,101 @@
+/**
+ * A Run cannot escape its timeout through the take-over path (SPEC:
+ * Supervision; red-team 8 H-1, L-1): with its supervisor SIGKILLed, it
+ * deletes its run.json `timeout_ms`, writes another `host` there, or kills
+ * every adopter; and a read from inside the Run with a cleared environment
+ * starts no adopter inside its own unit. Real Runs, cgroup and tracked.
+ */
+import {existsSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+
+const newHome = homesPerTest('actors-takeover-')
+
+/** A script in the state root that edits the run.json it is given with the JS body `edit` (j is the document). */
+function editor(home: string): string {
+  const file = join(home, 'edit.cjs')
+  writeFileSync(
+    file,
+    `const fs=require("fs"),f=process.argv[2],j=JSON.parse(fs.readFileSync(f));new Function("j",process.argv[3])(j);` +
+      `fs.writeFileSync(f+".t",JSON.stringify(j));fs.renameSync(f+".t",f)\n`,
+  )
+  return file
+}
+
+/** SIGKILL the supervisor: the parent of the command's wrapper (the command's parent). */
+const KILL_SUPERVISOR = 'kill -9 $(cut -d" " -f4 /proc/$PPID/stat)'
+
+function launch(home: string, args: string[], env: NodeJS.ProcessEnv): {run: string; state_dir: string} {
+  const r = actors(home, ['run', '--json', ...args], {env})
+  expect(r.code, r.stderr).toBe(0)
+  return r.json
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+/** Read every Run as any command does (the read that takes a lost one over). */
+function read(home: string): void {
+  const r = actors(home, ['inspect', '--json'])
+  expect(r.code, r.stderr).toBe(0)
+}
+
+for (const containment of ['cgroup', 'tracked'] as const) {
+  const env = containment === 'tracked' ? {ACTORS_CONTAINMENT: 'tracked'} : {}
+  describe(`a Run taken over keeps its timeout (${containment})`, () => {
+    it('deleting timeout_ms from run.json: the wrapper proves the deadline, failed timeout', async () => {
+      const home = newHome()
+      const edit = editor(home)
+      const script = `node ${edit} $ACTORS_STATE_DIR/run.json "delete j.timeout_ms"; ${KILL_SUPERVISOR}; exec sleep 30`
+      const r = launch(home, ['--timeout', '2s', '--', 'sh', '-c', script], env)
+      await waitFor(() => readJson(join(r.state_dir, 'run.json')).timeout_ms === undefined, 10_000, 'the rewrite')
+      await sleep(300)
+      read(home)
+      const result = await waitForResult(r.state_dir, 8000)
+      expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+      expect(result.duration_ms).toBeLessThan(5000)
+    })
+
+    it('another host written in run.json: its unit is seen here, and the timeout ends it', async () => {
+      const home = newHome()
+      const edit = editor(home)
+      const script = `node ${edit} $ACTORS_STATE_DIR/run.json 'j.host="elsewhere"'; ${KILL_SUPERVISOR}; exec sleep 30`
+      const r = launch(home, ['--timeout', '2s', '--', 'sh', '-c', script], env)
+      await waitFor(() => readJson(join(r.state_dir, 'run.json')).host === 'elsewhere', 10_000, 'the rewrite')
+      await sleep(300)
+      read(home)
+      const result = await waitForResult(r.state_dir, 8000)
+      expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+    })
+
+    it('killing every adopter: a read past the deadline ends the unit as a timeout', async () => {
+      const home = newHome()
+      const mark = join(home, 'looping')
+      const loop = `while :; do for p in $(pgrep -f "supervisor.cjs $ACTORS_STATE_DIR "); do kill -9 $p; done; sleep 0.05; done`
+      const script = `${KILL_SUPERVISOR}; touch ${mark}; ${loop}`
+      const r = launch(home, ['--timeout', '2s', '--', 'sh', '-c', script], env)
+      await waitFor(() => existsSync(mark), 10_000, 'the loop')
+      read(home) // an adopter, killed at once
+      const looping = readJson(join(r.state_dir, 'run.json')).children_processes.map((c: any) => c.pid)
+      await sleep(2500)
+      read(home)
+      const result = await waitForResult(r.state_dir, 5000)
+      expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+      for (const pid of looping) expect(processAlive(pid)).toBe(false)
+    })
+
+    it('a read from inside with a cleared environment starts no adopter there; one from outside does', async () => {
+      const home = newHome()
+      const mark = join(home, 'read')
+      const inside = `env -i PATH="$PATH" ACTORS_HOME="$ACTORS_HOME" actors inspect --json >/dev/null`
+      const script = `${KILL_SUPERVISOR}; sleep 0.3; ${inside}; touch ${mark}; sleep 1; exit 3`
+      const r = launch(home, ['--', 'sh', '-c', script], env)
+      const first = await waitFor(() => readJson(join(r.state_dir, 'run.json')).pid, 10_000, 'the supervisor')
+      await waitFor(() => existsSync(mark), 10_000, 'the read from inside')
+      expect(readJson(join(r.state_dir, 'run.json'))).toMatchObject({pid: first, status: 'running'})
+      read(home)
+      expect(readJson(join(r.state_dir, 'run.json')).pid).not.toBe(first)
+      expect(await waitForResult(r.state_dir, 8000)).toMatchObject({status: 'failed', exit_code: 3})
+    })
+  })
+}
