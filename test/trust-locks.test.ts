@@ -27,6 +27,10 @@ import {
 
 const home = homesPerTest('actors-trust-locks-')
 const SHORT_LOCK_WAIT = {ACTORS_TEST_LOCK_WAIT_MS: '2000'}
+const CONTAINMENTS = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
 
 /** Node code that takes `file` as a lock in the kernel's form (a link naming this live process), then idles. */
 const HOLD_LOCK = [
@@ -313,6 +317,70 @@ describe('locks a Run can make or keep', () => {
       spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
     }
   }, 30_000)
+
+  for (const c of CONTAINMENTS)
+    it.skipIf(c.skip)(
+      `${c.mode}: a record copying a live lock exec's holder with another boot id (or none): dropped, nothing of that lock exec killed; its own lost unit still ended`,
+      async () => {
+        const h = home()
+        const length = `302.${process.pid}${Math.floor(Math.random() * 1e6)}` // its command line is this test's alone
+        const victim = spawn(process.execPath, [BIN, 'lock', 'exec', 'LV', '--', 'sleep', length], {
+          env: cliEnv(h, c.env),
+          stdio: 'ignore',
+          detached: true,
+        })
+        try {
+          const held = await waitFor(
+            () => readJson(join(h, 'locks', 'LV.json')).holders[0]?.holder,
+            10_000,
+            'the holder',
+          )
+          const sleeper = await waitFor(
+            () =>
+              Number(spawnSync('pgrep', ['-f', '-x', `sleep ${length}`], {encoding: 'utf8'}).stdout.trim()) ||
+              undefined,
+            10_000,
+            'the victim command',
+          )
+          // What any Run can write into locks/: the live holder's pid, start and unit, with another boot id or none.
+          const now = new Date().toISOString()
+          const {boot: _, ...bootless} = held
+          const forge = (lock: string, holder: object) =>
+            writeFileSync(
+              join(h, 'locks', `${lock}.json`),
+              JSON.stringify({
+                schema: 'actors-lock-v1',
+                lock,
+                slots: 1,
+                holders: [{holder, label: 'pid:x', since: now}],
+                queue: [],
+                updated_at: now,
+              }),
+            )
+          forge('LX', {...held, boot: '00000000-0000-0000-0000-000000000000'})
+          forge('LY', bootless)
+          const status = actors(h, ['lock', 'status', 'LX', '--json'])
+          expect(status.code, status.stderr).toBe(0)
+          expect(status.json.holders).toEqual([])
+          const taken = actors(h, ['lock', 'acquire', 'LY', '--holder', 'y', '--lease', '1m'])
+          expect(taken.code, taken.stderr).toBe(0)
+          await sleep(500)
+          expect(processAlive(sleeper), "the live lock exec's command was killed").toBe(true)
+          expect(JSON.stringify(actors(h, ['lock', 'status', 'LV', '--json']).json)).toContain(`pid:${victim.pid}`)
+          // The lock exec itself dies (its COMMAND lives on in its unit): the next lock operation ends that unit.
+          process.kill(victim.pid!, 'SIGKILL')
+          await waitFor(() => !processAlive(victim.pid!) || undefined, 5000, 'the lock exec to die')
+          const after = actors(h, ['lock', 'status', 'LV', '--json'])
+          expect(after.code, after.stderr).toBe(0)
+          await waitFor(() => !processAlive(sleeper) || undefined, 5000, 'its lost unit to be ended')
+          expect(JSON.stringify(after.json)).not.toContain(`pid:${victim.pid}`)
+        } finally {
+          if (victim.pid) spawnSync('kill', ['-KILL', `-${victim.pid}`])
+          spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+        }
+      },
+      30_000,
+    )
 
   it("a Run holder record naming a made-up dir as another Run's: judged by the real Run, which keeps running", async () => {
     const h = home()
