@@ -7,7 +7,7 @@
  * (ACTORS_TEST_LOCK_WAIT_MS) so the test need not sit out the usual 30 s.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {describe, expect, it} from 'vitest'
@@ -21,6 +21,8 @@ import {
   homesPerTest,
   processAlive,
   readJson,
+  tempDir,
+  removeDir,
   waitFor,
   waitForResult,
 } from './helpers.js'
@@ -448,4 +450,59 @@ describe('locks a Run can make or keep', () => {
       spawnSync('rm', ['-rf', out])
     }
   }, 30_000)
+
+  it('whatever a Run leaves at locks/journal.jsonl (link, FIFO, directory, hard link): moved aside and named once; every lock operation answers what it committed', async () => {
+    const h = home()
+    const outside = tempDir('actors-trust-locks-outside-')
+    const journal = join(h, 'locks', 'journal.jsonl')
+    const asides = () => readdirSync(join(h, 'locks')).filter((f) => f.startsWith('journal.jsonl.damaged-'))
+    try {
+      expect(actors(h, ['lock', 'acquire', 'L0', '--holder', 'h', '--lease', '1m']).code).toBe(0)
+      writeFileSync(join(outside, 'target'), 'outside\n')
+      const plants: Array<[string, () => void]> = [
+        ['a symbolic link', () => symlinkSync(join(outside, 'target'), journal)],
+        ['not a regular file', () => spawnSync('mkfifo', [journal])],
+        ['a directory', () => mkdirSync(journal)],
+        ['a second name of another file (a hard link)', () => spawnSync('ln', [join(outside, 'target'), journal])],
+      ]
+      for (const [what, plant] of plants) {
+        rmSync(journal, {force: true})
+        plant()
+        const before = asides().length
+        const acquire = actors(h, ['lock', 'acquire', 'L3', '--holder', 'h', '--lease', '1m'])
+        expect(acquire.code, acquire.stderr).toBe(0)
+        expect(acquire.stderr).toContain(`the lock journal ${journal} was ${what}: moved aside`)
+        expect(acquire.stderr.split('moved aside').length - 1).toBe(1)
+        expect(asides().length).toBe(before + 1)
+        expect(lstatSync(journal).isFile()).toBe(true)
+        expect(readFileSync(journal, 'utf8')).toContain('"op":"acquired","lock":"L3"')
+        const release = actors(h, ['lock', 'release', 'L3', '--holder', 'h'])
+        expect(release.code, release.stderr).toBe(0)
+        expect(release.stderr).not.toContain('journal')
+        expect(actors(h, ['lock', 'status', 'L3', '--json']).json.holders).toEqual([])
+        rmSync(journal, {recursive: true, force: true})
+      }
+      expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside\n')
+      // lock exec runs COMMAND, and a Recipe with locks ends done, with a link planted again before each.
+      symlinkSync(join(outside, 'target'), journal)
+      const exec = actors(h, ['lock', 'exec', 'L4', '--', 'echo', 'COMMAND-RAN'])
+      expect(exec.code, exec.stderr).toBe(0)
+      expect(exec.stdout).toContain('COMMAND-RAN')
+      const project = tempDir('actors-trust-locks-project-')
+      try {
+        mkdirSync(join(project, 'recipes'))
+        writeFileSync(join(project, 'recipes', 'lk.yaml'), 'description: x\nlocks: [L5]\ntemplate: echo locked-ran\n')
+        rmSync(journal, {force: true})
+        symlinkSync(join(outside, 'target'), journal)
+        const run = actors(h, ['run', 'lk', '--name', 'lk', '--wait', '--json'], {cwd: project})
+        expect(run.code, run.stderr).toBe(0)
+        expect((await waitForResult(join(h, 'runs', 'lk'), 10_000)).status).toBe('done')
+      } finally {
+        removeDir(project)
+      }
+      expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside\n')
+    } finally {
+      removeDir(outside)
+    }
+  }, 60_000)
 })
