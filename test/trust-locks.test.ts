@@ -7,7 +7,7 @@
  * (ACTORS_TEST_LOCK_WAIT_MS) so the test need not sit out the usual 30 s.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync} from 'node:fs'
 import {dirname, join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {describe, expect, it} from 'vitest'
@@ -21,12 +21,18 @@ import {
   homesPerTest,
   processAlive,
   readJson,
+  tempDir,
+  removeDir,
   waitFor,
   waitForResult,
 } from './helpers.js'
 
 const home = homesPerTest('actors-trust-locks-')
 const SHORT_LOCK_WAIT = {ACTORS_TEST_LOCK_WAIT_MS: '2000'}
+const CONTAINMENTS = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
 
 /** Node code that takes `file` as a lock in the kernel's form (a link naming this live process), then idles. */
 const HOLD_LOCK = [
@@ -314,6 +320,70 @@ describe('locks a Run can make or keep', () => {
     }
   }, 30_000)
 
+  for (const c of CONTAINMENTS)
+    it.skipIf(c.skip)(
+      `${c.mode}: a record copying a live lock exec's holder with another boot id (or none): dropped, nothing of that lock exec killed; its own lost unit still ended`,
+      async () => {
+        const h = home()
+        const length = `302.${process.pid}${Math.floor(Math.random() * 1e6)}` // its command line is this test's alone
+        const victim = spawn(process.execPath, [BIN, 'lock', 'exec', 'LV', '--', 'sleep', length], {
+          env: cliEnv(h, c.env),
+          stdio: 'ignore',
+          detached: true,
+        })
+        try {
+          const held = await waitFor(
+            () => readJson(join(h, 'locks', 'LV.json')).holders[0]?.holder,
+            10_000,
+            'the holder',
+          )
+          const sleeper = await waitFor(
+            () =>
+              Number(spawnSync('pgrep', ['-f', '-x', `sleep ${length}`], {encoding: 'utf8'}).stdout.trim()) ||
+              undefined,
+            10_000,
+            'the victim command',
+          )
+          // What any Run can write into locks/: the live holder's pid, start and unit, with another boot id or none.
+          const now = new Date().toISOString()
+          const {boot: _, ...bootless} = held
+          const forge = (lock: string, holder: object) =>
+            writeFileSync(
+              join(h, 'locks', `${lock}.json`),
+              JSON.stringify({
+                schema: 'actors-lock-v1',
+                lock,
+                slots: 1,
+                holders: [{holder, label: 'pid:x', since: now}],
+                queue: [],
+                updated_at: now,
+              }),
+            )
+          forge('LX', {...held, boot: '00000000-0000-0000-0000-000000000000'})
+          forge('LY', bootless)
+          const status = actors(h, ['lock', 'status', 'LX', '--json'])
+          expect(status.code, status.stderr).toBe(0)
+          expect(status.json.holders).toEqual([])
+          const taken = actors(h, ['lock', 'acquire', 'LY', '--holder', 'y', '--lease', '1m'])
+          expect(taken.code, taken.stderr).toBe(0)
+          await sleep(500)
+          expect(processAlive(sleeper), "the live lock exec's command was killed").toBe(true)
+          expect(JSON.stringify(actors(h, ['lock', 'status', 'LV', '--json']).json)).toContain(`pid:${victim.pid}`)
+          // The lock exec itself dies (its COMMAND lives on in its unit): the next lock operation ends that unit.
+          process.kill(victim.pid!, 'SIGKILL')
+          await waitFor(() => !processAlive(victim.pid!) || undefined, 5000, 'the lock exec to die')
+          const after = actors(h, ['lock', 'status', 'LV', '--json'])
+          expect(after.code, after.stderr).toBe(0)
+          await waitFor(() => !processAlive(sleeper) || undefined, 5000, 'its lost unit to be ended')
+          expect(JSON.stringify(after.json)).not.toContain(`pid:${victim.pid}`)
+        } finally {
+          if (victim.pid) spawnSync('kill', ['-KILL', `-${victim.pid}`])
+          spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
+        }
+      },
+      30_000,
+    )
+
   it("a Run holder record naming a made-up dir as another Run's: judged by the real Run, which keeps running", async () => {
     const h = home()
     const tag = `red7lockvic${process.pid}${Math.floor(Math.random() * 1e6)}`
@@ -380,4 +450,59 @@ describe('locks a Run can make or keep', () => {
       spawnSync('rm', ['-rf', out])
     }
   }, 30_000)
+
+  it('whatever a Run leaves at locks/journal.jsonl (link, FIFO, directory, hard link): moved aside and named once; every lock operation answers what it committed', async () => {
+    const h = home()
+    const outside = tempDir('actors-trust-locks-outside-')
+    const journal = join(h, 'locks', 'journal.jsonl')
+    const asides = () => readdirSync(join(h, 'locks')).filter((f) => f.startsWith('journal.jsonl.damaged-'))
+    try {
+      expect(actors(h, ['lock', 'acquire', 'L0', '--holder', 'h', '--lease', '1m']).code).toBe(0)
+      writeFileSync(join(outside, 'target'), 'outside\n')
+      const plants: Array<[string, () => void]> = [
+        ['a symbolic link', () => symlinkSync(join(outside, 'target'), journal)],
+        ['not a regular file', () => spawnSync('mkfifo', [journal])],
+        ['a directory', () => mkdirSync(journal)],
+        ['a second name of another file (a hard link)', () => spawnSync('ln', [join(outside, 'target'), journal])],
+      ]
+      for (const [what, plant] of plants) {
+        rmSync(journal, {force: true})
+        plant()
+        const before = asides().length
+        const acquire = actors(h, ['lock', 'acquire', 'L3', '--holder', 'h', '--lease', '1m'])
+        expect(acquire.code, acquire.stderr).toBe(0)
+        expect(acquire.stderr).toContain(`the lock journal ${journal} was ${what}: moved aside`)
+        expect(acquire.stderr.split('moved aside').length - 1).toBe(1)
+        expect(asides().length).toBe(before + 1)
+        expect(lstatSync(journal).isFile()).toBe(true)
+        expect(readFileSync(journal, 'utf8')).toContain('"op":"acquired","lock":"L3"')
+        const release = actors(h, ['lock', 'release', 'L3', '--holder', 'h'])
+        expect(release.code, release.stderr).toBe(0)
+        expect(release.stderr).not.toContain('journal')
+        expect(actors(h, ['lock', 'status', 'L3', '--json']).json.holders).toEqual([])
+        rmSync(journal, {recursive: true, force: true})
+      }
+      expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside\n')
+      // lock exec runs COMMAND, and a Recipe with locks ends done, with a link planted again before each.
+      symlinkSync(join(outside, 'target'), journal)
+      const exec = actors(h, ['lock', 'exec', 'L4', '--', 'echo', 'COMMAND-RAN'])
+      expect(exec.code, exec.stderr).toBe(0)
+      expect(exec.stdout).toContain('COMMAND-RAN')
+      const project = tempDir('actors-trust-locks-project-')
+      try {
+        mkdirSync(join(project, 'recipes'))
+        writeFileSync(join(project, 'recipes', 'lk.yaml'), 'description: x\nlocks: [L5]\ntemplate: echo locked-ran\n')
+        rmSync(journal, {force: true})
+        symlinkSync(join(outside, 'target'), journal)
+        const run = actors(h, ['run', 'lk', '--name', 'lk', '--wait', '--json'], {cwd: project})
+        expect(run.code, run.stderr).toBe(0)
+        expect((await waitForResult(join(h, 'runs', 'lk'), 10_000)).status).toBe('done')
+      } finally {
+        removeDir(project)
+      }
+      expect(readFileSync(join(outside, 'target'), 'utf8')).toBe('outside\n')
+    } finally {
+      removeDir(outside)
+    }
+  }, 60_000)
 })

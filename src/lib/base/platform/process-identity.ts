@@ -17,7 +17,8 @@ export interface ProcessIdentity {
 
 let cachedBootId: string | undefined | null = null
 
-function bootId(): string | undefined {
+/** This boot's id (Linux), undefined where there is none to read. */
+export function bootId(): string | undefined {
   if (cachedBootId === null) {
     try {
       cachedBootId = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()

@@ -5,9 +5,11 @@
  * under the journal's own mutex (`.mutex/#journal.lock`: no lock name has a "#"; always taken last, so it nests under the
  * lock mutexes without any ordering problem).
  */
+import {lstatSync} from 'node:fs'
 import {withLockSync} from '../../base/platform/file-lock.js'
-import {appendJsonLine, fileSize, readJsonLines, writeFileAtomic} from '../../base/platform/state-files.js'
-import {LinkedPathError} from '../../base/platform/private-files.js'
+import {fileSize, moveAside, readJsonLines, writeFileAtomic} from '../../base/platform/state-files.js'
+import {appendStateFile} from '../../base/platform/private-files.js'
+import {inertText} from '../../base/platform/text.js'
 import {journalFile, lockMutexFile} from '../../base/records/lock.js'
 
 export const MAX_JOURNAL_RECORDS = 512
@@ -26,14 +28,24 @@ export interface JournalRecord {
   [extra: string]: unknown
 }
 
-/** Append records (one per change) and compact when a bound was crossed. Never throws: the journal is a record, not the state. */
+/**
+ * Append records (one per change) and compact when a bound was crossed.
+ * Never throws: the journal is a record, not the state, and is written after
+ * the change it records was committed, so a journal that cannot be written
+ * must never turn that change into a failure (an acquire told it failed
+ * would keep the slot it holds). Whatever stands in the journal's place (a
+ * link, a FIFO, a directory, a second name of another file) is moved aside,
+ * named once on stderr, and the journal starts again; nothing is written
+ * through it. Any other failure is named on stderr and the records dropped.
+ */
 export function appendLockJournal(home: string, records: Array<Omit<JournalRecord, 'ts'>>): void {
   if (records.length === 0) return
   const file = journalFile(home)
   try {
     withLockSync(lockMutexFile(home, '#journal'), () => {
       const ts = new Date().toISOString()
-      for (const record of records) appendJsonLine(file, {ts, ...record})
+      const lines = records.map((record) => JSON.stringify({ts, ...record}) + '\n').join('')
+      appendLines(file, lines)
       const size = fileSize(file)
       if (
         size > MAX_JOURNAL_BYTES ||
@@ -42,9 +54,35 @@ export function appendLockJournal(home: string, records: Array<Omit<JournalRecor
         compactLocked(file)
     })
   } catch (error) {
-    // Except a link planted in the journal's place: damage, named (nothing was appended through it).
-    if (error instanceof LinkedPathError) throw error
+    process.stderr.write(
+      inertText(
+        `actors: the lock journal ${file} was not written (${(error as Error).message}); the lock change stands`,
+      ) + '\n',
+    )
   }
+}
+
+/** Append `lines` to the journal; a non-file in its place is moved aside (named) and a fresh journal begun. */
+function appendLines(file: string, lines: string): void {
+  const what = notAJournal(file)
+  if (what !== undefined) {
+    const aside = moveAside(file)
+    process.stderr.write(
+      inertText(`actors: the lock journal ${file} was ${what}: moved aside to ${aside}; the journal starts again`) +
+        '\n',
+    )
+  }
+  // O_NOFOLLOW, O_NONBLOCK, single link (openStateFile): one planted after the look above is refused, not written through.
+  appendStateFile(file, lines)
+}
+
+/** What is at `file` when it is not the journal's own regular file; undefined when it is one, or nothing is there. */
+function notAJournal(file: string): string | undefined {
+  const there = lstatSync(file, {throwIfNoEntry: false})
+  if (there === undefined || (there.isFile() && there.nlink === 1)) return undefined
+  if (there.isSymbolicLink()) return 'a symbolic link'
+  if (there.isDirectory()) return 'a directory'
+  return there.isFile() ? 'a second name of another file (a hard link)' : 'not a regular file'
 }
 
 /** Keep the newest half of the records (and at most half the byte bound), written atomically. */

@@ -7,7 +7,7 @@
  * out; a waiter is gone once its waiting process died.
  */
 import {join} from 'node:path'
-import {isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {bootId, isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta} from '../../base/records/run.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
 import {recordedRunUnit} from '../containment/lost.js'
@@ -56,21 +56,38 @@ function runIsLive(home: string, ref: Extract<HolderRef, {kind: 'run'}>): boolea
   }
 }
 
-/** How a `lock exec` unit's name starts: `lock-<holder pid>-<holder start>-` (then a random id). */
-export function lockUnitPrefix(holder: Pick<ProcessIdentity, 'pid' | 'start'>): string {
-  return `lock-${holder.pid}-${String(holder.start).replace(/[^0-9A-Za-z]/g, '')}-`
+type Identity = Pick<ProcessIdentity, 'pid' | 'start' | 'boot'>
+
+/**
+ * How a `lock exec` unit's name starts: `lock-<holder pid>-<holder start>-<holder boot>-` (then a random id), the
+ * holder's whole identity, so the name proves the unit against all of it and never against pid and start alone.
+ */
+export function lockUnitPrefix(holder: Identity): string {
+  const part = (value: unknown) => String(value ?? '').replace(/[^0-9A-Za-z]/g, '')
+  return `lock-${holder.pid}-${part(holder.start)}-${part(holder.boot)}-`
+}
+
+/**
+ * A holder whose identity names another boot (or none, on a machine that has
+ * one): nothing it started can live on this boot, so there is no unit of its
+ * to end. A record copying a live lock exec's pid, start and unit with another
+ * boot id reads as a dead holder; it is dropped, and nothing is killed for it.
+ */
+function fromThisBoot(holder: Identity): boolean {
+  return (holder.boot ?? '') === (bootId() ?? '')
 }
 
 /**
  * A `lock exec` that died may have left COMMAND running in its unit
  * ([containment]): end it now; the holder counts as live while anything of
  * the unit cannot be ended. The unit must be the one named after this very
- * holder (its tracked marker or its cgroup's name): locks/ is writable by any
- * Run, and a record pairing a dead holder with another lock exec's unit, or
- * with anything else, proves nothing to end, so the slot passes on.
+ * holder, its whole identity (its tracked marker or its cgroup's name), and
+ * the holder must be of this boot: locks/ is writable by any Run, and a
+ * record pairing a dead holder with another lock exec's unit, or with
+ * anything else, proves nothing to end, so the slot passes on.
  */
-function lostUnitRemains(record: unknown, holder: Pick<ProcessIdentity, 'pid' | 'start'>): boolean {
-  if (record === undefined) return false
+function lostUnitRemains(record: unknown, holder: Identity): boolean {
+  if (record === undefined || !fromThisBoot(holder)) return false
   const {marker, path} = (record ?? {}) as {marker?: unknown; path?: unknown}
   const named = typeof path === 'string' ? path.slice(path.lastIndexOf('/') + 1) : ''
   const instance = typeof marker === 'string' && marker.startsWith('ACTORS_UNIT=') ? marker.slice(12) : named
