@@ -315,7 +315,9 @@ describe('locks a Run can make or keep', () => {
       expect(taken.code, taken.stderr).toBe(0)
       expect(processAlive(sleeper)).toBe(true)
     } finally {
-      if (victim.pid) process.kill(-victim.pid, 'SIGKILL')
+      try {
+        if (victim.pid) process.kill(-victim.pid, 'SIGKILL')
+      } catch {}
       spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
     }
   }, 30_000)
@@ -377,7 +379,10 @@ describe('locks a Run can make or keep', () => {
           await waitFor(() => !processAlive(sleeper) || undefined, 5000, 'its lost unit to be ended')
           expect(JSON.stringify(after.json)).not.toContain(`pid:${victim.pid}`)
         } finally {
-          if (victim.pid) spawnSync('kill', ['-KILL', `-${victim.pid}`])
+          // Its process group, by the syscall: procps-ng's kill(1) has read `-KILL -PGID` as every process.
+          try {
+            if (victim.pid) process.kill(-victim.pid, 'SIGKILL')
+          } catch {}
           spawnSync('pkill', ['-KILL', '-f', '-x', `sleep ${length}`])
         }
       },
