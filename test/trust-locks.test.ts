@@ -510,4 +510,36 @@ describe('locks a Run can make or keep', () => {
       removeDir(outside)
     }
   }, 60_000)
+
+  it("a waiter planted at the head of a lock's queue with a live identity (pid 1): lock status shows it, and lock release --holder removes it", async () => {
+    const h = home()
+    expect(actors(h, ['lock', 'acquire', 'LQ', '--holder', 'h', '--lease', '1m']).code).toBe(0)
+    // What any Run can write into locks/: a waiter naming a process that lives and will never take its turn.
+    const file = join(h, 'locks', 'LQ.json')
+    const state = readJson(file)
+    const stat = readFileSync('/proc/1/stat', 'utf8')
+    const start = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    const now = new Date().toISOString()
+    state.queue.unshift({
+      waiter: {pid: 1, start, boot},
+      holder: {kind: 'named', id: 'ghost'},
+      label: 'ghost',
+      since: now,
+      queued_at: now,
+    })
+    writeFileSync(file, JSON.stringify(state))
+    expect(actors(h, ['lock', 'release', 'LQ', '--holder', 'h']).code).toBe(0)
+    const shown = actors(h, ['lock', 'status', 'LQ'])
+    expect(shown.stdout).toContain('ghost')
+    const blocked = actors(h, ['lock', 'acquire', 'LQ', '--holder', 'me', '--lease', '1m', '--wait', '1s'])
+    expect(blocked.code).toBe(124)
+    const removed = actors(h, ['lock', 'release', 'LQ', '--holder', 'ghost'])
+    expect(removed.code, removed.stderr).toBe(0)
+    expect(removed.stderr).toContain('ghost left the queue of lock LQ')
+    const taken = actors(h, ['lock', 'acquire', 'LQ', '--holder', 'me', '--lease', '1m', '--wait', '5s'])
+    expect(taken.code, taken.stderr).toBe(0)
+    // A holder that neither holds nor waits is still refused (exit 3).
+    expect(actors(h, ['lock', 'release', 'LQ', '--holder', 'nobody']).code).toBe(3)
+  }, 30_000)
 })

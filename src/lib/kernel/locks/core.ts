@@ -299,17 +299,20 @@ export function leaveQueues(
 
 /**
  * Release the holder's slot in each of `names` (and any queue place it kept).
- * `strict`: a lock it does not hold is an error (exit 3); otherwise skipped.
- * Returns the states after the release.
+ * `strict`: a lock it neither holds nor waits for is an error (exit 3);
+ * otherwise skipped. Returns the states after the release, the locks whose
+ * slot was released and those whose queue it left (a waiter that will never
+ * take its turn, a planted one among them, is removed this way).
  */
 export function releaseLocks(
   home: string,
   names: string[],
   holder: HolderRef,
   options: {strict: boolean; reason?: string},
-): {states: LockState[]; released: string[]; traces: LockTrace[]} {
+): {states: LockState[]; released: string[]; left: string[]; traces: LockTrace[]} {
   const {value, traces} = mutate(home, names, (states, changes, dirty) => {
     const released: string[] = []
+    const left: string[] = []
     for (const [name, state] of states) {
       const index = state.holders.findIndex((entry) => sameHolder(entry.holder, holder))
       const place = queueIndex(state, holder)
@@ -317,9 +320,10 @@ export function releaseLocks(
         changes.journal.push({op: 'left', lock: name, holder: state.queue[place].label})
         state.queue.splice(place, 1)
         dirty.add(name)
+        left.push(name)
       }
       if (index === -1) {
-        if (options.strict) {
+        if (options.strict && place === -1) {
           throw notActiveError(
             `${holderLabel(holder)} does not hold lock ${name}`,
             `see who does: actors lock status ${name}`,
@@ -344,7 +348,7 @@ export function releaseLocks(
         held_ms: Date.now() - Date.parse(entry.since),
       })
     }
-    return {states: names.map((n) => states.get(n)!), released}
+    return {states: names.map((n) => states.get(n)!), released, left}
   })
   return {...value, traces}
 }

@@ -171,15 +171,20 @@ export async function acquireLock(home: string, options: AcquireOptions): Promis
   return replyFor(waited.outcome.states[0], options.holder, waited.outcome.already, started)
 }
 
-/** Release the caller's slot of lock `name` (not held: exit 3). */
+/** Release the caller's slot of lock `name`, or its place in the queue (neither: exit 3). */
 export function releaseLock(
   home: string,
   name: string,
   holder: HolderRef,
-): LockView & {holder: string; released: boolean} {
+): LockView & {holder: string; released: boolean; left_queue: boolean} {
   const outcome = releaseLocks(home, [validateLockName(name)], holder, {strict: true})
   appendLockTraces(outcome.traces)
-  return {...lockView(outcome.states[0]), holder: holderLabel(holder), released: true}
+  return {
+    ...lockView(outcome.states[0]),
+    holder: holderLabel(holder),
+    released: outcome.released.length > 0,
+    left_queue: outcome.left.length > 0,
+  }
 }
 
 /** Renew the caller's lease on lock `name` (not held or already expired: exit 3). */

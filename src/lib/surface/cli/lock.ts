@@ -77,7 +77,7 @@ export const lockReleaseCommand = defineCommand({
   id: 'lock:release',
   summary: 'Give back a slot of a named lock',
   description:
-    'Releases the slot of the current Run, the calling process (or the process that took it and became this actors by exec, as the last command of `sh -c`), or --holder ID. Exit 3 when that holder does not hold the lock.',
+    'Releases the slot of the current Run, the calling process (or the process that took it and became this actors by exec, as the last command of `sh -c`), or --holder ID. Exit 3 when that holder neither holds the lock nor waits in its queue (a waiter is removed from the queue).',
   examples: ['<%= config.bin %> lock release repo', '<%= config.bin %> lock release deploy --holder ci-7'],
   args: {name: NAME_ARG},
   flags: {

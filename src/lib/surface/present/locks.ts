@@ -22,8 +22,12 @@ export function plainRenewed(reply: AcquireReply, to: TextSinks): void {
 }
 
 /** `lock release`. */
-export function plainReleased(reply: LockView & {holder: string}, to: TextSinks): void {
-  to.note(`actors: ${reply.holder} released lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
+export function plainReleased(
+  reply: LockView & {holder: string; released: boolean; left_queue: boolean},
+  to: TextSinks,
+): void {
+  const did = reply.released ? 'released' : 'left the queue of'
+  to.note(`actors: ${reply.holder} ${did} lock ${reply.lock} (${reply.held}/${reply.slots} now held)\n`)
 }
 
 /** `lock status`: a table, one row per lock. */
