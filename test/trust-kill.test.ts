@@ -434,6 +434,33 @@ describe("a tree's end reaches a child whatever its run.json says of its parent"
     }
 
     it.skipIf(skip)(
+      `${mode}: control P kill ends a child that deleted its parent field and emptied P's children journal`,
+      async () => {
+        const h = home()
+        const [ptag, ctag] = [token(), token()]
+        const child = `${ORPHANING_CHILD}; : > "$(dirname "$ACTORS_STATE_DIR")/P/children.jsonl"; : ${ctag}; while :; do sleep 1; done`
+        const script = `actors run --name C -- sh -c '${child.replace(/'/g, `'\\''`)}' >/dev/null; while :; do sleep 1; done`
+        const pdir = await launch(h, 'P', ptag, script, env)
+        await waitFor(() => survivors(ctag).length > 0, 10_000, 'C running')
+        const cdir = join(pdir, '..', 'C')
+        await waitFor(
+          () =>
+            readJson(join(cdir, 'run.json')).parent === undefined &&
+            readFileSync(join(pdir, 'children.jsonl')).length === 0,
+          10_000,
+          "C dropped its parent and emptied P's journal",
+        )
+        const r = actors(h, ['control', 'P', 'kill'], {env, timeout: 60_000})
+        expect(r.code, r.stderr).toBe(0)
+        expect(survivors(ptag)).toEqual([])
+        expect(survivors(ctag), r.stderr).toEqual([])
+        const result = await waitFor(() => existsSync(join(cdir, 'result.json')) && readJson(join(cdir, 'result.json')))
+        expect(result.status).toBe('killed')
+      },
+      60_000,
+    )
+
+    it.skipIf(skip)(
       `${mode}: a forged children.jsonl line does not make a kill of P reach an unrelated Run`,
       async () => {
         const h = home()

@@ -324,7 +324,7 @@ describe('locks a Run can make or keep', () => {
 
   for (const c of CONTAINMENTS)
     it.skipIf(c.skip)(
-      `${c.mode}: a record copying a live lock exec's holder with another boot id (or none): dropped, nothing of that lock exec killed; its own lost unit still ended`,
+      `${c.mode}: a record copying a live lock exec's holder with another boot id (or none) or a start no process has: dropped, nothing of that lock exec killed; its own lost unit still ended`,
       async () => {
         const h = home()
         const length = `302.${process.pid}${Math.floor(Math.random() * 1e6)}` // its command line is this test's alone
@@ -363,11 +363,16 @@ describe('locks a Run can make or keep', () => {
             )
           forge('LX', {...held, boot: '00000000-0000-0000-0000-000000000000'})
           forge('LY', bootless)
+          // Its start written so no live process has it (the holder reads as dead), yet the same once cut to digits.
+          forge('LZ', {...held, start: `${held.start}.`})
+          forge('LW', {...held, start: ` ${held.start}`})
           const status = actors(h, ['lock', 'status', 'LX', '--json'])
           expect(status.code, status.stderr).toBe(0)
           expect(status.json.holders).toEqual([])
           const taken = actors(h, ['lock', 'acquire', 'LY', '--holder', 'y', '--lease', '1m'])
           expect(taken.code, taken.stderr).toBe(0)
+          for (const lock of ['LZ', 'LW'])
+            expect(actors(h, ['lock', 'status', lock, '--json']).json.holders, lock).toEqual([])
           await sleep(500)
           expect(processAlive(sleeper), "the live lock exec's command was killed").toBe(true)
           expect(JSON.stringify(actors(h, ['lock', 'status', 'LV', '--json']).json)).toContain(`pid:${victim.pid}`)

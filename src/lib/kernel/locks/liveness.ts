@@ -78,6 +78,16 @@ function fromThisBoot(holder: Identity): boolean {
 }
 
 /**
+ * An identity in the form the kernel writes it: a whole pid and a start of
+ * digits only. lockUnitPrefix() keeps only letters and digits, so a record
+ * whose start was `<start>.` (which no live process has: the holder reads
+ * as dead) would otherwise name the live holder's own unit.
+ */
+function isCanonical(holder: Identity): boolean {
+  return Number.isSafeInteger(holder.pid) && holder.pid > 1 && /^\d+$/.test(String(holder.start))
+}
+
+/**
  * A `lock exec` that died may have left COMMAND running in its unit
  * ([containment]): end it now; the holder counts as live while anything of
  * the unit cannot be ended. The unit must be the one named after this very
@@ -87,7 +97,7 @@ function fromThisBoot(holder: Identity): boolean {
  * anything else, proves nothing to end, so the slot passes on.
  */
 function lostUnitRemains(record: unknown, holder: Identity): boolean {
-  if (record === undefined || !fromThisBoot(holder)) return false
+  if (record === undefined || !fromThisBoot(holder) || !isCanonical(holder)) return false
   const {marker, path} = (record ?? {}) as {marker?: unknown; path?: unknown}
   const named = typeof path === 'string' ? path.slice(path.lastIndexOf('/') + 1) : ''
   const instance = typeof marker === 'string' && marker.startsWith('ACTORS_UNIT=') ? marker.slice(12) : named

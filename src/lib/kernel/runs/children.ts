@@ -4,15 +4,16 @@
  * children, starting queued ones FIFO, rolling up usage and cascading a stop
  * all walk these journals instead of scanning the whole state root.
  */
+import {readdirSync} from 'node:fs'
 import {join} from 'node:path'
 import {withLockSync} from '../../base/platform/file-lock.js'
-import {runDir} from '../../base/platform/home.js'
+import {isPlainName, runDir, sameStateDir} from '../../base/platform/home.js'
 import {readRunState, runFile, type RunState} from './store.js'
 import {appendJsonLine, readJsonLines} from '../../base/platform/state-files.js'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import type {RunMeta} from '../../base/records/run.js'
 import {isSameProcess} from '../../base/platform/process-identity.js'
-import {processEnvValue} from '../../base/platform/process-environ.js'
+import {environOf, envValue, processEnvValue} from '../../base/platform/process-environ.js'
 
 export interface ChildRecord {
   run: string
@@ -51,6 +52,8 @@ export interface ReadChildrenOptions {
    * or changes its `parent` must not hide from a kill of its tree.
    */
   treeEnd?: boolean
+  /** For a tree's end: the Runs found launched under each parent instance by their processes (launchedByEnvironment). */
+  launched?: Map<string, Map<string, string>>
 }
 
 /**
@@ -90,7 +93,50 @@ export function readChildren(
     if (!namesParent && !(options.treeEnd && launchedUnder(state.meta, parent.run_instance_id))) continue
     children.push(state)
   }
+  // A child that emptied this journal (any Run may write it) is still found, for a tree's end, by the environment
+  // its processes were started with.
+  for (const [id, instance] of options.launched?.get(parent.run_instance_id) ?? []) {
+    if (latest.has(id)) continue
+    try {
+      const state = readRunState(runDir(home, id), {withResult: false, refuseLink: true})
+      if (state?.meta.run_instance_id === instance) children.push(state)
+    } catch {}
+  }
   return children
+}
+
+/**
+ * Every live Run whose command processes carry LAUNCH_PARENT_VAR, by the
+ * parent instance named there: run id to instance, from each process's own
+ * ACTORS_RUN, ACTORS_RUN_INSTANCE and ACTORS_STATE_DIR (a Run of this state
+ * root). Fixed when each process started: a child that emptied its parent's
+ * journal and removed its own `parent` is still found by its tree's end
+ * (tracked containment; a cgroup nests it anyway). Only a process that
+ * cleared its environment leaves this, as docs/containment.md says; one that
+ * claims a parent it does not have only offers its own Run to that tree's end.
+ */
+export function launchedByEnvironment(home: string): Map<string, Map<string, string>> {
+  const found = new Map<string, Map<string, string>>()
+  let entries: string[]
+  try {
+    entries = readdirSync('/proc')
+  } catch {
+    return found
+  }
+  for (const entry of entries) {
+    if (entry.charCodeAt(0) < 48 || entry.charCodeAt(0) > 57) continue
+    const environ = environOf(Number(entry))
+    const parent = environ && envValue(environ, LAUNCH_PARENT_VAR)
+    if (!environ || !parent) continue
+    const id = envValue(environ, 'ACTORS_RUN')
+    const instance = envValue(environ, 'ACTORS_RUN_INSTANCE')
+    const dir = envValue(environ, 'ACTORS_STATE_DIR')
+    if (!id || !instance || !dir || !isPlainName(id) || !sameStateDir(dir, runDir(home, id))) continue
+    const children = found.get(parent) ?? new Map<string, string>()
+    children.set(id, instance)
+    found.set(parent, children)
+  }
+  return found
 }
 
 /**
@@ -125,10 +171,12 @@ export function collectDescendants(
   const out: Descendant[] = []
   let frontier: Array<{dir: string; meta: Pick<RunMeta, 'run_instance_id'>; level: number}> = [{dir, meta, level: 0}]
   const visited = new Set<string>([dir])
+  // One look at the machine's processes for the whole walk (a tree's end only).
+  const launched = options.treeEnd ? launchedByEnvironment(home) : undefined
   while (frontier.length > 0) {
     const next: typeof frontier = []
     for (const node of frontier) {
-      const read = () => readChildren(home, node.dir, node.meta, {treeEnd: options.treeEnd})
+      const read = () => readChildren(home, node.dir, node.meta, {treeEnd: options.treeEnd, launched})
       for (const child of options.settled ? withLockSync(childrenLock(node.dir), read) : read()) {
         if (visited.has(child.dir)) continue
         visited.add(child.dir)
