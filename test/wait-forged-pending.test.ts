@@ -4,7 +4,7 @@
  * rebuilds it from the Runs it names and never prints its text, and one that
  * is not whole is set aside, named, while the wait goes on.
  */
-import {existsSync, mkdirSync, readdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
 import {actors, homesPerTest, readJson, waitForResult} from './helpers.js'
@@ -164,4 +164,32 @@ describe('a pending batch planted in the delivery journal', () => {
     expect(again.stderr).not.toContain('damaged')
     expect(again.code, again.stderr).toBe(0)
   })
+
+  it.each([
+    ['claimed three minutes ago', -180_000],
+    ['dated an hour ahead', 3_600_000],
+  ])(
+    'claimed by a live process that is no wait (pid 1), %s: the real end still reaches `wait victim`',
+    async (_, offset) => {
+      const h = home()
+      const dir = launch(h, 'victim', 'sh', '-c', 'sleep 1; exit 9')
+      const stat = readFileSync('/proc/1/stat', 'utf8')
+      const claimer = {
+        pid: 1,
+        start: stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19],
+        boot: readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(),
+      }
+      const batch = {
+        ...forgedDone(h, 'victim', readJson(join(dir, 'run.json')).run_instance_id),
+        claimer,
+        claimed_at: new Date(Date.now() + offset).toISOString(),
+      }
+      plant(h, [batch])
+      await waitForResult(dir)
+      const named = actors(h, ['wait', 'victim', '--json', '--timeout', '10s'])
+      expect(named.code, named.stderr).toBe(1)
+      expect(named.json.rows.map((r: any) => [r.run, r.status, r.exit_code])).toEqual([['victim', 'failed', 9]])
+      expect(JSON.stringify(named.json)).not.toContain('412')
+    },
+  )
 })

@@ -270,8 +270,26 @@ function settled(selection: Selection, snapshot: WaitSnapshot): boolean {
 }
 
 /**
- * A pending batch whose claimer died before printing it, and that concerns
- * this wait (any, for a plain `wait`; one touching its ids or scope otherwise).
+ * How long a claim holds while its claimer lives: a wait prints its batch and
+ * marks it delivered within moments of claiming it, so a claim older than
+ * this (or dated ahead of now, or undated) is no wait's at work. The journal
+ * is the user's to write, and a batch planted under a live process that is
+ * no wait (pid 1) held its members from every wait of the owner for good.
+ */
+const CLAIM_HOLDS_MS = 120_000
+/** Clocks of processes on one machine agree; a little slack for a claim dated a moment ahead. */
+const CLAIM_SKEW_MS = 5_000
+
+/** Whether `batch`'s claim still holds: its claimer lives and claimed it within CLAIM_HOLDS_MS. */
+export function claimHolds(batch: PendingBatch, now = Date.now()): boolean {
+  const age = now - Date.parse(batch.claimed_at)
+  return age >= -CLAIM_SKEW_MS && age < CLAIM_HOLDS_MS && isSameProcess(batch.claimer)
+}
+
+/**
+ * A pending batch whose claim no longer holds (its claimer died before
+ * printing it, or no wait is at work on it), and that concerns this wait
+ * (any, for a plain `wait`; one touching its ids or scope otherwise).
  */
 function findOrphan(
   request: WaitRequest,
@@ -280,7 +298,7 @@ function findOrphan(
   archived: RunEntry[],
   reported: Record<string, string>,
 ): PendingBatch | undefined {
-  const orphans = pending.filter((p) => !isSameProcess(p.claimer))
+  const orphans = pending.filter((p) => !claimHolds(p))
   if (orphans.length === 0) return undefined
   if (!request.ids && !request.scope) return orphans[0]
   const inScope = selectBatch({
