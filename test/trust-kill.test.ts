@@ -179,6 +179,36 @@ describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
   )
 })
 
+describe.each(MODES)('a Run cannot hide by its run.json ($mode)', ({env, skip}) => {
+  it.skipIf(skip)(
+    'one that killed its supervisor and deleted its run.json is still listed, and `control RUN kill` ends it',
+    async () => {
+      const h = home()
+      const tag = token()
+      // The supervisor is the parent of the command's wrapper (the command's parent): killed, nothing rewrites run.json.
+      const script =
+        'kill -9 $(ps -o ppid= -p $PPID); sleep 0.3; rm -f "$ACTORS_STATE_DIR/run.json"; while :; do sleep 1; done'
+      const dir = await launch(h, 'dmg', tag, script, env)
+      await waitFor(() => !existsSync(join(dir, 'run.json')), 10_000, 'run.json deleted')
+      for (const args of [
+        ['inspect', '--json'],
+        ['inspect', '--status', 'running', '--json'],
+      ]) {
+        const listed = actors(h, args, {env})
+        const entry = listed.json.damaged.find((d: {state_dir: string}) => d.state_dir === dir)
+        expect(entry, `${args.join(' ')}: ${listed.stdout}`).toBeDefined()
+        expect(entry.error).toMatch(/run\.json is gone but Run dmg .* still runs: pids \d+/)
+      }
+      const one = actors(h, ['inspect', 'dmg'], {env})
+      expect(one.code, one.stderr).toBe(1)
+      expect(one.stderr).toContain(`${dir}: run.json is gone but Run dmg`)
+      actors(h, ['control', 'dmg', 'kill'], {env})
+      expect(survivors(tag)).toEqual([])
+    },
+    40_000,
+  )
+})
+
 /** A process of the test's own (the "someone else" a forged record points at), marked by `tag`; resolves with its pid. */
 function victim(tag: string, env: NodeJS.ProcessEnv = {}): number {
   const child = spawn('sh', ['-c', `: ${tag}; while :; do sleep 1; done`], {

@@ -1,14 +1,16 @@
 /**
  * A Run cannot hide (issue: one that deleted its own state dir vanished from
- * `inspect` while its command ran on). The run index keeps a live marker
- * `<run>@<instance>` for every live Run, and the unit itself is found from
- * facts the machine keeps (containment/unit-facts.ts), so a marker whose
- * state dir is gone while its unit lives is listed with what is known (as a
- * damaged Run dir: its dir, its instance, its pids) and keeps its marker;
- * `actors control RUN kill` ends it (control/end-first.ts).
+ * `inspect` while its command ran on; so did one that deleted only its
+ * run.json, taken for a launch still making its files). The run index keeps
+ * a live marker `<run>@<instance>` for every live Run, and the unit itself
+ * is found from facts the machine keeps (containment/unit-facts.ts), so a
+ * marker whose state dir or run.json is gone while its unit lives is listed
+ * with what is known (as a damaged Run dir: its dir, its instance, its pids)
+ * and keeps its marker; `actors control RUN kill` ends it
+ * (control/end-first.ts).
  */
-import {existsSync} from 'node:fs'
-import {sep} from 'node:path'
+import {existsSync, lstatSync} from 'node:fs'
+import {join, sep} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {isPlainName, runsDir} from '../../base/platform/home.js'
 import {homeKey} from '../containment/index.js'
@@ -16,21 +18,25 @@ import {findUnitByFacts} from '../containment/unit-facts.js'
 import {listIndex} from './live-index.js'
 import {parseMarker, validMarker} from './index-markers.js'
 
-/** The damage note for a Run whose state dir `dir` is gone while its unit lives; undefined when nothing of it lives. */
+/** The damage note for a Run whose state dir `dir` (or its run.json) is gone while its unit lives; undefined when nothing of it lives. */
 export function hiddenRunNote(home: string, id: string, instance: string, dir: string): string | undefined {
   const {pids} = findUnitByFacts(dir, homeKey(home))
   if (pids.length === 0) return undefined
   const shown = pids.slice(0, 8).join(', ') + (pids.length > 8 ? ', …' : '')
-  return `state dir is gone but Run ${id} (instance ${instance}) still runs: pids ${shown}; end it with \`actors control ${id} kill\``
+  const gone = existsSync(dir) ? 'run.json is gone' : 'state dir is gone'
+  return `${gone} but Run ${id} (instance ${instance}) still runs: pids ${shown}; end it with \`actors control ${id} kill\``
 }
 
-/** Every live marker whose state dir is gone while its unit lives, as damaged Run dirs for a listing. */
+/** Whether anything is at run.json in `dir` (a damaged one is listed as damaged by its readers). */
+const hasRunJson = (dir: string) => lstatSync(join(dir, 'run.json'), {throwIfNoEntry: false}) !== undefined
+
+/** Every live marker whose state dir or run.json is gone while its unit lives, as damaged Run dirs for a listing. */
 export function hiddenRuns(home: string): Array<{state_dir: string; error: string}> {
   const found: Array<{state_dir: string; error: string}> = []
   const base = runsDir(home) + sep
   for (const name of listIndex(home)) {
     const marker = parseMarker(name)
-    if (!marker || marker.queued || !validMarker(marker) || existsSync(base + marker.id)) continue
+    if (!marker || marker.queued || !validMarker(marker) || hasRunJson(base + marker.id)) continue
     const note = hiddenRunNote(home, marker.id, marker.instance, base + marker.id)
     if (note) found.push({state_dir: base + marker.id, error: note})
   }

@@ -64,10 +64,11 @@ export function readIndexedInstance(home: string, id: string, instance: string):
     }
   }
   if (!state) {
-    if (existsSync(dir)) return {kind: 'creating'}
-    // A Run that deleted its own state dir is still listed while its unit lives (hidden-runs.ts).
+    // A Run that deleted its own state dir, or its run.json, is still listed while its unit lives (hidden-runs.ts);
+    // a dir without run.json and with nothing of it running is a launch still making its files.
     const hidden = hiddenRunNote(home, id, instance, dir)
-    return hidden ? {kind: 'damaged', dir, error: hidden} : {kind: 'gone'}
+    if (hidden) return {kind: 'damaged', dir, error: hidden}
+    return existsSync(dir) ? {kind: 'creating'} : {kind: 'gone'}
   }
   if (state.meta.run_instance_id !== instance) {
     const owed = readOwedInstance(dir, state.meta, instance)
