@@ -23,6 +23,8 @@ import {nodeOs} from '../../base/platform/builtins.js'
 import {localVerbs} from './local-verbs.js'
 import {takeOverLocalRun} from './take-over.js'
 import {dirname} from 'node:path'
+import {handOversDone, handsToHost, startHandOver} from './host-client.js'
+import {ActorsError, EXIT} from '../../base/platform/errors.js'
 
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */
 export const LAUNCH_GRACE_MS = 30_000
@@ -141,6 +143,27 @@ function startLocalSupervisor(home: string, dir: string): number {
   return pid
 }
 
+/**
+ * Await the Runs this process handed to the host: each one's supervisor pid
+ * (the host's), by state dir. A host that could not be reached at all never
+ * had the Run: it gets a supervisor of its own, as without the host. A
+ * refusal is the launch's failure (exit 1), naming the Run and the reason.
+ */
+export async function finishHandOvers(): Promise<Map<string, number>> {
+  const pids = new Map<string, number>()
+  for (const [dir, result] of await handOversDone()) {
+    if ('pid' in result) pids.set(dir, result.pid)
+    else if ('unreached' in result) pids.set(dir, startLocalSupervisor(dirname(dirname(dir)), dir))
+    else
+      throw new ActorsError(
+        `the supervision host refused ${dir}: ${result.refused}`,
+        EXIT.failed,
+        "see the Run's stderr.log; unset ACTORS_SUPERVISION to give each Run a supervisor of its own",
+      )
+  }
+  return pids
+}
+
 /** Take over a lost local Run on this machine (take-over.ts); the caller holds the Run's lock. */
 function takeOverLocal(meta: RunMeta, dir: string) {
   if (!runsHere(meta, dir)) return undefined
@@ -150,8 +173,10 @@ function takeOverLocal(meta: RunMeta, dir: string) {
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
 function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
   // A supervisor still proven here is an overdue one its Run holds (checkRecordedSupervisor): it goes first, so
-  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws).
-  if (supervisorArgs(meta, dir)) killProcess(meta.process_identity!.pid)
+  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws). Never a host: it supervises
+  // other Runs, and lets go of this one as it finds it ended.
+  const proven = supervisorArgs(meta, dir)
+  if (proven && !proven.host) killProcess(meta.process_identity!.pid)
   const {leftover, usage} = endLostRunUnit(meta, dir, thisHost())
   return {
     ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),
@@ -173,7 +198,9 @@ export function localExecutorWith(hosts: readonly JobHost[]): Executor {
     // Limits need a cgroup: refused where none can be made (tracked containment).
     preflight: requireEnforceableLimits,
     startsQueued: false,
-    start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
+    // Handed to the state root's host when `actors run` asked for it (host-client.ts): awaited by finishHandOvers.
+    start: (home, dir) =>
+      handsToHost() ? (startHandOver(home, dir), {pid: null}) : {pid: startLocalSupervisor(home, dir)},
     handedOver: () => false,
     check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
     endLost: endLostLocalRun,
