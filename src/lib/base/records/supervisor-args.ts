@@ -16,7 +16,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
 import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
 import {processEnvValue} from '../platform/process-environ.js'
-import type {RunMeta} from './run.js'
+import {DEFAULT_EXECUTOR_KIND, type RunMeta} from './run.js'
 import {hostHoldsDir} from './supervision-host.js'
 
 /** How the supervisor script's path ends, whichever install of this package started it. */
@@ -55,9 +55,11 @@ export interface SupervisorArgs {
 export function parseSupervisorCommandLine(args: readonly string[]): SupervisorArgs | undefined {
   const [, script, dir, kind, graceText, overdueText, mode] = args
   if (!script || !isAbsolute(script) || !script.endsWith(SUPERVISOR_SCRIPT_TAIL) || !dir) return undefined
-  // A host's per-Run facts are not on its command line: the kind is local, the grace on each step's wrapper.
+  // A host's per-Run facts are not on its command line: it runs local Runs only, their grace on each step's wrapper.
   if (dir === '--host')
-    return kind ? {script, host: resolve(kind), dir: join(resolve(kind), 'supervision'), kind: 'local'} : undefined
+    return kind
+      ? {script, host: resolve(kind), dir: join(resolve(kind), 'supervision'), kind: DEFAULT_EXECUTOR_KIND}
+      : undefined
   const grace = msArg(graceText)
   const overdue = msArg(overdueText)
   return {

@@ -1,0 +1,162 @@
+/**
+ * The supervision host (ACTORS_SUPERVISION=host; docs/runs.md "Supervision"):
+ * one process per state root supervises every Run `actors run` hands it,
+ * readers prove it as they prove a Run's own supervisor, its death leaves
+ * the Runs to be taken over, and it leaves once idle.
+ */
+import {existsSync, readFileSync, symlinkSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {
+  actors,
+  actorsAsync,
+  homesPerTest,
+  processAlive,
+  processesOfHome,
+  readJson,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
+
+const newHome = homesPerTest('actors-host-')
+const HOST = {ACTORS_SUPERVISION: 'host'}
+
+function launch(
+  home: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): {run: string; state_dir: string; pid: number} {
+  const r = actors(home, ['run', '--json', ...args], {env: {...HOST, ...env}})
+  expect(r.code, r.stderr).toBe(0)
+  return r.json
+}
+
+/** The supervisor processes of `home`: per-Run ones and hosts alike. */
+function supervisorsOf(home: string): number[] {
+  return processesOfHome(home).filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('/dist/supervisor.cjs\0')
+    } catch {
+      return false
+    }
+  })
+}
+
+function commandLine(pid: number): string[] {
+  return readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').slice(1, -1)
+}
+
+/** The Run's run.json once its command runs. */
+function started(dir: string): Promise<any> {
+  return waitFor(
+    () => {
+      const meta = readJson(join(dir, 'run.json'))
+      return meta.children_processes?.length > 0 && meta
+    },
+    15_000,
+    `${dir} started`,
+  )
+}
+
+function waited(home: string, run: string): any {
+  const r = actors(home, ['wait', run, '--json'], {timeout: 30_000})
+  return r.json?.rows?.find((row: any) => row.run === run)
+}
+
+describe('the supervision host', () => {
+  it('several Runs share one host; each end is recorded and wait delivers it', async () => {
+    const home = newHome()
+    // Launched at once: whichever starts the host, the others find it (or the one that won the bind).
+    const launches = await Promise.all(
+      [0, 3, 5].map((code, i) =>
+        actorsAsync(home, ['run', '--json', '--name', `r${i}`, '--', 'sh', '-c', `sleep 1.5; exit ${code}`], {
+          env: HOST,
+        }),
+      ),
+    )
+    for (const r of launches) expect(r.code, r.stderr).toBe(0)
+    const metas = await Promise.all(launches.map((r) => started(r.json.state_dir)))
+    const host = metas[0].pid
+    expect(metas.map((m) => m.pid)).toEqual([host, host, host])
+    expect(launches.map((r) => r.json.pid)).toEqual([host, host, host])
+    expect(commandLine(host).slice(1)).toEqual(['--host', home])
+    expect(supervisorsOf(home)).toEqual([host])
+    // Proven alive by every reader: nothing taken over while the host supervises.
+    const shown = actors(home, ['inspect', 'r1', '--json'])
+    expect(shown.json.status).toBe('running')
+    expect([0, 1, 2].map((i) => waited(home, `r${i}`))).toMatchObject([
+      {status: 'done', exit_code: 0},
+      {status: 'failed', exit_code: 3},
+      {status: 'failed', exit_code: 5},
+    ])
+    for (const r of launches) expect(readJson(join(r.json.state_dir, 'run.json')).adopted_at).toBeUndefined()
+  })
+
+  it('--timeout, control stop and control kill end Runs the host supervises', async () => {
+    const home = newHome()
+    const timed = launch(home, ['--name', 't', '--timeout', '1s', '--', 'sleep', '30'])
+    const stopped = launch(home, ['--name', 's', '--', 'sleep', '30'])
+    const killed = launch(home, ['--name', 'k', '--', 'sleep', '30'])
+    const host = (await started(timed.state_dir)).pid
+    await started(stopped.state_dir)
+    await started(killed.state_dir)
+    expect(actors(home, ['control', 's', 'stop']).code).toBe(0)
+    expect(actors(home, ['control', 'k', 'kill']).code).toBe(0)
+    expect(await waitForResult(timed.state_dir)).toMatchObject({status: 'failed', reason: 'timeout'})
+    expect(await waitForResult(stopped.state_dir)).toMatchObject({status: 'cancelled'})
+    expect(await waitForResult(killed.state_dir)).toMatchObject({status: 'killed'})
+    for (const r of [timed, stopped, killed]) {
+      const meta = readJson(join(r.state_dir, 'run.json'))
+      // The host ended them itself: never judged lost, never taken over.
+      expect(meta.pid).toBe(host)
+      expect(meta.adopted_at).toBeUndefined()
+    }
+  })
+
+  it('the host SIGKILLed mid-run: the commands go on and their exit statuses are recorded', async () => {
+    const home = newHome()
+    const failing = launch(home, ['--name', 'f', '--', 'sh', '-c', 'sleep 2; exit 7'])
+    const passing = launch(home, ['--name', 'p', '--', 'sh', '-c', 'sleep 2.5'])
+    const meta = await started(failing.state_dir)
+    await started(passing.state_dir)
+    process.kill(meta.pid, 'SIGKILL')
+    await waitFor(() => !processAlive(meta.pid), 5000, 'the host gone')
+    expect(meta.children_processes.every((c: any) => processAlive(c.pid))).toBe(true)
+    // The next read takes both over (a supervisor of each Run's own, as for a lost per-Run supervisor).
+    expect(actors(home, ['inspect', '--json']).code).toBe(0)
+    expect(await waitForResult(failing.state_dir)).toMatchObject({status: 'failed', exit_code: 7, reason: 'exit_code'})
+    expect(await waitForResult(passing.state_dir)).toMatchObject({status: 'done', exit_code: 0})
+    expect(readJson(join(failing.state_dir, 'run.json')).adopted_at).toBeDefined()
+  })
+
+  it('the host leaves once idle, and the next launch starts another', async () => {
+    const home = newHome()
+    const env = {ACTORS_SUPERVISION_IDLE_MS: '300'}
+    const first = launch(home, ['--name', 'a', '--', 'true'], env)
+    expect(await waitForResult(first.state_dir)).toMatchObject({status: 'done'})
+    await waitFor(() => !processAlive(first.pid), 5000, 'the idle host gone')
+    expect(existsSync(join(home, 'supervision', 'host.sock'))).toBe(false)
+    const second = launch(home, ['--name', 'b', '--', 'true'], env)
+    expect(second.pid).not.toBe(first.pid)
+    expect(await waitForResult(second.state_dir)).toMatchObject({status: 'done'})
+  })
+
+  it('a link where the supervision dir belongs is refused, and nothing listens through it', () => {
+    const home = newHome()
+    const elsewhere = newHome()
+    symlinkSync(elsewhere, join(home, 'supervision'))
+    const r = actors(home, ['run', '--json', '--', 'true'], {env: HOST})
+    expect(r.code).toBe(1)
+    expect(r.stderr).toContain(`${join(home, 'supervision')} is a symbolic link`)
+    expect(existsSync(join(elsewhere, 'host.sock'))).toBe(false)
+  })
+
+  it('without ACTORS_SUPERVISION=host each Run keeps a supervisor of its own', async () => {
+    const home = newHome()
+    const a = actors(home, ['run', '--json', '--', 'sleep', '2']).json
+    const b = actors(home, ['run', '--json', '--', 'sleep', '2']).json
+    const [ma, mb] = [await started(a.state_dir), await started(b.state_dir)]
+    expect(ma.pid).not.toBe(mb.pid)
+    expect(commandLine(ma.pid)[1]).toBe(a.state_dir)
+  })
+})
