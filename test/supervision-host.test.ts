@@ -5,6 +5,7 @@
  * the Runs to be taken over, and it leaves once idle.
  */
 import {existsSync, readFileSync, symlinkSync} from 'node:fs'
+import {connect} from 'node:net'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {
@@ -139,6 +140,31 @@ describe('the supervision host', () => {
     const second = launch(home, ['--name', 'b', '--', 'true'], env)
     expect(second.pid).not.toBe(first.pid)
     expect(await waitForResult(second.state_dir)).toMatchObject({status: 'done'})
+  })
+
+  it('a Run handed over again (by anyone who can reach the socket) is refused and left as it is', async () => {
+    const home = newHome()
+    const hosted = launch(home, ['--name', 'hosted', '--', 'sleep', '3'])
+    // Its own supervisor, not the host's: the host finds the start recorded (claim), not in its own list.
+    const own = actors(home, ['run', '--json', '--name', 'own', '--', 'sleep', '3']).json
+    const before = [await started(hosted.state_dir), await started(own.state_dir)]
+    const handOver = (dir: string) =>
+      new Promise<string>((resolve, reject) => {
+        let text = ''
+        const socket = connect(join(home, 'supervision', 'host.sock'))
+        socket.on('connect', () => socket.write(`${JSON.stringify({dir, env: {}})}\n`))
+        socket.on('data', (chunk) => (text += chunk))
+        socket.on('end', () => resolve(text))
+        socket.on('error', reject)
+      })
+    for (const [i, r] of [hosted, own].entries()) {
+      expect(JSON.parse(await handOver(r.state_dir)).error).toContain('supervised already')
+      const after = readJson(join(r.state_dir, 'run.json'))
+      expect(after.children_processes).toEqual(before[i].children_processes)
+      expect(after.pid).toBe(before[i].pid)
+      expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done', exit_code: 0})
+      expect(readFileSync(join(r.state_dir, 'stderr.log'), 'utf8')).toBe('')
+    }
   })
 
   it('a link where the supervision dir belongs is refused, and nothing listens through it', () => {

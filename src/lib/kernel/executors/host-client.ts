@@ -17,6 +17,7 @@ import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {hostSocketPath, supervisionDir} from '../../base/records/supervision-host.js'
 import {supervisorEnvironment} from './supervisor-env.js'
+import {LINEAGE_VARS} from '../runs/lineage.js'
 
 /** How long a launcher tries to reach a host (starting one) before it starts a supervisor of its own. */
 const REACH_MS = 10_000
@@ -30,7 +31,8 @@ export type HandOverResult = {pid: number} | {refused: string} | {unreached: str
 
 /** `actors run` asks for the host (when ACTORS_SUPERVISION=host): its launches are handed over, then awaited. */
 export function useSupervisionHost(env: NodeJS.ProcessEnv = process.env): void {
-  wanted = env.ACTORS_SUPERVISION === 'host' && !env.ACTORS_RUN_INSTANCE && env.ACTORS_SUPERVISOR !== '1'
+  const inRun = LINEAGE_VARS.some((name) => env[name])
+  wanted = env.ACTORS_SUPERVISION === 'host' && !inRun && env.ACTORS_SUPERVISOR !== '1'
 }
 
 /** Whether a local start now goes to the host. */

@@ -61,6 +61,9 @@ export function liveHost(home: string): ProcessIdentity | undefined {
   return args?.host && stateDirKey(args.host) === stateDirKey(home) ? identity : undefined
 }
 
+/** The Run handed over records a supervisor already (a second hand-over, or one a process of a Run asked for). */
+class SupervisedElsewhere extends Error {}
+
 class Host {
   /** State dirs (by stateDirKey) under supervision here, and connections not yet answered. */
   private readonly active = new Set<string>()
@@ -151,7 +154,8 @@ class Host {
     const context = this.contextFor(dir, request.env ?? {}, () => answer({pid: process.pid}))
     superviseRun(dir, undefined, context)
       .catch((error) => {
-        noteSupervisorDeath(dir, error)
+        // A Run another supervisor has is left as it is: its stderr.log and end reserve are that supervisor's.
+        if (!(error instanceof SupervisedElsewhere)) noteSupervisorDeath(dir, error)
         answer({error: (error as Error).message})
       })
       .finally(() => {
@@ -174,7 +178,8 @@ class Host {
       },
       claim(current: RunMeta) {
         const pid = current.process_identity?.pid
-        if (pid !== undefined) throw new Error(`${join(dir, 'run.json')}: supervised already (pid ${pid})`)
+        if (pid !== undefined)
+          throw new SupervisedElsewhere(`${join(dir, 'run.json')}: supervised already (pid ${pid})`)
       },
       hold() {
         fd ??= openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
