@@ -4,10 +4,11 @@
  * readers prove it as they prove a Run's own supervisor, its death leaves
  * the Runs to be taken over, and it leaves once idle.
  */
-import {existsSync, readFileSync, symlinkSync} from 'node:fs'
+import {existsSync, readdirSync, readFileSync, symlinkSync, unlinkSync} from 'node:fs'
 import {connect} from 'node:net'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {readProcessIdentity} from '../src/lib/base/platform/process-identity.js'
 import {
   actors,
   actorsAsync,
@@ -81,7 +82,8 @@ describe('the supervision host', () => {
     expect(metas.map((m) => m.pid)).toEqual([host, host, host])
     expect(launches.map((r) => r.json.pid)).toEqual([host, host, host])
     expect(commandLine(host).slice(1)).toEqual(['--host', home])
-    expect(supervisorsOf(home)).toEqual([host])
+    // A host started by a launcher that lost the race finds this one recorded and leaves at once, supervising nothing.
+    await waitFor(() => supervisorsOf(home).join() === String(host), 5000, 'one supervising process')
     // Proven alive by every reader: nothing taken over while the host supervises.
     const shown = actors(home, ['inspect', 'r1', '--json'])
     expect(shown.json.status).toBe('running')
@@ -130,6 +132,27 @@ describe('the supervision host', () => {
     expect(readJson(join(failing.state_dir, 'run.json')).adopted_at).toBeDefined()
   })
 
+  it("a Run whose lock is kept at its end stalls its own end only, not another Run's", async () => {
+    const home = newHome()
+    const kept = launch(home, ['--name', 'kept', '--', 'sleep', '1'])
+    const other = launch(home, ['--name', 'other', '--', 'sh', '-c', 'sleep 1.5; exit 4'])
+    await started(kept.state_dir)
+    await started(other.state_dir)
+    // Kept by a live process (this one), as a lock file of the kernel's own kind: a symbolic link to its identity.
+    const lock = join(kept.state_dir, '.lock')
+    symlinkSync(JSON.stringify(readProcessIdentity(process.pid)), lock)
+    try {
+      const from = Date.now()
+      expect(await waitForResult(other.state_dir)).toMatchObject({status: 'failed', exit_code: 4})
+      // Its end came as its command ended (about 1.5 s after the launch), not after the kept lock's wait.
+      expect(Date.now() - from).toBeLessThan(3000)
+      expect(existsSync(join(kept.state_dir, 'result.json'))).toBe(false)
+    } finally {
+      unlinkSync(lock)
+    }
+    expect(await waitForResult(kept.state_dir)).toMatchObject({status: 'done', exit_code: 0})
+  })
+
   it('the host leaves once idle, and the next launch starts another', async () => {
     const home = newHome()
     const env = {ACTORS_SUPERVISION_IDLE_MS: '300'}
@@ -175,6 +198,10 @@ describe('the supervision host', () => {
     expect(r.code).toBe(1)
     expect(r.stderr).toContain(`${join(home, 'supervision')} is a symbolic link`)
     expect(existsSync(join(elsewhere, 'host.sock'))).toBe(false)
+    // Refused before the Run was made: nothing left waiting for a supervisor.
+    expect(
+      existsSync(join(home, 'runs')) ? readdirSync(join(home, 'runs')).filter((n) => !n.startsWith('.')) : [],
+    ).toEqual([])
   })
 
   it('without ACTORS_SUPERVISION=host each Run keeps a supervisor of its own', async () => {

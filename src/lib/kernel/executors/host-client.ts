@@ -29,10 +29,14 @@ const handoffs = new Map<string, Promise<HandOverResult>>()
 
 export type HandOverResult = {pid: number} | {refused: string} | {unreached: string}
 
-/** `actors run` asks for the host (when ACTORS_SUPERVISION=host): its launches are handed over, then awaited. */
-export function useSupervisionHost(env: NodeJS.ProcessEnv = process.env): void {
+/**
+ * `actors run` asks for the host of `home` (when ACTORS_SUPERVISION=host): its launches are handed over, then
+ * awaited. A link where the host's dir belongs is refused here, before any Run is made.
+ */
+export function useSupervisionHost(home: string, env: NodeJS.ProcessEnv = process.env): void {
   const inRun = LINEAGE_VARS.some((name) => env[name])
   wanted = env.ACTORS_SUPERVISION === 'host' && !inRun && env.ACTORS_SUPERVISOR !== '1'
+  if (wanted) refuseLinkedDir(supervisionDir(home))
 }
 
 /** Whether a local start now goes to the host. */

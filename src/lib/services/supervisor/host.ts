@@ -15,8 +15,9 @@
  * over as they would a lost per-Run supervisor's (executors/take-over.ts).
  *
  * What one Run's supervision still does synchronously, stalling the others
- * while it lasts: the Run's lock and run.json writes (withLockSync: up to
- * 30 s against a holder that keeps it), the start of queued siblings at an
+ * while it lasts: the Run's lock and run.json writes during the run
+ * (withLockSync against a holder that keeps the lock: capped at 5 s here; the
+ * end's own lock is waited for without blocking), the start of queued siblings at an
  * end (tree/after-run.ts), the sweeps of a unit being ended
  * (containment/ endUnit between its awaits) and the hashing of artifacts at
  * the end (up to 256 MiB each).
@@ -24,7 +25,7 @@
 import {closeSync, constants, lstatSync, openSync, unlinkSync} from 'node:fs'
 import {createServer, type Socket} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
-import {withLockSync} from '../../base/platform/file-lock.js'
+import {capSyncLockWaits, withLockSync} from '../../base/platform/file-lock.js'
 import {makePrivateDir, makeSocketPrivate, writeStateFile} from '../../base/platform/private-files.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
@@ -38,6 +39,8 @@ import {superviseRun} from './supervise.js'
 
 /** How long a host with nothing to supervise waits for another Run before it exits (ms). */
 const IDLE_MS = 3000
+/** The longest one synchronous lock wait blocks the host (and so every Run it supervises). */
+const SYNC_LOCK_WAIT_CAP_MS = 5000
 /** The longest request line a launcher sends (its environment included). */
 const MAX_REQUEST_BYTES = 1 << 20
 
@@ -97,6 +100,9 @@ class Host {
   }
 
   start(): void {
+    // One thread serves every Run: a synchronous lock wait (a Run's lock kept by a process of it) blocks them all
+    // for at most this long, as `actors mcp` caps its own; the end of a Run waits for its lock without blocking.
+    capSyncLockWaits(SYNC_LOCK_WAIT_CAP_MS)
     this.server.on('error', (error) => {
       process.stderr.write(`actors supervision host: ${error.message}\n`)
       process.exit(1)

@@ -15,7 +15,7 @@ import {closeSync} from 'node:fs'
 import {appendStateFile, openStateFile} from '../../base/platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
-import {withLockSync} from '../../base/platform/file-lock.js'
+import {lockFreed, withLockSync} from '../../base/platform/file-lock.js'
 import {isActorsError} from '../../base/platform/errors.js'
 import {readProcessIdentity} from '../../base/platform/process-identity.js'
 import {endUnit, openUnit, runMarkOf, runUnitOwner, type Leftover, type Unit} from '../../kernel/containment/index.js'
@@ -122,7 +122,7 @@ class Supervisor {
   private async runToEnd(unitError: string | undefined, startedAt: Date, resume?: Resume): Promise<void> {
     if (unitError !== undefined) {
       this.appendStderr(`actors: ${unitError}\n`)
-      this.finish({exitCode: null, signal: null, timedOut: false, unitError}, 0, startedAt)
+      await this.finish({exitCode: null, signal: null, timedOut: false, unitError}, 0, startedAt)
       return
     }
     const unit = this.unit
@@ -138,7 +138,7 @@ class Supervisor {
     if (locks.status !== 'held') {
       this.pump?.close()
       if (locks.status === 'error') this.appendStderr(`actors: could not take the Run's locks: ${locks.message}\n`)
-      this.finish(
+      await this.finish(
         {
           exitCode: null,
           signal: null,
@@ -187,7 +187,7 @@ class Supervisor {
     this.pump?.close()
     stopSampling()
     releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
-    this.finish(outcome, attempt, startedAt)
+    await this.finish(outcome, attempt, startedAt)
   }
 
   /** Run every step of the plan once (honouring sequence/parallel) under the timeout; `resume`: from a taken-over step. */
@@ -420,9 +420,12 @@ class Supervisor {
     this.endTree()
   }
 
-  private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+  private async finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): Promise<void> {
     this.host?.started() // ended before any command started (a refused unit, a lock it could not take)
     this.dir = ownStateDir(this.dir, this.meta.run_instance_id) ?? this.dir // a dir the Run moved (own-dir.ts)
+    // In a host, the Run's lock is waited for without blocking: a lock the Run (or anyone) keeps stalls this end
+    // alone, not every other Run's. Busy at its deadline: the sync take below answers the same, and is handled there.
+    if (this.host) await lockFreed(runFile(this.dir, 'lock')).catch(() => {})
     try {
       withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt))
     } catch (error) {
