@@ -4,7 +4,8 @@
  * readers prove it as they prove a Run's own supervisor, its death leaves
  * the Runs to be taken over, and it leaves once idle.
  */
-import {existsSync, readdirSync, readFileSync, symlinkSync, unlinkSync} from 'node:fs'
+import {spawn} from 'node:child_process'
+import {existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, unlinkSync, writeFileSync} from 'node:fs'
 import {connect} from 'node:net'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -152,6 +153,47 @@ describe('the supervision host', () => {
     }
     expect(await waitForResult(kept.state_dir)).toMatchObject({status: 'done', exit_code: 0})
   })
+
+  it("a host held past a Run's deadline (traced, which no reader can undo): the Run times out, the others are taken over", async () => {
+    const home = newHome()
+    mkdirSync(join(home, 'recipes'))
+    writeFileSync(
+      join(home, 'recipes', 'held.yaml'),
+      'description: held\ntemplate: sleep 60\nkill_grace: 1s\ntimeout: 1s\n',
+    )
+    const held = launch(home, ['--recipes', join(home, 'recipes'), 'held'])
+    const other = launch(home, ['--name', 'other', '--', 'sh', '-c', 'sleep 11; exit 6'])
+    const host = (await started(held.state_dir)).pid
+    await started(other.state_dir)
+    // Stopped under ptrace by a process that is no Run's: no signal continues it, nothing of a Run to blame.
+    const attach = [
+      'import ctypes, os, sys, time',
+      'libc = ctypes.CDLL(None, use_errno=True)',
+      'pid = int(sys.argv[1])',
+      'if libc.ptrace(16, pid, None, None) != 0: sys.exit(1)',
+      'os.waitpid(pid, 0x40000000)',
+      'print("held", flush=True)',
+      'time.sleep(60)',
+    ].join('\n')
+    const tracer = spawn('python3', ['-c', attach, String(host)], {stdio: ['ignore', 'pipe', 'ignore']})
+    try {
+      await new Promise((resolve) => tracer.stdout.once('data', resolve))
+      // Past the deadline (1 s), its kill grace (1 s) and room (7 s): a read ends it as the host's timeout would have.
+      await waitFor(
+        () => actors(home, ['inspect', held.run, '--json']).json?.status === 'failed',
+        20_000,
+        'the held Run timed out',
+      )
+      expect(readJson(join(held.state_dir, 'result.json'))).toMatchObject({status: 'failed', reason: 'timeout'})
+      expect(processAlive(host)).toBe(false)
+      // The held host is gone: its other Run is taken over and ends as its command does.
+      actors(home, ['inspect', '--json'])
+      expect(await waitForResult(other.state_dir, 15_000)).toMatchObject({status: 'failed', exit_code: 6})
+      expect(readJson(join(other.state_dir, 'run.json')).adopted_at).toBeDefined()
+    } finally {
+      tracer.kill('SIGKILL')
+    }
+  }, 40_000)
 
   it('the host leaves once idle, and the next launch starts another', async () => {
     const home = newHome()

@@ -102,20 +102,45 @@ export function provenAttemptLimit(meta: RunMeta, dir: string, members: readonly
 }
 
 /**
- * The launch's kill grace of the Run in `dir` that host `hostPid` supervises
- * (records/supervision-host.ts), from the command line of a live step
- * wrapper the host started (its parent: a process of the Run is never the
- * host's child), where the Run cannot rewrite it; undefined when no step
- * runs (waiting for its locks, between steps: run.json's then).
+ * The step wrappers of the Run in `dir` that host `hostPid` supervises
+ * (records/supervision-host.ts) started, alive: their command lines carry
+ * the attempt's deadline and the launch's kill grace where the Run cannot
+ * rewrite them. A wrapper is proven the host's by its parent (a process of
+ * the Run is never the host's child) and by naming this Run's dir and instance.
  */
-export function hostedKillGraceMs(meta: RunMeta, dir: string, hostPid: number): number | undefined {
+function hostedWrappers(meta: RunMeta, dir: string, hostPid: number) {
   const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
-  const graces: number[] = []
+  const found: NonNullable<ReturnType<typeof runWrapperOf>>[] = []
   for (const record of records) {
     const pid = record?.pid
     if (typeof pid !== 'number' || readProcStat(pid)?.ppid !== hostPid) continue
-    const grace = runWrapperOf(pid, meta.run_instance_id, dir)?.killGraceMs
-    if (grace !== undefined) graces.push(grace)
+    const wrapper = runWrapperOf(pid, meta.run_instance_id, dir)
+    if (wrapper) found.push(wrapper)
   }
+  return found
+}
+
+/** The launch's kill grace of a hosted Run, from its live wrappers; undefined when no step runs (run.json's then). */
+export function hostedKillGraceMs(meta: RunMeta, dir: string, hostPid: number): number | undefined {
+  const graces = hostedWrappers(meta, dir, hostPid).flatMap((w) => (w.killGraceMs === undefined ? [] : [w.killGraceMs]))
   return graces.length ? Math.min(...graces) : undefined
+}
+
+/**
+ * The earliest deadline (ms since the epoch) and the kill grace of a hosted
+ * Run's live wrappers, when a step runs under a timeout: what a reader
+ * judges a held host overdue by (executors/overdue.ts).
+ */
+export function hostedDeadline(
+  meta: RunMeta,
+  dir: string,
+  hostPid: number,
+): {deadline: number; killGraceMs?: number} | undefined {
+  const wrappers = hostedWrappers(meta, dir, hostPid).filter((w) => w.deadline > 0)
+  if (wrappers.length === 0) return undefined
+  const graces = wrappers.flatMap((w) => (w.killGraceMs === undefined ? [] : [w.killGraceMs]))
+  return {
+    deadline: Math.min(...wrappers.map((w) => w.deadline)),
+    ...(graces.length ? {killGraceMs: Math.min(...graces)} : {}),
+  }
 }

@@ -14,7 +14,8 @@ import {endLostRunUnit, unitVisibleHere} from '../containment/lost.js'
 import type {AttemptLimit} from '../containment/run-deadline.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {letHeldSupervisorGo} from './held-supervisor.js'
-import {adopterOverdueMs, aliveLongerThan, overdueAfterMs} from './overdue.js'
+import {adopterOverdueMs, aliveLongerThan, hostOverdue, overdueAfterMs} from './overdue.js'
+import {hostedDeadline} from '../containment/run-deadline.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
@@ -59,6 +60,9 @@ function checkRecordedSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
   if (cgroup?.instance === meta.run_instance_id) return lost()
   if (!letHeldSupervisorGo(pid, dir, cgroup !== undefined)) return lost()
   if (args.overdueAfterMs !== undefined && aliveLongerThan(pid, args.overdueAfterMs))
+    return {alive: false, status: 'failed', reason: 'timeout'}
+  // A host is judged by the deadline its step wrapper carries (overdue.ts hostOverdue).
+  if (args.host && hostOverdue(hostedDeadline(meta, dir, pid)))
     return {alive: false, status: 'failed', reason: 'timeout'}
   return {alive: true}
 }
@@ -173,10 +177,9 @@ function takeOverLocal(meta: RunMeta, dir: string) {
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
 function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
   // A supervisor still proven here is an overdue one its Run holds (checkRecordedSupervisor): it goes first, so
-  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws). Never a host: it supervises
-  // other Runs, and lets go of this one as it finds it ended.
-  const proven = supervisorArgs(meta, dir)
-  if (proven && !proven.host) killProcess(meta.process_identity!.pid)
+  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws). A host held past a Run's
+  // deadline goes too: its other Runs are taken over as after any host's death, none is left to a held host.
+  if (supervisorArgs(meta, dir)) killProcess(meta.process_identity!.pid)
   const {leftover, usage} = endLostRunUnit(meta, dir, thisHost())
   return {
     ...(usage ? {resources: {cpu_seconds: usage.cpu_seconds, peak_memory_bytes: usage.peak_memory_bytes}} : {}),
