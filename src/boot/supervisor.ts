@@ -1,6 +1,6 @@
 /**
  * Entry point of the detached supervisor process: `node dist/supervisor.cjs
- * STATE_DIR KIND [GRACE_MS]`. KIND (the executor that started it: `local`,
+ * STATE_DIR KIND [GRACE_MS]`, or `--host HOME` for a state root's supervision host. KIND (the executor that started it: `local`,
  * `slurm`) and GRACE_MS (the launch's kill_grace) are not read here: they
  * stay in the command line, where a Run cannot rewrite them, for readers that
  * must know how the Run runs (records/supervisor-args.ts).
@@ -10,6 +10,7 @@
 import {installExecutors} from '../lib/kernel/executors/index.js'
 import {superviseRun} from '../lib/services/supervisor/supervise.js'
 import {noteSupervisorDeath} from '../lib/services/supervisor/no-space.js'
+import {runSupervisionHost} from '../lib/services/supervisor/host.js'
 
 const dir = process.argv[2]
 if (!dir) {
@@ -17,17 +18,34 @@ if (!dir) {
   process.exit(2)
 }
 installExecutors()
-// `... GRACE_MS OVERDUE_MS adopt DEADLINE TIMEOUT`: started by a reader to take over a Run whose supervisor was lost,
-// with the attempt's deadline and timeout the reader proved (0: none), where the Run cannot rewrite them.
-const adopt = process.argv[6] === 'adopt'
-const limit = {deadline: Number(process.argv[7]) || 0, timeoutMs: Number(process.argv[8]) || 0}
-superviseRun(dir, adopt ? limit : undefined).then(
-  // The end is recorded: leave now rather than when the last timer lets go, since a `wait` delivers a Run's end only
-  // once its supervisor is gone (wait/proven-ends.ts).
-  () => process.exit(),
-  (error) => {
-    process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
-    noteSupervisorDeath(dir, error)
-    process.exitCode = 1
-  },
-)
+// `--host HOME`: the state root's supervision host (host.ts), which serves until idle, or leaves at once when one serves.
+if (dir === '--host') {
+  const home = process.argv[3]
+  if (!home) {
+    process.stderr.write('usage: supervisor --host HOME\n')
+    process.exit(2)
+  }
+  try {
+    if (!runSupervisionHost(home)) process.exit(0)
+  } catch (error) {
+    process.stderr.write(`actors supervision host: ${(error as Error).message}\n`)
+    process.exit(1)
+  }
+} else superviseOne(dir)
+
+function superviseOne(dir: string): void {
+  // `... GRACE_MS OVERDUE_MS adopt DEADLINE TIMEOUT`: started by a reader to take over a Run whose supervisor was lost,
+  // with the attempt's deadline and timeout the reader proved (0: none), where the Run cannot rewrite them.
+  const adopt = process.argv[6] === 'adopt'
+  const limit = {deadline: Number(process.argv[7]) || 0, timeoutMs: Number(process.argv[8]) || 0}
+  superviseRun(dir, adopt ? limit : undefined).then(
+    // The end is recorded: leave now rather than when the last timer lets go, since a `wait` delivers a Run's end only
+    // once its supervisor is gone (wait/proven-ends.ts).
+    () => process.exit(),
+    (error) => {
+      process.stderr.write(`actors supervisor: ${(error as Error).message}\n`)
+      noteSupervisorDeath(dir, error)
+      process.exitCode = 1
+    },
+  )
+}

@@ -1,6 +1,7 @@
 /**
  * A Run's supervisor, told by its own process: node running this package's
  * `dist/supervisor.cjs DIR KIND GRACE_MS [OVERDUE_MS]`, as the local executor spawns it
+ * (or `dist/supervisor.cjs --host HOME`, the state root's supervision host: supervision-host.ts)
  * and the Slurm batch script execs it. These are facts of the launch that a
  * Run cannot rewrite, unlike its run.json (issue: a Run that rewrote its
  * `executor` or `kill_grace_ms` steered where `kill` went, or how long `stop`
@@ -11,18 +12,24 @@
  */
 import {readFileSync, readlinkSync, realpathSync} from 'node:fs'
 import {supervisorScript} from '../platform/package-root.js'
-import {basename, isAbsolute, resolve} from 'node:path'
+import {basename, isAbsolute, join, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
 import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
 import {processEnvValue} from '../platform/process-environ.js'
-import type {RunMeta} from './run.js'
+import {DEFAULT_EXECUTOR_KIND, type RunMeta} from './run.js'
+import {hostHoldsDir} from './supervision-host.js'
 
 /** How the supervisor script's path ends, whichever install of this package started it. */
 const SUPERVISOR_SCRIPT_TAIL = '/dist/supervisor.cjs'
 
 export interface SupervisorArgs {
-  /** The state dir it supervises, resolved. */
+  /**
+   * The state dir it supervises, resolved. A host's (`--host HOME`) is its own dir in the root, never a Run's:
+   * only supervisorArgs, which proves the Run it holds (supervision-host.ts), names that Run's dir instead.
+   */
   dir: string
+  /** A supervision host (`dist/supervisor.cjs --host HOME`): the state root, resolved. */
+  host?: string
   /** The executor kind it runs as (`local`, `slurm`). */
   kind?: string
   /** The kill_grace of the launch, ms (absent for supervisors started without it). */
@@ -48,6 +55,11 @@ export interface SupervisorArgs {
 export function parseSupervisorCommandLine(args: readonly string[]): SupervisorArgs | undefined {
   const [, script, dir, kind, graceText, overdueText, mode] = args
   if (!script || !isAbsolute(script) || !script.endsWith(SUPERVISOR_SCRIPT_TAIL) || !dir) return undefined
+  // A host's per-Run facts are not on its command line: it runs local Runs only, their grace on each step's wrapper.
+  if (dir === '--host')
+    return kind
+      ? {script, host: resolve(kind), dir: join(resolve(kind), 'supervision'), kind: DEFAULT_EXECUTOR_KIND}
+      : undefined
   const grace = msArg(graceText)
   const overdue = msArg(overdueText)
   return {
@@ -100,6 +112,8 @@ export function supervisorArgs(
   // An adopter (supervise.ts adoptRun) came after the commands it took over, as readers start it; so may a process
   // the Run started, which must then be this very install's script with no code put into it.
   if (args.adopt ? !provenAdopter(identity.pid, args.script) : commandsBefore(meta, identity)) return undefined
+  // A host supervises the Runs whose state dirs it holds open (supervision-host.ts).
+  if (args.host) return hostHoldsDir(identity.pid, args.host, dir) ? {...args, dir: resolve(dir)} : undefined
   return sameStateDir(args.dir, dir) ? args : undefined
 }
 

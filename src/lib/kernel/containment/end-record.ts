@@ -24,10 +24,10 @@ import type {RunMeta} from '../../base/records/run.js'
 const DEADLY = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 25, 26, 27, 29, 30, 31]
 
 /**
- * `sh -c RECORD_END actors-run FILE TAG DEADLINE TIMEOUT ARGV...`: run ARGV
+ * `sh -c RECORD_END actors-run FILE TAG DEADLINE TIMEOUT GRACE ARGV...`: run ARGV
  * as a child, write `TAG<status>}` to FILE when it ends, then end as it did.
  * DEADLINE (ms since the epoch) and TIMEOUT (ms) are the attempt's, `0` for
- * none: unused by the script, they stay on the wrapper's command line, where
+ * none, and GRACE the launch's kill grace (ms, `-` for none): unused by the script, they stay on the wrapper's command line, where
  * the command it runs cannot rewrite them, for whoever takes a lost Run over
  * (run-deadline.ts). The traps are
  * handlers (`:`), never an ignore: a handler is reset by exec, so the
@@ -36,7 +36,7 @@ const DEADLY = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 24, 25, 2
  * a timeout, an interrupt), which reach the command too.
  */
 export const RECORD_END = [
-  'f=$1; t=$2; shift 4; trap : HUP INT QUIT TERM USR1 USR2 ALRM',
+  'f=$1; t=$2; shift 5; trap : HUP INT QUIT TERM USR1 USR2 ALRM',
   '"$@"; s=$?',
   // umask 077 only now: the command ran with the umask it was given; the record is private (0600) as every state file.
   // Written in place, with no temp file and `mv` (a process start, about 2 ms of every end): no reader takes the

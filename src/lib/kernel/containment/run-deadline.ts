@@ -11,6 +11,7 @@
 import {readFileSync} from 'node:fs'
 import {dirname} from 'node:path'
 import {sameStateDir} from '../../base/platform/home.js'
+import {readProcStat} from '../../base/platform/process-identity.js'
 import type {RunMeta} from '../../base/records/run.js'
 import {JOIN_RECORDING} from './cgroup-unit.js'
 import {RECORD_END} from './end-record.js'
@@ -23,10 +24,10 @@ export interface AttemptLimit {
   wrapper: boolean
 }
 
-/** A wrapper's FILE TAG DEADLINE TIMEOUT, from its NUL-split command line; undefined for any other process. */
+/** A wrapper's FILE TAG DEADLINE TIMEOUT GRACE, from its NUL-split command line; undefined for any other process. */
 export function wrapperArgs(
   args: readonly string[],
-): {file: string; tag: string; deadline: number; timeoutMs: number} | undefined {
+): {file: string; tag: string; deadline: number; timeoutMs: number; killGraceMs?: number} | undefined {
   const [shell, dashC, script, name] = args
   let at = -1
   if (shell === '/bin/sh' && dashC === '-c') {
@@ -34,7 +35,14 @@ export function wrapperArgs(
     if (script === JOIN_RECORDING && name === 'actors-join') at = args.indexOf('--', 4) + 1
   }
   if (at <= 0) return undefined
-  return {file: args[at] ?? '', tag: args[at + 1] ?? '', deadline: msArg(args[at + 2]), timeoutMs: msArg(args[at + 3])}
+  const grace = Number(args[at + 4])
+  return {
+    file: args[at] ?? '',
+    tag: args[at + 1] ?? '',
+    deadline: msArg(args[at + 2]),
+    timeoutMs: msArg(args[at + 3]),
+    ...(args[at + 4] && Number.isSafeInteger(grace) && grace >= 0 ? {killGraceMs: grace} : {}),
+  }
 }
 
 function msArg(text: string | undefined): number {
@@ -47,7 +55,7 @@ export function runWrapperOf(
   pid: number,
   instance: string,
   dir: string,
-): {deadline: number; timeoutMs: number} | undefined {
+): {deadline: number; timeoutMs: number; killGraceMs?: number} | undefined {
   let args: string[]
   try {
     args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
@@ -90,5 +98,49 @@ export function provenAttemptLimit(meta: RunMeta, dir: string, members: readonly
     ...(deadlines.length ? {deadline: Math.min(...deadlines)} : {}),
     ...(timeouts.length ? {timeoutMs: Math.min(...timeouts)} : {}),
     wrapper,
+  }
+}
+
+/**
+ * The step wrappers of the Run in `dir` that host `hostPid` supervises
+ * (records/supervision-host.ts) started, alive: their command lines carry
+ * the attempt's deadline and the launch's kill grace where the Run cannot
+ * rewrite them. A wrapper is proven the host's by its parent (a process of
+ * the Run is never the host's child) and by naming this Run's dir and instance.
+ */
+function hostedWrappers(meta: RunMeta, dir: string, hostPid: number) {
+  const records = Array.isArray(meta.children_processes) ? meta.children_processes : []
+  const found: NonNullable<ReturnType<typeof runWrapperOf>>[] = []
+  for (const record of records) {
+    const pid = record?.pid
+    if (typeof pid !== 'number' || readProcStat(pid)?.ppid !== hostPid) continue
+    const wrapper = runWrapperOf(pid, meta.run_instance_id, dir)
+    if (wrapper) found.push(wrapper)
+  }
+  return found
+}
+
+/** The launch's kill grace of a hosted Run, from its live wrappers; undefined when no step runs (run.json's then). */
+export function hostedKillGraceMs(meta: RunMeta, dir: string, hostPid: number): number | undefined {
+  const graces = hostedWrappers(meta, dir, hostPid).flatMap((w) => (w.killGraceMs === undefined ? [] : [w.killGraceMs]))
+  return graces.length ? Math.min(...graces) : undefined
+}
+
+/**
+ * The earliest deadline (ms since the epoch) and the kill grace of a hosted
+ * Run's live wrappers, when a step runs under a timeout: what a reader
+ * judges a held host overdue by (executors/overdue.ts).
+ */
+export function hostedDeadline(
+  meta: RunMeta,
+  dir: string,
+  hostPid: number,
+): {deadline: number; killGraceMs?: number} | undefined {
+  const wrappers = hostedWrappers(meta, dir, hostPid).filter((w) => w.deadline > 0)
+  if (wrappers.length === 0) return undefined
+  const graces = wrappers.flatMap((w) => (w.killGraceMs === undefined ? [] : [w.killGraceMs]))
+  return {
+    deadline: Math.min(...wrappers.map((w) => w.deadline)),
+    ...(graces.length ? {killGraceMs: Math.min(...graces)} : {}),
   }
 }

@@ -25,6 +25,7 @@ import {isOwnUnitCgroup} from './proof.js'
 import {parseRunUnitName, runUnitName, unitAt} from './unit-path.js'
 import {commandOf, type Leftover} from './unit.js'
 import {parseSupervisorCommandLine, supervisorOfProcess} from '../../base/records/supervisor-args.js'
+import {heldDirs} from '../../base/records/supervision-host.js'
 
 export interface FoundUnit {
   /** Live processes of the unit now. */
@@ -112,10 +113,18 @@ export function liveStateDirs(): Map<string, LiveOfDir> {
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
       const supervisor = parseSupervisorCommandLine(args) && supervisorOfProcess(pid, args)
-      if (supervisor) of(supervisor.dir).supervisors.push(pid)
+      // A host (records/supervision-host.ts) supervises the state dirs of its root it holds open.
+      if (supervisor?.host) for (const held of hostedDirs(pid, supervisor.host)) of(held).supervisors.push(pid)
+      else if (supervisor) of(supervisor.dir).supervisors.push(pid)
     } catch {}
   }
   return named
+}
+
+/** The state dirs of the root `home` that host `pid` holds open (the Runs it supervises). */
+function hostedDirs(pid: number, home: string): string[] {
+  const runs = join(stateDirKey(home), 'runs')
+  return heldDirs(pid).filter((dir) => dirname(dir) === runs)
 }
 
 /** How long a kill by facts keeps sweeping before it names what is left. */

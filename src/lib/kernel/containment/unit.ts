@@ -52,18 +52,21 @@ export interface UnitLimits {
 /**
  * Where a wrapper records its command's end: the file, and the record's head
  * (end-record.ts endRecordTag); and the attempt's deadline and timeout it
- * carries on its command line (run-deadline.ts), absent for none.
+ * carries on its command line (run-deadline.ts), absent for none, and the
+ * launch's kill grace (read from there for a Run a host supervises).
  */
 export interface EndRecordTarget {
   file: string
   tag: string
   deadline?: number
   timeoutMs?: number
+  killGraceMs?: number
 }
 
-/** The wrapper's arguments after the join's: FILE TAG DEADLINE TIMEOUT (end-record.ts RECORD_END). */
+/** The wrapper's arguments after the join's: FILE TAG DEADLINE TIMEOUT GRACE (end-record.ts RECORD_END). */
 export function endRecordArgs(end: EndRecordTarget): string[] {
-  return [end.file, end.tag, String(end.deadline ?? 0), String(end.timeoutMs ?? 0)]
+  const grace = end.killGraceMs === undefined ? '-' : String(end.killGraceMs)
+  return [end.file, end.tag, String(end.deadline ?? 0), String(end.timeoutMs ?? 0), grace]
 }
 
 export interface Unit {

@@ -15,6 +15,8 @@ export type {Executor, ExecutorChoice} from './executor.js'
 export {executorNamed, executorOf, provenExecutorOf}
 export {chooseExecutor, EXECUTOR_KINDS, recipeExecutorSchema} from './choice.js'
 export {cancelSlurmJobsByFacts} from './slurm-facts.js'
+export {finishHandOvers} from './local.js'
+export {useSupervisionHost} from './host-client.js'
 
 /** What the WHERE column shows for a Run on this machine: the local executor's name. */
 export const THIS_MACHINE = executorNamed(undefined).kind

@@ -14,7 +14,8 @@ import {endLostRunUnit, unitVisibleHere} from '../containment/lost.js'
 import type {AttemptLimit} from '../containment/run-deadline.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {letHeldSupervisorGo} from './held-supervisor.js'
-import {adopterOverdueMs, aliveLongerThan, overdueAfterMs} from './overdue.js'
+import {adopterOverdueMs, aliveLongerThan, hostOverdue, overdueAfterMs} from './overdue.js'
+import {hostedDeadline} from '../containment/run-deadline.js'
 import {requireEnforceableLimits} from '../containment/limits.js'
 import {liveRunUsage} from '../containment/live-usage.js'
 import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
@@ -23,6 +24,8 @@ import {nodeOs} from '../../base/platform/builtins.js'
 import {localVerbs} from './local-verbs.js'
 import {takeOverLocalRun} from './take-over.js'
 import {dirname} from 'node:path'
+import {handOversDone, handsToHost, startHandOver} from './host-client.js'
+import {ActorsError, EXIT} from '../../base/platform/errors.js'
 
 /** How long a Run may sit with no supervisor identity recorded before we call it lost. */
 export const LAUNCH_GRACE_MS = 30_000
@@ -57,6 +60,9 @@ function checkRecordedSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
   if (cgroup?.instance === meta.run_instance_id) return lost()
   if (!letHeldSupervisorGo(pid, dir, cgroup !== undefined)) return lost()
   if (args.overdueAfterMs !== undefined && aliveLongerThan(pid, args.overdueAfterMs))
+    return {alive: false, status: 'failed', reason: 'timeout'}
+  // A host is judged by the deadline its step wrapper carries (overdue.ts hostOverdue).
+  if (args.host && hostOverdue(hostedDeadline(meta, dir, pid)))
     return {alive: false, status: 'failed', reason: 'timeout'}
   return {alive: true}
 }
@@ -141,6 +147,27 @@ function startLocalSupervisor(home: string, dir: string): number {
   return pid
 }
 
+/**
+ * Await the Runs this process handed to the host: each one's supervisor pid
+ * (the host's), by state dir. A host that could not be reached at all never
+ * had the Run: it gets a supervisor of its own, as without the host. A
+ * refusal is the launch's failure (exit 1), naming the Run and the reason.
+ */
+export async function finishHandOvers(): Promise<Map<string, number>> {
+  const pids = new Map<string, number>()
+  for (const [dir, result] of await handOversDone()) {
+    if ('pid' in result) pids.set(dir, result.pid)
+    else if ('unreached' in result) pids.set(dir, startLocalSupervisor(dirname(dirname(dir)), dir))
+    else
+      throw new ActorsError(
+        `the supervision host refused ${dir}: ${result.refused}`,
+        EXIT.failed,
+        "see the Run's stderr.log; unset ACTORS_SUPERVISION to give each Run a supervisor of its own",
+      )
+  }
+  return pids
+}
+
 /** Take over a lost local Run on this machine (take-over.ts); the caller holds the Run's lock. */
 function takeOverLocal(meta: RunMeta, dir: string) {
   if (!runsHere(meta, dir)) return undefined
@@ -150,7 +177,8 @@ function takeOverLocal(meta: RunMeta, dir: string) {
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */
 function endLostLocalRun(meta: RunMeta, dir: string): Record<string, unknown> {
   // A supervisor still proven here is an overdue one its Run holds (checkRecordedSupervisor): it goes first, so
-  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws).
+  // that it never wakes to act on a Run already ended (a frozen one dies as it thaws). A host held past a Run's
+  // deadline goes too: its other Runs are taken over as after any host's death, none is left to a held host.
   if (supervisorArgs(meta, dir)) killProcess(meta.process_identity!.pid)
   const {leftover, usage} = endLostRunUnit(meta, dir, thisHost())
   return {
@@ -173,7 +201,9 @@ export function localExecutorWith(hosts: readonly JobHost[]): Executor {
     // Limits need a cgroup: refused where none can be made (tracked containment).
     preflight: requireEnforceableLimits,
     startsQueued: false,
-    start: (home, dir) => ({pid: startLocalSupervisor(home, dir)}),
+    // Handed to the state root's host when `actors run` asked for it (host-client.ts): awaited by finishHandOvers.
+    start: (home, dir) =>
+      handsToHost() ? (startHandOver(home, dir), {pid: null}) : {pid: startLocalSupervisor(home, dir)},
     handedOver: () => false,
     check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
     endLost: endLostLocalRun,

@@ -66,3 +66,16 @@ export function aliveLongerThan(pid: number, ms: number): boolean {
   if (!Number.isFinite(start) || !Number.isFinite(uptime)) return false
   return (uptime - start / TICKS_PER_SECOND) * 1000 > ms
 }
+
+/**
+ * Whether a host (records/supervision-host.ts) is overdue for the Run
+ * `deadline` describes: the attempt's deadline from a step wrapper's command
+ * line, passed by its kill grace and the attempt's room. The host's own
+ * start says nothing of the Run's, so the deadline the wrapper carries is
+ * the fact a held host is judged by.
+ */
+export function hostOverdue(deadline: {deadline: number; killGraceMs?: number} | undefined): boolean {
+  if (!deadline) return false
+  const grace = recordedKillGraceMs({kill_grace_ms: deadline.killGraceMs})
+  return Date.now() > deadline.deadline + grace + ATTEMPT_ROOM_MS + RUN_ROOM_MS
+}

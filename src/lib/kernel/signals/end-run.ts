@@ -12,6 +12,7 @@ import {isSameProcess} from '../../base/platform/process-identity.js'
 import {signalPids} from '../../base/platform/process-tree.js'
 import {endUnit, outsideUnit, runMarkOf} from '../containment/index.js'
 import {livePidsOfEnded} from '../containment/unit-facts.js'
+import {hostedKillGraceMs} from '../containment/run-deadline.js'
 import {
   readRunMetaRaw,
   readRunResult,
@@ -47,6 +48,13 @@ export interface EndOptions {
   signalOnly?: boolean
 }
 
+/** The launch's kill grace, from the supervisor's command line, or a host's step wrapper's (run-deadline.ts). */
+function launchedKillGraceMs(meta: RunMeta, dir: string): number | undefined {
+  const args = supervisorArgs(meta, dir)
+  if (!args?.host) return args?.killGraceMs
+  return hostedKillGraceMs(meta, dir, meta.process_identity!.pid)
+}
+
 /**
  * The sweep after the first signals (containment/ endUnit): wait out
  * the Run's kill_grace (stop; none for kill) while anything of the unit is
@@ -55,7 +63,7 @@ export interface EndOptions {
  */
 async function sweepRun(meta: RunMeta, dir: string, mode: EndMode, graceFrom = Date.now()): Promise<number[]> {
   // The launch's grace, from the supervisor's command line while it lives: run.json's is the Run's to rewrite.
-  const launched = supervisorArgs(meta, dir)?.killGraceMs
+  const launched = launchedKillGraceMs(meta, dir)
   const fullMs = mode === 'kill' ? 0 : recordedKillGraceMs({kill_grace_ms: launched ?? meta.kill_grace_ms})
   const graceMs = Math.max(0, fullMs - (Date.now() - graceFrom))
   const left = await endUnit(runUnit(meta, dir), graceMs, {

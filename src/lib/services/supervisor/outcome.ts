@@ -28,14 +28,20 @@ export interface AttemptOutcome extends StepOutcome {
 }
 
 /**
- * The environment a Run's command sees: the caller's, the Recipe's, and the
+ * The environment a Run's command sees: the caller's (`base`: this
+ * supervisor's own, or the launcher's a host was handed), the Recipe's, and the
  * lineage variables. Test-only fault injection (ACTORS_TEST_*) is for this
  * supervisor alone: it never reaches the command, so nested Runs are not
  * slowed or paused by a fault their test aimed at the outer one.
  */
-export function commandEnvironment(meta: RunMeta, home: string, dir: string): NodeJS.ProcessEnv {
-  const binDir = process.env.ACTORS_BIN_DIR
-  const path = binDir ? `${binDir}:${process.env.PATH ?? ''}` : process.env.PATH
+export function commandEnvironment(
+  meta: RunMeta,
+  home: string,
+  dir: string,
+  base: NodeJS.ProcessEnv = process.env,
+): NodeJS.ProcessEnv {
+  const binDir = base.ACTORS_BIN_DIR
+  const path = binDir ? `${binDir}:${base.PATH ?? ''}` : base.PATH
   // Typed by LINEAGE_VARS, so a variable added there must be given a value here.
   const lineage: Record<LineageVar, string | undefined> = {
     ACTORS_RUN: meta.run,
@@ -48,7 +54,7 @@ export function commandEnvironment(meta: RunMeta, home: string, dir: string): No
     ACTORS_MESSAGE: meta.message?.text,
   }
   return dropTestHooks({
-    ...process.env,
+    ...base,
     ...meta.env,
     PATH: meta.env.PATH ?? path,
     ACTORS_HOME: home,

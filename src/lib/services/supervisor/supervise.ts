@@ -15,7 +15,7 @@ import {closeSync} from 'node:fs'
 import {appendStateFile, openStateFile} from '../../base/platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
-import {withLockSync} from '../../base/platform/file-lock.js'
+import {lockFreed, withLockSync} from '../../base/platform/file-lock.js'
 import {isActorsError} from '../../base/platform/errors.js'
 import {readProcessIdentity} from '../../base/platform/process-identity.js'
 import {endUnit, openUnit, runMarkOf, runUnitOwner, type Leftover, type Unit} from '../../kernel/containment/index.js'
@@ -46,6 +46,7 @@ import {awaitAdoptedSteps, resumeOf, type AdoptLimit, type Resume} from './adopt
 import {liveRecordedCommands} from '../../kernel/containment/lost.js'
 import {endRecordFile, endRecordTag} from '../../kernel/containment/end-record.js'
 import {unlinkQuietly} from '../../base/platform/state-files.js'
+import type {SupervisionHost} from './host-context.js'
 
 class Supervisor {
   private readonly live = new Map<number, ChildProcess>()
@@ -71,6 +72,8 @@ class Supervisor {
     private dir: string,
     private readonly home: string,
     private meta: RunMeta,
+    /** Supervised inside the state root's host (host.ts), not a process of its own: its signals, env and end mark. */
+    private readonly host?: SupervisionHost,
   ) {
     this.pump = meta.inbox === 'stdin' ? new StdinPump(dir, generationOf(meta)) : undefined
   }
@@ -95,18 +98,37 @@ class Supervisor {
    */
   async run(started: RunMeta, unitError: string | undefined, resume?: Resume): Promise<void> {
     this.meta = started
-    let startedAt = new Date()
-    process.on('SIGTERM', () => this.terminateFromOutside('SIGTERM'))
-    process.on('SIGINT', () => this.terminateFromOutside('SIGINT'))
-    process.on('SIGHUP', () => {})
+    const startedAt = new Date()
+    const offSignals = this.listenForSignals()
+    try {
+      await this.runToEnd(unitError, startedAt, resume)
+    } finally {
+      offSignals()
+    }
+  }
 
+  /** The signals sent to this supervisor end the Run as cancelled: its own process's, or the host's (host.ts). */
+  private listenForSignals(): () => void {
+    const onSignal = (signal: string) => {
+      if (signal !== 'SIGHUP') this.terminateFromOutside(signal)
+    }
+    if (this.host) return this.host.onSignal(onSignal)
+    process.on('SIGTERM', () => onSignal('SIGTERM'))
+    process.on('SIGINT', () => onSignal('SIGINT'))
+    process.on('SIGHUP', () => {})
+    return () => {}
+  }
+
+  private async runToEnd(unitError: string | undefined, startedAt: Date, resume?: Resume): Promise<void> {
     if (unitError !== undefined) {
       this.appendStderr(`actors: ${unitError}\n`)
-      this.finish({exitCode: null, signal: null, timedOut: false, unitError}, 0, startedAt)
+      await this.finish({exitCode: null, signal: null, timedOut: false, unitError}, 0, startedAt)
       return
     }
     const unit = this.unit
     const stopSampling = sampleTrackedUsage(unit)
+    // A Run waiting for its locks is started as far as its launcher is concerned (it waits `queued`).
+    if (Array.isArray(this.meta.locks) && this.meta.locks.length > 0) this.host?.started()
     // [locks] Recipe `locks` (src/lib/kernel/locks/run-locks.ts): wait as `queued` until all are held, then start.
     const locks = resume
       ? {status: 'held' as const}
@@ -116,7 +138,7 @@ class Supervisor {
     if (locks.status !== 'held') {
       this.pump?.close()
       if (locks.status === 'error') this.appendStderr(`actors: could not take the Run's locks: ${locks.message}\n`)
-      this.finish(
+      await this.finish(
         {
           exitCode: null,
           signal: null,
@@ -165,7 +187,7 @@ class Supervisor {
     this.pump?.close()
     stopSampling()
     releaseRunLocks(this.dir, this.home, this.meta) // [locks] the command is done: the next waiter may start
-    this.finish(outcome, attempt, startedAt)
+    await this.finish(outcome, attempt, startedAt)
   }
 
   /** Run every step of the plan once (honouring sequence/parallel) under the timeout; `resume`: from a taken-over step. */
@@ -238,7 +260,8 @@ class Supervisor {
   private runStep(argv: string[], step: number): Promise<StepOutcome> {
     // Test-only: widen the window between the ending check and the spawn (see recordChild).
     testHookPause('spawnDelayMs', 10_000)
-    const env = {...commandEnvironment(this.meta, this.home, this.dir), ...this.unit.memberEnv()}
+    const base = this.host?.env ?? process.env
+    const env = {...commandEnvironment(this.meta, this.home, this.dir, base), ...this.unit.memberEnv()}
     // [supervision] The wrapper records the command's end in the state dir, for whoever takes over a lost supervisor.
     const key = {
       run_instance_id: this.meta.run_instance_id,
@@ -251,6 +274,7 @@ class Supervisor {
       tag: endRecordTag(key),
       deadline: this.deadline,
       timeoutMs: this.meta.timeout_ms ?? 0,
+      killGraceMs: this.meta.kill_grace_ms,
     }
     unlinkQuietly(end.file)
     const wrapped = this.unit.wrap(argv, end)
@@ -290,6 +314,7 @@ class Supervisor {
         resolve({exitCode: 127, signal: null, spawnError: error.message})
       })
       if (child.pid !== undefined) this.recordChild(child, step)
+      this.host?.started()
       if (this.pump && child.stdin) this.pump.attach(child.stdin)
       child.once('exit', (code, signal) => {
         if (child.pid !== undefined) this.live.delete(child.pid)
@@ -395,8 +420,12 @@ class Supervisor {
     this.endTree()
   }
 
-  private finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+  private async finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): Promise<void> {
+    this.host?.started() // ended before any command started (a refused unit, a lock it could not take)
     this.dir = ownStateDir(this.dir, this.meta.run_instance_id) ?? this.dir // a dir the Run moved (own-dir.ts)
+    // In a host, the Run's lock is waited for without blocking: a lock the Run (or anyone) keeps stalls this end
+    // alone, not every other Run's. Busy at its deadline: the sync take below answers the same, and is handled there.
+    if (this.host) await lockFreed(runFile(this.dir, 'lock')).catch(() => {})
     try {
       withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt))
     } catch (error) {
@@ -426,8 +455,10 @@ class Supervisor {
     if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
     this.trace('runtime.ended', status, {status, exit_code: outcome.exitCode, reason})
     writeResultLocked(this.dir, meta, result, claimed !== undefined)
-    // Written: a wait proving ends by live supervisors (wait/proven-ends.ts) need not wait out this one's exit.
-    process.title = 'actors-supervisor: ended'
+    // Written: a wait proving ends by live supervisors (wait/proven-ends.ts) need not wait out this one's exit. A host
+    // lets go of the Run's state dir instead (host-context.ts): it goes on supervising others.
+    if (this.host) this.host.ended()
+    else process.title = 'actors-supervisor: ended'
     this.meta = {...meta, status}
   }
 
@@ -453,7 +484,7 @@ class Supervisor {
  * Entry point used by src/boot/supervisor.ts: supervise the Run in `dir` until it is terminal; `adopt`: take it
  * over from a lost supervisor (adopt-run.ts).
  */
-export async function superviseRun(dir: string, adopt?: AdoptLimit): Promise<void> {
+export async function superviseRun(dir: string, adopt?: AdoptLimit, host?: SupervisionHost): Promise<void> {
   if (adopt) return adoptRun(dir, adopt)
   let meta = readRunMetaRaw(dir)
   // A generation move that crashed after its commit is finished before the new generation writes anything.
@@ -465,21 +496,26 @@ export async function superviseRun(dir: string, adopt?: AdoptLimit): Promise<voi
   // A Run that ended before its supervisor started (a Slurm job stopped while pending) is not run.
   if (readRunResult(dir, meta)) return
   const home = dirname(dirname(dir))
-  const supervisor = new Supervisor(dir, home, meta)
+  const supervisor = new Supervisor(dir, home, meta, host)
   // [containment] The unit exists before anything of the Run starts; its record goes to run.json in the start's write.
   const unit = supervisor.makeUnit()
   let started: RunMeta | undefined
   try {
-    started = updateRunMeta(dir, (current) => ({
-      ...current,
-      // [locks] A Run waiting for its locks stays queued; run-locks.ts marks it running once it holds them.
-      status: current.status === 'queued' && !current.waiting_for ? 'running' : current.status,
-      started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
-      pid: process.pid,
-      process_identity: readProcessIdentity(process.pid),
-      ...executorOf(current).supervisor.startFields(current),
-      ...(typeof unit === 'string' ? {} : {containment: unit.record}),
-    }))
+    // A host supervises a Run once: one whose start another supervisor recorded is refused (host.ts).
+    host?.hold()
+    started = updateRunMeta(dir, (current) => {
+      host?.claim(current)
+      return {
+        ...current,
+        // [locks] A Run waiting for its locks stays queued; run-locks.ts marks it running once it holds them.
+        status: current.status === 'queued' && !current.waiting_for ? 'running' : current.status,
+        started_at: current.started_at ?? (current.waiting_for ? undefined : new Date().toISOString()),
+        pid: process.pid,
+        process_identity: readProcessIdentity(process.pid),
+        ...executorOf(current).supervisor.startFields(current),
+        ...(typeof unit === 'string' ? {} : {containment: unit.record}),
+      }
+    })
   } catch (error) {
     // Not started: the unit goes, as it would never have been made.
     if (typeof unit !== 'string') unit.remove()

@@ -16,6 +16,7 @@ import {
 } from '../../services/launch/run-launcher.js'
 import {resolveHome} from '../../base/platform/home.js'
 import {defineCommand} from './definition.js'
+import {finishHandOvers, useSupervisionHost} from '../../kernel/executors/index.js'
 
 export const runCommand = defineCommand({
   id: 'run',
@@ -83,8 +84,11 @@ export const runCommand = defineCommand({
         )
       prepared = prepareRecipe(findLaunchRecipe(home, args.recipe, flags.recipes), argv.slice(1))
     }
+    // ACTORS_SUPERVISION=host: the Run goes to the state root's host, which answers once its command started.
+    useSupervisionHost(home)
     const launched = launchPrepared(home, prepared, launchOverrides(flags))
-    return afterLaunch(home, launched, flags)
+    const hosted = (await finishHandOvers()).get(launched.state_dir)
+    return afterLaunch(home, hosted === undefined ? launched : {...launched, pid: hosted}, flags)
   },
 })
 

@@ -1,0 +1,60 @@
+/**
+ * The supervision host (`ACTORS_SUPERVISION=host`): one process per state
+ * root, `node dist/supervisor.cjs --host HOME`, supervises every local Run
+ * of that root launched by `actors run` (services/supervisor/host.ts). Where
+ * it listens, and how a reader proves that it supervises one Run: its
+ * command line names the root (supervisor-args.ts), and it holds the Run's
+ * state dir open (a directory descriptor) from before it records itself in
+ * run.json until the Run's end is written. A process's open descriptors are
+ * the kernel's to tell (/proc/PID/fd), and a Run cannot open one in another
+ * process, so a host is never believed by its pid or its command line alone.
+ */
+import {readdirSync, readlinkSync} from 'node:fs'
+import {join, resolve} from 'node:path'
+import {stateDirKey} from '../platform/home.js'
+
+/** The host's private dir in the state root (0700; refused when a link). */
+export function supervisionDir(home: string): string {
+  return join(home, 'supervision')
+}
+
+/** The unix socket a launcher hands a Run to the host over. */
+export function hostSocketPath(home: string): string {
+  return join(supervisionDir(home), 'host.sock')
+}
+
+/** Taken while a host binds the socket or leaves it: two hosts of one root never listen at once. */
+export function hostLockPath(home: string): string {
+  return join(supervisionDir(home), 'host.lock')
+}
+
+/** `{pid, identity}` of the host that listens now, written under the host lock. */
+export function hostRecordPath(home: string): string {
+  return join(supervisionDir(home), 'host.json')
+}
+
+/** The directories process `pid` holds open, by stateDirKey: for a host, the state dirs it supervises. */
+export function heldDirs(pid: number): string[] {
+  let fds: string[]
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return []
+  }
+  const dirs: string[] = []
+  for (const fd of fds) {
+    try {
+      const target = readlinkSync(`/proc/${pid}/fd/${fd}`)
+      // Sockets, pipes and anonymous inodes read as `type:[inode]`; a removed dir as `... (deleted)`.
+      if (target.startsWith('/') && !target.endsWith(' (deleted)')) dirs.push(target)
+    } catch {}
+  }
+  return dirs
+}
+
+/** Whether host process `pid` of the root `home` supervises the Run in `dir`: a state dir of that root it holds open. */
+export function hostHoldsDir(pid: number, home: string, dir: string): boolean {
+  const key = stateDirKey(dir)
+  if (stateDirKey(resolve(key, '..', '..')) !== stateDirKey(home)) return false
+  return heldDirs(pid).includes(key)
+}

@@ -1,0 +1,237 @@
+/**
+ * The supervision host (`ACTORS_SUPERVISION=host`, docs/runs.md
+ * "Supervision"): one Node process per state root, `dist/supervisor.cjs
+ * --host HOME`, runs the supervision of every local Run `actors run` hands
+ * it (supervise.ts, one Supervisor per Run) and exits once it has
+ * supervised nothing for a few seconds. A launcher hands it a Run over
+ * `$ACTORS_HOME/supervision/host.sock` (executors/host-client.ts), starting
+ * it when none answers; it answers once the Run's unit is made and its
+ * command started, or with the refusal.
+ *
+ * Exclusion: the host binds the socket, and records itself in host.json,
+ * under host.lock, after finding no live host recorded there; it leaves
+ * (unlinks both) under the same lock. So two hosts of one root never listen.
+ * Its death (SIGKILL) leaves every Run under its wrapper: readers take them
+ * over as they would a lost per-Run supervisor's (executors/take-over.ts).
+ *
+ * What one Run's supervision still does synchronously, stalling the others
+ * while it lasts: the Run's lock and run.json writes during the run
+ * (withLockSync against a holder that keeps the lock: capped at 5 s here; the
+ * end's own lock is waited for without blocking), the start of queued siblings at an
+ * end (tree/after-run.ts), the sweeps of a unit being ended
+ * (containment/ endUnit between its awaits) and the hashing of artifacts at
+ * the end (up to 256 MiB each).
+ */
+import {closeSync, constants, lstatSync, openSync, unlinkSync} from 'node:fs'
+import {createServer, type Socket} from 'node:net'
+import {dirname, join, resolve} from 'node:path'
+import {capSyncLockWaits, withLockSync} from '../../base/platform/file-lock.js'
+import {makePrivateDir, makeSocketPrivate, writeStateFile} from '../../base/platform/private-files.js'
+import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {readJsonFile} from '../../base/platform/state-files.js'
+import type {RunMeta} from '../../base/records/run.js'
+import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
+import {hostLockPath, hostRecordPath, hostSocketPath, supervisionDir} from '../../base/records/supervision-host.js'
+import {stateDirKey} from '../../base/platform/home.js'
+import type {SupervisionHost} from './host-context.js'
+import {noteSupervisorDeath} from './no-space.js'
+import {superviseRun} from './supervise.js'
+
+/** How long a host with nothing to supervise waits for another Run before it exits (ms). */
+const IDLE_MS = 3000
+/** The longest one synchronous lock wait blocks the host (and so every Run it supervises). */
+const SYNC_LOCK_WAIT_CAP_MS = 5000
+/** The longest request line a launcher sends (its environment included). */
+const MAX_REQUEST_BYTES = 1 << 20
+
+/** A launcher's request: the Run's state dir and the environment its command starts from. */
+interface HandOver {
+  dir: string
+  env: NodeJS.ProcessEnv
+}
+
+/** The host recorded in `home` when it is alive and is one (identity and command line), else undefined. */
+export function liveHost(home: string): ProcessIdentity | undefined {
+  let record: {identity?: ProcessIdentity} | undefined
+  try {
+    record = readJsonFile(hostRecordPath(home)) as {identity?: ProcessIdentity} | undefined
+  } catch {
+    return undefined
+  }
+  const identity = record?.identity
+  if (!identity || !isSameProcess(identity)) return undefined
+  const args = supervisorOfProcess(identity.pid)
+  return args?.host && stateDirKey(args.host) === stateDirKey(home) ? identity : undefined
+}
+
+/** The Run handed over records a supervisor already (a second hand-over, or one a process of a Run asked for). */
+class SupervisedElsewhere extends Error {}
+
+class Host {
+  /** State dirs (by stateDirKey) under supervision here, and connections not yet answered. */
+  private readonly active = new Set<string>()
+  private pending = 0
+  private readonly signalHandlers = new Set<(signal: string) => void>()
+  private idle: NodeJS.Timeout | undefined
+  private readonly server = createServer((socket) => this.serve(socket))
+  private readonly idleMs: number
+
+  constructor(private readonly home: string) {
+    const idle = Number(process.env.ACTORS_SUPERVISION_IDLE_MS)
+    this.idleMs = Number.isFinite(idle) && idle > 0 ? idle : IDLE_MS
+  }
+
+  /** Bind the socket unless a host lives already; false then (this process leaves). */
+  listen(): boolean {
+    makePrivateDir(supervisionDir(this.home)) // 0700, refused when a link
+    const socket = hostSocketPath(this.home)
+    return withLockSync(hostLockPath(this.home), () => {
+      if (liveHost(this.home)) return false
+      const there = lstatSync(socket, {throwIfNoEntry: false})
+      if (there?.isSymbolicLink()) throw new Error(`${socket} is a symbolic link; remove it`)
+      if (there) unlinkSync(socket) // a host that died left it
+      // bind and listen happen in this call (an error is reported on the next tick): the socket is there when it returns.
+      this.server.listen(socket)
+      makeSocketPrivate(socket)
+      const identity = readProcessIdentity(process.pid)
+      writeStateFile(hostRecordPath(this.home), `${JSON.stringify({schema: 'actors.host/1', identity})}\n`)
+      return true
+    })
+  }
+
+  start(): void {
+    // One thread serves every Run: a synchronous lock wait (a Run's lock kept by a process of it) blocks them all
+    // for at most this long, as `actors mcp` caps its own; the end of a Run waits for its lock without blocking.
+    capSyncLockWaits(SYNC_LOCK_WAIT_CAP_MS)
+    this.server.on('error', (error) => {
+      process.stderr.write(`actors supervision host: ${error.message}\n`)
+      process.exit(1)
+    })
+    for (const signal of ['SIGTERM', 'SIGINT', 'SIGHUP'] as const)
+      process.on(signal, () => {
+        // Told to stop with nothing under way: leave. Else every Run hears it, as its own supervisor would.
+        if (signal !== 'SIGHUP' && this.active.size === 0 && this.pending === 0) this.leave()
+        for (const handler of this.signalHandlers) handler(signal)
+      })
+    this.armIdle()
+  }
+
+  private serve(socket: Socket): void {
+    this.pending++
+    this.disarmIdle()
+    let text = ''
+    let answered = false
+    const answer = (reply: Record<string, unknown>) => {
+      if (answered) return
+      answered = true
+      this.pending--
+      socket.end(`${JSON.stringify(reply)}\n`)
+      this.armIdle()
+    }
+    socket.on('error', () => answer({error: 'connection lost'}))
+    socket.on('close', () => answer({error: 'connection closed'}))
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => {
+      text += chunk
+      const end = text.indexOf('\n')
+      if (end < 0 && text.length <= MAX_REQUEST_BYTES) return
+      let request: HandOver | undefined
+      try {
+        request = end < 0 ? undefined : (JSON.parse(text.slice(0, end)) as HandOver)
+      } catch {}
+      const refusal = this.supervise(request, answer)
+      if (refusal) answer({error: refusal})
+    })
+  }
+
+  /** Supervise the Run the request names, `answer`ing once its command started; or why not. */
+  private supervise(
+    request: HandOver | undefined,
+    answer: (reply: Record<string, unknown>) => void,
+  ): string | undefined {
+    if (!request) return 'the request is not one JSON line of at most 1 MiB'
+    const dir = typeof request.dir === 'string' ? resolve(request.dir) : ''
+    // Only a state dir of this root (a direct child of runs/), and not one under supervision here already.
+    if (!dir || resolve(dirname(dir)) !== resolve(this.home, 'runs'))
+      return `${request.dir} is not a state dir of ${this.home}`
+    const key = stateDirKey(dir)
+    if (this.active.has(key)) return `${dir} is supervised already`
+    this.active.add(key)
+    const context = this.contextFor(dir, request.env ?? {}, () => answer({pid: process.pid}))
+    superviseRun(dir, undefined, context)
+      .catch((error) => {
+        // A Run another supervisor has is left as it is: its stderr.log and end reserve are that supervisor's.
+        if (!(error instanceof SupervisedElsewhere)) noteSupervisorDeath(dir, error)
+        answer({error: (error as Error).message})
+      })
+      .finally(() => {
+        context.ended()
+        answer({pid: process.pid})
+        this.active.delete(key)
+        this.armIdle()
+      })
+    return undefined
+  }
+
+  private contextFor(dir: string, env: NodeJS.ProcessEnv, started: () => void): SupervisionHost {
+    let fd: number | undefined
+    const handlers = this.signalHandlers
+    return {
+      env,
+      onSignal(handler) {
+        handlers.add(handler)
+        return () => handlers.delete(handler)
+      },
+      claim(current: RunMeta) {
+        const pid = current.process_identity?.pid
+        if (pid !== undefined)
+          throw new SupervisedElsewhere(`${join(dir, 'run.json')}: supervised already (pid ${pid})`)
+      },
+      hold() {
+        fd ??= openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+      },
+      ended() {
+        if (fd !== undefined) closeSync(fd)
+        fd = undefined
+      },
+      started,
+    }
+  }
+
+  private armIdle(): void {
+    if (this.active.size > 0 || this.pending > 0) return
+    this.disarmIdle()
+    this.idle = setTimeout(() => this.leaveIfIdle(), this.idleMs)
+  }
+
+  private disarmIdle(): void {
+    if (this.idle) clearTimeout(this.idle)
+    this.idle = undefined
+  }
+
+  /** Nothing supervised for idleMs: stop listening and exit (under the host lock, so a new host binds after). */
+  private leaveIfIdle(): void {
+    if (this.active.size > 0 || this.pending > 0) return
+    this.leave()
+  }
+
+  private leave(): never {
+    try {
+      withLockSync(hostLockPath(this.home), () => {
+        for (const file of [hostRecordPath(this.home), hostSocketPath(this.home)])
+          try {
+            unlinkSync(file)
+          } catch {}
+      })
+    } catch {}
+    process.exit(0)
+  }
+}
+
+/** Serve as the supervision host of the state root `home` until idle; returns false when another host serves it. */
+export function runSupervisionHost(home: string): boolean {
+  const host = new Host(resolve(home))
+  if (!host.listen()) return false
+  host.start()
+  return true
+}
