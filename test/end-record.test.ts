@@ -1,7 +1,7 @@
 /**
  * The unit's wrapper that records a command's end (containment/end-record.ts
  * RECORD_END), run as the kernel runs it (`sh -c RECORD_END actors-run FILE
- * TAG ARGV...`) in a temp dir: the record it writes, and what it does with
+ * TAG DEADLINE TIMEOUT GRACE ARGV...`) in a temp dir: the record it writes, and what it does with
  * whatever a Run left in the record's place.
  */
 import {spawnSync} from 'node:child_process'
@@ -23,7 +23,7 @@ const key = {run_instance_id: 'instance-1', generation: 1, attempt: 1, step: 0}
 function wrap(script: string, env: Record<string, string> = {}): number | null {
   const r = spawnSync(
     '/bin/sh',
-    ['-c', RECORD_END, 'actors-run', endRecordFile(dir, 0), endRecordTag(key), '0', '0', '/bin/sh', '-c', script],
+    ['-c', RECORD_END, 'actors-run', endRecordFile(dir, 0), endRecordTag(key), '0', '0', '0', '/bin/sh', '-c', script],
     {env, timeout: 10_000, stdio: 'ignore'},
   )
   return r.status

@@ -15,6 +15,7 @@ import {
   readFileSync,
   renameSync,
   rmSync,
+  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
@@ -45,6 +46,33 @@ describe('what a Run leaves in its state dir', () => {
     expect(r.stderr).not.toMatch(/internal error|RangeError/)
     await waitFor(() => !processAlive(pid), 10_000, 'the command ended')
   }, 30_000)
+
+  it("a Trace grown past 16 MiB, and lines without an event's fields: inspect RUN shows the card and the last events", async () => {
+    const h = home()
+    // 21 MB of events the Run appended itself, then lines no emit writes (no time, a kind that is no text), then one.
+    const line = JSON.stringify({id: 'x', ts: '2026-01-01T00:00:00.000Z', kind: 'bulk', summary: 'x'.repeat(1000)})
+    const dir = launch(
+      h,
+      `yes '${line}' | head -n 21000 >> "$ACTORS_STATE_DIR/trace.jsonl"; ` +
+        `echo '{"kind":"nots","summary":"a"}' >> "$ACTORS_STATE_DIR/trace.jsonl"; ` +
+        `echo '{"ts":"2026-01-01T00:00:00.000Z","kind":7}' >> "$ACTORS_STATE_DIR/trace.jsonl"; ` +
+        `echo '{"id":"y","ts":"2026-01-01T00:00:01.000Z","kind":"last.one","summary":"the end"}' >> "$ACTORS_STATE_DIR/trace.jsonl"`,
+    )
+    await waitForResult(dir)
+    expect(statSync(join(dir, 'trace.jsonl')).size).toBeGreaterThan(16 * 1024 * 1024)
+    const card = actors(h, ['inspect', 'v'])
+    expect(card.code, card.stderr).toBe(0)
+    expect(card.stdout).toContain('last.one')
+    expect(card.stdout).toMatch(/\d\d:\d\d:\d\d\.\d{3} last\.one {2}the end/)
+    expect(card.stdout).not.toMatch(/ nots /)
+    const json = actors(h, ['inspect', 'v', '--json'])
+    expect(json.code, json.stderr).toBe(0)
+    expect(
+      json.json.trace.every(
+        (e: {ts: unknown; kind: unknown}) => typeof e.ts === 'string' && typeof e.kind === 'string',
+      ),
+    ).toBe(true)
+  }, 60_000)
 
   it('a FIFO at generations/: rerun names it (exit 1), no internal error', async () => {
     const h = home()

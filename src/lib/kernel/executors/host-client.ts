@@ -10,8 +10,7 @@
  * of its own, as without the host (a host started inside a Run's unit would
  * end with it).
  */
-import {connect} from 'node:net'
-import {childProcess} from '../../base/platform/builtins.js'
+import {childProcess, nodeNet} from '../../base/platform/builtins.js'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
@@ -83,7 +82,7 @@ function exchange(socketPath: string, request: string): Promise<{answer: HandOve
   return new Promise((settle) => {
     let text = ''
     let sent = false
-    const socket = connect(socketPath)
+    const socket = nodeNet().connect(socketPath)
     const timer = setTimeout(() => socket.destroy(new Error('no answer in time')), ANSWER_MS)
     const done = (value: {answer: HandOverResult} | {unreached: string}) => {
       clearTimeout(timer)

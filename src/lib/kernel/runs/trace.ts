@@ -214,15 +214,29 @@ function compactTraceLocked(dir: string): void {
  */
 export function readTraceTail(dir: string, count: number): TraceEvent[] {
   for (let window = TAIL_WINDOW_BYTES; ; window *= 4) {
-    const read = readFileEnd(traceFile(dir), window, MAX_TRACE_BYTES * 4)
+    // Only the end is read, so a Trace grown past its bound (a Run can append to its own) still shows its tail:
+    // the windows stop growing at MAX_TAIL_WINDOW_BYTES, with what they found.
+    const read = readFileEnd(traceFile(dir), Math.min(window, MAX_TAIL_WINDOW_BYTES))
     if (read === undefined) return []
     let text = read.bytes.toString('utf8', 0, read.length)
     // A window that starts inside the file starts inside a line: that part of a line is no event.
     if (read.start > 0) text = text.slice(text.indexOf('\n') + 1)
-    const {records} = parseJsonLines<TraceEvent>(text)
-    if (records.length >= count || read.start === 0) return records.slice(-count)
+    const records = parseJsonLines<TraceEvent>(text).records.filter(isTraceEvent)
+    if (records.length >= count || read.start === 0 || window >= MAX_TAIL_WINDOW_BYTES) return records.slice(-count)
   }
 }
+
+/** A line with an event's own fields (its time, kind and summary as text): a Run may append anything to its Trace. */
+function isTraceEvent(record: TraceEvent): boolean {
+  return (
+    typeof record.ts === 'string' &&
+    typeof record.kind === 'string' &&
+    (record.summary === undefined || typeof record.summary === 'string')
+  )
+}
+
+/** The most of a Trace's end readTraceTail reads. */
+const MAX_TAIL_WINDOW_BYTES = MAX_TRACE_BYTES * 4
 
 /** readTraceTail's first window: most Traces fit it. */
 const TAIL_WINDOW_BYTES = 64 * 1024
