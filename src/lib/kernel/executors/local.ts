@@ -202,8 +202,11 @@ export function localExecutorWith(hosts: readonly JobHost[]): Executor {
     preflight: requireEnforceableLimits,
     startsQueued: false,
     // Handed to the state root's host when `actors run` asked for it (host-client.ts): awaited by finishHandOvers.
-    start: (home, dir) =>
-      handsToHost() ? (startHandOver(home, dir), {pid: null}) : {pid: startLocalSupervisor(home, dir)},
+    start: (home, dir) => {
+      if (!handsToHost()) return {pid: startLocalSupervisor(home, dir)}
+      startHandOver(home, dir)
+      return {pid: null}
+    },
     handedOver: () => false,
     check: (meta, dir) => checkLocalSupervisor(meta, dir, hosts),
     endLost: endLostLocalRun,
