@@ -5,7 +5,7 @@
  * every adopter; and a read from inside the Run with a cleared environment
  * starts no adopter inside its own unit. Real Runs, cgroup and tracked.
  */
-import {existsSync, writeFileSync} from 'node:fs'
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
@@ -72,11 +72,13 @@ for (const containment of ['cgroup', 'tracked'] as const) {
       const home = newHome()
       const mark = join(home, 'looping')
       const loop = `while :; do for p in $(pgrep -f "supervisor.cjs $ACTORS_STATE_DIR "); do kill -9 $p; done; sleep 0.05; done`
-      const script = `${KILL_SUPERVISOR}; touch ${mark}; ${loop}`
+      // The looping shell writes its own pid: its supervisor may be dead before it recorded the command's processes.
+      const script = `${KILL_SUPERVISOR}; echo $$ > ${mark}.t && mv ${mark}.t ${mark}; ${loop}`
       const r = launch(home, ['--timeout', '2s', '--', 'sh', '-c', script], env)
       await waitFor(() => existsSync(mark), 10_000, 'the loop')
+      const looping = [Number(readFileSync(mark, 'utf8'))]
+      expect(processAlive(looping[0])).toBe(true)
       read(home) // an adopter, killed at once
-      const looping = readJson(join(r.state_dir, 'run.json')).children_processes.map((c: any) => c.pid)
       await sleep(2500)
       read(home)
       const result = await waitForResult(r.state_dir, 5000)
