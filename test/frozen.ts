@@ -35,9 +35,14 @@ export function isPaused(pid: number): boolean {
   }
 }
 
-/** Continue a paused Run's command behind the kernel's back (thaw its cgroup, or SIGCONT its group). */
+/**
+ * Continue a paused Run's command behind the kernel's back: thaw its cgroup and SIGCONT its group. Both, as a
+ * pause that lands while a step's wrapper is still joining the cgroup stops that wrapper with SIGSTOP instead.
+ */
 export function continueBehindTheKernel(stateDir: string): void {
   const meta = readJson(join(stateDir, 'run.json'))
   if (meta.containment?.kind === 'cgroup') writeFileSync(join(meta.containment.path, 'cgroup.freeze'), '0')
-  else process.kill(-meta.pgid, 'SIGCONT')
+  try {
+    process.kill(-meta.pgid, 'SIGCONT')
+  } catch {} // the thaw may have let the group end already
 }

@@ -5,7 +5,7 @@
  * every adopter; and a read from inside the Run with a cleared environment
  * starts no adopter inside its own unit. Real Runs, cgroup and tracked.
  */
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
@@ -101,3 +101,30 @@ for (const containment of ['cgroup', 'tracked'] as const) {
     })
   })
 }
+
+describe.each([
+  ['cgroup', {}],
+  ['tracked', {ACTORS_CONTAINMENT: 'tracked'}],
+])('a Run that writes another host in run.json (%s)', (_containment, env) => {
+  it('and kills its supervisor keeps its lock while its command lives: the next Run of the lock waits', async () => {
+    const home = newHome()
+    const edit = editor(home)
+    const recipes = join(home, 'recipes-in')
+    mkdirSync(recipes)
+    const script = `node ${edit} $ACTORS_STATE_DIR/run.json 'j.host="elsewhere"'; ${KILL_SUPERVISOR}; exec sleep 30`
+    writeFileSync(join(recipes, 'liar.yaml'), `locks: [L]\ntemplate: [sh, -c, ${JSON.stringify(script)}]\n`)
+    writeFileSync(join(recipes, 'next.yaml'), 'locks: [L]\ntemplate: [true]\n')
+    const liar = launch(home, ['liar', '--recipes', recipes], env)
+    await waitFor(() => readJson(join(liar.state_dir, 'run.json')).host === 'elsewhere', 10_000, 'the rewrite')
+    await sleep(300)
+    // The lock's own check comes first here: no read has taken the Run over yet.
+    const status = actors(home, ['lock', 'status', 'L', '--json'])
+    expect(status.code, status.stderr).toBe(0)
+    expect(JSON.stringify(status.json)).toContain(liar.run)
+    const next = launch(home, ['next', '--recipes', recipes], env)
+    await sleep(1000)
+    expect(readJson(join(next.state_dir, 'run.json')).status).toBe('queued')
+    expect(actors(home, ['control', liar.run, 'kill']).code).toBe(0)
+    expect(await waitForResult(next.state_dir, 10_000)).toMatchObject({status: 'done'})
+  })
+})

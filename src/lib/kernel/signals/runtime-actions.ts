@@ -184,7 +184,8 @@ function freezeOrThaw(unit: Unit, action: 'pause' | 'resume', mark: RunMark): nu
     }
   } else {
     unit.thaw()
-    for (const pid of outsiders()) outside.add(pid)
+    // Members too: a step's wrapper the pause stopped (SIGSTOP) on its way into the cgroup stays stopped through a thaw.
+    for (const pid of [...unit.members(), ...outsiders()]) outside.add(pid)
     signalPids([...outside], 'SIGCONT')
   }
   return [...new Set([...members, ...outside, ...unit.members()])]
