@@ -133,6 +133,48 @@ describe('the supervision host', () => {
     expect(readJson(join(failing.state_dir, 'run.json')).adopted_at).toBeDefined()
   })
 
+  it('the host SIGKILLed while one Run waits for the lock another holds: the next read starts it afresh, after the holder', async () => {
+    const home = newHome()
+    mkdirSync(join(home, 'recipes'))
+    const log = join(home, 'spans.log')
+    const body = `echo start {tag} >> ${log}; sleep {s}; echo end {tag} >> ${log}`
+    writeFileSync(
+      join(home, 'recipes', 'l.yaml'),
+      `args: [tag:string, s:string]\nlocks: [L]\ntemplate: [sh, -c, ${JSON.stringify(body)}]\n`,
+    )
+    const holder = launch(home, ['l', 'tag=A', 's=1.5'])
+    const waiter = launch(home, ['l', 'tag=B', 's=0.2'])
+    const meta = await started(holder.state_dir)
+    expect(readJson(join(waiter.state_dir, 'run.json'))).toMatchObject({status: 'queued', pid: meta.pid})
+    process.kill(meta.pid, 'SIGKILL')
+    await waitFor(() => !processAlive(meta.pid), 5000, 'the host gone')
+    // The read that takes the holder over starts the waiter again, as the queue entry it still is.
+    expect(actors(home, ['inspect', '--json']).code).toBe(0)
+    const restarted = readJson(join(waiter.state_dir, 'run.json'))
+    expect(restarted.restarted_at).toBeDefined()
+    expect(restarted.pid).not.toBe(meta.pid)
+    expect(await waitForResult(holder.state_dir)).toMatchObject({status: 'done', exit_code: 0})
+    expect(await waitForResult(waiter.state_dir)).toMatchObject({status: 'done', exit_code: 0})
+    // One run each, B only after A's end.
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual(['start A', 'end A', 'start B', 'end B'])
+    expect(readFileSync(join(waiter.state_dir, 'trace.jsonl'), 'utf8')).toContain('runtime.restarted')
+  })
+
+  it('a Run that kills the host as its first act: the launch answers 0, the command runs once, its end is recorded (x5)', async () => {
+    const home = newHome()
+    const log = join(home, 'runs.log')
+    // The host is the parent of the command's wrapper: killed before it could answer the launcher.
+    const script = `echo $ACTORS_RUN >> ${log}; kill -9 $(cut -d" " -f4 /proc/$PPID/stat); sleep 0.5; exit 6`
+    const runs = [] as {run: string; state_dir: string}[]
+    // Tracked: the command starts at once (no cgroup to join first), before the host has answered.
+    const tracked = {ACTORS_CONTAINMENT: 'tracked'}
+    for (let i = 0; i < 5; i++) runs.push(launch(home, ['--name', `k${i}`, '--', 'sh', '-c', script], tracked))
+    expect(actors(home, ['inspect', '--json'], {env: tracked}).code).toBe(0)
+    for (const r of runs)
+      expect(await waitForResult(r.state_dir)).toMatchObject({status: 'failed', exit_code: 6, reason: 'exit_code'})
+    expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(runs.map((r) => r.run).sort())
+  })
+
   it("a Run whose lock is kept at its end stalls its own end only, not another Run's", async () => {
     const home = newHome()
     const kept = launch(home, ['--name', 'kept', '--', 'sleep', '1'])

@@ -188,6 +188,35 @@ describe('a lost supervisor keeps what the Run holds', () => {
     expect(actors(home, ['inspect', first.run, '--json']).json.status).toBe('done')
   })
 
+  it("a waiting Run's own supervisor lost before its command started: the next read starts it afresh, once", async () => {
+    const home = homeWith({
+      'hold.yaml': "locks: [k]\ntemplate: [sh, -c, 'echo {tag} >> {log}; sleep 1']\nargs: [tag:string, log:string]",
+    })
+    const log = join(home, 'starts.log')
+    const first = launch(home, ['hold', 'tag=first', `log=${log}`])
+    await waitFor(() => readJson(join(first.state_dir, 'run.json')).status === 'running', 15_000, 'first running')
+    const second = launch(home, ['hold', 'tag=second', `log=${log}`])
+    const waiting = await waitFor(
+      () => {
+        const m = readJson(join(second.state_dir, 'run.json'))
+        return m.waiting_for && m.process_identity && m
+      },
+      15_000,
+      'second waiting',
+    )
+    process.kill(waiting.pid, 'SIGKILL')
+    await waitFor(() => !processAlive(waiting.pid), 5000, 'its supervisor gone')
+    // It was a queue entry: not `exited`, started again (and only once) by whoever reads it.
+    actors(home, ['inspect', '--json'])
+    actors(home, ['inspect', second.run, '--json'])
+    expect(
+      readJson(join(second.state_dir, 'run.json')).restarted_at,
+      JSON.stringify(readJson(join(second.state_dir, 'run.json'))),
+    ).toBeDefined()
+    expect(await waitForResult(second.state_dir)).toMatchObject({status: 'done'})
+    expect(readFileSync(log, 'utf8')).toBe('first\nsecond\n')
+  })
+
   it("a parent's queued child still starts once the parent's running child ends", async () => {
     const home = homeWith()
     const script = `actors run --name c1 -- sleep 1 >/dev/null; actors run --name c2 -- true >/dev/null; sleep 3`

@@ -135,6 +135,8 @@ export interface RunMeta {
   attempt_started_at?: string
   /** When a reader last started a supervisor to take the Run over from a lost one (executors/take-over.ts). */
   adopted_at?: string
+  /** When a reader last started a lost Run that had never started its command afresh (executors/take-over.ts). */
+  restarted_at?: string
   owner: string
   parent?: ParentRef
   root: string

@@ -15,6 +15,7 @@ import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {hostSocketPath, supervisionDir} from '../../base/records/supervision-host.js'
+import {readRunMetaRaw} from '../runs/store.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {LINEAGE_VARS} from '../runs/lineage.js'
 
@@ -63,9 +64,13 @@ async function handOver(home: string, dir: string): Promise<HandOverResult> {
   const until = Date.now() + REACH_MS
   let spawnedAt = 0
   let last = 'no answer'
+  // Asked once with no answer: that host may have taken the Run and died. Then the Run is supervised (a reader
+  // takes it over), and neither a second host nor a supervisor of its own may start it again.
+  let asked = false
   while (Date.now() < until) {
     const reply = await exchange(hostSocketPath(home), request)
-    if ('answer' in reply) return reply.answer
+    if ('answer' in reply) return asked ? (takenBefore(reply.answer) ?? reply.answer) : reply.answer
+    asked ||= reply.asked
     last = reply.unreached
     // None listens: start one (again after a while: one that was leaving as this asked has gone since).
     if (Date.now() - spawnedAt > 1000) {
@@ -74,17 +79,26 @@ async function handOver(home: string, dir: string): Promise<HandOverResult> {
     }
     await sleep(10)
   }
-  return {unreached: last}
+  const supervisor = asked ? readRunMetaRaw(dir)?.process_identity?.pid : undefined
+  return supervisor === undefined ? {unreached: last} : {pid: supervisor}
+}
+
+/** A refusal because an earlier host has the Run: as good as its answer. */
+function takenBefore(answer: HandOverResult & {supervisedBy?: number}): HandOverResult | undefined {
+  return answer.supervisedBy === undefined ? undefined : {pid: answer.supervisedBy}
 }
 
 /** One request: the host's answer, or why it could not be asked (nothing listens, it left before answering). */
-function exchange(socketPath: string, request: string): Promise<{answer: HandOverResult} | {unreached: string}> {
+function exchange(
+  socketPath: string,
+  request: string,
+): Promise<{answer: HandOverResult & {supervisedBy?: number}} | {unreached: string; asked: boolean}> {
   return new Promise((settle) => {
     let text = ''
     let sent = false
     const socket = nodeNet().connect(socketPath)
     const timer = setTimeout(() => socket.destroy(new Error('no answer in time')), ANSWER_MS)
-    const done = (value: {answer: HandOverResult} | {unreached: string}) => {
+    const done = (value: {answer: HandOverResult & {supervisedBy?: number}} | {unreached: string; asked: boolean}) => {
       clearTimeout(timer)
       socket.destroy()
       settle(value)
@@ -99,16 +113,19 @@ function exchange(socketPath: string, request: string): Promise<{answer: HandOve
       const end = text.indexOf('\n')
       if (end < 0) return
       try {
-        const reply = JSON.parse(text.slice(0, end)) as {pid?: unknown; error?: unknown}
+        const reply = JSON.parse(text.slice(0, end)) as {pid?: unknown; error?: unknown; supervised_by?: unknown}
         if (typeof reply.pid === 'number') return done({answer: {pid: reply.pid}})
-        done({answer: {refused: String(reply.error)}})
+        const by = typeof reply.supervised_by === 'number' ? {supervisedBy: reply.supervised_by} : {}
+        done({answer: {refused: String(reply.error), ...by}})
       } catch {
         done({answer: {refused: 'the supervision host answered something else than JSON'}})
       }
     })
     // Asked and no answer: a host that left (idle) as it was asked took nothing on; one that took the Run answers.
-    socket.on('error', (error) => done({unreached: `${socketPath}: ${error.message}${sent ? ' (asked)' : ''}`}))
-    socket.on('close', () => done({unreached: `${socketPath}: closed without an answer`}))
+    socket.on('error', (error) =>
+      done({unreached: `${socketPath}: ${error.message}${sent ? ' (asked)' : ''}`, asked: sent}),
+    )
+    socket.on('close', () => done({unreached: `${socketPath}: closed without an answer`, asked: sent}))
   })
 }
 

@@ -171,7 +171,13 @@ export async function finishHandOvers(): Promise<Map<string, number>> {
 /** Take over a lost local Run on this machine (take-over.ts); the caller holds the Run's lock. */
 function takeOverLocal(meta: RunMeta, dir: string) {
   if (!runsHere(meta, dir)) return undefined
-  return takeOverLocalRun(meta, dir, (limit) => spawnSupervisor(dirname(dirname(dir)), dir, meta, limit))
+  const home = dirname(dirname(dir))
+  return takeOverLocalRun(
+    meta,
+    dir,
+    (limit) => spawnSupervisor(home, dir, meta, limit),
+    () => spawnSupervisor(home, dir, meta),
+  )
 }
 
 /** A lost local Run's unit ended (SPEC: Containment): its usage and whatever could not be ended, as result.json fields. */

@@ -6,13 +6,14 @@
  * Run recorded itself (containment/end-record.ts). Only a unit that ended
  * with no record of its end is left to be settled `exited`.
  */
-import {insideRunUnit, recordedRunUnit} from '../containment/lost.js'
+import {insideRunUnit, recordedRunUnit, unitVisibleHere} from '../containment/lost.js'
 import {provenAttemptLimit, type AttemptLimit} from '../containment/run-deadline.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
 import {readProcessIdentity, readProcStat} from '../../base/platform/process-identity.js'
 import {afterRecordedEnd, recordedAttemptEnd} from '../containment/end-record.js'
 import {writeRunMetaLocked} from '../runs/store.js'
+import {traceQuietly} from '../runs/trace.js'
 import type {RunMeta} from '../../base/records/run.js'
 import type {ProcessIdentity} from '../../base/platform/process-identity.js'
 
@@ -31,8 +32,14 @@ export function takeOverLocalRun(
   meta: RunMeta,
   dir: string,
   startAdopter: (limit: AttemptLimit) => {pid: number; identity: ProcessIdentity | undefined},
+  startAfresh: () => {pid: number; identity: ProcessIdentity | undefined},
 ): TakeOver | undefined {
-  if (!meta.containment || meta.ending) return undefined // a stop or kill asked before the loss: ended as asked
+  if (meta.ending) return undefined // a stop or kill asked before the loss: ended as asked
+  // A Run whose command never started (it waited for its locks, or its supervisor died starting it) is a queue
+  // entry: a supervisor of its own starts it afresh. Not while anything of it is seen here, which no queue entry has.
+  if (neverStarted(meta) && !recordedAttemptEnd(meta, dir) && !unitVisibleHere(meta, dir))
+    return {adopted: restart(meta, dir, startAfresh)}
+  if (!meta.containment) return undefined
   const members = recordedRunUnit(meta, dir).members()
   // A process of the Run itself (it reads its own state, its environment cleared or not) would start the adopter
   // inside the Run's unit, which it would wait to empty: a reader from outside takes the Run over.
@@ -67,6 +74,26 @@ export function takeOverLocalRun(
   }
   writeRunMetaLocked(dir, adopted, {durable: false})
   return {adopted}
+}
+
+/** No step of the Run's current attempt ever started: no start time, no attempt, no command process recorded. */
+function neverStarted(meta: RunMeta): boolean {
+  return (
+    (meta.status === 'queued' || meta.status === 'running') &&
+    meta.started_at === undefined &&
+    meta.child_pid === undefined &&
+    !meta.children_processes?.length
+  )
+}
+
+/** Start the never-started Run's supervisor again, recorded as its own (it starts the Run as a launch would). */
+function restart(meta: RunMeta, dir: string, startAfresh: () => {pid: number; identity: ProcessIdentity | undefined}) {
+  const {pid, identity} = startAfresh()
+  const restarted: RunMeta = {...meta, pid, process_identity: identity, restarted_at: new Date().toISOString()}
+  writeRunMetaLocked(dir, restarted, {durable: false})
+  const summary = 'its supervisor was lost before the command started; a new one starts it'
+  traceQuietly(dir, restarted, {kind: 'runtime.restarted', summary})
+  return restarted
 }
 
 /** The Run's supervisor, alive as the parent of a process of its unit (proven as readers prove one). */

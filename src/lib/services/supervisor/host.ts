@@ -65,7 +65,14 @@ export function liveHost(home: string): ProcessIdentity | undefined {
 }
 
 /** The Run handed over records a supervisor already (a second hand-over, or one a process of a Run asked for). */
-class SupervisedElsewhere extends Error {}
+class SupervisedElsewhere extends Error {
+  constructor(
+    message: string,
+    readonly pid: number,
+  ) {
+    super(message)
+  }
+}
 
 class Host {
   /** State dirs (by stateDirKey) under supervision here, and connections not yet answered. */
@@ -162,7 +169,9 @@ class Host {
       .catch((error) => {
         // A Run another supervisor has is left as it is: its stderr.log and end reserve are that supervisor's.
         if (!(error instanceof SupervisedElsewhere)) noteSupervisorDeath(dir, error)
-        answer({error: (error as Error).message})
+        // Which supervisor has it: a launcher whose first host took the Run and died unanswered learns it is not lost.
+        const elsewhere = error instanceof SupervisedElsewhere ? {supervised_by: error.pid} : {}
+        answer({error: (error as Error).message, ...elsewhere})
       })
       .finally(() => {
         context.ended()
@@ -185,7 +194,7 @@ class Host {
       claim(current: RunMeta) {
         const pid = current.process_identity?.pid
         if (pid !== undefined)
-          throw new SupervisedElsewhere(`${join(dir, 'run.json')}: supervised already (pid ${pid})`)
+          throw new SupervisedElsewhere(`${join(dir, 'run.json')}: supervised already (pid ${pid})`, pid)
       },
       hold() {
         fd ??= openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
