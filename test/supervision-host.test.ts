@@ -288,6 +288,20 @@ describe('the supervision host', () => {
     ).toEqual([])
   })
 
+  it('a launch under other kernel settings (tracked containment) gets a supervisor of its own, not the host', async () => {
+    const home = newHome()
+    const first = launch(home, ['--name', 'first', '--', 'sleep', '2'])
+    const host = (await started(first.state_dir)).pid
+    const same = launch(home, ['--name', 'same', '--', 'sleep', '2'])
+    const tracked = launch(home, ['--name', 'tracked', '--', 'sleep', '2'], {ACTORS_CONTAINMENT: 'tracked'})
+    const [sameMeta, trackedMeta] = [await started(same.state_dir), await started(tracked.state_dir)]
+    expect(sameMeta.pid).toBe(host)
+    expect(trackedMeta.pid).not.toBe(host)
+    expect(commandLine(trackedMeta.pid)[1]).toBe(tracked.state_dir)
+    expect(trackedMeta.containment.kind).toBe('tracked')
+    for (const r of [first, same, tracked]) expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
+  })
+
   it('without ACTORS_SUPERVISION=host each Run keeps a supervisor of its own', async () => {
     const home = newHome()
     const a = actors(home, ['run', '--json', '--', 'sleep', '2']).json

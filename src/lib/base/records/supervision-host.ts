@@ -58,3 +58,13 @@ export function hostHoldsDir(pid: number, home: string, dir: string): boolean {
   if (stateDirKey(resolve(key, '..', '..')) !== stateDirKey(home)) return false
   return heldDirs(pid).includes(key)
 }
+
+/**
+ * The environment settings the kernel reads in the supervising process (containment, cgroup bases, test faults),
+ * as one comparable text. A host takes a Run only from a launch whose settings are its own: a launch asking for
+ * tracked containment, say, gets a supervisor of its own rather than a host started under other settings.
+ */
+export function kernelSettings(env: NodeJS.ProcessEnv): string {
+  const names = Object.keys(env).filter((name) => /^ACTORS_(CONTAINMENT|CGROUP|TEST_)/.test(name))
+  return JSON.stringify(names.sort().map((name) => [name, env[name]]))
+}

@@ -70,6 +70,7 @@ async function handOver(home: string, dir: string): Promise<HandOverResult> {
   while (Date.now() < until) {
     const reply = await exchange(hostSocketPath(home), request)
     if ('answer' in reply) return asked ? (takenBefore(reply.answer) ?? reply.answer) : reply.answer
+    if ('declined' in reply) return {unreached: reply.declined}
     asked ||= reply.asked
     last = reply.unreached
     // None listens: start one (again after a while: one that was leaving as this asked has gone since).
@@ -88,17 +89,20 @@ function takenBefore(answer: HandOverResult & {supervisedBy?: number}): HandOver
   return answer.supervisedBy === undefined ? undefined : {pid: answer.supervisedBy}
 }
 
+/** What one request came to: the host's answer, its decline, or why it could not be asked (and whether it was). */
+type Exchanged =
+  | {answer: HandOverResult & {supervisedBy?: number}}
+  | {declined: string}
+  | {unreached: string; asked: boolean}
+
 /** One request: the host's answer, or why it could not be asked (nothing listens, it left before answering). */
-function exchange(
-  socketPath: string,
-  request: string,
-): Promise<{answer: HandOverResult & {supervisedBy?: number}} | {unreached: string; asked: boolean}> {
+function exchange(socketPath: string, request: string): Promise<Exchanged> {
   return new Promise((settle) => {
     let text = ''
     let sent = false
     const socket = nodeNet().connect(socketPath)
     const timer = setTimeout(() => socket.destroy(new Error('no answer in time')), ANSWER_MS)
-    const done = (value: {answer: HandOverResult & {supervisedBy?: number}} | {unreached: string; asked: boolean}) => {
+    const done = (value: Exchanged) => {
       clearTimeout(timer)
       socket.destroy()
       settle(value)
@@ -113,8 +117,15 @@ function exchange(
       const end = text.indexOf('\n')
       if (end < 0) return
       try {
-        const reply = JSON.parse(text.slice(0, end)) as {pid?: unknown; error?: unknown; supervised_by?: unknown}
+        const reply = JSON.parse(text.slice(0, end)) as {
+          pid?: unknown
+          error?: unknown
+          supervised_by?: unknown
+          declined?: unknown
+        }
         if (typeof reply.pid === 'number') return done({answer: {pid: reply.pid}})
+        // Declined (other kernel settings): not taken, so the Run gets a supervisor of its own.
+        if (reply.declined === true) return done({declined: String(reply.error)})
         const by = typeof reply.supervised_by === 'number' ? {supervisedBy: reply.supervised_by} : {}
         done({answer: {refused: String(reply.error), ...by}})
       } catch {

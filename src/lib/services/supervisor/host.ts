@@ -31,7 +31,13 @@ import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../ba
 import {readJsonFile} from '../../base/platform/state-files.js'
 import type {RunMeta} from '../../base/records/run.js'
 import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
-import {hostLockPath, hostRecordPath, hostSocketPath, supervisionDir} from '../../base/records/supervision-host.js'
+import {
+  hostLockPath,
+  hostRecordPath,
+  hostSocketPath,
+  kernelSettings,
+  supervisionDir,
+} from '../../base/records/supervision-host.js'
 import {stateDirKey} from '../../base/platform/home.js'
 import type {SupervisionHost} from './host-context.js'
 import {noteSupervisorDeath} from './no-space.js'
@@ -163,6 +169,10 @@ class Host {
       return `${request.dir} is not a state dir of ${this.home}`
     const key = stateDirKey(dir)
     if (this.active.has(key)) return `${dir} is supervised already`
+    if (kernelSettings(request.env ?? {}) !== kernelSettings(process.env)) {
+      answer({error: 'this host runs under other kernel settings (ACTORS_CONTAINMENT, ...)', declined: true})
+      return undefined
+    }
     this.active.add(key)
     const context = this.contextFor(dir, request.env ?? {}, () => answer({pid: process.pid}))
     superviseRun(dir, undefined, context)
