@@ -366,12 +366,13 @@ describe('locks a Run can make or keep', () => {
           // Its start written so no live process has it (the holder reads as dead), yet the same once cut to digits.
           forge('LZ', {...held, start: `${held.start}.`})
           forge('LW', {...held, start: ` ${held.start}`})
+          forge('LN', {...held, start: Number(held.start)}) // a JSON number: no live process reads as one
           const status = actors(h, ['lock', 'status', 'LX', '--json'])
           expect(status.code, status.stderr).toBe(0)
           expect(status.json.holders).toEqual([])
           const taken = actors(h, ['lock', 'acquire', 'LY', '--holder', 'y', '--lease', '1m'])
           expect(taken.code, taken.stderr).toBe(0)
-          for (const lock of ['LZ', 'LW'])
+          for (const lock of ['LZ', 'LW', 'LN'])
             expect(actors(h, ['lock', 'status', lock, '--json']).json.holders, lock).toEqual([])
           await sleep(500)
           expect(processAlive(sleeper), "the live lock exec's command was killed").toBe(true)

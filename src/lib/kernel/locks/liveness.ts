@@ -85,7 +85,9 @@ function fromThisBoot(holder: Identity): boolean {
  * as dead) would otherwise name the live holder's own unit.
  */
 function isCanonical(holder: Identity): boolean {
-  return Number.isSafeInteger(holder.pid) && holder.pid > 1 && /^\d+$/.test(String(holder.start))
+  // A start of digits as a string, as the kernel reads it (a JSON number reads as dead, yet prints the same digits).
+  const start = holder.start as unknown
+  return Number.isSafeInteger(holder.pid) && holder.pid > 1 && typeof start === 'string' && /^\d+$/.test(start)
 }
 
 /**
