@@ -37,6 +37,17 @@ export function inertText(text: string, options: {multiline?: boolean} = {}): st
   )
 }
 
+/** What JSON.stringify leaves raw that a terminal acts on: DEL, C1 and bidi controls, and the line separators. */
+const JSON_RAW_ACTIVE = /[\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g
+
+/**
+ * A JSON text (JSON.stringify's) with every character a terminal acts on written as a `\uXXXX` escape: the same
+ * JSON value, safe to show. They can only stand inside strings, where the escape means the same character.
+ */
+export function inertJson(json: string): string {
+  return json.replace(JSON_RAW_ACTIVE, (char) => `\\u${char.charCodeAt(0).toString(16).padStart(4, '0')}`)
+}
+
 /** Whether `text` holds nothing a terminal acts on (inertText would leave it as it is). */
 export function isInert(text: string): boolean {
   return !ANY_ACTIVE.test(text)

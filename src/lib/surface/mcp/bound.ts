@@ -4,6 +4,7 @@
  * least is lost (oldest finished Runs, long outputs, old trace events), and
  * the cut is said in a `cut` field with how to get the rest.
  */
+import {inertJson, inertText} from '../../base/platform/text.js'
 import {isTerminal} from '../../base/records/run.js'
 import type {RunListing, RunDetail} from '../../kernel/history/inspect.js'
 import type {Forest, TreeNode} from '../../kernel/history/forest.js'
@@ -20,7 +21,8 @@ const NOTE_BYTES = 512
  * that structured content also travel serialized as text.
  */
 export function resultText(summary: string, body: string): string {
-  return `${summary}\n${body}`
+  // Hosts show this text, some on a terminal: what a Run wrote reaches the summary line escaped.
+  return `${inertText(summary, {multiline: true})}\n${body}`
 }
 
 /**
@@ -30,7 +32,8 @@ export function resultText(summary: string, body: string): string {
  */
 export function resultBytes(summary: string, document: unknown): number {
   const json = JSON.stringify(document)
-  return Buffer.byteLength(JSON.stringify([{type: 'text', text: resultText(summary, json)}])) + Buffer.byteLength(json)
+  const text = resultText(summary, inertJson(json))
+  return Buffer.byteLength(JSON.stringify([{type: 'text', text}])) + Buffer.byteLength(json)
 }
 
 /** Whether a result fits the cap (by default, with room for a note about what was cut). */

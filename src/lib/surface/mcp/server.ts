@@ -19,6 +19,7 @@ import {isActorsError} from '../../base/platform/errors.js'
 import {capSyncLockWaits} from '../../base/platform/file-lock.js'
 import {ensureHome} from '../../base/platform/home.js'
 import {fits, resultText, tooLarge} from './bound.js'
+import {inertJson} from '../../base/platform/text.js'
 import {clientOwner, type McpPolicy} from './policy.js'
 import {builtJsonSchemas, lazyInputSchema} from './input-schema.js'
 import {guardToolParams} from './params-guard.js'
@@ -164,8 +165,9 @@ export function toolResult(outcome: ToolOutcome): ToolResult {
   if (!fits(summary, document)) document = tooLarge(document, 'narrow the request (one Run, a subtree, a log page)')
   const cut = (document as {cut?: {hint?: string}}).cut
   const line = cut ? `${summary} (cut to fit 64 KiB: ${cut.hint ?? 'see cut'})` : summary
-  // The text carries the result itself (hosts that show a model only text), within the same cap.
-  const body = outcome.text && !cut ? outcome.text(document) : JSON.stringify(document)
+  // The text carries the result itself (hosts that show a model only text), within the same cap: a log page as it
+  // is, a document as JSON whose terminal controls are escapes (JSON.stringify leaves C1 and bidi controls raw).
+  const body = outcome.text && !cut ? outcome.text(document) : inertJson(JSON.stringify(document))
   return {
     content: [{type: 'text', text: resultText(line, body)}],
     structuredContent: document as Record<string, unknown>,
