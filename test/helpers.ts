@@ -492,3 +492,15 @@ export function cgroup2Root(): string | undefined {
   }
   return undefined
 }
+
+/** The Run's run.json once its supervisor recorded its command's processes (the command runs). */
+export function commandStarted(dir: string, timeoutMs = 15_000): Promise<any> {
+  return waitFor(
+    () => {
+      const meta = readJson(join(dir, 'run.json'))
+      return meta.children_processes?.length > 0 && meta
+    },
+    timeoutMs,
+    `${dir} started`,
+  )
+}

@@ -40,3 +40,15 @@ export function processEnvValue(pid: number, name: string): string | undefined {
   const environ = environOf(pid)
   return environ && envValue(environ, name)
 }
+
+/** `pid`'s whole environment as an object (as it was when the process started), or undefined when unreadable. */
+export function environRecord(pid: number): NodeJS.ProcessEnv | undefined {
+  const environ = environOf(pid)
+  if (!environ) return undefined
+  const env: NodeJS.ProcessEnv = {}
+  for (const entry of environ.toString('utf8').split('\0')) {
+    const at = entry.indexOf('=')
+    if (at > 0) env[entry.slice(0, at)] = entry.slice(at + 1)
+  }
+  return env
+}

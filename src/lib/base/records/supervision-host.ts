@@ -9,7 +9,7 @@
  * the kernel's to tell (/proc/PID/fd), and a Run cannot open one in another
  * process, so a host is never believed by its pid or its command line alone.
  */
-import {readdirSync, readlinkSync} from 'node:fs'
+import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
 import {join, resolve} from 'node:path'
 import {stateDirKey} from '../platform/home.js'
 
@@ -67,4 +67,44 @@ export function hostHoldsDir(pid: number, home: string, dir: string): boolean {
 export function kernelSettings(env: NodeJS.ProcessEnv): string {
   const names = Object.keys(env).filter((name) => /^ACTORS_(CONTAINMENT|CGROUP|TEST_)/.test(name))
   return JSON.stringify(names.sort().map((name) => [name, env[name]]))
+}
+
+/** The socket inodes process `pid` holds open (`socket:[INODE]` in /proc/PID/fd). */
+function socketInodes(pid: number): Set<string> {
+  const inodes = new Set<string>()
+  let fds: string[] = []
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {}
+  for (const fd of fds) {
+    try {
+      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
+      if (match) inodes.add(match[1])
+    } catch {}
+  }
+  return inodes
+}
+
+/**
+ * Whether every unix socket listening at `socketPath` (/proc/net/unix) is held by process `pid`, and there is one. A listener another process put at the host's socket (a
+ * Run that replaced the file) fails it: a launcher then hands it nothing.
+ */
+export function socketHeldOnlyBy(pid: number, socketPath: string): boolean {
+  let table: string
+  try {
+    table = readFileSync('/proc/net/unix', 'utf8')
+  } catch {
+    return false
+  }
+  const held = socketInodes(pid)
+  let found = false
+  for (const line of table.split('\n').slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path (the path, when there is one, is the rest of the line).
+    // Listening ones only (flags __SO_ACCEPTCON): a connection the host accepted and closed can outlive its descriptor.
+    const fields = line.trim().split(/\s+/)
+    if (fields.length < 8 || fields[3] !== '00010000' || fields.slice(7).join(' ') !== socketPath) continue
+    if (!held.has(fields[6])) return false
+    found = true
+  }
+  return found
 }

@@ -3,6 +3,9 @@
  * services/supervisor/host.ts): hand a created Run to the state root's host
  * over `$ACTORS_HOME/supervision/host.sock`, starting the host when none
  * answers, and learn once its command started (or why the host refused it).
+ * Any Run can reach that socket: the launcher asks only a host it proves
+ * (outside every Run, under its kernel settings, alone at the socket), and
+ * holds the Run's dir open while asking, by which the host proves it.
  *
  * Only `actors run` outside any Run hands over (useSupervisionHost): a launch
  * from inside a Run, by a supervisor (a queued child started at a sibling's
@@ -14,7 +17,20 @@ import {childProcess, nodeNet} from '../../base/platform/builtins.js'
 import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
-import {hostSocketPath, supervisionDir} from '../../base/records/supervision-host.js'
+import {closeSync, constants, openSync, statSync} from 'node:fs'
+import {environRecord} from '../../base/platform/process-environ.js'
+import {isSameProcess, type ProcessIdentity, readProcessIdentity} from '../../base/platform/process-identity.js'
+import {readJsonFile} from '../../base/platform/state-files.js'
+import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
+import {stateDirKey} from '../../base/platform/home.js'
+import {
+  hostRecordPath,
+  hostSocketPath,
+  kernelSettings,
+  socketHeldOnlyBy,
+  supervisionDir,
+} from '../../base/records/supervision-host.js'
+import {outsideEveryRun} from '../containment/outside-runs.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {LINEAGE_VARS} from '../runs/lineage.js'
@@ -59,29 +75,73 @@ export async function handOversDone(): Promise<Map<string, HandOverResult>> {
 
 async function handOver(home: string, dir: string): Promise<HandOverResult> {
   refuseLinkedDir(supervisionDir(home))
-  const env = supervisorEnvironment(home)
-  const request = `${JSON.stringify({dir, env})}\n`
+  // Held open while asking: the host proves this process launched the Run by it (and takes its environment).
+  const held = openSync(dir, constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW)
+  try {
+    return await askHost(home, dir)
+  } finally {
+    closeSync(held)
+  }
+}
+
+async function askHost(home: string, dir: string): Promise<HandOverResult> {
+  const request = `${JSON.stringify({dir, launcher: readProcessIdentity(process.pid)})}\n`
   const until = Date.now() + REACH_MS
   let spawnedAt = 0
-  let last = 'no answer'
+  let last = 'no host'
   // Asked once with no answer: that host may have taken the Run and died. Then the Run is supervised (a reader
   // takes it over), and neither a second host nor a supervisor of its own may start it again.
   let asked = false
   while (Date.now() < until) {
-    const reply = await exchange(hostSocketPath(home), request)
+    const host = liveHost(home)
+    // A host this process cannot prove is asked nothing: the Run gets a supervisor of its own.
+    const unproven = host && unprovenHost(home, host)
+    if (unproven) return asked ? afterAsking(dir, unproven) : {unreached: unproven}
+    const reply = host ? await exchange(hostSocketPath(home), request) : {unreached: 'no host', asked: false}
     if ('answer' in reply) return asked ? (takenBefore(reply.answer) ?? reply.answer) : reply.answer
     if ('declined' in reply) return {unreached: reply.declined}
     asked ||= reply.asked
     last = reply.unreached
-    // None listens: start one (again after a while: one that was leaving as this asked has gone since).
+    // None is recorded, or it does not answer: start one (again after a while: one leaving as this asked is gone).
     if (Date.now() - spawnedAt > 1000) {
-      spawnHost(home, env)
+      spawnHost(home, supervisorEnvironment(home))
       spawnedAt = Date.now()
     }
     await sleep(10)
   }
-  const supervisor = asked ? readRunMetaRaw(dir)?.process_identity?.pid : undefined
-  return supervisor === undefined ? {unreached: last} : {pid: supervisor}
+  return afterAsking(dir, last)
+}
+
+/** After an ask with no answer: the supervisor the Run records (the host took it), or why it was never handed over. */
+function afterAsking(dir: string, why: string): HandOverResult {
+  const supervisor = readRunMetaRaw(dir)?.process_identity?.pid
+  return supervisor === undefined ? {unreached: why} : {pid: supervisor}
+}
+
+/**
+ * Why the recorded host is not one to hand a Run to, or undefined when it is proven: it runs outside every Run
+ * (one a Run started would make later Runs' units inside it), under this launch's kernel settings, and every
+ * socket bound at the host's path is its own (not a listener a Run put there).
+ */
+function unprovenHost(home: string, host: HostRecord): string | undefined {
+  const pid = host.identity.pid
+  if (!outsideEveryRun(pid)) return `the supervision host (pid ${pid}) runs inside a Run`
+  const env = environRecord(pid)
+  if (!env || kernelSettings(env) !== kernelSettings(process.env))
+    return `the supervision host (pid ${pid}) runs under other kernel settings`
+  const socket = hostSocketPath(home)
+  if (!host.socket || !sameFile(host.socket, socket) || !socketHeldOnlyBy(pid, host.socket))
+    return `${socket} is not the supervision host's (pid ${pid}) alone`
+  return undefined
+}
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)]
+    return x.dev === y.dev && x.ino === y.ino
+  } catch {
+    return false
+  }
 }
 
 /** A refusal because an earlier host has the Run: as good as its answer. */
@@ -149,4 +209,25 @@ function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
   })
   child.on('error', () => {})
   child.unref()
+}
+
+/** What host.json says of the host that listens: its identity and the socket path it bound. */
+export interface HostRecord {
+  identity: ProcessIdentity
+  socket?: string
+}
+
+/** The host recorded in `home` when it is alive and is one (identity and command line), else undefined. */
+export function liveHost(home: string): HostRecord | undefined {
+  let record: Partial<HostRecord> | undefined
+  try {
+    record = readJsonFile(hostRecordPath(home)) as Partial<HostRecord> | undefined
+  } catch {
+    return undefined
+  }
+  const identity = record?.identity
+  if (!identity || !isSameProcess(identity)) return undefined
+  const args = supervisorOfProcess(identity.pid)
+  if (!args?.host || stateDirKey(args.host) !== stateDirKey(home)) return undefined
+  return {identity, ...(typeof record?.socket === 'string' ? {socket: record.socket} : {})}
 }

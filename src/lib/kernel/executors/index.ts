@@ -16,7 +16,8 @@ export {executorNamed, executorOf, provenExecutorOf}
 export {chooseExecutor, EXECUTOR_KINDS, recipeExecutorSchema} from './choice.js'
 export {cancelSlurmJobsByFacts} from './slurm-facts.js'
 export {finishHandOvers} from './local.js'
-export {useSupervisionHost} from './host-client.js'
+export {liveHost, useSupervisionHost} from './host-client.js'
+export {supervisorEnvironment} from './supervisor-env.js'
 
 /** What the WHERE column shows for a Run on this machine: the local executor's name. */
 export const THIS_MACHINE = executorNamed(undefined).kind

@@ -28,19 +28,21 @@ import {dirname, join, resolve} from 'node:path'
 import {capSyncLockWaits, withLockSync} from '../../base/platform/file-lock.js'
 import {makePrivateDir, makeSocketPrivate, writeStateFile} from '../../base/platform/private-files.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
-import {readJsonFile} from '../../base/platform/state-files.js'
 import type {RunMeta} from '../../base/records/run.js'
-import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
 import {
   hostLockPath,
   hostRecordPath,
   hostSocketPath,
+  heldDirs,
   kernelSettings,
   supervisionDir,
 } from '../../base/records/supervision-host.js'
 import {stateDirKey} from '../../base/platform/home.js'
 import type {SupervisionHost} from './host-context.js'
 import {noteSupervisorDeath} from './no-space.js'
+import {outsideEveryRun} from '../../kernel/containment/outside-runs.js'
+import {liveHost, supervisorEnvironment} from '../../kernel/executors/index.js'
+import {environRecord} from '../../base/platform/process-environ.js'
 import {superviseRun} from './supervise.js'
 
 /** How long a host with nothing to supervise waits for another Run before it exits (ms). */
@@ -50,24 +52,25 @@ const SYNC_LOCK_WAIT_CAP_MS = 5000
 /** The longest request line a launcher sends (its environment included). */
 const MAX_REQUEST_BYTES = 1 << 20
 
-/** A launcher's request: the Run's state dir and the environment its command starts from. */
+/** A launcher's request: the Run's state dir, and the launcher (whose environment the command starts from). */
 interface HandOver {
   dir: string
-  env: NodeJS.ProcessEnv
+  launcher: ProcessIdentity
 }
 
-/** The host recorded in `home` when it is alive and is one (identity and command line), else undefined. */
-export function liveHost(home: string): ProcessIdentity | undefined {
-  let record: {identity?: ProcessIdentity} | undefined
-  try {
-    record = readJsonFile(hostRecordPath(home)) as {identity?: ProcessIdentity} | undefined
-  } catch {
-    return undefined
-  }
-  const identity = record?.identity
-  if (!identity || !isSameProcess(identity)) return undefined
-  const args = supervisorOfProcess(identity.pid)
-  return args?.host && stateDirKey(args.host) === stateDirKey(home) ? identity : undefined
+/**
+ * The environment a handed-over Run's command starts from: the launcher's own (/proc/PID/environ), never one a
+ * request states, once the launcher is proven: alive as `launcher` says, outside every Run, and holding the Run's
+ * state dir open (a descriptor only that process can have opened). Else why not, and the launch goes on without
+ * the host. A request from inside a Run (which could name any dir and environment) is declined so.
+ */
+function provenLauncherEnvironment(launcher: unknown, dir: string, home: string): NodeJS.ProcessEnv | string {
+  const identity = launcher as ProcessIdentity | undefined
+  if (!identity || typeof identity.pid !== 'number' || !isSameProcess(identity)) return 'the launcher is not alive'
+  if (!outsideEveryRun(identity.pid)) return 'the launcher runs inside a Run'
+  if (!heldDirs(identity.pid).includes(stateDirKey(dir))) return `the launcher does not hold ${dir} open`
+  const env = environRecord(identity.pid)
+  return env ? supervisorEnvironment(home, undefined, env) : "the launcher's environment cannot be read"
 }
 
 /** The Run handed over records a supervisor already (a second hand-over, or one a process of a Run asked for). */
@@ -107,7 +110,9 @@ class Host {
       this.server.listen(socket)
       makeSocketPrivate(socket)
       const identity = readProcessIdentity(process.pid)
-      writeStateFile(hostRecordPath(this.home), `${JSON.stringify({schema: 'actors.host/1', identity})}\n`)
+      // The path as bound, which /proc/net/unix names it by: a launcher proves the listener there is this process.
+      const record = {schema: 'actors.host/1', identity, socket}
+      writeStateFile(hostRecordPath(this.home), `${JSON.stringify(record)}\n`)
       return true
     })
   }
@@ -168,13 +173,25 @@ class Host {
     if (!dir || resolve(dirname(dir)) !== resolve(this.home, 'runs'))
       return `${request.dir} is not a state dir of ${this.home}`
     const key = stateDirKey(dir)
-    if (this.active.has(key)) return `${dir} is supervised already`
-    if (kernelSettings(request.env ?? {}) !== kernelSettings(process.env)) {
-      answer({error: 'this host runs under other kernel settings (ACTORS_CONTAINMENT, ...)', declined: true})
+    // Under supervision here already (another request for it came first): it is in this host's hands.
+    if (this.active.has(key)) {
+      answer({pid: process.pid})
+      return undefined
+    }
+    // Declined, not refused: the launch goes on with a supervisor of its own (host-client.ts).
+    const env = provenLauncherEnvironment(request.launcher, dir, this.home)
+    const declined =
+      typeof env === 'string'
+        ? env
+        : kernelSettings(env) !== kernelSettings(process.env)
+          ? 'this host runs under other kernel settings (ACTORS_CONTAINMENT, ...)'
+          : undefined
+    if (declined !== undefined || typeof env === 'string') {
+      answer({error: declined, declined: true})
       return undefined
     }
     this.active.add(key)
-    const context = this.contextFor(dir, request.env ?? {}, () => answer({pid: process.pid}))
+    const context = this.contextFor(dir, env, () => answer({pid: process.pid}))
     superviseRun(dir, undefined, context)
       .catch((error) => {
         // A Run another supervisor has is left as it is: its stderr.log and end reserve are that supervisor's.

@@ -1,0 +1,103 @@
+/**
+ * The supervision host's socket is reachable by every Run of its state root
+ * (red-team 10 H-1, H-3, M-1): neither end may believe the other by what
+ * it says. The host takes a Run only from a launcher outside every Run that
+ * holds the Run's dir open, with that launcher's own environment; a
+ * launcher hands a Run only to a host outside every Run, under its own
+ * kernel settings, that alone listens at the socket. Real Runs as the
+ * adversary, cgroup containment where the machine allows (the defaults).
+ */
+import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {join} from 'node:path'
+import {describe, expect, it} from 'vitest'
+import {actors, BIN, commandStarted, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+
+const newHome = homesPerTest('actors-trust-host-')
+const HOST = {ACTORS_SUPERVISION: 'host'}
+const SUPERVISOR = join(BIN, '..', '..', 'dist', 'supervisor.cjs')
+
+function launch(home: string, args: string[], env: NodeJS.ProcessEnv = HOST): {run: string; state_dir: string} {
+  const r = actors(home, ['run', '--json', ...args], {env})
+  expect(r.code, r.stderr).toBe(0)
+  return r.json
+}
+
+const started = (dir: string) => commandStarted(dir)
+
+describe('the supervision host and the Runs that can reach it', () => {
+  it('a Run that asks the host to start a Run dir it made (as its own launcher) is declined; nothing of it runs', async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
+    await started(keep.state_dir)
+    const marker = join(home, 'escaped')
+    const answer = join(home, 'answer')
+    // A copy of its own record as a new Run `esc` with no parent, handed over with this process as the launcher.
+    const craft = join(home, 'craft.cjs')
+    writeFileSync(
+      craft,
+      `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto'),home=process.env.ACTORS_HOME
+const j=JSON.parse(fs.readFileSync(process.env.ACTORS_STATE_DIR+'/run.json')),dir=home+'/runs/esc'
+for (const k of ['pid','process_identity','started_at','containment','children_processes','child_pid','pgid','parent']) delete j[k]
+Object.assign(j,{run:'esc',root:'esc',depth:0,run_instance_id:randomUUID(),status:'queued',state_dir:dir,argv:['touch',${JSON.stringify(marker)}]})
+j.plan={mode:'single',steps:[j.argv]}
+fs.mkdirSync(dir,{recursive:true});fs.writeFileSync(dir+'/run.json',JSON.stringify(j))
+const fd=fs.openSync(dir,'r'),st=fs.readFileSync('/proc/self/stat','utf8')
+const launcher={pid:process.pid,start:st.slice(st.lastIndexOf(')')+2).split(' ')[19],boot:fs.readFileSync('/proc/sys/kernel/random/boot_id','utf8').trim()}
+const s=net.connect(home+'/supervision/host.sock',()=>s.write(JSON.stringify({dir,launcher,env:{PATH:'/usr/bin:/bin'}})+'\\n'))
+let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.stringify(answer)},text);fs.closeSync(fd)})
+`,
+    )
+    const attacker = actors(home, ['run', '--name', 'att', '--wait', '--', process.execPath, craft], {env: HOST})
+    expect(attacker.code, attacker.stderr).toBe(0)
+    expect(JSON.parse(readFileSync(answer, 'utf8'))).toMatchObject({declined: true})
+    expect(readFileSync(answer, 'utf8')).toContain('the launcher runs inside a Run')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(existsSync(marker)).toBe(false)
+    expect(readJson(join(home, 'runs', 'esc', 'run.json')).pid).toBeUndefined()
+    expect(actors(home, ['control', keep.run, 'kill']).code).toBe(0)
+  })
+
+  it('a host a Run started inside its own unit gets no later launch: the Run ends, that launch lives on', async () => {
+    const home = newHome()
+    const att = launch(
+      home,
+      ['--name', 'att', '--', 'sh', '-c', `${process.execPath} ${SUPERVISOR} --host "$ACTORS_HOME" & sleep 60`],
+      {},
+    )
+    const planted = await waitFor(
+      () => existsSync(join(home, 'supervision', 'host.json')) && readJson(join(home, 'supervision', 'host.json')),
+      10_000,
+      "the Run's host",
+    )
+    const vic = launch(home, ['--name', 'vic', '--', 'sleep', '30'])
+    const meta = await started(vic.state_dir)
+    expect(meta.pid).not.toBe(planted.identity.pid)
+    expect(actors(home, ['control', att.run, 'kill']).code).toBe(0)
+    await waitFor(() => !processAlive(planted.identity.pid) || undefined, 5000, "the Run's host ended with it")
+    expect(actors(home, ['inspect', vic.run, '--json']).json.status).toBe('running')
+    expect(meta.children_processes.every((c: any) => processAlive(c.pid))).toBe(true)
+    expect(actors(home, ['control', vic.run, 'kill']).code).toBe(0)
+  })
+
+  it('a listener a Run put at the host socket is asked nothing: the launch still runs its command to its end', async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
+    const host = (await started(keep.state_dir)).pid
+    const asked = join(home, 'asked')
+    // Answers every hand-over with the real host's pid, as if it had started the Run.
+    const fake = join(home, 'fake.cjs')
+    writeFileSync(
+      fake,
+      `const fs=require('fs'),net=require('net'),p=process.env.ACTORS_HOME+'/supervision/host.sock'
+fs.rmSync(p,{force:true})
+net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(asked)},String(c));s.end(JSON.stringify({pid:${host}})+'\\n')})}).listen(p,()=>fs.writeFileSync(p+'.up',''))
+`,
+    )
+    launch(home, ['--name', 'att', '--', process.execPath, fake], {})
+    await waitFor(() => existsSync(join(home, 'supervision', 'host.sock.up')), 10_000, 'the fake listener')
+    const vic = launch(home, ['--name', 'vic', '--', 'sh', '-c', 'sleep 0.3; exit 5'])
+    expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
+    expect(existsSync(asked)).toBe(false)
+    for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
+  })
+})
