@@ -243,10 +243,13 @@ describe('what a Run leaves in its state dir', () => {
   ])
     it(`its own run.json ${what}: exit 7 is recorded and delivered, and run.json reads again`, async () => {
       const h = home()
-      // After the supervisor's last write of run.json (the command's pid), which would otherwise undo the damage.
-      const recorded = 'until grep -q children_processes "$ACTORS_STATE_DIR/run.json"; do sleep 0.01; done'
+      // After the last writes of run.json, which would otherwise undo the damage: the supervisor's (the command's
+      // pid) and the launcher's (the supervisor's pid; on a loaded machine it can come after the command started).
+      const gate = join(h, 'launched')
+      const recorded = `until grep -q children_processes "$ACTORS_STATE_DIR/run.json" && [ -e ${gate} ]; do sleep 0.01; done`
       const r = actors(h, ['run', '--name', 'v', '--json', '--', 'sh', '-c', `${recorded}; ${damage}; exit 7`])
       expect(r.code, r.stderr).toBe(0)
+      writeFileSync(gate, '')
       // Not one read of run.json while it may be a FIFO (a read would block for good): first the end over it.
       const metaIsFile = () => lstatSync(join(r.json.state_dir, 'run.json'), {throwIfNoEntry: false})?.isFile() === true
       await waitFor(
