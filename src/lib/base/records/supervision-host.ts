@@ -33,23 +33,27 @@ export function hostRecordPath(home: string): string {
   return join(supervisionDir(home), 'host.json')
 }
 
-/** The directories process `pid` holds open, by stateDirKey: for a host, the state dirs it supervises. */
-export function heldDirs(pid: number): string[] {
+/** Where each descriptor process `pid` holds open points (/proc/PID/fd): a path, or `type:[inode]`. */
+function descriptorTargets(pid: number): string[] {
   let fds: string[]
   try {
     fds = readdirSync(`/proc/${pid}/fd`)
   } catch {
     return []
   }
-  const dirs: string[] = []
+  const targets: string[] = []
   for (const fd of fds) {
     try {
-      const target = readlinkSync(`/proc/${pid}/fd/${fd}`)
-      // Sockets, pipes and anonymous inodes read as `type:[inode]`; a removed dir as `... (deleted)`.
-      if (target.startsWith('/') && !target.endsWith(' (deleted)')) dirs.push(target)
+      targets.push(readlinkSync(`/proc/${pid}/fd/${fd}`))
     } catch {}
   }
-  return dirs
+  return targets
+}
+
+/** The directories process `pid` holds open, by stateDirKey: for a host, the state dirs it supervises. */
+export function heldDirs(pid: number): string[] {
+  // Sockets, pipes and anonymous inodes read as `type:[inode]`; a removed dir as `... (deleted)`.
+  return descriptorTargets(pid).filter((target) => target.startsWith('/') && !target.endsWith(' (deleted)'))
 }
 
 /** Whether host process `pid` of the root `home` supervises the Run in `dir`: a state dir of that root it holds open. */
@@ -71,23 +75,13 @@ export function kernelSettings(env: NodeJS.ProcessEnv): string {
 
 /** The socket inodes process `pid` holds open (`socket:[INODE]` in /proc/PID/fd). */
 function socketInodes(pid: number): Set<string> {
-  const inodes = new Set<string>()
-  let fds: string[] = []
-  try {
-    fds = readdirSync(`/proc/${pid}/fd`)
-  } catch {}
-  for (const fd of fds) {
-    try {
-      const match = /^socket:\[(\d+)\]$/.exec(readlinkSync(`/proc/${pid}/fd/${fd}`))
-      if (match) inodes.add(match[1])
-    } catch {}
-  }
-  return inodes
+  return new Set(descriptorTargets(pid).flatMap((target) => /^socket:\[(\d+)\]$/.exec(target)?.[1] ?? []))
 }
 
 /**
- * Whether every unix socket listening at `socketPath` (/proc/net/unix) is held by process `pid`, and there is one. A listener another process put at the host's socket (a
- * Run that replaced the file) fails it: a launcher then hands it nothing.
+ * Whether every unix socket listening at `socketPath` (/proc/net/unix) is held by process `pid`, and there is
+ * one. A listener another process put at the host's socket (a Run that replaced the file) fails it: a launcher
+ * then hands it nothing.
  */
 export function socketHeldOnlyBy(pid: number, socketPath: string): boolean {
   let table: string

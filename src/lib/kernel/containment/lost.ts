@@ -53,12 +53,20 @@ export function endLostRunUnit(
   dir: string,
   thisHost: string,
 ): {leftover: Leftover[]; usage?: UnitUsage} {
-  if (typeof meta.host === 'string' && meta.host !== thisHost && !unitVisibleHere(meta, dir)) return {leftover: []}
+  if (!runsOnThisMachine(meta, dir, thisHost)) return {leftover: []}
   const unit = recordedRunUnit(meta, dir)
   const leftover = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
   if (!leftover.some(leftoverAlive)) unit.remove()
   return {leftover, usage}
+}
+
+/**
+ * Whether the Run is this machine's (`thisHost`): run.json's `host` says so, or its unit is seen here whatever
+ * `host` says (a Run that wrote another name there was left unsupervised, its timeout and its locks with it).
+ */
+export function runsOnThisMachine(meta: RunMeta, dir: string, thisHost: string): boolean {
+  return typeof meta.host !== 'string' || meta.host === thisHost || unitVisibleHere(meta, dir)
 }
 
 /**

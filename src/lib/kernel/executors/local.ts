@@ -10,7 +10,7 @@ import {dropTestHooks} from '../../base/platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor, JobHost} from './executor.js'
 import {supervisorEnvironment} from './supervisor-env.js'
-import {endLostRunUnit, unitVisibleHere} from '../containment/lost.js'
+import {endLostRunUnit, runsOnThisMachine} from '../containment/lost.js'
 import type {AttemptLimit} from '../containment/run-deadline.js'
 import {runCgroupOf} from '../containment/caller-cgroup.js'
 import {letHeldSupervisorGo} from './held-supervisor.js'
@@ -67,13 +67,9 @@ function checkRecordedSupervisor(meta: RunMeta, dir: string): SupervisorCheck {
   return {alive: true}
 }
 
-/**
- * Whether the Run is this machine's: run.json's `host` says so, or its unit is
- * seen here whatever `host` says (a Run that wrote another name there was
- * left unsupervised, its timeout with it).
- */
+/** Whether the Run is this machine's (containment/lost.ts runsOnThisMachine). */
 function runsHere(meta: RunMeta, dir: string): boolean {
-  return typeof meta.host !== 'string' || meta.host === thisHost() || unitVisibleHere(meta, dir)
+  return runsOnThisMachine(meta, dir, thisHost())
 }
 
 let host: string | undefined

@@ -10,7 +10,7 @@ import {join} from 'node:path'
 import {bootId, isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {RUN_SCHEMA, isTerminal, type RunMeta} from '../../base/records/run.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
-import {recordedRunUnit, unitVisibleHere} from '../containment/lost.js'
+import {recordedRunUnit, runsOnThisMachine} from '../containment/lost.js'
 import {afterRecordedEnd, recordedAttemptEnd} from '../containment/end-record.js'
 import {killUnitSync, openUnit} from '../containment/index.js'
 import {nodeOs} from '../../base/platform/builtins.js'
@@ -48,7 +48,7 @@ function runIsLive(home: string, ref: Extract<HolderRef, {kind: 'run'}>): boolea
     // executors/take-over.ts), and while its recorded end says its plan goes on (the next step, another attempt).
     if (meta.process_identity === undefined || isSameProcess(meta.process_identity)) return true
     // Another machine's supervisor is none of ours to judge, unless its unit is seen here: the Run wrote that `host`.
-    if (typeof meta.host === 'string' && meta.host !== nodeOs().hostname() && !unitVisibleHere(meta, dir)) return false
+    if (!runsOnThisMachine(meta, dir, nodeOs().hostname())) return false
     if (recordedRunUnit(meta, dir).members().length > 0) return true
     const end = recordedAttemptEnd(meta, dir)
     return end !== undefined && afterRecordedEnd(meta, end) === 'continue'

@@ -61,8 +61,8 @@ interface HandOver {
 /**
  * The environment a handed-over Run's command starts from: the launcher's own (/proc/PID/environ), never one a
  * request states, once the launcher is proven: alive as `launcher` says, outside every Run, and holding the Run's
- * state dir open (a descriptor only that process can have opened). Else why not, and the launch goes on without
- * the host. A request from inside a Run (which could name any dir and environment) is declined so.
+ * state dir open (a descriptor only that process can have opened), and under this host's kernel settings. Else
+ * why not, and the launch goes on without the host. A request from inside a Run (which could name any dir and environment) is declined so.
  */
 function provenLauncherEnvironment(launcher: unknown, dir: string, home: string): NodeJS.ProcessEnv | string {
   const identity = launcher as ProcessIdentity | undefined
@@ -70,7 +70,10 @@ function provenLauncherEnvironment(launcher: unknown, dir: string, home: string)
   if (!outsideEveryRun(identity.pid)) return 'the launcher runs inside a Run'
   if (!heldDirs(identity.pid).includes(stateDirKey(dir))) return `the launcher does not hold ${dir} open`
   const env = environRecord(identity.pid)
-  return env ? supervisorEnvironment(home, undefined, env) : "the launcher's environment cannot be read"
+  if (!env) return "the launcher's environment cannot be read"
+  if (kernelSettings(env) !== kernelSettings(process.env))
+    return 'this host runs under other kernel settings (ACTORS_CONTAINMENT, ...)'
+  return supervisorEnvironment(home, undefined, env)
 }
 
 /** The Run handed over records a supervisor already (a second hand-over, or one a process of a Run asked for). */
@@ -180,14 +183,8 @@ class Host {
     }
     // Declined, not refused: the launch goes on with a supervisor of its own (host-client.ts).
     const env = provenLauncherEnvironment(request.launcher, dir, this.home)
-    const declined =
-      typeof env === 'string'
-        ? env
-        : kernelSettings(env) !== kernelSettings(process.env)
-          ? 'this host runs under other kernel settings (ACTORS_CONTAINMENT, ...)'
-          : undefined
-    if (declined !== undefined || typeof env === 'string') {
-      answer({error: declined, declined: true})
+    if (typeof env === 'string') {
+      answer({error: env, declined: true})
       return undefined
     }
     this.active.add(key)
