@@ -504,3 +504,23 @@ export function commandStarted(dir: string, timeoutMs = 15_000): Promise<any> {
     `${dir} started`,
   )
 }
+
+/**
+ * tmux on its own server socket: runs one tmux command and returns its
+ * output, throwing with tmux's stderr when it fails. Starting a session
+ * is tried once more when tmux's own server dies as it starts ("server
+ * exited unexpectedly", seen once on a loaded CI machine): that is the
+ * machine, not the view under test.
+ */
+export function tmuxOn(socket: string): (...args: string[]) => string {
+  const once = (args: string[]) => spawnSync('tmux', ['-L', socket, ...args], {encoding: 'utf8'})
+  return (...args: string[]) => {
+    let r = once(args)
+    if (r.status !== 0 && args[0] === 'new-session' && /server exited unexpectedly/.test(r.stderr)) {
+      spawnSync('sleep', ['0.2'])
+      r = once(args)
+    }
+    if (r.status !== 0) throw new Error(`tmux ${args.join(' ')} failed: ${r.stderr}`)
+    return r.stdout
+  }
+}

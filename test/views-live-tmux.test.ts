@@ -11,18 +11,14 @@ import {spawnSync} from 'node:child_process'
 import {chmodSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, describe, expect, it} from 'vitest'
-import {ROOT, actors, removeHome, tempDir, waitFor} from './helpers.js'
+import {ROOT, actors, removeHome, tempDir, tmuxOn, waitFor} from './helpers.js'
 import {HOSTILE, HOSTILE_SHOWN} from './inert-support.js'
 
 const SOCKET = `actors-live-${process.pid}`
 let home: string
 let sessions = 0
 
-function tmux(...args: string[]): string {
-  const r = spawnSync('tmux', ['-L', SOCKET, ...args], {encoding: 'utf8'})
-  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')} failed: ${r.stderr}`)
-  return r.stdout
-}
+const tmux = tmuxOn(SOCKET)
 
 /** A shell in a 120x40 pane with CI unset and bin/ on PATH; returns its session name. */
 function terminal(): string {

@@ -9,16 +9,12 @@ import {spawnSync} from 'node:child_process'
 import {mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, afterEach, beforeAll, beforeEach, describe, expect, it} from 'vitest'
-import {BIN, ROOT, actors, tempDir, waitFor, writeTone, removeHome} from './helpers.js'
+import {BIN, ROOT, actors, tempDir, tmuxOn, waitFor, writeTone, removeHome} from './helpers.js'
 import {loadedHeavyModules, writeLoadTracer} from './views-support.js'
 
 const SOCKET = `actors-views-${process.pid}`
 
-function tmux(...args: string[]): string {
-  const r = spawnSync('tmux', ['-L', SOCKET, ...args], {encoding: 'utf8'})
-  if (r.status !== 0) throw new Error(`tmux ${args.join(' ')} failed: ${r.stderr}`)
-  return r.stdout
-}
+const tmux = tmuxOn(SOCKET)
 
 const quote = (value: string) => `'${value.replaceAll("'", `'\\''`)}'`
 
