@@ -7,13 +7,13 @@
  * unknown rather than the Run claiming an empty unit. Real processes, found
  * by a sleep of an odd length no other test uses.
  */
-import {spawnSync} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, cgroup2Root, homesPerTest, waitFor, waitForResult} from './helpers.js'
+import {BIN, actors, cgroup2Root, cliEnv, homesPerTest, waitFor, waitForResult} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const ROOT_USER = process.getuid?.() === 0
@@ -42,6 +42,8 @@ function survivors(text: string): number[] {
   const out = spawnSync('pgrep', ['-f', `^sleep ${text.replaceAll('.', '[.]')}$`], {encoding: 'utf8'}).stdout
   return out.split('\n').filter(Boolean).map(Number)
 }
+
+const readResult = (dir: string) => JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8'))
 
 function kill(pid: number): void {
   try {
@@ -177,6 +179,42 @@ describe.each(MODES)('escapes under $mode containment', ({mode, env, skip}) => {
   )
 
   it.skipIf(skip)(
+    'a Run that kills its supervisor and step wrapper, then clears its environment: its lost end names it or ends it',
+    async () => {
+      const d = marker()
+      const h = home()
+      // Same pid, group, session and cwd as the command; no marker, no supervisor, no wrapper, re-parented to init.
+      const script = `sleep 0.5; W=$PPID; S=$(ps -o ppid= $W); kill -9 $S $W; exec env -i sleep ${d}`
+      const r = actors(h, ['run', '--json', '--cwd', h, '--', 'sh', '-c', script], {env})
+      await waitFor(() => survivors(d).length === 1, 20_000, 'the sleep, its supervisor gone')
+      const pid = survivors(d)[0]
+      // A reader finds the supervisor gone and settles the Run.
+      const result = await waitFor(
+        () => {
+          actors(h, ['inspect', r.json.run, '--json'], {env})
+          return existsSync(join(r.json.state_dir, 'result.json')) ? readResult(r.json.state_dir) : undefined
+        },
+        20_000,
+        'the lost end',
+      )
+      expect(result).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
+      if (mode === 'cgroup') {
+        await waitFor(() => survivors(d).length === 0, 10_000, 'the sleep ended with its cgroup')
+        expect(result.leftover).toBeUndefined()
+      } else {
+        // Nothing proves it is the Run's (its group leader is gone): named, never signalled.
+        expect(survivors(d)).toEqual([pid])
+        expect(result.leftover).toEqual(
+          expect.arrayContaining([
+            {pid, command: `sleep ${d}`, unknown: true, reason: expect.stringContaining('may have left the unit')},
+          ]),
+        )
+      }
+    },
+    60_000,
+  )
+
+  it.skipIf(skip)(
     "an orphan the rest of the machine makes meanwhile, outside the Run's directory, is not named",
     async () => {
       const d = marker()
@@ -208,4 +246,36 @@ describe.each(MODES)('escapes under $mode containment', ({mode, env, skip}) => {
     },
     60_000,
   )
+})
+
+describe('a lost Run under tracked containment', () => {
+  const TRACKED = {ACTORS_CONTAINMENT: 'tracked'}
+  it('a Run that kills its supervisor and step wrapper under a subreaper that is not init: named by its group leader gone', async () => {
+    const d = marker()
+    const h = home()
+    // The launch runs under a child subreaper (PR_SET_CHILD_SUBREAPER, kept across exec) that outlives it: the
+    // supervisor and then the command are handed to it, not to init, and the reader is not its child.
+    const script = `sleep 0.5; W=$PPID; S=$(ps -o ppid= $W); kill -9 $S $W; exec env -i sleep ${d}`
+    const subreaper = `import ctypes,os,sys; ctypes.CDLL(None).prctl(36,1,0,0,0); os.execvp(sys.argv[1], sys.argv[1:])`
+    const launch = `'${process.execPath}' '${BIN}' run --name lost --cwd '${h}' -- sh -c '${script}' >/dev/null; sleep 30`
+    const reaper = spawn('python3', ['-c', subreaper, 'sh', '-c', launch], {env: cliEnv(h, TRACKED), stdio: 'ignore'})
+    try {
+      await waitFor(() => survivors(d).length === 1, 20_000, 'the sleep, its supervisor gone')
+      const pid = survivors(d)[0]
+      expect(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]).toBe(String(reaper.pid))
+      const dir = join(h, 'runs', 'lost')
+      const result = await waitFor(
+        () => {
+          actors(h, ['inspect', 'lost', '--json'], {env: TRACKED})
+          return existsSync(join(dir, 'result.json')) ? readResult(dir) : undefined
+        },
+        20_000,
+        'the lost end',
+      )
+      expect(result).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
+      expect(result.leftover).toEqual(expect.arrayContaining([expect.objectContaining({pid, unknown: true})]))
+    } finally {
+      reaper.kill('SIGKILL')
+    }
+  }, 60_000)
 })

@@ -15,6 +15,9 @@ export interface ProcessIdentity {
   boot?: string
 }
 
+/** Clock ticks per second of /proc's times (USER_HZ: 100 on every Linux architecture Node runs on). */
+export const TICKS_PER_SECOND = 100
+
 let cachedBootId: string | undefined | null = null
 
 /** This boot's id (Linux), undefined where there is none to read. */

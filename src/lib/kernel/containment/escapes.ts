@@ -8,14 +8,15 @@
  *    processes inherit it); it is killed, and named in `leftover`;
  *  - orphans: a process of this user, started since the unit began in its
  *    working directory, whose parent is gone (re-parented to init or to the
- *    reaper above the supervisor) and that carries no Run's marker, may be one that left
- *    unseen. Nothing proves it is the Run's, so it is never signalled: it is
- *    named as `unknown` so the Run does not claim an empty unit.
+ *    reaper above the supervisor) or whose group or session leader is gone,
+ *    and that carries no Run's marker, may be one that left unseen. Nothing
+ *    proves it is the Run's, so it is never signalled: it is named as
+ *    `unknown` so the Run does not claim an empty unit.
  * See docs/containment.md for what neither can catch.
  */
 import {readlinkSync, statSync} from 'node:fs'
 import {findRunProcesses, listProcStats} from '../../base/platform/process-tree.js'
-import {readProcStat} from '../../base/platform/process-identity.js'
+import {readProcStat, type ProcStat} from '../../base/platform/process-identity.js'
 import {environOf} from '../../base/platform/process-environ.js'
 import {commandOf, type Leftover} from './unit.js'
 
@@ -62,6 +63,17 @@ export function carriesUnitMark(pid: number, own: string[] = []): boolean {
   return UNIT_MARKS.some((mark) => text.indexOf(mark) >= 0)
 }
 
+/**
+ * Whether the leader of `stat`'s process group or session is gone: a process
+ * whose parent lives on (a reaper other than init, say) still shows that it
+ * was left behind when the group it was started in lost its leader (a
+ * killed step wrapper). A group's id is never handed to a new process while
+ * a member lives, so a missing leader is a dead one.
+ */
+function leaderGone(stat: ProcStat): boolean {
+  return [stat.pgid, stat.sid].some((leader) => leader > 1 && leader !== stat.pid && readProcStat(leader) === undefined)
+}
+
 /** Where a unit's processes come from: when it began (clock ticks since boot, as /proc/<pid>/stat's start time) and its working directory. */
 export interface UnitOrigin {
   sinceTicks: number
@@ -82,7 +94,8 @@ export function unaccountedOrphans(origin: UnitOrigin, exclude: Iterable<number>
   const reapers = new Set([1, readProcStat(process.pid)?.ppid ?? 1])
   const found: Leftover[] = []
   for (const stat of listProcStats()) {
-    if (skip.has(stat.pid) || stat.state === 'Z' || !reapers.has(stat.ppid) || reapers.has(stat.pid)) continue
+    if (skip.has(stat.pid) || stat.state === 'Z' || reapers.has(stat.pid)) continue
+    if (!reapers.has(stat.ppid) && !leaderGone(stat)) continue
     if (!(Number(stat.start) >= origin.sinceTicks) || cwdOf(stat.pid) !== origin.cwd) continue
     if (!ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
     const command = commandOf(stat.pid)

@@ -6,8 +6,9 @@
  * units. Tracked units are found through the recorded command processes that
  * still match their identities and the Run's marker.
  */
+import {readFileSync, statSync} from 'node:fs'
 import {dirname} from 'node:path'
-import {isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
+import {TICKS_PER_SECOND, isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
 import type {RunProcessQuery} from '../../base/platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../../base/records/run.js'
 import {homeKey, killUnitSync, openUnit, runMarkOf} from './index.js'
@@ -16,6 +17,7 @@ import {findUnitByFacts, isRunsProcess} from './unit-facts.js'
 import {cgroupPathOf, runCgroupsOfPath} from './caller-cgroup.js'
 import {runWrapperOf} from './run-deadline.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
+import {unaccountedOrphans} from './escapes.js'
 
 /**
  * The command processes run.json records that are still those processes and
@@ -45,8 +47,11 @@ export function recordedRunUnit(meta: RunMeta, dir: string): Unit {
 
 /**
  * Kill what is left of a lost Run's unit and remove it. Returns its usage and
- * whatever could not be ended (normally nothing). A Run on another host is
- * not this machine's to end.
+ * whatever could not be ended or may have left the unit unseen, as a normal
+ * end names it (escapes.ts): a Run that killed its supervisor and its step
+ * wrapper, then cleared its environment, is in no unit a reader can find,
+ * and its end must not claim an empty one. A Run on another host is not
+ * this machine's to end.
  */
 export function endLostRunUnit(
   meta: RunMeta,
@@ -55,10 +60,32 @@ export function endLostRunUnit(
 ): {leftover: Leftover[]; usage?: UnitUsage} {
   if (!runsOnThisMachine(meta, dir, thisHost)) return {leftover: []}
   const unit = recordedRunUnit(meta, dir)
-  const leftover = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
+  const ended = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
-  if (!leftover.some(leftoverAlive)) unit.remove()
-  return {leftover, usage}
+  if (!ended.some(leftoverAlive)) unit.remove()
+  const origin = {sinceTicks: runDirBornTicks(dir), cwd: meta.cwd}
+  const beyond = typeof meta.cwd === 'string' ? unaccountedOrphans(origin, ended.map(pidOf)) : []
+  return {leftover: [...ended, ...beyond], usage}
+}
+
+const pidOf = (item: Leftover) => item.pid
+
+/**
+ * When the Run's state dir was made, in clock ticks since boot (as
+ * /proc/<pid>/stat's start times): before anything of the Run started. Its
+ * birth time is the file system's, not a field the Run can rewrite; where
+ * it is not kept, 0 (every orphan in the Run's directory is looked at).
+ */
+function runDirBornTicks(dir: string): number {
+  try {
+    const born = statSync(dir).birthtimeMs
+    const uptime = Number.parseFloat(readFileSync('/proc/uptime', 'utf8'))
+    if (!(born > 0) || !Number.isFinite(uptime)) return 0
+    const bootMs = Date.now() - uptime * 1000
+    return Math.max(0, Math.floor(((born - bootMs) / 1000 - 1) * TICKS_PER_SECOND)) // a second's room for the clocks' skew
+  } catch {
+    return 0
+  }
 }
 
 /**

@@ -4,9 +4,7 @@
  * resident memory now and at its peak.
  */
 import {readFileSync} from 'node:fs'
-
-/** Linux's USER_HZ: /proc/<pid>/stat counts CPU time in these ticks on every architecture Node runs on. */
-const TICKS_PER_SECOND = 100
+import {TICKS_PER_SECOND} from '../../base/platform/process-identity.js'
 
 export interface ProcUsage {
   cpu_seconds: number

@@ -10,7 +10,7 @@
  * start time is the kernel's.
  */
 import {readFileSync} from 'node:fs'
-import {readProcStat} from '../../base/platform/process-identity.js'
+import {TICKS_PER_SECOND, readProcStat} from '../../base/platform/process-identity.js'
 import {recordedKillGraceMs, type RunMeta} from '../../base/records/run.js'
 
 /** Room per attempt beyond its timeout and kill grace (the supervisor ends the tree, then records). */
@@ -50,9 +50,6 @@ export function adopterOverdueMs(
   const perAttempt = (limit.timeoutMs ?? 0) + grace + ATTEMPT_ROOM_MS
   return Math.max(0, limit.deadline - Date.now()) + grace + ATTEMPT_ROOM_MS + left * perAttempt + RUN_ROOM_MS
 }
-
-/** Clock ticks per second of /proc's start times (USER_HZ: 100 on every Linux architecture Node runs on). */
-const TICKS_PER_SECOND = 100
 
 /** Whether process `pid` has been alive for longer than `ms`; false when that cannot be read. */
 export function aliveLongerThan(pid: number, ms: number): boolean {
