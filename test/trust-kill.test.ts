@@ -60,6 +60,14 @@ const ATTACKS = {
     // Not after the lock's whole wait (30 s): the Run's own lock is not waited for past a moment.
     withinMs: 15_000,
   },
+  'a state-dir lock naming pid 1': {
+    file: '.lock',
+    // pid 1 lives for ever and runs no part of actors: its lock is nobody's to wait for (red-team pass 10 M-2).
+    script:
+      'until ln -s "{\\"pid\\":1,\\"start\\":\\"$(sed "s/.*) //" /proc/1/stat | cut -d" " -f20)\\",\\"boot\\":\\"$(cat /proc/sys/kernel/random/boot_id)\\"}" "$ACTORS_STATE_DIR/.lock" 2>/dev/null; do sleep 0.01; done; while :; do sleep 1; done',
+    done: (dir: string) => isLink(join(dir, '.lock')),
+    withinMs: 10_000,
+  },
   'its own run.json marked done': {
     file: 'run.json',
     script: `while :; do sed -i 's/"status": "running"/"status": "done"/' "$ACTORS_STATE_DIR/run.json"; sleep 0.01; done`,
@@ -75,8 +83,16 @@ const ATTACKS = {
 /** Each end, with the attacks it is tried against (every attack for kill; the issue's repro for stop and close). */
 const ENDS: Array<{verb: string; args: (run: string) => string[]; attacks: Array<keyof typeof ATTACKS>}> = [
   {verb: 'control kill', args: (run) => ['control', run, 'kill'], attacks: Object.keys(ATTACKS) as any},
-  {verb: 'control stop', args: (run) => ['control', run, 'stop'], attacks: ['a link at children.jsonl']},
-  {verb: 'close', args: (run) => ['close', run], attacks: ['a link at children.jsonl', 'a link at result.json']},
+  {
+    verb: 'control stop',
+    args: (run) => ['control', run, 'stop'],
+    attacks: ['a link at children.jsonl', 'a state-dir lock naming pid 1'],
+  },
+  {
+    verb: 'close',
+    args: (run) => ['close', run],
+    attacks: ['a link at children.jsonl', 'a link at result.json', 'a state-dir lock naming pid 1'],
+  },
 ]
 
 /** Launch `script` (marked with `tag`) as Run `name`; resolves with its state dir once the command runs. */

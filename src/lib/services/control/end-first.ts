@@ -16,6 +16,9 @@ import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {readLockText} from '../../base/platform/file-lock.js'
+import {isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {runsThisKernel} from '../../base/platform/kernel-process.js'
+import {commandOf} from '../../kernel/containment/unit.js'
 import {resolveRunRef, runDir} from '../../base/platform/home.js'
 import {homeKey} from '../../kernel/containment/index.js'
 import {findUnitByFacts, killUnitByFacts} from '../../kernel/containment/unit-facts.js'
@@ -33,8 +36,8 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
   try {
     id = resolveRunRef(home, ref)
   } catch {}
-  // A lock of its state dir that the Run itself keeps would hold the usual way for its whole wait.
-  const held = id === undefined ? undefined : await lockKeptByItsUnit(home, runDir(home, id))
+  // A lock of its state dir that the Run keeps would hold the usual way for its whole wait.
+  const held = id === undefined ? undefined : await lockKeptFromTheEnd(home, runDir(home, id))
   if (held && id !== undefined) throw killFirst(home, id, ref, verb, held)
   try {
     return await end()
@@ -88,19 +91,44 @@ function killFirst(home: string, id: string, ref: string, verb: string, error: u
 /** How long the lock may stay held by a process of the Run itself before the end stops waiting for it. */
 const OWN_LOCK_GRACE_MS = 2000
 
+/** The locks of a state dir, each taken only by the kernel's own processes (the CLI, a supervisor, the host). */
+const STATE_DIR_LOCKS = [
+  '.lock',
+  '.controls.lock',
+  '.trace.lock',
+  '.children.lock',
+  '.usage.lock',
+  '.inbox.lock',
+  '.collected.lock',
+]
+
 /**
- * The Run's lifecycle lock (`.lock`) held by a process of the Run's own unit
- * for over OWN_LOCK_GRACE_MS: the Run keeps it (an `actors emit` inside the
- * Run holds it only for a moment). Returns the damage to report; undefined
- * when no such lock is kept. (`.children.lock` is left to its own wait: a
- * child launched from inside holds it for as long as its launch takes, and a
- * stop of the tree waits for that launch on purpose.)
+ * A lock of the Run's state dir kept against its end. Either one held by a
+ * live process that runs no part of this kernel (a Run made its `.lock` name
+ * pid 1, which lives for ever): nothing is waited for, as no such process
+ * takes these locks. Or the lifecycle lock (`.lock`) held by a process of the
+ * Run's own unit for over OWN_LOCK_GRACE_MS: the Run keeps it (an `actors
+ * emit` inside the Run holds it only for a moment). Returns the damage to
+ * report; undefined when no lock is kept. (`.children.lock` held by the Run
+ * is left to its own wait: a child launched from inside holds it for as long
+ * as its launch takes, and a stop of the tree waits for that launch on
+ * purpose.)
  */
-async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError | undefined> {
+async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsError | undefined> {
+  for (const name of STATE_DIR_LOCKS) {
+    const file = join(dir, name)
+    const holder = lockHolder(file)
+    if (holder && isSameProcess(holder) && !runsThisKernel(holder.pid))
+      return new ActorsError(
+        `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is no process of actors`,
+        EXIT.failed,
+        `remove the lock (rm "${file}"); the Run may have written it`,
+      )
+  }
   const deadline = Date.now() + OWN_LOCK_GRACE_MS
   for (;;) {
     const file = join(dir, '.lock')
-    const pid = lockHolderPid(file)
+    const pid = lockHolder(file)?.pid
     if (pid === undefined || !findUnitByFacts(dir, homeKey(home)).pids.includes(pid)) return undefined
     if (Date.now() >= deadline)
       return new ActorsError(
@@ -113,17 +141,19 @@ async function lockKeptByItsUnit(home: string, dir: string): Promise<ActorsError
 }
 
 /**
- * The pid a lock file names (a link whose target is the holder's identity, or
- * a file of the older kind), never read through a link, and never blocking:
- * a FIFO a Run put at its `.lock` held kill, stop and close for ever.
+ * The identity a lock file names (a link whose target is the holder's
+ * identity, or a file of the older kind), never read through a link, and
+ * never blocking: a FIFO a Run put at its `.lock` held kill, stop and close
+ * for ever.
  */
-function lockHolderPid(file: string): number | undefined {
+function lockHolder(file: string): ProcessIdentity | undefined {
   try {
     const stat = lstatSync(file)
     if (!stat.isSymbolicLink() && !stat.isFile()) return undefined
-    const text = readLockText(file)
-    const pid = (JSON.parse(text) as {pid?: unknown}).pid
-    return typeof pid === 'number' && Number.isInteger(pid) && pid > 1 ? pid : undefined
+    const holder = JSON.parse(readLockText(file)) as Partial<ProcessIdentity>
+    const {pid, start} = holder
+    if (typeof pid !== 'number' || !Number.isInteger(pid) || pid < 1 || typeof start !== 'string') return undefined
+    return {pid, start, ...(typeof holder.boot === 'string' ? {boot: holder.boot} : {})}
   } catch {
     return undefined
   }
