@@ -7,7 +7,7 @@
  * kernel settings, that alone listens at the socket. Real Runs as the
  * adversary, cgroup containment where the machine allows (the defaults).
  */
-import {existsSync, readFileSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {actors, BIN, commandStarted, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
@@ -99,5 +99,21 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
     expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
     expect(existsSync(asked)).toBe(false)
     for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
+  })
+
+  it('a host.lock a Run wrote naming pid 1 delays no launch: the host breaks it and takes the Run', async () => {
+    const home = newHome()
+    const supervision = join(home, 'supervision')
+    mkdirSync(supervision, {recursive: true, mode: 0o700})
+    const start = readFileSync('/proc/1/stat', 'utf8').split(') ')[1].split(' ')[19]
+    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+    symlinkSync(JSON.stringify({pid: 1, start, boot}), join(supervision, 'host.lock'))
+    const began = Date.now()
+    const r = launch(home, ['--name', 'after', '--', 'sleep', '1'])
+    // Not the 10 s a launcher tries a host for, nor the host's 5 s lock wait.
+    expect(Date.now() - began).toBeLessThan(4000)
+    const supervisor = (await started(r.state_dir)).pid
+    expect(readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0')[2]).toBe('--host')
+    expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
   })
 })

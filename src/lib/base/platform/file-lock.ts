@@ -131,10 +131,15 @@ export function readLockText(lockFile: string): string {
   }
 }
 
+/** Whether `holder` holds the lock: alive (never a lock this process wrote and let go), and one of its takers. */
+function holds(lockFile: string, holder: ProcessIdentity, options: LockOptions): boolean {
+  if (holder.pid === process.pid) return heldHere.has(lockFile)
+  return isSameProcess(holder) && (options.takenOnlyBy?.(holder.pid) ?? true)
+}
+
 /** Remove the lock file if its holder is gone. Renaming first makes the break itself race-free. */
-function breakIfStale(lockFile: string, holder: ProcessIdentity): void {
-  const mine = holder.pid === process.pid
-  if (mine ? heldHere.has(lockFile) : isSameProcess(holder)) return
+function breakIfStale(lockFile: string, holder: ProcessIdentity, options: LockOptions): void {
+  if (holds(lockFile, holder, options)) return
   const aside = `${lockFile}.stale.${process.pid}`
   try {
     renameSync(lockFile, aside)
@@ -145,7 +150,7 @@ function breakIfStale(lockFile: string, holder: ProcessIdentity): void {
   // our read and rename; if what we moved is live, put it back.
   try {
     const moved = JSON.parse(readLockText(aside)) as ProcessIdentity
-    if (isSameProcess(moved) && moved.pid !== process.pid) {
+    if (moved.pid !== process.pid && holds(aside, moved, options)) {
       renameSync(aside, lockFile)
       return
     }
@@ -161,6 +166,12 @@ const DEFAULT_LOCK_WAIT_MS = 30_000
 export interface LockOptions {
   /** Give up after this long (ms). */
   timeoutMs?: number
+  /**
+   * The processes that ever take this lock, when that is known: a live
+   * holder that is none of them did not take it (a Run wrote the lock
+   * naming pid 1, which lives for ever), and the lock is broken as stale.
+   */
+  takenOnlyBy?: (pid: number) => boolean
 }
 
 /**
@@ -177,7 +188,7 @@ function contention(lockFile: string, options: LockOptions): () => number {
   let torn: {file: string; since: number} | undefined
   return () => {
     const state = readLockFile(lockFile)
-    if (state && 'holder' in state) breakIfStale(lockFile, state.holder)
+    if (state && 'holder' in state) breakIfStale(lockFile, state.holder, options)
     if (state && 'junk' in state) moveAside(lockFile)
     if (Date.now() > deadline) throw busyError(lockFile, state, waitMs)
     if (!state || !('torn' in state)) torn = undefined
@@ -261,6 +272,7 @@ export function capSyncLockWaits(ms: number | undefined): void {
 export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
   const waitMs = options.timeoutMs ?? (testHookNumber('lockWaitMs') || DEFAULT_LOCK_WAIT_MS)
   const backoff = contention(lockFile, {
+    ...options,
     timeoutMs: syncWaitCapMs === undefined ? waitMs : Math.min(waitMs, syncWaitCapMs),
   })
   while (!tryAcquire(lockFile)) sleepSync(backoff())

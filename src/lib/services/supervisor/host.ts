@@ -38,6 +38,7 @@ import {
   supervisionDir,
 } from '../../base/records/supervision-host.js'
 import {stateDirKey} from '../../base/platform/home.js'
+import {runsThisKernel} from '../../base/platform/kernel-process.js'
 import type {SupervisionHost} from './host-context.js'
 import {noteSupervisorDeath} from './no-space.js'
 import {outsideEveryRun} from '../../kernel/containment/outside-runs.js'
@@ -49,6 +50,8 @@ import {superviseRun} from './supervise.js'
 const IDLE_MS = 3000
 /** The longest one synchronous lock wait blocks the host (and so every Run it supervises). */
 const SYNC_LOCK_WAIT_CAP_MS = 5000
+/** host.lock is taken by hosts alone: one a Run wrote naming another live process (pid 1) is broken as stale. */
+const HOST_LOCK = {takenOnlyBy: runsThisKernel}
 /** The longest request line a launcher sends (its environment included). */
 const MAX_REQUEST_BYTES = 1 << 20
 
@@ -104,20 +107,24 @@ class Host {
   listen(): boolean {
     makePrivateDir(supervisionDir(this.home)) // 0700, refused when a link
     const socket = hostSocketPath(this.home)
-    return withLockSync(hostLockPath(this.home), () => {
-      if (liveHost(this.home)) return false
-      const there = lstatSync(socket, {throwIfNoEntry: false})
-      if (there?.isSymbolicLink()) throw new Error(`${socket} is a symbolic link; remove it`)
-      if (there) unlinkSync(socket) // a host that died left it
-      // bind and listen happen in this call (an error is reported on the next tick): the socket is there when it returns.
-      this.server.listen(socket)
-      makeSocketPrivate(socket)
-      const identity = readProcessIdentity(process.pid)
-      // The path as bound, which /proc/net/unix names it by: a launcher proves the listener there is this process.
-      const record = {schema: 'actors.host/1', identity, socket}
-      writeStateFile(hostRecordPath(this.home), `${JSON.stringify(record)}\n`)
-      return true
-    })
+    return withLockSync(
+      hostLockPath(this.home),
+      () => {
+        if (liveHost(this.home)) return false
+        const there = lstatSync(socket, {throwIfNoEntry: false})
+        if (there?.isSymbolicLink()) throw new Error(`${socket} is a symbolic link; remove it`)
+        if (there) unlinkSync(socket) // a host that died left it
+        // bind and listen happen in this call (an error is reported on the next tick): the socket is there when it returns.
+        this.server.listen(socket)
+        makeSocketPrivate(socket)
+        const identity = readProcessIdentity(process.pid)
+        // The path as bound, which /proc/net/unix names it by: a launcher proves the listener there is this process.
+        const record = {schema: 'actors.host/1', identity, socket}
+        writeStateFile(hostRecordPath(this.home), `${JSON.stringify(record)}\n`)
+        return true
+      },
+      HOST_LOCK,
+    )
   }
 
   start(): void {
@@ -250,12 +257,16 @@ class Host {
 
   private leave(): never {
     try {
-      withLockSync(hostLockPath(this.home), () => {
-        for (const file of [hostRecordPath(this.home), hostSocketPath(this.home)])
-          try {
-            unlinkSync(file)
-          } catch {}
-      })
+      withLockSync(
+        hostLockPath(this.home),
+        () => {
+          for (const file of [hostRecordPath(this.home), hostSocketPath(this.home)])
+            try {
+              unlinkSync(file)
+            } catch {}
+        },
+        HOST_LOCK,
+      )
     } catch {}
     process.exit(0)
   }
