@@ -18,6 +18,16 @@ export interface ProcessIdentity {
 /** Clock ticks per second of /proc's times (USER_HZ: 100 on every Linux architecture Node runs on). */
 export const TICKS_PER_SECOND = 100
 
+/** Clock ticks since boot now (as /proc/<pid>/stat's start times); undefined where /proc/uptime cannot be read. */
+export function ticksSinceBoot(): number | undefined {
+  try {
+    const uptime = Number.parseFloat(readFileSync('/proc/uptime', 'utf8'))
+    return Number.isFinite(uptime) ? Math.floor(uptime * TICKS_PER_SECOND) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 let cachedBootId: string | undefined | null = null
 
 /** This boot's id (Linux), undefined where there is none to read. */

@@ -109,6 +109,8 @@ export interface RunProcessQuery {
    * that merely names some other id stays this Run's.
    */
   stateDir?: string
+  /** Processes started before this (clock ticks since boot) are not looked at for `runInstanceId` (escapes.ts). */
+  startedSince?: number
   /** Another marker (`NAME=value`) that members carry in their environment (a `lock exec` unit). */
   marker?: string
   /** Never include these (the supervisor itself, the caller). */
@@ -142,15 +144,20 @@ export function findRunProcesses(query: RunProcessQuery): number[] {
   const groups = new Set(query.pgids.filter((g) => g > 1))
   for (const stat of stats) if (groups.has(stat.pgid)) seed(stat.pid, 1)
   const marks = [
-    query.runInstanceId && {text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`, run: stateDir},
-    query.marker && {text: query.marker, run: undefined},
+    query.runInstanceId && {
+      text: `ACTORS_RUN_INSTANCE=${query.runInstanceId}`,
+      run: stateDir,
+      since: query.startedSince,
+    },
+    query.marker && {text: query.marker, run: undefined, since: undefined},
   ]
   for (const mark of marks) {
     if (!mark) continue
     const marker = Buffer.from(`\0${mark.text}\0`)
     for (const stat of stats) {
-      if (!found.has(stat.pid) && !exclude.has(stat.pid) && environHasMarker(stat.pid, marker, mark.run))
-        visit(stat.pid, 1)
+      if (found.has(stat.pid) || exclude.has(stat.pid)) continue
+      if (mark.since !== undefined && Number(stat.start) < mark.since) continue
+      if (environHasMarker(stat.pid, marker, mark.run)) visit(stat.pid, 1)
     }
   }
   return [...found.entries()].sort((a, b) => b[1] - a[1]).map(([pid]) => pid)

@@ -16,7 +16,7 @@
  */
 import {readlinkSync, statSync} from 'node:fs'
 import {findRunProcesses, listProcStats} from '../../base/platform/process-tree.js'
-import {readProcStat, type ProcStat} from '../../base/platform/process-identity.js'
+import {TICKS_PER_SECOND, readProcStat, ticksSinceBoot, type ProcStat} from '../../base/platform/process-identity.js'
 import {environOf} from '../../base/platform/process-environ.js'
 import {commandOf, type Leftover} from './unit.js'
 
@@ -43,12 +43,17 @@ function ownProcess(pid: number): boolean {
 /**
  * Processes of this user carrying `ACTORS_RUN_INSTANCE=<id>` (and their
  * descendants), except `exclude`; with `stateDir` (as the kernel resolved it),
- * none that another Run of the state root holds (process-tree.ts).
+ * none that another Run of the state root holds (process-tree.ts); with
+ * `startedSince`, none started before (its environment unread).
  */
-export function markerCarriers(runInstanceId: string, exclude: number[] = [], stateDir?: string): number[] {
-  return findRunProcesses({rootPids: [], pgids: [], runInstanceId, exclude, ...(stateDir ? {stateDir} : {})}).filter(
-    ownProcess,
-  )
+export function markerCarriers(
+  runInstanceId: string,
+  exclude: number[] = [],
+  stateDir?: string,
+  startedSince?: number,
+): number[] {
+  const query = {rootPids: [], pgids: [], runInstanceId, exclude, stateDir, startedSince}
+  return findRunProcesses(query).filter(ownProcess)
 }
 
 /** Whether `pid` carries a marker of some unit (any Run's instance, a supervisor, a lock exec unit) but those in `own`. */
@@ -72,6 +77,24 @@ export function carriesUnitMark(pid: number, own: string[] = []): boolean {
  */
 function leaderGone(stat: ProcStat): boolean {
   return [stat.pgid, stat.sid].some((leader) => leader > 1 && leader !== stat.pid && readProcStat(leader) === undefined)
+}
+
+/**
+ * When the Run's state dir was made, in clock ticks since boot (as
+ * /proc/<pid>/stat's start times): before anything of the Run started. Its
+ * birth time is the file system's, not a field the Run can rewrite; where
+ * it is not kept, 0 (every orphan in the Run's directory is looked at).
+ */
+export function stateDirBornTicks(dir: string): number {
+  try {
+    const born = statSync(dir).birthtimeMs
+    const now = ticksSinceBoot()
+    if (!(born > 0) || now === undefined) return 0
+    const ageTicks = ((Date.now() - born) / 1000) * TICKS_PER_SECOND
+    return Math.max(0, Math.floor(now - ageTicks - TICKS_PER_SECOND)) // a second's room for the clocks' skew
+  } catch {
+    return 0
+  }
 }
 
 /** Where a unit's processes come from: when it began (clock ticks since boot, as /proc/<pid>/stat's start time) and its working directory. */

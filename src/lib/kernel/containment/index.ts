@@ -80,11 +80,18 @@ export function openUnit(record: unknown, query: () => RunProcessQuery, owner: U
 export interface RunMark {
   instance: string
   stateDir: string
+  /**
+   * When the Run's first process started (clock ticks since boot), as the
+   * supervisor that started it knows it: a process older than that cannot
+   * carry the Run's marker (an environment changes only at exec, which
+   * keeps the start time), so its environment is not read.
+   */
+  startedSince?: number
 }
 
-/** The mark of the Run instance `instance` read from the state dir `dir`. */
-export function runMarkOf(dir: string, instance: string): RunMark {
-  return {instance, stateDir: dir}
+/** The mark of the Run instance `instance` read from the state dir `dir`; `startedSince`: see RunMark. */
+export function runMarkOf(dir: string, instance: string, startedSince?: number): RunMark {
+  return {instance, stateDir: dir, ...(startedSince !== undefined ? {startedSince} : {})}
 }
 
 /** How long past kill_grace an end keeps sweeping before it names what is left (SPEC: leftover). */
@@ -184,7 +191,7 @@ export function outsideUnit(unit: Unit, mark: RunMark): Leftover[] {
 /** Marker carriers that are not members of `unit` now. */
 function outsideByMarker(unit: Unit, mark: RunMark): number[] {
   const members = new Set(unit.members())
-  return markerCarriers(mark.instance, [], mark.stateDir).filter((pid) => !members.has(pid))
+  return markerCarriers(mark.instance, [], mark.stateDir, mark.startedSince).filter((pid) => !members.has(pid))
 }
 
 /** One sweep: note (`onOutside`: the new ones, before they are killed) and SIGKILL each carrier outside the unit; false once there is none. */

@@ -6,9 +6,8 @@
  * units. Tracked units are found through the recorded command processes that
  * still match their identities and the Run's marker.
  */
-import {readFileSync, statSync} from 'node:fs'
 import {dirname} from 'node:path'
-import {TICKS_PER_SECOND, isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
+import {isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
 import type {RunProcessQuery} from '../../base/platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../../base/records/run.js'
 import {homeKey, killUnitSync, openUnit, runMarkOf} from './index.js'
@@ -17,7 +16,7 @@ import {findUnitByFacts, isRunsProcess} from './unit-facts.js'
 import {cgroupPathOf, runCgroupsOfPath} from './caller-cgroup.js'
 import {runWrapperOf} from './run-deadline.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
-import {unaccountedOrphans} from './escapes.js'
+import {stateDirBornTicks, unaccountedOrphans} from './escapes.js'
 
 /**
  * The command processes run.json records that are still those processes and
@@ -63,30 +62,12 @@ export function endLostRunUnit(
   const ended = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
   if (!ended.some(leftoverAlive)) unit.remove()
-  const origin = {sinceTicks: runDirBornTicks(dir), cwd: meta.cwd}
+  const origin = {sinceTicks: stateDirBornTicks(dir), cwd: meta.cwd}
   const beyond = typeof meta.cwd === 'string' ? unaccountedOrphans(origin, ended.map(pidOf)) : []
   return {leftover: [...ended, ...beyond], usage}
 }
 
 const pidOf = (item: Leftover) => item.pid
-
-/**
- * When the Run's state dir was made, in clock ticks since boot (as
- * /proc/<pid>/stat's start times): before anything of the Run started. Its
- * birth time is the file system's, not a field the Run can rewrite; where
- * it is not kept, 0 (every orphan in the Run's directory is looked at).
- */
-function runDirBornTicks(dir: string): number {
-  try {
-    const born = statSync(dir).birthtimeMs
-    const uptime = Number.parseFloat(readFileSync('/proc/uptime', 'utf8'))
-    if (!(born > 0) || !Number.isFinite(uptime)) return 0
-    const bootMs = Date.now() - uptime * 1000
-    return Math.max(0, Math.floor(((born - bootMs) / 1000 - 1) * TICKS_PER_SECOND)) // a second's room for the clocks' skew
-  } catch {
-    return 0
-  }
-}
 
 /**
  * Whether the Run is this machine's (`thisHost`): run.json's `host` says so, or its unit is seen here whatever

@@ -18,7 +18,7 @@ import {
   type UnitLimits,
 } from '../../kernel/containment/index.js'
 import {runUnitName} from '../../kernel/containment/unit-path.js'
-import {readProcStat} from '../../base/platform/process-identity.js'
+import {stateDirBornTicks} from '../../kernel/containment/escapes.js'
 import {leftUnitOf} from '../../kernel/runs/left-unit.js'
 import {testHookPause} from '../../base/platform/test-hooks.js'
 export {commandStartError} from '../../kernel/containment/command-check.js'
@@ -58,7 +58,9 @@ export function reapedCpuSeconds(): number | null {
 /**
  * Put the unit's part into `result` (usage as `resources`, `leftover`, and a
  * limit that ended a failed Run as its `reason`), then remove the unit.
- * Returns the result's reason.
+ * `unitMadeTicks`: when the supervisor made the unit, nothing of the Run being
+ * older (undefined for an adopter: from the state dir's birth). Returns the
+ * result's reason.
  */
 export function closeUnitIntoResult(
   unit: Unit,
@@ -66,6 +68,7 @@ export function closeUnitIntoResult(
   leftover: Leftover[],
   result: RunResult,
   meta: RunMeta,
+  unitMadeTicks: number | undefined,
 ): string | null {
   // Tracked: the unit is empty by now, so no new sample (a scan of the process table); the kept peak and the reaped CPU.
   const usage = unit.usage(false)
@@ -76,8 +79,8 @@ export function closeUnitIntoResult(
   const known = [...leftover, ...leftUnitOf(meta).filter((item) => !seen.has(item.pid))]
   const beyond = sweepBeyondUnitSync(
     unit,
-    runMarkOf(dir, result.run_instance_id),
-    {sinceTicks: ownStartTicks(), cwd: meta.cwd},
+    runMarkOf(dir, result.run_instance_id, unitMadeTicks),
+    {sinceTicks: unitMadeTicks ?? stateDirBornTicks(dir), cwd: meta.cwd},
     known,
   )
   if (known.length + beyond.length > 0) result.leftover = [...known, ...beyond]
@@ -85,11 +88,6 @@ export function closeUnitIntoResult(
   if (limit && result.status === 'failed' && result.reason !== 'timeout') result.reason = limit
   unit.remove()
   return result.reason
-}
-
-/** This process's start (clock ticks since boot): everything of the Run it supervises started after it. */
-function ownStartTicks(): number {
-  return Number(readProcStat(process.pid)?.start ?? Number.POSITIVE_INFINITY)
 }
 
 /** A tracked unit has no counters: sample its memory while it runs (usage() keeps the peak). Returns the stop. */

@@ -17,7 +17,7 @@ import {dirname, join} from 'node:path'
 import {afterRunEnded, followUpEndedRuns} from '../tree/after-run.js'
 import {lockFreed, withLockSync} from '../../base/platform/file-lock.js'
 import {isActorsError} from '../../base/platform/errors.js'
-import {readProcessIdentity} from '../../base/platform/process-identity.js'
+import {readProcessIdentity, ticksSinceBoot} from '../../base/platform/process-identity.js'
 import {endUnit, openUnit, runMarkOf, runUnitOwner, type Leftover, type Unit} from '../../kernel/containment/index.js'
 import {closeUnitIntoResult, commandStartError, makeRunUnit, sampleTrackedUsage} from './run-unit.js'
 import {
@@ -65,6 +65,11 @@ class Supervisor {
   private attempt = 0
   /** Taking over from a lost supervisor: the command processes it left running (adopt-run.ts). */
   private adopted: number[] = []
+  /**
+   * When this supervisor made the Run's unit (clock ticks since boot, a tick early): nothing of the Run is older.
+   * Unknown to an adopter, whose Run started before it.
+   */
+  private unitMadeTicks: number | undefined
   /** When the attempt under way times out (ms since the epoch), 0 for never. */
   private deadline = 0
 
@@ -80,6 +85,8 @@ class Supervisor {
 
   /** [containment] Make the Run's unit before anything of it starts: its record (superviseRun writes it), or why not. */
   makeUnit(): Unit | string {
+    const now = ticksSinceBoot()
+    this.unitMadeTicks = now === undefined ? undefined : now - 1
     const unit = makeRunUnit(this.home, this.dir, this.meta, () => this.processQuery())
     if (typeof unit !== 'string') this.unit = unit
     return unit
@@ -392,7 +399,7 @@ class Supervisor {
    */
   private async terminateTree(spareNestedRuns = false): Promise<void> {
     const graceMs = this.requestedEnding()?.status === 'killed' ? 0 : this.meta.kill_grace_ms
-    const mark = runMarkOf(this.dir, this.meta.run_instance_id)
+    const mark = runMarkOf(this.dir, this.meta.run_instance_id, this.unitMadeTicks)
     const left = await endUnit(this.unit, graceMs, {spareNestedRuns, mark})
     for (const item of left) this.appendStderr(`actors: could not end pid ${item.pid} (${item.command})\n`)
     this.leftover = left
@@ -449,7 +456,7 @@ class Supervisor {
     const result = resultOf(meta, outcome, attempts, startedAt)
     let {status, reason} = result
     // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
-    if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta)
+    if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta, this.unitMadeTicks)
     Object.assign(result, budgetMark(this.home, meta))
     // Trace first: once result.json exists the Run is finished and nothing more is written to it.
     if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
