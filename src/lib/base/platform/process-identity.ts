@@ -117,6 +117,18 @@ export function isSameProcess(identity: ProcessIdentity | undefined): boolean {
   return now !== undefined && now.start === identity.start && (now.boot ?? '') === (identity.boot ?? '')
 }
 
+/** Ancestors looked at before giving up (a process tree is never this deep). */
+const MAX_ANCESTRY = 64
+
+/** The ancestors of process `pid`, its parent first, up to (not including) init or a process gone meanwhile. */
+export function* ancestorsOf(pid: number): Generator<number> {
+  let at = readProcStat(pid)?.ppid
+  for (let step = 0; at !== undefined && at > 1 && step < MAX_ANCESTRY; step++) {
+    yield at
+    at = readProcStat(at)?.ppid
+  }
+}
+
 /**
  * The process groups of `records` that can be proven theirs: a record's pgid
  * is a claim a Run can rewrite (to another process's group), so only a

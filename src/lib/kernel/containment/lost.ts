@@ -7,7 +7,7 @@
  * still match their identities and the Run's marker.
  */
 import {dirname} from 'node:path'
-import {isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
+import {ancestorsOf, isSameProcess, ledGroups, readProcStat} from '../../base/platform/process-identity.js'
 import type {RunProcessQuery} from '../../base/platform/process-tree.js'
 import type {ChildProcessRecord, RunMeta} from '../../base/records/run.js'
 import {homeKey, killUnitSync, openUnit, runMarkOf} from './index.js'
@@ -92,9 +92,6 @@ export function unitVisibleHere(meta: RunMeta, dir: string): boolean {
   }
 }
 
-/** Ancestors looked at before giving up (a process tree is never this deep). */
-const MAX_ANCESTRY = 64
-
 /**
  * Whether process `pid` (this one by default) runs inside the unit of the
  * Run `meta` in `dir`, by facts its environment cannot change: its cgroup
@@ -110,12 +107,7 @@ export function insideRunUnit(meta: RunMeta, dir: string, members: readonly numb
     members.includes(p) || isRunsProcess(p, dir) || runWrapperOf(p, meta.run_instance_id, dir) !== undefined
   const own = readProcStat(pid)
   if (!own) return false
-  let at = pid
-  for (let step = 0; step < MAX_ANCESTRY && at > 1; step++) {
-    if (ofRun(at)) return true
-    const parent = readProcStat(at)?.ppid
-    if (parent === undefined) break
-    at = parent
-  }
+  if (ofRun(pid)) return true
+  for (const ancestor of ancestorsOf(pid)) if (ofRun(ancestor)) return true
   return [own.pgid, own.sid].some((leader) => leader > 1 && ofRun(leader))
 }

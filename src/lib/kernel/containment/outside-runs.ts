@@ -10,12 +10,9 @@
  */
 import {readFileSync} from 'node:fs'
 import {environOf, envValue} from '../../base/platform/process-environ.js'
-import {readProcStat} from '../../base/platform/process-identity.js'
+import {ancestorsOf} from '../../base/platform/process-identity.js'
 import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
 import {cgroupPathOf, runCgroupsOfPath} from './caller-cgroup.js'
-
-/** Ancestors looked at before giving up (a process tree is never this deep). */
-const MAX_ANCESTRY = 64
 
 /** True when process `pid` is outside every Run (see above); false when it is in one, or cannot be read. */
 export function outsideEveryRun(pid: number): boolean {
@@ -24,11 +21,7 @@ export function outsideEveryRun(pid: number): boolean {
   const environ = environOf(pid)
   if (!environ) return false
   if (envValue(environ, 'ACTORS_RUN_INSTANCE') || envValue(environ, 'ACTORS_STATE_DIR')) return false
-  let at = readProcStat(pid)?.ppid
-  for (let step = 0; at !== undefined && at > 1 && step < MAX_ANCESTRY; step++) {
-    if (supervisorOfProcess(at) || isStepWrapper(at)) return false
-    at = readProcStat(at)?.ppid
-  }
+  for (const ancestor of ancestorsOf(pid)) if (supervisorOfProcess(ancestor) || isStepWrapper(ancestor)) return false
   return true
 }
 

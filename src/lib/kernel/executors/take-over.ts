@@ -23,6 +23,9 @@ import type {ProcessIdentity} from '../../base/platform/process-identity.js'
  */
 export type TakeOver = {adopted: RunMeta} | {result: Record<string, unknown>}
 
+/** A supervisor as started: its pid, and its identity when it could be read (it may have died at once). */
+export type StartedSupervisor = {pid: number; identity: ProcessIdentity | undefined}
+
 /**
  * Take over the lost local Run in `dir` (caller holds its lock); undefined
  * when there is nothing to take over. `startAdopter` starts the adopting
@@ -31,8 +34,8 @@ export type TakeOver = {adopted: RunMeta} | {result: Record<string, unknown>}
 export function takeOverLocalRun(
   meta: RunMeta,
   dir: string,
-  startAdopter: (limit: AttemptLimit) => {pid: number; identity: ProcessIdentity | undefined},
-  startAfresh: () => {pid: number; identity: ProcessIdentity | undefined},
+  startAdopter: (limit: AttemptLimit) => StartedSupervisor,
+  startAfresh: () => StartedSupervisor,
 ): TakeOver | undefined {
   if (meta.ending) return undefined // a stop or kill asked before the loss: ended as asked
   // A Run whose command never started (it waited for its locks, or its supervisor died starting it) is a queue
@@ -87,7 +90,7 @@ function neverStarted(meta: RunMeta): boolean {
 }
 
 /** Start the never-started Run's supervisor again, recorded as its own (it starts the Run as a launch would). */
-function restart(meta: RunMeta, dir: string, startAfresh: () => {pid: number; identity: ProcessIdentity | undefined}) {
+function restart(meta: RunMeta, dir: string, startAfresh: () => StartedSupervisor) {
   const {pid, identity} = startAfresh()
   const restarted: RunMeta = {...meta, pid, process_identity: identity, restarted_at: new Date().toISOString()}
   writeRunMetaLocked(dir, restarted, {durable: false})
