@@ -278,4 +278,42 @@ describe('a lost Run under tracked containment', () => {
       reaper.kill('SIGKILL')
     }
   }, 60_000)
+
+  // Each leaves the orphan look behind (another directory, a run.json that says so, none at all, a state dir born
+  // after the command): still in its dead wrapper's group and session, it is named by them (red-team 11 N-H3).
+  const HIDING = {
+    'changes its directory': 'cd /',
+    'rewrites run.json cwd': `node -e 'const f=process.env.ACTORS_STATE_DIR+"/run.json",j=require(f);j.cwd="/";require("fs").writeFileSync(f,JSON.stringify(j))'`,
+    'deletes run.json cwd': `node -e 'const f=process.env.ACTORS_STATE_DIR+"/run.json",j=require(f);delete j.cwd;require("fs").writeFileSync(f,JSON.stringify(j))'`,
+    'remakes its state dir': 'D=$ACTORS_STATE_DIR; mv $D $D.old && cp -a $D.old $D && rm -rf $D.old',
+  }
+  for (const [how, hide] of Object.entries(HIDING)) {
+    it(`a Run that kills its supervisor and step wrapper and ${how}: still named`, async () => {
+      const d = marker()
+      const h = home()
+      const script = `sleep 0.5; W=$PPID; S=$(ps -o ppid= $W); kill -9 $S $W; ${hide}; exec env -i sleep ${d}`
+      const r = actors(h, ['run', '--json', '--cwd', h, '--', 'sh', '-c', script], {env: TRACKED})
+      await waitFor(() => survivors(d).length === 1, 20_000, 'the sleep, its supervisor gone')
+      const pid = survivors(d)[0]
+      const result = await waitFor(
+        () => {
+          actors(h, ['inspect', r.json.run, '--json'], {env: TRACKED})
+          return existsSync(join(r.json.state_dir, 'result.json')) ? readResult(r.json.state_dir) : undefined
+        },
+        20_000,
+        'the lost end',
+      )
+      expect(result).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
+      expect(survivors(d)).toEqual([pid])
+      expect(result.leftover).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({
+            pid,
+            command: `sleep ${d}`,
+            unknown: true,
+          }),
+        ]),
+      )
+    }, 60_000)
+  }
 })

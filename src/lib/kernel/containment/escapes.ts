@@ -32,7 +32,7 @@ function cwdOf(pid: number): string | undefined {
 }
 
 /** Whether `pid` belongs to this user (the owner of /proc/<pid> is its effective uid). */
-function ownProcess(pid: number): boolean {
+export function ownProcess(pid: number): boolean {
   try {
     return typeof process.getuid !== 'function' || statSync(`/proc/${pid}`).uid === process.getuid()
   } catch {
@@ -76,7 +76,13 @@ export function carriesUnitMark(pid: number, own: string[] = []): boolean {
  * a member lives, so a missing leader is a dead one.
  */
 function leaderGone(stat: ProcStat): boolean {
-  return [stat.pgid, stat.sid].some((leader) => leader > 1 && leader !== stat.pid && readProcStat(leader) === undefined)
+  return [stat.pgid, stat.sid].some((leader) => leader > 1 && leader !== stat.pid && !alive(leader))
+}
+
+/** Whether process `pid` lives: a zombie is dead (an init that reaps late, as some VMs' do, leaves one for seconds). */
+function alive(pid: number): boolean {
+  const stat = readProcStat(pid)
+  return stat !== undefined && stat.state !== 'Z'
 }
 
 /**
@@ -129,6 +135,38 @@ export function unaccountedOrphans(origin: UnitOrigin, exclude: Iterable<number>
       unknown: true,
       reason:
         'an orphan of this user started during the Run in its working directory, carrying no Run marker: it may have left the unit (setsid with a cleared environment); not signalled, as nothing proves it is the Run',
+    })
+  }
+  return found
+}
+
+/**
+ * Processes of this user still in one of a lost Run's recorded process
+ * groups (`groups`: its step wrappers led them, each in a session of its
+ * own) or their sessions, whose leader is gone, carrying no unit's marker:
+ * left behind by a Run that killed its wrapper, wherever they now work
+ * (`cd /`) and whatever its run.json now says of its directory. A group's
+ * id is never reused while a member lives, so such a process was started in
+ * that group; but the record naming the group is the Run's to rewrite, so
+ * it is named `unknown`, never signalled. `exclude`: pids accounted for.
+ */
+export function leftInGroups(groups: readonly number[], exclude: Iterable<number> = []): Leftover[] {
+  const wanted = new Set(groups.filter((group) => Number.isInteger(group) && group > 1))
+  if (wanted.size === 0) return []
+  const skip = new Set([process.pid, ...exclude])
+  const found: Leftover[] = []
+  for (const stat of listProcStats()) {
+    if (skip.has(stat.pid) || stat.state === 'Z') continue
+    const leader = [stat.pgid, stat.sid].find((id) => wanted.has(id) && id !== stat.pid)
+    if (leader === undefined || alive(leader)) continue
+    if (!ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
+    const command = commandOf(stat.pid)
+    if (command === '?') continue // gone meanwhile
+    found.push({
+      pid: stat.pid,
+      command,
+      unknown: true,
+      reason: `still in the process group or session of the Run's step wrapper (${leader}), which is gone: left behind by a Run that killed it; not signalled, as the record naming that group is the Run's to rewrite`,
     })
   }
   return found

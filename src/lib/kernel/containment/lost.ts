@@ -16,7 +16,7 @@ import {findUnitByFacts, isRunsProcess} from './unit-facts.js'
 import {cgroupPathOf, runCgroupsOfPath} from './caller-cgroup.js'
 import {runWrapperOf} from './run-deadline.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
-import {stateDirBornTicks, unaccountedOrphans} from './escapes.js'
+import {leftInGroups, stateDirBornTicks, unaccountedOrphans} from './escapes.js'
 
 /**
  * The command processes run.json records that are still those processes and
@@ -63,11 +63,20 @@ export function endLostRunUnit(
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
   if (!ended.some(leftoverAlive)) unit.remove()
   const origin = {sinceTicks: stateDirBornTicks(dir), cwd: meta.cwd}
-  const beyond = typeof meta.cwd === 'string' ? unaccountedOrphans(origin, ended.map(pidOf)) : []
-  return {leftover: [...ended, ...beyond], usage}
+  const orphans = typeof meta.cwd === 'string' ? unaccountedOrphans(origin, ended.map(pidOf)) : []
+  const named = [...ended, ...orphans]
+  return {leftover: [...named, ...leftInGroups(recordedGroups(meta), named.map(pidOf))], usage}
 }
 
 const pidOf = (item: Leftover) => item.pid
+
+/** The process groups run.json records for the Run's commands (each led by a step wrapper). */
+function recordedGroups(meta: RunMeta): number[] {
+  const records: ChildProcessRecord[] = Array.isArray(meta.children_processes) ? meta.children_processes : []
+  return [meta.pgid, ...records.map((record) => record?.pgid)].filter(
+    (group): group is number => typeof group === 'number',
+  )
+}
 
 /**
  * Whether the Run is this machine's (`thisHost`): run.json's `host` says so, or its unit is seen here whatever
