@@ -11,11 +11,20 @@
  * token in their command line, never by name.
  */
 import {spawn} from 'node:child_process'
-import {existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmdirSync, writeFileSync} from 'node:fs'
-import {join} from 'node:path'
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  renameSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs'
+import {basename, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, homesPerTest, parentOf, processState, readJson, survivors, waitFor} from './helpers.js'
+import {actors, BIN, homesPerTest, parentOf, processState, readJson, ROOT, survivors, waitFor} from './helpers.js'
 import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
 
 const CGROUPS = discoverCgroupBases() !== null
@@ -155,6 +164,40 @@ describe.each(MODES)('nothing in the state dir blocks a timeout ($mode)', ({env,
     },
     40_000,
   )
+})
+
+describe('a lock kept in the name of a lookalike of actors', () => {
+  // A neighbour Run starts a process that carries the kernel's script in its command line; Run C writes that
+  // process's identity into its own .lock. Nothing but actors itself takes that lock (red-team 11 N-M2).
+  const LOOKALIKES = {
+    'node -e with a dist path': (tag: string) =>
+      `exec node -e "setInterval(()=>{},1e9)" ${join(ROOT, 'dist', 'cli.cjs')} ${tag}`,
+    'a copy of yes named node running bin/actors': (tag: string) =>
+      `mkdir -p "$ACTORS_STATE_DIR/fake" && cp "$(command -v yes)" "$ACTORS_STATE_DIR/fake/node" && exec "$ACTORS_STATE_DIR/fake/node" ${BIN} ${tag} >/dev/null`,
+  }
+  for (const [name, lookalike] of Object.entries(LOOKALIKES)) {
+    it(`control kill ends C at once: ${name}`, async () => {
+      const h = home()
+      const [tagN, tagC] = [token(), token()]
+      await launch(h, 'neighbour', tagN, lookalike(tagN), {})
+      // The lookalike itself, not the step wrapper whose script names the tag too.
+      const isLookalike = (p: number) => basename(readlinkSync(`/proc/${p}/exe`)) === 'node'
+      const pid = await waitFor(() => survivors(tagN).find(isLookalike), 10_000, 'the lookalike')
+      const start = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+      const identity = JSON.stringify({pid, start, boot})
+      const script = `until ln -s '${identity}' "$ACTORS_STATE_DIR/.lock" 2>/dev/null; do sleep 0.01; done; while :; do sleep 1; done`
+      const dir = await launch(h, 'selfprot', tagC, script, {})
+      await waitFor(() => isLink(join(dir, '.lock')), 10_000, 'the lock planted')
+      const started = Date.now()
+      const r = actors(h, ['control', 'selfprot', 'kill'], {timeout: 60_000})
+      expect(survivors(tagC), r.stderr).toEqual([])
+      expect(Date.now() - started).toBeLessThan(10_000)
+      expect(r.code, r.stderr).toBe(1)
+      expect(r.stderr).toContain('is no process of actors')
+      actors(h, ['control', 'neighbour', 'kill'])
+    }, 60_000)
+  }
 })
 
 describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {

@@ -1,45 +1,80 @@
 /**
- * Whether a live process runs this kernel: Node running this install's
- * `bin/actors` or one of its bundles (`dist/*.cjs`: the supervisor, the
- * host, the fast paths). Every lock of a Run's state dir is taken by such a
- * process; a lock kept by anything else (pid 1's identity written into a
- * `.lock` by a Run) is nobody's to wait for.
+ * Whether a live process runs this kernel: Node (this very binary, or the
+ * `node` first on PATH) running this install's `bin/actors` or its
+ * supervisor (`dist/supervisor.cjs`) as its script, with nothing injected
+ * (NODE_OPTIONS, LD_PRELOAD). Every lock of a Run's state dir and the
+ * supervision host's lock are taken by such a process; a lock kept by
+ * anything else is nobody's to wait for: pid 1's identity written into a
+ * `.lock` by a Run, or a lookalike a Run started (`node -e … dist/cli.cjs`,
+ * a copy of `tail` named `node`).
  */
-import {readFileSync, readlinkSync, realpathSync} from 'node:fs'
-import {basename, join, resolve, sep} from 'node:path'
+import {readFileSync, realpathSync, statSync} from 'node:fs'
+import {delimiter, join, resolve} from 'node:path'
 import {packageRoot} from './package-root.js'
+import {envValue, environOf} from './process-environ.js'
 
-/** Arguments looked at for the script (Node's own options come first). */
-const SCRIPT_ARGS_LOOKED_AT = 4
+/**
+ * The variables that would run code of someone's choosing in a process that
+ * passes for the kernel: an adopting supervisor and the supervision host are
+ * started without them (executors/local.ts, host-client.ts), and a process
+ * of the kernel's scripts that has one is a stand-in.
+ */
+export const INJECTING_ENV = ['NODE_OPTIONS', 'LD_PRELOAD'] as const
 
 export function runsThisKernel(pid: number): boolean {
   let args: string[]
   let cwd: string
   try {
-    // Node's binary is `node` (`nodejs` on some distributions): a shell renamed by `exec -a` is still a shell here.
-    if (!basename(readlinkSync(`/proc/${pid}/exe`)).startsWith('node')) return false
-    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8')
-      .split('\0')
-      .slice(1, 1 + SCRIPT_ARGS_LOOKED_AT)
-    cwd = readlinkSync(`/proc/${pid}/cwd`)
+    if (!isKnownNode(statSync(`/proc/${pid}/exe`))) return false
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    cwd = realpathSync(`/proc/${pid}/cwd`)
   } catch {
     return false
   }
-  const root = realRoot()
-  const ours = (path: string) => path === join(root, 'bin', 'actors') || path.startsWith(join(root, 'dist') + sep)
-  return args.some((arg) => {
-    if (arg === '' || arg.startsWith('-')) return false
-    try {
-      return ours(realpathSync(resolve(cwd, arg)))
-    } catch {
-      return false
-    }
-  })
+  const script = args[1]
+  if (!script || script.startsWith('-')) return false
+  let path: string
+  try {
+    path = realpathSync(resolve(cwd, script))
+  } catch {
+    return false
+  }
+  if (!kernelScripts().includes(path)) return false
+  const environ = environOf(pid)
+  return environ !== undefined && INJECTING_ENV.every((name) => envValue(environ, name) === undefined)
 }
 
-let cachedRoot: string | undefined
+let scripts: string[] | undefined
 
-function realRoot(): string {
-  cachedRoot ??= realpathSync(packageRoot())
-  return cachedRoot
+function kernelScripts(): string[] {
+  const root = realpathSync(packageRoot())
+  scripts ??= [join(root, 'bin', 'actors'), join(root, 'dist', 'supervisor.cjs')]
+  return scripts
+}
+
+let nodes: Array<{dev: number; ino: number}> | undefined
+
+/** Whether `exe` is this process's Node binary or the `node` first on PATH (a kernel started by `#!/usr/bin/env node`). */
+function isKnownNode(exe: {dev: number; ino: number}): boolean {
+  nodes ??= [process.execPath, onPath('node')].flatMap((file) => {
+    try {
+      const stat = file ? statSync(file) : undefined
+      return stat ? [{dev: stat.dev, ino: stat.ino}] : []
+    } catch {
+      return []
+    }
+  })
+  return nodes.some((node) => node.dev === exe.dev && node.ino === exe.ino)
+}
+
+/** The first executable named `name` on this process's PATH. */
+function onPath(name: string): string | undefined {
+  for (const dir of (process.env.PATH ?? '').split(delimiter)) {
+    if (!dir) continue
+    try {
+      const file = join(dir, name)
+      if (statSync(file).isFile()) return file
+    } catch {}
+  }
+  return undefined
 }

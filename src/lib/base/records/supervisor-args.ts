@@ -16,6 +16,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
 import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
 import {processEnvValue} from '../platform/process-environ.js'
+import {INJECTING_ENV} from '../platform/kernel-process.js'
 import {DEFAULT_EXECUTOR_KIND, type RunMeta} from './run.js'
 import {hostHoldsDir} from './supervision-host.js'
 
@@ -111,27 +112,21 @@ export function supervisorArgs(
   // The supervisor starts every command it records: one of them, or a process started after one, is a stand-in.
   // An adopter (supervise.ts adoptRun) came after the commands it took over, as readers start it; so may a process
   // the Run started, which must then be this very install's script with no code put into it.
-  if (args.adopt ? !provenAdopter(identity.pid, args.script) : commandsBefore(meta, identity)) return undefined
+  if (args.adopt ? !runsOwnSupervisorScript(identity.pid, args.script) : commandsBefore(meta, identity))
+    return undefined
   // A host supervises the Runs whose state dirs it holds open (supervision-host.ts).
   if (args.host) return hostHoldsDir(identity.pid, args.host, dir) ? {...args, dir: resolve(dir)} : undefined
   return sameStateDir(args.dir, dir) ? args : undefined
 }
 
 /**
- * The variables a reader starts an adopting supervisor without
- * (executors/local.ts): either would run code of the Run's choosing in a
- * process that passes for the real script.
+ * Whether process `pid` runs this install's own supervisor script (`script`,
+ * from its command line) with nothing injected: a script a Run wrote at a
+ * path ending in `dist/supervisor.cjs`, or the real one given NODE_OPTIONS
+ * or LD_PRELOAD, is a stand-in.
  */
-export const ADOPTER_DROPPED_ENV = ['NODE_OPTIONS', 'LD_PRELOAD'] as const
-
-/**
- * Whether the adopter `pid` runs this install's own supervisor script, with
- * nothing injected: a script a Run wrote at a path ending in
- * `dist/supervisor.cjs`, or the real one given NODE_OPTIONS or LD_PRELOAD,
- * is a stand-in.
- */
-function provenAdopter(pid: number, script: string): boolean {
-  if (ADOPTER_DROPPED_ENV.some((name) => processEnvValue(pid, name) !== undefined)) return false
+export function runsOwnSupervisorScript(pid: number, script: string): boolean {
+  if (INJECTING_ENV.some((name) => processEnvValue(pid, name) !== undefined)) return false
   try {
     return realpathSync(script) === realpathSync(supervisorScript())
   } catch {
