@@ -7,10 +7,21 @@
  * kernel settings, that alone listens at the socket. Real Runs as the
  * adversary, cgroup containment where the machine allows (the defaults).
  */
+import {spawn} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, BIN, commandStarted, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
+import {
+  actors,
+  BIN,
+  cliEnv,
+  commandStarted,
+  homesPerTest,
+  processAlive,
+  readJson,
+  waitFor,
+  waitForResult,
+} from './helpers.js'
 
 const newHome = homesPerTest('actors-trust-host-')
 const HOST = {ACTORS_SUPERVISION: 'host'}
@@ -115,5 +126,117 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
     const supervisor = (await started(r.state_dir)).pid
     expect(readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0')[2]).toBe('--host')
     expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
+  })
+
+  // A helper a Run cuts loose (a double fork, a cleared environment) keeps the Run's process group and session:
+  // tracked containment, where no cgroup shows it (red-team 11 N-H1, N-H2).
+  const TRACKED = {...HOST, ACTORS_CONTAINMENT: 'tracked'}
+  const escaped = (command: string) =>
+    `( ( exec env -i PATH=/usr/bin:/bin ACTORS_CONTAINMENT=tracked ${command} ) & ); exec sleep 30`
+
+  it('an escaped helper of a Run is no launcher the host takes a Run from (tracked)', async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'], TRACKED)
+    await started(keep.state_dir)
+    const [marker, answer] = [join(home, 'escaped'), join(home, 'answer')]
+    // The Run's own record copied as a top-level Run `esc`, handed over by the helper as its own launcher.
+    const craft = join(home, 'craft.cjs')
+    writeFileSync(
+      craft,
+      `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto'),[,,from,home]=process.argv
+const j=JSON.parse(fs.readFileSync(from)),dir=home+'/runs/esc'
+for (const k of ['pid','process_identity','started_at','containment','children_processes','child_pid','pgid','parent']) delete j[k]
+Object.assign(j,{run:'esc',root:'esc',depth:0,run_instance_id:randomUUID(),status:'queued',state_dir:dir,argv:['touch',${JSON.stringify(marker)}]})
+j.plan={mode:'single',steps:[j.argv]}
+fs.mkdirSync(dir,{recursive:true});fs.writeFileSync(dir+'/run.json',JSON.stringify(j))
+const fd=fs.openSync(dir,'r'),st=fs.readFileSync('/proc/self/stat','utf8')
+const launcher={pid:process.pid,start:st.slice(st.lastIndexOf(')')+2).split(' ')[19],boot:fs.readFileSync('/proc/sys/kernel/random/boot_id','utf8').trim()}
+const s=net.connect(home+'/supervision/host.sock',()=>s.write(JSON.stringify({dir,launcher})+'\\n'))
+let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.stringify(answer)},text);fs.closeSync(fd)})
+`,
+    )
+    const helper = escaped(`${process.execPath} ${craft} "$ACTORS_STATE_DIR/run.json" "$ACTORS_HOME"`)
+    const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
+    await waitFor(() => existsSync(answer), 10_000, "the host's answer")
+    expect(readFileSync(answer, 'utf8')).toContain('the launcher runs inside a Run')
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(existsSync(marker)).toBe(false)
+    for (const run of [att.run, keep.run]) actors(home, ['control', run, 'kill'], {env: TRACKED})
+  })
+
+  it('a host an escaped helper of a Run started is handed no Run (tracked)', async () => {
+    const home = newHome()
+    const helper = escaped(`${process.execPath} ${SUPERVISOR} --host "$ACTORS_HOME"`)
+    const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
+    const planted = await waitFor(
+      () => existsSync(join(home, 'supervision', 'host.json')) && readJson(join(home, 'supervision', 'host.json')),
+      10_000,
+      "the Run's host",
+    )
+    const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'], TRACKED)
+    expect((await started(vic.state_dir)).pid).not.toBe(planted.identity.pid)
+    expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
+    actors(home, ['control', att.run, 'kill'], {env: TRACKED})
+    process.kill(planted.identity.pid, 'SIGKILL')
+  })
+
+  it('a host given NODE_OPTIONS is handed no Run, wherever it was started', async () => {
+    const home = newHome()
+    const loaded = join(home, 'loaded')
+    const evil = join(home, 'evil.cjs')
+    writeFileSync(evil, `require('fs').appendFileSync(${JSON.stringify(loaded)}, 'x')\n`)
+    const host = spawn(process.execPath, [SUPERVISOR, '--host', home], {
+      env: {...cliEnv(home), NODE_OPTIONS: `--require ${evil}`, ACTORS_SUPERVISION_IDLE_MS: '60000'},
+      stdio: 'ignore',
+      detached: true,
+    })
+    try {
+      await waitFor(() => existsSync(join(home, 'supervision', 'host.json')), 10_000, 'the injected host')
+      expect(existsSync(loaded)).toBe(true)
+      const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'])
+      expect((await started(vic.state_dir)).pid).not.toBe(host.pid)
+      expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
+    } finally {
+      host.kill('SIGKILL')
+    }
+  })
+
+  it("a Run's socket renamed over host.sock is asked nothing: the launch runs its command to its end", async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
+    const host = (await started(keep.state_dir)).pid
+    const asked = join(home, 'asked')
+    // Bound elsewhere, then renamed into the host's place: /proc/net/unix still lists the host at host.sock.
+    const fake = join(home, 'fake.cjs')
+    writeFileSync(
+      fake,
+      `const fs=require('fs'),net=require('net'),d=process.env.ACTORS_HOME+'/supervision'
+net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(asked)},String(c));s.end(JSON.stringify({pid:${host}})+'\\n')})}).listen(d+'/fake.sock',()=>{fs.renameSync(d+'/fake.sock',d+'/host.sock');fs.writeFileSync(d+'/renamed','')})
+`,
+    )
+    launch(home, ['--name', 'att', '--', process.execPath, fake], {})
+    await waitFor(() => existsSync(join(home, 'supervision', 'renamed')), 10_000, 'the renamed socket')
+    const vic = launch(home, ['--name', 'vic', '--', 'sh', '-c', 'sleep 0.3; exit 5'])
+    expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
+    expect(existsSync(asked)).toBe(false)
+    for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
+  })
+
+  it('a host a Run stopped (SIGSTOP) delays no launch: it gets a supervisor of its own at once', async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
+    const host = (await started(keep.state_dir)).pid
+    launch(home, ['--name', 'att', '--', 'sh', '-c', `kill -STOP ${host}; exec sleep 30`], {})
+    await waitFor(() => readFileSync(`/proc/${host}/stat`, 'utf8').split(') ')[1].startsWith('T'), 10_000, 'stopped')
+    try {
+      const began = Date.now()
+      const vic = launch(home, ['--name', 'vic', '--', 'sleep', '0.5'])
+      expect(Date.now() - began).toBeLessThan(5000)
+      expect((await started(vic.state_dir)).pid).not.toBe(host)
+      expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
+    } finally {
+      process.kill(host, 'SIGCONT')
+    }
+    for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
   })
 })

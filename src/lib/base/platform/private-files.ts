@@ -13,6 +13,8 @@ import {ActorsError, corruptStateError, EXIT} from './errors.js'
 /** Modes of everything the kernel creates in the state root. */
 export const PRIVATE_DIR_MODE = 0o700
 export const PRIVATE_FILE_MODE = 0o600
+/** Open a file as a place to fstat, name and connect through, not to read (Linux; not among Node's fs.constants). */
+export const O_PATH = 0o10000000
 
 /** A link found where the state root holds a dir or file of its own: damage, exit 1, never followed. */
 export class LinkedPathError extends ActorsError {

@@ -68,3 +68,22 @@ export function cgroupPathOf(pid: number | 'self'): string | undefined {
   for (const line of text.split('\n')) if (line.startsWith('0::')) return line.slice(3)
   return undefined
 }
+
+/**
+ * Whether process `pid` is in a cgroup named after a Run on any hierarchy
+ * of /proc/PID/cgroup (cgroup2 and every v1 controller: a process that left
+ * a Run's cgroup2 unit as root stays in its v1 ones); undefined when it is
+ * gone.
+ */
+export function inAnyRunCgroup(pid: number): boolean | undefined {
+  let text: string
+  try {
+    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
+  } catch {
+    return undefined
+  }
+  return text.split('\n').some((line) => {
+    const path = line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)
+    return path.startsWith('/') && runCgroupsOfPath(path).length > 0
+  })
+}

@@ -14,14 +14,20 @@
  * end with it).
  */
 import {childProcess, nodeNet} from '../../base/platform/builtins.js'
-import {refuseLinkedDir} from '../../base/platform/private-files.js'
+import {O_PATH, refuseLinkedDir} from '../../base/platform/private-files.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
-import {closeSync, constants, openSync, statSync} from 'node:fs'
+import {closeSync, constants, fstatSync, openSync, readdirSync, statSync, type Stats} from 'node:fs'
 import {environRecord} from '../../base/platform/process-environ.js'
-import {isSameProcess, type ProcessIdentity, readProcessIdentity} from '../../base/platform/process-identity.js'
+import {
+  isSameProcess,
+  type ProcessIdentity,
+  readProcessIdentity,
+  readProcStat,
+} from '../../base/platform/process-identity.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
-import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
+import {runsOwnSupervisorScript, supervisorOfProcess} from '../../base/records/supervisor-args.js'
+import {INJECTING_ENV} from '../../base/platform/kernel-process.js'
 import {stateDirKey} from '../../base/platform/home.js'
 import {
   hostRecordPath,
@@ -95,9 +101,12 @@ async function askHost(home: string, dir: string): Promise<HandOverResult> {
   while (Date.now() < until) {
     const host = liveHost(home)
     // A host this process cannot prove is asked nothing: the Run gets a supervisor of its own.
-    const unproven = host && unprovenHost(home, host)
-    if (unproven) return asked ? afterAsking(dir, unproven) : {unreached: unproven}
-    const reply = host ? await exchange(hostSocketPath(home), request) : {unreached: 'no host', asked: false}
+    const pin = host && (unprovenHost(home, host) ?? pinHostSocket(hostSocketPath(home), host.identity.pid))
+    if (typeof pin === 'string') return asked ? afterAsking(dir, pin) : {unreached: pin}
+    const reply =
+      typeof pin === 'number'
+        ? await exchangeThrough(pin, hostSocketPath(home), request)
+        : {unreached: host ? `${hostSocketPath(home)}: gone` : 'no host', asked: false}
     if ('answer' in reply) return asked ? (takenBefore(reply.answer) ?? reply.answer) : reply.answer
     if ('declined' in reply) return {unreached: reply.declined}
     asked ||= reply.asked
@@ -125,7 +134,11 @@ function afterAsking(dir: string, why: string): HandOverResult {
  */
 function unprovenHost(home: string, host: HostRecord): string | undefined {
   const pid = host.identity.pid
+  if (!runsOwnSupervisorScript(pid, host.script))
+    return `the supervision host (pid ${pid}) is not this install's, as it is`
   if (!outsideEveryRun(pid)) return `the supervision host (pid ${pid}) runs inside a Run`
+  // Stopped (SIGSTOP, a tracer) it answers nothing: asked, the launch would wait out the whole answer time.
+  if (/^[Tt]/.test(readProcStat(pid)?.state ?? 'T')) return `the supervision host (pid ${pid}) is stopped`
   const env = environRecord(pid)
   if (!env || kernelSettings(env) !== kernelSettings(process.env))
     return `the supervision host (pid ${pid}) runs under other kernel settings`
@@ -144,6 +157,45 @@ function sameFile(a: string, b: string): boolean {
   }
 }
 
+/**
+ * host.sock pinned for one request (opened as a place, never through a
+ * link), when it is the very file the host `pid` bound and holds open
+ * (host.ts): else why not; undefined when there is no file (the host left,
+ * or has not bound it yet). A request connects through the pin, so it
+ * reaches that socket whatever is put at the path meanwhile.
+ */
+function pinHostSocket(socket: string, pid: number): number | string | undefined {
+  let fd: number
+  try {
+    fd = openSync(socket, O_PATH | constants.O_NOFOLLOW)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    return code === 'ENOENT' ? undefined : `${socket}: ${code}`
+  }
+  const pinned = fstatSync(fd)
+  if (pinned.isSocket() && holdsFile(pid, pinned)) return fd
+  closeSync(fd)
+  return `${socket} is not the socket the supervision host (pid ${pid}) bound`
+}
+
+/** Whether process `pid` holds this very file (`file`: its device and inode) open. */
+function holdsFile(pid: number, file: Stats): boolean {
+  let fds: string[]
+  try {
+    fds = readdirSync(`/proc/${pid}/fd`)
+  } catch {
+    return false
+  }
+  return fds.some((fd) => {
+    try {
+      const held = statSync(`/proc/${pid}/fd/${fd}`)
+      return held.dev === file.dev && held.ino === file.ino
+    } catch {
+      return false
+    }
+  })
+}
+
 /** A refusal because an earlier host has the Run: as good as its answer. */
 function takenBefore(answer: HandOverResult & {supervisedBy?: number}): HandOverResult | undefined {
   return answer.supervisedBy === undefined ? undefined : {pid: answer.supervisedBy}
@@ -155,12 +207,21 @@ type Exchanged =
   | {declined: string}
   | {unreached: string; asked: boolean}
 
+/** One request through the pinned socket `pin` (pinHostSocket), closed after. */
+async function exchangeThrough(pin: number, socketPath: string, request: string): Promise<Exchanged> {
+  try {
+    return await exchange(`/proc/self/fd/${pin}`, socketPath, request)
+  } finally {
+    closeSync(pin)
+  }
+}
+
 /** One request: the host's answer, or why it could not be asked (nothing listens, it left before answering). */
-function exchange(socketPath: string, request: string): Promise<Exchanged> {
+function exchange(connectPath: string, socketPath: string, request: string): Promise<Exchanged> {
   return new Promise((settle) => {
     let text = ''
     let sent = false
-    const socket = nodeNet().connect(socketPath)
+    const socket = nodeNet().connect(connectPath)
     const timer = setTimeout(() => socket.destroy(new Error('no answer in time')), ANSWER_MS)
     const done = (value: Exchanged) => {
       clearTimeout(timer)
@@ -201,11 +262,14 @@ function exchange(socketPath: string, request: string): Promise<Exchanged> {
 }
 
 function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
+  // Nothing injected: a launcher proves a host by its running this install's script as it is (unprovenHost).
+  const clean = {...env}
+  for (const name of INJECTING_ENV) delete clean[name]
   // Detached: a session of its own, so the launcher's terminal and process group never reach it.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), '--host', home], {
     detached: true,
     stdio: 'ignore',
-    env,
+    env: clean,
   })
   child.on('error', () => {})
   child.unref()
@@ -214,6 +278,8 @@ function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
 /** What host.json says of the host that listens: its identity and the socket path it bound. */
 export interface HostRecord {
   identity: ProcessIdentity
+  /** The supervisor script its command line runs. */
+  script: string
   socket?: string
 }
 
@@ -229,5 +295,5 @@ export function liveHost(home: string): HostRecord | undefined {
   if (!identity || !isSameProcess(identity)) return undefined
   const args = supervisorOfProcess(identity.pid)
   if (!args?.host || stateDirKey(args.host) !== stateDirKey(home)) return undefined
-  return {identity, ...(typeof record?.socket === 'string' ? {socket: record.socket} : {})}
+  return {identity, script: args.script, ...(typeof record?.socket === 'string' ? {socket: record.socket} : {})}
 }

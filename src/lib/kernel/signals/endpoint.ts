@@ -9,6 +9,7 @@ import {nodeOs} from '../../base/platform/builtins.js'
 import {basename, dirname, isAbsolute, resolve} from 'node:path'
 import {runFile} from '../runs/store.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
+import {O_PATH} from '../../base/platform/private-files.js'
 import {testHookPause} from '../../base/platform/test-hooks.js'
 import {isTempSocketOf, LineSocketError, MAX_REPLY_BYTES, requestLine} from '../../base/platform/line-socket.js'
 import {unprovenRunListener} from './listener-proof.js'
@@ -143,9 +144,6 @@ export async function requestProvenListener(
     closeSync(fd)
   }
 }
-
-/** Open a file as a place to fstat and name, not to read (Linux; not among Node's fs.constants). */
-const O_PATH = 0o10000000
 
 /**
  * The endpoint's socket, pinned for one request: opened as a place (O_PATH),

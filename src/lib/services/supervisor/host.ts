@@ -26,7 +26,7 @@ import {closeSync, constants, lstatSync, openSync, unlinkSync} from 'node:fs'
 import {createServer, type Socket} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
 import {capSyncLockWaits, withLockSync} from '../../base/platform/file-lock.js'
-import {makePrivateDir, makeSocketPrivate, writeStateFile} from '../../base/platform/private-files.js'
+import {makePrivateDir, makeSocketPrivate, O_PATH, writeStateFile} from '../../base/platform/private-files.js'
 import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import type {RunMeta} from '../../base/records/run.js'
 import {
@@ -117,6 +117,9 @@ class Host {
         // bind and listen happen in this call (an error is reported on the next tick): the socket is there when it returns.
         this.server.listen(socket)
         makeSocketPrivate(socket)
+        // Held for its life: a launcher proves the file at host.sock is this very one (a Run's socket renamed
+        // over it keeps its listener's bound path in /proc/net/unix, so that alone proves nothing).
+        openSync(socket, O_PATH | constants.O_NOFOLLOW)
         const identity = readProcessIdentity(process.pid)
         // The path as bound, which /proc/net/unix names it by: a launcher proves the listener there is this process.
         const record = {schema: 'actors.host/1', identity, socket}
