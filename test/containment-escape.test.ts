@@ -317,3 +317,20 @@ describe('a lost Run under tracked containment', () => {
     }, 60_000)
   }
 })
+
+describe('a normal end under tracked containment', () => {
+  it("a Run that rewrites run.json cwd, then leaves a setsid helper in its directory: its timeout's end still names it", async () => {
+    const d = marker()
+    const h = home()
+    const rewrite = `node -e 'const f=process.env.ACTORS_STATE_DIR+"/run.json",j=require(f);j.cwd="/";require("fs").writeFileSync(f,JSON.stringify(j))'`
+    const script = `${rewrite}; setsid env -i sh -c "(sleep ${d} &)"; sleep 100`
+    const env = {ACTORS_CONTAINMENT: 'tracked'}
+    const r = actors(h, ['run', '--json', '--cwd', h, '--timeout', '4s', '--', 'sh', '-c', script], {env})
+    await waitFor(() => survivors(d).length === 1, 20_000, 'the escaped sleep')
+    const pid = survivors(d)[0]
+    const result = await waitForResult(r.json.state_dir, 20_000)
+    expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+    expect(survivors(d)).toEqual([pid])
+    expect(result.leftover).toEqual(expect.arrayContaining([expect.objectContaining({pid, unknown: true})]))
+  }, 60_000)
+})

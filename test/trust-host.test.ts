@@ -180,26 +180,34 @@ let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.
     process.kill(planted.identity.pid, 'SIGKILL')
   })
 
-  it('a host given NODE_OPTIONS is handed no Run, wherever it was started', async () => {
-    const home = newHome()
-    const loaded = join(home, 'loaded')
-    const evil = join(home, 'evil.cjs')
-    writeFileSync(evil, `require('fs').appendFileSync(${JSON.stringify(loaded)}, 'x')\n`)
-    const host = spawn(process.execPath, [SUPERVISOR, '--host', home], {
-      env: {...cliEnv(home), NODE_OPTIONS: `--require ${evil}`, ACTORS_SUPERVISION_IDLE_MS: '60000'},
-      stdio: 'ignore',
-      detached: true,
+  // What Node or the loader reads at start to run other code (an OpenSSL engine is a library it loads).
+  const INJECTORS: Array<[string, (evil: string) => string]> = [
+    ['NODE_OPTIONS', (evil) => `--require ${evil}`],
+    ['OPENSSL_CONF', () => '/dev/null'],
+    ['LD_AUDIT', () => '/nonexistent-audit.so'],
+  ]
+  for (const [name, value] of INJECTORS) {
+    it(`a host given ${name} is handed no Run, wherever it was started`, async () => {
+      const home = newHome()
+      const loaded = join(home, 'loaded')
+      const evil = join(home, 'evil.cjs')
+      writeFileSync(evil, `require('fs').appendFileSync(${JSON.stringify(loaded)}, 'x')\n`)
+      const host = spawn(process.execPath, [SUPERVISOR, '--host', home], {
+        env: {...cliEnv(home), [name]: value(evil), ACTORS_SUPERVISION_IDLE_MS: '60000'},
+        stdio: 'ignore',
+        detached: true,
+      })
+      try {
+        await waitFor(() => existsSync(join(home, 'supervision', 'host.json')), 10_000, 'the injected host')
+        if (name === 'NODE_OPTIONS') expect(existsSync(loaded)).toBe(true)
+        const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'])
+        expect((await started(vic.state_dir)).pid).not.toBe(host.pid)
+        expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
+      } finally {
+        host.kill('SIGKILL')
+      }
     })
-    try {
-      await waitFor(() => existsSync(join(home, 'supervision', 'host.json')), 10_000, 'the injected host')
-      expect(existsSync(loaded)).toBe(true)
-      const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'])
-      expect((await started(vic.state_dir)).pid).not.toBe(host.pid)
-      expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
-    } finally {
-      host.kill('SIGKILL')
-    }
-  })
+  }
 
   it("a Run's socket renamed over host.sock is asked nothing: the launch runs its command to its end", async () => {
     const home = newHome()

@@ -21,6 +21,22 @@ import {envValue, environOf} from './process-environ.js'
  */
 export const INJECTING_ENV = ['NODE_OPTIONS', 'LD_PRELOAD'] as const
 
+/**
+ * What a supervisor the kernel starts for others (an adopter, the supervision
+ * host) is started without, and what proves a process of that script a
+ * stand-in: besides INJECTING_ENV, the loader's audit libraries and an
+ * OpenSSL configuration, which Node reads at start (an engine it names is a
+ * library loaded into the process). Not asked of every kernel process: a
+ * user's own OPENSSL_CONF must not make their CLI a stranger to a lock.
+ */
+export const SUPERVISOR_INJECTING_ENV = [
+  ...INJECTING_ENV,
+  'LD_AUDIT',
+  'OPENSSL_CONF',
+  'OPENSSL_ENGINES',
+  'OPENSSL_MODULES',
+] as const
+
 export function runsThisKernel(pid: number): boolean {
   let args: string[]
   let cwd: string

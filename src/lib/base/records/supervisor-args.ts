@@ -16,7 +16,7 @@ import {basename, isAbsolute, join, resolve} from 'node:path'
 import {sameStateDir} from '../platform/home.js'
 import {isSameProcess, type ProcessIdentity} from '../platform/process-identity.js'
 import {processEnvValue} from '../platform/process-environ.js'
-import {INJECTING_ENV} from '../platform/kernel-process.js'
+import {SUPERVISOR_INJECTING_ENV} from '../platform/kernel-process.js'
 import {DEFAULT_EXECUTOR_KIND, type RunMeta} from './run.js'
 import {hostHoldsDir} from './supervision-host.js'
 
@@ -126,7 +126,7 @@ export function supervisorArgs(
  * or LD_PRELOAD, is a stand-in.
  */
 export function runsOwnSupervisorScript(pid: number, script: string): boolean {
-  if (INJECTING_ENV.some((name) => processEnvValue(pid, name) !== undefined)) return false
+  if (SUPERVISOR_INJECTING_ENV.some((name) => processEnvValue(pid, name) !== undefined)) return false
   try {
     return realpathSync(script) === realpathSync(supervisorScript())
   } catch {

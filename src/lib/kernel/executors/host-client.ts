@@ -27,7 +27,7 @@ import {
 } from '../../base/platform/process-identity.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
 import {runsOwnSupervisorScript, supervisorOfProcess} from '../../base/records/supervisor-args.js'
-import {INJECTING_ENV} from '../../base/platform/kernel-process.js'
+import {SUPERVISOR_INJECTING_ENV} from '../../base/platform/kernel-process.js'
 import {stateDirKey} from '../../base/platform/home.js'
 import {
   hostRecordPath,
@@ -264,7 +264,7 @@ function exchange(connectPath: string, socketPath: string, request: string): Pro
 function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
   // Nothing injected: a launcher proves a host by its running this install's script as it is (unprovenHost).
   const clean = {...env}
-  for (const name of INJECTING_ENV) delete clean[name]
+  for (const name of SUPERVISOR_INJECTING_ENV) delete clean[name]
   // Detached: a session of its own, so the launcher's terminal and process group never reach it.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), '--host', home], {
     detached: true,

@@ -6,7 +6,7 @@ import {childProcess} from '../../base/platform/builtins.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {readProcessIdentity} from '../../base/platform/process-identity.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
-import {INJECTING_ENV} from '../../base/platform/kernel-process.js'
+import {SUPERVISOR_INJECTING_ENV} from '../../base/platform/kernel-process.js'
 import {dropTestHooks} from '../../base/platform/test-hooks.js'
 import {readRunMetaRaw, updateRunMeta} from '../runs/store.js'
 import type {Executor, JobHost} from './executor.js'
@@ -109,7 +109,7 @@ function spawnSupervisor(home: string, dir: string, meta: Partial<RunMeta>, adop
   const limit = adopt ? [String(adopt.deadline ?? 0), String(adopt.timeoutMs ?? 0)] : []
   const tail = adopt ? [String(overdue ?? 0), 'adopt', ...limit] : overdue ? [String(overdue)] : []
   // An adopter is proven with neither (records/supervisor-args.ts): a process of the Run could inject code with them.
-  if (adopt) for (const name of INJECTING_ENV) delete env[name]
+  if (adopt) for (const name of SUPERVISOR_INJECTING_ENV) delete env[name]
   // node:child_process, not execa (src/lib/base/platform/execa.ts): this is every launch's path, and evaluating execa
   // would add about 40 ms to `actors run -- true`, as much as Node's own start.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), dir, 'local', grace, ...tail], {

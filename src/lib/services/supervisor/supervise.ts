@@ -456,7 +456,9 @@ class Supervisor {
     const result = resultOf(meta, outcome, attempts, startedAt)
     let {status, reason} = result
     // [containment] Usage and the limit that ended it, read before the unit's cgroups go.
-    if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, meta, this.unitMadeTicks)
+    // The directory the orphan look reads is the one the supervisor started the Run in, not run.json's now.
+    const started = {...meta, cwd: this.meta.cwd}
+    if (this.unit) reason = closeUnitIntoResult(this.unit, this.dir, this.leftover, result, started, this.unitMadeTicks)
     Object.assign(result, budgetMark(this.home, meta))
     // Trace first: once result.json exists the Run is finished and nothing more is written to it.
     if (claimed) this.trace('runtime.result_replaced', `replaced a result.json it did not write (${claimed})`)
