@@ -5,9 +5,11 @@
  * every adopter; and a read from inside the Run with a cleared environment
  * starts no adopter inside its own unit. Real Runs, cgroup and tracked.
  */
+import {spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
+import {takeOverLocalRun} from '../src/lib/kernel/executors/take-over.js'
 import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const newHome = homesPerTest('actors-takeover-')
@@ -84,6 +86,41 @@ for (const containment of ['cgroup', 'tracked'] as const) {
       const result = await waitForResult(r.state_dir, 5000)
       expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
       for (const pid of looping) expect(processAlive(pid)).toBe(false)
+    })
+
+    it('an adopter dead before its identity is read is not recorded: the next read takes the Run over again', async () => {
+      const home = newHome()
+      const r = launch(home, ['--', 'sh', '-c', `${KILL_SUPERVISOR}; exec sleep 30`], env)
+      const lost = await waitFor(
+        () => {
+          const meta = readJson(join(r.state_dir, 'run.json'))
+          return meta.child_pid && !processAlive(meta.pid) && meta
+        },
+        10_000,
+        'the supervisor killed',
+      )
+      // A real process, gone by the time its identity would be read: as an adopter the Run killed at once.
+      const gone = spawnSync('true').pid
+      const taken = takeOverLocalRun(
+        lost,
+        r.state_dir,
+        () => ({pid: gone, identity: undefined}),
+        () => {
+          throw new Error('a started Run is never started afresh')
+        },
+      )
+      expect(taken).toEqual({adopted: lost})
+      expect(readJson(join(r.state_dir, 'run.json'))).toMatchObject({
+        pid: lost.pid,
+        process_identity: lost.process_identity,
+      })
+      // Recorded without an identity, the dead adopter would count as starting for 30 s; the next read adopts now.
+      read(home)
+      const adopted = readJson(join(r.state_dir, 'run.json'))
+      expect(adopted.pid).not.toBe(lost.pid)
+      expect(processAlive(adopted.pid)).toBe(true)
+      expect(actors(home, ['control', r.run, 'kill']).code).toBe(0)
+      expect(await waitForResult(r.state_dir, 10_000)).toMatchObject({status: 'killed'})
     })
 
     it('a read from inside with a cleared environment starts no adopter there; one from outside does', async () => {

@@ -69,6 +69,10 @@ export function takeOverLocalRun(
   if (next === 'unknown') return undefined
   if (next === 'end' && end) return {result: resultFields(meta, end)}
   const {pid, identity} = startAdopter(limit)
+  // Dead before its identity could be read (the Run kills each adopter as it starts): recorded without one, it would
+  // count as a supervisor still starting for the launch grace (30 s). The record stays the lost one's, and the next
+  // read takes the Run over again, or ends it at its deadline.
+  if (!identity) return {adopted: meta}
   const adopted: RunMeta = {
     ...meta,
     pid,
@@ -92,6 +96,7 @@ function neverStarted(meta: RunMeta): boolean {
 /** Start the never-started Run's supervisor again, recorded as its own (it starts the Run as a launch would). */
 function restart(meta: RunMeta, dir: string, startAfresh: () => StartedSupervisor) {
   const {pid, identity} = startAfresh()
+  if (!identity) return meta // dead at once: the next read starts it afresh again (see takeOverLocalRun)
   const restarted: RunMeta = {...meta, pid, process_identity: identity, restarted_at: new Date().toISOString()}
   writeRunMetaLocked(dir, restarted, {durable: false})
   const summary = 'its supervisor was lost before the command started; a new one starts it'
