@@ -112,21 +112,44 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
     for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
   })
 
-  it('a host.lock a Run wrote naming pid 1 delays no launch: the host breaks it and takes the Run', async () => {
-    const home = newHome()
-    const supervision = join(home, 'supervision')
-    mkdirSync(supervision, {recursive: true, mode: 0o700})
-    const start = readFileSync('/proc/1/stat', 'utf8').split(') ')[1].split(' ')[19]
-    const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
-    symlinkSync(JSON.stringify({pid: 1, start, boot}), join(supervision, 'host.lock'))
-    const began = Date.now()
-    const r = launch(home, ['--name', 'after', '--', 'sleep', '1'])
-    // Not the 10 s a launcher tries a host for, nor the host's 5 s lock wait.
-    expect(Date.now() - began).toBeLessThan(4000)
-    const supervisor = (await started(r.state_dir)).pid
-    expect(readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0')[2]).toBe('--host')
-    expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
-  })
+  // host.lock is taken by this root's hosts alone: pid 1, or a genuine actors command that is no host (red-team 12
+  // N2-L1), named there by a Run, is no holder to wait for.
+  const LOCK_HOLDERS: Array<[string, (home: string) => Promise<{pid: number; done: () => void}>]> = [
+    ['pid 1', async () => ({pid: 1, done: () => {}})],
+    [
+      'a genuine `actors wait`',
+      async (home) => {
+        expect(actors(home, ['run', '--name', 'keep', '--', 'sleep', '30']).code).toBe(0)
+        const wait = spawn(process.execPath, [BIN, 'wait', 'keep'], {env: cliEnv(home), stdio: 'ignore'})
+        const pid = wait.pid!
+        await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
+        const done = () => {
+          wait.kill('SIGKILL')
+          actors(home, ['control', 'keep', 'kill'])
+        }
+        return {pid, done}
+      },
+    ],
+  ]
+  for (const [name, startHolder] of LOCK_HOLDERS) {
+    it(`a host.lock a Run wrote naming ${name} delays no launch: the host breaks it and takes the Run`, async () => {
+      const home = newHome()
+      const holder = await startHolder(home)
+      const supervision = join(home, 'supervision')
+      mkdirSync(supervision, {recursive: true, mode: 0o700})
+      const start = readFileSync(`/proc/${holder.pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+      symlinkSync(JSON.stringify({pid: holder.pid, start, boot}), join(supervision, 'host.lock'))
+      const began = Date.now()
+      const r = launch(home, ['--name', 'after', '--', 'sleep', '1'])
+      // Not the 10 s a launcher tries a host for, nor the host's 5 s lock wait.
+      expect(Date.now() - began).toBeLessThan(4000)
+      const supervisor = (await started(r.state_dir)).pid
+      expect(readFileSync(`/proc/${supervisor}/cmdline`, 'utf8').split('\0')[2]).toBe('--host')
+      expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
+      holder.done()
+    })
+  }
 
   // A helper a Run cuts loose (a double fork, a cleared environment) keeps the Run's process group and session:
   // tracked containment, where no cgroup shows it (red-team 11 N-H1, N-H2).

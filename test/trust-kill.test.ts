@@ -48,6 +48,13 @@ function isLink(file: string): boolean {
   }
 }
 
+/** A lock file's content naming process `pid` (its identity, as the kernel writes one). */
+function identityOf(pid: number): string {
+  const start = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]
+  const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+  return JSON.stringify({pid, start, boot})
+}
+
 /** What a Run does to its own state dir, and how to tell it has done it. */
 const ATTACKS = {
   'a link at children.jsonl': {
@@ -166,6 +173,23 @@ describe.each(MODES)('nothing in the state dir blocks a timeout ($mode)', ({env,
   )
 })
 
+/**
+ * Launch Run `selfprot`, which writes the identity of process `pid` into its own .lock, and kill it: the kill ends
+ * its command within `withinMs` (not the lock's whole wait), exit 1, saying `said` of the holder.
+ */
+async function killWithLockNaming(h: string, pid: number, said: string, withinMs: number): Promise<void> {
+  const tag = token()
+  const script = `until ln -s '${identityOf(pid)}' "$ACTORS_STATE_DIR/.lock" 2>/dev/null; do sleep 0.01; done; while :; do sleep 1; done`
+  const dir = await launch(h, 'selfprot', tag, script, {})
+  await waitFor(() => isLink(join(dir, '.lock')), 10_000, 'the lock planted')
+  const started = Date.now()
+  const r = actors(h, ['control', 'selfprot', 'kill'], {timeout: 90_000})
+  expect(survivors(tag), r.stderr).toEqual([])
+  expect(Date.now() - started).toBeLessThan(withinMs)
+  expect(r.code, r.stderr).toBe(1)
+  expect(r.stderr).toContain(said)
+}
+
 describe('a lock kept in the name of a lookalike of actors', () => {
   // A neighbour Run starts a process that carries the kernel's script in its command line; Run C writes that
   // process's identity into its own .lock. Nothing but actors itself takes that lock (red-team 11 N-M2).
@@ -178,25 +202,61 @@ describe('a lock kept in the name of a lookalike of actors', () => {
   for (const [name, lookalike] of Object.entries(LOOKALIKES)) {
     it(`control kill ends C at once: ${name}`, async () => {
       const h = home()
-      const [tagN, tagC] = [token(), token()]
+      const tagN = token()
       await launch(h, 'neighbour', tagN, lookalike(tagN), {})
       // The lookalike itself, not the step wrapper whose script names the tag too.
       const isLookalike = (p: number) => basename(readlinkSync(`/proc/${p}/exe`)) === 'node'
       const pid = await waitFor(() => survivors(tagN).find(isLookalike), 10_000, 'the lookalike')
-      const start = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[19]
-      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
-      const identity = JSON.stringify({pid, start, boot})
-      const script = `until ln -s '${identity}' "$ACTORS_STATE_DIR/.lock" 2>/dev/null; do sleep 0.01; done; while :; do sleep 1; done`
-      const dir = await launch(h, 'selfprot', tagC, script, {})
-      await waitFor(() => isLink(join(dir, '.lock')), 10_000, 'the lock planted')
-      const started = Date.now()
-      const r = actors(h, ['control', 'selfprot', 'kill'], {timeout: 60_000})
-      expect(survivors(tagC), r.stderr).toEqual([])
-      expect(Date.now() - started).toBeLessThan(10_000)
-      expect(r.code, r.stderr).toBe(1)
-      expect(r.stderr).toContain('is no process of actors')
+      await killWithLockNaming(h, pid, 'is no process of actors', 10_000)
       actors(h, ['control', 'neighbour', 'kill'])
     }, 60_000)
+  }
+})
+
+describe('a lock kept in the name of a genuine actors process', () => {
+  // Run C writes the identity of a real actors command into its own .lock: one running inside a neighbour Run
+  // (`actors wait`), or one stopped (`actors logs --follow`, SIGSTOPped). Neither lets go (red-team 12 N2-M2).
+  const HOLDERS: Array<[string, string, (h: string) => Promise<{pid: number; done: () => void}>]> = [
+    [
+      "`actors wait` in a neighbour Run's unit",
+      'a process of another Run',
+      async (h) => {
+        const tag = token()
+        const dir = await launch(h, 'neighbour', tag, `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait keep`, {})
+        const pid = await waitFor(
+          () => existsSync(join(dir, 'me')) && Number(readFileSync(join(dir, 'me'), 'utf8')),
+          10_000,
+          'its pid',
+        )
+        await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
+        return {pid, done: () => actors(h, ['control', 'neighbour', 'kill'])}
+      },
+    ],
+    [
+      '`actors logs --follow`, stopped',
+      'which is stopped',
+      async (h) => {
+        const follow = spawn(process.execPath, [BIN, 'logs', 'keep', '--follow'], {
+          env: {...process.env, ACTORS_HOME: h},
+          stdio: 'ignore',
+        })
+        const pid = follow.pid!
+        await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('logs'), 10_000, 'actors logs')
+        process.kill(pid, 'SIGSTOP')
+        await waitFor(() => processState(pid) === 'T', 10_000, 'stopped')
+        return {pid, done: () => follow.kill('SIGKILL')}
+      },
+    ],
+  ]
+  for (const [name, said, startHolder] of HOLDERS) {
+    it(`control kill ends C within seconds: ${name}`, async () => {
+      const h = home()
+      expect(actors(h, ['run', '--name', 'keep', '--', 'sleep', '300']).code).toBe(0)
+      const holder = await startHolder(h)
+      await killWithLockNaming(h, holder.pid, said, 15_000)
+      holder.done()
+      actors(h, ['control', 'keep', 'kill'])
+    }, 90_000)
   }
 })
 

@@ -117,6 +117,12 @@ export function isSameProcess(identity: ProcessIdentity | undefined): boolean {
   return now !== undefined && now.start === identity.start && (now.boot ?? '') === (identity.boot ?? '')
 }
 
+/** Whether process `pid` is stopped (by a signal, or under a tracer): it lets go of nothing until resumed. */
+export function isStopped(pid: number): boolean {
+  const state = readProcStat(pid)?.state
+  return state === 'T' || state === 't'
+}
+
 /** Ancestors looked at before giving up (a process tree is never this deep). */
 const MAX_ANCESTRY = 64
 

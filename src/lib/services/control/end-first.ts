@@ -16,7 +16,11 @@ import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {readLockText} from '../../base/platform/file-lock.js'
-import {isSameProcess, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {isSameProcess, isStopped, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {environOf, envValue} from '../../base/platform/process-environ.js'
+import {supervisorArgs} from '../../base/records/supervisor-args.js'
+import {inAnyRunCgroup} from '../../kernel/containment/caller-cgroup.js'
+import {readRunMetaRaw} from '../../kernel/runs/store.js'
 import {runsThisKernel} from '../../base/platform/kernel-process.js'
 import {commandOf} from '../../kernel/containment/unit.js'
 import {resolveRunRef, runDir} from '../../base/platform/home.js'
@@ -105,38 +109,83 @@ const STATE_DIR_LOCKS = [
 /**
  * A lock of the Run's state dir kept against its end. Either one held by a
  * live process that runs no part of this kernel (a Run made its `.lock` name
- * pid 1, which lives for ever): nothing is waited for, as no such process
- * takes these locks. Or the lifecycle lock (`.lock`) held by a process of the
- * Run's own unit for over OWN_LOCK_GRACE_MS: the Run keeps it (an `actors
- * emit` inside the Run holds it only for a moment). Returns the damage to
- * report; undefined when no lock is kept. (`.children.lock` held by the Run
- * is left to its own wait: a child launched from inside holds it for as long
- * as its launch takes, and a stop of the tree waits for that launch on
- * purpose.)
+ * pid 1, which lives for ever), or by one that is stopped (a Run SIGSTOPped
+ * an `actors` command it named there): nothing is waited for, as no such
+ * holder lets go. Or a lock held for over OWN_LOCK_GRACE_MS by a process of
+ * the Run's own unit, or of any Run's unit but this Run's proven supervisor
+ * (a neighbour's genuine `actors wait`, named by the Run): the Run keeps it
+ * (an `actors emit` inside the Run holds one only for a moment). Returns the
+ * damage to report; undefined when no lock is kept. (`.children.lock` held
+ * by the Run is left to its own wait: a child launched from inside holds it
+ * for as long as its launch takes, and a stop of the tree waits for that
+ * launch on purpose.)
  */
 async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsError | undefined> {
   for (const name of STATE_DIR_LOCKS) {
     const file = join(dir, name)
     const holder = lockHolder(file)
-    if (holder && isSameProcess(holder) && !runsThisKernel(holder.pid))
+    if (!holder || !isSameProcess(holder)) continue
+    if (!runsThisKernel(holder.pid))
       return new ActorsError(
         `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is no process of actors`,
         EXIT.failed,
         `remove the lock (rm "${file}"); the Run may have written it`,
       )
+    if (isStopped(holder.pid))
+      return new ActorsError(
+        `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is stopped`,
+        EXIT.failed,
+        `remove the lock (rm "${file}"), or resume pid ${holder.pid} (kill -CONT ${holder.pid})`,
+      )
   }
   const deadline = Date.now() + OWN_LOCK_GRACE_MS
+  const supervisor = provenSupervisorPid(dir)
   for (;;) {
-    const file = join(dir, '.lock')
-    const pid = lockHolder(file)?.pid
-    if (pid === undefined || !findUnitByFacts(dir, homeKey(home)).pids.includes(pid)) return undefined
+    const kept = keptInAUnit(home, dir, supervisor)
+    if (!kept) return undefined
     if (Date.now() >= deadline)
       return new ActorsError(
-        `${file} is held by pid ${pid}, a process of the Run itself`,
+        `${kept.file} is held by pid ${kept.pid}, ${kept.where}`,
         EXIT.failed,
-        `remove the lock (rm "${file}") once nothing of the Run is left`,
+        `remove the lock (rm "${kept.file}") once nothing of the Run is left`,
       )
     await sleep(20)
+  }
+}
+
+/** A lock of the state dir (but `.children.lock`) held by a process of a Run's unit, not the Run's supervisor. */
+function keptInAUnit(
+  home: string,
+  dir: string,
+  supervisor: number | undefined,
+): {file: string; pid: number; where: string} | undefined {
+  let unit: number[] | undefined
+  for (const name of STATE_DIR_LOCKS) {
+    if (name === '.children.lock') continue
+    const file = join(dir, name)
+    const pid = lockHolder(file)?.pid
+    if (pid === undefined || pid === supervisor) continue
+    unit ??= findUnitByFacts(dir, homeKey(home)).pids
+    if (unit.includes(pid)) return {file, pid, where: 'a process of the Run itself'}
+    if (insideSomeRun(pid)) return {file, pid, where: `a process of another Run (${commandOf(pid)})`}
+  }
+  return undefined
+}
+
+/** Whether process `pid` runs in some Run's unit: a Run's cgroup on any hierarchy, or a Run's marker in its environment. */
+function insideSomeRun(pid: number): boolean {
+  if (inAnyRunCgroup(pid) === true) return true
+  const environ = environOf(pid)
+  return environ !== undefined && envValue(environ, 'ACTORS_RUN_INSTANCE') !== undefined
+}
+
+/** The pid of the Run's own supervisor, proven as readers prove one (records/supervisor-args.ts); undefined if none. */
+function provenSupervisorPid(dir: string): number | undefined {
+  try {
+    const meta = readRunMetaRaw(dir)
+    return meta && supervisorArgs(meta, dir) ? meta.process_identity?.pid : undefined
+  } catch {
+    return undefined
   }
 }
 

@@ -25,9 +25,14 @@
 import {closeSync, constants, lstatSync, openSync, unlinkSync} from 'node:fs'
 import {createServer, type Socket} from 'node:net'
 import {dirname, join, resolve} from 'node:path'
-import {capSyncLockWaits, withLockSync} from '../../base/platform/file-lock.js'
+import {capSyncLockWaits, withLockSync, type LockOptions} from '../../base/platform/file-lock.js'
 import {makePrivateDir, makeSocketPrivate, O_PATH, writeStateFile} from '../../base/platform/private-files.js'
-import {isSameProcess, readProcessIdentity, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {
+  isSameProcess,
+  isStopped,
+  readProcessIdentity,
+  type ProcessIdentity,
+} from '../../base/platform/process-identity.js'
 import type {RunMeta} from '../../base/records/run.js'
 import {
   hostLockPath,
@@ -38,6 +43,7 @@ import {
   supervisionDir,
 } from '../../base/records/supervision-host.js'
 import {stateDirKey} from '../../base/platform/home.js'
+import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
 import {runsThisKernel} from '../../base/platform/kernel-process.js'
 import type {SupervisionHost} from './host-context.js'
 import {noteSupervisorDeath} from './no-space.js'
@@ -50,8 +56,17 @@ import {superviseRun} from './supervise.js'
 const IDLE_MS = 3000
 /** The longest one synchronous lock wait blocks the host (and so every Run it supervises). */
 const SYNC_LOCK_WAIT_CAP_MS = 5000
-/** host.lock is taken by hosts alone: one a Run wrote naming another live process (pid 1) is broken as stale. */
-const HOST_LOCK = {takenOnlyBy: runsThisKernel}
+/**
+ * host.lock is taken by this state root's hosts alone: one a Run wrote naming another live process (pid 1, or a
+ * neighbour's genuine `actors wait`) is broken as stale, and a stopped host is no taker either (it lets go of
+ * nothing until resumed, and a launcher never asks it).
+ */
+function hostLock(home: string): LockOptions {
+  return {
+    takenOnlyBy: (pid) => runsThisKernel(pid) && supervisorOfProcess(pid)?.host === resolve(home) && !isStopped(pid),
+  }
+}
+
 /** The longest request line a launcher sends (its environment included). */
 const MAX_REQUEST_BYTES = 1 << 20
 
@@ -126,7 +141,7 @@ class Host {
         writeStateFile(hostRecordPath(this.home), `${JSON.stringify(record)}\n`)
         return true
       },
-      HOST_LOCK,
+      hostLock(this.home),
     )
   }
 
@@ -268,7 +283,7 @@ class Host {
               unlinkSync(file)
             } catch {}
         },
-        HOST_LOCK,
+        hostLock(this.home),
       )
     } catch {}
     process.exit(0)
