@@ -232,6 +232,31 @@ let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.
     })
   }
 
+  // A host is started with an allowed few variables, and one with any other is a stand-in: a list of what to
+  // refuse misses the next injector (red-team 12 N2-H2: LD_AUDIT, OPENSSL_CONF came after NODE_OPTIONS).
+  for (const extra of [{}, {LD_LIBRARY_PATH: '/nonexistent-libs'}]) {
+    const named = Object.keys(extra)[0]
+    it(`a host started with a host's variables${named ? ` and ${named}` : ''} is ${named ? 'handed no Run' : 'handed the Run'}`, async () => {
+      const home = newHome()
+      const own = Object.entries(cliEnv(home)).filter(([name]) => /^(PATH|HOME|ACTORS_\w+)$/.test(name))
+      const host = spawn(process.execPath, [SUPERVISOR, '--host', home], {
+        env: {...Object.fromEntries(own), ...extra, ACTORS_SUPERVISION_IDLE_MS: '60000'},
+        stdio: 'ignore',
+        detached: true,
+      })
+      try {
+        await waitFor(() => existsSync(join(home, 'supervision', 'host.json')), 10_000, 'the host')
+        const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'])
+        const supervisor = (await started(vic.state_dir)).pid
+        if (named) expect(supervisor).not.toBe(host.pid)
+        else expect(supervisor).toBe(host.pid)
+        expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
+      } finally {
+        host.kill('SIGKILL')
+      }
+    })
+  }
+
   it("a Run's socket renamed over host.sock is asked nothing: the launch runs its command to its end", async () => {
     const home = newHome()
     const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])

@@ -37,6 +37,28 @@ export const SUPERVISOR_INJECTING_ENV = [
   'OPENSSL_MODULES',
 ] as const
 
+/**
+ * The only variables the supervision host is started with (host-client.ts),
+ * and the only ones a host a launcher hands a Run to may have: what locates
+ * the user and the state root, the locale and the kernel's own settings.
+ * Anything else could change what Node or a library it loads does at start
+ * (a list of what to refuse is never complete: LD_AUDIT, OPENSSL_CONF, ...);
+ * a hosted command's environment is its launcher's, never the host's.
+ */
+const HOST_ENV = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+|ACTORS_[A-Z0-9_]+)$/
+
+/** `env` with only the variables a supervision host is started with (HOST_ENV). */
+export function hostEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => HOST_ENV.test(name)))
+}
+
+/** The variables of `env` that no supervision host the kernel starts has (HOST_ENV), sorted. */
+export function variablesNoHostHas(env: NodeJS.ProcessEnv): string[] {
+  return Object.keys(env)
+    .filter((name) => !HOST_ENV.test(name))
+    .sort()
+}
+
 export function runsThisKernel(pid: number): boolean {
   let args: string[]
   let cwd: string

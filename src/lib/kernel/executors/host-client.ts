@@ -27,7 +27,7 @@ import {
 } from '../../base/platform/process-identity.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
 import {runsOwnSupervisorScript, supervisorOfProcess} from '../../base/records/supervisor-args.js'
-import {SUPERVISOR_INJECTING_ENV} from '../../base/platform/kernel-process.js'
+import {hostEnvironment, variablesNoHostHas} from '../../base/platform/kernel-process.js'
 import {stateDirKey} from '../../base/platform/home.js'
 import {
   hostRecordPath,
@@ -142,6 +142,9 @@ function unprovenHost(home: string, host: HostRecord): string | undefined {
   const env = environRecord(pid)
   if (!env || kernelSettings(env) !== kernelSettings(process.env))
     return `the supervision host (pid ${pid}) runs under other kernel settings`
+  const foreign = variablesNoHostHas(env)
+  if (foreign.length > 0)
+    return `the supervision host (pid ${pid}) runs with variables no host is started with (${foreign.slice(0, 5).join(', ')})`
   const socket = hostSocketPath(home)
   if (!host.socket || !sameFile(host.socket, socket) || !socketHeldOnlyBy(pid, host.socket))
     return `${socket} is not the supervision host's (pid ${pid}) alone`
@@ -262,9 +265,9 @@ function exchange(connectPath: string, socketPath: string, request: string): Pro
 }
 
 function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
-  // Nothing injected: a launcher proves a host by its running this install's script as it is (unprovenHost).
-  const clean = {...env}
-  for (const name of SUPERVISOR_INJECTING_ENV) delete clean[name]
+  // Nothing injected: a launcher proves a host by its running this install's script as it is, with only the
+  // variables a host is started with (unprovenHost).
+  const clean = hostEnvironment(env)
   // Detached: a session of its own, so the launcher's terminal and process group never reach it.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), '--host', home], {
     detached: true,
