@@ -7,7 +7,7 @@
  * kernel settings, that alone listens at the socket. Real Runs as the
  * adversary, cgroup containment where the machine allows (the defaults).
  */
-import {spawn} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
@@ -153,20 +153,27 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
 
   // A helper a Run cuts loose (a double fork, a cleared environment) keeps the Run's process group and session:
   // tracked containment, where no cgroup shows it (red-team 11 N-H1, N-H2).
+  // With setsid as well it leads a group and session of its own under the reaper, and keeps only the Run's
+  // directory and its start during the Run (red-team 12 N2-H1).
   const TRACKED = {...HOST, ACTORS_CONTAINMENT: 'tracked'}
-  const escaped = (command: string) =>
-    `( ( exec env -i PATH=/usr/bin:/bin ACTORS_CONTAINMENT=tracked ${command} ) & ); exec sleep 30`
+  const ESCAPES = [
+    ['a double fork', 'exec', 'the launcher runs inside a Run'],
+    ['setsid', 'exec setsid', 'the launcher may be a helper a Run cut loose'],
+  ] as const
+  for (const [how, prefix, declined] of ESCAPES) {
+    const escaped = (command: string) =>
+      `( ( ${prefix} env -i PATH=/usr/bin:/bin ACTORS_CONTAINMENT=tracked ${command} ) & ); exec sleep 30`
 
-  it('an escaped helper of a Run is no launcher the host takes a Run from (tracked)', async () => {
-    const home = newHome()
-    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'], TRACKED)
-    await started(keep.state_dir)
-    const [marker, answer] = [join(home, 'escaped'), join(home, 'answer')]
-    // The Run's own record copied as a top-level Run `esc`, handed over by the helper as its own launcher.
-    const craft = join(home, 'craft.cjs')
-    writeFileSync(
-      craft,
-      `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto'),[,,from,home]=process.argv
+    it(`a helper a Run cut loose (${how}) is no launcher the host takes a Run from (tracked)`, async () => {
+      const home = newHome()
+      const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'], TRACKED)
+      await started(keep.state_dir)
+      const [marker, answer] = [join(home, 'escaped'), join(home, 'answer')]
+      // The Run's own record copied as a top-level Run `esc`, handed over by the helper as its own launcher.
+      const craft = join(home, 'craft.cjs')
+      writeFileSync(
+        craft,
+        `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto'),[,,from,home]=process.argv
 const j=JSON.parse(fs.readFileSync(from)),dir=home+'/runs/esc'
 for (const k of ['pid','process_identity','started_at','containment','children_processes','child_pid','pgid','parent']) delete j[k]
 Object.assign(j,{run:'esc',root:'esc',depth:0,run_instance_id:randomUUID(),status:'queued',state_dir:dir,argv:['touch',${JSON.stringify(marker)}]})
@@ -177,31 +184,32 @@ const launcher={pid:process.pid,start:st.slice(st.lastIndexOf(')')+2).split(' ')
 const s=net.connect(home+'/supervision/host.sock',()=>s.write(JSON.stringify({dir,launcher})+'\\n'))
 let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.stringify(answer)},text);fs.closeSync(fd)})
 `,
-    )
-    const helper = escaped(`${process.execPath} ${craft} "$ACTORS_STATE_DIR/run.json" "$ACTORS_HOME"`)
-    const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
-    await waitFor(() => existsSync(answer), 10_000, "the host's answer")
-    expect(readFileSync(answer, 'utf8')).toContain('the launcher runs inside a Run')
-    await new Promise((resolve) => setTimeout(resolve, 500))
-    expect(existsSync(marker)).toBe(false)
-    for (const run of [att.run, keep.run]) actors(home, ['control', run, 'kill'], {env: TRACKED})
-  })
+      )
+      const helper = escaped(`${process.execPath} ${craft} "$ACTORS_STATE_DIR/run.json" "$ACTORS_HOME"`)
+      const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
+      await waitFor(() => existsSync(answer), 10_000, "the host's answer")
+      expect(readFileSync(answer, 'utf8')).toContain(declined)
+      await new Promise((resolve) => setTimeout(resolve, 500))
+      expect(existsSync(marker)).toBe(false)
+      for (const run of [att.run, keep.run]) actors(home, ['control', run, 'kill'], {env: TRACKED})
+    })
 
-  it('a host an escaped helper of a Run started is handed no Run (tracked)', async () => {
-    const home = newHome()
-    const helper = escaped(`${process.execPath} ${SUPERVISOR} --host "$ACTORS_HOME"`)
-    const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
-    const planted = await waitFor(
-      () => existsSync(join(home, 'supervision', 'host.json')) && readJson(join(home, 'supervision', 'host.json')),
-      10_000,
-      "the Run's host",
-    )
-    const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'], TRACKED)
-    expect((await started(vic.state_dir)).pid).not.toBe(planted.identity.pid)
-    expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
-    actors(home, ['control', att.run, 'kill'], {env: TRACKED})
-    process.kill(planted.identity.pid, 'SIGKILL')
-  })
+    it(`a host a helper a Run cut loose (${how}) started is handed no Run (tracked)`, async () => {
+      const home = newHome()
+      const helper = escaped(`${process.execPath} ${SUPERVISOR} --host "$ACTORS_HOME"`)
+      const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
+      const planted = await waitFor(
+        () => existsSync(join(home, 'supervision', 'host.json')) && readJson(join(home, 'supervision', 'host.json')),
+        10_000,
+        "the Run's host",
+      )
+      const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'], TRACKED)
+      expect((await started(vic.state_dir)).pid).not.toBe(planted.identity.pid)
+      expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
+      actors(home, ['control', att.run, 'kill'], {env: TRACKED})
+      process.kill(planted.identity.pid, 'SIGKILL')
+    })
+  }
 
   // What Node or the loader reads at start to run other code (an OpenSSL engine is a library it loads).
   const INJECTORS: Array<[string, (evil: string) => string]> = [
@@ -239,20 +247,23 @@ let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.
     it(`a host started with a host's variables${named ? ` and ${named}` : ''} is ${named ? 'handed no Run' : 'handed the Run'}`, async () => {
       const home = newHome()
       const own = Object.entries(cliEnv(home)).filter(([name]) => /^(PATH|HOME|ACTORS_\w+)$/.test(name))
-      const host = spawn(process.execPath, [SUPERVISOR, '--host', home], {
-        env: {...Object.fromEntries(own), ...extra, ACTORS_SUPERVISION_IDLE_MS: '60000'},
-        stdio: 'ignore',
-        detached: true,
+      // As a launcher starts one: in the supervision dir, handed to the reaper once its starter is gone.
+      const cwd = join(home, 'supervision')
+      mkdirSync(cwd, {mode: 0o700})
+      const env = {...Object.fromEntries(own), ...extra, ACTORS_SUPERVISION_IDLE_MS: '60000'}
+      spawnSync('sh', ['-c', 'setsid "$0" "$@" >/dev/null 2>&1 &', process.execPath, SUPERVISOR, '--host', home], {
+        cwd,
+        env,
       })
+      const host = await waitFor(() => readJson(join(cwd, 'host.json')).identity?.pid, 10_000, 'the host')
       try {
-        await waitFor(() => existsSync(join(home, 'supervision', 'host.json')), 10_000, 'the host')
         const vic = launch(home, ['--name', 'vic', '--', 'sleep', '1'])
         const supervisor = (await started(vic.state_dir)).pid
-        if (named) expect(supervisor).not.toBe(host.pid)
-        else expect(supervisor).toBe(host.pid)
+        if (named) expect(supervisor).not.toBe(host)
+        else expect(supervisor).toBe(host)
         expect(await waitForResult(vic.state_dir)).toMatchObject({status: 'done'})
       } finally {
-        host.kill('SIGKILL')
+        process.kill(host, 'SIGKILL')
       }
     })
   }

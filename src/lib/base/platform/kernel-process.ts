@@ -45,7 +45,7 @@ export const SUPERVISOR_INJECTING_ENV = [
  * (a list of what to refuse is never complete: LD_AUDIT, OPENSSL_CONF, ...);
  * a hosted command's environment is its launcher's, never the host's.
  */
-const HOST_ENV = /^(PATH|HOME|USER|LOGNAME|SHELL|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+|ACTORS_[A-Z0-9_]+)$/
+const HOST_ENV = /^(PATH|PWD|HOME|USER|LOGNAME|SHELL|TMPDIR|TZ|LANG|LANGUAGE|LC_[A-Z_]+|ACTORS_[A-Z0-9_]+)$/
 
 /** `env` with only the variables a supervision host is started with (HOST_ENV). */
 export function hostEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {

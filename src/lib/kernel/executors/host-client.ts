@@ -14,7 +14,7 @@
  * end with it).
  */
 import {childProcess, nodeNet} from '../../base/platform/builtins.js'
-import {O_PATH, refuseLinkedDir} from '../../base/platform/private-files.js'
+import {makePrivateDir, O_PATH, refuseLinkedDir} from '../../base/platform/private-files.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {closeSync, constants, fstatSync, openSync, readdirSync, statSync, type Stats} from 'node:fs'
@@ -37,6 +37,7 @@ import {
   supervisionDir,
 } from '../../base/records/supervision-host.js'
 import {outsideEveryRun} from '../containment/outside-runs.js'
+import {cutLooseFromARun} from '../runs/cut-loose.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {LINEAGE_VARS} from '../runs/lineage.js'
@@ -137,6 +138,9 @@ function unprovenHost(home: string, host: HostRecord): string | undefined {
   if (!runsOwnSupervisorScript(pid, host.script))
     return `the supervision host (pid ${pid}) is not this install's, as it is`
   if (!outsideEveryRun(pid)) return `the supervision host (pid ${pid}) runs inside a Run`
+  // A host is detached, so its parent is the reaper; started in the supervision dir (spawnHost), never a Run's.
+  const loose = cutLooseFromARun(pid, home, readProcStat(pid)?.ppid)
+  if (loose) return `the supervision host (pid ${pid}) may be a helper a Run cut loose (pid ${loose})`
   // Stopped (SIGSTOP, a tracer) it answers nothing: asked, the launch would wait out the whole answer time.
   if (/^[Tt]/.test(readProcStat(pid)?.state ?? 'T')) return `the supervision host (pid ${pid}) is stopped`
   const env = environRecord(pid)
@@ -269,7 +273,14 @@ function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
   // variables a host is started with (unprovenHost).
   const clean = hostEnvironment(env)
   // Detached: a session of its own, so the launcher's terminal and process group never reach it.
+  // In the supervision dir: a host working in a Run's directory would pass for a helper that Run cut loose.
+  try {
+    makePrivateDir(supervisionDir(home)) // 0700, refused when a link (as the host refuses it)
+  } catch {
+    return
+  }
   const child = childProcess().spawn(process.execPath, [supervisorScript(), '--host', home], {
+    cwd: supervisionDir(home),
     detached: true,
     stdio: 'ignore',
     env: clean,

@@ -48,6 +48,7 @@ import {runsThisKernel} from '../../base/platform/kernel-process.js'
 import type {SupervisionHost} from './host-context.js'
 import {noteSupervisorDeath} from './no-space.js'
 import {outsideEveryRun} from '../../kernel/containment/outside-runs.js'
+import {cutLooseFromARun} from '../../kernel/runs/cut-loose.js'
 import {liveHost, supervisorEnvironment} from '../../kernel/executors/index.js'
 import {environRecord} from '../../base/platform/process-environ.js'
 import {superviseRun} from './supervise.js'
@@ -86,6 +87,10 @@ function provenLauncherEnvironment(launcher: unknown, dir: string, home: string)
   const identity = launcher as ProcessIdentity | undefined
   if (!identity || typeof identity.pid !== 'number' || !isSameProcess(identity)) return 'the launcher is not alive'
   if (!outsideEveryRun(identity.pid)) return 'the launcher runs inside a Run'
+  // This host was detached: its parent is the reaper a Run's cut-loose helper would be handed to as well.
+  const loose = cutLooseFromARun(identity.pid, home, process.ppid)
+  if (loose)
+    return `the launcher may be a helper a Run cut loose (pid ${loose}: an orphan started in a live Run's directory)`
   if (!heldDirs(identity.pid).includes(stateDirKey(dir))) return `the launcher does not hold ${dir} open`
   const env = environRecord(identity.pid)
   if (!env) return "the launcher's environment cannot be read"

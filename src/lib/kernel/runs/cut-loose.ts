@@ -1,0 +1,101 @@
+/**
+ * Whether a process may be one a live Run cut loose (SPEC: Containment;
+ * red-team 12 N2-H1). Under tracked containment a Run's helper that does
+ * `setsid` with a cleared environment after a double fork leads a group
+ * and a session of its own, its parent is init (or the reaper detached
+ * processes go to), and nothing of the Run is seen in it: "outside every
+ * Run" (containment/outside-runs.ts) cannot tell it from a user's shell.
+ * What it keeps is where it works and when it started. So the end's orphan
+ * rule (containment/escapes.ts) is asked of the launchers and hosts that
+ * vouch for each other: an orphan among a process, its ancestors and their
+ * group and session leaders, started since a live Run of the state root
+ * began, working in that Run's directory, is not shown to be outside it. A
+ * user's own `setsid actors run` from that directory is taken for one too:
+ * its launch gets a supervisor of its own instead of the host. A helper that
+ * also changes directory is beyond this (docs/containment.md).
+ */
+import {readlinkSync} from 'node:fs'
+import {runDir} from '../../base/platform/home.js'
+import {ancestorsOf, isSameProcess, readProcStat, type ProcStat} from '../../base/platform/process-identity.js'
+import {isTerminal} from '../../base/records/run.js'
+import {stateDirBornTicks} from '../containment/escapes.js'
+import {parseMarker, validMarker} from '../history/index-markers.js'
+import {listIndex} from '../history/live-index.js'
+import {readRunMetaRaw} from './store.js'
+
+/** Where a live Run works (run.json's `cwd` and its live recorded processes' own) and since when (clock ticks). */
+interface RunOrigin {
+  sinceTicks: number
+  cwds: Set<string>
+}
+
+/**
+ * The pid of an orphan among process `pid`, its ancestors and their group
+ * and session leaders that started in the directory of a live Run of `home`
+ * since that Run began; undefined when there is none. `reaper`: the process
+ * detached processes are handed to besides init (the supervision host's
+ * parent).
+ */
+export function cutLooseFromARun(pid: number, home: string, reaper: number | undefined): number | undefined {
+  const reapers = new Set([1, reaper ?? 1])
+  const orphans: Array<{pid: number; start: number; cwd: string}> = []
+  for (const stat of lookedAt(pid)) {
+    const cwd = reapers.has(stat.ppid) ? cwdOf(stat.pid) : undefined
+    if (cwd !== undefined) orphans.push({pid: stat.pid, start: Number(stat.start), cwd})
+  }
+  if (orphans.length === 0) return undefined
+  // Most launchers' orphan is a daemon started long before (sshd, a tmux server): Runs born since are not read.
+  const origins = liveRunOrigins(home, Math.max(...orphans.map((orphan) => orphan.start)))
+  const found = orphans.find(({start, cwd}) => origins.some((o) => start >= o.sinceTicks && o.cwds.has(cwd)))
+  return found?.pid
+}
+
+/** Process `pid`, its ancestors, and the group and session leader of each (each once; those gone are left out). */
+function* lookedAt(pid: number): Generator<ProcStat> {
+  const seen = new Set<number>()
+  for (const member of [pid, ...ancestorsOf(pid)]) {
+    const stat = readProcStat(member)
+    if (!stat) continue
+    for (const at of [member, stat.pgid, stat.sid]) {
+      if (at <= 1 || seen.has(at)) continue
+      seen.add(at)
+      const found = at === member ? stat : readProcStat(at)
+      if (found && found.state !== 'Z') yield found
+    }
+  }
+}
+
+/** The live Runs of `home` (the run index's live markers) begun by `beforeTicks`: when each began and where it works. */
+function liveRunOrigins(home: string, beforeTicks: number): RunOrigin[] {
+  const origins: RunOrigin[] = []
+  for (const name of listIndex(home)) {
+    const marker = parseMarker(name)
+    if (!marker || marker.queued || !validMarker(marker)) continue
+    const dir = runDir(home, marker.id)
+    const sinceTicks = stateDirBornTicks(dir)
+    if (sinceTicks > beforeTicks) continue
+    let meta: ReturnType<typeof readRunMetaRaw>
+    try {
+      meta = readRunMetaRaw(dir)
+    } catch {
+      continue
+    }
+    if (!meta || isTerminal(meta.status) || meta.run_instance_id !== marker.instance) continue
+    // run.json is the Run's to rewrite: the directories its live command processes work in count as well.
+    const cwds = new Set(typeof meta.cwd === 'string' ? [meta.cwd] : [])
+    for (const record of Array.isArray(meta.children_processes) ? meta.children_processes : []) {
+      const cwd = isSameProcess(record?.identity) ? cwdOf(record.identity!.pid) : undefined
+      if (cwd) cwds.add(cwd)
+    }
+    origins.push({sinceTicks, cwds})
+  }
+  return origins
+}
+
+function cwdOf(pid: number): string | undefined {
+  try {
+    return readlinkSync(`/proc/${pid}/cwd`)
+  } catch {
+    return undefined
+  }
+}
