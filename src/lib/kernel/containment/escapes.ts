@@ -23,7 +23,8 @@ import {commandOf, type Leftover} from './unit.js'
 /** Variables that put a process in a unit of its own (another Run, a supervisor, a `lock exec` unit). */
 const UNIT_MARKS = ['ACTORS_RUN_INSTANCE=', 'ACTORS_SUPERVISOR=1', 'ACTORS_UNIT='].map((m) => Buffer.from(`\0${m}`))
 
-function cwdOf(pid: number): string | undefined {
+/** The directory process `pid` works in; undefined when it is gone or not this user's to read. */
+export function cwdOf(pid: number): string | undefined {
   try {
     return readlinkSync(`/proc/${pid}/cwd`)
   } catch {
@@ -109,65 +110,60 @@ export interface UnitOrigin {
   cwd: string
 }
 
+/** Where to look beyond a unit: orphans since its origin, and (a lost Run) what is left in its recorded groups. */
+export interface EscapeLook {
+  origin?: UnitOrigin
+  /** The process groups run.json records for a lost Run's commands (each led by a step wrapper, its own session). */
+  groups?: readonly number[]
+}
+
 /**
- * Orphans of this user started since the unit began, still in its working
- * directory, that carry no unit's marker: what may have left the unit
- * unseen. The working directory keeps out what the rest of the machine
- * daemonises meanwhile (a busy machine has many such orphans); a process
- * that also changed directory is beyond this (docs/containment.md).
- * `exclude`: pids accounted for already.
+ * Processes of this user that may have left the unit unseen, carrying no
+ * unit's marker, in one pass over the process table; `exclude`: pids
+ * accounted for already. Each is named `unknown`, with why it was looked at
+ * (orphanReason, groupReason), and never signalled.
  */
-export function unaccountedOrphans(origin: UnitOrigin, exclude: Iterable<number> = []): Leftover[] {
+export function unaccountedProcesses(look: EscapeLook, exclude: Iterable<number> = []): Leftover[] {
   const skip = new Set([process.pid, ...exclude])
   // Orphans go to init or to the nearest reaper above: the one this (detached) process was handed to.
   const reapers = new Set([1, readProcStat(process.pid)?.ppid ?? 1])
+  const groups = new Set((look.groups ?? []).filter((group) => Number.isInteger(group) && group > 1))
   const found: Leftover[] = []
   for (const stat of listProcStats()) {
-    if (skip.has(stat.pid) || stat.state === 'Z' || reapers.has(stat.pid)) continue
-    if (!reapers.has(stat.ppid) && !leaderGone(stat)) continue
-    if (!(Number(stat.start) >= origin.sinceTicks) || cwdOf(stat.pid) !== origin.cwd) continue
-    if (!ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
+    if (skip.has(stat.pid) || stat.state === 'Z') continue
+    const reason = (look.origin && orphanReason(stat, look.origin, reapers)) ?? groupReason(stat, groups)
+    if (!reason || !ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
     const command = commandOf(stat.pid)
     if (command === '?') continue // gone meanwhile
-    found.push({
-      pid: stat.pid,
-      command,
-      unknown: true,
-      reason:
-        'an orphan of this user started during the Run in its working directory, carrying no Run marker: it may have left the unit (setsid with a cleared environment); not signalled, as nothing proves it is the Run',
-    })
+    found.push({pid: stat.pid, command, unknown: true, reason})
   }
   return found
 }
 
 /**
- * Processes of this user still in one of a lost Run's recorded process
- * groups (`groups`: its step wrappers led them, each in a session of its
- * own) or their sessions, whose leader is gone, carrying no unit's marker:
- * left behind by a Run that killed its wrapper, wherever they now work
- * (`cd /`) and whatever its run.json now says of its directory. A group's
- * id is never reused while a member lives, so such a process was started in
- * that group; but the record naming the group is the Run's to rewrite, so
- * it is named `unknown`, never signalled. `exclude`: pids accounted for.
+ * An orphan started since the unit began, still in its working directory:
+ * what may have left it unseen (setsid with a cleared environment). The
+ * working directory keeps out what the rest of the machine daemonises
+ * meanwhile (a busy machine has many such orphans); a process that also
+ * changed directory is beyond this (docs/containment.md).
  */
-export function leftInGroups(groups: readonly number[], exclude: Iterable<number> = []): Leftover[] {
-  const wanted = new Set(groups.filter((group) => Number.isInteger(group) && group > 1))
-  if (wanted.size === 0) return []
-  const skip = new Set([process.pid, ...exclude])
-  const found: Leftover[] = []
-  for (const stat of listProcStats()) {
-    if (skip.has(stat.pid) || stat.state === 'Z') continue
-    const leader = [stat.pgid, stat.sid].find((id) => wanted.has(id) && id !== stat.pid)
-    if (leader === undefined || alive(leader)) continue
-    if (!ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue
-    const command = commandOf(stat.pid)
-    if (command === '?') continue // gone meanwhile
-    found.push({
-      pid: stat.pid,
-      command,
-      unknown: true,
-      reason: `still in the process group or session of the Run's step wrapper (${leader}), which is gone: left behind by a Run that killed it; not signalled, as the record naming that group is the Run's to rewrite`,
-    })
-  }
-  return found
+function orphanReason(stat: ProcStat, origin: UnitOrigin, reapers: Set<number>): string | undefined {
+  if (reapers.has(stat.pid) || (!reapers.has(stat.ppid) && !leaderGone(stat))) return undefined
+  if (!(Number(stat.start) >= origin.sinceTicks) || cwdOf(stat.pid) !== origin.cwd) return undefined
+  return 'an orphan of this user started during the Run in its working directory, carrying no Run marker: it may have left the unit (setsid with a cleared environment); not signalled, as nothing proves it is the Run'
+}
+
+/**
+ * Still in one of a lost Run's recorded process groups, or their sessions,
+ * whose leader (its step wrapper) is gone: left behind by a Run that killed
+ * it, wherever it now works (`cd /`) and whatever run.json now says of its
+ * directory. A group's id is never reused while a member lives, so such a
+ * process was started in that group; but the record naming the group is the
+ * Run's to rewrite, so it is named, never signalled.
+ */
+function groupReason(stat: ProcStat, groups: Set<number>): string | undefined {
+  if (groups.size === 0) return undefined
+  const leader = [stat.pgid, stat.sid].find((id) => groups.has(id) && id !== stat.pid)
+  if (leader === undefined || alive(leader)) return undefined
+  return `still in the process group or session of the Run's step wrapper (${leader}), which is gone: left behind by a Run that killed it; not signalled, as the record naming that group is the Run's to rewrite`
 }

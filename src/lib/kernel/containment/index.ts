@@ -11,7 +11,7 @@ import type {RunProcessQuery} from '../../base/platform/process-tree.js'
 import {discoverCgroupBases} from './cgroup-fs.js'
 import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
 import {TrackedUnit} from './tracked-unit.js'
-import {markerCarriers, unaccountedOrphans, type UnitOrigin} from './escapes.js'
+import {markerCarriers, unaccountedProcesses, type UnitOrigin} from './escapes.js'
 import {provenRecord, type UnitOwner} from './proof.js'
 import {commandOf, type Leftover, type Unit, type UnitLimits} from './unit.js'
 
@@ -180,7 +180,7 @@ export function sweepBeyondUnitSync(unit: Unit, mark: RunMark, origin: UnitOrigi
   const seen = new Set(known.map((item) => item.pid))
   const marked = sweepByMarkerSync(unit, mark).filter((item) => !seen.has(item.pid))
   for (const item of marked) seen.add(item.pid)
-  return [...marked, ...unaccountedOrphans(origin, [...seen, ...unit.members()])]
+  return [...marked, ...unaccountedProcesses({origin}, [...seen, ...unit.members()])]
 }
 
 /** What carries the Run's marker outside `unit` now (a cgroup left by writing to another one), with command lines. */

@@ -16,7 +16,7 @@ import {findUnitByFacts, isRunsProcess} from './unit-facts.js'
 import {cgroupPathOf, runCgroupsOfPath} from './caller-cgroup.js'
 import {runWrapperOf} from './run-deadline.js'
 import {leftoverAlive, type Leftover, type Unit, type UnitUsage} from './unit.js'
-import {leftInGroups, stateDirBornTicks, unaccountedOrphans} from './escapes.js'
+import {stateDirBornTicks, unaccountedProcesses} from './escapes.js'
 
 /**
  * The command processes run.json records that are still those processes and
@@ -62,13 +62,13 @@ export function endLostRunUnit(
   const ended = killUnitSync(unit, undefined, runMarkOf(dir, meta.run_instance_id))
   const usage = unit.record.kind === 'cgroup' ? unit.usage() : undefined
   if (!ended.some(leftoverAlive)) unit.remove()
-  const origin = {sinceTicks: stateDirBornTicks(dir), cwd: meta.cwd}
-  const orphans = typeof meta.cwd === 'string' ? unaccountedOrphans(origin, ended.map(pidOf)) : []
-  const named = [...ended, ...orphans]
-  return {leftover: [...named, ...leftInGroups(recordedGroups(meta), named.map(pidOf))], usage}
+  const origin = typeof meta.cwd === 'string' ? {sinceTicks: stateDirBornTicks(dir), cwd: meta.cwd} : undefined
+  const escaped = unaccountedProcesses(
+    {origin, groups: recordedGroups(meta)},
+    ended.map((item) => item.pid),
+  )
+  return {leftover: [...ended, ...escaped], usage}
 }
-
-const pidOf = (item: Leftover) => item.pid
 
 /** The process groups run.json records for the Run's commands (each led by a step wrapper). */
 function recordedGroups(meta: RunMeta): number[] {

@@ -14,11 +14,10 @@
  * its launch gets a supervisor of its own instead of the host. A helper that
  * also changes directory is beyond this (docs/containment.md).
  */
-import {readlinkSync} from 'node:fs'
 import {runDir} from '../../base/platform/home.js'
 import {ancestorsOf, isSameProcess, readProcStat, type ProcStat} from '../../base/platform/process-identity.js'
 import {isTerminal} from '../../base/records/run.js'
-import {stateDirBornTicks} from '../containment/escapes.js'
+import {cwdOf, stateDirBornTicks} from '../containment/escapes.js'
 import {parseMarker, validMarker} from '../history/index-markers.js'
 import {listIndex} from '../history/live-index.js'
 import {readRunMetaRaw} from './store.js'
@@ -90,12 +89,4 @@ function liveRunOrigins(home: string, beforeTicks: number): RunOrigin[] {
     origins.push({sinceTicks, cwds})
   }
   return origins
-}
-
-function cwdOf(pid: number): string | undefined {
-  try {
-    return readlinkSync(`/proc/${pid}/cwd`)
-  } catch {
-    return undefined
-  }
 }
