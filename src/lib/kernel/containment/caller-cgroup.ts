@@ -57,16 +57,27 @@ export function runCgroupOf(pid: number | 'self'): RunCgroup | undefined {
   return path === undefined ? undefined : runOfCgroupPath(path)
 }
 
-/** Process `pid`'s cgroup2 path (`0::PATH` of /proc/PID/cgroup); undefined when it has none or is gone. */
-export function cgroupPathOf(pid: number | 'self'): string | undefined {
+/**
+ * The cgroup paths of process `pid`, one per hierarchy line of
+ * /proc/PID/cgroup (`ID:CONTROLLERS:PATH`), each with its `ID:CONTROLLERS`
+ * (`0:` for cgroup2); undefined when it is gone.
+ */
+function cgroupLines(pid: number | 'self'): Array<{hierarchy: string; path: string}> | undefined {
   let text: string
   try {
     text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
   } catch {
     return undefined
   }
-  for (const line of text.split('\n')) if (line.startsWith('0::')) return line.slice(3)
-  return undefined
+  return text.split('\n').flatMap((line) => {
+    const at = line.indexOf(':', line.indexOf(':') + 1)
+    return at < 0 ? [] : [{hierarchy: line.slice(0, at), path: line.slice(at + 1)}]
+  })
+}
+
+/** Process `pid`'s cgroup2 path (`0::PATH` of /proc/PID/cgroup); undefined when it has none or is gone. */
+export function cgroupPathOf(pid: number | 'self'): string | undefined {
+  return cgroupLines(pid)?.find((line) => line.hierarchy === '0:')?.path
 }
 
 /**
@@ -76,14 +87,5 @@ export function cgroupPathOf(pid: number | 'self'): string | undefined {
  * gone.
  */
 export function inAnyRunCgroup(pid: number): boolean | undefined {
-  let text: string
-  try {
-    text = readFileSync(`/proc/${pid}/cgroup`, 'utf8')
-  } catch {
-    return undefined
-  }
-  return text.split('\n').some((line) => {
-    const path = line.slice(line.indexOf(':', line.indexOf(':') + 1) + 1)
-    return path.startsWith('/') && runCgroupsOfPath(path).length > 0
-  })
+  return cgroupLines(pid)?.some(({path}) => path.startsWith('/') && runCgroupsOfPath(path).length > 0)
 }
