@@ -45,6 +45,18 @@ function survivors(text: string): number[] {
 
 const readResult = (dir: string) => JSON.parse(readFileSync(join(dir, 'result.json'), 'utf8'))
 
+/** Read Run `run` (state dir `dir`) until a reader settles its lost supervisor: its result.json. */
+function lostEnd(h: string, run: string, dir: string, env: NodeJS.ProcessEnv): Promise<any> {
+  return waitFor(
+    () => {
+      actors(h, ['inspect', run, '--json'], {env})
+      return existsSync(join(dir, 'result.json')) ? readResult(dir) : undefined
+    },
+    20_000,
+    'the lost end',
+  )
+}
+
 function kill(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL')
@@ -189,14 +201,7 @@ describe.each(MODES)('escapes under $mode containment', ({mode, env, skip}) => {
       await waitFor(() => survivors(d).length === 1, 20_000, 'the sleep, its supervisor gone')
       const pid = survivors(d)[0]
       // A reader finds the supervisor gone and settles the Run.
-      const result = await waitFor(
-        () => {
-          actors(h, ['inspect', r.json.run, '--json'], {env})
-          return existsSync(join(r.json.state_dir, 'result.json')) ? readResult(r.json.state_dir) : undefined
-        },
-        20_000,
-        'the lost end',
-      )
+      const result = await lostEnd(h, r.json.run, r.json.state_dir, env)
       expect(result).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
       if (mode === 'cgroup') {
         await waitFor(() => survivors(d).length === 0, 10_000, 'the sleep ended with its cgroup')
@@ -264,14 +269,7 @@ describe('a lost Run under tracked containment', () => {
       const pid = survivors(d)[0]
       expect(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ')[1]).toBe(String(reaper.pid))
       const dir = join(h, 'runs', 'lost')
-      const result = await waitFor(
-        () => {
-          actors(h, ['inspect', 'lost', '--json'], {env: TRACKED})
-          return existsSync(join(dir, 'result.json')) ? readResult(dir) : undefined
-        },
-        20_000,
-        'the lost end',
-      )
+      const result = await lostEnd(h, 'lost', dir, TRACKED)
       expect(result).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
       expect(result.leftover).toEqual(expect.arrayContaining([expect.objectContaining({pid, unknown: true})]))
     } finally {
@@ -295,14 +293,7 @@ describe('a lost Run under tracked containment', () => {
       const r = actors(h, ['run', '--json', '--cwd', h, '--', 'sh', '-c', script], {env: TRACKED})
       await waitFor(() => survivors(d).length === 1, 20_000, 'the sleep, its supervisor gone')
       const pid = survivors(d)[0]
-      const result = await waitFor(
-        () => {
-          actors(h, ['inspect', r.json.run, '--json'], {env: TRACKED})
-          return existsSync(join(r.json.state_dir, 'result.json')) ? readResult(r.json.state_dir) : undefined
-        },
-        20_000,
-        'the lost end',
-      )
+      const result = await lostEnd(h, r.json.run, r.json.state_dir, TRACKED)
       expect(result).toMatchObject({status: 'exited', reason: 'supervisor_lost'})
       expect(survivors(d)).toEqual([pid])
       expect(result.leftover).toEqual(
