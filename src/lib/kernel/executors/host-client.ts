@@ -37,7 +37,7 @@ import {
   supervisionDir,
 } from '../../base/records/supervision-host.js'
 import {outsideEveryRun} from '../containment/outside-runs.js'
-import {cutLooseFromARun} from '../runs/cut-loose.js'
+import {cutLooseFromARun} from './cut-loose.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {LINEAGE_VARS} from '../runs/lineage.js'

@@ -17,6 +17,7 @@ export {chooseExecutor, EXECUTOR_KINDS, recipeExecutorSchema} from './choice.js'
 export {cancelSlurmJobsByFacts} from './slurm-facts.js'
 export {finishHandOvers} from './local.js'
 export {liveHost, useSupervisionHost} from './host-client.js'
+export {cutLooseFromARun} from './cut-loose.js'
 export {supervisorEnvironment} from './supervisor-env.js'
 
 /** What the WHERE column shows for a Run on this machine: the local executor's name. */

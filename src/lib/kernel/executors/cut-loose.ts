@@ -20,7 +20,7 @@ import {isTerminal} from '../../base/records/run.js'
 import {cwdOf, stateDirBornTicks} from '../containment/escapes.js'
 import {parseMarker, validMarker} from '../history/index-markers.js'
 import {listIndex} from '../history/live-index.js'
-import {readRunMetaRaw} from './store.js'
+import {readRunMetaRaw} from '../runs/store.js'
 
 /** Where a live Run works (run.json's `cwd` and its live recorded processes' own) and since when (clock ticks). */
 interface RunOrigin {
