@@ -272,13 +272,13 @@ function spawnHost(home: string, env: NodeJS.ProcessEnv): void {
   // Nothing injected: a launcher proves a host by its running this install's script as it is, with only the
   // variables a host is started with (unprovenHost).
   const clean = hostEnvironment(env)
-  // Detached: a session of its own, so the launcher's terminal and process group never reach it.
   // In the supervision dir: a host working in a Run's directory would pass for a helper that Run cut loose.
   try {
     makePrivateDir(supervisionDir(home)) // 0700, refused when a link (as the host refuses it)
   } catch {
     return
   }
+  // Detached: a session of its own, so the launcher's terminal and process group never reach it.
   const child = childProcess().spawn(process.execPath, [supervisorScript(), '--host', home], {
     cwd: supervisionDir(home),
     detached: true,

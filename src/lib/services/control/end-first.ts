@@ -163,8 +163,10 @@ function keptInAUnit(
   for (const name of STATE_DIR_LOCKS) {
     if (name === '.children.lock') continue
     const file = join(dir, name)
-    const pid = lockHolder(file)?.pid
-    if (pid === undefined || pid === supervisor) continue
+    const holder = lockHolder(file)
+    // A holder gone is a stale lock, which the usual way breaks (its pid may be another process's by now).
+    if (!holder || holder.pid === supervisor || !isSameProcess(holder)) continue
+    const pid = holder.pid
     unit ??= findUnitByFacts(dir, homeKey(home)).pids
     if (unit.includes(pid)) return {file, pid, where: 'a process of the Run itself'}
     if (insideSomeRun(pid)) return {file, pid, where: `a process of another Run (${commandOf(pid)})`}
