@@ -35,19 +35,18 @@ function launch(home: string, args: string[], env: NodeJS.ProcessEnv = HOST): {r
 
 const started = (dir: string) => commandStarted(dir)
 
-describe('the supervision host and the Runs that can reach it', () => {
-  it('a Run that asks the host to start a Run dir it made (as its own launcher) is declined; nothing of it runs', async () => {
-    const home = newHome()
-    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
-    await started(keep.state_dir)
-    const marker = join(home, 'escaped')
-    const answer = join(home, 'answer')
-    // A copy of its own record as a new Run `esc` with no parent, handed over with this process as the launcher.
-    const craft = join(home, 'craft.cjs')
-    writeFileSync(
-      craft,
-      `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto'),home=process.env.ACTORS_HOME
-const j=JSON.parse(fs.readFileSync(process.env.ACTORS_STATE_DIR+'/run.json')),dir=home+'/runs/esc'
+/**
+ * A script that copies a Run's record (argv[2], else its own Run's) as a new top-level Run `esc` of the state root
+ * (argv[3], else ACTORS_HOME) that would touch `marker`, and hands it to the host with itself as the launcher and an
+ * environment of its own stating; the host's answer is written to `answer`.
+ */
+function writeCraft(home: string, marker: string, answer: string): string {
+  const craft = join(home, 'craft.cjs')
+  writeFileSync(
+    craft,
+    `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto')
+const from=process.argv[2]||process.env.ACTORS_STATE_DIR+'/run.json',home=process.argv[3]||process.env.ACTORS_HOME
+const j=JSON.parse(fs.readFileSync(from)),dir=home+'/runs/esc'
 for (const k of ['pid','process_identity','started_at','containment','children_processes','child_pid','pgid','parent']) delete j[k]
 Object.assign(j,{run:'esc',root:'esc',depth:0,run_instance_id:randomUUID(),status:'queued',state_dir:dir,argv:['touch',${JSON.stringify(marker)}]})
 j.plan={mode:'single',steps:[j.argv]}
@@ -57,7 +56,19 @@ const launcher={pid:process.pid,start:st.slice(st.lastIndexOf(')')+2).split(' ')
 const s=net.connect(home+'/supervision/host.sock',()=>s.write(JSON.stringify({dir,launcher,env:{PATH:'/usr/bin:/bin'}})+'\\n'))
 let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.stringify(answer)},text);fs.closeSync(fd)})
 `,
-    )
+  )
+  return craft
+}
+
+describe('the supervision host and the Runs that can reach it', () => {
+  it('a Run that asks the host to start a Run dir it made (as its own launcher) is declined; nothing of it runs', async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
+    await started(keep.state_dir)
+    const marker = join(home, 'escaped')
+    const answer = join(home, 'answer')
+    // A copy of its own record as a new Run `esc` with no parent, handed over with this process as the launcher.
+    const craft = writeCraft(home, marker, answer)
     const attacker = actors(home, ['run', '--name', 'att', '--wait', '--', process.execPath, craft], {env: HOST})
     expect(attacker.code, attacker.stderr).toBe(0)
     expect(JSON.parse(readFileSync(answer, 'utf8'))).toMatchObject({declined: true})
@@ -90,27 +101,35 @@ let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.
     expect(actors(home, ['control', vic.run, 'kill']).code).toBe(0)
   })
 
-  it('a listener a Run put at the host socket is asked nothing: the launch still runs its command to its end', async () => {
-    const home = newHome()
-    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
-    const host = (await started(keep.state_dir)).pid
-    const asked = join(home, 'asked')
-    // Answers every hand-over with the real host's pid, as if it had started the Run.
-    const fake = join(home, 'fake.cjs')
-    writeFileSync(
-      fake,
-      `const fs=require('fs'),net=require('net'),p=process.env.ACTORS_HOME+'/supervision/host.sock'
-fs.rmSync(p,{force:true})
-net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(asked)},String(c));s.end(JSON.stringify({pid:${host}})+'\\n')})}).listen(p,()=>fs.writeFileSync(p+'.up',''))
+  // A listener a Run put in the host's place answers every hand-over with the real host's pid, as if it had started
+  // the Run: at host.sock once the file is removed, or bound elsewhere and renamed over it (/proc/net/unix still
+  // lists the host at host.sock then).
+  for (const [how, mode] of [
+    ['a listener a Run put at the host socket', 'replace'],
+    ["a Run's socket renamed over host.sock", 'rename'],
+  ]) {
+    it(`${how} is asked nothing: the launch still runs its command to its end`, async () => {
+      const home = newHome()
+      const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
+      const host = (await started(keep.state_dir)).pid
+      const asked = join(home, 'asked')
+      const fake = join(home, 'fake.cjs')
+      writeFileSync(
+        fake,
+        `const fs=require('fs'),net=require('net'),d=process.env.ACTORS_HOME+'/supervision',rename=process.argv[2]==='rename'
+const at=rename?d+'/fake.sock':d+'/host.sock'
+if(!rename)fs.rmSync(at,{force:true})
+net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(asked)},String(c));s.end(JSON.stringify({pid:${host}})+'\\n')})}).listen(at,()=>{if(rename)fs.renameSync(at,d+'/host.sock');fs.writeFileSync(d+'/fake.up','')})
 `,
-    )
-    launch(home, ['--name', 'att', '--', process.execPath, fake], {})
-    await waitFor(() => existsSync(join(home, 'supervision', 'host.sock.up')), 10_000, 'the fake listener')
-    const vic = launch(home, ['--name', 'vic', '--', 'sh', '-c', 'sleep 0.3; exit 5'])
-    expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
-    expect(existsSync(asked)).toBe(false)
-    for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
-  })
+      )
+      launch(home, ['--name', 'att', '--', process.execPath, fake, mode], {})
+      await waitFor(() => existsSync(join(home, 'supervision', 'fake.up')), 10_000, 'the fake listener')
+      const vic = launch(home, ['--name', 'vic', '--', 'sh', '-c', 'sleep 0.3; exit 5'])
+      expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
+      expect(existsSync(asked)).toBe(false)
+      for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
+    })
+  }
 
   // host.lock is taken by this root's hosts alone: pid 1, or a genuine actors command that is no host (red-team 12
   // N2-L1), named there by a Run, is no holder to wait for.
@@ -170,21 +189,7 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
       await started(keep.state_dir)
       const [marker, answer] = [join(home, 'escaped'), join(home, 'answer')]
       // The Run's own record copied as a top-level Run `esc`, handed over by the helper as its own launcher.
-      const craft = join(home, 'craft.cjs')
-      writeFileSync(
-        craft,
-        `const fs=require('fs'),net=require('net'),{randomUUID}=require('crypto'),[,,from,home]=process.argv
-const j=JSON.parse(fs.readFileSync(from)),dir=home+'/runs/esc'
-for (const k of ['pid','process_identity','started_at','containment','children_processes','child_pid','pgid','parent']) delete j[k]
-Object.assign(j,{run:'esc',root:'esc',depth:0,run_instance_id:randomUUID(),status:'queued',state_dir:dir,argv:['touch',${JSON.stringify(marker)}]})
-j.plan={mode:'single',steps:[j.argv]}
-fs.mkdirSync(dir,{recursive:true});fs.writeFileSync(dir+'/run.json',JSON.stringify(j))
-const fd=fs.openSync(dir,'r'),st=fs.readFileSync('/proc/self/stat','utf8')
-const launcher={pid:process.pid,start:st.slice(st.lastIndexOf(')')+2).split(' ')[19],boot:fs.readFileSync('/proc/sys/kernel/random/boot_id','utf8').trim()}
-const s=net.connect(home+'/supervision/host.sock',()=>s.write(JSON.stringify({dir,launcher})+'\\n'))
-let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.stringify(answer)},text);fs.closeSync(fd)})
-`,
-      )
+      const craft = writeCraft(home, marker, answer)
       const helper = escaped(`${process.execPath} ${craft} "$ACTORS_STATE_DIR/run.json" "$ACTORS_HOME"`)
       const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
       await waitFor(() => existsSync(answer), 10_000, "the host's answer")
@@ -267,27 +272,6 @@ let text='';s.on('data',(c)=>text+=c);s.on('close',()=>{fs.writeFileSync(${JSON.
       }
     })
   }
-
-  it("a Run's socket renamed over host.sock is asked nothing: the launch runs its command to its end", async () => {
-    const home = newHome()
-    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
-    const host = (await started(keep.state_dir)).pid
-    const asked = join(home, 'asked')
-    // Bound elsewhere, then renamed into the host's place: /proc/net/unix still lists the host at host.sock.
-    const fake = join(home, 'fake.cjs')
-    writeFileSync(
-      fake,
-      `const fs=require('fs'),net=require('net'),d=process.env.ACTORS_HOME+'/supervision'
-net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(asked)},String(c));s.end(JSON.stringify({pid:${host}})+'\\n')})}).listen(d+'/fake.sock',()=>{fs.renameSync(d+'/fake.sock',d+'/host.sock');fs.writeFileSync(d+'/renamed','')})
-`,
-    )
-    launch(home, ['--name', 'att', '--', process.execPath, fake], {})
-    await waitFor(() => existsSync(join(home, 'supervision', 'renamed')), 10_000, 'the renamed socket')
-    const vic = launch(home, ['--name', 'vic', '--', 'sh', '-c', 'sleep 0.3; exit 5'])
-    expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
-    expect(existsSync(asked)).toBe(false)
-    for (const run of ['att', keep.run]) actors(home, ['control', run, 'kill'])
-  })
 
   it('a host a Run stopped (SIGSTOP) delays no launch: it gets a supervisor of its own at once', async () => {
     const home = newHome()
