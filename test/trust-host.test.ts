@@ -178,6 +178,13 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
   const ESCAPES = [
     ['a double fork', 'exec', 'the launcher runs inside a Run'],
     ['setsid', 'exec setsid', 'the launcher may be a helper a Run cut loose'],
+    // Its records hidden as well (red-team 13 N3-H1): no index marker, run.json's cwd elsewhere; its step wrapper
+    // still works in the Run's directory since the step began.
+    [
+      'setsid, its records rewritten',
+      `rm -f "$ACTORS_HOME"/index/*@*; node -e 'const f=process.env.ACTORS_STATE_DIR+"/run.json",j=require(f);j.cwd="/";require("fs").writeFileSync(f,JSON.stringify(j))'; exec setsid`,
+      'the launcher may be a helper a Run cut loose',
+    ],
   ] as const
   for (const [how, prefix, declined] of ESCAPES) {
     const escaped = (command: string) =>

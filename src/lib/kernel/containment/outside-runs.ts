@@ -56,9 +56,14 @@ function outsideAsItself(pid: number, asked: boolean): boolean {
 /** The unit's `/bin/sh` wrapper of a step (or of a lock exec's COMMAND): `sh -c SCRIPT actors-run|actors-join ...`. */
 function isStepWrapper(pid: number): boolean {
   try {
-    const [shell, dashC, , name] = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-    return shell === '/bin/sh' && dashC === '-c' && (name === 'actors-run' || name === 'actors-join')
+    return isStepWrapperCommand(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))
   } catch {
     return false
   }
+}
+
+/** Whether a command line (`/proc/PID/cmdline`, split at NUL) is a step wrapper's (isStepWrapper). */
+export function isStepWrapperCommand(args: readonly string[]): boolean {
+  const [shell, dashC, , name] = args
+  return shell === '/bin/sh' && dashC === '-c' && (name === 'actors-run' || name === 'actors-join')
 }

@@ -8,13 +8,19 @@
  * What it keeps is where it works and when it started. So the end's orphan
  * rule (containment/escapes.ts) is asked of the launchers and hosts that
  * vouch for each other: an orphan among a process, its ancestors and their
- * group and session leaders, started since a live Run of the state root
- * began, working in that Run's directory, is not shown to be outside it. A
+ * group and session leaders, started since a live Run began (as its step
+ * wrapper or its own supervisor shows, whatever its records say; or as the
+ * state root's records show), working in that Run's directory, is not shown
+ * to be outside it. A
  * user's own `setsid actors run` from that directory is taken for one too:
  * its launch gets a supervisor of its own instead of the host. A helper that
  * also changes directory is beyond this (docs/containment.md).
  */
+import {readFileSync} from 'node:fs'
 import {runDir} from '../../base/platform/home.js'
+import {listProcStats} from '../../base/platform/process-tree.js'
+import {parseSupervisorCommandLine} from '../../base/records/supervisor-args.js'
+import {isStepWrapperCommand} from '../containment/outside-runs.js'
 import {ancestorsOf, isSameProcess, readProcStat, type ProcStat} from '../../base/platform/process-identity.js'
 import {isTerminal} from '../../base/records/run.js'
 import {cwdOf, stateDirBornTicks} from '../containment/escapes.js'
@@ -30,8 +36,9 @@ interface RunOrigin {
 
 /**
  * The pid of an orphan among process `pid`, its ancestors and their group
- * and session leaders that started in the directory of a live Run of `home`
- * since that Run began; undefined when there is none. `reaper`: the process
+ * and session leaders that started in the directory of a live Run (any on
+ * this machine, or one `home` records) since that Run began; undefined when
+ * there is none. `reaper`: the process
  * detached processes are handed to besides init (the supervision host's
  * parent).
  */
@@ -64,8 +71,40 @@ function* lookedAt(pid: number): Generator<ProcStat> {
   }
 }
 
-/** The live Runs of `home` (the run index's live markers) begun by `beforeTicks`: when each began and where it works. */
+/**
+ * The live Runs begun by `beforeTicks`: when each began and where it works.
+ * Each source only adds Runs, so a Run must defeat all of them to hide: the
+ * processes a Run cannot rewrite (each step wrapper works in the Run's
+ * directory from its step's start, a Run's own supervisor in its launcher's
+ * from the Run's), and the run index with the records a Run can (a lost Run
+ * has no supervisor or wrapper left to show).
+ */
 function liveRunOrigins(home: string, beforeTicks: number): RunOrigin[] {
+  return [...originsOfProcesses(beforeTicks), ...originsOfRecords(home, beforeTicks)]
+}
+
+/** Step wrappers and per-Run supervisors started by `beforeTicks`: each one's start and directory. */
+function originsOfProcesses(beforeTicks: number): RunOrigin[] {
+  const origins: RunOrigin[] = []
+  for (const stat of listProcStats()) {
+    const sinceTicks = Number(stat.start)
+    if (!(sinceTicks <= beforeTicks) || stat.state === 'Z') continue
+    let args: string[]
+    try {
+      args = readFileSync(`/proc/${stat.pid}/cmdline`, 'utf8').split('\0')
+    } catch {
+      continue
+    }
+    // A host's directory is its own (supervision/), never a Run's: only a Run's own supervisor says where it began.
+    const supervisor = isStepWrapperCommand(args) ? undefined : parseSupervisorCommandLine(args)
+    const cwd = isStepWrapperCommand(args) || (supervisor && !supervisor.host) ? cwdOf(stat.pid) : undefined
+    if (cwd) origins.push({sinceTicks, cwds: new Set([cwd])})
+  }
+  return origins
+}
+
+/** The live Runs of `home` by the run index's live markers and their run.json, begun by `beforeTicks`. */
+function originsOfRecords(home: string, beforeTicks: number): RunOrigin[] {
   const origins: RunOrigin[] = []
   for (const name of listIndex(home)) {
     const marker = parseMarker(name)
@@ -80,7 +119,6 @@ function liveRunOrigins(home: string, beforeTicks: number): RunOrigin[] {
       continue
     }
     if (!meta || isTerminal(meta.status) || meta.run_instance_id !== marker.instance) continue
-    // run.json is the Run's to rewrite: the directories its live command processes work in count as well.
     const cwds = new Set(typeof meta.cwd === 'string' ? [meta.cwd] : [])
     for (const record of Array.isArray(meta.children_processes) ? meta.children_processes : []) {
       const cwd = isSameProcess(record?.identity) ? cwdOf(record.identity!.pid) : undefined
