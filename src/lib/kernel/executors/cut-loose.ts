@@ -6,8 +6,9 @@
  * processes go to), and nothing of the Run is seen in it: "outside every
  * Run" (containment/outside-runs.ts) cannot tell it from a user's shell.
  * What it keeps is where it works and when it started. So the end's orphan
- * rule (containment/escapes.ts) is asked of the launchers and hosts that
- * vouch for each other: an orphan among a process, its ancestors and their
+ * rule (containment/escapes.ts) is asked of the launchers the supervision
+ * host takes Runs from (a launcher asks a host that it work in
+ * `supervision/`, where launchers start it: host-client.ts): an orphan among a process, its ancestors and their
  * group and session leaders, started since a live Run began (as its step
  * wrapper or its own supervisor shows, whatever its records say; or as the
  * state root's records show), working in that Run's directory, is not shown
@@ -21,7 +22,13 @@ import {runDir} from '../../base/platform/home.js'
 import {listProcStats} from '../../base/platform/process-tree.js'
 import {parseSupervisorCommandLine} from '../../base/records/supervisor-args.js'
 import {isStepWrapperCommand} from '../containment/outside-runs.js'
-import {ancestorsOf, isSameProcess, readProcStat, type ProcStat} from '../../base/platform/process-identity.js'
+import {
+  ancestorsOf,
+  isSameProcess,
+  readProcStat,
+  ticksSinceBoot,
+  type ProcStat,
+} from '../../base/platform/process-identity.js'
 import {isTerminal} from '../../base/records/run.js'
 import {cwdOf, stateDirBornTicks} from '../containment/escapes.js'
 import {parseMarker, validMarker} from '../history/index-markers.js'
@@ -50,10 +57,33 @@ export function cutLooseFromARun(pid: number, home: string, reaper: number | und
     if (cwd !== undefined) orphans.push({pid: stat.pid, start: Number(stat.start), cwd})
   }
   if (orphans.length === 0) return undefined
-  // Most launchers' orphan is a daemon started long before (sshd, a tmux server): Runs born since are not read.
-  const origins = liveRunOrigins(home, Math.max(...orphans.map((orphan) => orphan.start)))
+  const origins = originsFor(home, Math.max(...orphans.map((orphan) => orphan.start)))
   const found = orphans.find(({start, cwd}) => origins.some((o) => start >= o.sinceTicks && o.cwds.has(cwd)))
   return found?.pid
+}
+
+/** How long the origins read for one question answer the next (the host asks at every launch). */
+const ORIGINS_REUSE_MS = 1000
+
+let lastOrigins: {home: string; readAtTicks: number; readAt: number; origins: RunOrigin[]} | undefined
+
+/**
+ * The origins of the live Runs begun by `beforeTicks` (liveRunOrigins). A
+ * host asks this at every launch: what it read for an earlier launch serves
+ * for a while, when every orphan asked about started before that read (a
+ * Run that began after it cannot have begun before them; one that ended
+ * since only makes the answer stricter). Most launchers' orphan is a daemon
+ * started long before (sshd, a tmux server), so Runs born since are not read.
+ */
+function originsFor(home: string, beforeTicks: number): RunOrigin[] {
+  const last = lastOrigins
+  if (last && last.home === home && beforeTicks < last.readAtTicks && Date.now() - last.readAt < ORIGINS_REUSE_MS)
+    return last.origins
+  const readAtTicks = ticksSinceBoot()
+  // Read everything begun before the read, not only before `beforeTicks`: the next question may reach further.
+  const origins = liveRunOrigins(home, readAtTicks ?? Number.POSITIVE_INFINITY)
+  if (readAtTicks !== undefined) lastOrigins = {home, readAtTicks, readAt: Date.now(), origins}
+  return origins
 }
 
 /** Process `pid`, its ancestors, and the group and session leader of each (each once; those gone are left out). */

@@ -37,7 +37,6 @@ import {
   supervisionDir,
 } from '../../base/records/supervision-host.js'
 import {outsideEveryRun} from '../containment/outside-runs.js'
-import {cutLooseFromARun} from './cut-loose.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {LINEAGE_VARS} from '../runs/lineage.js'
@@ -138,9 +137,10 @@ function unprovenHost(home: string, host: HostRecord): string | undefined {
   if (!runsOwnSupervisorScript(pid, host.script))
     return `the supervision host (pid ${pid}) is not this install's, as it is`
   if (!outsideEveryRun(pid)) return `the supervision host (pid ${pid}) runs inside a Run`
-  // A host is detached, so its parent is the reaper; started in the supervision dir (spawnHost), never a Run's.
-  const loose = cutLooseFromARun(pid, home, readProcStat(pid)?.ppid)
-  if (loose) return `the supervision host (pid ${pid}) may be a helper a Run cut loose (pid ${loose})`
+  // Started in the supervision dir (spawnHost): one a Run's helper started in the Run's directory, cut loose with
+  // setsid and a cleared environment (which "outside every Run" cannot tell from a daemon), works elsewhere.
+  if (!worksIn(pid, supervisionDir(home)))
+    return `the supervision host (pid ${pid}) does not work in ${supervisionDir(home)}, where hosts are started`
   // Stopped (SIGSTOP, a tracer) it answers nothing: asked, the launch would wait out the whole answer time.
   if (/^[Tt]/.test(readProcStat(pid)?.state ?? 'T')) return `the supervision host (pid ${pid}) is stopped`
   const env = environRecord(pid)
@@ -153,6 +153,11 @@ function unprovenHost(home: string, host: HostRecord): string | undefined {
   if (!host.socket || !sameFile(host.socket, socket) || !socketHeldOnlyBy(pid, host.socket))
     return `${socket} is not the supervision host's (pid ${pid}) alone`
   return undefined
+}
+
+/** Whether process `pid` works in directory `dir` (its /proc cwd is that very directory). */
+function worksIn(pid: number, dir: string): boolean {
+  return sameFile(`/proc/${pid}/cwd`, dir)
 }
 
 function sameFile(a: string, b: string): boolean {
