@@ -35,7 +35,7 @@ export interface FoundUnit {
 }
 
 /** Every pid in /proc but this process's. */
-function otherPids(): number[] {
+export function otherPids(): number[] {
   try {
     return readdirSync('/proc')
       .map(Number)

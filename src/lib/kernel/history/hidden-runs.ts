@@ -14,17 +14,43 @@ import {join, sep} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {isPlainName, runsDir} from '../../base/platform/home.js'
 import {homeKey} from '../containment/index.js'
-import {findUnitByFacts} from '../containment/unit-facts.js'
+import {findUnitByFacts, otherPids} from '../containment/unit-facts.js'
+import {processEnvValue} from '../../base/platform/process-environ.js'
 import {listIndex} from './live-index.js'
 import {parseMarker, validMarker} from './index-markers.js'
 
 /** The damage note for a Run whose state dir `dir` (or its run.json) is gone while its unit lives; undefined when nothing of it lives. */
 export function hiddenRunNote(home: string, id: string, instance: string, dir: string): string | undefined {
+  // A unit is found from the processes that carry its dir: none, nothing to look for (one pass for every marker).
+  if (!carriedStateDirs().has(dir)) return undefined
   const {pids} = findUnitByFacts(dir, homeKey(home))
   if (pids.length === 0) return undefined
   const shown = pids.slice(0, 8).join(', ') + (pids.length > 8 ? ', …' : '')
   const gone = existsSync(dir) ? 'run.json is gone' : 'state dir is gone'
   return `${gone} but Run ${id} (instance ${instance}) still runs: pids ${shown}; end it with \`actors control ${id} kill\``
+}
+
+/** How long one pass over /proc answers for every marker a command reads (a listing, a watch's refresh). */
+const CARRIED_REUSE_MS = 500
+
+let carried: {at: number; dirs: Set<string>} | undefined
+
+/**
+ * The state dirs some live process's environment names (`ACTORS_STATE_DIR`,
+ * as findUnitByFacts compares it), read in one pass over /proc and reused
+ * for a moment: each marker whose dir is gone or empty used to cost a pass
+ * of its own, so a Run that wrote 20,000 of them made every listing take 40 s
+ * (red-team 13 N3-M3).
+ */
+function carriedStateDirs(): Set<string> {
+  if (carried && Date.now() - carried.at < CARRIED_REUSE_MS) return carried.dirs
+  const dirs = new Set<string>()
+  for (const pid of otherPids()) {
+    const dir = processEnvValue(pid, 'ACTORS_STATE_DIR')
+    if (dir) dirs.add(dir)
+  }
+  carried = {at: Date.now(), dirs}
+  return dirs
 }
 
 /** Whether anything is at run.json in `dir` (a damaged one is listed as damaged by its readers). */

@@ -92,7 +92,7 @@ function killFirst(home: string, id: string, ref: string, verb: string, error: u
   )
 }
 
-/** How long the lock may stay held by a process of the Run itself before the end stops waiting for it. */
+/** How long one process of a Run's unit may hold a lock of the state dir before the end stops waiting for it. */
 const OWN_LOCK_GRACE_MS = 2000
 
 /** The locks of a state dir, each taken only by the kernel's own processes (the CLI, a supervisor, the host). */
@@ -111,14 +111,14 @@ const STATE_DIR_LOCKS = [
  * live process that runs no part of this kernel (a Run made its `.lock` name
  * pid 1, which lives for ever), or by one that is stopped (a Run SIGSTOPped
  * an `actors` command it named there): nothing is waited for, as no such
- * holder lets go. Or a lock held for over OWN_LOCK_GRACE_MS by a process of
- * the Run's own unit, or of any Run's unit but this Run's proven supervisor
- * (a neighbour's genuine `actors wait`, named by the Run): the Run keeps it
- * (an `actors emit` inside the Run holds one only for a moment). Returns the
- * damage to report; undefined when no lock is kept. (`.children.lock` held
- * by the Run is left to its own wait: a child launched from inside holds it
- * for as long as its launch takes, and a stop of the tree waits for that
- * launch on purpose.)
+ * holder lets go. Or a lock held by one process for over OWN_LOCK_GRACE_MS,
+ * of the Run's own unit or of any Run's unit but this Run's proven
+ * supervisor (a neighbour's genuine `actors wait`, named by the Run): the Run
+ * keeps it (an `actors emit` inside the Run holds one only for a moment).
+ * Returns the damage to report; undefined when no lock is kept.
+ * (`.children.lock` held by the Run itself is left to its own wait: a child
+ * launched from inside holds it for as long as its launch takes, and a stop
+ * of the tree waits for that launch on purpose.)
  */
 async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsError | undefined> {
   for (const name of STATE_DIR_LOCKS) {
@@ -138,12 +138,15 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
         `remove the lock (rm "${file}"), or resume pid ${holder.pid} (kill -CONT ${holder.pid})`,
       )
   }
-  const deadline = Date.now() + OWN_LOCK_GRACE_MS
   const supervisor = provenSupervisorPid(dir)
+  // The grace is one holder's: a crowd of commands taking a lock in turn (70 controls of one Run) keeps none.
+  let held: {key: string; since: number} | undefined
   for (;;) {
     const kept = keptInAUnit(home, dir, supervisor)
     if (!kept) return undefined
-    if (Date.now() >= deadline)
+    const key = `${kept.file}:${kept.pid}:${kept.start}`
+    if (held?.key !== key) held = {key, since: Date.now()}
+    if (Date.now() - held.since >= OWN_LOCK_GRACE_MS)
       return new ActorsError(
         `${kept.file} is held by pid ${kept.pid}, ${kept.where}`,
         EXIT.failed,
@@ -153,23 +156,29 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
   }
 }
 
-/** A lock of the state dir (but `.children.lock`) held by a process of a Run's unit, not the Run's supervisor. */
+/**
+ * A lock of the state dir held by a process of a Run's unit, not the Run's
+ * supervisor: of this Run's own (but `.children.lock`, see above), or of
+ * another Run's, which takes none of this Run's locks for long.
+ */
 function keptInAUnit(
   home: string,
   dir: string,
   supervisor: number | undefined,
-): {file: string; pid: number; where: string} | undefined {
+): {file: string; pid: number; start: string; where: string} | undefined {
   let unit: number[] | undefined
   for (const name of STATE_DIR_LOCKS) {
-    if (name === '.children.lock') continue
     const file = join(dir, name)
     const holder = lockHolder(file)
     // A holder gone is a stale lock, which the usual way breaks (its pid may be another process's by now).
     if (!holder || holder.pid === supervisor || !isSameProcess(holder)) continue
-    const pid = holder.pid
+    const {pid, start} = holder
     unit ??= findUnitByFacts(dir, homeKey(home)).pids
-    if (unit.includes(pid)) return {file, pid, where: 'a process of the Run itself'}
-    if (insideSomeRun(pid)) return {file, pid, where: `a process of another Run (${commandOf(pid)})`}
+    if (unit.includes(pid)) {
+      if (name === '.children.lock') continue
+      return {file, pid, start, where: 'a process of the Run itself'}
+    }
+    if (insideSomeRun(pid)) return {file, pid, start, where: `a process of another Run (${commandOf(pid)})`}
   }
   return undefined
 }
