@@ -13,7 +13,10 @@ import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.
 const home = homesPerTest('actors-fifo-')
 
 function plantFifo(path: string): void {
-  expect(spawnSync('sh', ['-c', 'rm -f "$0" && mkfifo "$0"', path]).status).toBe(0)
+  // The supervisor may create the file between the rm and the mkfifo (it opens its logs as it starts): try again.
+  const plant =
+    'for i in 1 2 3 4 5 6 7 8 9 10; do rm -f "$0"; mkfifo "$0" 2>/dev/null && exit 0; sleep 0.05; done; exit 1'
+  expect(spawnSync('sh', ['-c', plant, path]).status).toBe(0)
   expect(lstatSync(path).isFIFO()).toBe(true)
 }
 
