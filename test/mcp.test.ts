@@ -546,7 +546,7 @@ describe('actors mcp', () => {
     expect(readJson(join(home, 'runs', run, 'run.json')).closed).toBeUndefined()
 
     const closed = await call(client, 'close', {run})
-    expect(closed.isError).toBeFalsy()
+    expect(closed.isError, closed.content[0]?.text).toBeFalsy()
     expect(closed.structuredContent).toMatchObject({
       run,
       closed: true,

@@ -26,6 +26,7 @@ import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {actors, BIN, homesPerTest, parentOf, processState, readJson, ROOT, survivors, waitFor} from './helpers.js'
 import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
+import {ENDED_SUPERVISOR_TITLE} from '../src/lib/base/platform/kernel-process.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const MODES = [
@@ -267,6 +268,30 @@ describe('a lock kept in the name of a genuine actors process', () => {
       actors(h, ['control', 'keep', 'kill'])
     }, 90_000)
   }
+})
+
+describe('a lock held by a supervisor that has written its end', () => {
+  // A supervisor renames its process once its end is written, and lets go of the Run's lock a moment later. A close
+  // in that moment took the renamed process for a stranger to actors and refused (mcp.test.ts, once in CI).
+  it('is waited for: stop ends the Run as usual, exit 0', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'keep', '--', 'sleep', '300']).code).toBe(0)
+    const lock = join(h, 'runs', 'keep', '.lock')
+    const holdOneSecond = `
+      const fs = require('node:fs')
+      process.title = ${JSON.stringify(ENDED_SUPERVISOR_TITLE)}
+      const start = fs.readFileSync('/proc/self/stat', 'utf8').split(') ')[1].split(' ')[19]
+      const boot = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim()
+      fs.symlinkSync(JSON.stringify({pid: process.pid, start, boot}), ${JSON.stringify(lock)})
+      console.log('held')
+      setTimeout(() => fs.unlinkSync(${JSON.stringify(lock)}), 1000)`
+    const holder = spawn(process.execPath, ['-e', holdOneSecond], {env: {PATH: process.env.PATH}})
+    await new Promise((held) => holder.stdout.once('data', held))
+    expect(readFileSync(`/proc/${holder.pid}/cmdline`, 'utf8')).toContain(ENDED_SUPERVISOR_TITLE)
+    const r = actors(h, ['control', 'keep', 'stop'])
+    expect(r.code, r.stderr).toBe(0)
+    expect(readJson(join(h, 'runs', 'keep', 'run.json')).status).toBe('cancelled')
+  }, 30_000)
 })
 
 describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {

@@ -1,8 +1,11 @@
 /**
  * Whether a live process runs this kernel: Node (this very binary, or the
  * `node` first on PATH) running this install's `bin/actors` or its
- * supervisor (`dist/supervisor.cjs`) as its script, with nothing injected
- * (NODE_OPTIONS, LD_PRELOAD). Every lock of a Run's state dir and the
+ * supervisor (`dist/supervisor.cjs`) as its script, or a supervisor that
+ * has renamed itself having written its end, with nothing injected
+ * (NODE_OPTIONS, LD_PRELOAD). (A Run can start a process of either kind
+ * itself: what this tells apart is the kernel from anything else, such as
+ * pid 1; end-first.ts bounds how long one of a Run's unit is waited for.) Every lock of a Run's state dir and the
  * supervision host's lock are taken by such a process; a lock kept by
  * anything else is nobody's to wait for: pid 1's identity written into a
  * `.lock` by a Run, or a lookalike a Run started (`node -e … dist/cli.cjs`,
@@ -20,6 +23,13 @@ import {envValue, environOf} from './process-environ.js'
  * of the kernel's scripts that has one is a stand-in.
  */
 export const INJECTING_ENV = ['NODE_OPTIONS', 'LD_PRELOAD'] as const
+
+/**
+ * What a supervisor renames its process to once it has written its Run's end
+ * (supervisor/supervise.ts): its command line no longer names the Run, so a
+ * wait need not wait out its exit. It may still hold a lock for a moment.
+ */
+export const ENDED_SUPERVISOR_TITLE = 'actors-supervisor: ended'
 
 /**
  * What a supervisor the kernel starts for others (an adopter, the supervision
@@ -69,17 +79,20 @@ export function runsThisKernel(pid: number): boolean {
   } catch {
     return false
   }
+  if (args[0] !== ENDED_SUPERVISOR_TITLE && !runsAKernelScript(args, cwd)) return false
+  const environ = environOf(pid)
+  return environ !== undefined && INJECTING_ENV.every((name) => envValue(environ, name) === undefined)
+}
+
+/** Whether command line `args` (of a process working in `cwd`) runs one of the kernel's scripts. */
+function runsAKernelScript(args: string[], cwd: string): boolean {
   const script = args[1]
   if (!script || script.startsWith('-')) return false
-  let path: string
   try {
-    path = realpathSync(resolve(cwd, script))
+    return kernelScripts().includes(realpathSync(resolve(cwd, script)))
   } catch {
     return false
   }
-  if (!kernelScripts().includes(path)) return false
-  const environ = environOf(pid)
-  return environ !== undefined && INJECTING_ENV.every((name) => envValue(environ, name) === undefined)
 }
 
 let scripts: string[] | undefined

@@ -47,6 +47,7 @@ import {liveRecordedCommands} from '../../kernel/containment/lost.js'
 import {endRecordFile, endRecordTag} from '../../kernel/containment/end-record.js'
 import {unlinkQuietly} from '../../base/platform/state-files.js'
 import type {SupervisionHost} from './host-context.js'
+import {ENDED_SUPERVISOR_TITLE} from '../../base/platform/kernel-process.js'
 
 class Supervisor {
   private readonly live = new Map<number, ChildProcess>()
@@ -467,7 +468,7 @@ class Supervisor {
     // Written: a wait proving ends by live supervisors (wait/proven-ends.ts) need not wait out this one's exit. A host
     // lets go of the Run's state dir instead (host-context.ts): it goes on supervising others.
     if (this.host) this.host.ended()
-    else process.title = 'actors-supervisor: ended'
+    else process.title = ENDED_SUPERVISOR_TITLE
     this.meta = {...meta, status}
   }
 
