@@ -240,6 +240,10 @@ describe('what a Run leaves in its state dir', () => {
     ['made a directory', 'rm "$ACTORS_STATE_DIR/run.json"; mkdir "$ACTORS_STATE_DIR/run.json"'],
     ['made a link to /dev/zero', 'ln -sfn /dev/zero "$ACTORS_STATE_DIR/run.json"'],
     ['deleted', 'rm "$ACTORS_STATE_DIR/run.json"'],
+    [
+      'made to name another instance',
+      `sed -i 's/"run_instance_id": *"[^"]*"/"run_instance_id":"00000000-0000-4000-8000-000000000000"/' "$ACTORS_STATE_DIR/run.json"`,
+    ],
   ])
     it(`its own run.json ${what}: exit 7 is recorded and delivered, and run.json reads again`, async () => {
       const h = home()
@@ -264,6 +268,27 @@ describe('what a Run leaves in its state dir', () => {
       expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
       expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
     })
+  // Red-team 13 N3-M4: the timeout held, but tracked containment recorded a lost supervisor's end.
+  it.each(['tracked', 'cgroup'])(
+    'a Run that rewrites its run_instance_id and meets its --timeout is recorded as timed out (%s)',
+    async (containment) => {
+      const h = home()
+      const forge = `sed -i 's/"run_instance_id": *"[^"]*"/"run_instance_id":"00000000-0000-4000-8000-000000000000"/' "$ACTORS_STATE_DIR/run.json"`
+      const env = {ACTORS_CONTAINMENT: containment}
+      // After the last writes of run.json by the kernel, which would undo the forgery (as in the test above).
+      const gate = join(h, 'launched')
+      const recorded = `until grep -q children_processes "$ACTORS_STATE_DIR/run.json" && [ -e ${gate} ]; do sleep 0.01; done`
+      const command = `${recorded}; ${forge}; exec sleep 30`
+      const r = actors(h, ['run', '--name', 'p', '--timeout', '3s', '--json', '--', 'sh', '-c', command], {env})
+      expect(r.code, r.stderr).toBe(0)
+      writeFileSync(gate, '')
+      const result = await waitForResult(r.json.state_dir)
+      expect(result).toMatchObject({status: 'failed', reason: 'timeout', run_instance_id: r.json.run_instance_id})
+      expect(readJson(join(r.json.state_dir, 'run.json')).run_instance_id).toBe(r.json.run_instance_id)
+      expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain('names run_instance_id')
+    },
+    20_000,
+  )
   it.each([
     {what: 'directory', plant: (file: string) => mkdirSync(file), movedAside: 1},
     {what: 'dangling link', plant: (file: string) => symlinkSync('/nonexistent/x', file), movedAside: 0},

@@ -3,8 +3,12 @@
  * rename dirs in the state root it writes: one that swapped its dir with a
  * sibling's had both supervisors find the other Run's run.json at their
  * path, and both exit statuses were lost (each left the other's dir alone,
- * as it must). The end goes to the dir whose run.json carries this
- * supervisor's instance, wherever in `runs/` it now is; never through a link.
+ * as it must). The end goes to the dir the supervisor started with (the
+ * same inode), wherever in `runs/` it now is, or else to the dir whose
+ * run.json carries this supervisor's instance; never through a link. What
+ * the Run wrote into its run.json does not decide which dir is its own: one
+ * that rewrote its `run_instance_id` had its end lost (recorded later as a
+ * lost supervisor's), so the supervisor's own copy is written there instead.
  */
 import {lstatSync, readdirSync} from 'node:fs'
 import {dirname, join} from 'node:path'
@@ -12,20 +16,42 @@ import {readJsonFile} from '../../base/platform/state-files.js'
 import {RUN_SCHEMA, type RunMeta} from '../../base/records/run.js'
 import {runFile} from '../../kernel/runs/store.js'
 
-/** `dir` while it still holds the Run of `instance`, else the plain dir beside it that does; undefined when none does. */
-export function ownStateDir(dir: string, instance: string): string | undefined {
-  if (ownMeta(dir, instance)) return dir
-  let names: string[]
+/** Which directory a state dir is, whatever it is named: undefined when `dir` is no plain directory. */
+export type DirIdentity = {dev: number; ino: number}
+
+export function dirIdentityOf(dir: string): DirIdentity | undefined {
+  const stat = lstatSync(dir, {throwIfNoEntry: false})
+  return stat?.isDirectory() ? {dev: stat.dev, ino: stat.ino} : undefined
+}
+
+/**
+ * The dir the supervisor started with (`identity`), at `dir` or renamed
+ * beside it; without one there, `dir` while it still holds the Run of
+ * `instance`, else the plain dir beside it that does; undefined when none is.
+ */
+export function ownStateDir(dir: string, instance: string, identity: DirIdentity | undefined): string | undefined {
+  const siblings = [dir, ...namesBeside(dir)]
+  if (identity) {
+    const same = siblings.find((candidate) => isSameDir(candidate, identity))
+    if (same) return same
+  }
+  return siblings.find((candidate) => ownMeta(candidate, instance) !== undefined)
+}
+
+function namesBeside(dir: string): string[] {
   try {
-    names = readdirSync(dirname(dir))
+    return readdirSync(dirname(dir))
+      .map((name) => join(dirname(dir), name))
+      .filter((candidate) => candidate !== dir)
   } catch {
-    return undefined
+    return []
   }
-  for (const name of names) {
-    const candidate = join(dirname(dir), name)
-    if (candidate !== dir && ownMeta(candidate, instance)) return candidate
-  }
-  return undefined
+}
+
+/** Whether `path` is the plain directory `identity` names. */
+export function isSameDir(path: string, identity: DirIdentity): boolean {
+  const found = dirIdentityOf(path)
+  return found?.dev === identity.dev && found.ino === identity.ino
 }
 
 /**
@@ -53,21 +79,23 @@ function isPlainDir(path: string): boolean {
 }
 
 /**
- * Whether `dir` is a plain directory whose run.json cannot be read as a
- * Run's record at all: gone, made a FIFO, a directory or a link, oversized,
- * truncated, not JSON. A Run that did so to its own record had its exit
- * status lost, since its supervisor found no run.json of its own to write the
- * end beside. (A run.json of another Run is no damage: that dir is not this
- * Run's any more, own-dir's search found none of its own, and it is left alone.)
+ * What is wrong with run.json in `dir`, this supervisor's own dir (the same
+ * inode as it started with): unreadable as a Run's record (gone, made a
+ * FIFO, a directory or a link, oversized, truncated, not JSON) or naming
+ * another instance than `instance`, which the Run wrote there; undefined
+ * when it is this Run's. A Run that did either to its own record had its
+ * exit status lost, since its supervisor found no run.json of its own to
+ * write the end beside.
  */
-export function isRunJsonDamaged(dir: string): boolean {
-  if (!isPlainDir(dir)) return false
-  const stat = lstatSync(runFile(dir, 'meta'), {throwIfNoEntry: false})
-  if (!stat?.isFile()) return true
+export function runJsonDamage(dir: string, instance: string): string | undefined {
+  if (!isPlainDir(dir)) return undefined
+  const file = runFile(dir, 'meta')
+  if (!lstatSync(file, {throwIfNoEntry: false})?.isFile()) return `${file} could not be read`
+  let named: unknown
   try {
-    readJsonFile<RunMeta>(runFile(dir, 'meta'), {schema: RUN_SCHEMA})
-    return false
+    named = readJsonFile<RunMeta>(file, {schema: RUN_SCHEMA})?.run_instance_id
   } catch {
-    return true
+    return `${file} could not be read`
   }
+  return named === instance ? undefined : `${file} names run_instance_id ${JSON.stringify(named)}, not this Run's`
 }

@@ -40,7 +40,7 @@ import {StdinPump} from './stdin-pump.js'
 import {isNoRoomForLock, releaseEndReserve, settleUnstartedNoSpace, updateRunMetaOrNote} from './no-space.js'
 import {commandEnvironment, resultOf, type AttemptOutcome, type StepOutcome} from './outcome.js'
 import {runStepTree, type StepTreeHooks} from './step-tree.js'
-import {isRunJsonDamaged, ownMeta, ownStateDir} from './own-dir.js'
+import {type DirIdentity, dirIdentityOf, isSameDir, ownMeta, ownStateDir, runJsonDamage} from './own-dir.js'
 import {isTerminal, type ChildProcessRecord, type RunMeta} from '../../base/records/run.js'
 import {awaitAdoptedSteps, resumeOf, type AdoptLimit, type Resume} from './adopt-run.js'
 import {liveRecordedCommands} from '../../kernel/containment/lost.js'
@@ -58,6 +58,8 @@ class Supervisor {
   private terminating: Promise<void> | undefined
   /** `inbox: stdin`: writes `actors send` messages to the running step's stdin. */
   private readonly pump: StdinPump | undefined
+  /** The state dir this supervisor started with, whatever the Run renames it to or writes into it (own-dir.ts). */
+  private readonly dirIdentity: DirIdentity | undefined
   /** Containment: every process of the Run, whatever it forks (lib/kernel/containment/). */
   private unit!: Unit
   /** Processes an end could not get rid of within kill_grace + 5 s (result.json `leftover`). */
@@ -82,6 +84,7 @@ class Supervisor {
     private readonly host?: SupervisionHost,
   ) {
     this.pump = meta.inbox === 'stdin' ? new StdinPump(dir, generationOf(meta)) : undefined
+    this.dirIdentity = dirIdentityOf(dir)
   }
 
   /** [containment] Make the Run's unit before anything of it starts: its record (superviseRun writes it), or why not. */
@@ -430,7 +433,7 @@ class Supervisor {
 
   private async finish(outcome: AttemptOutcome, attempts: number, startedAt: Date): Promise<void> {
     this.host?.started() // ended before any command started (a refused unit, a lock it could not take)
-    this.dir = ownStateDir(this.dir, this.meta.run_instance_id) ?? this.dir // a dir the Run moved (own-dir.ts)
+    this.dir = ownStateDir(this.dir, this.meta.run_instance_id, this.dirIdentity) ?? this.dir // moved (own-dir.ts)
     // In a host, the Run's lock is waited for without blocking: a lock the Run (or anyone) keeps stalls this end
     // alone, not every other Run's. Busy at its deadline: the sync take below answers the same, and is handled there.
     if (this.host) await lockFreed(runFile(this.dir, 'lock')).catch(() => {})
@@ -473,15 +476,16 @@ class Supervisor {
   }
 
   /**
-   * This supervisor's own copy of the Run's record, when the run.json in its
-   * dir is there but unreadable (the Run made it oversized or truncated it):
-   * the end is still this Run's, and writing it restores a readable run.json.
+   * This supervisor's own copy of the Run's record, when the run.json in the
+   * dir it started with is unreadable (the Run made it oversized or truncated
+   * it) or names another instance (the Run rewrote it): the end is still this
+   * Run's, and writing it restores the Run's own run.json.
    */
   private ownCopyOfDamagedRecord(): RunMeta | undefined {
-    if (!isRunJsonDamaged(this.dir)) return undefined
-    this.appendStderr(
-      `actors: ${runFile(this.dir, 'meta')} could not be read; the end is recorded from the supervisor's own copy of it\n`,
-    )
+    const own = this.dirIdentity !== undefined && isSameDir(this.dir, this.dirIdentity)
+    const damage = own ? runJsonDamage(this.dir, this.meta.run_instance_id) : undefined
+    if (!damage) return undefined
+    this.appendStderr(`actors: ${damage}; the end is recorded from the supervisor's own copy of it\n`)
     return this.meta
   }
 
