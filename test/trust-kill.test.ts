@@ -254,6 +254,19 @@ describe('a lock kept in the name of a genuine actors process', () => {
         return {pid, done: () => follow.kill('SIGKILL')}
       },
     ],
+    [
+      "the user's own `actors wait`, in no Run",
+      'for over 10s',
+      async (h) => {
+        const wait = spawn(process.execPath, [BIN, 'wait', 'keep'], {
+          env: {...process.env, ACTORS_HOME: h},
+          stdio: 'ignore',
+        })
+        const pid = wait.pid!
+        await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
+        return {pid, done: () => wait.kill('SIGKILL')}
+      },
+    ],
   ]
   // .children.lock too (red-team 13 N3-M1): a child launched from inside holds it while it launches, a process of
   // another Run never.
@@ -263,7 +276,8 @@ describe('a lock kept in the name of a genuine actors process', () => {
       const h = home()
       expect(actors(h, ['run', '--name', 'keep', '--', 'sleep', '300']).code).toBe(0)
       const holder = await startHolder(h)
-      await killWithLockNaming(h, holder.pid, said, 15_000, lock)
+      // Held past its grace (2 s in a Run's unit, 10 s for any other), not the lock's whole wait of 30 s or more.
+      await killWithLockNaming(h, holder.pid, said, said === 'for over 10s' ? 25_000 : 15_000, lock)
       holder.done()
       actors(h, ['control', 'keep', 'kill'])
     }, 90_000)

@@ -95,6 +95,15 @@ function killFirst(home: string, id: string, ref: string, verb: string, error: u
 /** How long one process of a Run's unit may hold a lock of the state dir before the end stops waiting for it. */
 const OWN_LOCK_GRACE_MS = 2000
 
+/**
+ * How long any other process but the Run's supervisor may: every command of
+ * the kernel holds a state dir's lock for one read and write, so a holder
+ * this long is named in it by the Run (a user's own `actors wait` in a
+ * terminal, which takes no lock of it), not holding it; on a machine loaded
+ * enough that a real one does, the unit still ends, first.
+ */
+const ANY_LOCK_GRACE_MS = 10_000
+
 /** The locks of a state dir, each taken only by the kernel's own processes (the CLI, a supervisor, the host). */
 const STATE_DIR_LOCKS = [
   '.lock',
@@ -111,10 +120,12 @@ const STATE_DIR_LOCKS = [
  * live process that runs no part of this kernel (a Run made its `.lock` name
  * pid 1, which lives for ever), or by one that is stopped (a Run SIGSTOPped
  * an `actors` command it named there): nothing is waited for, as no such
- * holder lets go. Or a lock held by one process for over OWN_LOCK_GRACE_MS,
- * of the Run's own unit or of any Run's unit but this Run's proven
- * supervisor (a neighbour's genuine `actors wait`, named by the Run): the Run
- * keeps it (an `actors emit` inside the Run holds one only for a moment).
+ * holder lets go. Or a lock held by one process but this Run's proven
+ * supervisor for over its grace (keptLock): OWN_LOCK_GRACE_MS for one of
+ * the Run's own unit or of any Run's unit (a neighbour's genuine `actors
+ * wait`, named by the Run; an `actors emit` inside the Run holds one only
+ * for a moment), ANY_LOCK_GRACE_MS for any other (the user's own `actors
+ * wait` in a terminal, named by the Run): the Run keeps it.
  * Returns the damage to report; undefined when no lock is kept.
  * (`.children.lock` held by the Run itself is left to its own wait: a child
  * launched from inside holds it for as long as its launch takes, and a stop
@@ -142,11 +153,11 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
   // The grace is one holder's: a crowd of commands taking a lock in turn (70 controls of one Run) keeps none.
   let held: {key: string; since: number} | undefined
   for (;;) {
-    const kept = keptInAUnit(home, dir, supervisor)
+    const kept = keptLock(home, dir, supervisor)
     if (!kept) return undefined
     const key = `${kept.file}:${kept.pid}:${kept.start}`
     if (held?.key !== key) held = {key, since: Date.now()}
-    if (Date.now() - held.since >= OWN_LOCK_GRACE_MS)
+    if (Date.now() - held.since >= kept.graceMs)
       return new ActorsError(
         `${kept.file} is held by pid ${kept.pid}, ${kept.where}`,
         EXIT.failed,
@@ -157,16 +168,18 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
 }
 
 /**
- * A lock of the state dir held by a process of a Run's unit, not the Run's
- * supervisor: of this Run's own (but `.children.lock`, see above), or of
- * another Run's, which takes none of this Run's locks for long.
+ * A lock of the state dir held by a live process, not the Run's supervisor,
+ * and how long it may hold it: a process of this Run's own unit (but for
+ * `.children.lock`, see above) or of another Run's, which takes none of this
+ * Run's locks for long, OWN_LOCK_GRACE_MS; any other, ANY_LOCK_GRACE_MS.
  */
-function keptInAUnit(
+function keptLock(
   home: string,
   dir: string,
   supervisor: number | undefined,
-): {file: string; pid: number; start: string; where: string} | undefined {
+): {file: string; pid: number; start: string; where: string; graceMs: number} | undefined {
   let unit: number[] | undefined
+  let outside: {file: string; pid: number; start: string; where: string; graceMs: number} | undefined
   for (const name of STATE_DIR_LOCKS) {
     const file = join(dir, name)
     const holder = lockHolder(file)
@@ -176,11 +189,19 @@ function keptInAUnit(
     unit ??= findUnitByFacts(dir, homeKey(home)).pids
     if (unit.includes(pid)) {
       if (name === '.children.lock') continue
-      return {file, pid, start, where: 'a process of the Run itself'}
+      return {file, pid, start, where: 'a process of the Run itself', graceMs: OWN_LOCK_GRACE_MS}
     }
-    if (insideSomeRun(pid)) return {file, pid, start, where: `a process of another Run (${commandOf(pid)})`}
+    if (insideSomeRun(pid))
+      return {file, pid, start, where: `a process of another Run (${commandOf(pid)})`, graceMs: OWN_LOCK_GRACE_MS}
+    outside ??= {
+      file,
+      pid,
+      start,
+      where: `for over ${ANY_LOCK_GRACE_MS / 1000}s (${commandOf(pid)})`,
+      graceMs: ANY_LOCK_GRACE_MS,
+    }
   }
-  return undefined
+  return outside
 }
 
 /** Whether process `pid` runs in some Run's unit: a Run's cgroup on any hierarchy, or a Run's marker in its environment. */
