@@ -16,9 +16,11 @@ import {
   lstatSync,
   mkdirSync,
   readFileSync,
+  readdirSync,
   readlinkSync,
   renameSync,
   rmdirSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import {basename, join} from 'node:path'
@@ -282,6 +284,63 @@ describe('a lock kept in the name of a genuine actors process', () => {
       actors(h, ['control', 'keep', 'kill'])
     }, 90_000)
   }
+})
+
+describe('a stop that cannot go the usual way', () => {
+  // The unit is ended by facts, as a stop ends it: SIGTERM first, so the command's own handler runs.
+  it('sends SIGTERM first: the TERM handler of a Run that writes garbage into its run.json runs', async () => {
+    const h = home()
+    const tag = token()
+    const script =
+      'trap "echo trapped > \\"$ACTORS_STATE_DIR/../trapped-$$\\"; exit 0" TERM; while :; do echo garbage > "$ACTORS_STATE_DIR/run.json"; sleep 0.01; done'
+    const dir = await launch(h, 'garbled', tag, script, {})
+    await waitFor(() => readFileSync(join(dir, 'run.json'), 'utf8').startsWith('garbage'), 10_000, 'garbage')
+    const r = actors(h, ['control', 'garbled', 'stop'], {timeout: 60_000})
+    expect(survivors(tag), r.stderr).toEqual([])
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr).toMatch(/its unit was stopped first: SIGTERM to \d+ process/)
+    expect(readdirSync(join(h, 'runs')).some((name) => name.startsWith('trapped-'))).toBe(true)
+  }, 60_000)
+})
+
+describe("a neighbour's process named in another Run's lock", () => {
+  // Red-team 13 N3-M2: Run N names its own `actors wait` in Run B's .lock. The user's stop of B must still be a
+  // stop (B's TERM handler runs), and B's record must not read `running` for the lock's whole wait once B is gone.
+  it('control B stop removes that lock and stops B the usual way: its TERM handler runs, recorded cancelled', async () => {
+    const h = home()
+    const tagN = token()
+    const n = await launch(h, 'neighbour', tagN, `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait neighbour`, {})
+    const waiter = await waitFor(
+      () => existsSync(join(n, 'me')) && Number(readFileSync(join(n, 'me'), 'utf8')),
+      10_000,
+      'its pid',
+    )
+    await waitFor(() => readFileSync(`/proc/${waiter}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
+    const tagB = token()
+    const trap = 'trap "echo trapped > \\"$ACTORS_STATE_DIR/trapped\\"; exit 0" TERM; while :; do sleep 0.1; done'
+    const b = await launch(h, 'b', tagB, trap, {})
+    // As the Run's own scripts plant it: until the kernel's own take of the moment lets go.
+    await waitFor(
+      () => {
+        try {
+          symlinkSync(identityOf(waiter), join(b, '.lock'))
+          return true
+        } catch {
+          return false
+        }
+      },
+      10_000,
+      'the lock planted',
+    )
+    const r = actors(h, ['control', 'b', 'stop'], {timeout: 60_000})
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr).toContain(`${join(b, '.lock')} is held by pid ${waiter}, a process of another Run`)
+    expect(r.stderr).toContain('removed that lock, and b was stopped the usual way')
+    expect(survivors(tagB)).toEqual([])
+    expect(existsSync(join(b, 'trapped'))).toBe(true)
+    expect(readJson(join(b, 'run.json'))).toMatchObject({status: 'cancelled'})
+    actors(h, ['control', 'neighbour', 'kill'])
+  }, 60_000)
 })
 
 describe('a lock held by a supervisor that has written its end', () => {

@@ -268,6 +268,21 @@ export function capSyncLockWaits(ms: number | undefined): void {
   syncWaitCapMs = ms
 }
 
+/**
+ * Run `fn` with this process's synchronous lock waits capped at `ms` at
+ * most (an end retried after it removed a lock a Run kept: kept again, it
+ * is not waited for in full). The cap in force before is put back after.
+ */
+export async function withSyncLockWaitsCapped<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+  const before = syncWaitCapMs
+  syncWaitCapMs = Math.min(before ?? ms, ms)
+  try {
+    return await fn()
+  } finally {
+    syncWaitCapMs = before
+  }
+}
+
 /** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
 export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
   const waitMs = options.timeoutMs ?? (testHookNumber('lockWaitMs') || DEFAULT_LOCK_WAIT_MS)

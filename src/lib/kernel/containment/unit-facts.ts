@@ -14,7 +14,7 @@ import {readdirSync, readFileSync} from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {readBoundedText} from '../../base/platform/state-files.js'
 import {isNestedRunCgroup, procsOf, walkCgroups} from './cgroup-tree.js'
-import {sleepSync} from '../../base/platform/sleep.js'
+import {sleep, sleepSync} from '../../base/platform/sleep.js'
 import {sameStateDir, stateDirKey} from '../../base/platform/home.js'
 import {environOf, envValue, processEnvValue} from '../../base/platform/process-environ.js'
 import {readProcStat} from '../../base/platform/process-identity.js'
@@ -125,6 +125,30 @@ export function liveStateDirs(): Map<string, LiveOfDir> {
 function hostedDirs(pid: number, home: string): string[] {
   const runs = join(stateDirKey(home), 'runs')
   return heldDirs(pid).filter((dir) => dirname(dir) === runs)
+}
+
+/**
+ * Stop the unit of the Run in `dir` as found by facts, as a stop would:
+ * SIGTERM every process of it (thawed and continued, so a paused one hears
+ * it), wait up to `graceMs` for them to end, then kill what is left
+ * (killUnitByFacts). Returns the pids sent SIGTERM, those killed after the
+ * grace, and any that could not be ended.
+ */
+export async function stopUnitByFacts(
+  dir: string,
+  homeKey: string,
+  graceMs: number,
+): Promise<{termed: number[]; killed: number[]; leftover: Leftover[]}> {
+  const found = findUnitByFacts(dir, homeKey)
+  if (found.pids.length > 0) {
+    for (const path of found.cgroups) new CgroupUnit({kind: 'cgroup', path}).thaw()
+    signalPids(found.pids, 'SIGTERM')
+    signalPids(found.pids, 'SIGCONT')
+    const deadline = Date.now() + graceMs
+    while (Date.now() < deadline && findUnitByFacts(dir, homeKey).pids.length > 0) await sleep(50)
+  }
+  const {signalled, leftover} = killUnitByFacts(dir, homeKey)
+  return {termed: found.pids, killed: signalled, leftover}
 }
 
 /** How long a kill by facts keeps sweeping before it names what is left. */

@@ -49,7 +49,7 @@ export interface EndOptions {
 }
 
 /** The launch's kill grace, from the supervisor's command line, or a host's step wrapper's (run-deadline.ts). */
-function launchedKillGraceMs(meta: RunMeta, dir: string): number | undefined {
+export function launchedKillGraceMs(meta: RunMeta, dir: string): number | undefined {
   const args = supervisorArgs(meta, dir)
   if (!args?.host) return args?.killGraceMs
   return hostedKillGraceMs(meta, dir, meta.process_identity!.pid)

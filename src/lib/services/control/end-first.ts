@@ -4,18 +4,19 @@
  * one that deleted its state dir was "not found"). When `stop`, `kill` or
  * `close` cannot go the usual way because of what it found in the state dir
  * (damage: exit 1; a state dir gone: exit 4; a lock held past its wait:
- * exit 5; anything unexpected), or when a lock of its state dir is kept by
- * the Run itself (which would hold the usual way for its whole wait), the
- * Run's unit is found from facts the machine keeps
- * (containment/unit-facts.ts) and killed first; then the refusal is
- * reported, exit 1, naming what was damaged. A refusal that is the answer (a
- * finished Run, a recycled pid, a bad action) stays as it is.
+ * exit 5; anything unexpected), the Run's unit is found from facts the
+ * machine keeps (containment/unit-facts.ts) and ended first (a kill
+ * SIGKILLs it; a stop or close sends SIGTERM, then SIGKILL after the kill
+ * grace); then the refusal is reported, exit 1, naming what was damaged. A
+ * lock of its state dir kept against the end (lockKeptFromTheEnd) is
+ * removed and the end goes the usual way after all. A refusal that is the
+ * answer (a finished Run, a recycled pid, a bad action) stays as it is.
  */
-import {lstatSync} from 'node:fs'
+import {lstatSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
-import {readLockText} from '../../base/platform/file-lock.js'
+import {readLockText, withSyncLockWaitsCapped} from '../../base/platform/file-lock.js'
 import {isSameProcess, isStopped, type ProcessIdentity} from '../../base/platform/process-identity.js'
 import {environOf, envValue} from '../../base/platform/process-environ.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
@@ -25,7 +26,9 @@ import {runsThisKernel} from '../../base/platform/kernel-process.js'
 import {commandOf} from '../../kernel/containment/unit.js'
 import {resolveRunRef, runDir} from '../../base/platform/home.js'
 import {homeKey} from '../../kernel/containment/index.js'
-import {findUnitByFacts, killUnitByFacts} from '../../kernel/containment/unit-facts.js'
+import {findUnitByFacts, killUnitByFacts, stopUnitByFacts} from '../../kernel/containment/unit-facts.js'
+import {launchedKillGraceMs} from '../../kernel/signals/end-run.js'
+import {recordedKillGraceMs} from '../../base/records/run.js'
 import {cancelSlurmJobsByFacts} from '../../kernel/executors/index.js'
 
 /** Whether `error` (from an end that went the usual way) may have left the Run's unit running. */
@@ -34,7 +37,7 @@ function mayBlockAnEnd(error: unknown): boolean {
   return error.exitCode === EXIT.failed || error.exitCode === EXIT.notFound || error.exitCode === EXIT.refused
 }
 
-/** Run `end` (a stop, kill or close of the Run `ref`); if it fails in a way that may leave the unit running, kill the unit by facts, then report. */
+/** Run `end` (a stop, kill or close of the Run `ref`); if it fails in a way that may leave the unit running, end the unit by facts, then report. */
 export async function endFirst<T>(home: string, ref: string, verb: string, end: () => Promise<T>): Promise<T> {
   let id: string | undefined
   try {
@@ -42,12 +45,12 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
   } catch {}
   // A lock of its state dir that the Run keeps would hold the usual way for its whole wait.
   const held = id === undefined ? undefined : await lockKeptFromTheEnd(home, runDir(home, id))
-  if (held && id !== undefined) throw killFirst(home, id, ref, verb, held)
+  if (held && id !== undefined) throw await endPastKeptLock(home, id, ref, verb, held, end)
   try {
     return await end()
   } catch (error) {
     if (id === undefined) throw error
-    if (mayBlockAnEnd(error)) throw killFirst(home, id, ref, verb, error)
+    if (mayBlockAnEnd(error)) throw await endUnitFirst(home, id, ref, verb, error)
     if (!unitLivesOn(home, id, error)) throw error
     const file = join(runDir(home, id), 'run.json')
     const claim = new ActorsError(
@@ -55,9 +58,48 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
       EXIT.failed,
       'the Run wrote its own end; inspect run.json and result.json by hand',
     )
-    throw killFirst(home, id, ref, verb, claim)
+    throw await endUnitFirst(home, id, ref, verb, claim)
   }
 }
+
+/**
+ * End the Run past a lock of its state dir that was kept (`kept`): remove
+ * that lock and end it the usual way, its lock waits capped, so the stop is
+ * a stop (its TERM handler runs) and the end is recorded as what was asked
+ * (a neighbour that named its own process in this Run's lock made the
+ * user's stop a SIGKILL, recorded as a failure). Kept again, or failing,
+ * the unit is ended first by facts. Returns the error to report, exit 1,
+ * naming the lock either way.
+ */
+async function endPastKeptLock<T>(
+  home: string,
+  id: string,
+  ref: string,
+  verb: string,
+  kept: ActorsError,
+  end: () => Promise<T>,
+): Promise<unknown> {
+  if (breakKeptLock(kept)) {
+    try {
+      await withSyncLockWaitsCapped(RETRY_LOCK_WAIT_MS, end)
+      const done = verb === 'kill' ? 'killed' : verb === 'close' ? 'closed' : 'stopped'
+      return new ActorsError(
+        `${kept.message}; removed that lock, and ${ref} was ${done} the usual way`,
+        EXIT.failed,
+        kept.fix,
+      )
+    } catch (error) {
+      if (isActorsError(error) && !mayBlockAnEnd(error)) return error
+    }
+  }
+  const reported = await endUnitFirst(home, id, ref, verb, kept)
+  // Nothing of the Run is left to let go of it: the supervisor records the end now, not after its own lock wait.
+  breakKeptLock(kept)
+  return reported
+}
+
+/** How long an end retried past a lock it removed waits for a lock of the state dir: one taken again is kept. */
+const RETRY_LOCK_WAIT_MS = 5000
 
 /**
  * Whether a refusal that the Run is finished (exit 3) came while something of
@@ -71,25 +113,67 @@ function unitLivesOn(home: string, id: string, error: unknown): boolean {
   return findUnitByFacts(runDir(home, id), homeKey(home)).pids.length > 0
 }
 
-/** Kill the unit of Run `id` by facts; the error to report: `error` as it was when nothing of the Run was found. */
-function killFirst(home: string, id: string, ref: string, verb: string, error: unknown): unknown {
+/**
+ * End the unit of Run `id` by facts, as `verb` asks: a kill SIGKILLs it, a
+ * stop or close sends SIGTERM first and kills what is left after the
+ * launch's kill grace (a Run that kept a lock of its state dir, or had one
+ * kept, still gets its own TERM handler run). Returns the error to report:
+ * `error` as it was when nothing of the Run was found.
+ */
+async function endUnitFirst(home: string, id: string, ref: string, verb: string, error: unknown): Promise<unknown> {
   const dir = runDir(home, id)
-  const {signalled, leftover} = killUnitByFacts(dir, homeKey(home))
+  const {termed, killed, leftover} = await endByFacts(dir, homeKey(home), verb)
   // A Slurm Run's unit is its job, wherever it runs: the one Slurm lists under the Run's name and instance.
   const jobs = cancelSlurmJobsByFacts(home, id)
-  if (signalled.length === 0 && jobs.length === 0) return error
+  if (termed.length === 0 && killed.length === 0 && jobs.length === 0) return error
   const reason = (error as Error).message
   const ended = [
-    signalled.length ? `SIGKILL to ${signalled.length} process(es)` : '',
+    termed.length ? `SIGTERM to ${termed.length} process(es)` : '',
+    killed.length ? `SIGKILL to ${killed.length} process(es)` : '',
     jobs.length ? `Slurm job ${jobs.join(', ')} cancelled` : '',
   ].filter(Boolean)
   const left = leftover.length ? `; still alive: ${leftover.map((l) => `${l.pid} (${l.command})`).join(', ')}` : ''
+  const how = verb === 'kill' ? 'killed' : 'stopped'
   return new ActorsError(
-    `could not ${verb} ${ref} the usual way (${reason}); its unit was killed first: ${ended.join('; ')}${left}`,
+    `could not ${verb} ${ref} the usual way (${reason}); its unit was ${how} first: ${ended.join('; ')}${left}`,
     EXIT.failed,
     isActorsError(error) && error.fix ? error.fix : `inspect ${dir} by hand`,
-    {signalled, leftover, ...(jobs.length ? {cancelled_jobs: jobs} : {})},
+    {signalled: [...new Set([...termed, ...killed])], leftover, ...(jobs.length ? {cancelled_jobs: jobs} : {})},
   )
+}
+
+async function endByFacts(dir: string, key: string, verb: string) {
+  if (verb !== 'kill') return stopUnitByFacts(dir, key, launchedGraceMs(dir))
+  const {signalled, leftover} = killUnitByFacts(dir, key)
+  return {termed: [] as number[], killed: signalled, leftover}
+}
+
+/**
+ * The kill grace the Run was launched with, from its proven supervisor's
+ * command line; the default without one (run.json's own `kill_grace_ms` is
+ * the Run's to rewrite, an hour at most).
+ */
+function launchedGraceMs(dir: string): number {
+  let launched: number | undefined
+  try {
+    const meta = readRunMetaRaw(dir)
+    launched = meta ? launchedKillGraceMs(meta, dir) : undefined
+  } catch {}
+  return recordedKillGraceMs({kill_grace_ms: launched})
+}
+
+/** Remove the lock `kept` names, while it still names the holder that kept it (a fresh take is left alone). */
+function breakKeptLock(kept: ActorsError): boolean {
+  const {lock, holder} = (kept.details ?? {}) as {lock?: string; holder?: ProcessIdentity}
+  if (!lock || !holder) return false
+  const now = lockHolder(lock)
+  if (now?.pid !== holder.pid || now.start !== holder.start) return false
+  try {
+    unlinkSync(lock)
+    return true
+  } catch {
+    return false
+  }
 }
 
 /** How long one process of a Run's unit may hold a lock of the state dir before the end stops waiting for it. */
@@ -141,12 +225,14 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
         `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is no process of actors`,
         EXIT.failed,
         `remove the lock (rm "${file}"); the Run may have written it`,
+        {lock: file, holder},
       )
     if (isStopped(holder.pid))
       return new ActorsError(
         `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is stopped`,
         EXIT.failed,
         `remove the lock (rm "${file}"), or resume pid ${holder.pid} (kill -CONT ${holder.pid})`,
+        {lock: file, holder},
       )
   }
   const supervisor = provenSupervisorPid(dir)
@@ -162,6 +248,7 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
         `${kept.file} is held by pid ${kept.pid}, ${kept.where}`,
         EXIT.failed,
         `remove the lock (rm "${kept.file}") once nothing of the Run is left`,
+        {lock: kept.file, holder: {pid: kept.pid, start: kept.start}},
       )
     await sleep(20)
   }
