@@ -199,6 +199,18 @@ async function killWithLockNaming(
   expect(r.stderr).toContain(said)
 }
 
+/** Launch Run `neighbour`, whose command is a genuine `actors wait keep`; resolves with that process's pid. */
+async function neighbourWait(h: string): Promise<number> {
+  const dir = await launch(h, 'neighbour', token(), `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait keep`, {})
+  const pid = await waitFor(
+    () => existsSync(join(dir, 'me')) && Number(readFileSync(join(dir, 'me'), 'utf8')),
+    10_000,
+    'its pid',
+  )
+  await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
+  return pid
+}
+
 describe('a lock kept in the name of a lookalike of actors', () => {
   // A neighbour Run starts a process that carries the kernel's script in its command line; Run C writes that
   // process's identity into its own .lock. Nothing but actors itself takes that lock (red-team 11 N-M2).
@@ -229,17 +241,7 @@ describe('a lock kept in the name of a genuine actors process', () => {
     [
       "`actors wait` in a neighbour Run's unit",
       'a process of another Run',
-      async (h) => {
-        const tag = token()
-        const dir = await launch(h, 'neighbour', tag, `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait keep`, {})
-        const pid = await waitFor(
-          () => existsSync(join(dir, 'me')) && Number(readFileSync(join(dir, 'me'), 'utf8')),
-          10_000,
-          'its pid',
-        )
-        await waitFor(() => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
-        return {pid, done: () => actors(h, ['control', 'neighbour', 'kill'])}
-      },
+      async (h) => ({pid: await neighbourWait(h), done: () => actors(h, ['control', 'neighbour', 'kill'])}),
     ],
     [
       '`actors logs --follow`, stopped',
@@ -308,14 +310,7 @@ describe("a neighbour's process named in another Run's lock", () => {
   // stop (B's TERM handler runs), and B's record must not read `running` for the lock's whole wait once B is gone.
   it('control B stop removes that lock and stops B the usual way: its TERM handler runs, recorded cancelled', async () => {
     const h = home()
-    const tagN = token()
-    const n = await launch(h, 'neighbour', tagN, `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait neighbour`, {})
-    const waiter = await waitFor(
-      () => existsSync(join(n, 'me')) && Number(readFileSync(join(n, 'me'), 'utf8')),
-      10_000,
-      'its pid',
-    )
-    await waitFor(() => readFileSync(`/proc/${waiter}/cmdline`, 'utf8').includes('wait'), 10_000, 'actors wait')
+    const waiter = await neighbourWait(h)
     const tagB = token()
     const trap = 'trap "echo trapped > \\"$ACTORS_STATE_DIR/trapped\\"; exit 0" TERM; while :; do sleep 0.1; done'
     const b = await launch(h, 'b', tagB, trap, {})
