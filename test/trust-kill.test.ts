@@ -199,9 +199,9 @@ async function killWithLockNaming(
   expect(r.stderr).toContain(said)
 }
 
-/** Launch Run `neighbour`, whose command is a genuine `actors wait keep`; resolves with that process's pid. */
+/** Launch Run `neighbour`, whose command is a genuine `actors wait` (for itself); resolves with that process's pid. */
 async function neighbourWait(h: string): Promise<number> {
-  const dir = await launch(h, 'neighbour', token(), `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait keep`, {})
+  const dir = await launch(h, 'neighbour', token(), `echo $$ > "$ACTORS_STATE_DIR/me"; exec ${BIN} wait neighbour`, {})
   const pid = await waitFor(
     () => existsSync(join(dir, 'me')) && Number(readFileSync(join(dir, 'me'), 'utf8')),
     10_000,
