@@ -575,6 +575,35 @@ describe('a run.json whose process records name another process group', () => {
   }
 })
 
+describe("a run.json whose only command record is a sibling's", () => {
+  for (const {mode, env, skip} of MODES) {
+    it.skipIf(skip)(
+      `${mode}: pause signals nothing and names run.json and the pid, not "retry in a moment"`,
+      async () => {
+        const h = home()
+        const otherDir = await launch(h, 'other', token(), 'while :; do sleep 1; done', env)
+        const dir = await launch(h, 'liar', token(), 'while :; do sleep 1; done', env)
+        await waitFor(() => readJson(join(dir, 'run.json')).children_processes?.length, 10_000, 'command recorded')
+        await waitFor(() => readJson(join(otherDir, 'run.json')).children_processes?.length, 10_000, 'other recorded')
+        const copied = readJson(join(otherDir, 'run.json')).children_processes[0]
+        const meta = readJson(join(dir, 'run.json'))
+        writeFileSync(join(dir, 'run.json.forged'), JSON.stringify({...meta, children_processes: [copied]}))
+        renameSync(join(dir, 'run.json.forged'), join(dir, 'run.json'))
+        const pause = actors(h, ['control', 'liar', 'pause'], {env})
+        expect(pause.code, pause.stderr).toBe(3)
+        expect(pause.stderr).toContain(
+          `${join(dir, 'run.json')} names pid ${copied.pid} as its command, which is no process of this Run`,
+        )
+        expect(pause.stderr).not.toContain('retry in a moment')
+        expect(processState(copied.pid)).not.toBe('T')
+        actors(h, ['control', 'liar', 'kill'], {env})
+        actors(h, ['control', 'other', 'kill'], {env})
+      },
+      40_000,
+    )
+  }
+})
+
 describe("a run.json that names another Run's id", () => {
   it('is damage: the table keeps it under its own dir name, control kill ends it and says so, the other Run runs on', async () => {
     const h = home()

@@ -78,16 +78,21 @@ function commandRecords(meta: RunMeta): ChildProcessRecord[] {
 /**
  * The recorded command processes that are alive and verifiably the same
  * process. A dead record is skipped; a live pid whose identity does not match
- * (or cannot be checked) refuses the whole action, naming the pid.
+ * (or cannot be checked) refuses the whole action, naming the pid. A live
+ * one that is no process of the Run (another Run's, or one the Run named by
+ * writing its run.json) is skipped, and pushed onto `strangers` if given.
  */
-export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProcessRecord[] {
+export function verifyCommandProcesses(meta: RunMeta, dir?: string, strangers?: number[]): ChildProcessRecord[] {
   const live: ChildProcessRecord[] = []
   // The supervisor's children are the Run's: only while that supervisor lives and names this dir.
   const supervisor = dir !== undefined && supervisorArgs(meta, dir) ? meta.process_identity?.pid : undefined
   for (const record of commandRecords(meta)) {
     if (!record || !Number.isInteger(record.pid) || record.pid <= 1) continue
     // A record copied from a sibling's run.json names a real, verifiable process: it is still not this Run's.
-    if (dir !== undefined && isAnotherRunsProcess(record.pid, dir)) continue
+    if (dir !== undefined && isAnotherRunsProcess(record.pid, dir)) {
+      strangers?.push(record.pid)
+      continue
+    }
     const now = readProcessIdentity(record.pid)
     if (!now) continue
     if (!record.identity || !isSameProcess({...record.identity, pid: record.pid})) {
@@ -98,7 +103,10 @@ export function verifyCommandProcesses(meta: RunMeta, dir?: string): ChildProces
       )
     }
     // The same process, but is it this Run's? A record can name any process whose pid and start time are readable.
-    if (dir !== undefined && !isRunsProcess(record.pid, dir, supervisor)) continue
+    if (dir !== undefined && !isRunsProcess(record.pid, dir, supervisor)) {
+      strangers?.push(record.pid)
+      continue
+    }
     live.push(record)
   }
   return live
@@ -234,11 +242,17 @@ export function pauseOrResumeRun(home: string, dir: string, action: 'pause' | 'r
         )
       if (meta.ending)
         throw notActiveError(`Run ${meta.run} is being ${meta.ending.status === 'killed' ? 'killed' : 'stopped'}`)
-      const live = verifyCommandProcesses(meta, dir)
+      const strangers: number[] = []
+      const live = verifyCommandProcesses(meta, dir, strangers)
       if (live.length === 0 && action === 'pause') {
         // Already paused and holding its next step: nothing to stop.
         if (meta.status === 'paused') return {meta, signalled: [], changed: false}
         if (Date.now() < deadline && isSameProcess(meta.process_identity)) return undefined
+        if (strangers.length > 0)
+          throw notActiveError(
+            `Run ${meta.run}: ${runFile(dir, 'meta')} names pid ${[...new Set(strangers)].join(', ')} as its command, which is no process of this Run; nothing was signalled`,
+            `the Run may have written that itself: inspect it (actors inspect ${meta.run}), or end it by its unit (actors control ${meta.run} stop)`,
+          )
         throw notActiveError(
           `Run ${meta.run} has no live command process to pause right now`,
           'it is between steps or ending; retry in a moment',
