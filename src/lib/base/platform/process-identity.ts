@@ -123,6 +123,29 @@ export function isStopped(pid: number): boolean {
   return state === 'T' || state === 't'
 }
 
+/**
+ * The processes that vouch for process `pid`: itself, each of its
+ * ancestors, and the leader of the process group and of the session of each
+ * of those, each once (init, and a leader outside this pid namespace, 0, left
+ * out). Yields undefined for a member of the lineage that cannot be read
+ * (gone meanwhile), and lets the caller decide what that proves.
+ */
+export function* lineageWithLeaders(pid: number): Generator<number | undefined> {
+  const seen = new Set<number>()
+  for (const member of [pid, ...ancestorsOf(pid)]) {
+    const stat = readProcStat(member)
+    if (!stat) {
+      yield undefined
+      continue
+    }
+    for (const at of [member, stat.pgid, stat.sid]) {
+      if (at <= 1 || seen.has(at)) continue
+      seen.add(at)
+      yield at
+    }
+  }
+}
+
 /** Ancestors looked at before giving up (a process tree is never this deep). */
 const MAX_ANCESTRY = 64
 

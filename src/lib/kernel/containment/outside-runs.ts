@@ -17,24 +17,15 @@
  */
 import {readFileSync} from 'node:fs'
 import {environOf, envValue} from '../../base/platform/process-environ.js'
-import {ancestorsOf, readProcStat} from '../../base/platform/process-identity.js'
+import {lineageWithLeaders} from '../../base/platform/process-identity.js'
 import {supervisorOfProcess} from '../../base/records/supervisor-args.js'
 import {inAnyRunCgroup} from './caller-cgroup.js'
 import {ownProcess} from './escapes.js'
 
 /** True when process `pid` is outside every Run (see above); false when it is in one, or cannot be read. */
 export function outsideEveryRun(pid: number): boolean {
-  const looked = new Set<number>()
-  for (const member of [pid, ...ancestorsOf(pid)]) {
-    const stat = readProcStat(member)
-    if (!stat) return false
-    for (const at of [member, stat.pgid, stat.sid]) {
-      // 0: a leader outside this pid namespace (a container's), which no Run of this machine can be.
-      if (at <= 1 || looked.has(at)) continue
-      looked.add(at)
-      if (!outsideAsItself(at, at === pid)) return false
-    }
-  }
+  // A member gone meanwhile proves nothing; a leader outside this pid namespace (a container's) is no Run's.
+  for (const at of lineageWithLeaders(pid)) if (at === undefined || !outsideAsItself(at, at === pid)) return false
   return true
 }
 
@@ -49,8 +40,13 @@ function outsideAsItself(pid: number, asked: boolean): boolean {
   if (inAnyRunCgroup(pid) !== false) return false
   const environ = environOf(pid)
   if (!environ && (asked || ownProcess(pid))) return false
-  if (environ && (envValue(environ, 'ACTORS_RUN_INSTANCE') || envValue(environ, 'ACTORS_STATE_DIR'))) return false
+  if (environ && carriesARunsMarker(environ)) return false
   return asked || (!supervisorOfProcess(pid) && !isStepWrapper(pid))
+}
+
+/** Whether an environment (`/proc/PID/environ`) carries a Run's marker: its instance or its state dir. */
+export function carriesARunsMarker(environ: Buffer): boolean {
+  return Boolean(envValue(environ, 'ACTORS_RUN_INSTANCE') || envValue(environ, 'ACTORS_STATE_DIR'))
 }
 
 /** The unit's `/bin/sh` wrapper of a step (or of a lock exec's COMMAND): `sh -c SCRIPT actors-run|actors-join ...`. */

@@ -23,7 +23,7 @@ import {listProcStats} from '../../base/platform/process-tree.js'
 import {parseSupervisorCommandLine} from '../../base/records/supervisor-args.js'
 import {isStepWrapperCommand} from '../containment/outside-runs.js'
 import {
-  ancestorsOf,
+  lineageWithLeaders,
   isSameProcess,
   readProcStat,
   ticksSinceBoot,
@@ -88,16 +88,9 @@ function originsFor(home: string, beforeTicks: number): RunOrigin[] {
 
 /** Process `pid`, its ancestors, and the group and session leader of each (each once; those gone are left out). */
 function* lookedAt(pid: number): Generator<ProcStat> {
-  const seen = new Set<number>()
-  for (const member of [pid, ...ancestorsOf(pid)]) {
-    const stat = readProcStat(member)
-    if (!stat) continue
-    for (const at of [member, stat.pgid, stat.sid]) {
-      if (at <= 1 || seen.has(at)) continue
-      seen.add(at)
-      const found = at === member ? stat : readProcStat(at)
-      if (found && found.state !== 'Z') yield found
-    }
+  for (const at of lineageWithLeaders(pid)) {
+    const found = at === undefined ? undefined : readProcStat(at)
+    if (found && found.state !== 'Z') yield found
   }
 }
 

@@ -21,9 +21,9 @@ import {closeSync, constants, fstatSync, openSync, readdirSync, statSync, type S
 import {environRecord} from '../../base/platform/process-environ.js'
 import {
   isSameProcess,
+  isStopped,
   type ProcessIdentity,
   readProcessIdentity,
-  readProcStat,
 } from '../../base/platform/process-identity.js'
 import {readJsonFile} from '../../base/platform/state-files.js'
 import {runsOwnSupervisorScript, supervisorOfProcess} from '../../base/records/supervisor-args.js'
@@ -142,7 +142,7 @@ function unprovenHost(home: string, host: HostRecord): string | undefined {
   if (!worksIn(pid, supervisionDir(home)))
     return `the supervision host (pid ${pid}) does not work in ${supervisionDir(home)}, where hosts are started`
   // Stopped (SIGSTOP, a tracer) it answers nothing: asked, the launch would wait out the whole answer time.
-  if (/^[Tt]/.test(readProcStat(pid)?.state ?? 'T')) return `the supervision host (pid ${pid}) is stopped`
+  if (isStopped(pid)) return `the supervision host (pid ${pid}) is stopped`
   const env = environRecord(pid)
   if (!env || kernelSettings(env) !== kernelSettings(process.env))
     return `the supervision host (pid ${pid}) runs under other kernel settings`

@@ -18,7 +18,8 @@ import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {readLockText, withSyncLockWaitsCapped} from '../../base/platform/file-lock.js'
 import {isSameProcess, isStopped, type ProcessIdentity} from '../../base/platform/process-identity.js'
-import {environOf, envValue} from '../../base/platform/process-environ.js'
+import {environOf} from '../../base/platform/process-environ.js'
+import {carriesARunsMarker} from '../../kernel/containment/outside-runs.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
 import {inAnyRunCgroup} from '../../kernel/containment/caller-cgroup.js'
 import {readRunMetaRaw} from '../../kernel/runs/store.js'
@@ -295,7 +296,7 @@ function keptLock(
 function insideSomeRun(pid: number): boolean {
   if (inAnyRunCgroup(pid) === true) return true
   const environ = environOf(pid)
-  return environ !== undefined && envValue(environ, 'ACTORS_RUN_INSTANCE') !== undefined
+  return environ !== undefined && carriesARunsMarker(environ)
 }
 
 /** The pid of the Run's own supervisor, proven as readers prove one (records/supervisor-args.ts); undefined if none. */
