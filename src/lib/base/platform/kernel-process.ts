@@ -3,13 +3,13 @@
  * `node` first on PATH) running this install's `bin/actors` or its
  * supervisor (`dist/supervisor.cjs`) as its script, or a supervisor that
  * has renamed itself having written its end, with nothing injected
- * (NODE_OPTIONS, LD_PRELOAD). (A Run can start a process of either kind
- * itself: what this tells apart is the kernel from anything else, such as
- * pid 1; end-first.ts bounds how long one of a Run's unit is waited for.) Every lock of a Run's state dir and the
+ * (NODE_OPTIONS, LD_PRELOAD). Every lock of a Run's state dir and the
  * supervision host's lock are taken by such a process; a lock kept by
  * anything else is nobody's to wait for: pid 1's identity written into a
  * `.lock` by a Run, or a lookalike a Run started (`node -e … dist/cli.cjs`,
- * a copy of `tail` named `node`).
+ * a copy of `tail` named `node`). A Run can start a genuine one itself:
+ * this tells the kernel from anything else, and end-first.ts bounds how
+ * long a genuine holder is waited for.
  */
 import {readFileSync, realpathSync, statSync} from 'node:fs'
 import {delimiter, join, resolve} from 'node:path'

@@ -143,6 +143,7 @@ async function endUnitFirst(home: string, id: string, ref: string, verb: string,
   )
 }
 
+/** The unit of the Run in `dir`, ended by facts as `verb` asks (endUnitFirst): what was sent SIGTERM, SIGKILL, and left. */
 async function endByFacts(dir: string, key: string, verb: string) {
   if (verb !== 'kill') return stopUnitByFacts(dir, key, launchedGraceMs(dir))
   const {signalled, leftover} = killUnitByFacts(dir, key)
