@@ -31,4 +31,23 @@ describe('a state dir swapped for a link to another Run', () => {
     expect(readJson(join(w, 'run.json')).status).toBe('running')
     actors(h, ['control', 'w', 'kill'])
   })
+
+  // Red-team 14 N4-L2: with its own dir moved out of runs/, a supervisor wrote its end into whatever dir carried a
+  // copy of its run.json: a finished neighbour's, whose own end was lost.
+  it("writes no end into a finished neighbour's dir that a moved-out Run copied its run.json into", async () => {
+    const h = home()
+    const q = actors(h, ['run', '--name', 'q', '--json', '--', 'sh', '-c', 'exit 5'])
+    await waitFor(() => existsSync(join(q.json.state_dir, 'result.json')), 15_000, "q's end")
+    const copy =
+      'd="$ACTORS_STATE_DIR"; sleep 0.5; mv "$d" "$(dirname "$(dirname "$d")")/p-moved"; cp "$(dirname "$(dirname "$d")")/p-moved/run.json" "$(dirname "$d")/q/run.json"; exit 3'
+    const p = actors(h, ['run', '--name', 'p', '--json', '--', 'sh', '-c', copy])
+    expect(p.code, p.stderr).toBe(0)
+    const moved = join(h, 'p-moved')
+    await waitFor(
+      () => existsSync(join(moved, 'run.json')) && !processAlive(readJson(join(moved, 'run.json')).pid),
+      15_000,
+      "p's supervisor to end",
+    )
+    expect(readJson(join(q.json.state_dir, 'result.json'))).toMatchObject({status: 'failed', exit_code: 5})
+  })
 })

@@ -90,7 +90,12 @@ for (const containment of ['cgroup', 'tracked'] as const) {
 
     it('an adopter dead before its identity is read is not recorded: the next read takes the Run over again', async () => {
       const home = newHome()
-      const r = launch(home, ['--', 'sh', '-c', `${KILL_SUPERVISOR}; exec sleep 30`], env)
+      // Killed once the supervisor has recorded the command (killed before, it never had) and the launcher has
+      // returned (a launcher that read the Run after the kill took it over itself).
+      const gate = join(home, 'launched')
+      const after = `until grep -q child_pid "$ACTORS_STATE_DIR/run.json" && [ -e ${gate} ]; do sleep 0.01; done`
+      const r = launch(home, ['--', 'sh', '-c', `${after}; ${KILL_SUPERVISOR}; exec sleep 30`], env)
+      writeFileSync(gate, '')
       const lost = await waitFor(
         () => {
           const meta = readJson(join(r.state_dir, 'run.json'))

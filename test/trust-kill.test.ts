@@ -338,6 +338,44 @@ describe("a neighbour's process named in another Run's lock", () => {
   }, 60_000)
 })
 
+describe('locks whose holders change', () => {
+  // Red-team 14 N4-H1: the grace restarted with each new holder, so a Run that named a fresh genuine actors process in
+  // its lock every 1.5 s was never killed. One clock bounds the whole wait.
+  const identity = (pid: string) =>
+    `"{\\"pid\\":${pid},\\"start\\":\\"$(cut -d" " -f22 /proc/${pid}/stat)\\",\\"boot\\":\\"$(cat /proc/sys/kernel/random/boot_id)\\"}"`
+  /** Launch Run `name` (`script`, marked `tag`) that keeps `lock`, and kill it: ended within 20 s, exit 1. */
+  async function killKeeping(h: string, name: string, tag: string, script: string, lock: string) {
+    await launch(h, name, tag, script, {})
+    await waitFor(() => isLink(join(h, 'runs', name, lock)), 10_000, 'the lock planted')
+    const started = Date.now()
+    const r = actors(h, ['control', name, 'kill'], {timeout: 60_000})
+    expect(survivors(tag), r.stderr).toEqual([])
+    expect(Date.now() - started).toBeLessThan(20_000)
+    expect(r.code, r.stderr).toBe(1)
+    return r
+  }
+  it('a fresh holder named every 1.5 s keeps kill away for 10 s at most', async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'keep', '--', 'sleep', '300']).code).toBe(0)
+    const tag = token()
+    const script = `D="$ACTORS_STATE_DIR"; while :; do ${BIN} wait keep >/dev/null 2>&1 & a=$!; sleep 0.5; ln -sfn ${identity('$a')} "$D/.lock"; sleep 1; done`
+    const r = await killKeeping(h, 'flipper', tag, script, '.lock')
+    expect(r.stderr).toContain(join(h, 'runs', 'flipper', '.lock'))
+    actors(h, ['control', 'keep', 'kill'])
+  }, 90_000)
+
+  // Red-team 14 N4-M1: the Run's own process in its own .children.lock was waited for in full (30 s, then busy).
+  it("the Run's own actors process in its .children.lock keeps kill away for 10 s at most", async () => {
+    const h = home()
+    expect(actors(h, ['run', '--name', 'keep', '--', 'sleep', '300']).code).toBe(0)
+    const tag = token()
+    const script = `${BIN} wait keep >/dev/null 2>&1 & a=$!; sleep 0.5; ln -s ${identity('$a')} "$ACTORS_STATE_DIR/.children.lock"; while :; do sleep 1; done`
+    const r = await killKeeping(h, 'own', tag, script, '.children.lock')
+    expect(r.stderr).toContain('a process of the Run itself')
+    actors(h, ['control', 'keep', 'kill'])
+  }, 90_000)
+})
+
 describe('a lock held by a supervisor that has written its end', () => {
   // A supervisor renames its process once its end is written, and lets go of the Run's lock a moment later. A close
   // in that moment took the renamed process for a stranger to actors and refused (mcp.test.ts, once in CI).

@@ -211,11 +211,11 @@ const STATE_DIR_LOCKS = [
  * the Run's own unit or of any Run's unit (a neighbour's genuine `actors
  * wait`, named by the Run; an `actors emit` inside the Run holds one only
  * for a moment), ANY_LOCK_GRACE_MS for any other (the user's own `actors
- * wait` in a terminal, named by the Run): the Run keeps it.
+ * wait` in a terminal, named by the Run; the Run's own `.children.lock`,
+ * which a child launched from inside holds for its launch, and a stop of
+ * the tree waits for that launch on purpose): the Run keeps it. However the
+ * holders change, the whole wait is ANY_LOCK_GRACE_MS at most.
  * Returns the damage to report; undefined when no lock is kept.
- * (`.children.lock` held by the Run itself is left to its own wait: a child
- * launched from inside holds it for as long as its launch takes, and a stop
- * of the tree waits for that launch on purpose.)
  */
 async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsError | undefined> {
   for (const name of STATE_DIR_LOCKS) {
@@ -238,14 +238,19 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
       )
   }
   const supervisor = provenSupervisorPid(dir)
-  // The grace is one holder's: a crowd of commands taking a lock in turn (70 controls of one Run) keeps none.
-  let held: {key: string; since: number} | undefined
+  // A grace is one holder's, from the first time it is seen in any lock file: a crowd of commands taking a lock in
+  // turn (70 controls of one Run) keeps none. And one clock bounds the whole wait: a Run that hands its locks from
+  // holder to holder, or one holder from file to file, kept kill waiting for ever (red-team 14 N4-H1).
+  const began = Date.now()
+  const firstSeen = new Map<string, number>()
   for (;;) {
     const kept = keptLock(home, dir, supervisor)
     if (!kept) return undefined
-    const key = `${kept.file}:${kept.pid}:${kept.start}`
-    if (held?.key !== key) held = {key, since: Date.now()}
-    if (Date.now() - held.since >= kept.graceMs)
+    const now = Date.now()
+    const key = `${kept.pid}:${kept.start}`
+    const since = firstSeen.get(key) ?? now
+    firstSeen.set(key, since)
+    if (now - since >= kept.graceMs || now - began >= ANY_LOCK_GRACE_MS)
       return new ActorsError(
         `${kept.file} is held by pid ${kept.pid}, ${kept.where}`,
         EXIT.failed,
@@ -258,7 +263,7 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
 
 /**
  * A lock of the state dir held by a live process, not the Run's supervisor,
- * and how long it may hold it: a process of this Run's own unit (but for
+ * and how long it may hold it: a process of this Run's own unit (but in
  * `.children.lock`, see above) or of another Run's, which takes none of this
  * Run's locks for long, OWN_LOCK_GRACE_MS; any other, ANY_LOCK_GRACE_MS.
  */
@@ -277,8 +282,9 @@ function keptLock(
     const {pid, start} = holder
     unit ??= findUnitByFacts(dir, homeKey(home)).pids
     if (unit.includes(pid)) {
-      if (name === '.children.lock') continue
-      return {file, pid, start, where: 'a process of the Run itself', graceMs: OWN_LOCK_GRACE_MS}
+      // A child launched from inside holds it for as long as its launch takes: bounded as any holder's, not at once.
+      const graceMs = name === '.children.lock' ? ANY_LOCK_GRACE_MS : OWN_LOCK_GRACE_MS
+      return {file, pid, start, where: 'a process of the Run itself', graceMs}
     }
     if (insideSomeRun(pid))
       return {file, pid, start, where: `a process of another Run (${commandOf(pid)})`, graceMs: OWN_LOCK_GRACE_MS}

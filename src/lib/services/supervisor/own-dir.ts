@@ -4,8 +4,7 @@
  * sibling's had both supervisors find the other Run's run.json at their
  * path, and both exit statuses were lost (each left the other's dir alone,
  * as it must). The end goes to the dir the supervisor started with (the
- * same inode), wherever in `runs/` it now is, or else to the dir whose
- * run.json carries this supervisor's instance; never through a link. What
+ * same inode), wherever in `runs/` it now is; never through a link. What
  * the Run wrote into its run.json does not decide which dir is its own: one
  * that rewrote its `run_instance_id` had its end lost (recorded later as a
  * lost supervisor's), so the supervisor's own copy is written there instead.
@@ -26,15 +25,15 @@ export function dirIdentityOf(dir: string): DirIdentity | undefined {
 
 /**
  * The dir the supervisor started with (`identity`), at `dir` or renamed
- * beside it; without one there, `dir` while it still holds the Run of
- * `instance`, else the plain dir beside it that does; undefined when none is.
+ * beside it; undefined when it is in neither (moved out of `runs/`, or
+ * removed: a run.json of this instance that the Run copied into a
+ * neighbour's dir does not make that dir its own). Without an identity (no
+ * plain dir at the start), `dir` while it holds the Run of `instance`, else
+ * the plain dir beside it that does.
  */
 export function ownStateDir(dir: string, instance: string, identity: DirIdentity | undefined): string | undefined {
   const siblings = [dir, ...namesBeside(dir)]
-  if (identity) {
-    const same = siblings.find((candidate) => isSameDir(candidate, identity))
-    if (same) return same
-  }
+  if (identity) return siblings.find((candidate) => isSameDir(candidate, identity))
   return siblings.find((candidate) => ownMeta(candidate, instance) !== undefined)
 }
 

@@ -450,8 +450,11 @@ class Supervisor {
 
   /** Write the end, the Run's lock held or not to be had (a Run kept it past its wait, or left no inode to take it). */
   private recordEnd(outcome: AttemptOutcome, attempts: number, startedAt: Date): void {
+    // Only into the dir it started with: not one the Run put in its place (a neighbour's, with a copy of this Run's
+    // run.json in it), nor a link (own-dir.ts).
+    if (this.dirIdentity && !isSameDir(this.dir, this.dirIdentity)) return
     const found = ownMeta(this.dir, this.meta.run_instance_id) ?? this.ownCopyOfDamagedRecord()
-    if (!found) return // another Run's, or a link: left alone (own-dir.ts)
+    if (!found) return // another Run's: left alone
     // Whose the end is, and whether it is delivered, are the launch's: run.json is the Run's to rewrite.
     const meta: RunMeta = {...found, owner: this.meta.owner, notification: this.meta.notification}
     // This supervisor writes its one result here: one found was the Run's (or a reader's misled by a forged identity).
@@ -482,8 +485,8 @@ class Supervisor {
    * Run's, and writing it restores the Run's own run.json.
    */
   private ownCopyOfDamagedRecord(): RunMeta | undefined {
-    const own = this.dirIdentity !== undefined && isSameDir(this.dir, this.dirIdentity)
-    const damage = own ? runJsonDamage(this.dir, this.meta.run_instance_id) : undefined
+    // Without the dir's identity, a run.json of another instance may be another Run's own (a swap): left alone.
+    const damage = this.dirIdentity ? runJsonDamage(this.dir, this.meta.run_instance_id) : undefined
     if (!damage) return undefined
     this.appendStderr(`actors: ${damage}; the end is recorded from the supervisor's own copy of it\n`)
     return this.meta
