@@ -99,4 +99,20 @@ describe('logs --follow and a truncated log', () => {
       actors(h, ['control', dir, 'kill'])
     }
   })
+
+  // Red-team 14 N4-L1: a Run that removed or moved its state dir ended the follow with exit 0 and a word of a
+  // truncated log, while its command ran on.
+  for (const [what, act] of [
+    ['removes', 'rm -rf "$ACTORS_STATE_DIR"'],
+    ['moves', 'mv "$ACTORS_STATE_DIR" "$ACTORS_STATE_DIR.moved"'],
+  ])
+    it(`a Run that ${what} its state dir: the follow says the dir is gone, exit 4`, async () => {
+      const h = home()
+      const dir = launch(h, `echo before; sleep 1; ${act}; sleep 3`)
+      const r = await actorsAsync(h, ['logs', dir, '--follow'])
+      expect(r.code, r.stderr).toBe(4)
+      expect(r.stdout).toBe('before\n')
+      expect(r.stderr).toContain(`actors: ${dir} is gone (removed or moved) while it was followed`)
+      expect(r.stderr).not.toContain('truncated')
+    })
 })

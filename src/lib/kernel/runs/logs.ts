@@ -194,7 +194,9 @@ export async function* followRunOutput(
       let ended = false
       try {
         const state = readRunState(dir, {withResult: false})
-        ended = !state || isTerminal(state.meta.status)
+        // A state dir gone (removed or moved by the Run) has no logs left to follow: its readers say so.
+        if (!state) return
+        ended = isTerminal(state.meta.status)
       } catch {
         ended = true
       }
@@ -207,7 +209,8 @@ export async function* followRunOutput(
         const stat = logStat(file)
         const {size, mtimeMs} = stat
         const log = logs.get(stream)!
-        const how = cutUnder(file, stat, log)
+        // A log gone (its dir being removed by the Run) is no cut: the next look finds the dir gone, or the log back.
+        const how = stat.ino === 0 ? undefined : cutUnder(file, stat, log)
         if (how) {
           onShrink?.({file, read: log.offset, size, how})
           log.offset = 0

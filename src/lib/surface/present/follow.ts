@@ -109,7 +109,7 @@ function followEnd(dir: string): {result: Record<string, unknown>; line: string;
 /** The end of a follow under --json: the NDJSON `result` line. */
 function jsonEnd(dir: string): CommandResult {
   const end = followEnd(dir)
-  if (!end) return undefined
+  if (!end) return dirGone(dir)
   writeNdjson(end.result)
   return exitResult(end.exitCode)
 }
@@ -117,5 +117,13 @@ function jsonEnd(dir: string): CommandResult {
 /** The end of a plain or live follow: the result line on stderr. */
 function plainEnd(dir: string): CommandResult {
   const end = followEnd(dir)
-  return end && exitResult(end.exitCode, end.line)
+  return end ? exitResult(end.exitCode, end.line) : dirGone(dir)
+}
+
+/** A follow whose Run's state dir went away (the Run removed or moved it): no end to tell, and not a success. */
+function dirGone(dir: string): CommandResult {
+  return exitResult(
+    EXIT.notFound,
+    `actors: ${inertText(dir)} is gone (removed or moved) while it was followed; its command may still run: actors inspect\n`,
+  )
 }
