@@ -268,6 +268,19 @@ describe('what a Run leaves in its state dir', () => {
       expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
       expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
     })
+  // Red-team 14 N4-L4: the supervisor waited the lock's whole 30 s before writing the end, the Run reading `running`
+  // with its command gone all the while.
+  it('a Run that names pid 1 in its own .lock has its timeout recorded on time', async () => {
+    const h = home()
+    const pid1 =
+      'until ln -s "{\\"pid\\":1,\\"start\\":\\"$(sed "s/.*) //" /proc/1/stat | cut -d" " -f20)\\",\\"boot\\":\\"$(cat /proc/sys/kernel/random/boot_id)\\"}" "$ACTORS_STATE_DIR/.lock" 2>/dev/null; do sleep 0.01; done'
+    const r = actors(h, ['run', '--name', 'p', '--timeout', '2s', '--json', '--', 'sh', '-c', `${pid1}; exec sleep 60`])
+    expect(r.code, r.stderr).toBe(0)
+    const started = Date.now()
+    const result = await waitForResult(r.json.state_dir, 20_000)
+    expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+    expect(Date.now() - started).toBeLessThan(15_000)
+  }, 40_000)
   // Red-team 13 N3-M4: the timeout held, but tracked containment recorded a lost supervisor's end.
   it.each(['tracked', 'cgroup'])(
     'a Run that rewrites its run_instance_id and meets its --timeout is recorded as timed out (%s)',

@@ -103,6 +103,19 @@ function kernelScripts(): string[] {
   return scripts
 }
 
+/**
+ * Whether live process `pid` runs Node (isKnownNode): the least any process
+ * of the kernel does. A lock named for one that does not (pid 1, a `sleep`)
+ * was taken by nobody, whatever else is known of it.
+ */
+export function runsNode(pid: number): boolean {
+  try {
+    return isKnownNode(statSync(`/proc/${pid}/exe`))
+  } catch {
+    return false
+  }
+}
+
 let nodes: Array<{dev: number; ino: number}> | undefined
 
 /** Whether `exe` is this process's Node binary or the `node` first on PATH (a kernel started by `#!/usr/bin/env node`). */

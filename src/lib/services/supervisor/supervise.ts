@@ -47,7 +47,7 @@ import {liveRecordedCommands} from '../../kernel/containment/lost.js'
 import {endRecordFile, endRecordTag} from '../../kernel/containment/end-record.js'
 import {unlinkQuietly} from '../../base/platform/state-files.js'
 import type {SupervisionHost} from './host-context.js'
-import {ENDED_SUPERVISOR_TITLE} from '../../base/platform/kernel-process.js'
+import {ENDED_SUPERVISOR_TITLE, runsNode} from '../../base/platform/kernel-process.js'
 
 class Supervisor {
   private readonly live = new Map<number, ChildProcess>()
@@ -436,9 +436,12 @@ class Supervisor {
     this.dir = ownStateDir(this.dir, this.meta.run_instance_id, this.dirIdentity) ?? this.dir // moved (own-dir.ts)
     // In a host, the Run's lock is waited for without blocking: a lock the Run (or anyone) keeps stalls this end
     // alone, not every other Run's. Busy at its deadline: the sync take below answers the same, and is handled there.
-    if (this.host) await lockFreed(runFile(this.dir, 'lock')).catch(() => {})
+    // A lock named for a process that runs no Node at all (a Run wrote pid 1's identity there) was taken by nobody:
+    // the end is not held back for the lock's whole wait, the Run reading `running` with its command gone.
+    const lock = {takenOnlyBy: runsNode}
+    if (this.host) await lockFreed(runFile(this.dir, 'lock'), lock).catch(() => {})
     try {
-      withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt))
+      withLockSync(runFile(this.dir, 'lock'), () => this.recordEnd(outcome, attempts, startedAt), lock)
     } catch (error) {
       const keptLock = isActorsError(error) && error.details?.lock === runFile(this.dir, 'lock')
       if (!keptLock && !isNoRoomForLock(error)) throw error
