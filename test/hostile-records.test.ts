@@ -268,6 +268,19 @@ describe('what a Run leaves in its state dir', () => {
       expect(wait.json.rows, wait.stderr).toMatchObject([{run: 'v', exit_code: 7}])
       expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain("from the supervisor's own copy")
     })
+  // Red-team 14 (a note): objects a Run wrote into its run.json `control` showed as "[object Object]".
+  it("inspect shows only the action names a Run's run.json lists under control", async () => {
+    const h = home()
+    const forge = `until grep -q child_pid "$ACTORS_STATE_DIR/run.json"; do sleep 0.01; done; node -e 'const f=process.env.ACTORS_STATE_DIR+"/run.json",fs=require("fs"),j=JSON.parse(fs.readFileSync(f));j.control=[{a:1},7,"pause"];fs.writeFileSync(f+".t",JSON.stringify(j));fs.renameSync(f+".t",f)'; touch "$ACTORS_STATE_DIR/forged"; exec sleep 30`
+    const r = actors(h, ['run', '--name', 'p', '--json', '--', 'sh', '-c', forge])
+    expect(r.code, r.stderr).toBe(0)
+    await waitFor(() => existsSync(join(r.json.state_dir, 'forged')), 10_000, 'the control list forged')
+    const card = actors(h, ['inspect', 'p'])
+    expect(card.stdout).toMatch(/^controls: +pause$/m)
+    expect(card.stdout).not.toContain('object')
+    actors(h, ['control', 'p', 'kill'])
+  })
+
   // Red-team 14 N4-L4: the supervisor waited the lock's whole 30 s before writing the end, the Run reading `running`
   // with its command gone all the while.
   it('a Run that names pid 1 in its own .lock has its timeout recorded on time', async () => {

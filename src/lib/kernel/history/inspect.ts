@@ -288,7 +288,8 @@ export function inspectRun(home: string, ref: string, traceTail = 20): RunDetail
     ...summarizeRun(state),
     meta: state.meta,
     result: state.result ?? null,
-    controls: state.meta.control ?? [],
+    // run.json is the Run's to write: only names are actions (objects there printed as "[object Object]").
+    controls: Array.isArray(state.meta.control) ? state.meta.control.filter((c) => typeof c === 'string') : [],
     artifacts: state.result?.artifacts ?? [],
     trace: readTraceTail(state.dir, traceTail),
   }
