@@ -5,7 +5,7 @@
  * adoption by a relaunched parent and by `actors adopt`, interrupt, and a
  * generation move killed half way.
  */
-import {spawn} from 'node:child_process'
+import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it, vi} from 'vitest'
@@ -163,6 +163,14 @@ describe('steering a live Run', () => {
     const huge = actors(h, ['send', 'plain', '-'], {input: 'x'.repeat(64 * 1024 + 1)})
     expect(huge.code).toBe(2)
     expect(huge.stderr).toContain('over the 64 KiB limit')
+    // Read only up to the limit: an endless stdin is refused, not read until memory runs out.
+    const endless = spawnSync('sh', ['-c', `yes | "${process.execPath}" "${BIN}" send plain -`], {
+      env: cliEnv(h),
+      encoding: 'utf8',
+      timeout: 20_000,
+    })
+    expect(endless.status, endless.stderr).toBe(2)
+    expect(endless.stderr).toContain('over the 64 KiB limit')
     expect(actors(h, ['send', 'nobody', 'hi']).code).toBe(4)
     expect(actors(h, ['send', 'plain@1', 'hi']).code).toBe(2)
     for (const ref of ['plain@0', 'plain@x', 'plain@']) {

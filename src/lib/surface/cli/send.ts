@@ -1,5 +1,6 @@
 /** `actors send`: steer a live Run through its inbox, or resume a finished one with a message. */
-import {readFileSync} from 'node:fs'
+import {readSync} from 'node:fs'
+import {sleepSync} from '../../base/platform/sleep.js'
 import {usageError} from '../../base/platform/errors.js'
 import {resolveHome} from '../../base/platform/home.js'
 import {checkActAuthority} from '../../kernel/runs/act-authority.js'
@@ -35,11 +36,11 @@ export const sendCommand = defineCommand({
   },
 })
 
-/** The message from stdin, refused when over the limit (read one byte more than allowed to tell). */
+/** The message from stdin, refused when over the limit (read one byte more than allowed to tell, never the rest). */
 function readStdinMessage(): string {
   let bytes: Buffer
   try {
-    bytes = readFileSync(0)
+    bytes = readStdinUpTo(MAX_MESSAGE_BYTES + 1)
   } catch (error) {
     throw usageError(
       `cannot read the message from stdin (${(error as NodeJS.ErrnoException).code ?? (error as Error).message})`,
@@ -48,8 +49,29 @@ function readStdinMessage(): string {
   }
   if (bytes.length > MAX_MESSAGE_BYTES)
     throw usageError(
-      `the message is ${bytes.length} bytes, over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`,
+      `the message is over the 64 KiB limit (${MAX_MESSAGE_BYTES} bytes)`,
       'put large content in a file and send its path',
     )
   return bytes.toString('utf8').replace(/\n$/, '')
+}
+
+/** Up to `limit` bytes of stdin, fewer at its end (a 200 MB pipe used to be read whole before it was refused). */
+function readStdinUpTo(limit: number): Buffer {
+  const buffer = Buffer.alloc(limit)
+  let length = 0
+  while (length < limit) {
+    let read: number
+    try {
+      read = readSync(0, buffer, length, limit - length, null)
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code
+      if (code === 'EOF') break
+      if (code !== 'EAGAIN') throw error
+      sleepSync(5) // a non-blocking pipe with nothing in it yet
+      continue
+    }
+    if (read === 0) break
+    length += read
+  }
+  return buffer.subarray(0, length)
 }
