@@ -312,6 +312,19 @@ describe('cascade', () => {
     expect(runJson(h, 'g2').started_at).toBeUndefined()
     expect(Date.parse(runJson(h, 'g1').ended_at)).toBeLessThanOrEqual(Date.parse(runJson(h, 'mid').ended_at))
   })
+
+  // Red-team 14 (a note): a Run that ended from its tree's first SIGTERM was reported as "stop sent to 0 process(es)".
+  it('stop of a Run with children says what its first signal reached', async () => {
+    const h = home()
+    const loop = 'trap "exit 0" TERM; while :; do actors run -- sleep 5 >/dev/null; sleep 0.5; done'
+    expect(actors(h, ['run', '--name', 'looper', '--', 'sh', '-c', loop]).code).toBe(0)
+    await waitFor(() => existsSync(join(h, 'runs', 'looper.1')), 15_000, 'a child launched')
+    const stop = actors(h, ['control', 'looper', 'stop', '--json'])
+    expect(stop.code, stop.stderr).toBe(0)
+    expect(stop.json).toMatchObject({status: 'cancelled'})
+    expect(stop.json.signalled.length).toBeGreaterThan(0)
+    expect(stop.json.descendants).not.toHaveProperty('selfSignalled')
+  })
 })
 
 describe('a read starts nothing', () => {

@@ -186,8 +186,11 @@ async function kernelAction(
   } catch (error) {
     damage = error
   }
-  const result = await executor.end(home, state.dir, action, {graceFrom})
+  const ended = await executor.end(home, state.dir, action, {graceFrom})
   if (damage) throw damage
+  // A Run that ended from the stop's first signal (sent with its tree's) says what that signal reached.
+  const signalled = [...new Set([...(cascade.selfSignalled ?? []), ...ended.signalled])]
+  const result = {...ended, signalled}
   return {...result, handled_by: 'kernel', ...(fallback ? {fallback} : {}), ...descendantsField(cascade)}
 }
 
@@ -202,7 +205,7 @@ async function endRunAnywhere(
 }
 
 /** `{descendants}` when the cascade reached any descendant Run; nothing otherwise. */
-function descendantsField(cascade: CascadeOutcome): {descendants?: CascadeOutcome} {
+function descendantsField({selfSignalled, ...cascade}: CascadeOutcome): {descendants?: CascadeOutcome} {
   const followed = cascade.ended.length + cascade.cancelled_queued.length + cascade.errors.length > 0
   return followed ? {descendants: cascade} : {}
 }

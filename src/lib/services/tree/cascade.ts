@@ -27,6 +27,8 @@ export interface CascadeOutcome {
   ended: string[]
   cancelled_queued: string[]
   errors: Array<{run: string; error: string}>
+  /** The pids the first signal of a stop reached in the Run itself (signalSelf), which its own end then reports. */
+  selfSignalled?: number[]
 }
 
 /** Passes over the tree: the first ends what it finds; each later one what appeared meanwhile. */
@@ -75,7 +77,10 @@ export async function cascadeEnd(
     }
     live.sort((a, b) => b.level - a.level)
     const graceFrom = round === 0 ? (options.graceFrom ?? Date.now()) : Date.now()
-    if (mode === 'stop') await signalFirst(home, dir, live, endRun, options.signalSelf === true && round === 0)
+    if (mode === 'stop') {
+      const self = await signalFirst(home, dir, live, endRun, options.signalSelf === true && round === 0)
+      if (self.length > 0) outcome.selfSignalled = self
+    }
     for (const descendant of live) {
       if (done.has(descendant.dir)) continue
       done.add(descendant.dir)
@@ -103,13 +108,16 @@ async function signalFirst(
   live: Array<{dir: string; meta: {status: string}}>,
   endRun: EndRun,
   signalSelf: boolean,
-): Promise<void> {
+): Promise<number[]> {
+  let self: number[] = []
   for (const target of [
     ...live.filter((d) => d.meta.status !== 'queued').map((d) => d.dir),
     ...(signalSelf ? [dir] : []),
   ]) {
     try {
-      await endRun(home, target, 'stop', {signalOnly: true})
+      const signalled = ((await endRun(home, target, 'stop', {signalOnly: true})) as {signalled?: number[]})?.signalled
+      if (target === dir && Array.isArray(signalled)) self = signalled
     } catch {} // ended meanwhile, or refused: the wait after (or the caller, for the Run itself) says so
   }
+  return self
 }
