@@ -365,7 +365,7 @@ describe('locks whose holders change', () => {
   }, 90_000)
 
   // Red-team 14 N4-M1: the Run's own process in its own .children.lock was waited for in full (30 s, then busy).
-  it("the Run's own actors process in its .children.lock keeps kill away for 10 s at most", async () => {
+  it("the Run's own actors process that is no launch, in its .children.lock, keeps kill away for 2 s, not 30", async () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'keep', '--', 'sleep', '300']).code).toBe(0)
     const tag = token()

@@ -12,7 +12,7 @@
  * removed and the end goes the usual way after all. A refusal that is the
  * answer (a finished Run, a recycled pid, a bad action) stays as it is.
  */
-import {lstatSync, unlinkSync} from 'node:fs'
+import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
@@ -211,10 +211,10 @@ const STATE_DIR_LOCKS = [
  * the Run's own unit or of any Run's unit (a neighbour's genuine `actors
  * wait`, named by the Run; an `actors emit` inside the Run holds one only
  * for a moment), ANY_LOCK_GRACE_MS for any other (the user's own `actors
- * wait` in a terminal, named by the Run; the Run's own `.children.lock`,
- * which a child launched from inside holds for its launch, and a stop of
- * the tree waits for that launch on purpose): the Run keeps it. However the
- * holders change, the whole wait is ANY_LOCK_GRACE_MS at most.
+ * wait` in a terminal, named by the Run): the Run keeps it. An `actors
+ * run` of the Run in its own `.children.lock` is no keeper: it holds it for
+ * a child's launch, and a stop of the tree waits for that launch on purpose.
+ * However the holders change, the whole wait is ANY_LOCK_GRACE_MS at most.
  * Returns the damage to report; undefined when no lock is kept.
  */
 async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsError | undefined> {
@@ -263,9 +263,10 @@ async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsErro
 
 /**
  * A lock of the state dir held by a live process, not the Run's supervisor,
- * and how long it may hold it: a process of this Run's own unit (but in
- * `.children.lock`, see above) or of another Run's, which takes none of this
- * Run's locks for long, OWN_LOCK_GRACE_MS; any other, ANY_LOCK_GRACE_MS.
+ * and how long it may hold it: a process of this Run's own unit (but an
+ * `actors run` in `.children.lock`, see above) or of another Run's, which
+ * takes none of this Run's locks for long, OWN_LOCK_GRACE_MS; any other,
+ * ANY_LOCK_GRACE_MS.
  */
 function keptLock(
   home: string,
@@ -282,9 +283,10 @@ function keptLock(
     const {pid, start} = holder
     unit ??= findUnitByFacts(dir, homeKey(home)).pids
     if (unit.includes(pid)) {
-      // A child launched from inside holds it for as long as its launch takes: bounded as any holder's, not at once.
-      const graceMs = name === '.children.lock' ? ANY_LOCK_GRACE_MS : OWN_LOCK_GRACE_MS
-      return {file, pid, start, where: 'a process of the Run itself', graceMs}
+      // A child launched from inside (`actors run`) holds it for as long as its launch takes, and the end marks the
+      // tree ending, which refuses the next launch: left to the end's own wait. Any other holder of it is no launch.
+      if (name === '.children.lock' && isALaunch(pid)) continue
+      return {file, pid, start, where: 'a process of the Run itself', graceMs: OWN_LOCK_GRACE_MS}
     }
     if (insideSomeRun(pid))
       return {file, pid, start, where: `a process of another Run (${commandOf(pid)})`, graceMs: OWN_LOCK_GRACE_MS}
@@ -297,6 +299,15 @@ function keptLock(
     }
   }
   return outside
+}
+
+/** Whether process `pid` is an `actors run`: Node running the kernel's script with `run` as its command. */
+function isALaunch(pid: number): boolean {
+  try {
+    return runsThisKernel(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[2] === 'run'
+  } catch {
+    return false
+  }
 }
 
 /** Whether process `pid` runs in some Run's unit: a Run's cgroup on any hierarchy, or a Run's marker in its environment. */
