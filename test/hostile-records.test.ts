@@ -310,8 +310,8 @@ describe('what a Run leaves in its state dir', () => {
       writeFileSync(gate, '')
       const result = await waitForResult(r.json.state_dir)
       expect(result).toMatchObject({status: 'failed', reason: 'timeout', run_instance_id: r.json.run_instance_id})
+      // Put right by the end (from the supervisor's own copy), or by an earlier write of the supervisor's own.
       expect(readJson(join(r.json.state_dir, 'run.json')).run_instance_id).toBe(r.json.run_instance_id)
-      expect(readFileSync(join(r.json.state_dir, 'stderr.log'), 'utf8')).toContain('names run_instance_id')
     },
     20_000,
   )
