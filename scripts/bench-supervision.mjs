@@ -3,7 +3,8 @@
 // per Run started (beyond the `actors run` that asked); 100 short Runs
 // launched two at a time until all are finished; command end → `wait`
 // returns (best of 3); and whether a Run whose supervisor is SIGKILLed keeps
-// its exit status; each once as by default and once with ACTORS_SUPERVISION=host.
+// its exit status; each once as by default (the state root's supervision host) and once with
+// ACTORS_SUPERVISION=run (a supervisor per Run).
 // `node scripts/bench.mjs --only supervision` runs these alone.
 import {spawn, spawnSync} from 'node:child_process'
 import {existsSync, readdirSync, readFileSync} from 'node:fs'
@@ -150,16 +151,17 @@ export async function benchSupervision({bin, root, tmp, env, record}) {
   await throughput({bin, home: join(tmp, 'sup-tp'), env, record})
   await endToWait({bin, tmp, home: join(tmp, 'sup-wait'), env, record})
   await supervisorKilled({bin, root, home: join(tmp, 'sup-kill'), env, record})
-  // The same four with ACTORS_SUPERVISION=host: one supervising process per state root (docs/runs.md "Supervision").
-  const hosted = {
+  // The same four with ACTORS_SUPERVISION=run: a supervisor per Run, the baseline the host is measured against
+  // (docs/runs.md "Supervision").
+  const perRun = {
     bin,
     root,
     tmp,
-    env: (home) => ({...env(home), ACTORS_SUPERVISION: 'host'}),
-    record: (name, value) => record(name.replace('supervision:', 'supervision (host):'), value),
+    env: (home) => ({...env(home), ACTORS_SUPERVISION: 'run'}),
+    record: (name, value) => record(name.replace('supervision:', 'supervision (per Run):'), value),
   }
-  await liveRunCosts({...hosted, home: join(tmp, 'sup-live-host')})
-  await throughput({...hosted, home: join(tmp, 'sup-tp-host')})
-  await endToWait({...hosted, home: join(tmp, 'sup-wait-host')})
-  await supervisorKilled({...hosted, home: join(tmp, 'sup-kill-host')})
+  await liveRunCosts({...perRun, home: join(tmp, 'sup-live-run')})
+  await throughput({...perRun, home: join(tmp, 'sup-tp-run')})
+  await endToWait({...perRun, home: join(tmp, 'sup-wait-run')})
+  await supervisorKilled({...perRun, home: join(tmp, 'sup-kill-run')})
 }

@@ -7,7 +7,7 @@
 import {existsSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {actors, homesPerTest, processAlive, readJson, waitForResult} from './helpers.js'
+import {actors, homesPerTest, processAlive, readJson, waitFor, waitForResult} from './helpers.js'
 
 const home = homesPerTest('actors-close-')
 
@@ -16,7 +16,8 @@ describe('actors close', () => {
     const h = home()
     expect(actors(h, ['run', '--name', 'w', '--', 'sh', '-c', 'echo working; sleep 30']).code).toBe(0)
     const dir = join(h, 'runs', 'w')
-    const pid = readJson(join(dir, 'run.json')).pid
+    // The command's pid: the supervisor may be the state root's host, which goes on.
+    const pid = await waitFor(() => readJson(join(dir, 'run.json')).child_pid as number, 10_000, "w's command")
     const closed = actors(h, ['close', 'w', '--json'])
     expect(closed.code).toBe(0)
     expect(closed.json).toMatchObject({

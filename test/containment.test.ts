@@ -248,9 +248,12 @@ describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
       homes.push(join(log, '..'))
       const body = `echo start {tag} $(date +%s%N) >> ${log}; i=0; while [ $i -lt 60 ]; do echo tick {tag} $(date +%s%N) >> ${log}; sleep 0.1; i=$((i+1)); done; echo end {tag} $(date +%s%N) >> ${log}`
       const h = home({'l.yaml': `description: l\nargs: [tag:string]\nlocks: [L]\ntemplate: ${sh(body)}\n`})
-      const a = actors(h, ['run', 'l', 'tag=A', '--json'], {env})
+      // Supervisors of their own: B's goes on waiting for L while A's is killed (test/supervision-host.test.ts has
+      // the host killed while one of its Runs waits for another's lock).
+      const perRun = {env: {...env, ACTORS_SUPERVISION: 'run'}}
+      const a = actors(h, ['run', 'l', 'tag=A', '--json'], perRun)
       await waitFor(() => existsSync(log) && readFileSync(log, 'utf8').includes('tick A'), 10_000, 'A holding L')
-      const b = actors(h, ['run', 'l', 'tag=B', '--json'], {env})
+      const b = actors(h, ['run', 'l', 'tag=B', '--json'], perRun)
       expect(b.json.status).toBe('queued')
       process.kill(a.json.pid, 'SIGKILL')
       await waitFor(() => readFileSync(log, 'utf8').includes('start B'), 15_000, 'B to start')

@@ -97,7 +97,9 @@ describe.skipIf(!ROOT_USER).each(MODES)('a full disk under $mode containment', (
     'the disk fills between the launch and the start the supervisor records: failed (no_space), not running',
     async () => {
       const h = home()
-      const r = actors(h, ['run', '--json', '--', 'sleep', '1'], {env: {...env, ACTORS_TEST_START_DELAY_MS: '2000'}})
+      // A supervisor of its own: the launch returns before the start it records (the host answers only after it).
+      const perRun = {...env, ACTORS_SUPERVISION: 'run', ACTORS_TEST_START_DELAY_MS: '2000'}
+      const r = actors(h, ['run', '--json', '--', 'sleep', '1'], {env: perRun})
       expect(r.code).toBe(0)
       fillDisk()
       const result = await waitForResult(r.json.state_dir, 30_000)

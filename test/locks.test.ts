@@ -85,8 +85,8 @@ function lockFile(dir: string, name: string): any {
 }
 
 /** Launch a Recipe Run and return its launch reply. */
-function launch(dir: string, recipe: string, values: string[] = []): any {
-  const r = actors(dir, ['run', recipe, ...values, '--recipes', join(dir, 'recipes'), '--json'])
+function launch(dir: string, recipe: string, values: string[] = [], env: NodeJS.ProcessEnv = {}): any {
+  const r = actors(dir, ['run', recipe, ...values, '--recipes', join(dir, 'recipes'), '--json'], {env})
   expect(r.code, r.stderr).toBe(0)
   return r.json
 }
@@ -189,15 +189,18 @@ describe('Runs with Recipe locks', () => {
 
   it('a killed holder Run frees its slot: by control kill, and by a supervisor killed outright (exited)', async () => {
     const dir = home({'hold.yaml': 'locks: [k]\ntemplate: [sleep, "600"]'})
-    const first = launch(dir, 'hold')
+    // Supervisors of their own: the third's goes on waiting while the second's is killed (a killed host, which
+    // supervised both, is test/supervision-host.test.ts's).
+    const perRun = {ACTORS_SUPERVISION: 'run'}
+    const first = launch(dir, 'hold', [], perRun)
     await waitFor(() => readJson(join(first.state_dir, 'run.json')).status === 'running', 20_000, 'first Run running')
-    const second = launch(dir, 'hold')
+    const second = launch(dir, 'hold', [], perRun)
     await waitFor(() => lockFile(dir, 'k').queue.length === 1, 20_000, 'second Run queued')
     expect(actors(dir, ['control', first.run, 'kill']).code).toBe(0)
     await waitFor(() => readJson(join(second.state_dir, 'run.json')).status === 'running', 20_000, 'second Run running')
     expect(lockFile(dir, 'k').holders.map((h: any) => h.label)).toEqual([`run:${second.run}`])
 
-    const third = launch(dir, 'hold')
+    const third = launch(dir, 'hold', [], perRun)
     await waitFor(() => lockFile(dir, 'k').queue.length === 1, 20_000, 'third Run queued')
     // Nobody records the end of a supervisor killed with SIGKILL: the waiter finds out on its own.
     const meta = readJson(join(second.state_dir, 'run.json'))

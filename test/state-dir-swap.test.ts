@@ -18,7 +18,8 @@ describe('a state dir swapped for a link to another Run', () => {
     const w = join(h, 'runs', 'w')
     const child = await waitFor(() => readJson(join(w, 'run.json')).child_pid as number, 10_000, "w's command")
     const swap = 'd="$ACTORS_STATE_DIR"; mv "$d" "$d.moved"; ln -s "$(dirname "$d")/w" "$d"; sleep 1; exit 0'
-    expect(actors(h, ['run', '--name', 'v', '--', 'sh', '-c', swap]).code).toBe(0)
+    // A supervisor of its own, whose exit shows v's end (the state root's host would go on supervising w).
+    expect(actors(h, ['run', '--name', 'v', '--', 'sh', '-c', swap], {env: {ACTORS_SUPERVISION: 'run'}}).code).toBe(0)
     // v's end: its supervisor is gone once the moved dir has no live supervisor pid.
     const moved = join(h, 'runs', 'v.moved')
     await waitFor(

@@ -1,5 +1,5 @@
 /**
- * The supervision host (ACTORS_SUPERVISION=host; docs/runs.md "Supervision"):
+ * The supervision host (the default; ACTORS_SUPERVISION=run opts out; docs/runs.md "Supervision"):
  * one process per state root supervises every Run `actors run` hands it,
  * readers prove it as they prove a Run's own supervisor, its death leaves
  * the Runs to be taken over, and it leaves once idle.
@@ -166,6 +166,33 @@ describe('the supervision host', () => {
     expect(readFileSync(log, 'utf8').trim().split('\n').sort()).toEqual(runs.map((r) => r.run).sort())
   })
 
+  it('a Run that stops the host (SIGSTOP) as its first act: its launch answers at once, a reader ends it on time (x3)', async () => {
+    const home = newHome()
+    // Before the host answered its launcher (tracked: the command starts at once): the launch used to wait the host's
+    // whole answer time (60 s) for a host that could not answer.
+    const script = 'kill -STOP $(cut -d" " -f4 /proc/$PPID/stat); exec sleep 30'
+    const tracked = {ACTORS_CONTAINMENT: 'tracked'}
+    for (let i = 0; i < 3; i++) {
+      const began = Date.now()
+      const r = actors(home, ['run', '--json', '--name', `s${i}`, '--timeout', '1s', '--', 'sh', '-c', script], {
+        env: {...HOST, ...tracked},
+        timeout: 20_000,
+      })
+      expect(r.code, r.stderr).toBe(0)
+      expect(Date.now() - began).toBeLessThan(5000)
+      // The stopped host is continued by the next reader, and the Run's timeout ends it.
+      const ended = await waitFor(
+        () => {
+          const row = actors(home, ['inspect', r.json.run, '--json'], {env: tracked}).json
+          return row && !['running', 'queued', 'paused'].includes(row.status) ? row : undefined
+        },
+        20_000,
+        `s${i} ended`,
+      )
+      expect(ended).toMatchObject({status: 'failed', result: {reason: 'timeout'}})
+    }
+  })
+
   it("a Run whose lock is kept at its end stalls its own end only, not another Run's", async () => {
     const home = newHome()
     const kept = launch(home, ['--name', 'kept', '--', 'sleep', '1'])
@@ -245,7 +272,9 @@ describe('the supervision host', () => {
     const home = newHome()
     const hosted = launch(home, ['--name', 'hosted', '--', 'sleep', '3'])
     // Its own supervisor, not the host's: the host finds the start recorded (claim), not in its own list.
-    const own = actors(home, ['run', '--json', '--name', 'own', '--', 'sleep', '3']).json
+    const own = actors(home, ['run', '--json', '--name', 'own', '--', 'sleep', '3'], {
+      env: {ACTORS_SUPERVISION: 'run'},
+    }).json
     const before = [await started(hosted.state_dir), await started(own.state_dir)]
     const handOver = (dir: string) =>
       new Promise<string>((resolve, reject) => {
@@ -296,12 +325,29 @@ describe('the supervision host', () => {
     for (const r of [first, same, tracked]) expect(await waitForResult(r.state_dir)).toMatchObject({status: 'done'})
   })
 
-  it('without ACTORS_SUPERVISION=host each Run keeps a supervisor of its own', async () => {
+  it('with ACTORS_SUPERVISION=run each Run keeps a supervisor of its own; an unknown mode is refused', async () => {
     const home = newHome()
-    const a = actors(home, ['run', '--json', '--', 'sleep', '2']).json
-    const b = actors(home, ['run', '--json', '--', 'sleep', '2']).json
+    const perRun = {env: {ACTORS_SUPERVISION: 'run'}}
+    const a = actors(home, ['run', '--json', '--', 'sleep', '2'], perRun).json
+    const b = actors(home, ['run', '--json', '--', 'sleep', '2'], perRun).json
     const [ma, mb] = [await started(a.state_dir), await started(b.state_dir)]
     expect(ma.pid).not.toBe(mb.pid)
     expect(commandLine(ma.pid)[1]).toBe(a.state_dir)
+    const runsBefore = readdirSync(join(home, 'runs')).sort()
+    const typo = actors(home, ['run', '--json', '--name', 'typo', '--', 'true'], {env: {ACTORS_SUPERVISION: 'hots'}})
+    expect(typo.code).toBe(2)
+    expect(typo.stderr).toContain('ACTORS_SUPERVISION="hots" is not a supervision mode')
+    expect(typo.stderr).not.toMatch(/\n\s+at /)
+    expect(readdirSync(join(home, 'runs')).sort()).toEqual(runsBefore)
+  })
+
+  it("without ACTORS_SUPERVISION the state root's host supervises the Runs actors run launches", async () => {
+    const home = newHome()
+    const env = {env: {ACTORS_SUPERVISION: undefined}}
+    const a = actors(home, ['run', '--json', '--', 'sleep', '2'], env).json
+    const b = actors(home, ['run', '--json', '--', 'sleep', '2'], env).json
+    const [ma, mb] = [await started(a.state_dir), await started(b.state_dir)]
+    expect(ma.pid).toBe(mb.pid)
+    expect(commandLine(ma.pid).slice(1, 3)).toEqual(['--host', home])
   })
 })

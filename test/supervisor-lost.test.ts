@@ -174,9 +174,12 @@ describe('a lost supervisor keeps what the Run holds', () => {
     const home = homeWith({
       'hold.yaml': "locks: [k]\ntemplate: [sh, -c, 'sleep 2; date +%s%N > {mark}']\nargs: [mark:string]",
     })
-    const first = launch(home, ['hold', `mark=${join(home, 'first')}`])
+    // Supervisors of their own: the waiter's goes on while the holder's is killed (a killed host, which supervised
+    // both, is test/supervision-host.test.ts's).
+    const perRun = {ACTORS_SUPERVISION: 'run'}
+    const first = launch(home, ['hold', `mark=${join(home, 'first')}`], perRun)
     await waitFor(() => readJson(join(first.state_dir, 'run.json')).status === 'running', 15_000, 'first running')
-    const second = launch(home, ['hold', `mark=${join(home, 'second')}`])
+    const second = launch(home, ['hold', `mark=${join(home, 'second')}`], perRun)
     await killSupervisor(first.state_dir)
     // Nobody reads the first Run: the waiter's own look at the lock must not pass it while the command lives.
     const startedSecond = await waitFor(

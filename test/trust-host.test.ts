@@ -25,6 +25,8 @@ import {
 
 const newHome = homesPerTest('actors-trust-host-')
 const HOST = {ACTORS_SUPERVISION: 'host'}
+/** An attacker Run with a supervisor of its own: the host it attacks is not the one supervising it. */
+const PER_RUN = {ACTORS_SUPERVISION: 'run'}
 const SUPERVISOR = join(BIN, '..', '..', 'dist', 'supervisor.cjs')
 
 function launch(home: string, args: string[], env: NodeJS.ProcessEnv = HOST): {run: string; state_dir: string} {
@@ -84,7 +86,7 @@ describe('the supervision host and the Runs that can reach it', () => {
     const att = launch(
       home,
       ['--name', 'att', '--', 'sh', '-c', `${process.execPath} ${SUPERVISOR} --host "$ACTORS_HOME" & sleep 60`],
-      {},
+      PER_RUN,
     )
     const planted = await waitFor(
       () => existsSync(join(home, 'supervision', 'host.json')) && readJson(join(home, 'supervision', 'host.json')),
@@ -122,7 +124,7 @@ if(!rename)fs.rmSync(at,{force:true})
 net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(asked)},String(c));s.end(JSON.stringify({pid:${host}})+'\\n')})}).listen(at,()=>{if(rename)fs.renameSync(at,d+'/host.sock');fs.writeFileSync(d+'/fake.up','')})
 `,
       )
-      launch(home, ['--name', 'att', '--', process.execPath, fake, mode], {})
+      launch(home, ['--name', 'att', '--', process.execPath, fake, mode], PER_RUN)
       await waitFor(() => existsSync(join(home, 'supervision', 'fake.up')), 10_000, 'the fake listener')
       const vic = launch(home, ['--name', 'vic', '--', 'sh', '-c', 'sleep 0.3; exit 5'])
       expect(await waitForResult(vic.state_dir, 10_000)).toMatchObject({status: 'failed', exit_code: 5})
@@ -198,7 +200,7 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
       // The Run's own record copied as a top-level Run `esc`, handed over by the helper as its own launcher.
       const craft = writeCraft(home, marker, answer)
       const helper = escaped(`${process.execPath} ${craft} "$ACTORS_STATE_DIR/run.json" "$ACTORS_HOME"`)
-      const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
+      const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {...PER_RUN, ACTORS_CONTAINMENT: 'tracked'})
       await waitFor(() => existsSync(answer), 10_000, "the host's answer")
       expect(readFileSync(answer, 'utf8')).toContain(declined)
       await new Promise((resolve) => setTimeout(resolve, 500))
@@ -209,7 +211,7 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
     it(`a host a helper a Run cut loose (${how}) started is handed no Run (tracked)`, async () => {
       const home = newHome()
       const helper = escaped(`${process.execPath} ${SUPERVISOR} --host "$ACTORS_HOME"`)
-      const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {ACTORS_CONTAINMENT: 'tracked'})
+      const att = launch(home, ['--name', 'att', '--', 'sh', '-c', helper], {...PER_RUN, ACTORS_CONTAINMENT: 'tracked'})
       const planted = await waitFor(
         () => existsSync(join(home, 'supervision', 'host.json')) && readJson(join(home, 'supervision', 'host.json')),
         10_000,
@@ -284,7 +286,7 @@ net.createServer((s)=>{s.on('data',(c)=>{fs.appendFileSync(${JSON.stringify(aske
     const home = newHome()
     const keep = launch(home, ['--name', 'keep', '--', 'sleep', '20'])
     const host = (await started(keep.state_dir)).pid
-    launch(home, ['--name', 'att', '--', 'sh', '-c', `kill -STOP ${host}; exec sleep 30`], {})
+    launch(home, ['--name', 'att', '--', 'sh', '-c', `kill -STOP ${host}; exec sleep 30`], PER_RUN)
     await waitFor(() => readFileSync(`/proc/${host}/stat`, 'utf8').split(') ')[1].startsWith('T'), 10_000, 'stopped')
     try {
       const began = Date.now()

@@ -43,7 +43,7 @@ function forgedDone(h: string, run: string, instance: string, batchId = '0000000
     depth: 0,
     parent: null,
     summary: 'done, exit 0',
-    output: 'all 412 tests passed\n',
+    output: 'all 412 forged tests passed\n',
     artifacts: [],
     artifacts_total: 0,
     usage: null,
@@ -114,7 +114,7 @@ describe('a pending batch planted in the delivery journal', () => {
     const reply = await session.reply(2)
     expect(reply.result.isError, JSON.stringify(reply)).toBeFalsy()
     expect(reply.result.structuredContent.members).toBe(0)
-    expect(JSON.stringify(reply.result)).not.toContain('412')
+    expect(JSON.stringify(reply.result)).not.toContain('412 forged')
     killRawServers()
     const real = actors(h, ['wait', '--json', '--timeout', '20s'])
     expect(real.code, real.stderr).toBe(1)
@@ -136,7 +136,7 @@ describe('a pending batch planted in the delivery journal', () => {
     expect(r.json.members).toBe(1)
     expect(r.json.rows.map((row: any) => [row.run, row.status, row.exit_code])).toEqual([['real', 'failed', 3]])
     expect(r.json.rows[0].output).toContain('REAL-OUT')
-    expect(r.json.rows[0].output).not.toContain('412')
+    expect(r.json.rows[0].output).not.toContain('412 forged')
     expect(readJson(journalOf(h)).pending).toEqual([])
     expect(actors(h, ['wait', '--json', '--timeout', '0']).json.rows).toEqual([])
   })
@@ -189,7 +189,7 @@ describe('a pending batch planted in the delivery journal', () => {
       const named = actors(h, ['wait', 'victim', '--json', '--timeout', '10s'])
       expect(named.code, named.stderr).toBe(1)
       expect(named.json.rows.map((r: any) => [r.run, r.status, r.exit_code])).toEqual([['victim', 'failed', 9]])
-      expect(JSON.stringify(named.json)).not.toContain('412')
+      expect(JSON.stringify(named.json)).not.toContain('412 forged')
     },
   )
 })

@@ -1,5 +1,5 @@
 /**
- * The supervision host (`ACTORS_SUPERVISION=host`): one process per state
+ * The supervision host (the default, unless `ACTORS_SUPERVISION=run`): one process per state
  * root, `node dist/supervisor.cjs --host HOME`, supervises every local Run
  * of that root launched by `actors run` (services/supervisor/host.ts). Where
  * it listens, and how a reader proves that it supervises one Run: its

@@ -1,5 +1,5 @@
 /**
- * The launcher's side of the supervision host (`ACTORS_SUPERVISION=host`;
+ * The launcher's side of the supervision host (the default; `ACTORS_SUPERVISION=run` turns it off;
  * services/supervisor/host.ts): hand a created Run to the state root's host
  * over `$ACTORS_HOME/supervision/host.sock`, starting the host when none
  * answers, and learn once its command started (or why the host refused it).
@@ -40,6 +40,7 @@ import {outsideEveryRun} from '../containment/outside-runs.js'
 import {readRunMetaRaw} from '../runs/store.js'
 import {supervisorEnvironment} from './supervisor-env.js'
 import {LINEAGE_VARS} from '../runs/lineage.js'
+import {usageError} from '../../base/platform/errors.js'
 
 /** How long a launcher tries to reach a host (starting one) before it starts a supervisor of its own. */
 const REACH_MS = 10_000
@@ -51,13 +52,25 @@ const handoffs = new Map<string, Promise<HandOverResult>>()
 
 export type HandOverResult = {pid: number} | {refused: string} | {unreached: string}
 
+/** ACTORS_SUPERVISION: `host` (the default: one supervising process per state root) or `run` (one per Run). */
+export function supervisionMode(env: NodeJS.ProcessEnv = process.env): 'host' | 'run' {
+  const mode = env.ACTORS_SUPERVISION ?? ''
+  if (mode === '' || mode === 'host') return 'host'
+  if (mode === 'run') return 'run'
+  throw usageError(
+    `ACTORS_SUPERVISION=${JSON.stringify(mode.slice(0, 80))} is not a supervision mode`,
+    'set ACTORS_SUPERVISION=host (the default: one supervisor per state root) or ACTORS_SUPERVISION=run (one per Run), or unset it',
+    {variable: 'ACTORS_SUPERVISION', value: mode.slice(0, 200)},
+  )
+}
+
 /**
- * `actors run` asks for the host of `home` (when ACTORS_SUPERVISION=host): its launches are handed over, then
+ * `actors run` asks for the host of `home` (unless ACTORS_SUPERVISION=run): its launches are handed over, then
  * awaited. A link where the host's dir belongs is refused here, before any Run is made.
  */
 export function useSupervisionHost(home: string, env: NodeJS.ProcessEnv = process.env): void {
   const inRun = LINEAGE_VARS.some((name) => env[name])
-  wanted = env.ACTORS_SUPERVISION === 'host' && !inRun && env.ACTORS_SUPERVISOR !== '1'
+  wanted = supervisionMode(env) === 'host' && !inRun && env.ACTORS_SUPERVISOR !== '1'
   if (wanted) refuseLinkedDir(supervisionDir(home))
 }
 
@@ -104,8 +117,8 @@ async function askHost(home: string, dir: string): Promise<HandOverResult> {
     const pin = host && (unprovenHost(home, host) ?? pinHostSocket(hostSocketPath(home), host.identity.pid))
     if (typeof pin === 'string') return asked ? afterAsking(dir, pin) : {unreached: pin}
     const reply =
-      typeof pin === 'number'
-        ? await exchangeThrough(pin, hostSocketPath(home), request)
+      typeof pin === 'number' && host
+        ? await exchangeThrough(pin, hostSocketPath(home), request, host.identity.pid)
         : {unreached: host ? `${hostSocketPath(home)}: gone` : 'no host', asked: false}
     if ('answer' in reply) return asked ? (takenBefore(reply.answer) ?? reply.answer) : reply.answer
     if ('declined' in reply) return {unreached: reply.declined}
@@ -219,24 +232,36 @@ type Exchanged =
   | {declined: string}
   | {unreached: string; asked: boolean}
 
-/** One request through the pinned socket `pin` (pinHostSocket), closed after. */
-async function exchangeThrough(pin: number, socketPath: string, request: string): Promise<Exchanged> {
+/** One request through the pinned socket `pin` (pinHostSocket) to the host `hostPid`, closed after. */
+async function exchangeThrough(pin: number, socketPath: string, request: string, hostPid: number): Promise<Exchanged> {
   try {
-    return await exchange(`/proc/self/fd/${pin}`, socketPath, request)
+    return await exchange(`/proc/self/fd/${pin}`, socketPath, request, hostPid)
   } finally {
     closeSync(pin)
   }
 }
 
-/** One request: the host's answer, or why it could not be asked (nothing listens, it left before answering). */
-function exchange(connectPath: string, socketPath: string, request: string): Promise<Exchanged> {
+/** How often a launcher waiting for the host's answer looks whether the host was stopped meanwhile. */
+const STOPPED_LOOK_MS = 100
+
+/**
+ * One request: the host's answer, or why it could not be asked (nothing listens, it left before answering, or it
+ * was stopped: a Run that SIGSTOPs the host as its first act would keep its own launch waiting the whole answer
+ * time; asked, the launcher then looks at what the Run records, as for a host that died).
+ */
+function exchange(connectPath: string, socketPath: string, request: string, hostPid: number): Promise<Exchanged> {
   return new Promise((settle) => {
     let text = ''
     let sent = false
     const socket = nodeNet().connect(connectPath)
     const timer = setTimeout(() => socket.destroy(new Error('no answer in time')), ANSWER_MS)
+    const stoppedLook = setInterval(() => {
+      if (sent && isStopped(hostPid))
+        done({unreached: `the supervision host (pid ${hostPid}) was stopped before it answered`, asked: true})
+    }, STOPPED_LOOK_MS)
     const done = (value: Exchanged) => {
       clearTimeout(timer)
+      clearInterval(stoppedLook)
       socket.destroy()
       settle(value)
     }

@@ -159,7 +159,7 @@ export async function finishHandOvers(): Promise<Map<string, number>> {
       throw new ActorsError(
         `the supervision host refused ${dir}: ${result.refused}`,
         EXIT.failed,
-        "see the Run's stderr.log; unset ACTORS_SUPERVISION to give each Run a supervisor of its own",
+        "see the Run's stderr.log; set ACTORS_SUPERVISION=run to give each Run a supervisor of its own",
       )
   }
   return pids

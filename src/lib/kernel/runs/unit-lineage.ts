@@ -3,14 +3,16 @@
  * Trees, owners and limits; issue: lineage from the unit). Under cgroup
  * containment its own cgroup names the Run instance (containment/caller-cgroup.ts);
  * under tracking, the nearest of its ancestors (itself included) that a live
- * run.json records as a Run's supervisor or command, checked by process
+ * run.json records as a Run's supervisor or command (a step wrapper: under
+ * the supervision host, the nearest that is one Run's), checked by process
  * identity. The environment's ACTORS_RUN names only which Run to read first.
  * What cannot be found this way (a process that left its group, session,
  * ancestry and environment under tracking) falls back to the environment.
  */
-import {readdirSync} from 'node:fs'
+import {readdirSync, readFileSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {callerRunCgroup} from '../containment/caller-cgroup.js'
+import {isStepWrapperCommand} from '../containment/outside-runs.js'
 import {indexDir, isPlainName, runDir} from '../../base/platform/home.js'
 import {isSameProcess, readProcStat} from '../../base/platform/process-identity.js'
 import {processEnvValue} from '../../base/platform/process-environ.js'
@@ -98,7 +100,12 @@ function unitByAncestry(home: string): CallerUnit | undefined {
   for (let step = 0; step < MAX_ANCESTRY && pid > 1; step++) {
     const stat = readProcStat(pid)
     if (stat === undefined) break
-    const found = mayBeSupervisor(stat.comm ?? '') ? supervisorRun(home, pid) : undefined
+    const comm = stat.comm ?? ''
+    const found = mayBeSupervisor(comm)
+      ? supervisorRun(home, pid)
+      : comm === 'sh'
+        ? stepWrapperRun(home, pid)
+        : undefined
     if (found) return found
     pid = stat.ppid
   }
@@ -124,6 +131,24 @@ function mayBeSupervisor(comm: string): boolean {
 function supervisorRun(home: string, pid: number): CallerUnit | undefined {
   const supervisor = supervisorOfProcess(pid)
   return supervisor ? recordedRunProcess(home, pid, supervisor.dir, true) : undefined
+}
+
+/**
+ * The Run whose step wrapper `pid` is (the unit's `/bin/sh` that runs a step and records its end), checked against
+ * the run.json its environment names, which must record it as the Run's command. Under the supervision host the
+ * wrapper's parent is the host, which supervises every Run of the root: the wrapper is the nearest process that
+ * is this one Run's.
+ */
+function stepWrapperRun(home: string, pid: number): CallerUnit | undefined {
+  let args: string[]
+  try {
+    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+  } catch {
+    return undefined
+  }
+  if (!isStepWrapperCommand(args)) return undefined
+  const dir = processEnvValue(pid, 'ACTORS_STATE_DIR')
+  return dir ? recordedRunProcess(home, pid, dir, false) : undefined
 }
 
 /** The Run whose run.json in `dir` records `pid` as its supervisor (or command), as this state root sees it. */

@@ -1,5 +1,5 @@
 /**
- * The supervision host (`ACTORS_SUPERVISION=host`, docs/runs.md
+ * The supervision host (the default; `ACTORS_SUPERVISION=run` opts out; docs/runs.md
  * "Supervision"): one Node process per state root, `dist/supervisor.cjs
  * --host HOME`, runs the supervision of every local Run `actors run` hands
  * it (supervise.ts, one Supervisor per Run) and exits once it has

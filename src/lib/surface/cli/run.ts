@@ -84,7 +84,7 @@ export const runCommand = defineCommand({
         )
       prepared = prepareRecipe(findLaunchRecipe(home, args.recipe, flags.recipes), argv.slice(1))
     }
-    // ACTORS_SUPERVISION=host: the Run goes to the state root's host, which answers once its command started.
+    // The Run goes to the state root's host (unless ACTORS_SUPERVISION=run), which answers once its command started.
     useSupervisionHost(home)
     const launched = launchPrepared(home, prepared, launchOverrides(flags))
     const hosted = (await finishHandOvers()).get(launched.state_dir)
