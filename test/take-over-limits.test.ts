@@ -137,8 +137,12 @@ for (const containment of ['cgroup', 'tracked'] as const) {
       const first = await waitFor(() => readJson(join(r.state_dir, 'run.json')).pid, 10_000, 'the supervisor')
       await waitFor(() => existsSync(mark), 10_000, 'the read from inside')
       expect(readJson(join(r.state_dir, 'run.json'))).toMatchObject({pid: first, status: 'running'})
-      read(home)
-      expect(readJson(join(r.state_dir, 'run.json')).pid).not.toBe(first)
+      // One read did not always show the adopter in run.json on a loaded machine (CI, the host killed): read until one does.
+      const adopted = () => {
+        read(home)
+        return readJson(join(r.state_dir, 'run.json')).pid !== first
+      }
+      await waitFor(adopted, 5000, 'a read from outside to take the Run over')
       expect(await waitForResult(r.state_dir, 8000)).toMatchObject({status: 'failed', exit_code: 3})
     })
   })
