@@ -264,6 +264,9 @@ function release(lockFile: string): void {
  */
 let syncWaitCapMs: number | undefined
 
+/** When every synchronous wait of this process ends at the latest (ms since the epoch), when set. */
+let syncWaitDeadline: number | undefined
+
 export function capSyncLockWaits(ms: number | undefined): void {
   syncWaitCapMs = ms
 }
@@ -271,25 +274,34 @@ export function capSyncLockWaits(ms: number | undefined): void {
 /**
  * Run `fn` with this process's synchronous lock waits capped at `ms` at
  * most (an end retried after it removed a lock a Run kept: kept again, it
- * is not waited for in full). The cap in force before is put back after.
+ * is not waited for in full), and all of them together at `totalMs` when
+ * given: an end that takes the locks of a whole tree (one Run kept a lock
+ * of each of its children) waits `ms` once, not once per Run. The caps in
+ * force before are put back after.
  */
-export async function withSyncLockWaitsCapped<T>(ms: number, fn: () => Promise<T>): Promise<T> {
+export async function withSyncLockWaitsCapped<T>(ms: number, fn: () => Promise<T>, totalMs?: number): Promise<T> {
   const before = syncWaitCapMs
+  const deadlineBefore = syncWaitDeadline
   syncWaitCapMs = Math.min(before ?? ms, ms)
+  if (totalMs !== undefined) syncWaitDeadline = Math.min(deadlineBefore ?? Infinity, Date.now() + totalMs)
   try {
     return await fn()
   } finally {
     syncWaitCapMs = before
+    syncWaitDeadline = deadlineBefore
   }
+}
+
+/** The longest the next synchronous wait may take, `waitMs` or less (the caps above). */
+function syncWaitMs(waitMs: number): number {
+  const capped = syncWaitCapMs === undefined ? waitMs : Math.min(waitMs, syncWaitCapMs)
+  return syncWaitDeadline === undefined ? capped : Math.max(0, Math.min(capped, syncWaitDeadline - Date.now()))
 }
 
 /** Run `fn` while holding the lock file `lockFile` (synchronously). Not reentrant. */
 export function withLockSync<T>(lockFile: string, fn: () => T, options: LockOptions = {}): T {
   const waitMs = options.timeoutMs ?? (testHookNumber('lockWaitMs') || DEFAULT_LOCK_WAIT_MS)
-  const backoff = contention(lockFile, {
-    ...options,
-    timeoutMs: syncWaitCapMs === undefined ? waitMs : Math.min(waitMs, syncWaitCapMs),
-  })
+  const backoff = contention(lockFile, {...options, timeoutMs: syncWaitMs(waitMs)})
   while (!tryAcquire(lockFile)) sleepSync(backoff())
   try {
     return fn()

@@ -14,6 +14,7 @@ import {refuseLinkedDir} from '../../base/platform/private-files.js'
 import type {RunMeta} from '../../base/records/run.js'
 import {isSameProcess} from '../../base/platform/process-identity.js'
 import {environOf, envValue, processEnvValue} from '../../base/platform/process-environ.js'
+import {runsNode} from '../../base/platform/kernel-process.js'
 
 export interface ChildRecord {
   run: string
@@ -177,7 +178,9 @@ export function collectDescendants(
     const next: typeof frontier = []
     for (const node of frontier) {
       const read = () => readChildren(home, node.dir, node.meta, {treeEnd: options.treeEnd, launched})
-      for (const child of options.settled ? withLockSync(childrenLock(node.dir), read) : read()) {
+      // Taken by nobody when it names a process that runs no Node (a Run wrote pid 1 there): as the supervisor's `.lock`.
+      const settled = () => withLockSync(childrenLock(node.dir), read, {takenOnlyBy: runsNode})
+      for (const child of options.settled ? settled() : read()) {
         if (visited.has(child.dir)) continue
         visited.add(child.dir)
         const descendant = {...child, level: node.level + 1}

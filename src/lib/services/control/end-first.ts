@@ -8,9 +8,10 @@
  * machine keeps (containment/unit-facts.ts) and ended first (a kill
  * SIGKILLs it; a stop or close sends SIGTERM, then SIGKILL after the kill
  * grace); then the refusal is reported, exit 1, naming what was damaged. A
- * lock of its state dir kept against the end (lockKeptFromTheEnd) is
- * removed and the end goes the usual way after all. A refusal that is the
- * answer (a finished Run, a recycled pid, a bad action) stays as it is.
+ * lock of its state dir, or of a live descendant's (the end of a tree takes
+ * each one's locks), kept against the end (locksKeptFromTheEnd) is removed
+ * and the end goes the usual way after all. A refusal that is the answer (a
+ * finished Run, a recycled pid, a bad action) stays as it is.
  */
 import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
 import {join} from 'node:path'
@@ -23,6 +24,8 @@ import {carriesARunsMarker} from '../../kernel/containment/outside-runs.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
 import {inAnyRunCgroup} from '../../kernel/containment/caller-cgroup.js'
 import {readRunMetaRaw} from '../../kernel/runs/store.js'
+import {collectDescendants} from '../../kernel/runs/children.js'
+import {isTerminal} from '../../base/records/run.js'
 import {runsThisKernel} from '../../base/platform/kernel-process.js'
 import {commandOf} from '../../kernel/containment/unit.js'
 import {resolveRunRef, runDir} from '../../base/platform/home.js'
@@ -44,9 +47,11 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
   try {
     id = resolveRunRef(home, ref)
   } catch {}
-  // A lock of its state dir that the Run keeps would hold the usual way for its whole wait.
-  const held = id === undefined ? undefined : await lockKeptFromTheEnd(home, runDir(home, id))
-  if (held && id !== undefined) throw await endPastKeptLock(home, id, ref, verb, held, end)
+  // A lock of its state dir that the Run keeps would hold the usual way for its whole wait; so would one of a live
+  // descendant's, which the tree's end takes in turn: 30 s per child a Run chose to keep (red-team 15 N5-H1).
+  const tree = id === undefined ? [] : treeDirs(home, runDir(home, id))
+  const held = tree.length > 0 ? await locksKeptFromTheEnd(home, tree) : []
+  if (held.length > 0 && id !== undefined) throw await endPastKeptLocks(home, id, ref, verb, held, tree.slice(1), end)
   try {
     return await end()
   } catch (error) {
@@ -64,43 +69,75 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
 }
 
 /**
- * End the Run past a lock of its state dir that was kept (`kept`): remove
- * that lock and end it the usual way, its lock waits capped, so the stop is
- * a stop (its TERM handler runs) and the end is recorded as what was asked
- * (a neighbour that named its own process in this Run's lock made the
- * user's stop a SIGKILL, recorded as a failure). Kept again, or failing,
- * the unit is ended first by facts. Returns the error to report, exit 1,
- * naming the lock either way.
+ * The state dirs an end of the Run in `dir` takes locks of: its own, then
+ * each live descendant's its children journals name.
  */
-async function endPastKeptLock<T>(
+function treeDirs(home: string, dir: string): string[] {
+  try {
+    const meta = readRunMetaRaw(dir)
+    if (!meta) return [dir]
+    const live = collectDescendants(home, dir, meta, {treeEnd: true}).filter((d) => !isTerminal(d.meta.status))
+    return [dir, ...live.map((d) => d.dir)]
+  } catch {
+    return [dir]
+  }
+}
+
+/**
+ * End the Run past locks of its tree's state dirs that were kept (`kept`):
+ * remove them and end it the usual way, its lock waits capped (each, and
+ * all together: a tree's end takes many), so the stop is a stop (its TERM
+ * handler runs) and the end is recorded as what was asked (a neighbour that
+ * named its own process in this Run's lock made the user's stop a SIGKILL,
+ * recorded as a failure). Kept again, or failing, the unit and those of its
+ * live descendants (`below`) are ended first by facts. Returns the error to
+ * report, exit 1, naming the locks either way.
+ */
+async function endPastKeptLocks<T>(
   home: string,
   id: string,
   ref: string,
   verb: string,
-  kept: ActorsError,
+  kept: ActorsError[],
+  below: string[],
   end: () => Promise<T>,
 ): Promise<unknown> {
-  if (breakKeptLock(kept)) {
+  const named = namingAll(kept)
+  if (kept.filter(breakKeptLock).length > 0) {
     try {
-      await withSyncLockWaitsCapped(RETRY_LOCK_WAIT_MS, end)
+      await withSyncLockWaitsCapped(RETRY_LOCK_WAIT_MS, end, RETRY_TOTAL_WAIT_MS)
+      // A descendant whose lock was kept again was reported by the cascade, not ended: it is, by facts.
+      for (const dir of below)
+        if (findUnitByFacts(dir, homeKey(home)).pids.length > 0) await endByFacts(dir, homeKey(home), verb)
       const done = verb === 'kill' ? 'killed' : verb === 'close' ? 'closed' : 'stopped'
+      const those = kept.length === 1 ? 'that lock' : 'those locks'
       return new ActorsError(
-        `${kept.message}; removed that lock, and ${ref} was ${done} the usual way`,
+        `${named.message}; removed ${those}, and ${ref} was ${done} the usual way`,
         EXIT.failed,
-        kept.fix,
+        named.fix,
       )
     } catch (error) {
       if (isActorsError(error) && !mayBlockAnEnd(error)) return error
     }
   }
-  const reported = await endUnitFirst(home, id, ref, verb, kept)
-  // Nothing of the Run is left to let go of it: the supervisor records the end now, not after its own lock wait.
-  breakKeptLock(kept)
+  const reported = await endUnitFirst(home, id, ref, verb, named, below)
+  // Nothing of the Run is left to let go of them: the supervisors record their ends now, not after their own lock wait.
+  for (const lock of kept) breakKeptLock(lock)
   return reported
+}
+
+/** One error naming every kept lock: the first as found, the others after it. */
+function namingAll(kept: ActorsError[]): ActorsError {
+  if (kept.length === 1) return kept[0]
+  const others = kept.slice(1).map((k) => (k.details as {lock?: string} | undefined)?.lock)
+  return new ActorsError(`${kept[0].message} (and ${others.join(', ')})`, EXIT.failed, kept[0].fix, kept[0].details)
 }
 
 /** How long an end retried past a lock it removed waits for a lock of the state dir: one taken again is kept. */
 const RETRY_LOCK_WAIT_MS = 5000
+
+/** How long it waits for all of them, however many Runs its tree has. */
+const RETRY_TOTAL_WAIT_MS = 10_000
 
 /**
  * Whether a refusal that the Run is finished (exit 3) came while something of
@@ -121,9 +158,23 @@ function unitLivesOn(home: string, id: string, error: unknown): boolean {
  * kept, still gets its own TERM handler run). Returns the error to report:
  * `error` as it was when nothing of the Run was found.
  */
-async function endUnitFirst(home: string, id: string, ref: string, verb: string, error: unknown): Promise<unknown> {
+async function endUnitFirst(
+  home: string,
+  id: string,
+  ref: string,
+  verb: string,
+  error: unknown,
+  below: string[] = [],
+): Promise<unknown> {
   const dir = runDir(home, id)
   const {termed, killed, leftover} = await endByFacts(dir, homeKey(home), verb)
+  // The live descendants' units too, when their locks were kept against the tree's end (their own ends may not have run).
+  for (const other of below) {
+    const ended = await endByFacts(other, homeKey(home), verb)
+    termed.push(...ended.termed)
+    killed.push(...ended.killed)
+    leftover.push(...ended.leftover)
+  }
   // A Slurm Run's unit is its job, wherever it runs: the one Slurm lists under the Run's name and instance.
   const jobs = cancelSlurmJobsByFacts(home, id)
   if (termed.length === 0 && killed.length === 0 && jobs.length === 0) return error
@@ -202,79 +253,92 @@ const STATE_DIR_LOCKS = [
 ]
 
 /**
- * A lock of the Run's state dir kept against its end. Either one held by a
- * live process that runs no part of this kernel (a Run made its `.lock` name
- * pid 1, which lives for ever), or by one that is stopped (a Run SIGSTOPped
- * an `actors` command it named there): nothing is waited for, as no such
- * holder lets go. Or a lock held by one process but this Run's proven
- * supervisor for over its grace (keptLock): OWN_LOCK_GRACE_MS for one of
- * the Run's own unit or of any Run's unit (a neighbour's genuine `actors
- * wait`, named by the Run; an `actors emit` inside the Run holds one only
- * for a moment), ANY_LOCK_GRACE_MS for any other (the user's own `actors
- * wait` in a terminal, named by the Run): the Run keeps it. An `actors
- * run` of the Run in its own `.children.lock` is no keeper: it holds it for
- * a child's launch, and a stop of the tree waits for that launch on purpose.
+ * The locks of the state dirs `dirs` (a Run's, then its live descendants')
+ * kept against its end. Either one held by a live process that runs no part
+ * of this kernel (a Run made a `.lock` name pid 1, which lives for ever),
+ * or by one that is stopped (a Run SIGSTOPped an `actors` command it named
+ * there): nothing is waited for, as no such holder lets go. Or a lock held
+ * by one process but that Run's proven supervisor for over its grace
+ * (keptLocks): OWN_LOCK_GRACE_MS for one of the Run's own unit or of any
+ * Run's unit (a neighbour's genuine `actors wait`, named by the Run; an
+ * `actors emit` inside the Run holds one only for a moment),
+ * ANY_LOCK_GRACE_MS for any other (the user's own `actors wait` in a
+ * terminal, named by the Run): the Run keeps it. An `actors run` of the
+ * Run in its own `.children.lock` is no keeper: it holds it for a child's
+ * launch, and a stop of the tree waits for that launch on purpose.
  * However the holders change, the whole wait is ANY_LOCK_GRACE_MS at most.
- * Returns the damage to report; undefined when no lock is kept.
+ * Returns the damage to report, one error per lock; none when no lock is kept.
  */
-async function lockKeptFromTheEnd(home: string, dir: string): Promise<ActorsError | undefined> {
-  for (const name of STATE_DIR_LOCKS) {
-    const file = join(dir, name)
-    const holder = lockHolder(file)
-    if (!holder || !isSameProcess(holder)) continue
-    if (!runsThisKernel(holder.pid))
-      return new ActorsError(
-        `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is no process of actors`,
-        EXIT.failed,
-        `remove the lock (rm "${file}"); the Run may have written it`,
-        {lock: file, holder},
-      )
-    if (isStopped(holder.pid))
-      return new ActorsError(
-        `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is stopped`,
-        EXIT.failed,
-        `remove the lock (rm "${file}"), or resume pid ${holder.pid} (kill -CONT ${holder.pid})`,
-        {lock: file, holder},
-      )
-  }
-  const supervisor = provenSupervisorPid(dir)
+async function locksKeptFromTheEnd(home: string, dirs: string[]): Promise<ActorsError[]> {
+  const atOnce = dirs.flatMap((dir) => STATE_DIR_LOCKS.flatMap((name) => keptForEver(join(dir, name))))
+  if (atOnce.length > 0) return atOnce
+  const supervisors = new Map(dirs.map((dir) => [dir, provenSupervisorPid(dir)]))
   // A grace is one holder's, from the first time it is seen in any lock file: a crowd of commands taking a lock in
   // turn (70 controls of one Run) keeps none. And one clock bounds the whole wait: a Run that hands its locks from
   // holder to holder, or one holder from file to file, kept kill waiting for ever (red-team 14 N4-H1).
   const began = Date.now()
   const firstSeen = new Map<string, number>()
   for (;;) {
-    const kept = keptLock(home, dir, supervisor)
-    if (!kept) return undefined
+    const kept = dirs.flatMap((dir) => keptLocks(home, dir, supervisors.get(dir)))
+    if (kept.length === 0) return []
     const now = Date.now()
-    const key = `${kept.pid}:${kept.start}`
-    const since = firstSeen.get(key) ?? now
-    firstSeen.set(key, since)
-    if (now - since >= kept.graceMs || now - began >= ANY_LOCK_GRACE_MS)
-      return new ActorsError(
-        `${kept.file} is held by pid ${kept.pid}, ${kept.where}`,
-        EXIT.failed,
-        `remove the lock (rm "${kept.file}") once nothing of the Run is left`,
-        {lock: kept.file, holder: {pid: kept.pid, start: kept.start}},
+    const over = kept.filter((lock) => {
+      const key = `${lock.pid}:${lock.start}`
+      const since = firstSeen.get(key) ?? now
+      firstSeen.set(key, since)
+      return now - since >= lock.graceMs
+    })
+    if (over.length > 0 || now - began >= ANY_LOCK_GRACE_MS)
+      return (over.length > 0 ? over : kept).map(
+        (lock) =>
+          new ActorsError(
+            `${lock.file} is held by pid ${lock.pid}, ${lock.where}`,
+            EXIT.failed,
+            `remove the lock (rm "${lock.file}") once nothing of the Run is left`,
+            {lock: lock.file, holder: {pid: lock.pid, start: lock.start}},
+          ),
       )
     await sleep(20)
   }
 }
 
+/** The lock `file` as kept for ever (its live holder runs no part of the kernel, or is stopped); none otherwise. */
+function keptForEver(file: string): ActorsError[] {
+  const holder = lockHolder(file)
+  if (!holder || !isSameProcess(holder)) return []
+  if (!runsThisKernel(holder.pid))
+    return [
+      new ActorsError(
+        `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is no process of actors`,
+        EXIT.failed,
+        `remove the lock (rm "${file}"); the Run may have written it`,
+        {lock: file, holder},
+      ),
+    ]
+  if (isStopped(holder.pid))
+    return [
+      new ActorsError(
+        `${file} is held by pid ${holder.pid} (${commandOf(holder.pid)}), which is stopped`,
+        EXIT.failed,
+        `remove the lock (rm "${file}"), or resume pid ${holder.pid} (kill -CONT ${holder.pid})`,
+        {lock: file, holder},
+      ),
+    ]
+  return []
+}
+
+type KeptLock = {file: string; pid: number; start: string; where: string; graceMs: number}
+
 /**
- * A lock of the state dir held by a live process, not the Run's supervisor,
- * and how long it may hold it: a process of this Run's own unit (but an
- * `actors run` in `.children.lock`, see above) or of another Run's, which
- * takes none of this Run's locks for long, OWN_LOCK_GRACE_MS; any other,
- * ANY_LOCK_GRACE_MS.
+ * The locks of the state dir `dir` held by a live process, not the Run's
+ * supervisor, and how long each may hold it: a process of this Run's own
+ * unit (but an `actors run` in `.children.lock`, see above) or of another
+ * Run's, which takes none of this Run's locks for long, OWN_LOCK_GRACE_MS;
+ * any other, ANY_LOCK_GRACE_MS.
  */
-function keptLock(
-  home: string,
-  dir: string,
-  supervisor: number | undefined,
-): {file: string; pid: number; start: string; where: string; graceMs: number} | undefined {
+function keptLocks(home: string, dir: string, supervisor: number | undefined): KeptLock[] {
   let unit: number[] | undefined
-  let outside: {file: string; pid: number; start: string; where: string; graceMs: number} | undefined
+  const kept: KeptLock[] = []
   for (const name of STATE_DIR_LOCKS) {
     const file = join(dir, name)
     const holder = lockHolder(file)
@@ -286,19 +350,19 @@ function keptLock(
       // A child launched from inside (`actors run`) holds it for as long as its launch takes, and the end marks the
       // tree ending, which refuses the next launch: left to the end's own wait. Any other holder of it is no launch.
       if (name === '.children.lock' && isALaunch(pid)) continue
-      return {file, pid, start, where: 'a process of the Run itself', graceMs: OWN_LOCK_GRACE_MS}
-    }
-    if (insideSomeRun(pid))
-      return {file, pid, start, where: `a process of another Run (${commandOf(pid)})`, graceMs: OWN_LOCK_GRACE_MS}
-    outside ??= {
-      file,
-      pid,
-      start,
-      where: `for over ${ANY_LOCK_GRACE_MS / 1000}s (${commandOf(pid)})`,
-      graceMs: ANY_LOCK_GRACE_MS,
-    }
+      kept.push({file, pid, start, where: 'a process of the Run itself', graceMs: OWN_LOCK_GRACE_MS})
+    } else if (insideSomeRun(pid))
+      kept.push({file, pid, start, where: `a process of another Run (${commandOf(pid)})`, graceMs: OWN_LOCK_GRACE_MS})
+    else
+      kept.push({
+        file,
+        pid,
+        start,
+        where: `for over ${ANY_LOCK_GRACE_MS / 1000}s (${commandOf(pid)})`,
+        graceMs: ANY_LOCK_GRACE_MS,
+      })
   }
-  return outside
+  return kept
 }
 
 /** Whether process `pid` is an `actors run`: Node running the kernel's script with `run` as its command. */
