@@ -11,10 +11,11 @@
  * lock file in it (N5-L1: kill removed that file). Processes are found by a
  * unique token in their command line.
  */
-import {existsSync} from 'node:fs'
+import {existsSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
+import {ENDED_SUPERVISOR_TITLE} from '../src/lib/base/platform/kernel-process.js'
 import {actors, BIN, homesPerTest, readJson, survivors, waitFor} from './helpers.js'
 
 const MODES = [
@@ -131,4 +132,44 @@ describe("a parent that keeps its children's locks", () => {
     await parentKeepingChildLocks(h, tag, 3, '.lock', {})
     await endsTheTree(h, tag, ['close', 'P'], {}, 3, '.lock', 'cancelled')
   }, 200_000)
+})
+
+describe("a Run's own process in its own .children.lock, named as a launch", () => {
+  it('a genuine `actors run --wait`, its launch long over, keeps kill away for a launch at most: sub recorded killed', async () => {
+    const h = home()
+    const tag = token()
+    const children = join(h, 'runs', 'C', '.children.lock')
+    // Its launch over (sub's command runs): a launch still going would take the lock named for itself, as stale.
+    const launched = `until grep -qs '"status": "running"' "${join(h, 'runs', 'sub', 'run.json')}"; do sleep 0.1; done; sleep 0.5`
+    const script = `${BIN} run --wait --name sub -- sh -c ': ${tag}s; sleep 600' >/dev/null 2>&1 & a=$!; ${launched}; ${plant('$a', children)}; while :; do sleep 1; done`
+    expect(actors(h, ['run', '--name', 'C', '--', 'sh', '-c', `: ${tag}; ${script}`]).code).toBe(0)
+    await waitFor(() => planted(children), 20_000, 'the lock planted')
+    const started = Date.now()
+    const r = actors(h, ['control', 'C', 'kill'], {timeout: 120_000})
+    expect(Date.now() - started, r.stderr).toBeLessThan(12_000)
+    expect(survivors(tag), r.stderr).toEqual([])
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr).toContain(`${children} is held by pid`)
+    expect(readJson(join(h, 'runs', 'C', 'run.json')).status).toBe('killed')
+    await waitFor(() => readJson(join(h, 'runs', 'sub', 'run.json')).status === 'killed', 10_000, 'sub recorded killed')
+  }, 150_000)
+
+  it('a process renamed as an ended supervisor, with `run` after its script, is no launch: 2 s, not 30', async () => {
+    const h = home()
+    const tag = token()
+    const children = join(h, 'runs', 'C', '.children.lock')
+    // `run` as its second word, as an `actors run` has it: only the script tells the two apart.
+    const idle = join(h, 'idle.js')
+    writeFileSync(idle, 'setInterval(() => {}, 1e9)\n')
+    const forged = `(exec -a '${ENDED_SUPERVISOR_TITLE}' node ${idle} run ${tag}) & a=$!`
+    const script = `${forged}; sleep 0.5; ${plant('$a', children)}; while :; do sleep 1; done`
+    expect(actors(h, ['run', '--name', 'C', '--', 'bash', '-c', `: ${tag}; ${script}`]).code).toBe(0)
+    await waitFor(() => planted(children), 20_000, 'the lock planted')
+    const started = Date.now()
+    const r = actors(h, ['control', 'C', 'kill'], {timeout: 120_000})
+    expect(Date.now() - started, r.stderr).toBeLessThan(8_000)
+    expect(survivors(tag), r.stderr).toEqual([])
+    expect(r.code, r.stderr).toBe(1)
+    expect(r.stderr).toContain('a process of the Run itself')
+  }, 150_000)
 })

@@ -18,7 +18,13 @@ import {join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {readLockText, withSyncLockWaitsCapped} from '../../base/platform/file-lock.js'
-import {isSameProcess, isStopped, type ProcessIdentity} from '../../base/platform/process-identity.js'
+import {
+  isSameProcess,
+  isStopped,
+  type ProcessIdentity,
+  ticksSinceBoot,
+  TICKS_PER_SECOND,
+} from '../../base/platform/process-identity.js'
 import {environOf} from '../../base/platform/process-environ.js'
 import {carriesARunsMarker} from '../../kernel/containment/outside-runs.js'
 import {supervisorArgs} from '../../base/records/supervisor-args.js'
@@ -26,7 +32,7 @@ import {inAnyRunCgroup} from '../../kernel/containment/caller-cgroup.js'
 import {readRunMetaRaw} from '../../kernel/runs/store.js'
 import {collectDescendants} from '../../kernel/runs/children.js'
 import {isTerminal} from '../../base/records/run.js'
-import {runsThisKernel} from '../../base/platform/kernel-process.js'
+import {ENDED_SUPERVISOR_TITLE, runsThisKernel} from '../../base/platform/kernel-process.js'
 import {commandOf} from '../../kernel/containment/unit.js'
 import {resolveRunRef, runDir} from '../../base/platform/home.js'
 import {homeKey} from '../../kernel/containment/index.js'
@@ -50,10 +56,11 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
   // A lock of its state dir that the Run keeps would hold the usual way for its whole wait; so would one of a live
   // descendant's, which the tree's end takes in turn: 30 s per child a Run chose to keep (red-team 15 N5-H1).
   const tree = id === undefined ? [] : treeDirs(home, runDir(home, id))
-  const held = tree.length > 0 ? await locksKeptFromTheEnd(home, tree) : []
-  if (held.length > 0 && id !== undefined) throw await endPastKeptLocks(home, id, ref, verb, held, tree.slice(1), end)
+  const {kept, capped} = tree.length > 0 ? await locksKeptFromTheEnd(home, tree) : {kept: [], capped: false}
+  if (kept.length > 0 && id !== undefined) throw await endPastKeptLocks(home, id, ref, verb, kept, tree.slice(1), end)
   try {
-    return await end()
+    // Launches held a lock in turn (a parent launching in a loop, or a Run naming fresh ones): no wait is waited in full.
+    return await (capped ? withSyncLockWaitsCapped(RETRY_LOCK_WAIT_MS, end, RETRY_TOTAL_WAIT_MS) : end())
   } catch (error) {
     if (id === undefined) throw error
     if (mayBlockAnEnd(error)) throw await endUnitFirst(home, id, ref, verb, error)
@@ -253,6 +260,22 @@ const STATE_DIR_LOCKS = [
 ]
 
 /**
+ * How old an `actors run` of the Run holding its `.children.lock` may be: a
+ * launch of a child holds it while the child is created and started, and
+ * the end leaves it to its own wait on purpose (the walk then finds the
+ * child; a parent launching in a loop has one after another there). One
+ * older has finished its launch (`actors run --wait`, `--follow`) or never
+ * began one: the Run keeps the lock with it (red-team 15 N5-M1).
+ */
+const LAUNCH_BOUND_MS = 8000
+
+/**
+ * How many launches holding it in turn make a parent that launches in a
+ * loop: the end then goes the usual way, its lock waits capped.
+ */
+const LAUNCHES_IN_TURN = 3
+
+/**
  * The locks of the state dirs `dirs` (a Run's, then its live descendants')
  * kept against its end. Either one held by a live process that runs no part
  * of this kernel (a Run made a `.lock` name pid 1, which lives for ever),
@@ -261,26 +284,36 @@ const STATE_DIR_LOCKS = [
  * by one process but that Run's proven supervisor for over its grace
  * (keptLocks): OWN_LOCK_GRACE_MS for one of the Run's own unit or of any
  * Run's unit (a neighbour's genuine `actors wait`, named by the Run; an
- * `actors emit` inside the Run holds one only for a moment),
- * ANY_LOCK_GRACE_MS for any other (the user's own `actors wait` in a
- * terminal, named by the Run): the Run keeps it. An `actors run` of the
- * Run in its own `.children.lock` is no keeper: it holds it for a child's
- * launch, and a stop of the tree waits for that launch on purpose.
+ * `actors emit` inside the Run holds one only for a moment), none for an
+ * `actors run` of the Run in its own `.children.lock` older than
+ * LAUNCH_BOUND_MS, ANY_LOCK_GRACE_MS for any other (the user's own `actors
+ * wait` in a terminal, named by the Run): the Run keeps it.
  * However the holders change, the whole wait is ANY_LOCK_GRACE_MS at most.
+ * An `actors run` younger than that is watched until it lets go; when
+ * launches hold it in turn, or still at the end of the wait, the end goes the
+ * usual way with its lock waits capped (`capped`), so a Run that names fresh
+ * ones there in turn holds it for those waits at most.
  * Returns the damage to report, one error per lock; none when no lock is kept.
  */
-async function locksKeptFromTheEnd(home: string, dirs: string[]): Promise<ActorsError[]> {
+async function locksKeptFromTheEnd(home: string, dirs: string[]): Promise<{kept: ActorsError[]; capped: boolean}> {
   const atOnce = dirs.flatMap((dir) => STATE_DIR_LOCKS.flatMap((name) => keptForEver(join(dir, name))))
-  if (atOnce.length > 0) return atOnce
+  if (atOnce.length > 0) return {kept: atOnce, capped: false}
   const supervisors = new Map(dirs.map((dir) => [dir, provenSupervisorPid(dir)]))
   // A grace is one holder's, from the first time it is seen in any lock file: a crowd of commands taking a lock in
   // turn (70 controls of one Run) keeps none. And one clock bounds the whole wait: a Run that hands its locks from
   // holder to holder, or one holder from file to file, kept kill waiting for ever (red-team 14 N4-H1).
   const began = Date.now()
   const firstSeen = new Map<string, number>()
+  const launches = new Set<number>()
   for (;;) {
-    const kept = dirs.flatMap((dir) => keptLocks(home, dir, supervisors.get(dir)))
-    if (kept.length === 0) return []
+    const held = dirs.flatMap((dir) => keptLocks(home, dir, supervisors.get(dir)))
+    const kept = held.filter((lock) => !lock.watched)
+    for (const lock of held) if (lock.watched) launches.add(lock.pid)
+    // Only a launch being watched: looked at again until it lets go or is too old for one.
+    if (kept.length === 0) {
+      if (held.length === 0) return {kept: [], capped: launches.size > 0}
+      if (launches.size >= LAUNCHES_IN_TURN || Date.now() - began >= ANY_LOCK_GRACE_MS) return {kept: [], capped: true}
+    }
     const now = Date.now()
     const over = kept.filter((lock) => {
       const key = `${lock.pid}:${lock.start}`
@@ -288,16 +321,19 @@ async function locksKeptFromTheEnd(home: string, dirs: string[]): Promise<Actors
       firstSeen.set(key, since)
       return now - since >= lock.graceMs
     })
-    if (over.length > 0 || now - began >= ANY_LOCK_GRACE_MS)
-      return (over.length > 0 ? over : kept).map(
-        (lock) =>
-          new ActorsError(
-            `${lock.file} is held by pid ${lock.pid}, ${lock.where}`,
-            EXIT.failed,
-            `remove the lock (rm "${lock.file}") once nothing of the Run is left`,
-            {lock: lock.file, holder: {pid: lock.pid, start: lock.start}},
-          ),
-      )
+    if (over.length > 0 || (kept.length > 0 && now - began >= ANY_LOCK_GRACE_MS))
+      return {
+        kept: (over.length > 0 ? over : kept).map(
+          (lock) =>
+            new ActorsError(
+              `${lock.file} is held by pid ${lock.pid}, ${lock.where}`,
+              EXIT.failed,
+              `remove the lock (rm "${lock.file}") once nothing of the Run is left`,
+              {lock: lock.file, holder: {pid: lock.pid, start: lock.start}},
+            ),
+        ),
+        capped: false,
+      }
     await sleep(20)
   }
 }
@@ -327,14 +363,15 @@ function keptForEver(file: string): ActorsError[] {
   return []
 }
 
-type KeptLock = {file: string; pid: number; start: string; where: string; graceMs: number}
+/** A lock held against the end; `watched`: an `actors run` that may still be launching, not (yet) kept. */
+type KeptLock = {file: string; pid: number; start: string; where: string; graceMs: number; watched?: boolean}
 
 /**
  * The locks of the state dir `dir` held by a live process, not the Run's
  * supervisor, and how long each may hold it: a process of this Run's own
- * unit (but an `actors run` in `.children.lock`, see above) or of another
- * Run's, which takes none of this Run's locks for long, OWN_LOCK_GRACE_MS;
- * any other, ANY_LOCK_GRACE_MS.
+ * unit or of another Run's, which takes none of this Run's locks for long,
+ * OWN_LOCK_GRACE_MS (an `actors run` of the Run in its `.children.lock`:
+ * see launchHolding); any other, ANY_LOCK_GRACE_MS.
  */
 function keptLocks(home: string, dir: string, supervisor: number | undefined): KeptLock[] {
   let unit: number[] | undefined
@@ -348,8 +385,11 @@ function keptLocks(home: string, dir: string, supervisor: number | undefined): K
     unit ??= findUnitByFacts(dir, homeKey(home)).pids
     if (unit.includes(pid)) {
       // A child launched from inside (`actors run`) holds it for as long as its launch takes, and the end marks the
-      // tree ending, which refuses the next launch: left to the end's own wait. Any other holder of it is no launch.
-      if (name === '.children.lock' && isALaunch(pid)) continue
+      // tree ending, which refuses the next launch: left to the end's own wait, for as long as a launch takes.
+      if (name === '.children.lock' && isALaunch(pid)) {
+        kept.push(launchHolding(file, pid, start))
+        continue
+      }
       kept.push({file, pid, start, where: 'a process of the Run itself', graceMs: OWN_LOCK_GRACE_MS})
     } else if (insideSomeRun(pid))
       kept.push({file, pid, start, where: `a process of another Run (${commandOf(pid)})`, graceMs: OWN_LOCK_GRACE_MS})
@@ -365,10 +405,28 @@ function keptLocks(home: string, dir: string, supervisor: number | undefined): K
   return kept
 }
 
-/** Whether process `pid` is an `actors run`: Node running the kernel's script with `run` as its command. */
+/**
+ * An `actors run` of the Run holding its `.children.lock`, by its age: a
+ * launch while young (watched: locksKeptFromTheEnd), kept at once from
+ * LAUNCH_BOUND_MS (its age is its grace).
+ */
+function launchHolding(file: string, pid: number, start: string): KeptLock {
+  const now = ticksSinceBoot()
+  const ageMs = now === undefined ? Infinity : ((now - Number(start)) * 1000) / TICKS_PER_SECOND
+  const where = `an \`actors run\` of the Run itself, started over ${LAUNCH_BOUND_MS / 1000}s ago (no launch takes that long)`
+  return {file, pid, start, where, graceMs: 0, watched: ageMs < LAUNCH_BOUND_MS}
+}
+
+/**
+ * Whether process `pid` is an `actors run`: Node running the kernel's own
+ * script (`bin/actors`) with `run` as its command. Never a process renamed
+ * as an ended supervisor, which launches nothing: that name alone passes for
+ * the kernel, whatever script follows it (red-team 15 N5-M1).
+ */
 function isALaunch(pid: number): boolean {
   try {
-    return runsThisKernel(pid) && readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[2] === 'run'
+    const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
+    return args[0] !== ENDED_SUPERVISOR_TITLE && args[2] === 'run' && runsThisKernel(pid)
   } catch {
     return false
   }
