@@ -11,7 +11,7 @@
  * lock file in it (N5-L1: kill removed that file). Processes are found by a
  * unique token in their command line.
  */
-import {existsSync, writeFileSync} from 'node:fs'
+import {existsSync, lstatSync, mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
@@ -28,6 +28,14 @@ const home = homesPerTest('actors-trust-tree-')
 /** A token nobody else uses: the command line of this test's processes carries it. */
 function token(): string {
   return `tree${process.pid}x${Math.floor(Math.random() * 1e9)}`
+}
+
+function isLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink()
+  } catch {
+    return false
+  }
 }
 
 /** Shell words that print the identity of process `pid` (a shell expression) as a lock names its holder. */
@@ -172,4 +180,22 @@ describe("a Run's own process in its own .children.lock, named as a launch", () 
     expect(r.code, r.stderr).toBe(1)
     expect(r.stderr).toContain('a process of the Run itself')
   }, 150_000)
+})
+
+describe('a link at the state dir of the Run being ended', () => {
+  it('kill reads and removes nothing through it: the lock file in the dir it names stays', async () => {
+    const h = home()
+    const tag = token()
+    const victim = join(h, 'victim')
+    mkdirSync(victim)
+    const link = join(h, 'runs', 'C')
+    const script = `${plainNode(tag)} & a=$!; sleep 0.5; mv "$ACTORS_STATE_DIR" "${join(h, 'moved')}"; ln -s "${victim}" "${link}"; ${plant('$a', join(victim, '.trace.lock'))}; while :; do sleep 1; done`
+    expect(actors(h, ['run', '--name', 'C', '--', 'sh', '-c', `: ${tag}; ${script}`]).code).toBe(0)
+    await waitFor(() => isLink(link) && planted(join(victim, '.trace.lock')), 20_000, 'the link and the lock planted')
+    const r = actors(h, ['control', 'C', 'kill'], {timeout: 120_000})
+    expect(survivors(tag), r.stderr).toEqual([])
+    expect(r.code, r.stderr).toBe(1)
+    expect(isLink(join(victim, '.trace.lock')), r.stderr).toBe(true)
+    expect(r.stderr).toContain('is a symbolic link')
+  }, 60_000)
 })

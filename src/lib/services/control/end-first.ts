@@ -11,10 +11,11 @@
  * lock of its state dir, or of a live descendant's (the end of a tree takes
  * each one's locks), kept against the end (locksKeptFromTheEnd) is removed
  * and the end goes the usual way after all. A refusal that is the answer (a
- * finished Run, a recycled pid, a bad action) stays as it is.
+ * finished Run, a recycled pid, a bad action) stays as it is. A state dir
+ * that is a link is damage: nothing is looked at or removed through it.
  */
 import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
-import {join} from 'node:path'
+import {dirname, join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
 import {readLockText, withSyncLockWaitsCapped} from '../../base/platform/file-lock.js'
@@ -77,16 +78,29 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
 
 /**
  * The state dirs an end of the Run in `dir` takes locks of: its own, then
- * each live descendant's its children journals name.
+ * each live descendant's its children journals name. None that is a link
+ * (a Run that put `runs/ID -> elsewhere`): nothing is read or removed
+ * through it (red-team 15 N5-L1); the usual way refuses it as damage and
+ * the unit is ended by facts.
  */
 function treeDirs(home: string, dir: string): string[] {
+  if (!isRealDir(dir)) return []
   try {
     const meta = readRunMetaRaw(dir)
     if (!meta) return [dir]
     const live = collectDescendants(home, dir, meta, {treeEnd: true}).filter((d) => !isTerminal(d.meta.status))
-    return [dir, ...live.map((d) => d.dir)]
+    return [dir, ...live.map((d) => d.dir).filter(isRealDir)]
   } catch {
     return [dir]
+  }
+}
+
+/** Whether `dir` is a directory itself, not a link to one. */
+function isRealDir(dir: string): boolean {
+  try {
+    return lstatSync(dir).isDirectory()
+  } catch {
+    return false
   }
 }
 
@@ -225,7 +239,8 @@ function launchedGraceMs(dir: string): number {
 /** Remove the lock `kept` names, while it still names the holder that kept it (a fresh take is left alone). */
 function breakKeptLock(kept: ActorsError): boolean {
   const {lock, holder} = (kept.details ?? {}) as {lock?: string; holder?: ProcessIdentity}
-  if (!lock || !holder) return false
+  // Never through a link put at the state dir since it was looked at (red-team 15 N5-L1).
+  if (!lock || !holder || !isRealDir(dirname(lock))) return false
   const now = lockHolder(lock)
   if (now?.pid !== holder.pid || now.start !== holder.start) return false
   try {
