@@ -77,10 +77,13 @@ for (const containment of ['cgroup', 'tracked'] as const) {
     it('a signal death is recorded as the signal; another attempt and a parallel plan go on', async () => {
       // Each command outlives three launches and three take-overs on a loaded machine: read after its end, a Run
       // is settled by its recorded end instead of adopted.
+      // Supervisors of their own, killed one by one: a killed host takes all three at once, before the parallel
+      // plan's second step may have started (the host SIGKILLed mid-run is test/supervision-host.test.ts's).
       const home = homeWith({'par.yaml': `parallel: ["sleep 4", "sh -c 'sleep 4.2; exit 4'"]\n`})
-      const signalled = launch(home, ['--', 'sh', '-c', 'sleep 4; kill -USR1 $$'], env)
-      const retried = launch(home, ['--retry', '2', '--', 'sh', '-c', 'sleep 4; exit 3'], env)
-      const parallel = launch(home, ['par'], env)
+      const perRun = {...env, ACTORS_SUPERVISION: 'run'}
+      const signalled = launch(home, ['--', 'sh', '-c', 'sleep 4; kill -USR1 $$'], perRun)
+      const retried = launch(home, ['--retry', '2', '--', 'sh', '-c', 'sleep 4; exit 3'], perRun)
+      const parallel = launch(home, ['par'], perRun)
       for (const r of [signalled, retried]) readAndAdopt(home, r.run, (await killSupervisor(r.state_dir)).pid)
       readAndAdopt(home, parallel.run, (await killSupervisor(parallel.state_dir, 1)).pid)
       expect(await waitForResult(signalled.state_dir)).toMatchObject({
