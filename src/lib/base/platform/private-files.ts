@@ -148,6 +148,15 @@ export function appendStateFile(file: string, text: string | Uint8Array): void {
   writeStateFile(file, text, 'append')
 }
 
+/** Whether `path` is a directory itself, not a link to one (nor missing). */
+export function isPlainDir(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory()
+  } catch {
+    return false
+  }
+}
+
 /**
  * Refuse a state dir (or any dir of the root) that is a symbolic link;
  * nothing when it is missing. Callers check before they read, write or

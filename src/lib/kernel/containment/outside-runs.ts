@@ -50,7 +50,7 @@ export function carriesARunsMarker(environ: Buffer): boolean {
 }
 
 /** The unit's `/bin/sh` wrapper of a step (or of a lock exec's COMMAND): `sh -c SCRIPT actors-run|actors-join ...`. */
-function isStepWrapper(pid: number): boolean {
+export function isStepWrapper(pid: number): boolean {
   try {
     return isStepWrapperCommand(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0'))
   } catch {

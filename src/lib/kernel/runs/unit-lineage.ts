@@ -9,10 +9,10 @@
  * What cannot be found this way (a process that left its group, session,
  * ancestry and environment under tracking) falls back to the environment.
  */
-import {readdirSync, readFileSync} from 'node:fs'
+import {readdirSync} from 'node:fs'
 import {resolve} from 'node:path'
 import {callerRunCgroup} from '../containment/caller-cgroup.js'
-import {isStepWrapperCommand} from '../containment/outside-runs.js'
+import {isStepWrapper} from '../containment/outside-runs.js'
 import {indexDir, isPlainName, runDir} from '../../base/platform/home.js'
 import {isSameProcess, readProcStat} from '../../base/platform/process-identity.js'
 import {processEnvValue} from '../../base/platform/process-environ.js'
@@ -140,13 +140,7 @@ function supervisorRun(home: string, pid: number): CallerUnit | undefined {
  * is this one Run's.
  */
 function stepWrapperRun(home: string, pid: number): CallerUnit | undefined {
-  let args: string[]
-  try {
-    args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
-  } catch {
-    return undefined
-  }
-  if (!isStepWrapperCommand(args)) return undefined
+  if (!isStepWrapper(pid)) return undefined
   const dir = processEnvValue(pid, 'ACTORS_STATE_DIR')
   return dir ? recordedRunProcess(home, pid, dir, false) : undefined
 }

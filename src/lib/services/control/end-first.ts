@@ -15,6 +15,7 @@
  * that is a link is damage: nothing is looked at or removed through it.
  */
 import {lstatSync, readFileSync, unlinkSync} from 'node:fs'
+import {isPlainDir} from '../../base/platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {ActorsError, EXIT, isActorsError} from '../../base/platform/errors.js'
 import {sleep} from '../../base/platform/sleep.js'
@@ -84,23 +85,14 @@ export async function endFirst<T>(home: string, ref: string, verb: string, end: 
  * the unit is ended by facts.
  */
 function treeDirs(home: string, dir: string): string[] {
-  if (!isRealDir(dir)) return []
+  if (!isPlainDir(dir)) return []
   try {
     const meta = readRunMetaRaw(dir)
     if (!meta) return [dir]
     const live = collectDescendants(home, dir, meta, {treeEnd: true}).filter((d) => !isTerminal(d.meta.status))
-    return [dir, ...live.map((d) => d.dir).filter(isRealDir)]
+    return [dir, ...live.map((d) => d.dir).filter(isPlainDir)]
   } catch {
     return [dir]
-  }
-}
-
-/** Whether `dir` is a directory itself, not a link to one. */
-function isRealDir(dir: string): boolean {
-  try {
-    return lstatSync(dir).isDirectory()
-  } catch {
-    return false
   }
 }
 
@@ -240,7 +232,7 @@ function launchedGraceMs(dir: string): number {
 function breakKeptLock(kept: ActorsError): boolean {
   const {lock, holder} = (kept.details ?? {}) as {lock?: string; holder?: ProcessIdentity}
   // Never through a link put at the state dir since it was looked at (red-team 15 N5-L1).
-  if (!lock || !holder || !isRealDir(dirname(lock))) return false
+  if (!lock || !holder || !isPlainDir(dirname(lock))) return false
   const now = lockHolder(lock)
   if (now?.pid !== holder.pid || now.start !== holder.start) return false
   try {

@@ -10,6 +10,7 @@
  * lost supervisor's), so the supervisor's own copy is written there instead.
  */
 import {lstatSync, readdirSync} from 'node:fs'
+import {isPlainDir} from '../../base/platform/private-files.js'
 import {dirname, join} from 'node:path'
 import {readJsonFile} from '../../base/platform/state-files.js'
 import {RUN_SCHEMA, type RunMeta} from '../../base/records/run.js'
@@ -66,14 +67,6 @@ export function ownMeta(dir: string, instance: string): RunMeta | undefined {
     return meta?.run_instance_id === instance ? meta : undefined
   } catch {
     return undefined
-  }
-}
-
-function isPlainDir(path: string): boolean {
-  try {
-    return lstatSync(path).isDirectory()
-  } catch {
-    return false
   }
 }
 
