@@ -334,6 +334,20 @@ export function processAlive(pid: number): boolean {
 }
 
 /** The state letter of a process (R, S, T, Z...), or undefined when gone. */
+/** A token nobody else uses, `prefix` first: the command lines of a test's processes carry it (see survivors). */
+export function uniqueToken(prefix: string): string {
+  return `${prefix}${process.pid}x${Math.floor(Math.random() * 1e9)}`
+}
+
+/** Whether `file` is a symbolic link (false when missing). */
+export function isLink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink()
+  } catch {
+    return false
+  }
+}
+
 /** Live (non-zombie) pids whose command line contains `text`. */
 export function survivors(text: string): number[] {
   const found: number[] = []

@@ -11,12 +11,12 @@
  * lock file in it (N5-L1: kill removed that file). Processes are found by a
  * unique token in their command line.
  */
-import {existsSync, lstatSync, mkdirSync, writeFileSync} from 'node:fs'
+import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {ENDED_SUPERVISOR_TITLE} from '../src/lib/base/platform/kernel-process.js'
-import {actors, BIN, homesPerTest, readJson, survivors, waitFor} from './helpers.js'
+import {actors, BIN, homesPerTest, readJson, survivors, uniqueToken, waitFor, isLink} from './helpers.js'
 
 const MODES = [
   {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
@@ -26,17 +26,7 @@ const MODES = [
 const home = homesPerTest('actors-trust-tree-')
 
 /** A token nobody else uses: the command line of this test's processes carries it. */
-function token(): string {
-  return `tree${process.pid}x${Math.floor(Math.random() * 1e9)}`
-}
-
-function isLink(file: string): boolean {
-  try {
-    return lstatSync(file).isSymbolicLink()
-  } catch {
-    return false
-  }
-}
+const token = () => uniqueToken('tree')
 
 /** Shell words that print the identity of process `pid` (a shell expression) as a lock names its holder. */
 const identity = (pid: string) =>

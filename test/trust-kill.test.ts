@@ -13,7 +13,6 @@
 import {spawn} from 'node:child_process'
 import {
   existsSync,
-  lstatSync,
   mkdirSync,
   readFileSync,
   readdirSync,
@@ -26,7 +25,19 @@ import {
 import {basename, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, BIN, homesPerTest, parentOf, processState, readJson, ROOT, survivors, waitFor} from './helpers.js'
+import {
+  actors,
+  BIN,
+  homesPerTest,
+  parentOf,
+  processState,
+  readJson,
+  ROOT,
+  survivors,
+  uniqueToken,
+  waitFor,
+  isLink,
+} from './helpers.js'
 import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
 import {ENDED_SUPERVISOR_TITLE} from '../src/lib/base/platform/kernel-process.js'
 
@@ -39,17 +50,7 @@ const MODES = [
 const home = homesPerTest('actors-trust-')
 
 /** A token nobody else uses: the command line of this test's processes carries it. */
-function token(): string {
-  return `trust${process.pid}x${Math.floor(Math.random() * 1e9)}`
-}
-
-function isLink(file: string): boolean {
-  try {
-    return lstatSync(file).isSymbolicLink()
-  } catch {
-    return false
-  }
-}
+const token = () => uniqueToken('trust')
 
 /** A lock file's content naming process `pid` (its identity, as the kernel writes one). */
 function identityOf(pid: number): string {
