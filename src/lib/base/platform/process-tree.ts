@@ -115,11 +115,13 @@ export interface RunProcessQuery {
   marker?: string
   /** Never include these (the supervisor itself, the caller). */
   exclude?: number[]
+  /** The process table as one pass just read it (listProcStats), so a caller's next look shares that pass. */
+  table?: readonly ProcStat[]
 }
 
 /** Every live (non-zombie) process of a Run, deepest descendants first. */
 export function findRunProcesses(query: RunProcessQuery): number[] {
-  const stats = listProcStats().filter((s) => s.state !== 'Z')
+  const stats = (query.table ?? listProcStats()).filter((s) => s.state !== 'Z')
   const exclude = new Set([process.pid, ...(query.exclude ?? [])])
   const byParent = new Map<number, ProcStat[]>()
   for (const stat of stats) {

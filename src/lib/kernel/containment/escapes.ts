@@ -45,15 +45,17 @@ export function ownProcess(pid: number): boolean {
  * Processes of this user carrying `ACTORS_RUN_INSTANCE=<id>` (and their
  * descendants), except `exclude`; with `stateDir` (as the kernel resolved it),
  * none that another Run of the state root holds (process-tree.ts); with
- * `startedSince`, none started before (its environment unread).
+ * `startedSince`, none started before (its environment unread); `table`: the
+ * process table a pass just read, instead of reading another.
  */
 export function markerCarriers(
   runInstanceId: string,
   exclude: number[] = [],
   stateDir?: string,
   startedSince?: number,
+  table?: readonly ProcStat[],
 ): number[] {
-  const query = {rootPids: [], pgids: [], runInstanceId, exclude, stateDir, startedSince}
+  const query = {rootPids: [], pgids: [], runInstanceId, exclude, stateDir, startedSince, table}
   return findRunProcesses(query).filter(ownProcess)
 }
 
@@ -121,15 +123,21 @@ export interface EscapeLook {
  * Processes of this user that may have left the unit unseen, carrying no
  * unit's marker, in one pass over the process table; `exclude`: pids
  * accounted for already. Each is named `unknown`, with why it was looked at
- * (orphanReason, groupReason), and never signalled.
+ * (orphanReason, groupReason), and never signalled. `table`: the process
+ * table a pass just read (a marker sweep that found nothing), instead of
+ * reading another.
  */
-export function unaccountedProcesses(look: EscapeLook, exclude: Iterable<number> = []): Leftover[] {
+export function unaccountedProcesses(
+  look: EscapeLook,
+  exclude: Iterable<number> = [],
+  table?: readonly ProcStat[],
+): Leftover[] {
   const skip = new Set([process.pid, ...exclude])
   // Orphans go to init or to the nearest reaper above: the one this (detached) process was handed to.
   const reapers = new Set([1, readProcStat(process.pid)?.ppid ?? 1])
   const groups = new Set((look.groups ?? []).filter((group) => Number.isInteger(group) && group > 1))
   const found: Leftover[] = []
-  for (const stat of listProcStats()) {
+  for (const stat of table ?? listProcStats()) {
     if (skip.has(stat.pid) || stat.state === 'Z') continue
     const reason = (look.origin && orphanReason(stat, look.origin, reapers)) ?? groupReason(stat, groups)
     if (!reason || !ownProcess(stat.pid) || carriesUnitMark(stat.pid)) continue

@@ -7,7 +7,8 @@
  */
 import {sleep, sleepSync} from '../../base/platform/sleep.js'
 import {sha256Hex} from '../../base/platform/sha256.js'
-import type {RunProcessQuery} from '../../base/platform/process-tree.js'
+import {listProcStats, type RunProcessQuery} from '../../base/platform/process-tree.js'
+import type {ProcStat} from '../../base/platform/process-identity.js'
 import {discoverCgroupBases} from './cgroup-fs.js'
 import {CgroupUnit, createCgroupUnit} from './cgroup-unit.js'
 import {TrackedUnit} from './tracked-unit.js'
@@ -163,11 +164,18 @@ async function sweepByMarker(unit: Unit, mark: RunMark, onOutside?: (found: Left
   return namedOutside(unit, mark, named)
 }
 
-/** sweepByMarker, synchronously (a lost Run's reconciliation). */
-function sweepByMarkerSync(unit: Unit, mark: RunMark): Leftover[] {
+/**
+ * sweepByMarker, synchronously (a lost Run's reconciliation); its first sweep
+ * reads `table` (a process table just read) instead of /proc.
+ */
+function sweepByMarkerSync(unit: Unit, mark: RunMark, table?: readonly ProcStat[]): Leftover[] {
   const named = new Map<number, string>()
   const deadline = Date.now() + LEFTOVER_AFTER_MS
-  while (killOutside(unit, mark, named) && Date.now() < deadline) sleepSync(SWEEP_MS)
+  let look = table
+  while (killOutside(unit, mark, named, undefined, look) && Date.now() < deadline) {
+    look = undefined
+    sleepSync(SWEEP_MS)
+  }
   return namedOutside(unit, mark, named)
 }
 
@@ -178,9 +186,14 @@ function sweepByMarkerSync(unit: Unit, mark: RunMark): Leftover[] {
  */
 export function sweepBeyondUnitSync(unit: Unit, mark: RunMark, origin: UnitOrigin, known: Leftover[]): Leftover[] {
   const seen = new Set(known.map((item) => item.pid))
-  const marked = sweepByMarkerSync(unit, mark).filter((item) => !seen.has(item.pid))
+  // One pass over /proc serves both looks when the marker sweep finds nothing (the usual end): it sits between a
+  // command's end and the wait that hears of it.
+  const table = listProcStats()
+  const swept = sweepByMarkerSync(unit, mark, table)
+  const marked = swept.filter((item) => !seen.has(item.pid))
   for (const item of marked) seen.add(item.pid)
-  return [...marked, ...unaccountedProcesses({origin}, [...seen, ...unit.members()])]
+  const beyond = unaccountedProcesses({origin}, [...seen, ...unit.members()], swept.length === 0 ? table : undefined)
+  return [...marked, ...beyond]
 }
 
 /** What carries the Run's marker outside `unit` now (a cgroup left by writing to another one), with command lines. */
@@ -188,10 +201,10 @@ export function outsideUnit(unit: Unit, mark: RunMark): Leftover[] {
   return outsideByMarker(unit, mark).map((pid) => ({pid, command: commandOf(pid)}))
 }
 
-/** Marker carriers that are not members of `unit` now. */
-function outsideByMarker(unit: Unit, mark: RunMark): number[] {
+/** Marker carriers that are not members of `unit` now (`table`: a process table just read). */
+function outsideByMarker(unit: Unit, mark: RunMark, table?: readonly ProcStat[]): number[] {
   const members = new Set(unit.members())
-  return markerCarriers(mark.instance, [], mark.stateDir, mark.startedSince).filter((pid) => !members.has(pid))
+  return markerCarriers(mark.instance, [], mark.stateDir, mark.startedSince, table).filter((pid) => !members.has(pid))
 }
 
 /** One sweep: note (`onOutside`: the new ones, before they are killed) and SIGKILL each carrier outside the unit; false once there is none. */
@@ -200,8 +213,9 @@ function killOutside(
   mark: RunMark,
   named: Map<number, string>,
   onOutside?: (found: Leftover[]) => void,
+  table?: readonly ProcStat[],
 ): boolean {
-  const found = outsideByMarker(unit, mark)
+  const found = outsideByMarker(unit, mark, table)
   const fresh = found.filter((pid) => !named.has(pid)).map((pid) => ({pid, command: commandOf(pid)}))
   for (const item of fresh) named.set(item.pid, item.command)
   if (fresh.length > 0) onOutside?.(fresh)

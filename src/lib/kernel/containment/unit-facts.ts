@@ -16,7 +16,7 @@ import {readBoundedText} from '../../base/platform/state-files.js'
 import {isNestedRunCgroup, procsOf, walkCgroups} from './cgroup-tree.js'
 import {sleep, sleepSync} from '../../base/platform/sleep.js'
 import {sameStateDir, stateDirKey} from '../../base/platform/home.js'
-import {environOf, envValue, processEnvValue} from '../../base/platform/process-environ.js'
+import {environOf, envKey, envValue, processEnvValue} from '../../base/platform/process-environ.js'
 import {readProcStat} from '../../base/platform/process-identity.js'
 import {findRunProcesses, signalPids} from '../../base/platform/process-tree.js'
 import {unifiedCgroupDirOf} from './cgroup-fs.js'
@@ -91,6 +91,8 @@ export interface LiveOfDir {
   carriers: number[]
 }
 
+const SUPERVISOR_KEY = envKey('ACTORS_SUPERVISOR')
+
 /**
  * Every state dir that a live process still belongs to, by stateDirKey; one
  * pass over /proc. A process belongs to the dir its environment names
@@ -110,6 +112,10 @@ export function liveStateDirs(): Map<string, LiveOfDir> {
     const environ = environOf(pid)
     const dir = environ && envValue(environ, 'ACTORS_STATE_DIR')
     if (dir) of(dir).carriers.push(pid)
+    // Only the kernel starts a supervisor, always with ACTORS_SUPERVISOR=1 (executors/supervisor-env.ts): a process
+    // whose environment lacks it is none, and its command line is not read. That halves this pass, which sits between
+    // a command's end and the wait that delivers it. An environment this user cannot read proves nothing: read on.
+    if (environ !== undefined && envValue(environ, SUPERVISOR_KEY) !== '1') continue
     try {
       const args = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')
       const supervisor = parseSupervisorCommandLine(args) && supervisorOfProcess(pid, args)
