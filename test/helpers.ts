@@ -174,26 +174,32 @@ export function removeHome(home: string): void {
   removeDir(home)
 }
 
-/** Remove the (now empty) cgroups the root's Runs left when their supervisors were killed outright (SPEC: Containment). */
+/**
+ * Remove the (now empty) cgroups the root's Runs left when their supervisors were killed outright (SPEC: Containment),
+ * deepest first: a parent Run's cgroup holds its children's (`<run>/actors/<key>/<child>`), and rmdir takes only a
+ * cgroup with none below it.
+ */
 function removeCgroupsOfHome(home: string): void {
   const bases = discoverCgroupBases()
   if (!bases) return
-  for (const base of [bases.unified, ...Object.values(bases.v1)]) {
-    if (!base) continue
-    const dir = unitsDir(base, homeKey(home))
-    for (const id of existsSync(dir)
-      ? readdirSync(dir, {withFileTypes: true})
-          .filter((e) => e.isDirectory())
-          .map((e) => e.name)
-      : []) {
-      try {
-        rmdirSync(join(dir, id))
-      } catch {}
-    }
-    try {
-      rmdirSync(dir)
-    } catch {}
+  for (const base of [bases.unified, ...Object.values(bases.v1)])
+    if (base) removeCgroupTree(unitsDir(base, homeKey(home)))
+}
+
+/** rmdir `dir` and every cgroup below it, deepest first; one that still holds a process stays (and so do those above). */
+function removeCgroupTree(dir: string): void {
+  let children: string[]
+  try {
+    children = readdirSync(dir, {withFileTypes: true})
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name))
+  } catch {
+    return
   }
+  for (const child of children) removeCgroupTree(child)
+  try {
+    rmdirSync(dir)
+  } catch {}
 }
 
 /** Pids of live processes (other than this one) whose environment says ACTORS_HOME=<home>. */
