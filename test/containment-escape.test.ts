@@ -13,15 +13,10 @@ import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {BIN, actors, cgroup2Root, cliEnv, homesPerTest, waitFor, waitForResult} from './helpers.js'
+import {BIN, actors, cgroup2Root, cliEnv, homesPerTest, waitFor, waitForResult, CONTAINMENT_MODES} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null
 const ROOT_USER = process.getuid?.() === 0
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: !CGROUPS},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
-
 const home = homesPerTest('actors-escape-')
 const started: string[] = []
 afterEach(() => {
@@ -145,7 +140,7 @@ describe.skipIf(!CGROUPS || !ROOT_USER || !CGROUP2_ROOT)("a paused root Run's he
   }, 60_000)
 })
 
-describe.each(MODES)('escapes under $mode containment', ({mode, env, skip}) => {
+describe.each(CONTAINMENT_MODES)('escapes under $mode containment', ({mode, env, skip}) => {
   it.skipIf(skip)(
     'setsid env -i with a double fork: never a silent empty unit (tracked: named unknown; cgroup: ended)',
     async () => {

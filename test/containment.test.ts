@@ -14,14 +14,20 @@ import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {createCgroupUnit} from '../src/lib/kernel/containment/cgroup-unit.js'
 import {homeKey} from '../src/lib/kernel/containment/index.js'
 import {sha256Hex} from '../src/lib/base/platform/sha256.js'
-import {BIN, actors, actorsAsync, cliEnv, readJson, removeHome, tempDir, waitFor, waitForResult} from './helpers.js'
+import {
+  BIN,
+  actors,
+  actorsAsync,
+  cliEnv,
+  readJson,
+  removeHome,
+  tempDir,
+  waitFor,
+  waitForResult,
+  CONTAINMENT_MODES,
+} from './helpers.js'
 
 const CGROUPS = discoverCgroupBases() !== null
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: !CGROUPS},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
-
 let homes: string[] = []
 const spawned: number[] = []
 afterEach(() => {
@@ -81,7 +87,7 @@ const sh = (script: string) => JSON.stringify(['sh', '-c', script])
 const BURN_ONE_CPU_SECOND =
   'const s = process.cpuUsage(); for (;;) { const u = process.cpuUsage(s); if (u.user + u.system >= 1e6) break }'
 
-describe.each(MODES)('containment: $mode', ({mode, env, skip}) => {
+describe.each(CONTAINMENT_MODES)('containment: $mode', ({mode, env, skip}) => {
   it.skipIf(skip)('records which containment the Run got in run.json', async () => {
     const h = home()
     const r = actors(h, ['run', '--json', '--', 'true'], {env})

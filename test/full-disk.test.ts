@@ -9,15 +9,9 @@ import {spawnSync} from 'node:child_process'
 import {closeSync, existsSync, mkdirSync, openSync, readFileSync, readdirSync, rmSync, writeSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterAll, beforeAll, describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, removeDir, tempDir, waitFor, waitForResult} from './helpers.js'
+import {actors, removeDir, tempDir, waitFor, waitForResult, CONTAINMENT_MODES} from './helpers.js'
 
 const ROOT_USER = process.getuid?.() === 0
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
-
 if (!ROOT_USER) console.warn('test/full-disk: skipped: mounting a small tmpfs needs root (CI runs as root)')
 
 let mount = ''
@@ -59,7 +53,7 @@ function fillDisk(): void {
   }
 }
 
-describe.skipIf(!ROOT_USER).each(MODES)('a full disk under $mode containment', ({env, skip}) => {
+describe.skipIf(!ROOT_USER).each(CONTAINMENT_MODES)('a full disk under $mode containment', ({env, skip}) => {
   it.skipIf(skip)(
     'a Run that prints until the disk is full, then exits 7: failed with exit 7, its end in the Trace',
     async () => {

@@ -202,6 +202,12 @@ function removeCgroupTree(dir: string): void {
   } catch {}
 }
 
+/** The two containments a trust or containment case runs under: cgroup (where this machine can make one) and tracked. */
+export const CONTAINMENT_MODES = [
+  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
+  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
+] as const
+
 /** Pids of live processes (other than this one) whose environment says ACTORS_HOME=<home>. */
 export function processesOfHome(home: string): number[] {
   const marker = Buffer.from(`\0ACTORS_HOME=${home}\0`)

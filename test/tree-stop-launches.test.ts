@@ -12,13 +12,7 @@ import {existsSync, readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {setTimeout as sleep} from 'node:timers/promises'
 import {afterEach, describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, BIN, cliEnv, homesPerTest, readJson, waitFor} from './helpers.js'
-
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
+import {actors, BIN, cliEnv, homesPerTest, readJson, waitFor, CONTAINMENT_MODES} from './helpers.js'
 
 const home = homesPerTest('actors-tree-stop-')
 const lengths: string[] = []
@@ -51,7 +45,7 @@ function statuses(h: string): Record<string, string> {
   return found
 }
 
-describe.each(MODES)('a tree that launches while it is ended ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a tree that launches while it is ended ($mode)', ({env, skip}) => {
   for (const action of ['stop', 'kill'] as const)
     it.skipIf(skip)(
       `${action} of a parent launching children in a loop leaves no Run of its tree live and no process of it`,

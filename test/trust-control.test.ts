@@ -15,8 +15,17 @@ import {tmpdir} from 'node:os'
 import {join} from 'node:path'
 import {createServer} from 'node:net'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {ROOT, actors, actorsAsync, homesPerTest, processState, readJson, waitFor, waitForResult} from './helpers.js'
+import {
+  ROOT,
+  actors,
+  actorsAsync,
+  homesPerTest,
+  processState,
+  readJson,
+  waitFor,
+  waitForResult,
+  CONTAINMENT_MODES,
+} from './helpers.js'
 
 const home = homesPerTest('actors-trust-control-')
 
@@ -290,11 +299,6 @@ async function foreignListener(sock: string, log: string): Promise<ChildProcess>
 const SS = ['/usr/sbin/ss', '/sbin/ss', '/usr/bin/ss', '/bin/ss'].some((path) => existsSync(path))
 
 /** Containments to run each case under: the cgroup a Run gets where this machine allows, and tracked. */
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
-
 /**
  * Start Run `name` (a Recipe declaring stop, pause and status) whose command
  * is the Node `code`, given `args` and then a ready file it marks; resolves
@@ -345,7 +349,7 @@ async function expectUnprovenListener(h: string, dir: string, sock: string, log:
   expect(readFileSync(log, 'utf8')).toBe('')
 }
 
-describe.each(MODES)('control records reach only a listener of the Run ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('control records reach only a listener of the Run ($mode)', ({env, skip}) => {
   it.skipIf(skip)(
     "another process's socket renamed into the Run's place: nothing is sent to it",
     async () => {

@@ -14,14 +14,18 @@
 import {existsSync, mkdirSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {ENDED_SUPERVISOR_TITLE} from '../src/lib/base/platform/kernel-process.js'
-import {actors, BIN, homesPerTest, readJson, survivors, uniqueToken, waitFor, isLink} from './helpers.js'
-
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
+import {
+  actors,
+  BIN,
+  homesPerTest,
+  readJson,
+  survivors,
+  uniqueToken,
+  waitFor,
+  isLink,
+  CONTAINMENT_MODES,
+} from './helpers.js'
 
 const home = homesPerTest('actors-trust-tree-')
 
@@ -98,7 +102,7 @@ async function endsTheTree(
     )
 }
 
-describe.each(MODES)("a parent that keeps its child's lock ($mode)", ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)("a parent that keeps its child's lock ($mode)", ({env, skip}) => {
   it.skipIf(skip)(
     'control P kill ends P and C1 within seconds, not 30 s per child; C1 recorded killed',
     async () => {

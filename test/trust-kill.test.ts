@@ -37,15 +37,10 @@ import {
   uniqueToken,
   waitFor,
   isLink,
+  CONTAINMENT_MODES,
 } from './helpers.js'
 import {recordedKillGraceMs} from '../src/lib/base/records/run.js'
 import {ENDED_SUPERVISOR_TITLE} from '../src/lib/base/platform/kernel-process.js'
-
-const CGROUPS = discoverCgroupBases() !== null
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: !CGROUPS},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
 
 const home = homesPerTest('actors-trust-')
 
@@ -123,7 +118,7 @@ async function launch(h: string, name: string, tag: string, script: string, env:
   return r.json.state_dir
 }
 
-describe.each(MODES)('nothing in the state dir blocks an end ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('nothing in the state dir blocks an end ($mode)', ({env, skip}) => {
   for (const end of ENDS) {
     for (const attack of end.attacks) {
       it.skipIf(skip)(
@@ -150,7 +145,7 @@ describe.each(MODES)('nothing in the state dir blocks an end ($mode)', ({env, sk
   }
 })
 
-describe.each(MODES)('nothing in the state dir blocks a timeout ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('nothing in the state dir blocks a timeout ($mode)', ({env, skip}) => {
   // Already so before issue 35 (the supervisor ends the unit it made, not one read back): kept from regressing.
   it.skipIf(skip)(
     'every attack above, and a deleted state dir, ends at its --timeout',
@@ -401,7 +396,7 @@ describe('a lock held by a supervisor that has written its end', () => {
   }, 30_000)
 })
 
-describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
   it.skipIf(skip)(
     'one that deleted its state dir is still listed, and `control RUN kill` ends it',
     async () => {
@@ -439,7 +434,7 @@ describe.each(MODES)('a Run cannot hide ($mode)', ({env, skip}) => {
   )
 })
 
-describe.each(MODES)('a Run cannot hide by its run.json ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a Run cannot hide by its run.json ($mode)', ({env, skip}) => {
   it.skipIf(skip)(
     'one that killed its supervisor and deleted its run.json is still listed, and `control RUN kill` ends it',
     async () => {
@@ -488,7 +483,7 @@ function forgeContainment(dir: string, containment: unknown): void {
 }
 
 describe('only proven targets', () => {
-  for (const {mode, env, skip} of MODES) {
+  for (const {mode, env, skip} of CONTAINMENT_MODES) {
     it.skipIf(skip)(
       `${mode}: a run.json containment rewritten to another target is refused naming run.json; the Run still ends and the other target is untouched`,
       async () => {
@@ -542,7 +537,7 @@ describe('only proven targets', () => {
 })
 
 describe("a run.json naming a sibling's instance", () => {
-  for (const {mode, env, skip} of MODES) {
+  for (const {mode, env, skip} of CONTAINMENT_MODES) {
     it.skipIf(skip)(
       `${mode}: control kill ends the liar and leaves the sibling running (the unit is named after the state dir the kernel resolved)`,
       async () => {
@@ -572,7 +567,7 @@ describe("a run.json naming a sibling's instance", () => {
 })
 
 describe('a run.json whose process records name another process group', () => {
-  for (const {mode, env, skip} of MODES) {
+  for (const {mode, env, skip} of CONTAINMENT_MODES) {
     it.skipIf(skip)(
       `${mode}: interrupt, pause and stop reach only the Run's own processes and the groups they lead`,
       async () => {
@@ -615,7 +610,7 @@ describe('a run.json whose process records name another process group', () => {
 })
 
 describe("a run.json whose only command record is a sibling's", () => {
-  for (const {mode, env, skip} of MODES) {
+  for (const {mode, env, skip} of CONTAINMENT_MODES) {
     it.skipIf(skip)(
       `${mode}: pause signals nothing and names run.json and the pid, not "retry in a moment"`,
       async () => {
@@ -726,7 +721,7 @@ const ORPHANING_CHILD = [
 ].join('')
 
 describe("a tree's end reaches a child whatever its run.json says of its parent", () => {
-  for (const {mode, env, skip} of MODES) {
+  for (const {mode, env, skip} of CONTAINMENT_MODES) {
     for (const verb of ['kill', 'stop']) {
       it.skipIf(skip)(
         `${mode}: control P ${verb} ends a journaled child that deleted its parent field`,

@@ -12,12 +12,7 @@ import {describe, expect, it} from 'vitest'
 import {runOfCgroupPath} from '../src/lib/kernel/containment/caller-cgroup.js'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {homeKey} from '../src/lib/kernel/containment/index.js'
-import {actors, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
-
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
+import {actors, homesPerTest, readJson, waitFor, waitForResult, CONTAINMENT_MODES} from './helpers.js'
 
 const home = homesPerTest('actors-lineage-')
 
@@ -83,7 +78,7 @@ describe('the Run a cgroup path names', () => {
   })
 })
 
-describe.each(MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
+describe.each(CONTAINMENT_MODES)('lineage from the unit ($mode)', ({mode, env, skip}) => {
   // Cases only cgroup containment can pass: not defined under tracked (not reported as skipped).
   const cgroupOnly = mode === 'cgroup' ? it.skipIf(skip) : undefined
   it.skipIf(skip)(

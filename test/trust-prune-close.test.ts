@@ -11,14 +11,7 @@
 import {readdirSync, readFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {afterEach, describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, homesPerTest, readJson, survivors, waitFor} from './helpers.js'
-
-const CGROUPS = discoverCgroupBases() !== null
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: !CGROUPS},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
+import {actors, homesPerTest, readJson, survivors, waitFor, CONTAINMENT_MODES} from './helpers.js'
 
 const home = homesPerTest('actors-trust-prune-')
 
@@ -55,7 +48,7 @@ async function neighbourMarksDone(h: string, victim: string, dir: string, env: N
   await waitFor(() => readJson(join(dir, 'run.json')).status === 'done', 10_000, `${victim} marked done`)
 }
 
-describe.each(MODES)('a live Run marked done by a neighbour ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a live Run marked done by a neighbour ($mode)', ({env, skip}) => {
   it.skipIf(skip)(
     'survives prune --older-than 1h: dir kept, processes alive, still listed, named as skipped',
     async () => {
@@ -113,7 +106,7 @@ const SELF_MARKS = [
   {what: 'done and closed', extra: 'j.closed=true;j.closed_at=j.ended_at;'},
 ]
 
-describe.each(MODES)('a live Run that marks itself done ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a live Run that marks itself done ($mode)', ({env, skip}) => {
   for (const {what, extra} of SELF_MARKS) {
     it.skipIf(skip)(
       `is stopped by close first when it wrote ${what} (the red-team repro H-4)`,
@@ -150,7 +143,7 @@ function procState(pid: number): string | undefined {
   }
 }
 
-describe.each(MODES)('pause of a live Run that marked itself done ($mode)', ({env, skip}) => {
+describe.each(CONTAINMENT_MODES)('pause of a live Run that marked itself done ($mode)', ({env, skip}) => {
   it.skipIf(skip)(
     'freezes its processes (not its supervisor) and resume thaws them; the record stays, stop still ends it',
     async () => {

@@ -14,12 +14,7 @@ import {existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmdirSync, 
 import {dirname, join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, homesPerTest, processAlive, readJson, waitFor} from './helpers.js'
-
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
+import {actors, homesPerTest, processAlive, readJson, waitFor, CONTAINMENT_MODES} from './helpers.js'
 
 const home = homesPerTest('actors-trust-supervisor-')
 
@@ -76,7 +71,7 @@ async function inspectUntilEnded(h: string, within: number): Promise<Record<stri
   )
 }
 
-describe.each(MODES)('a Run that disables its own supervisor ($mode)', ({mode, env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a Run that disables its own supervisor ($mode)', ({mode, env, skip}) => {
   it.skipIf(skip)(
     'one that SIGSTOPs it is still timed out, once anything reads it',
     async () => {

@@ -13,13 +13,7 @@ import {spawnSync} from 'node:child_process'
 import {existsSync, readFileSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
-import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
-import {actors, cgroup2Root, homesPerTest, readJson, waitFor, waitForResult} from './helpers.js'
-
-const MODES = [
-  {mode: 'cgroup', env: {ACTORS_CONTAINMENT: 'cgroup'}, skip: discoverCgroupBases() === null},
-  {mode: 'tracked', env: {ACTORS_CONTAINMENT: 'tracked'}, skip: false},
-] as const
+import {actors, cgroup2Root, homesPerTest, readJson, waitFor, waitForResult, CONTAINMENT_MODES} from './helpers.js'
 
 const home = homesPerTest('actors-trust-wait-')
 
@@ -56,7 +50,7 @@ async function forgeryHeldBack(h: string, env: NodeJS.ProcessEnv, script: string
   return r.json.state_dir
 }
 
-describe.each(MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) => {
+describe.each(CONTAINMENT_MODES)('a Run forging its own end ($mode)', ({mode, env, skip}) => {
   const forgeries = [
     {what: 'its own result.json (done, exit 0)', forge: FORGED_RESULT},
     {what: 'status done in its run.json', forge: rewriteOwnRecord({status: 'done', exit_code: 0})},
