@@ -235,8 +235,11 @@ for (const name of hotCommandNames) {
     )
 }
 writeFileSync(`${out}/hot-commands.json`, JSON.stringify(hotCommandNames) + '\n')
+// The supervisor's first statement, before any module of it is evaluated: SIGUSR1 would otherwise open Node's
+// inspector (127.0.0.1:9229) in the process that supervises every Run of a state root (src/boot/supervisor.ts).
 await build({
   ...commonJs,
+  banner: {js: `process.on('SIGUSR1', () => {}); ${commonJs.banner.js}`},
   entryPoints: {supervisor: 'src/boot/supervisor.ts'},
   plugins: [yamlOnDemand, zodOnDemand, execaOnDemand],
 })

@@ -12,6 +12,11 @@ import {superviseRun} from '../lib/services/supervisor/supervise.js'
 import {noteSupervisorDeath} from '../lib/services/supervisor/no-space.js'
 import {runSupervisionHost} from '../lib/services/supervisor/host.js'
 
+// A SIGUSR1 is taken by a listener from this bundle's first statement on (scripts/build.mjs banner): Node would
+// open its inspector, through which a Run could run code in the process that supervises its neighbours. One sent
+// while Node was still starting may have asked for it already: closed once that request has been served.
+closeInspectorIfOpened()
+
 const dir = process.argv[2]
 if (!dir) {
   process.stderr.write('usage: supervisor STATE_DIR\n')
@@ -48,4 +53,14 @@ function superviseOne(dir: string): void {
       process.exitCode = 1
     },
   )
+}
+
+/** Close the inspector if a SIGUSR1 sent before the listener opened it: at the next turn, and again a second later. */
+function closeInspectorIfOpened(): void {
+  const close = () => {
+    const inspector = require('node:inspector') as typeof import('node:inspector')
+    if (inspector.url()) inspector.close()
+  }
+  setImmediate(close)
+  setTimeout(close, 1000).unref()
 }

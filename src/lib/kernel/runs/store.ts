@@ -263,9 +263,12 @@ export function readRunState(dir: string, options: ReadRunOptions = {}): RunStat
     return {dir, meta, result: options.withResult === false ? undefined : readRunResult(dir, meta)}
   }
   const result = readRunResult(dir, meta)
-  if (result) return {dir, meta: {...meta, status: result.status}, result}
-  // Executors: the Run's executor answers whether its supervisor is alive (executors/index.ts).
+  // Executors: the Run's executor answers whether its supervisor is alive (executors/index.ts). A result.json under
+  // a run.json not finished stands while it is: it writes result.json, then run.json, and replaces a result it did
+  // not write. With it gone, the Run is taken over like any lost one (reconcileLostRun): one that wrote its own
+  // result.json and killed its supervisor was left ended in name, its command running on past its timeout.
   const check = askExecutor().check(meta, dir)
+  if (check.alive && result) return {dir, meta: {...meta, status: result.status}, result}
   if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
   return reconcileLostRun(dir)
 }
@@ -278,13 +281,18 @@ function reconcileLostRun(dir: string): RunState | undefined {
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
     const existing = readRunResult(dir, meta)
-    if (existing) return {dir, meta: {...meta, status: existing.status}, result: existing}
-    if (isTerminal(meta.status)) return {dir, meta}
+    if (isTerminal(meta.status)) return {dir, meta, result: existing}
     const check: SupervisorCheck = askExecutor().check(meta, dir)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
-    // A lost supervisor is not a lost Run: a new one adopts it, or its own recorded end is its result.
+    // A lost supervisor is not a lost Run: a new one adopts it, or its own recorded end is its result. So is one
+    // that left a result.json: a Run (or a neighbour) that writes one and kills the supervisor has a unit still
+    // running, which is adopted (its timeout holds), or a unit that recorded another end, which is the end.
     const taken = check.reason === 'supervisor_lost' ? askExecutor().takeOver(meta, dir) : undefined
     if (taken && 'adopted' in taken) return {dir, meta: taken.adopted}
+    // Otherwise a result already here stands: its supervisor's, lost between its two writes, or a claim nothing
+    // contradicts.
+    if (existing && (!taken || sameEnd(existing, taken.result)))
+      return {dir, meta: {...meta, status: existing.status}, result: existing}
     const status = (taken?.result.status as TerminalStatus | undefined) ?? askedEnding(meta) ?? check.status
     // [containment] The lost supervisor's command is ended first: only then is the Run settled and its locks free.
     const result = {
@@ -293,13 +301,25 @@ function reconcileLostRun(dir: string): RunState | undefined {
       ...askExecutor().endLost(meta, dir),
       ...taken?.result,
     }
-    if (writeResultLocked(dir, meta, result)) settled = {...meta, status}
+    // What it replaces is named in it: the claim, as the supervisor's trace names one (runtime.result_replaced).
+    if (existing)
+      Object.assign(result, {replaced_result: {status: existing.status, exit_code: existing.exit_code ?? null}})
+    if (writeResultLocked(dir, meta, result, existing !== undefined)) settled = {...meta, status}
     return {dir, meta: {...meta, status}, result}
   })
   // Reads may run under other locks (a parent's children lock): the follow-ups
   // of this end (queued siblings start) are only noted, and run outside every lock.
   if (settled) noteEndedRun(dirname(dirname(dir)), settled)
   return state
+}
+
+/** Whether a result.json found and the end a take-over found say the same: status, exit code and signal. */
+function sameEnd(existing: RunResult, found: Record<string, unknown>): boolean {
+  return (
+    existing.status === found.status &&
+    (existing.exit_code ?? null) === (found.exit_code ?? null) &&
+    (existing.signal ?? null) === (found.signal ?? null)
+  )
 }
 
 /**

@@ -50,6 +50,7 @@ import {noteSupervisorDeath} from './no-space.js'
 import {outsideEveryRun} from '../../kernel/containment/outside-runs.js'
 import {cutLooseFromARun, liveHost, supervisorEnvironment} from '../../kernel/executors/index.js'
 import {environRecord} from '../../base/platform/process-environ.js'
+import {attributeDifference} from '../../base/platform/process-attributes.js'
 import {superviseRun} from './supervise.js'
 
 /** How long a host with nothing to supervise waits for another Run before it exits (ms). */
@@ -79,7 +80,8 @@ interface HandOver {
 /**
  * The environment a handed-over Run's command starts from: the launcher's own (/proc/PID/environ), never one a
  * request states, once the launcher is proven: alive as `launcher` says, outside every Run, and holding the Run's
- * state dir open (a descriptor only that process can have opened), and under this host's kernel settings. Else
+ * state dir open (a descriptor only that process can have opened), under this host's kernel settings, and with the
+ * same umask, limits, nice and the rest a child inherits (process-attributes.ts). Else
  * why not, and the launch goes on without the host. A request from inside a Run (which could name any dir and environment) is declined so.
  */
 function provenLauncherEnvironment(launcher: unknown, dir: string, home: string): NodeJS.ProcessEnv | string {
@@ -95,6 +97,9 @@ function provenLauncherEnvironment(launcher: unknown, dir: string, home: string)
   if (!env) return "the launcher's environment cannot be read"
   if (kernelSettings(env) !== kernelSettings(process.env))
     return 'this host runs under other kernel settings (ACTORS_CONTAINMENT, ...)'
+  // The command inherits this host's umask, limits, nice and the rest, not the launcher's: only when they are the same.
+  const differs = attributeDifference(identity.pid)
+  if (differs) return `the launcher's process attributes differ from this host's: ${differs}`
   return supervisorEnvironment(home, undefined, env)
 }
 
@@ -189,7 +194,13 @@ class Host {
       try {
         request = end < 0 ? undefined : (JSON.parse(text.slice(0, end)) as HandOver)
       } catch {}
-      const refusal = this.supervise(request, answer)
+      // Whatever a request holds, it is answered, never the end of the host (and of every Run it supervises).
+      let refusal: string | undefined
+      try {
+        refusal = this.supervise(request, answer)
+      } catch (error) {
+        refusal = `the request could not be read: ${(error as Error).message}`
+      }
       if (refusal) answer({error: refusal})
     })
   }
@@ -203,7 +214,7 @@ class Host {
     const dir = typeof request.dir === 'string' ? resolve(request.dir) : ''
     // Only a state dir of this root (a direct child of runs/), and not one under supervision here already.
     if (!dir || resolve(dirname(dir)) !== resolve(this.home, 'runs'))
-      return `${request.dir} is not a state dir of ${this.home}`
+      return `${JSON.stringify(request.dir) ?? 'no dir'} is not a state dir of ${this.home}`
     const key = stateDirKey(dir)
     // Under supervision here already (another request for it came first): it is in this host's hands.
     if (this.active.has(key)) {

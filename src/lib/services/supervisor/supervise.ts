@@ -551,7 +551,9 @@ export async function superviseRun(dir: string, adopt?: AdoptLimit, host?: Super
 async function adoptRun(dir: string, limit: AdoptLimit): Promise<void> {
   const recorded = readRunMetaRaw(dir)
   if (!recorded) throw new Error(`${join(dir, 'run.json')}: missing`)
-  if (readRunResult(dir, recorded) || isTerminal(recorded.status)) return
+  // A result.json under a run.json not finished is no end: a reader adopts a Run whose unit lives on after its
+  // supervisor was killed, whatever result the Run wrote meanwhile (runs/store.ts reconcileLostRun); its end replaces it.
+  if (isTerminal(recorded.status)) return
   // The timeout is the one the reader proved, never a longer one run.json now says (adopt-run.ts resumeOf).
   const resume = resumeOf(recorded, limit)
   const meta: RunMeta = {...recorded, timeout_ms: resume.timeoutMs}
