@@ -6,7 +6,8 @@
  * tracked containment where it applies.
  */
 import {spawn, spawnSync} from 'node:child_process'
-import {readdirSync, readFileSync, readlinkSync} from 'node:fs'
+import {connect, type Socket} from 'node:net'
+import {mkdirSync, readdirSync, readFileSync, readlinkSync, symlinkSync, writeFileSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {
@@ -199,4 +200,68 @@ describe("SIGUSR1, which opens Node's inspector unless taken", () => {
       waiter.kill('SIGKILL')
     }
   })
+})
+
+describe('damage in supervision/ that keeps every host from starting', () => {
+  const damages: [string, (supervision: string) => void, string][] = [
+    ['host.sock a directory', (d) => mkdirSync(join(d, 'host.sock')), 'host.sock is a directory'],
+    ['host.sock a link', (d) => symlinkSync('/dev/zero', join(d, 'host.sock')), 'host.sock is a symbolic link'],
+    ['host.json a FIFO', (d) => spawnSync('mkfifo', [join(d, 'host.json')]), 'host.json is no file'],
+    ['host.json a directory', (d) => mkdirSync(join(d, 'host.json')), 'host.json is no file'],
+  ]
+  for (const [name, damage, said] of damages)
+    it(`${name}: a launch says so and gets a supervisor of its own at once, not after 10 s`, async () => {
+      const home = newHome()
+      const supervision = join(home, 'supervision')
+      mkdirSync(supervision, {recursive: true, mode: 0o700})
+      damage(supervision)
+      const began = Date.now()
+      const r = actors(home, ['run', '--json', '--', 'sh', '-c', 'exit 3'], {env: HOST})
+      expect(r.code, r.stderr).toBe(0)
+      expect(Date.now() - began).toBeLessThan(5000)
+      expect(r.stderr).toContain(said)
+      expect(r.stderr).toContain('remove it')
+      const waited = actors(home, ['wait', r.json.run, '--json'], {env: HOST})
+      expect(waited.code).toBe(1)
+      expect(readJson(join(r.json.state_dir, 'result.json')).exit_code).toBe(3)
+    })
+
+  it('supervision/ a file: the same', () => {
+    const home = newHome()
+    mkdirSync(join(home), {recursive: true})
+    writeFileSync(join(home, 'supervision'), 'not a dir')
+    const began = Date.now()
+    const r = actors(home, ['run', '--json', '--', 'true'], {env: HOST})
+    expect(r.code, r.stderr).toBe(0)
+    expect(Date.now() - began).toBeLessThan(5000)
+    expect(r.stderr).toContain('is no directory')
+  })
+})
+
+describe('connections held open to the host', () => {
+  it('600 idle connections: the host serves at most 256 at once and closes the idle ones; a neighbour ends on time', async () => {
+    const home = newHome()
+    const keep = launch(home, ['--name', 'keep', '--', 'sleep', '30'], HOST)
+    await commandStarted(keep.state_dir)
+    const host = hostPid(home)
+    const descriptors = () => readdirSync(`/proc/${host}/fd`).length
+    const before = descriptors()
+    const sockets: Socket[] = []
+    for (let i = 0; i < 600; i++) {
+      const socket = connect(join(home, 'supervision', 'host.sock'))
+      socket.on('error', () => {})
+      sockets.push(socket)
+    }
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1000))
+      expect(descriptors()).toBeLessThanOrEqual(before + 256 + 8)
+      const quick = launch(home, ['--name', 'quick', '--timeout', '2s', '--', 'sleep', '10'], HOST)
+      const result = await waitFor(() => readJson(join(quick.state_dir, 'result.json')), 15_000, 'the timeout')
+      expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
+      // Idle past the request time: closed.
+      await waitFor(() => descriptors() <= before + 8, 10_000, 'the idle connections closed')
+    } finally {
+      for (const socket of sockets) socket.destroy()
+    }
+  }, 40_000)
 })

@@ -17,7 +17,7 @@ import {childProcess, nodeNet} from '../../base/platform/builtins.js'
 import {makePrivateDir, O_PATH, refuseLinkedDir} from '../../base/platform/private-files.js'
 import {supervisorScript} from '../../base/platform/package-root.js'
 import {sleep} from '../../base/platform/sleep.js'
-import {closeSync, constants, fstatSync, openSync, readdirSync, statSync, type Stats} from 'node:fs'
+import {closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, statSync, type Stats} from 'node:fs'
 import {environRecord} from '../../base/platform/process-environ.js'
 import {
   isSameProcess,
@@ -50,7 +50,8 @@ const ANSWER_MS = 60_000
 let wanted = false
 const handoffs = new Map<string, Promise<HandOverResult>>()
 
-export type HandOverResult = {pid: number} | {refused: string} | {unreached: string}
+/** `damage`: what in the state root keeps every host from starting, and how to mend it (the launch says so). */
+export type HandOverResult = {pid: number} | {refused: string} | {unreached: string; damage?: string}
 
 /** ACTORS_SUPERVISION: `host` (the default: one supervising process per state root) or `run` (one per Run). */
 export function supervisionMode(env: NodeJS.ProcessEnv = process.env): 'host' | 'run' {
@@ -104,6 +105,10 @@ async function handOver(home: string, dir: string): Promise<HandOverResult> {
 }
 
 async function askHost(home: string, dir: string): Promise<HandOverResult> {
+  // Nothing to wait for: no host can start past this (each would die at its bind or record), however long a
+  // launch kept trying (red-team 16 N16-22..30: every launch waited 10 s, silently, until someone mended it).
+  const damage = supervisionDamage(home)
+  if (damage) return {unreached: damage, damage}
   const request = `${JSON.stringify({dir, launcher: readProcessIdentity(process.pid)})}\n`
   const until = Date.now() + REACH_MS
   let spawnedAt = 0
@@ -132,6 +137,35 @@ async function askHost(home: string, dir: string): Promise<HandOverResult> {
     await sleep(10)
   }
   return afterAsking(dir, last)
+}
+
+/**
+ * What in `supervision/` keeps a host from starting, with its mend; undefined when nothing does. The host
+ * replaces a file or FIFO at `host.sock` and moves a `host.lock` that is no lock aside; it cannot bind over a
+ * directory or a link, nor record itself over anything but a file.
+ */
+function supervisionDamage(home: string): string | undefined {
+  const kind = (path: string) => {
+    const stat = lstatSync(path, {throwIfNoEntry: false})
+    if (!stat) return undefined
+    return stat.isDirectory()
+      ? 'a directory'
+      : stat.isSymbolicLink()
+        ? 'a symbolic link'
+        : stat.isFile()
+          ? 'file'
+          : 'other'
+  }
+  const dir = supervisionDir(home)
+  const top = kind(dir)
+  if (top !== undefined && top !== 'a directory') return `${dir} is no directory; remove it (rm '${dir}')`
+  const socket = kind(hostSocketPath(home))
+  if (socket === 'a directory' || socket === 'a symbolic link')
+    return `${hostSocketPath(home)} is ${socket}, where the host's socket belongs; remove it (rm -r '${hostSocketPath(home)}')`
+  const record = kind(hostRecordPath(home))
+  if (record !== undefined && record !== 'file')
+    return `${hostRecordPath(home)} is no file; remove it (rm -r '${hostRecordPath(home)}')`
+  return undefined
 }
 
 /** After an ask with no answer: the supervisor the Run records (the host took it), or why it was never handed over. */

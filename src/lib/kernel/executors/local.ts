@@ -154,8 +154,11 @@ export async function finishHandOvers(): Promise<Map<string, number>> {
   const pids = new Map<string, number>()
   for (const [dir, result] of await handOversDone()) {
     if ('pid' in result) pids.set(dir, result.pid)
-    else if ('unreached' in result) pids.set(dir, startLocalSupervisor(dirname(dirname(dir)), dir))
-    else
+    else if ('unreached' in result) {
+      // Said once per launch, so a damaged state root does not make every Run cost a supervisor of its own unseen.
+      if (result.damage) process.stderr.write(`actors: no supervision host can start: ${result.damage}\n`)
+      pids.set(dir, startLocalSupervisor(dirname(dirname(dir)), dir))
+    } else
       throw new ActorsError(
         `the supervision host refused ${dir}: ${result.refused}`,
         EXIT.failed,

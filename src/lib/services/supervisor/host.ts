@@ -70,6 +70,13 @@ function hostLock(home: string): LockOptions {
 
 /** The longest request line a launcher sends (its environment included). */
 const MAX_REQUEST_BYTES = 1 << 20
+/**
+ * Connections served at once, and how long one may take to send its line: a launcher connects and writes at once.
+ * A Run that opens thousands and sends nothing would otherwise take every descriptor the host has, which the
+ * Runs it supervises need for their files (red-team 16 N16-10).
+ */
+const MAX_CONNECTIONS = 256
+const REQUEST_MS = 5000
 
 /** A launcher's request: the Run's state dir, and the launcher (whose environment the command starts from). */
 interface HandOver {
@@ -125,6 +132,7 @@ class Host {
   constructor(private readonly home: string) {
     const idle = Number(process.env.ACTORS_SUPERVISION_IDLE_MS)
     this.idleMs = Number.isFinite(idle) && idle > 0 ? idle : IDLE_MS
+    this.server.maxConnections = MAX_CONNECTIONS // more are closed as they come
   }
 
   /** Bind the socket unless a host lives already; false then (this process leaves). */
@@ -185,11 +193,13 @@ class Host {
     }
     socket.on('error', () => answer({error: 'connection lost'}))
     socket.on('close', () => answer({error: 'connection closed'}))
+    socket.setTimeout(REQUEST_MS, () => socket.destroy())
     socket.setEncoding('utf8')
     socket.on('data', (chunk: string) => {
       text += chunk
       const end = text.indexOf('\n')
       if (end < 0 && text.length <= MAX_REQUEST_BYTES) return
+      socket.setTimeout(0) // the line is in: the answer comes once the Run's command started, however long that takes
       let request: HandOver | undefined
       try {
         request = end < 0 ? undefined : (JSON.parse(text.slice(0, end)) as HandOver)
