@@ -270,7 +270,16 @@ export function readRunState(dir: string, options: ReadRunOptions = {}): RunStat
   const check = askExecutor().check(meta, dir)
   if (check.alive && result) return {dir, meta: {...meta, status: result.status}, result}
   if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
-  return reconcileLostRun(dir)
+  if (!result) return reconcileLostRun(dir)
+  try {
+    return reconcileLostRun(dir)
+  } catch (error) {
+    // No room for the lock a take-over takes (a Run used up the disk's inodes, and its supervisor wrote result.json
+    // but had none left for run.json): the result stands, as it did before any reader could act on it.
+    const code = (error as NodeJS.ErrnoException).code
+    if (code !== 'ENOSPC' && code !== 'EDQUOT') throw error
+    return {dir, meta: {...meta, status: result.status}, result}
+  }
 }
 
 function reconcileLostRun(dir: string): RunState | undefined {
