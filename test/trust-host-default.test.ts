@@ -119,6 +119,9 @@ describe('the host and what its commands inherit', () => {
     const private_ = inShell('umask 077; exec', 'private')
     const niced = inShell('umask 022; exec nice -n 5', 'niced')
     const plain = inShell('umask 022; exec', 'plain')
+    // A scheduling policy the host does not have (SCHED_BATCH): a supervisor of its own too.
+    const batch = inShell('umask 022; exec chrt -b 0', 'batch')
+    expect(batch.pid).not.toBe(host)
     expect(private_.pid).not.toBe(host)
     expect(niced.pid).not.toBe(host)
     expect(plain.pid).toBe(host)

@@ -2,13 +2,20 @@
  * What a process hands down to the processes it starts, besides its
  * environment and working directory: its umask, credentials, capabilities,
  * no_new_privs and seccomp filters, CPU and memory-node affinity, resource
- * limits, nice value, OOM score adjustment and namespaces. A command started
+ * limits, nice value, scheduling policy and real-time priority, OOM score
+ * adjustment, core dump filter and namespaces. A command started
  * by a supervision host gets the host's, not its launcher's: so a host takes a
  * Run only from a launcher whose are the same as its own
  * (supervisor/host.ts), and a launch from a shell with `umask 077`, `ulimit
  * -n 256`, `nice`, `taskset` or another namespace gets a supervisor of its
  * own, which inherits the launcher's as a child does. A host a Run started
  * with attributes of its choosing then serves no launch but one with the same.
+ *
+ * Not compared: the I/O priority (`ionice`), which /proc does not show; the
+ * personality (`setarch`) and the timer slack, which it shows another
+ * process of the user only where it may trace that one (Yama's default
+ * denies it); cgroups, which the Run's unit decides. A Run that sets those on the host reaches
+ * the Runs it supervises later (docs/runs.md).
  */
 import {readFileSync, readlinkSync} from 'node:fs'
 
@@ -55,10 +62,15 @@ export function inheritedAttributes(pid: number): Map<string, string> | undefine
       const match = /^(.+?)\s{2,}(\S+)\s+(\S+)/.exec(line)
       if (match) found.set(`limit "${match[1]}"`, `${match[2]} ${match[3]}`)
     }
-    // The nice value: the 19th field of stat, the 17th after the command name's closing parenthesis.
+    // stat's fields after the command name's closing parenthesis, the first being field 3: the nice value (19), the
+    // real-time priority (40) and the scheduling policy (41: a Run could make the host SCHED_FIFO or SCHED_IDLE).
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    found.set('nice', stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16] ?? '?')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    found.set('nice', fields[16] ?? '?')
+    found.set('real-time priority', fields[37] ?? '?')
+    found.set('scheduling policy', fields[38] ?? '?')
     found.set('oom_score_adj', readFileSync(`/proc/${pid}/oom_score_adj`, 'utf8').trim())
+    found.set('coredump_filter', readFileSync(`/proc/${pid}/coredump_filter`, 'utf8').trim())
     for (const ns of NAMESPACES) found.set(`${ns} namespace`, readlinkSync(`/proc/${pid}/ns/${ns}`))
     return found
   } catch {
