@@ -95,6 +95,51 @@ describe.each(CONTAINMENT_MODES)('a forged result.json and a killed host ($mode)
   )
 })
 
+describe.each(CONTAINMENT_MODES)('a damaged result.json and a killed host ($mode)', ({env, skip}) => {
+  for (const [name, text] of [
+    ['not JSON', '{not json'],
+    ['a status "running"', '{"status":"running","run_instance_id":"INSTANCE"}'],
+  ])
+    it.skipIf(skip)(
+      `${name}: the Run is taken over and times out, and a wait delivers it`,
+      async () => {
+        const home = newHome()
+        const victim = launch(home, ['--name', 'victim', '--timeout', '3s', '--', 'sleep', '30'], {...env, ...HOST})
+        await commandStarted(victim.state_dir)
+        const instance = readJson(join(victim.state_dir, 'run.json')).run_instance_id
+        const damage = `printf '%s' '${text.replace('INSTANCE', instance)}' > '${join(victim.state_dir, 'result.json')}'; ${KILL_HOST}`
+        launch(home, ['--name', 'att', '--', 'sh', '-c', damage], {...env, ...HOST})
+        await waitFor(() => !processAlive(victim.pid), 10_000, 'the host killed')
+        const waited = actors(home, ['wait', 'victim', '--json', '--timeout', '20s'], {env, timeout: 30_000})
+        expect(waited.code, waited.stdout + waited.stderr).toBe(1)
+        expect(readJson(join(victim.state_dir, 'result.json'))).toMatchObject({status: 'failed', reason: 'timeout'})
+      },
+      40_000,
+    )
+})
+
+describe('a file size limit a neighbour sets on a supervisor (prlimit --fsize)', () => {
+  for (const [name, supervision] of [
+    ['the host', HOST],
+    ["a Run's own supervisor", {ACTORS_SUPERVISION: 'run'}],
+  ] as const)
+    it(`on ${name}: no state file is cut short, and the Run's end is kept`, async () => {
+      const home = newHome()
+      const victim = launch(home, ['--name', 'victim', '--', 'sh', '-c', 'sleep 1.5; echo done; exit 6'], supervision)
+      await commandStarted(victim.state_dir)
+      // From inside a Run, as a neighbour would.
+      const limit = `prlimit --pid ${victim.pid} --fsize=150:150`
+      const att = actors(home, ['run', '--wait', '--name', 'att', '--', 'sh', '-c', limit], {
+        env: {ACTORS_SUPERVISION: 'run'},
+      })
+      expect(att.code, att.stderr).toBe(0)
+      const waited = actors(home, ['wait', 'victim', '--json', '--timeout', '20s'], {timeout: 30_000})
+      expect(waited.code, waited.stdout + waited.stderr).toBe(1)
+      expect(readJson(join(victim.state_dir, 'result.json'))).toMatchObject({status: 'failed', exit_code: 6})
+      expect(readJson(join(victim.state_dir, 'run.json'))).toMatchObject({status: 'failed', exit_code: 6})
+    }, 40_000)
+})
+
 describe('the host and what its commands inherit', () => {
   it("a launch with another umask or nice value gets a supervisor of its own: its command gets the launcher's, not the host's", async () => {
     const home = newHome()

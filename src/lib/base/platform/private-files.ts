@@ -132,11 +132,24 @@ export function openStateFile(file: string, how: StateOpenMode): number {
 export function writeStateFile(file: string, text: string | Uint8Array, how: StateOpenMode = 'write'): void {
   const fd = openStateFile(file, how)
   try {
-    if (typeof text === 'string') writeSync(fd, text)
-    else writeSync(fd, text)
+    writeWhole(fd, text, file)
   } finally {
     closeSync(fd)
   }
+}
+
+/**
+ * Write all of `text` to `fd` in one write(), or throw EFBIG naming `file`: a short write (a file size limit
+ * another process of the user set on this one with `prlimit --fsize`, red-team 17 N17-46) would otherwise leave
+ * a state file cut short, and an atomic write would rename it into place as if whole.
+ */
+export function writeWhole(fd: number, text: string | Uint8Array, file: string): void {
+  const bytes = typeof text === 'string' ? Buffer.from(text) : text
+  const written = writeSync(fd, bytes)
+  if (written !== bytes.length)
+    throw Object.assign(new Error(`EFBIG: ${file}: ${written} of ${bytes.length} bytes written (a file size limit?)`), {
+      code: 'EFBIG',
+    })
 }
 
 /**

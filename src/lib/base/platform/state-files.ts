@@ -16,11 +16,10 @@ import {
   renameSync,
   statSync,
   unlinkSync,
-  writeSync,
 } from 'node:fs'
 import {basename, dirname, join} from 'node:path'
 import {corruptStateError, permissionDeniedError} from './errors.js'
-import {appendStateFile, linkedPathError, openStateFile} from './private-files.js'
+import {appendStateFile, linkedPathError, openStateFile, writeWhole} from './private-files.js'
 
 /** Largest JSON document we will parse (run.json, result.json, endpoints...). */
 export const MAX_JSON_BYTES = 1024 * 1024
@@ -45,9 +44,7 @@ export function writeFileAtomic(file: string, text: string | Uint8Array, options
   const fd = openStateFile(temp, 'create')
   try {
     try {
-      // Two calls, one per overload: writeSync takes a string or bytes, not their union.
-      if (typeof text === 'string') writeSync(fd, text)
-      else writeSync(fd, text)
+      writeWhole(fd, text, file)
       // durable: false is for caches, which may be lost in a crash but never half-written.
       if (options.durable !== false) fsyncSync(fd)
     } finally {

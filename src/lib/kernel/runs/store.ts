@@ -262,7 +262,7 @@ export function readRunState(dir: string, options: ReadRunOptions = {}): RunStat
   if (isTerminal(meta.status)) {
     return {dir, meta, result: options.withResult === false ? undefined : readRunResult(dir, meta)}
   }
-  const result = readRunResult(dir, meta)
+  const {result} = claimedResult(dir, meta)
   // Executors: the Run's executor answers whether its supervisor is alive (executors/index.ts). A result.json under
   // a run.json not finished stands while it is: it writes result.json, then run.json, and replaces a result it did
   // not write. With it gone, the Run is taken over like any lost one (reconcileLostRun): one that wrote its own
@@ -289,8 +289,8 @@ function reconcileLostRun(dir: string): RunState | undefined {
   const state = withLockSync(runFile(dir, 'lock'), (): RunState | undefined => {
     const meta = readRunMetaRaw(dir)
     if (!meta) return undefined
-    const existing = readRunResult(dir, meta)
-    if (isTerminal(meta.status)) return {dir, meta, result: existing}
+    if (isTerminal(meta.status)) return {dir, meta, result: readRunResult(dir, meta)}
+    const {result: existing, damaged} = claimedResult(dir, meta)
     const check: SupervisorCheck = askExecutor().check(meta, dir)
     if (check.alive) return {dir, meta: check.status ? {...meta, status: check.status} : meta}
     // A lost supervisor is not a lost Run: a new one adopts it, or its own recorded end is its result. So is one
@@ -313,13 +313,28 @@ function reconcileLostRun(dir: string): RunState | undefined {
     // What it replaces is named in it: the claim, as the supervisor's trace names one (runtime.result_replaced).
     if (existing)
       Object.assign(result, {replaced_result: {status: existing.status, exit_code: existing.exit_code ?? null}})
-    if (writeResultLocked(dir, meta, result, existing !== undefined)) settled = {...meta, status}
+    if (writeResultLocked(dir, meta, result, existing !== undefined || damaged)) settled = {...meta, status}
     return {dir, meta: {...meta, status}, result}
   })
   // Reads may run under other locks (a parent's children lock): the follow-ups
   // of this end (queued siblings start) are only noted, and run outside every lock.
   if (settled) noteEndedRun(dirname(dirname(dir)), settled)
   return state
+}
+
+/**
+ * The result.json of a Run whose run.json is not finished: its supervisor's end, or a claim (the Run's, or a
+ * neighbour's). One that cannot be read (garbage, oversized, an unknown status such as "running") is `damaged`: no
+ * end, and nothing that keeps the Run from being taken over; its end replaces it (red-team 17 N17-17: a Run that
+ * damaged it and killed its supervisor ran on past its timeout, listed `damaged`, unknown to `wait`).
+ */
+function claimedResult(dir: string, meta: RunMeta): {result?: RunResult; damaged: boolean} {
+  try {
+    return {result: readRunResult(dir, meta), damaged: false}
+  } catch (error) {
+    if (!isActorsError(error)) throw error
+    return {damaged: true}
+  }
 }
 
 /** Whether a result.json found and the end a take-over found say the same: status, exit code and signal. */
