@@ -308,6 +308,23 @@ describe('connections held open to the host', () => {
       expect(result).toMatchObject({status: 'failed', reason: 'timeout'})
       // Idle past the request time: closed.
       await waitFor(() => descriptors() <= before + 8, 10_000, 'the idle connections closed')
+      // Dripping a byte a second, never a whole line: closed as well, 5 s after each connected.
+      const drips = Array.from({length: 20}, () =>
+        connect(join(home, 'supervision', 'host.sock')).on('error', () => {}),
+      )
+      sockets.push(...drips)
+      const drip = setInterval(() => {
+        for (const socket of drips) if (!socket.destroyed) socket.write('x')
+      }, 1000)
+      try {
+        await waitFor(
+          () => drips.every((socket) => socket.destroyed || socket.readableEnded) || undefined,
+          9000,
+          'drips closed',
+        )
+      } finally {
+        clearInterval(drip)
+      }
     } finally {
       for (const socket of sockets) socket.destroy()
     }

@@ -193,13 +193,15 @@ class Host {
     }
     socket.on('error', () => answer({error: 'connection lost'}))
     socket.on('close', () => answer({error: 'connection closed'}))
-    socket.setTimeout(REQUEST_MS, () => socket.destroy())
+    // From the connection on, not from the last byte: one that drips a byte now and then is closed all the same.
+    const tooSlow = setTimeout(() => socket.destroy(), REQUEST_MS)
+    socket.on('close', () => clearTimeout(tooSlow))
     socket.setEncoding('utf8')
     socket.on('data', (chunk: string) => {
       text += chunk
       const end = text.indexOf('\n')
       if (end < 0 && text.length <= MAX_REQUEST_BYTES) return
-      socket.setTimeout(0) // the line is in: the answer comes once the Run's command started, however long that takes
+      clearTimeout(tooSlow) // the line is in: the answer comes once the Run's command started, however long that takes
       let request: HandOver | undefined
       try {
         request = end < 0 ? undefined : (JSON.parse(text.slice(0, end)) as HandOver)
