@@ -140,6 +140,28 @@ describe('a file size limit a neighbour sets on a supervisor (prlimit --fsize)',
     }, 40_000)
 })
 
+describe('a Run that kills the host in a loop', () => {
+  it('every Run launched meanwhile runs its command exactly once, and ends as it exits', async () => {
+    const home = newHome()
+    const killer = `while :; do ${KILL_HOST} 2>/dev/null; sleep 0.03; done`
+    launch(home, ['--name', 'killer', '--timeout', '40s', '--', 'sh', '-c', killer], {ACTORS_SUPERVISION: 'run'})
+    const runs = []
+    for (let i = 1; i <= 6; i++) {
+      const count = join(home, `count-${i}`)
+      runs.push({
+        count,
+        ...launch(home, ['--name', `v${i}`, '--', 'sh', '-c', `echo ran >> '${count}'; sleep 0.5; exit ${i}`], HOST),
+      })
+    }
+    for (const [i, run] of runs.entries()) {
+      const waited = actors(home, ['wait', run.run, '--json', '--timeout', '30s'], {timeout: 40_000})
+      expect(waited.code, waited.stdout + waited.stderr).toBe(1)
+      expect(readJson(join(run.state_dir, 'result.json')), run.run).toMatchObject({status: 'failed', exit_code: i + 1})
+      expect(readFileSync(run.count, 'utf8'), run.run).toBe('ran\n')
+    }
+  }, 120_000)
+})
+
 describe('the host and what its commands inherit', () => {
   it("a launch with another umask or nice value gets a supervisor of its own: its command gets the launcher's, not the host's", async () => {
     const home = newHome()

@@ -83,11 +83,14 @@ export function takeOverLocalRun(
   return {adopted}
 }
 
-/** No step of the Run's current attempt ever started: no start time, no attempt, no command process recorded. */
+/**
+ * No command of the Run ever started: no command process recorded. A start time alone is no start: a host records
+ * it when it takes the Run, and one killed before it spawned the step left a Run that had never run read as lost
+ * (red-team 17 N17-59; the caller also asks that no end is recorded and nothing of the unit is seen).
+ */
 function neverStarted(meta: RunMeta): boolean {
   return (
     (meta.status === 'queued' || meta.status === 'running') &&
-    meta.started_at === undefined &&
     meta.child_pid === undefined &&
     !meta.children_processes?.length
   )
