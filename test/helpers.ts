@@ -14,6 +14,7 @@ import {
   mkdtempSync,
   readFileSync,
   readdirSync,
+  rmdirSync,
   rmSync,
   symlinkSync,
   writeFileSync,
@@ -28,7 +29,6 @@ import {writeJsonAtomic} from '../src/lib/base/platform/state-files.js'
 import {isActorsError, type ActorsError} from '../src/lib/base/platform/errors.js'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {unitsDir} from '../src/lib/kernel/containment/cgroup-unit.js'
-import {removeCgroupTree} from '../src/lib/kernel/containment/cgroup-tree.js'
 import {homeKey} from '../src/lib/kernel/containment/index.js'
 import {TEST_SLURM_CONF} from './slurm-cluster.js'
 
@@ -184,6 +184,22 @@ function removeCgroupsOfHome(home: string): void {
   if (!bases) return
   for (const base of [bases.unified, ...Object.values(bases.v1)])
     if (base) removeCgroupTree(unitsDir(base, homeKey(home)))
+}
+
+/** rmdir `dir` and every cgroup below it, deepest first; one that still holds a process stays (and so do those above). */
+function removeCgroupTree(dir: string): void {
+  let children: string[]
+  try {
+    children = readdirSync(dir, {withFileTypes: true})
+      .filter((e) => e.isDirectory())
+      .map((e) => join(dir, e.name))
+  } catch {
+    return
+  }
+  for (const child of children) removeCgroupTree(child)
+  try {
+    rmdirSync(dir)
+  } catch {}
 }
 
 /** The two containments a trust or containment case runs under: cgroup (where this machine can make one) and tracked. */

@@ -3,19 +3,22 @@
  * process of it was SIGKILLed and its records removed first, so no kernel code got to remove a unit, and a parent
  * Run's cgroup holds its child's (`<run>/actors/<key>/<child>`). Empty cgroups left by earlier suites piled up by the hundred.
  */
-import {existsSync, rmSync} from 'node:fs'
+import {existsSync, readdirSync, rmSync} from 'node:fs'
 import {join} from 'node:path'
 import {describe, expect, it} from 'vitest'
 import {discoverCgroupBases} from '../src/lib/kernel/containment/cgroup-fs.js'
 import {unitsDir} from '../src/lib/kernel/containment/cgroup-unit.js'
-import {walkCgroups} from '../src/lib/kernel/containment/cgroup-tree.js'
 import {homeKey} from '../src/lib/kernel/containment/index.js'
 import {actors, processesOfHome, removeHome, tempDir} from './helpers.js'
 
 const bases = discoverCgroupBases()
 
 /** Every cgroup directory at or below `dir`. */
-const cgroupsBelow = (dir: string): string[] => (existsSync(dir) ? walkCgroups(dir).dirs : [])
+function cgroupsBelow(dir: string): string[] {
+  if (!existsSync(dir)) return []
+  const below = readdirSync(dir, {withFileTypes: true}).filter((e) => e.isDirectory())
+  return [dir, ...below.flatMap((e) => cgroupsBelow(join(dir, e.name)))]
+}
 
 describe.skipIf(bases === null)('removeHome', () => {
   it("removes a killed parent's cgroup and its child's nested below it", async () => {
